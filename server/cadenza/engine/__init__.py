@@ -1,0 +1,1 @@
+"""The agent loop: sessions, turns, events. Knows neither pygls nor httpx."""

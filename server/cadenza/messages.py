@@ -1,0 +1,105 @@
+"""The model conversation: one pydantic union shared by the engine and every provider.
+
+This module is the only bridge between the engine and the providers (no pygls, no httpx here).
+Names follow OpenAI Chat Completions (``tool_calls``, ``tool_call_id``, ``finish_reason``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+
+class ToolCall(BaseModel):
+    """One tool call requested by the model.
+
+    ``arguments`` stays the raw JSON text the model produced; it is parsed and validated only
+    when the tool runs, so a malformed call becomes an error result the model can read.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: str
+
+
+class SystemMessage(BaseModel):
+    """The system prompt."""
+
+    role: Literal["system"] = "system"
+    content: str
+
+
+class UserMessage(BaseModel):
+    """A message from the person (the task, an answer)."""
+
+    role: Literal["user"] = "user"
+    content: str
+
+
+class AssistantMessage(BaseModel):
+    """A model reply as it is kept in history."""
+
+    role: Literal["assistant"] = "assistant"
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+
+
+class ToolMessage(BaseModel):
+    """The result of one tool call; exactly one answers each ``ToolCall.id``."""
+
+    role: Literal["tool"] = "tool"
+    tool_call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+Message = Annotated[
+    SystemMessage | UserMessage | AssistantMessage | ToolMessage, Field(discriminator="role")
+]
+MESSAGES_ADAPTER: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+
+
+class ToolSpec(BaseModel):
+    """A tool as offered to the model: ``parameters`` is a JSON Schema object."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class Usage(BaseModel):
+    """Token counts of one model call, as reported by the provider (tokens, not characters)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error"]
+
+
+class AssistantReply(BaseModel):
+    """One normalized model reply, the same for every provider.
+
+    ``tool_calls`` empty means the model ended its turn (the cross-provider equivalent of an
+    Anthropic ``stop_reason`` other than ``tool_use``).
+    """
+
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    finish_reason: FinishReason = "stop"
+    usage: Usage | None = None
+
+    def to_message(self) -> AssistantMessage:
+        """The reply as it is appended to the conversation."""
+        return AssistantMessage(content=self.content, tool_calls=list(self.tool_calls))

@@ -1,0 +1,71 @@
+"""The provider protocol: one model call in, one normalized ``AssistantReply`` out.
+
+Imports neither httpx nor pygls, so the engine can depend on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from cadenza.messages import AssistantReply, Message, ToolSpec
+
+TextSink = Callable[[str], None]
+"""Receives text deltas as the model writes (for ``agent_message_chunk``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelRequest:
+    """One model call.
+
+    Attributes:
+        messages: The whole conversation, system message first; every assistant tool call
+            already has its ``tool`` message.
+        tools: The tools offered this step (may be empty).
+        max_tokens: Upper bound on completion tokens, or None for the provider's default.
+        temperature: Sampling temperature, or None for the provider's default.
+    """
+
+    messages: list[Message]
+    tools: list[ToolSpec] = field(default_factory=list)
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+
+class ProviderError(Exception):
+    """A model call failed for good (after the provider's own retries).
+
+    The message is safe to show to the person: it never contains secrets.
+    """
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model backend."""
+
+    @property
+    def name(self) -> str:
+        """``PROVIDER/MODEL`` as the person named it (e.g. ``local/qwen2.5-coder-1.5b``)."""
+        ...
+
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> AssistantReply:
+        """Run one model call.
+
+        Args:
+            request: The conversation and the tools offered.
+            on_text: Called with text deltas while the reply streams, when the provider streams.
+
+        Returns:
+            The normalized reply.
+
+        Raises:
+            ProviderError: The call failed after retries; the session ends with ``error``.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections and child processes."""
+        ...

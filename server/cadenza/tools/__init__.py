@@ -1,0 +1,1 @@
+"""Workspace tools the model calls, and their dispatch."""

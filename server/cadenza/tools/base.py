@@ -1,0 +1,94 @@
+"""A tool is a small typed object: name, description, argument model, async ``invoke``.
+
+Arguments stay raw JSON until the tool runs; a validation failure becomes an error result the
+model can read (as pydantic-ai's ``ModelRetry`` and openai-agents' tool error function do).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from cadenza.messages import ToolSpec
+from cadenza.tools.host import FileEdit, ToolHost
+
+ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"]
+"""ACP's ``ToolKind`` values, so editors can pick an icon."""
+
+
+class ToolError(Exception):
+    """Raised inside a tool for a failure the model should read and correct (never fatal)."""
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's argument model: unknown fields are an error the model sees."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolResult:
+    """What a tool call produced.
+
+    Attributes:
+        content: Text for the model (bounded by the tool).
+        is_error: True when the call failed; the model reads ``content`` to correct itself.
+        edits: File changes the editor applied during the call.
+    """
+
+    content: str
+    is_error: bool = False
+    edits: tuple[FileEdit, ...] = field(default=())
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolContext:
+    """What a running tool may use: the workspace root and the editor."""
+
+    root: Path
+    host: ToolHost
+
+
+A = TypeVar("A", bound=ToolArgs)
+
+
+def _strip_titles(schema: Any) -> Any:
+    """Drop pydantic's ``title`` keys: noise for the model and for grammar conversion."""
+    if isinstance(schema, dict):
+        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
+    if isinstance(schema, list):
+        return [_strip_titles(v) for v in schema]
+    return schema
+
+
+class Tool(ABC, Generic[A]):
+    """A tool the model can call."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    args_model: ClassVar[type[ToolArgs]]
+    kind: ClassVar[ToolKind] = "other"
+    read_only: ClassVar[bool] = False
+    timeout_s: ClassVar[float] = 60.0
+
+    def spec(self) -> ToolSpec:
+        """The tool as offered to the model (JSON Schema from the argument model)."""
+        schema = _strip_titles(self.args_model.model_json_schema())
+        schema.pop("description", None)  # the tool's own description says it
+        return ToolSpec(name=self.name, description=self.description, parameters=schema)
+
+    def title(self, args: A) -> str:
+        """A short human line for progress reports, e.g. ``reading src/app.py``."""
+        return self.name
+
+    @abstractmethod
+    async def invoke(self, args: A, ctx: ToolContext) -> ToolResult:
+        """Run the tool.
+
+        Raises:
+            ToolError: A failure the model should read; the dispatcher makes it an error result.
+        """

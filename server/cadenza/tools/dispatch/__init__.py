@@ -1,0 +1,1 @@
+"""Tool dispatch, split by behaviour: each module one narrow job."""

@@ -1,0 +1,91 @@
+"""Execution: parse and validate a call's arguments, run the tool with a timeout.
+
+Unknown tools, malformed JSON, schema violations, timeouts and exceptions all become error
+results the model can read; nothing here raises into the loop except cancellation.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from pydantic import ValidationError
+
+from cadenza.messages import ToolCall
+from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from cadenza.tools.registry import ToolRegistry
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PreparedCall:
+    """A call whose tool exists and whose arguments validated."""
+
+    call: ToolCall
+    tool: Tool[Any]
+    args: ToolArgs
+
+    @property
+    def title(self) -> str:
+        """The tool's human line for this call."""
+        return self.tool.title(self.args)
+
+
+def _format_validation(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "arguments"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def prepare(call: ToolCall, registry: ToolRegistry) -> PreparedCall | ToolResult:
+    """Resolve the tool and validate the raw arguments.
+
+    Returns:
+        A ``PreparedCall``, or an error ``ToolResult`` naming what was wrong.
+    """
+    tool = registry.get(call.name)
+    if tool is None:
+        return ToolResult(
+            content=f"unknown tool {call.name!r}; available tools: {', '.join(registry.names)}",
+            is_error=True,
+        )
+    try:
+        raw = json.loads(call.arguments) if call.arguments.strip() else {}
+    except ValueError as exc:
+        return ToolResult(content=f"arguments are not valid JSON ({exc})", is_error=True)
+    if not isinstance(raw, dict):
+        return ToolResult(content="arguments must be a JSON object", is_error=True)
+    try:
+        args = tool.args_model.model_validate(raw)
+    except ValidationError as exc:
+        return ToolResult(
+            content=f"invalid arguments for {call.name}: {_format_validation(exc)}", is_error=True
+        )
+    return PreparedCall(call=call, tool=tool, args=args)
+
+
+async def run(prepared: PreparedCall, ctx: ToolContext) -> ToolResult:
+    """Run a prepared call within its tool's timeout (seconds).
+
+    Raises:
+        Only cancellation; every failure of the tool becomes an error result.
+    """
+    tool = prepared.tool
+    try:
+        with anyio.fail_after(tool.timeout_s):
+            return await tool.invoke(prepared.args, ctx)
+    except ToolError as exc:
+        return ToolResult(content=str(exc), is_error=True)
+    except TimeoutError:
+        return ToolResult(
+            content=f"{tool.name} timed out after {tool.timeout_s:g} s", is_error=True
+        )
+    except Exception as exc:
+        log.exception("tool %s failed", tool.name)
+        return ToolResult(content=f"{tool.name} failed: {type(exc).__name__}: {exc}", is_error=True)

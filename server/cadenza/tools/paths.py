@@ -1,0 +1,47 @@
+"""Resolving model-given paths strictly inside the workspace root.
+
+The rule: the fully resolved path (symlinks followed, ``..`` collapsed) must lie under the
+resolved root. A symlink inside the workspace that points outside it is refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cadenza.tools.base import ToolError
+
+
+def resolve_in_workspace(root: Path, user_path: str) -> Path:
+    """Resolve ``user_path`` (relative to ``root``, or absolute) to a path inside ``root``.
+
+    Args:
+        root: The workspace root.
+        user_path: The path the model gave.
+
+    Returns:
+        The absolute resolved path.
+
+    Raises:
+        ToolError: The path is empty, contains NUL, or leads outside the workspace.
+    """
+    if not user_path or "\x00" in user_path:
+        raise ToolError("invalid path: it must be a non-empty string without NUL characters")
+    real_root = root.resolve()
+    candidate = Path(user_path)
+    if not candidate.is_absolute():
+        candidate = real_root / candidate
+    resolved = candidate.resolve(strict=False)
+    if not resolved.is_relative_to(real_root):
+        raise ToolError(
+            f"path {user_path!r} is outside the workspace; "
+            "use a path relative to the workspace root"
+        )
+    return resolved
+
+
+def relative_name(root: Path, path: Path) -> str:
+    """``path`` relative to the root, with forward slashes, for messages to the model."""
+    try:
+        return path.relative_to(root.resolve()).as_posix() or "."
+    except ValueError:
+        return path.as_posix()

@@ -1,0 +1,213 @@
+"""Read-only workspace tools: ``read_file``, ``list_files``, ``search``.
+
+Every output is bounded (characters, lines, entries) with a note saying how to read further, so
+one huge file cannot overflow the context (field case F12).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field
+from typing_extensions import override
+
+from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from cadenza.tools.documents import current_document
+from cadenza.tools.paths import relative_name, resolve_in_workspace
+
+MAX_READ_CHARS = 20_000
+MAX_LINE_CHARS = 2_000
+MAX_LIST_ENTRIES = 500
+MAX_SEARCH_MATCHES = 100
+MAX_SEARCH_FILE_BYTES = 2_000_000
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".pytest_cache",
+        ".cadenza",
+    }
+)
+
+
+class ReadFileArgs(ToolArgs):
+    """Arguments of the tool."""
+
+    path: str = Field(description="File path relative to the workspace root.")
+    offset: int = Field(default=1, ge=1, description="First line to read (1-based).")
+    limit: int = Field(default=400, ge=1, le=5000, description="Maximum number of lines.")
+
+
+class ReadFile(Tool[ReadFileArgs]):
+    """Read a text file (the editor's unsaved buffer when it is open)."""
+
+    name = "read_file"
+    description = (
+        "Read a text file of the workspace. Returns the lines from `offset` (1-based), at most "
+        "`limit` lines; long output is truncated with a note saying how to read on."
+    )
+    args_model = ReadFileArgs
+    kind: ClassVar[ToolKind] = "read"
+    read_only = True
+
+    @override
+    def title(self, args: ReadFileArgs) -> str:
+        return f"reading {args.path}"
+
+    @override
+    async def invoke(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
+        path = resolve_in_workspace(ctx.root, args.path)
+        text = current_document(ctx.host, path).text
+        lines = text.splitlines(keepends=True)
+        total = len(lines)
+        if total and args.offset > total:
+            raise ToolError(f"offset {args.offset} is past the end ({total} lines)")
+        start = args.offset - 1
+        out: list[str] = []
+        used = 0
+        end = start
+        for line in lines[start : start + args.limit]:
+            if len(line) > MAX_LINE_CHARS:
+                line = line[:MAX_LINE_CHARS] + f"… [line cut at {MAX_LINE_CHARS} characters]\n"
+            if used + len(line) > MAX_READ_CHARS and out:
+                break
+            out.append(line)
+            used += len(line)
+            end += 1
+        name = relative_name(ctx.root, path)
+        header = f"{name} (lines {start + 1}-{end} of {total})" if total else f"{name} (empty)"
+        note = ""
+        if end < total:
+            note = f"\n[truncated: {total - end} more lines; call read_file with offset={end + 1}]"
+        return ToolResult(content=f"{header}\n{''.join(out)}{note}")
+
+
+class ListFilesArgs(ToolArgs):
+    """Arguments of the tool."""
+
+    path: str = Field(default=".", description="Folder relative to the workspace root.")
+    glob: str | None = Field(default=None, description="Optional file name pattern, e.g. *.py")
+
+
+def _walk(root: Path, folder: Path) -> Iterator[Path]:
+    """Files under ``folder``; symlinks that lead out of the workspace are skipped."""
+    real_root = root.resolve()
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for filename in sorted(filenames):
+            path = Path(dirpath) / filename
+            if path.resolve().is_relative_to(real_root):
+                yield path
+
+
+class ListFiles(Tool[ListFilesArgs]):
+    """List the files under a folder, recursively."""
+
+    name = "list_files"
+    description = "List files under a folder of the workspace (recursive), optionally by glob."
+    args_model = ListFilesArgs
+    kind: ClassVar[ToolKind] = "search"
+    read_only = True
+
+    @override
+    def title(self, args: ListFilesArgs) -> str:
+        return f"listing {args.path}"
+
+    @override
+    async def invoke(self, args: ListFilesArgs, ctx: ToolContext) -> ToolResult:
+        folder = resolve_in_workspace(ctx.root, args.path)
+        if not folder.is_dir():
+            raise ToolError(f"{args.path} is not a folder")
+        names: list[str] = []
+        more = 0
+        for path in _walk(ctx.root, folder):
+            rel = relative_name(ctx.root, path)
+            if args.glob and not (
+                fnmatch.fnmatch(path.name, args.glob) or fnmatch.fnmatch(rel, args.glob)
+            ):
+                continue
+            if len(names) < MAX_LIST_ENTRIES:
+                names.append(rel)
+            else:
+                more += 1
+        if not names:
+            return ToolResult(content="no files found")
+        note = f"\n[{more} more files not shown; narrow with path or glob]" if more else ""
+        return ToolResult(content="\n".join(names) + note)
+
+
+class SearchArgs(ToolArgs):
+    """Arguments of the tool."""
+
+    pattern: str = Field(description="Python regular expression to search for.")
+    path: str = Field(default=".", description="File or folder to search, relative to the root.")
+
+
+class Search(Tool[SearchArgs]):
+    """Search workspace files with a regular expression."""
+
+    name = "search"
+    description = "Search text files with a regular expression; returns path:line: text matches."
+    args_model = SearchArgs
+    kind: ClassVar[ToolKind] = "search"
+    read_only = True
+
+    @override
+    def title(self, args: SearchArgs) -> str:
+        return f"searching {args.pattern!r}"
+
+    @override
+    async def invoke(self, args: SearchArgs, ctx: ToolContext) -> ToolResult:
+        try:
+            regex = re.compile(args.pattern)
+        except re.error as exc:
+            raise ToolError(f"invalid regular expression: {exc}") from None
+        target = resolve_in_workspace(ctx.root, args.path)
+        files = [target] if target.is_file() else list(_walk(ctx.root, target))
+        matches: list[str] = []
+        more = 0
+        for path in files:
+            for lineno, line in _searchable_lines(ctx, path):
+                if regex.search(line):
+                    if len(matches) < MAX_SEARCH_MATCHES:
+                        shown = line[:MAX_LINE_CHARS]
+                        matches.append(f"{relative_name(ctx.root, path)}:{lineno}: {shown}")
+                    else:
+                        more += 1
+        if not matches:
+            return ToolResult(content="no matches")
+        note = f"\n[{more} more matches not shown; narrow the pattern or path]" if more else ""
+        return ToolResult(content="\n".join(matches) + note)
+
+
+def _searchable_lines(ctx: ToolContext, path: Path) -> Iterator[tuple[int, str]]:
+    """Lines of a text file (buffer first); binary, huge or undecodable files yield nothing."""
+    snapshot = ctx.host.open_document(path)
+    if snapshot is not None:
+        text = snapshot.text
+    else:
+        try:
+            if path.stat().st_size > MAX_SEARCH_FILE_BYTES:
+                return
+            data = path.read_bytes()
+        except OSError:
+            return
+        if b"\x00" in data:
+            return
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return
+    yield from enumerate(text.splitlines(), start=1)

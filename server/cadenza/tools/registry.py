@@ -1,0 +1,43 @@
+"""The default tool set of a session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from cadenza.messages import ToolSpec
+from cadenza.tools.ask import AskUser
+from cadenza.tools.base import Tool
+from cadenza.tools.edit import EditFile, WriteFile
+from cadenza.tools.read import ListFiles, ReadFile, Search
+
+AnyTool = Tool[Any]
+
+
+class ToolRegistry:
+    """Tools by name, in the order they are offered to the model."""
+
+    def __init__(self, tools: Iterable[AnyTool]) -> None:
+        self._tools: dict[str, AnyTool] = {}
+        for tool in tools:
+            if tool.name in self._tools:
+                raise ValueError(f"duplicate tool name {tool.name!r}")
+            self._tools[tool.name] = tool
+
+    def get(self, name: str) -> AnyTool | None:
+        """The tool called ``name``, or None."""
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        """Tool names in offer order."""
+        return list(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        """Every tool's spec, for the model request."""
+        return [tool.spec() for tool in self._tools.values()]
+
+
+def default_tools() -> ToolRegistry:
+    """The workspace tools every session has."""
+    return ToolRegistry([ReadFile(), ListFiles(), Search(), EditFile(), WriteFile(), AskUser()])
