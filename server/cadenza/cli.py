@@ -1,0 +1,54 @@
+"""The ``cadenza`` command: ``serve``, ``run``, ``models``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from cadenza import __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="cadenza", description="An LLM coding agent server.")
+    parser.add_argument("--version", action="version", version=f"cadenza {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="speak LSP-framed JSON-RPC on stdio (or TCP)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument("--log-level", default="INFO", help="logging level (stderr)")
+
+    run = sub.add_parser("run", help="run one agent task headlessly on a workspace")
+    run.add_argument("task", help="what the agent should do")
+    run.add_argument("--workspace", default=".", help="workspace folder (default: current)")
+    run.add_argument("--model", help="PROVIDER/MODEL, e.g. local/qwen2.5-coder-1.5b")
+    run.add_argument("--yes", action="store_true", help="answer prompts with defaults")
+    run.add_argument("--max-steps", type=int, help="model requests allowed in the session")
+
+    models = sub.add_parser("models", help="manage the embedded local models")
+    models_sub = models.add_subparsers(dest="models_command", required=True)
+    pull = models_sub.add_parser("pull", help="download, assemble and verify a model")
+    pull.add_argument("name", nargs="?", help="model name (default: the default local model)")
+    models_sub.add_parser("list", help="list the known models and whether they are pulled")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``cadenza`` console script; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        from cadenza.lsp.main import serve_main
+
+        return serve_main(args)
+    if args.command == "run":
+        from cadenza.client.cli import run_main
+
+        return run_main(args)
+    from cadenza.providers.models_cli import models_main
+
+    return models_main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""The JSON-envelope contract: tool calls requested as one JSON object instead of native tools.
+
+For servers that enforce a JSON schema (llama.cpp's ``response_format: {type: json_schema}``),
+the reply is constrained to ``{"content": str, "tool_calls": [{"name", "arguments"}]}`` whose
+schema lists each tool's argument schema, so every reply is a well-formed call or an explicit
+end of turn (an empty list). The same envelope is what CLI adapters ask for by prompt.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from cadenza.messages import (
+    AssistantMessage,
+    AssistantReply,
+    FinishReason,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+)
+
+
+class EnvelopeError(ValueError):
+    """The text is not a JSON envelope."""
+
+
+def envelope_schema(tools: list[ToolSpec]) -> dict[str, Any]:
+    """The JSON Schema of a reply: content plus a list of calls, one variant per tool."""
+    variants = [
+        {
+            "type": "object",
+            "properties": {"name": {"const": t.name}, "arguments": t.parameters},
+            "required": ["name", "arguments"],
+            "additionalProperties": False,
+        }
+        for t in tools
+    ]
+    call: dict[str, Any] = {"anyOf": variants} if variants else {"type": "object"}
+    return {
+        "type": "object",
+        "properties": {
+            "content": {"type": "string"},
+            "tool_calls": {"type": "array", "items": call, "maxItems": 0 if not tools else 8},
+        },
+        "required": ["content", "tool_calls"],
+        "additionalProperties": False,
+    }
+
+
+ENVELOPE_INSTRUCTIONS = """\
+
+## How to reply
+Every reply is exactly one JSON object: {{"content": "<short text for the person>", \
+"tool_calls": [{{"name": "<tool>", "arguments": {{...}}}}]}}.
+- To act, put the call in tool_calls. Example:
+  {{"content": "", "tool_calls": [{{"name": "read_file", "arguments": {{"path": "app.py"}}}}]}}
+- When the task is done, reply with an empty list and a summary:
+  {{"content": "Renamed the function in app.py.", "tool_calls": []}}
+
+## Tools
+{tools}
+"""
+
+
+def envelope_instructions(tools: list[ToolSpec]) -> str:
+    """The text appended to the system prompt that describes the envelope and each tool."""
+    lines = [
+        f"- {t.name}: {t.description} Arguments schema: "
+        f"{json.dumps(t.parameters, separators=(',', ':'))}"
+        for t in tools
+    ]
+    return ENVELOPE_INSTRUCTIONS.format(tools="\n".join(lines))
+
+
+def render_call(call: ToolCall) -> dict[str, Any]:
+    """A stored call as it appears inside an envelope (arguments as an object when they parse)."""
+    try:
+        arguments: Any = json.loads(call.arguments)
+    except ValueError:
+        arguments = call.arguments
+    return {"name": call.name, "arguments": arguments}
+
+
+def map_messages(messages: list[Message], tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    """Chat messages for an envelope-mode request.
+
+    Assistant turns are rendered as the envelopes the model wrote; tool results become one user
+    message per batch, so any chat template (which may not know the ``tool`` role) works.
+    """
+    out: list[dict[str, Any]] = []
+    pending: list[str] = []
+
+    def flush() -> None:
+        if pending:
+            out.append({"role": "user", "content": "\n\n".join(pending)})
+            pending.clear()
+
+    for message in messages:
+        if isinstance(message, ToolMessage):
+            status = "error" if message.is_error else "result"
+            pending.append(f"[{message.name} {status}]\n{message.content}")
+            continue
+        flush()
+        if isinstance(message, SystemMessage):
+            out.append(
+                {"role": "system", "content": message.content + envelope_instructions(tools)}
+            )
+        elif isinstance(message, UserMessage):
+            out.append({"role": "user", "content": message.content})
+        elif isinstance(message, AssistantMessage):
+            body = {
+                "content": message.content,
+                "tool_calls": [render_call(c) for c in message.tool_calls],
+            }
+            out.append({"role": "assistant", "content": json.dumps(body, ensure_ascii=False)})
+    flush()
+    return out
+
+
+def parse_envelope(text: str, *, id_prefix: str) -> tuple[str, list[ToolCall]]:
+    """Parse a whole envelope.
+
+    Returns:
+        ``(content, tool_calls)``, calls numbered ``{id_prefix}_{i}``.
+
+    Raises:
+        EnvelopeError: ``text`` is not one JSON object of the envelope's shape.
+    """
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise EnvelopeError(f"not JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("tool_calls", []), list):
+        raise EnvelopeError("not an envelope object")
+    content = data.get("content", "")
+    calls: list[ToolCall] = []
+    for i, item in enumerate(data.get("tool_calls", [])):
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise EnvelopeError("a tool call without a name")
+        arguments = item.get("arguments", {})
+        raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+        calls.append(ToolCall(id=f"{id_prefix}_{i}", name=item["name"], arguments=raw))
+    return (content if isinstance(content, str) else json.dumps(content)), calls
+
+
+def _cut_call_name(text: str) -> str:
+    """The name of the first call in a cut envelope, when it got that far (JSON decoding only)."""
+    key = text.find('"name"')
+    if key < 0:
+        return "unknown"
+    colon = text.find(":", key)
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text[colon + 1 :].lstrip())
+    except ValueError:
+        return "unknown"
+    return value if isinstance(value, str) else "unknown"
+
+
+def envelope_reply(
+    text: str, *, finish_reason: FinishReason, usage: Usage | None, id_prefix: str
+) -> AssistantReply:
+    """Normalize an envelope-mode completion.
+
+    A reply cut by the token limit (``finish_reason == "length"``) that does not parse is kept as
+    one call with the cut text as its arguments and ``finish_reason="length"``: the engine then
+    answers it with an error result and runs nothing (field case F11), rather than ending the turn.
+
+    Raises:
+        EnvelopeError: A whole (not cut) reply that is not an envelope.
+    """
+    try:
+        content, calls = parse_envelope(text, id_prefix=id_prefix)
+    except EnvelopeError:
+        if finish_reason != "length":
+            raise
+        call = ToolCall(id=f"{id_prefix}_0", name=_cut_call_name(text), arguments=text)
+        return AssistantReply(content="", tool_calls=[call], finish_reason="length", usage=usage)
+    return AssistantReply(
+        content=content,
+        tool_calls=calls,
+        finish_reason="tool_calls" if calls else finish_reason,
+        usage=usage,
+    )
