@@ -22,7 +22,7 @@ from cadenza.engine.prompt import DEFAULT_SYSTEM_PROMPT, system_prompt
 from cadenza.engine.steps import FinishTurn, RunTools, resolve_step
 from cadenza.engine.stuck import StuckDetector
 from cadenza.messages import Message, SystemMessage, ToolCall, ToolMessage, UserMessage
-from cadenza.providers.base import ModelRequest, Provider, ProviderError
+from cadenza.providers.base import ModelRequest, Provider, ProviderError, ToolChoice
 from cadenza.tools.base import ToolContext, ToolResult
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
 from cadenza.tools.paths import relative_name
@@ -46,12 +46,16 @@ class SessionSettings:
         system_prompt: Template with ``{root}``.
         max_tokens: Completion bound per model request (tokens), or None.
         temperature: Sampling temperature, or None for the provider's default.
+        first_step_tool_choice: Tool choice of the first model request of a turn. ``required``
+            (the default) makes the model look before it answers, so it cannot claim a change
+            it never made; later requests are ``auto``, so an empty call list ends the turn.
     """
 
     max_steps: int = 25
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     max_tokens: int | None = None
     temperature: float | None = None
+    first_step_tool_choice: ToolChoice = "required"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,12 +152,17 @@ class Session:
             "max_steps", f"stopped after {self.settings.max_steps} steps without finishing"
         )
 
+    @property
+    def _first_step(self) -> bool:
+        return not any(isinstance(m, ToolMessage) for m in self.messages)
+
     def _request(self) -> ModelRequest:
         return ModelRequest(
             messages=list(self.messages),
             tools=self.tools.specs(),
             max_tokens=self.settings.max_tokens,
             temperature=self.settings.temperature,
+            tool_choice=self.settings.first_step_tool_choice if self._first_step else "auto",
         )
 
     async def _run_tools(self, step: RunTools) -> None:

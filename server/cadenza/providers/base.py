@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from cadenza.messages import AssistantReply, Message, ToolSpec
+
+ToolChoice = Literal["auto", "required"]
 
 TextSink = Callable[[str], None]
 """Receives text deltas as the model writes (for ``agent_message_chunk``)."""
@@ -25,12 +27,19 @@ class ModelRequest:
         tools: The tools offered this step (may be empty).
         max_tokens: Upper bound on completion tokens, or None for the provider's default.
         temperature: Sampling temperature, or None for the provider's default.
+        tool_choice: ``"auto"`` lets the model end its turn; ``"required"`` makes it call at
+            least one tool (OpenAI's ``tool_choice``; in envelope mode ``minItems: 1``).
+        parallel_tool_calls: False allows at most one call per reply (OpenAI's
+            ``parallel_tool_calls``; in envelope mode ``maxItems: 1``), so a small model sees
+            each result before its next call. None: the provider's default.
     """
 
     messages: list[Message]
     tools: list[ToolSpec] = field(default_factory=list)
     max_tokens: int | None = None
     temperature: float | None = None
+    tool_choice: ToolChoice = "auto"
+    parallel_tool_calls: bool | None = None
 
 
 class ProviderError(Exception):

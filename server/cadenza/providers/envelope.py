@@ -29,8 +29,14 @@ class EnvelopeError(ValueError):
     """The text is not a JSON envelope."""
 
 
-def envelope_schema(tools: list[ToolSpec]) -> dict[str, Any]:
-    """The JSON Schema of a reply: content plus a list of calls, one variant per tool."""
+def envelope_schema(
+    tools: list[ToolSpec], *, require_call: bool = False, max_calls: int = 8
+) -> dict[str, Any]:
+    """The JSON Schema of a reply: content plus a list of calls, one variant per tool.
+
+    With ``require_call`` the list must hold at least one call (``tool_choice: required``);
+    ``max_calls`` bounds it (1 for ``parallel_tool_calls: false``).
+    """
     variants = [
         {
             "type": "object",
@@ -43,11 +49,18 @@ def envelope_schema(tools: list[ToolSpec]) -> dict[str, Any]:
     call: dict[str, Any] = {"anyOf": variants} if variants else {"type": "object"}
     return {
         "type": "object",
+        # tool_calls first: constrained decoding writes properties in this order, and a model
+        # that writes its summary before its calls tends to claim work it has not done.
         "properties": {
+            "tool_calls": {
+                "type": "array",
+                "items": call,
+                "minItems": 1 if require_call and tools else 0,
+                "maxItems": max_calls if tools else 0,
+            },
             "content": {"type": "string"},
-            "tool_calls": {"type": "array", "items": call, "maxItems": 0 if not tools else 8},
         },
-        "required": ["content", "tool_calls"],
+        "required": ["tool_calls", "content"],
         "additionalProperties": False,
     }
 
@@ -55,25 +68,47 @@ def envelope_schema(tools: list[ToolSpec]) -> dict[str, Any]:
 ENVELOPE_INSTRUCTIONS = """\
 
 ## How to reply
-Every reply is exactly one JSON object: {{"content": "<short text for the person>", \
-"tool_calls": [{{"name": "<tool>", "arguments": {{...}}}}]}}.
+Every reply is exactly one JSON object: {{"tool_calls": [{{"name": "<tool>", \
+"arguments": {{...}}}}], "content": "<short note for the person>"}}.
 - To act, put the call in tool_calls. Example:
-  {{"content": "", "tool_calls": [{{"name": "read_file", "arguments": {{"path": "app.py"}}}}]}}
-- When the task is done, reply with an empty list and a summary:
-  {{"content": "Renamed the function in app.py.", "tool_calls": []}}
+  {{"tool_calls": [{{"name": "list_files", "arguments": {{}}}}], "content": ""}}
+- Only when the task is done (your edits succeeded), reply with an empty list and say what
+  you changed: {{"tool_calls": [], "content": "<what you changed>"}}
+
+Example. Task: "rename helper to assist everywhere". Your replies, one per step:
+1. {{"tool_calls": [{{"name": "search", "arguments": {{"pattern": "helper"}}}}], "content": ""}}
+   (the result shows matches in util.py and main.py)
+2. {{"tool_calls": [{{"name": "edit_file", "arguments": {{"path": "util.py", \
+"old_string": "helper", "new_string": "assist", "replace_all": true}}}}], "content": ""}}
+3. {{"tool_calls": [{{"name": "edit_file", "arguments": {{"path": "main.py", \
+"old_string": "helper", "new_string": "assist", "replace_all": true}}}}], "content": ""}}
+4. {{"tool_calls": [], "content": "Renamed helper to assist in util.py and main.py."}}
 
 ## Tools
 {tools}
 """
 
 
+def signature(tool: ToolSpec) -> str:
+    """A one-line signature, e.g. ``read_file(path: string, offset?: integer)``.
+
+    The grammar already enforces the full schema, so the prompt only needs names and types:
+    short prompts serve small models better than JSON Schema dumps.
+    """
+    props = tool.parameters.get("properties", {})
+    required = set(tool.parameters.get("required", []))
+    params = []
+    for name, schema in props.items():
+        kind = schema.get("type") or "/".join(
+            str(v.get("type")) for v in schema.get("anyOf", []) if v.get("type") != "null"
+        )
+        params.append(f"{name}{'' if name in required else '?'}: {kind or 'any'}")
+    return f"{tool.name}({', '.join(params)})"
+
+
 def envelope_instructions(tools: list[ToolSpec]) -> str:
     """The text appended to the system prompt that describes the envelope and each tool."""
-    lines = [
-        f"- {t.name}: {t.description} Arguments schema: "
-        f"{json.dumps(t.parameters, separators=(',', ':'))}"
-        for t in tools
-    ]
+    lines = [f"- {signature(t)}: {t.description}" for t in tools]
     return ENVELOPE_INSTRUCTIONS.format(tools="\n".join(lines))
 
 
@@ -114,8 +149,8 @@ def map_messages(messages: list[Message], tools: list[ToolSpec]) -> list[dict[st
             out.append({"role": "user", "content": message.content})
         elif isinstance(message, AssistantMessage):
             body = {
-                "content": message.content,
                 "tool_calls": [render_call(c) for c in message.tool_calls],
+                "content": message.content,
             }
             out.append({"role": "assistant", "content": json.dumps(body, ensure_ascii=False)})
     flush()

@@ -120,6 +120,8 @@ class OpenAIProvider:
         timeout_s: Read timeout per request (seconds).
         retry: Retry policy for 429/5xx/connection errors.
         extra_body: Extra request fields (e.g. ``{"cache_prompt": true}`` for llama.cpp).
+        parallel_tool_calls: Default for requests that leave it unset (False: one call per
+            reply, better for small models).
     """
 
     def __init__(
@@ -133,7 +135,9 @@ class OpenAIProvider:
         timeout_s: float = 600.0,
         retry: RetryPolicy | None = None,
         extra_body: dict[str, Any] | None = None,
+        parallel_tool_calls: bool = True,
     ) -> None:
+        self.parallel_tool_calls = parallel_tool_calls
         self._name = name
         self.model = model
         self.envelope = envelope
@@ -155,6 +159,9 @@ class OpenAIProvider:
     def build_body(self, request: ModelRequest) -> dict[str, Any]:
         """The request body for ``request`` in this provider's mode."""
         body: dict[str, Any] = {"model": self.model, **self._extra_body}
+        parallel = request.parallel_tool_calls
+        if parallel is None:
+            parallel = self.parallel_tool_calls
         if self.envelope:
             body["messages"] = map_envelope_messages(request.messages, request.tools)
             body["response_format"] = {
@@ -162,13 +169,20 @@ class OpenAIProvider:
                 "json_schema": {
                     "name": "reply",
                     "strict": True,
-                    "schema": envelope_schema(request.tools),
+                    "schema": envelope_schema(
+                        request.tools,
+                        require_call=request.tool_choice == "required",
+                        max_calls=8 if parallel else 1,
+                    ),
                 },
             }
         else:
             body["messages"] = map_messages(request.messages)
             if request.tools:
                 body["tools"] = map_tools(request.tools)
+                body["tool_choice"] = request.tool_choice
+                if not parallel:
+                    body["parallel_tool_calls"] = False
         if request.max_tokens is not None:
             body["max_tokens"] = request.max_tokens
         if request.temperature is not None:

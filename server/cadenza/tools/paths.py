@@ -22,10 +22,11 @@ def resolve_in_workspace(root: Path, user_path: str) -> Path:
         The absolute resolved path.
 
     Raises:
-        ToolError: The path is empty, contains NUL, or leads outside the workspace.
+        ToolError: The path contains NUL or leads outside the workspace.
     """
-    if not user_path or "\x00" in user_path:
-        raise ToolError("invalid path: it must be a non-empty string without NUL characters")
+    if "\x00" in user_path:
+        raise ToolError("invalid path: it must not contain NUL characters")
+    user_path = user_path or "."  # an empty path means the workspace root
     real_root = root.resolve()
     candidate = Path(user_path)
     if not candidate.is_absolute():

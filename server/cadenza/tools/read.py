@@ -159,7 +159,7 @@ class Search(Tool[SearchArgs]):
     """Search workspace files with a regular expression."""
 
     name = "search"
-    description = "Search text files with a regular expression; returns path:line: text matches."
+    description = "Search text files with a regular expression; returns the matching lines by file."
     args_model = SearchArgs
     kind: ClassVar[ToolKind] = "search"
     read_only = True
@@ -176,20 +176,27 @@ class Search(Tool[SearchArgs]):
             raise ToolError(f"invalid regular expression: {exc}") from None
         target = resolve_in_workspace(ctx.root, args.path)
         files = [target] if target.is_file() else list(_walk(ctx.root, target))
-        matches: list[str] = []
-        more = 0
+        by_file: dict[str, list[str]] = {}
+        shown = total = 0
         for path in files:
             for lineno, line in _searchable_lines(ctx, path):
-                if regex.search(line):
-                    if len(matches) < MAX_SEARCH_MATCHES:
-                        shown = line[:MAX_LINE_CHARS]
-                        matches.append(f"{relative_name(ctx.root, path)}:{lineno}: {shown}")
-                    else:
-                        more += 1
-        if not matches:
+                if not regex.search(line):
+                    continue
+                total += 1
+                if shown < MAX_SEARCH_MATCHES:
+                    shown += 1
+                    lines = by_file.setdefault(relative_name(ctx.root, path), [])
+                    lines.append(f"  {lineno}: {line[:MAX_LINE_CHARS]}")
+        if not total:
             return ToolResult(content="no matches")
-        note = f"\n[{more} more matches not shown; narrow the pattern or path]" if more else ""
-        return ToolResult(content="\n".join(matches) + note)
+        # Grouped by file, with the file count first: the list of files to visit stands out.
+        out = [f"{total} matches in {len(by_file)} files: {', '.join(by_file)}"]
+        for name, lines in by_file.items():
+            out.append(name)
+            out.extend(lines)
+        if total > shown:
+            out.append(f"[{total - shown} more matches not shown; narrow the pattern or path]")
+        return ToolResult(content="\n".join(out))
 
 
 def _searchable_lines(ctx: ToolContext, path: Path) -> Iterator[tuple[int, str]]:

@@ -1,0 +1,30 @@
+"""A short overview of the workspace for the first message, so the model knows real paths."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from cadenza.tools.read import SKIP_DIRS
+
+MAX_OVERVIEW_FILES = 40
+
+
+def workspace_overview(root: Path, limit: int = MAX_OVERVIEW_FILES) -> str:
+    """Up to ``limit`` workspace file paths (relative, sorted, hidden folders skipped).
+
+    Returns:
+        Lines of paths, plus a note when more files exist; ``"(empty)"`` for no files.
+    """
+    names: list[str] = []
+    more = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        for filename in sorted(filenames):
+            if len(names) < limit:
+                names.append((Path(dirpath) / filename).relative_to(root).as_posix())
+            else:
+                more += 1
+    if not names:
+        return "(empty)"
+    return "\n".join(names) + (f"\n… and {more} more files" if more else "")
