@@ -31,7 +31,7 @@ class RetryPolicy:
                 return min(max(float(retry_after), 0.0), self.max_delay_s)
             except ValueError:
                 pass
-        backoff = min(self.base_delay_s * 2 ** (attempt - 1), self.max_delay_s)
+        backoff = min(self.base_delay_s * 2.0 ** (attempt - 1), self.max_delay_s)
         return backoff * (0.5 + random.random() / 2)
 
 
