@@ -1,0 +1,138 @@
+"""The embedded local provider: a pinned GGUF model behind a llama-server Cadenza runs itself.
+
+On the first call it checks the model is pulled, starts ``llama-server`` on a free loopback port
+and delegates to ``OpenAIProvider`` in JSON-envelope mode: llama.cpp turns the envelope's JSON
+schema into a grammar, so every reply is a well-formed envelope, while small models never return
+native ``tool_calls`` through llama.cpp (measured here; issue 2).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+
+import anyio
+
+from cadenza.config import CadenzaConfig
+from cadenza.messages import AssistantReply
+from cadenza.providers.base import ModelRequest, ProviderError, TextSink
+from cadenza.providers.llama_server import LlamaServer, LlamaServerError
+from cadenza.providers.models import MODELS, model_path
+from cadenza.providers.openai import OpenAIProvider
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TEMPERATURE = 0.0
+"""Greedy decoding unless the request says otherwise: small models wander when sampled."""
+DEFAULT_MAX_TOKENS = 1024
+"""Completion tokens per request when neither the request nor the config bounds them."""
+
+
+class LocalProvider:
+    """``local/MODEL``: a pinned model (or a ``.gguf`` path) served by a private llama-server.
+
+    Args:
+        name: ``PROVIDER/MODEL`` as the person named it (e.g. ``local/qwen2.5-coder-1.5b``).
+        model: A pinned model name (``cadenza models list``) or the path of a GGUF file.
+        config: Gives ``context_size`` (tokens), and ``temperature`` / ``max_tokens`` defaults.
+    """
+
+    def __init__(self, *, name: str, model: str, config: CadenzaConfig) -> None:
+        self._name = name
+        self.model = model
+        self._config = config
+        self._lock = anyio.Lock()
+        self._server: LlamaServer | None = None
+        self._delegate: OpenAIProvider | None = None
+
+    @property
+    def name(self) -> str:
+        """``PROVIDER/MODEL``."""
+        return self._name
+
+    @property
+    def server(self) -> LlamaServer | None:
+        """The running llama-server, once the first call started it."""
+        return self._server
+
+    def _resolve_model(self) -> Path:
+        """The GGUF file to serve.
+
+        Raises:
+            ProviderError: Unknown name, or a pinned model that is not pulled yet.
+        """
+        if self.model in MODELS:
+            path = model_path(self.model)
+            if path is None:
+                raise ProviderError(
+                    f"model {self.model} is not pulled; run `cadenza models pull {self.model}`"
+                )
+            return path
+        candidate = Path(self.model).expanduser()
+        if candidate.suffix == ".gguf" and candidate.is_file():
+            return candidate
+        known = ", ".join(MODELS)
+        raise ProviderError(
+            f"unknown local model {self.model!r}; known: {known} (or the path of a .gguf file)"
+        )
+
+    async def _ensure_started(self) -> OpenAIProvider:
+        """Start the server on first use, or again if it died (one start at a time)."""
+        async with self._lock:
+            if self._delegate is not None and self._server is not None and self._server.running:
+                return self._delegate
+            if self._server is not None:
+                log.warning("llama-server (pid %d) exited; starting it again", self._server.pid)
+                await self._shutdown()
+            path = self._resolve_model()
+            try:
+                self._server = await LlamaServer.start(path, ctx_size=self._config.context_size)
+            except LlamaServerError as exc:
+                raise ProviderError(f"{self._name}: {exc}") from None
+            self._delegate = OpenAIProvider(
+                name=self._name,
+                base_url=self._server.base_url + "/v1",
+                model=self.model,
+                envelope=True,
+                extra_body={"cache_prompt": True},
+            )
+            return self._delegate
+
+    def _with_defaults(self, request: ModelRequest) -> ModelRequest:
+        temperature = request.temperature
+        if temperature is None:
+            temperature = (
+                self._config.temperature
+                if self._config.temperature is not None
+                else DEFAULT_TEMPERATURE
+            )
+        max_tokens = request.max_tokens or self._config.max_tokens or DEFAULT_MAX_TOKENS
+        return dataclasses.replace(request, temperature=temperature, max_tokens=max_tokens)
+
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> AssistantReply:
+        """Run one model call (see ``Provider.complete``); starts the server on first use.
+
+        Raises:
+            ProviderError: The model is not pulled, the server cannot start, or the call failed.
+        """
+        delegate = await self._ensure_started()
+        return await delegate.complete(self._with_defaults(request), on_text)
+
+    async def _shutdown(self) -> None:
+        delegate, server = self._delegate, self._server
+        self._delegate = self._server = None
+        try:
+            if delegate is not None:
+                await delegate.aclose()
+        finally:
+            if server is not None:
+                await server.stop()
+
+    async def aclose(self) -> None:
+        """Close the HTTP client and stop llama-server (waits until it has exited)."""
+        with anyio.CancelScope(shield=True):
+            async with self._lock:
+                await self._shutdown()

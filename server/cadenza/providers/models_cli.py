@@ -1,0 +1,106 @@
+"""``cadenza models pull [NAME]`` and ``cadenza models list``."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TransferSpeedColumn,
+)
+from rich.table import Table
+
+from cadenza.config import DEFAULT_LOCAL_MODEL
+from cadenza.providers.models import (
+    MODELS,
+    ModelError,
+    PullProgress,
+    get_spec,
+    model_path,
+    models_dir,
+    pull,
+)
+
+DEFAULT_MODEL_NAME = DEFAULT_LOCAL_MODEL.removeprefix("local/")
+
+
+def models_main(args: argparse.Namespace) -> int:
+    """Run ``cadenza models SUBCOMMAND``; returns the exit status (1 on any failure).
+
+    Args:
+        args: Parsed arguments with ``models_command`` (``pull`` or ``list``) and, for ``pull``,
+            ``name`` (None: the default local model).
+    """
+    console = Console(stderr=True)
+    if args.models_command == "list":
+        return _list(Console())
+    return _pull(console, args.name or DEFAULT_MODEL_NAME)
+
+
+def _list(console: Console) -> int:
+    directory = models_dir()
+    table = Table(title=f"Local models in {directory}")
+    table.add_column("name")
+    table.add_column("size", justify="right")
+    table.add_column("pulled")
+    table.add_column("description")
+    for name, spec in MODELS.items():
+        pulled = model_path(name, directory=directory) is not None
+        default = " (default)" if name == DEFAULT_MODEL_NAME else ""
+        table.add_row(
+            name + default,
+            f"{spec.size / 1e6:,.0f} MB",
+            "yes" if pulled else "no",
+            spec.description,
+        )
+    console.print(table)
+    return 0
+
+
+def _pull(console: Console, name: str) -> int:
+    try:
+        spec = get_spec(name)
+    except ModelError as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 1
+    started = time.monotonic()
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task(f"{spec.name}: starting", total=spec.size)
+        try:
+            path = pull(spec.name, progress=lambda p: _show(bar, task, spec.name, p))
+        except ModelError as exc:
+            bar.stop()
+            console.print(f"[red]error:[/red] {exc}")
+            return 1
+        except KeyboardInterrupt:
+            bar.stop()
+            console.print("[red]interrupted[/red]; nothing was kept")
+            return 1
+    elapsed = time.monotonic() - started
+    console.print(f"{spec.name}: verified ({spec.size:,} bytes, sha256 ok) in {elapsed:.1f} s")
+    print(path)
+    return 0
+
+
+def _show(bar: Progress, task: TaskID, name: str, event: PullProgress) -> None:
+    if event.phase == "download":
+        what = f"{name}: downloading part {event.part}/{event.parts}"
+    elif event.phase == "assemble":
+        what = f"{name}: assembling part {event.part}/{event.parts}"
+    else:
+        what = f"{name}: verified"
+    bar.update(task, description=what, completed=event.bytes_done)
