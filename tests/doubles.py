@@ -1,0 +1,116 @@
+"""Test doubles for unit tests only: a scripted model and an in-memory editor.
+
+Never used by the end-to-end or protocol suites, which run real processes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cadenza.engine.events import SessionEvent
+from cadenza.messages import AssistantReply, FinishReason, ToolCall
+from cadenza.providers.base import ModelRequest, ProviderError, TextSink
+from cadenza.tools.fs import write_atomic
+from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
+
+
+def call(name: str, _id: str | None = None, **arguments: Any) -> ToolCall:
+    """A tool call with JSON arguments."""
+    return ToolCall(
+        id=_id or f"call_{name}_{len(json.dumps(arguments))}",
+        name=name,
+        arguments=json.dumps(arguments),
+    )
+
+
+def reply(
+    *calls: ToolCall, content: str = "", finish: FinishReason | None = None
+) -> AssistantReply:
+    """A scripted model reply."""
+    return AssistantReply(
+        content=content,
+        tool_calls=list(calls),
+        finish_reason=finish or ("tool_calls" if calls else "stop"),
+    )
+
+
+class ScriptedProvider:
+    """Replays replies in order; records each request. An exception in the script is raised."""
+
+    def __init__(self, script: Sequence[AssistantReply | Exception]) -> None:
+        self.script = list(script)
+        self.requests: list[ModelRequest] = []
+
+    @property
+    def name(self) -> str:
+        return "scripted/test"
+
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> AssistantReply:
+        self.requests.append(request)
+        if not self.script:
+            raise ProviderError("script exhausted")
+        item = self.script.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        return item
+
+    async def aclose(self) -> None:
+        return None
+
+
+class LoopingProvider(ScriptedProvider):
+    """Returns the same reply forever."""
+
+    def __init__(self, item: AssistantReply) -> None:
+        super().__init__([])
+        self.item = item
+
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> AssistantReply:
+        self.requests.append(request)
+        return self.item
+
+
+@dataclass
+class MemoryEditor:
+    """An editor with optional open buffers; applies edits to disk unless told to refuse."""
+
+    buffers: dict[Path, DocumentSnapshot] = field(default_factory=dict)
+    refuse: str | None = None
+    answers: list[str | None] = field(default_factory=list)
+    events: list[SessionEvent] = field(default_factory=list)
+    edits: list[FileEdit] = field(default_factory=list)
+    questions: list[str] = field(default_factory=list)
+
+    def open_document(self, path: Path) -> DocumentSnapshot | None:
+        return self.buffers.get(path)
+
+    async def apply_edit(self, edit: FileEdit) -> EditOutcome:
+        if self.refuse is not None:
+            return EditOutcome(applied=False, reason=self.refuse)
+        self.edits.append(edit)
+        if edit.path in self.buffers:
+            old = self.buffers[edit.path]
+            self.buffers[edit.path] = DocumentSnapshot(
+                path=edit.path, text=edit.new_text, version=(old.version or 0) + 1
+            )
+        else:
+            write_atomic(edit.path, edit.new_text.encode("utf-8"))
+        return EditOutcome(applied=True)
+
+    async def ask_user(self, question: str) -> str | None:
+        self.questions.append(question)
+        return self.answers.pop(0) if self.answers else None
+
+    def publish(self, event: SessionEvent) -> None:
+        self.events.append(event)
+
+    def kinds(self) -> list[str]:
+        return [e.kind for e in self.events]

@@ -1,0 +1,98 @@
+"""Path safety: no tool reads or writes outside the workspace root."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from cadenza.messages import ToolCall
+from cadenza.tools.base import ToolContext, ToolError
+from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
+from cadenza.tools.paths import resolve_in_workspace
+from cadenza.tools.registry import default_tools
+from tests.doubles import MemoryEditor
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> tuple[Path, Path]:
+    root = tmp_path / "ws"
+    outside = tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("TOP SECRET\n")
+    (root / "inside.txt").write_text("fine\n")
+    os.symlink(outside / "secret.txt", root / "link.txt")
+    os.symlink(outside, root / "linkdir")
+    return root, outside
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../outside/secret.txt",
+        "sub/../../outside/secret.txt",
+        "link.txt",
+        "linkdir/secret.txt",
+        "linkdir/new.txt",
+    ],
+)
+def test_escapes_are_refused(layout: tuple[Path, Path], path: str) -> None:
+    root, _ = layout
+    with pytest.raises(ToolError, match="outside the workspace"):
+        resolve_in_workspace(root, path)
+
+
+def test_absolute_path_elsewhere_refused_inside_allowed(layout: tuple[Path, Path]) -> None:
+    root, outside = layout
+    with pytest.raises(ToolError):
+        resolve_in_workspace(root, str(outside / "secret.txt"))
+    with pytest.raises(ToolError):
+        resolve_in_workspace(root, "/etc/passwd")
+    assert resolve_in_workspace(root, str(root / "inside.txt")) == (root / "inside.txt").resolve()
+
+
+def test_nul_and_empty(layout: tuple[Path, Path]) -> None:
+    root, _ = layout
+    with pytest.raises(ToolError, match="NUL"):
+        resolve_in_workspace(root, "a\x00b")
+    assert resolve_in_workspace(root, "") == root.resolve()
+
+
+async def run_tool(root: Path, name: str, arguments: str) -> tuple[bool, str]:
+    prepared = prepare(ToolCall(id="1", name=name, arguments=arguments), default_tools())
+    assert isinstance(prepared, PreparedCall), prepared
+    result = await run(prepared, ToolContext(root=root, host=MemoryEditor()))
+    return result.is_error, result.content
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("read_file", '{"path": "../outside/secret.txt"}'),
+        ("read_file", '{"path": "link.txt"}'),
+        ("write_file", '{"path": "../outside/new.txt", "content": "x"}'),
+        ("write_file", '{"path": "linkdir/new.txt", "content": "x"}'),
+        ("edit_file", '{"path": "link.txt", "old_string": "TOP", "new_string": "NOT"}'),
+        ("list_files", '{"path": ".."}'),
+        ("search", '{"pattern": "SECRET", "path": "../outside"}'),
+    ],
+)
+async def test_tools_refuse_escapes_and_write_nothing(
+    layout: tuple[Path, Path], name: str, arguments: str
+) -> None:
+    root, outside = layout
+    is_error, content = await run_tool(root, name, arguments)
+    assert is_error
+    assert "outside the workspace" in content
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+    assert (outside / "secret.txt").read_text() == "TOP SECRET\n"
+
+
+async def test_search_and_list_skip_symlinks_out(layout: tuple[Path, Path]) -> None:
+    root, _ = layout
+    is_error, content = await run_tool(root, "search", '{"pattern": "SECRET"}')
+    assert not is_error and content == "no matches"
+    is_error, content = await run_tool(root, "list_files", "{}")
+    assert content.splitlines() == ["inside.txt"]
