@@ -1,0 +1,68 @@
+"""``cadenza serve``: logging to stderr, then the server over stdio or TCP.
+
+stdout carries the protocol (LSP base protocol framing), so nothing else may write to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+from cadenza.lsp.server import create_server
+
+log = logging.getLogger(__name__)
+
+
+class _DropInvalidParams(logging.Filter):
+    """pygls logs every error response as an ERROR with a traceback.
+
+    ``InvalidParams`` answers are the client's mistake, already logged by the server at INFO;
+    a traceback for each would bury real failures.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, JsonRpcInvalidParams)
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    """``"HOST:PORT"`` → ``(host, port)``.
+
+    Raises:
+        ValueError: No colon, or the port is not an integer in 0..65535.
+    """
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--tcp expects HOST:PORT, got {address!r}")
+    return host, int(port)
+
+
+def serve_main(args: argparse.Namespace) -> int:
+    """Run the server until the client exits; returns the exit status.
+
+    Args:
+        args: ``tcp`` (``"HOST:PORT"`` or None for stdio) and ``log_level`` (e.g. ``INFO``).
+    """
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=str(args.log_level).upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    # pygls logs every message body at INFO; keep that for --log-level DEBUG only.
+    if logging.getLogger().level > logging.DEBUG:
+        logging.getLogger("pygls").setLevel(logging.WARNING)
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_DropInvalidParams())
+    server = create_server()
+    if args.tcp:
+        try:
+            host, port = parse_address(args.tcp)
+        except ValueError as exc:
+            log.error("%s", exc)
+            return 2
+        server.start_tcp(host, port)
+    else:
+        server.start_io()
+    return 0

@@ -1,0 +1,138 @@
+"""Typed shapes of Cadenza's own protocol surface: command arguments and custom messages.
+
+Everything here is a pydantic model with camelCase aliases, so the wire stays camelCase (as LSP
+and ACP are) while Python code uses snake_case. Command arguments arrive as raw JSON values
+(``workspace/executeCommand`` carries ``arguments: LSPAny[]``) and are validated here; the
+server turns ``InvalidArguments`` into a JSON-RPC ``InvalidParams`` error (code -32602).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+START_SESSION = "cadenza.startSession"
+CANCEL_SESSION = "cadenza.cancelSession"
+SESSION_UPDATE = "cadenza/sessionUpdate"
+ASK_USER = "cadenza/askUser"
+
+
+class WireModel(BaseModel):
+    """Base of every wire shape: camelCase on the wire, unknown fields rejected."""
+
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, frozen=True, alias_generator=to_camel
+    )
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON object sent to the client (camelCase keys)."""
+        return self.model_dump(by_alias=True, mode="json")
+
+
+class InvalidArguments(ValueError):
+    """Command arguments do not match their model; the message names the field and problem."""
+
+
+class StartSessionArgs(WireModel):
+    """The one argument of ``cadenza.startSession``.
+
+    Attributes:
+        task: What the agent should do (non-blank).
+        root_uri: ``file:`` URI of the workspace folder; default: the first workspace folder
+            (or ``rootUri``) of ``initialize``.
+        model: ``PROVIDER/MODEL`` (e.g. ``openai/gpt-4.1``); default: the configured model.
+    """
+
+    task: str = Field(min_length=1)
+    root_uri: str | None = None
+    model: str | None = Field(default=None, min_length=1)
+
+    @field_validator("task")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("task must not be blank")
+        return value
+
+
+class StartSessionResult(WireModel):
+    """The result of ``cadenza.startSession``: ``{sessionId}``."""
+
+    session_id: str
+
+
+class CancelSessionArgs(WireModel):
+    """The one argument of ``cadenza.cancelSession``: ``{sessionId}``."""
+
+    session_id: str = Field(min_length=1)
+
+
+class CancelSessionResult(WireModel):
+    """``{cancelled}``: True when a running session was asked to stop."""
+
+    cancelled: bool
+
+
+class AskUserParams(WireModel):
+    """Params of the server → client request ``cadenza/askUser``."""
+
+    session_id: str
+    question: str
+
+
+class AskUserResult(BaseModel):
+    """Result of ``cadenza/askUser``: ``{answer}``, null when the person declined.
+
+    Extra fields are ignored: a client may add its own.
+    """
+
+    answer: str | None = None
+
+
+M = TypeVar("M", bound=BaseModel)
+
+_JSON_TYPES: dict[type, str] = {
+    list: "an array",
+    str: "a string",
+    int: "a number",
+    float: "a number",
+    bool: "a boolean",
+    type(None): "null",
+}
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "argument"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def parse_command_args(model: type[M], args: Sequence[Any]) -> M:
+    """Validate the positional arguments of a command that takes exactly one object.
+
+    Args:
+        model: The pydantic model of that object.
+        args: ``ExecuteCommandParams.arguments`` as received (raw JSON values).
+
+    Returns:
+        The validated model.
+
+    Raises:
+        InvalidArguments: Not exactly one argument, the argument is not a JSON object, or a
+            field is missing, of the wrong type or unknown.
+    """
+    if len(args) != 1:
+        raise InvalidArguments(f"expected exactly one argument (an object), got {len(args)}")
+    (arg,) = args
+    if not isinstance(arg, dict):
+        kind = _JSON_TYPES.get(type(arg), "that")
+        raise InvalidArguments(f"the argument must be a JSON object, not {kind}")
+    try:
+        return model.model_validate(arg)
+    except ValidationError as exc:
+        raise InvalidArguments(_describe(exc)) from None

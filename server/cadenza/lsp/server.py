@@ -1,0 +1,112 @@
+"""The Cadenza language server: one thin handler per LSP method or command.
+
+Each handler validates its input and delegates: configuration to ``options``, sessions to
+``sessions.SessionManager``. Invalid command arguments are answered with JSON-RPC
+``InvalidParams`` (-32602) and the server keeps running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from cadenza import __version__
+from cadenza.lsp.options import load_server_config
+from cadenza.lsp.params import (
+    CANCEL_SESSION,
+    START_SESSION,
+    CancelSessionArgs,
+    CancelSessionResult,
+    InvalidArguments,
+    StartSessionArgs,
+    StartSessionResult,
+    parse_command_args,
+)
+from cadenza.lsp.protocol import CadenzaProtocol, command_work_done_token
+from cadenza.lsp.sessions import SessionManager
+
+log = logging.getLogger(__name__)
+
+
+class CadenzaServer(LanguageServer):
+    """pygls server with full text sync and a session manager."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            name="cadenza",
+            version=__version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Full,
+            protocol_cls=CadenzaProtocol,
+        )
+        self.sessions = SessionManager(self)
+
+
+@contextlib.contextmanager
+def invalid_params(command: str) -> Iterator[None]:
+    """Turn ``InvalidArguments`` into a JSON-RPC ``InvalidParams`` error naming ``command``.
+
+    Raises:
+        JsonRpcInvalidParams: Code -32602, message ``Invalid Params: COMMAND: PROBLEM``.
+    """
+    try:
+        yield
+    except InvalidArguments as exc:
+        log.info("rejected %s: %s", command, exc)
+        raise JsonRpcInvalidParams(message=f"Invalid Params: {command}: {exc}") from None
+
+
+def initialize(ls: CadenzaServer, params: types.InitializeParams) -> None:
+    """Load the configuration; show each problem with it as a warning (never fail)."""
+    folders = params.workspace_folders or []
+    root_uri = folders[0].uri if folders else params.root_uri
+    root = to_fs_path(root_uri) if root_uri else None
+    loaded = load_server_config(Path(root) if root else None, params.initialization_options)
+    for warning in loaded.warnings:
+        ls.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=warning)
+        )
+    ls.sessions.config = loaded.config
+
+
+def did_save(ls: CadenzaServer, params: types.DidSaveTextDocumentParams) -> None:
+    """Nothing to do: pygls keeps open buffers in sync; saving changes no buffer."""
+    log.debug("saved %s", params.text_document.uri)
+
+
+async def shutdown(ls: CadenzaServer, params: None) -> None:
+    """Cancel every session and close the providers (their child processes included)."""
+    await ls.sessions.aclose()
+
+
+def start_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
+    """``cadenza.startSession {task, rootUri?, model?}`` → ``{sessionId}``, run continuing."""
+    with invalid_params(START_SESSION):
+        args = parse_command_args(StartSessionArgs, arguments)
+        session_id = ls.sessions.start(args, work_done_token=command_work_done_token())
+    return StartSessionResult(session_id=session_id).wire()
+
+
+def cancel_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
+    """``cadenza.cancelSession {sessionId}`` → ``{cancelled}``."""
+    with invalid_params(CANCEL_SESSION):
+        args = parse_command_args(CancelSessionArgs, arguments)
+    return CancelSessionResult(cancelled=ls.sessions.cancel(args.session_id)).wire()
+
+
+def create_server() -> CadenzaServer:
+    """A new server with every handler registered."""
+    server = CadenzaServer()
+    server.feature(types.INITIALIZE)(initialize)
+    server.feature(types.TEXT_DOCUMENT_DID_SAVE)(did_save)
+    server.feature(types.SHUTDOWN)(shutdown)
+    server.command(START_SESSION)(start_session)
+    server.command(CANCEL_SESSION)(cancel_session)
+    return server

@@ -1,0 +1,171 @@
+"""The session manager: starts sessions as tracked tasks, cancels them, owns the providers.
+
+A session runs as an asyncio task whose failures are logged in a done-callback (esbonio's
+``run_task``), so ``cadenza.startSession`` answers at once. Providers are created once per
+model name and shared by the sessions that use it (the ``local`` provider owns a
+``llama-server`` process); all are closed on ``shutdown``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path, uri_scheme
+
+from cadenza.config import CadenzaConfig, ConfigError
+from cadenza.engine.events import SessionFinished
+from cadenza.engine.session import Session, SessionOutcome, SessionSettings
+from cadenza.lsp.capabilities import ClientFeatures
+from cadenza.lsp.editor import LspEditor
+from cadenza.lsp.params import InvalidArguments, StartSessionArgs
+from cadenza.lsp.progress import SessionProgress
+from cadenza.lsp.publisher import SessionPublisher
+from cadenza.providers.base import Provider
+from cadenza.providers.registry import create_provider, resolve_model_name
+from cadenza.tools.registry import default_tools
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_GRACE_S = 5.0
+"""Seconds to wait for cancelled sessions to finish on shutdown."""
+
+
+def folder_of(uri: str) -> Path:
+    """The existing local folder named by a ``file:`` URI.
+
+    Raises:
+        InvalidArguments: Not a ``file:`` URI, or not an existing folder.
+    """
+    if uri_scheme(uri) != "file":
+        raise InvalidArguments(f"rootUri must be a file: URI, got {uri!r}")
+    fs_path = to_fs_path(uri)
+    if fs_path is None or not Path(fs_path).is_dir():
+        raise InvalidArguments(f"rootUri {uri!r} is not an existing folder")
+    return Path(fs_path).resolve()
+
+
+def _cancel(task: asyncio.Task[SessionOutcome]) -> None:
+    task.cancel()
+
+
+class SessionManager:
+    """Running sessions by id, and the providers they share."""
+
+    def __init__(self, server: LanguageServer) -> None:
+        self._server = server
+        self.config = CadenzaConfig()
+        self._tasks: dict[str, asyncio.Task[SessionOutcome]] = {}
+        self._providers: dict[str, Provider] = {}
+
+    def start(self, args: StartSessionArgs, *, work_done_token: types.ProgressToken | None) -> str:
+        """Create a session and start running it; return its id at once.
+
+        Raises:
+            InvalidArguments: No usable workspace folder, or the model is malformed or names
+                an unknown provider.
+        """
+        root = self._root(args.root_uri)
+        provider = self._provider(resolve_model_name(args.model, self.config))
+        session_id = uuid.uuid4().hex
+        publisher = SessionPublisher(self._server, session_id=session_id, root=root)
+        editor = LspEditor(self._server, publisher)
+        session = Session(
+            session_id=session_id,
+            task=args.task,
+            root=root,
+            provider=provider,
+            editor=editor,
+            tools=default_tools(),
+            settings=SessionSettings(
+                max_steps=self.config.max_steps,
+                max_tokens=self.config.max_tokens,
+                temperature=self.config.temperature,
+            ),
+        )
+        task = asyncio.create_task(
+            self._run(session, publisher, work_done_token), name=f"cadenza-session-{session_id}"
+        )
+        self._tasks[session_id] = task
+        task.add_done_callback(lambda done: self._finished(session_id, done))
+        log.info("session %s started on %s with %s", session_id, root, provider.name)
+        return session_id
+
+    def cancel(self, session_id: str) -> bool:
+        """Cancel a running session; False when no such session is running."""
+        task = self._tasks.get(session_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        return True
+
+    def _root(self, root_uri: str | None) -> Path:
+        if root_uri is not None:
+            return folder_of(root_uri)
+        workspace = self._server.workspace
+        for folder in workspace.folders.values():
+            return folder_of(folder.uri)
+        if workspace.root_uri:
+            return folder_of(workspace.root_uri)
+        raise InvalidArguments("no rootUri given and the client opened no workspace folder")
+
+    def _provider(self, model: str) -> Provider:
+        provider = self._providers.get(model)
+        if provider is None:
+            try:
+                provider = create_provider(model, self.config)
+            except ConfigError as exc:
+                raise InvalidArguments(str(exc)) from None
+            self._providers[model] = provider
+        return provider
+
+    async def _run(
+        self,
+        session: Session,
+        publisher: SessionPublisher,
+        work_done_token: types.ProgressToken | None,
+    ) -> SessionOutcome:
+        """Open the progress, then run the session (which publishes its own end)."""
+        task = asyncio.current_task()
+        try:
+            publisher.progress = await SessionProgress.open(
+                self._server,
+                client_token=work_done_token,
+                may_create=ClientFeatures.of(self._server.client_capabilities).work_done_progress,
+                message=session.task,
+            )
+        except asyncio.CancelledError:
+            publisher.publish(SessionFinished(stop_reason="cancelled"))
+            raise
+        if publisher.progress is not None and task is not None:
+            publisher.progress.on_cancel(lambda: _cancel(task))
+        return await session.run()
+
+    def _finished(self, session_id: str, task: asyncio.Task[SessionOutcome]) -> None:
+        """Done-callback: forget the task and log how it ended."""
+        self._tasks.pop(session_id, None)
+        if task.cancelled():
+            log.info("session %s cancelled", session_id)
+        elif (exc := task.exception()) is not None:
+            log.error("session %s failed", session_id, exc_info=exc)
+        else:
+            log.info("session %s ended: %s", session_id, task.result().stop_reason)
+
+    async def aclose(self) -> None:
+        """Cancel every session, wait briefly for them, and close every provider."""
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
+        providers = list(self._providers.values())
+        self._providers.clear()
+        for provider in providers:
+            try:
+                await provider.aclose()
+            except Exception:
+                log.exception("closing provider %s failed", provider.name)

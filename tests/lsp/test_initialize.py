@@ -1,0 +1,48 @@
+"""``initialize``: server info, commands, text sync, position encoding, init options."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from tests.lsp.conftest import Connect
+from tests.lsp.harness import capabilities
+
+
+async def test_server_info_commands_and_sync(connect: Connect) -> None:
+    from cadenza import __version__
+
+    harness = await connect()
+    result = harness.initialize_result
+    assert result is not None
+    assert result.server_info is not None
+    assert result.server_info.name == "cadenza"
+    assert result.server_info.version == __version__
+    provider = result.capabilities.execute_command_provider
+    assert provider is not None
+    assert sorted(provider.commands) == ["cadenza.cancelSession", "cadenza.startSession"]
+    sync = result.capabilities.text_document_sync
+    assert isinstance(sync, types.TextDocumentSyncOptions)
+    assert sync.open_close is True
+    assert sync.change == types.TextDocumentSyncKind.Full
+    assert sync.save is not None and sync.save is not False
+
+
+async def test_position_encoding_defaults_to_utf16(connect: Connect) -> None:
+    harness = await connect(caps=capabilities(encodings=None))
+    assert harness.initialize_result is not None
+    assert harness.initialize_result.capabilities.position_encoding == "utf-16"
+
+
+async def test_position_encoding_utf8_when_only_utf8_offered(connect: Connect) -> None:
+    harness = await connect(caps=capabilities(encodings=["utf-8"]))
+    assert harness.initialize_result is not None
+    assert harness.initialize_result.capabilities.position_encoding == "utf-8"
+
+
+async def test_invalid_initialization_options_warn_and_keep_defaults(connect: Connect) -> None:
+    harness = await connect(init_options={"maxSteps": "lots", "colour": "blue"})
+    # the server answered initialize; the problem is shown, not fatal
+    warnings = [m for m in harness.client.messages if m.type == types.MessageType.Warning]
+    assert len(warnings) == 1
+    assert "initializationOptions" in warnings[0].message
+    assert "maxSteps" in warnings[0].message

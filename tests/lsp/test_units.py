@@ -1,0 +1,161 @@
+"""The editor face's pure parts: line splitting, minimal edits, positions, updates, options."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+
+from cadenza.engine.events import FileEdited, SessionFinished, StepStarted, ToolCallStarted
+from cadenza.lsp.capabilities import ClientFeatures
+from cadenza.lsp.edits import (
+    minimal_replacement,
+    minimal_text_edit,
+    offset_to_position,
+    split_lines,
+)
+from cadenza.lsp.options import load_server_config
+from cadenza.lsp.updates import progress_end, progress_report, session_update
+from tests.lsp.harness import apply_text_edits
+
+ENCODINGS = ["utf-8", "utf-16", "utf-32"]
+
+
+def codec(encoding: str) -> PositionCodec:
+    return PositionCodec(encoding=types.PositionEncodingKind(encoding))
+
+
+def test_split_lines_uses_only_lsp_terminators() -> None:
+    text = "a\x0bb\x0c\u2028c\x85\r\nd\re\n"
+    assert split_lines(text) == ["a\x0bb\x0c\u2028c\x85\r\n", "d\r", "e\n", ""]
+    assert split_lines("") == [""]
+    assert split_lines("no newline") == ["no newline"]
+
+
+def test_offset_to_position_counts_code_units() -> None:
+    text = 's = "😀"; x = 1\nnext\n'
+    lines = split_lines(text)
+    x = text.index("x")
+    assert offset_to_position(lines, x, codec("utf-16")) == types.Position(line=0, character=10)
+    assert offset_to_position(lines, x, codec("utf-8")) == types.Position(line=0, character=12)
+    assert offset_to_position(lines, x, codec("utf-32")) == types.Position(line=0, character=9)
+    end = len(text)
+    assert offset_to_position(lines, end, codec("utf-16")) == types.Position(line=2, character=0)
+
+
+def test_offset_inside_a_crlf_is_rejected() -> None:
+    lines = split_lines("ab\r\ncd")
+    with pytest.raises(ValueError, match="splits the CRLF"):
+        offset_to_position(lines, 3, codec("utf-16"))
+    with pytest.raises(ValueError, match="past the end"):
+        offset_to_position(lines, 7, codec("utf-16"))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "start", "end", "text"),
+    [
+        ("x = 1\n", "x = 1\n", 6, 6, ""),
+        ("x = 1\n", "x = 10\n", 5, 5, "0"),
+        ("aaa", "aa", 2, 3, ""),
+        ("abc", "xyz", 0, 3, "xyz"),
+        ("a\r\nb", "a\nb", 1, 3, "\n"),  # never starts between \r and \n
+        ("a\r\nb", "a\rb", 1, 3, "\r"),
+        ("a\r\n", "a\r\nb\r\n", 3, 3, "b\r\n"),
+    ],
+)
+def test_minimal_replacement(old: str, new: str, start: int, end: int, text: str) -> None:
+    change = minimal_replacement(old, new)
+    assert (change.start, change.end, change.text) == (start, end, text)
+    assert old[: change.start] + change.text + old[change.end :] == new
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_minimal_text_edit_round_trips_random_texts(encoding: str) -> None:
+    rng = random.Random(20240501)
+    alphabet = ["a", "b", "\r", "\n", "\r\n", "😀", "é", "\u2028", "\x0b", " "]
+    for _ in range(400):
+        old = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        new = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        edit = minimal_text_edit(old, new, codec(encoding))
+        assert apply_text_edits(old, [edit], encoding) == new, (old, new)
+
+
+def test_session_update_paths_are_absolute_and_steps_are_progress_only(tmp_path: Path) -> None:
+    edited = FileEdited(tool_call_id="c", path="src/a.py", old_text=None, new_text="x")
+    update = session_update(edited, tmp_path)
+    assert update is not None
+    assert update.wire() == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c",
+        "content": [
+            {"type": "diff", "path": str(tmp_path / "src/a.py"), "oldText": None, "newText": "x"}
+        ],
+    }
+    step = StepStarted(step=3, max_steps=25)
+    assert session_update(step, tmp_path) is None
+    assert progress_report(step) == "step 3/25"
+    started = ToolCallStarted(
+        tool_call_id="c", name="read_file", title="reading a.py", tool_kind="read", raw_input="{"
+    )
+    assert progress_report(started) == "reading a.py"
+    start_update = session_update(started, tmp_path)
+    assert start_update is not None
+    assert start_update.wire()["rawInput"] == "{"  # not JSON: passed on as written
+
+
+def test_progress_end_is_bounded() -> None:
+    assert progress_end(SessionFinished(stop_reason="cancelled")) == "cancelled"
+    long = progress_end(SessionFinished(stop_reason="end_turn", message="x" * 1000))
+    assert len(long) == 300
+    assert long.startswith("end_turn: xxx")
+
+
+@pytest.mark.parametrize(
+    ("experimental", "expected"),
+    [
+        ({"cadenza": {"askUser": True}}, True),
+        ({"cadenza": {"askUser": "yes"}}, False),
+        ({"cadenza": True}, False),
+        ({"other": {}}, False),
+        (None, False),
+    ],
+)
+def test_ask_user_capability(experimental: object, expected: bool) -> None:
+    caps = types.ClientCapabilities(experimental=experimental)
+    features = ClientFeatures.of(caps)
+    assert features.ask_user is expected
+    assert features.apply_edit is False
+    assert features.work_done_progress is False
+
+
+def test_config_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.delenv("CADENZA_MODEL", raising=False)
+    (tmp_path / "cadenza.toml").write_text('model = "openai/toml"\nmaxSteps = 7\n')
+
+    assert load_server_config(tmp_path, None).config.model == "openai/toml"
+    monkeypatch.setenv("CADENZA_MODEL", "openai/env")
+    assert load_server_config(tmp_path, None).config.model == "openai/env"
+    loaded = load_server_config(tmp_path, {"model": "openai/init"})
+    assert loaded.config.model == "openai/init"
+    assert loaded.config.max_steps == 7
+    assert loaded.warnings == []
+
+
+def test_invalid_settings_become_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("CADENZA_MODEL", "openai/env")
+    (tmp_path / "cadenza.toml").write_text("model = [broken\n")
+
+    loaded = load_server_config(tmp_path, {"maxSteps": 0})
+    assert loaded.config.model == "openai/env"
+    assert loaded.config.max_steps == 25
+    assert len(loaded.warnings) == 2
+    assert "config files" in loaded.warnings[0]
+    assert "maxSteps" in loaded.warnings[1]
+
+    not_object = load_server_config(None, ["maxSteps", 3])
+    assert not_object.warnings == ["Cadenza ignored initializationOptions: expected a JSON object"]
