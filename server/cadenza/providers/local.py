@@ -96,6 +96,8 @@ class LocalProvider:
                 model=self.model,
                 envelope=True,
                 extra_body={"cache_prompt": True},
+                # One call per reply: small models then see each result before the next call.
+                parallel_tool_calls=False,
             )
             return self._delegate
 

@@ -29,6 +29,8 @@ from cadenza.providers.envelope import EnvelopeError, envelope_reply, envelope_s
 from cadenza.providers.envelope import map_messages as map_envelope_messages
 from cadenza.providers.retry import RetryableStatus, RetryPolicy, with_retries
 
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
 FINISH_REASONS: dict[str, FinishReason] = {
     "stop": "stop",
     "tool_calls": "tool_calls",
@@ -144,10 +146,13 @@ class OpenAIProvider:
         self._retry = retry or RetryPolicy()
         self._extra_body = extra_body or {}
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        url = httpx.URL(base_url.rstrip("/") + "/")
         self._client = httpx.AsyncClient(
-            base_url=base_url.rstrip("/") + "/",
+            base_url=url,
             headers=headers,
             timeout=httpx.Timeout(timeout_s, connect=10.0),
+            # A proxy from the environment must not capture a model server on loopback.
+            trust_env=url.host not in LOOPBACK_HOSTS,
         )
         self._ids = itertools.count(1)
 
