@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The main job: set up, pull the embedded default model, and let Cadenza do the example task
+# (rename a function everywhere) on a fresh copy of examples/inventory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh
+MODEL=${CADENZA_DEMO_MODEL:-qwen2.5-coder-1.5b}
+.venv/bin/cadenza models pull "$MODEL"
+
+WORKSPACE=${CADENZA_DEMO_WORKSPACE:-$(mktemp -d)/inventory}
+rm -rf "$WORKSPACE"
+cp -r examples/inventory "$WORKSPACE"
+echo "workspace: $WORKSPACE" >&2
+
+.venv/bin/cadenza run --workspace "$WORKSPACE" --model "local/$MODEL" --yes \
+  "Rename the function calc_total to compute_total everywhere in the workspace (its definition and every use)."
+
+echo
+echo "== result =="
+git --no-pager diff --no-index --stat examples/inventory "$WORKSPACE" || true
+if grep -q "def compute_total" "$WORKSPACE/inventory.py" \
+   && grep -q "import Item, compute_total" "$WORKSPACE/report.py" \
+   && ! grep -rq "calc_total" "$WORKSPACE"; then
+  python_bin="$(pwd)/.venv/bin/python"
+  (cd "$WORKSPACE" && "$python_bin" report.py)
+  echo "demo: the task is done: calc_total is renamed to compute_total in both files"
+else
+  echo "demo: the model did not finish the rename; see the transcript above" >&2
+  exit 1
+fi
