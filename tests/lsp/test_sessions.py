@@ -8,7 +8,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from tests.lsp.conftest import Connect
-from tests.lsp.harness import Harness
+from tests.lsp.harness import Harness, capabilities
 from tests.support.fake_openai import (
     FakeOpenAI,
     Reply,
@@ -207,3 +207,11 @@ async def test_history_stays_valid_across_tool_calls(
     unknown = next(m for m in tool_messages(fake.requests[2]) if m["tool_call_id"] == "c2")
     assert "unknown tool" in unknown["content"]
     assert fake.requests[0]["messages"][1] == {"role": "user", "content": "look around"}
+
+
+async def test_no_progress_without_the_capability(connect: Connect, fake: FakeOpenAI) -> None:
+    editor = await connect(caps=capabilities(progress=False))
+    fake.script(text("quiet"))
+    _, end = await editor.run("hi")
+    assert end["stopReason"] == "end_turn"
+    assert editor.client.progress_reports == {}

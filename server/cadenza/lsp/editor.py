@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 
@@ -46,6 +47,13 @@ def _uri(path: Path) -> str:
     return uri
 
 
+@functools.lru_cache(maxsize=4096)
+def _resolved(uri: str) -> Path | None:
+    """The resolved local path of a ``file:`` URI (cached: searches ask for every file)."""
+    fs_path = to_fs_path(uri)
+    return None if fs_path is None else Path(fs_path).resolve()
+
+
 def _disk_text(path: Path) -> str | None:
     """The file's exact text (CRLF kept), or None when missing or not UTF-8."""
     try:
@@ -68,8 +76,7 @@ class LspEditor:
     def _open_buffer(self, path: Path) -> TextDocument | None:
         """The client's open document for ``path`` (compared after resolving), or None."""
         for uri, document in self._server.workspace.text_documents.items():
-            fs_path = to_fs_path(uri)
-            if fs_path is not None and Path(fs_path).resolve() == path:
+            if _resolved(uri) == path:
                 return document  # type: ignore[no-any-return]
         return None
 

@@ -43,6 +43,9 @@ def parse_address(address: str) -> tuple[str, int]:
 def serve_main(args: argparse.Namespace) -> int:
     """Run the server until the client exits; returns the exit status.
 
+    The status is 0 when the client sent ``shutdown`` before ``exit``, else 1 (LSP §exit;
+    also when the stream just closed), over stdio and TCP alike.
+
     Args:
         args: ``tcp`` (``"HOST:PORT"`` or None for stdio) and ``log_level`` (e.g. ``INFO``).
     """
@@ -65,4 +68,4 @@ def serve_main(args: argparse.Namespace) -> int:
         server.start_tcp(host, port)
     else:
         server.start_io()
-    return 0
+    return 0 if server.shutdown_received else 1

@@ -9,6 +9,7 @@ A ``window/workDoneProgress/cancel`` for the token cancels the session.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Callable
@@ -24,6 +25,8 @@ from cadenza.lsp.rpc import shielded
 log = logging.getLogger(__name__)
 
 TITLE = "Cadenza"
+CREATE_TIMEOUT_S = 10.0
+"""Seconds to wait for the client to accept a new token; then the session runs without."""
 BEGIN_MESSAGE_CHARS = 200
 """Longest ``begin`` message (the task), in characters."""
 
@@ -62,9 +65,11 @@ class SessionProgress:
                 return None
             token = f"cadenza-{uuid.uuid4().hex}"
             try:
-                await shielded(server.work_done_progress.create_async(token))
-            except JsonRpcException as exc:
-                log.warning("the client refused progress token %s: %s", token, exc)
+                await asyncio.wait_for(
+                    shielded(server.work_done_progress.create_async(token)), CREATE_TIMEOUT_S
+                )
+            except (JsonRpcException, TimeoutError) as exc:
+                log.warning("no progress: the client did not accept token %s: %r", token, exc)
                 return None
         if len(message) > BEGIN_MESSAGE_CHARS:
             message = message[: BEGIN_MESSAGE_CHARS - 1] + "…"

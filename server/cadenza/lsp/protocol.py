@@ -4,6 +4,9 @@
   pydantic (``params.AskUserResult``). pygls's fallback turns unknown results into namedtuples,
   and a strict type would make a malformed answer undeliverable (the waiting session would
   hang), so the raw value is taken and checked where it is used.
+- ``exit`` over TCP: pygls calls ``sys.exit`` inside the connection callback, which asyncio
+  reports as an unhandled exception; closing the connection instead ends pygls's TCP server
+  the same way a disconnect does, and ``serve_main`` returns the exit status.
 - ``workspace/executeCommand``: pygls passes a command handler its ``arguments`` only; the
   request's ``workDoneToken`` (client-initiated progress, LSP §WorkDoneProgress) is kept in a
   context variable that the handler's task inherits.
@@ -11,6 +14,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 from collections.abc import Generator
 from typing import Any
@@ -48,6 +52,14 @@ class CadenzaProtocol(LanguageServerProtocol):
         if method == ASK_USER:
             return RawResponse
         return super().get_result_type(method)
+
+    @lsp_method(types.EXIT)
+    def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
+        """Over TCP close the connection; over stdio exit as pygls does."""
+        if not isinstance(self.writer, asyncio.StreamWriter):
+            return (yield from super().lsp_exit(*args))
+        self.writer.close()
+        return None
 
     @lsp_method(types.WORKSPACE_EXECUTE_COMMAND)
     def lsp_workspace__execute_command(

@@ -47,6 +47,8 @@ class CadenzaServer(LanguageServer):
             protocol_cls=CadenzaProtocol,
         )
         self.sessions = SessionManager(self)
+        self.shutdown_received = False
+        """True once ``shutdown`` was answered: ``exit`` then ends with status 0, else 1."""
 
 
 @contextlib.contextmanager
@@ -84,6 +86,7 @@ def did_save(ls: CadenzaServer, params: types.DidSaveTextDocumentParams) -> None
 async def shutdown(ls: CadenzaServer, params: None) -> None:
     """Cancel every session and close the providers (their child processes included)."""
     await ls.sessions.aclose()
+    ls.shutdown_received = True
 
 
 def start_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
