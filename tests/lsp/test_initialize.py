@@ -6,6 +6,7 @@ from lsprotocol import types
 
 from tests.lsp.conftest import Connect
 from tests.lsp.harness import capabilities
+from tests.support.fake_openai import FakeOpenAI, text
 
 
 async def test_server_info_commands_and_sync(connect: Connect) -> None:
@@ -39,10 +40,18 @@ async def test_position_encoding_utf8_when_only_utf8_offered(connect: Connect) -
     assert harness.initialize_result.capabilities.position_encoding == "utf-8"
 
 
-async def test_invalid_initialization_options_warn_and_keep_defaults(connect: Connect) -> None:
+async def test_invalid_initialization_options_warn_and_keep_defaults(
+    connect: Connect, fake: FakeOpenAI
+) -> None:
     harness = await connect(init_options={"maxSteps": "lots", "colour": "blue"})
     # the server answered initialize; the problem is shown, not fatal
     warnings = [m for m in harness.client.messages if m.type == types.MessageType.Warning]
     assert len(warnings) == 1
     assert "initializationOptions" in warnings[0].message
     assert "maxSteps" in warnings[0].message
+
+    fake.script(text("fine"))
+    _, end = await harness.run("still works")
+    assert end["stopReason"] == "end_turn"
+    [reports] = harness.client.progress_reports.values()
+    assert reports[1].message == "step 1/25"  # the default maxSteps

@@ -215,3 +215,17 @@ async def test_no_progress_without_the_capability(connect: Connect, fake: FakeOp
     _, end = await editor.run("hi")
     assert end["stopReason"] == "end_turn"
     assert editor.client.progress_reports == {}
+
+
+async def test_concurrent_sessions_are_kept_apart(editor: Harness, fake: FakeOpenAI) -> None:
+    fake.script(Reply(content="one", delay_s=0.3), text("two"))
+    first = await editor.start("first")
+    await wait_for(lambda: len(fake.requests) == 1)
+    second = await editor.start("second")
+    ends = await asyncio.gather(editor.wait_end(first), editor.wait_end(second))
+    assert [e["message"] for e in ends] == ["one", "two"]
+    assert editor.kinds(first) == ["agent_message_chunk", "session_end"]
+    assert editor.kinds(second) == ["agent_message_chunk", "session_end"]
+    assert len(editor.client.progress_reports) == 2
+    begins = sorted(r[0].message for r in editor.client.progress_reports.values())
+    assert begins == ["first", "second"]

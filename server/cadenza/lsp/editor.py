@@ -88,7 +88,13 @@ class LspEditor:
         return DocumentSnapshot(path=path, text=document.source, version=document.version)
 
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:
-        """Apply ``edit`` through the client, or on disk for a client without ``applyEdit``."""
+        """Apply ``edit`` through the client, or on disk for a client without ``applyEdit``.
+
+        Returns:
+            ``applied=True`` when the client (or the disk write) applied it; otherwise the
+            reason: the client's ``failureReason``, its error response, or a text that changed
+            since the tool read it (then nothing is sent).
+        """
         if edit.old_text == edit.new_text:
             return EditOutcome(applied=True)
         features = self._features
@@ -150,8 +156,7 @@ class LspEditor:
 
     def _write_on_disk(self, edit: FileEdit) -> EditOutcome:
         """Headless clients: write the new text atomically (UTF-8), if the disk is unchanged."""
-        current = _disk_text(edit.path) if edit.path.exists() else None
-        if edit.path.exists() and current != edit.old_text:
+        if edit.path.exists() and _disk_text(edit.path) != edit.old_text:
             return EditOutcome(applied=False, reason="the file changed on disk since it was read")
         write_atomic(edit.path, edit.new_text.encode("utf-8"))
         return EditOutcome(applied=True)
