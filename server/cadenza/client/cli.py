@@ -1,0 +1,161 @@
+"""``cadenza run``: one agent task on a workspace, headless, with a live display and a summary.
+
+Exit status (also in ``cadenza run --help``):
+
+- 0: the session ended with a final answer (``end_turn``);
+- 1: the session ended in error, or the server could not be started or ran away;
+- 3: the session stopped before it was done (``max_steps``, or it waits for an answer);
+- 130: interrupted with Ctrl-C (the session is cancelled first, then the server shut down).
+
+2 stays argparse's status for a bad command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from cadenza.client.display import SessionDisplay, print_summary
+from cadenza.client.prompts import DecliningPrompter, Prompter, TerminalPrompter
+from cadenza.client.session import ClientError, ClientOptions, HeadlessClient, SessionOutcome
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_INCOMPLETE = 3
+EXIT_INTERRUPTED = 130
+CANCEL_GRACE = 15.0
+"""Seconds to wait for ``session_end`` after ``cadenza.cancelSession`` before giving up."""
+
+INCOMPLETE_REASONS = frozenset({"max_steps", "needs_user_input", "waiting_human"})
+
+
+def exit_status(stop_reason: str) -> int:
+    """The process exit status for a session's stop reason (see the module docstring)."""
+    if stop_reason == "end_turn":
+        return EXIT_OK
+    if stop_reason in INCOMPLETE_REASONS:
+        return EXIT_INCOMPLETE
+    return EXIT_ERROR
+
+
+def run_main(args: argparse.Namespace) -> int:
+    """Run ``cadenza run`` with parsed arguments; returns the exit status.
+
+    Args:
+        args: ``task``, ``workspace``, ``model``, ``yes``, ``max_steps`` from the parser in
+            :mod:`cadenza.cli`.
+    """
+    console = Console(highlight=False)
+    errors = Console(stderr=True, highlight=False)
+    interactive = not args.yes and sys.stdin.isatty()
+    declined = None if interactive else ("--yes" if args.yes else "stdin is not a terminal")
+    options = ClientOptions(
+        workspace=Path(args.workspace), model=args.model, max_steps=args.max_steps
+    )
+    run = _Run(console=console, errors=errors, options=options, task=args.task)
+    display = SessionDisplay(console, declined_note=declined)
+    prompter: Prompter = (
+        TerminalPrompter(console, pause=display.paused) if interactive else DecliningPrompter()
+    )
+    try:
+        return asyncio.run(run.main(display, prompter))
+    except KeyboardInterrupt:  # a Ctrl-C before the loop's own handler was installed
+        errors.print("interrupted")
+        return EXIT_INTERRUPTED
+
+
+@dataclass(kw_only=True)
+class _Run:
+    console: Console
+    errors: Console
+    options: ClientOptions
+    task: str
+    interrupted: bool = False
+    cancel_requested: bool = False
+
+    async def main(self, display: SessionDisplay, prompter: Prompter) -> int:
+        """Start the server, run the session, print the summary, shut everything down."""
+        started = time.monotonic()
+        client = HeadlessClient(self.options, observer=display, prompter=prompter)
+        drive = asyncio.create_task(self._drive(client))
+        loop = asyncio.get_running_loop()
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signal.SIGINT, self._on_interrupt, client, drive, display)
+        try:
+            with display:
+                outcome = await drive
+        except asyncio.CancelledError:
+            outcome = None  # a second Ctrl-C, or Ctrl-C before the session started
+        except ClientError as exc:
+            self.errors.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+            return EXIT_ERROR
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGINT)
+            await client.close()
+        self._summary(outcome, client, time.monotonic() - started, display.streamed_text)
+        if self.interrupted:
+            return EXIT_INTERRUPTED
+        return exit_status(outcome.stop_reason) if outcome else EXIT_ERROR
+
+    async def _drive(self, client: HeadlessClient) -> SessionOutcome:
+        await client.start()
+        await client.start_session(self.task)
+        return await client.wait()
+
+    def _on_interrupt(
+        self, client: HeadlessClient, drive: asyncio.Task[SessionOutcome], display: SessionDisplay
+    ) -> None:
+        """First Ctrl-C of a running session: cancel it; otherwise stop waiting at once."""
+        self.interrupted = True
+        if self.cancel_requested or drive.done() or client.session_id is None:
+            drive.cancel()
+            return
+        self.cancel_requested = True
+        display.note("[yellow]interrupted: cancelling the session (Ctrl-C again to quit now)[/]")
+        asyncio.get_running_loop().create_task(self._cancel(client, drive))
+
+    async def _cancel(self, client: HeadlessClient, drive: asyncio.Task[SessionOutcome]) -> None:
+        try:
+            await client.cancel()
+        except ClientError as exc:
+            self.errors.print(f"[red]error:[/] {escape(str(exc))}")
+            drive.cancel()
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(drive), CANCEL_GRACE)
+        if not drive.done():
+            drive.cancel()
+
+    def _summary(
+        self, outcome: SessionOutcome | None, client: HeadlessClient, wall: float, streamed: bool
+    ) -> None:
+        if outcome is None:
+            print_summary(
+                self.console,
+                stop_reason="interrupted",
+                message="",
+                steps=None,
+                wall_time=wall,
+                changes=client.changes,
+                show_message=False,
+            )
+            return
+        print_summary(
+            self.console,
+            stop_reason=outcome.stop_reason,
+            message=outcome.message,
+            steps=outcome.steps,
+            wall_time=wall,
+            changes=outcome.changes,
+            show_message=outcome.stop_reason != "end_turn" or not streamed,
+        )

@@ -1,0 +1,281 @@
+"""What ``cadenza run`` shows: a live status line, the agent's text, tool calls, then a summary.
+
+On a terminal the status line is a rich spinner with the latest progress report (``step 3/25 ·
+editing app.py``) and the agent's text streams above it. When stdout is not a terminal (CI logs),
+the same information is printed as plain lines, without colours or cursor movement.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.markup import escape
+from rich.spinner import Spinner
+from rich.text import Text
+
+from cadenza.client.edits import FileChange
+from cadenza.client.events import (
+    ClientEvent,
+    EditRejected,
+    EditWritten,
+    Progress,
+    ServerMessage,
+    UserAsked,
+)
+from cadenza.client.summary import diff_stat, unified_diff
+from cadenza.client.wire import AgentMessageChunk, SessionEnd, ToolCall, ToolCallUpdate
+
+_STEP = re.compile(r"step \d+/\d+")
+DIFF_LINES_PER_FILE = 40
+KIND_MARKS = {"created": "A", "modified": "M", "deleted": "D", "renamed": "R"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Marks:
+    """The symbols used for results (ASCII fallbacks for consoles that are not UTF-8)."""
+
+    ok: str
+    failed: str
+    edit: str
+    dot: str
+
+    @classmethod
+    def for_console(cls, console: Console) -> Marks:
+        """UTF-8 symbols when the console can encode them."""
+        if console.encoding.lower().replace("-", "").startswith("utf"):
+            return cls(ok="✓", failed="✗", edit="✎", dot="·")
+        return cls(ok="ok", failed="FAILED", edit="*", dot="-")
+
+
+class SessionDisplay:
+    """The observer of ``cadenza run``: renders events as they come.
+
+    Args:
+        console: Where to print (stdout).
+        declined_note: Said after a question that was declined without asking, e.g.
+            ``--yes``; None when the person is asked on the terminal.
+    """
+
+    def __init__(self, console: Console, *, declined_note: str | None = None) -> None:
+        self.console = console
+        self.declined_note = declined_note
+        self.marks = Marks.for_console(console)
+        self.live_enabled = console.is_terminal and not console.is_dumb_terminal
+        self._live: Live | None = None
+        self._spinner = Spinner("dots", text="starting the server")
+        self._pending_text = ""
+        self._step = ""
+        self._activity = "starting the server"
+        self._tools: dict[str, str] = {}
+        self.streamed_text = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def __enter__(self) -> SessionDisplay:
+        if self.live_enabled:
+            self._live = Live(
+                self._renderable(), console=self.console, transient=True, refresh_per_second=10
+            )
+            self._live.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.flush_text()
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Suspend the live status line (while a prompt owns the terminal)."""
+        self.flush_text()
+        live = self._live
+        if live is not None:
+            live.stop()
+        try:
+            yield
+        finally:
+            if live is not None:
+                live.start()
+
+    # -- events ------------------------------------------------------------------------------
+
+    def __call__(self, event: ClientEvent) -> None:
+        """Render one event."""
+        if isinstance(event, AgentMessageChunk):
+            self._agent_text(event.content.text)
+        elif isinstance(event, ToolCall):
+            self._tool_call(event)
+        elif isinstance(event, ToolCallUpdate):
+            self._tool_result(event)
+        elif isinstance(event, Progress):
+            self._progress(event)
+        elif isinstance(event, SessionEnd):
+            self.flush_text()
+        else:
+            self._note(event)
+
+    def _note(self, event: ClientEvent) -> None:
+        if isinstance(event, EditWritten):
+            for change in event.changes:
+                self._line(f"  [dim]{self.marks.edit} {escape(_change_label(change))}[/dim]")
+        elif isinstance(event, EditRejected):
+            self._line(f"  [yellow]{self.marks.failed} edit refused: {escape(event.reason)}[/]")
+        elif isinstance(event, UserAsked):
+            self._asked(event)
+        elif isinstance(event, ServerMessage) and (event.shown or event.level == "error"):
+            colour = {"error": "red", "warning": "yellow"}.get(event.level, "cyan")
+            self._line(f"[{colour}]server {event.level}:[/] {escape(event.message)}")
+
+    def _agent_text(self, text: str) -> None:
+        self.streamed_text = True
+        self._pending_text += text
+        *complete, self._pending_text = self._pending_text.split("\n")
+        for line in complete:
+            self._print(Text(line))
+        self._refresh()
+
+    def flush_text(self) -> None:
+        """Print the agent's text that has no line end yet."""
+        if self._pending_text:
+            text, self._pending_text = self._pending_text, ""
+            self._print(Text(text))
+            self._refresh()
+
+    def _tool_call(self, event: ToolCall) -> None:
+        self.flush_text()
+        self._tools[event.tool_call_id] = event.title or "tool call"
+        self._activity = event.title
+        self._refresh()
+
+    def _tool_result(self, event: ToolCallUpdate) -> None:
+        if event.status not in ("completed", "failed"):
+            return
+        title = event.title or self._tools.pop(event.tool_call_id, "tool call")
+        if event.status == "completed":
+            self._line(f"[green]{self.marks.ok}[/] {escape(title)}")
+            return
+        reason = event.text().strip().splitlines()
+        detail = f" [dim]{self.marks.dot} {escape(reason[0][:200])}[/dim]" if reason else ""
+        self._line(f"[red]{self.marks.failed}[/] {escape(title)}{detail}")
+
+    def _progress(self, event: Progress) -> None:
+        message = event.message or event.title or ""
+        if event.kind == "begin":
+            self._activity = "thinking"
+            self._line(f"[bold]{self.marks.dot} {escape(event.title or 'session')}[/bold]")
+        elif event.kind == "report" and message:
+            if _STEP.fullmatch(message):
+                self._step, self._activity = message, "thinking"
+            else:
+                self._activity = message
+            if not self.live_enabled and _STEP.fullmatch(message):
+                self._line(f"[dim]{self.marks.dot} {escape(message)}[/dim]")
+        self._refresh()
+
+    def _asked(self, event: UserAsked) -> None:
+        if event.answer is not None:
+            self._line(f"[cyan]?[/] {escape(event.question)} [dim]→ {escape(event.answer)}[/dim]")
+            return
+        note = self.declined_note or "no answer"
+        self._line(f"[cyan]?[/] {escape(event.question)} [yellow]→ declined ({note})[/]")
+
+    # -- output ------------------------------------------------------------------------------
+
+    def note(self, markup: str) -> None:
+        """Print one line of rich markup above the status line."""
+        self._line(markup)
+
+    def _line(self, markup: str) -> None:
+        self.flush_text()
+        self._print(Text.from_markup(markup))
+
+    def _print(self, renderable: RenderableType) -> None:
+        self.console.print(renderable, soft_wrap=True)
+
+    def _status(self) -> str:
+        parts = [p for p in (self._step, self._activity) if p]
+        return f" {self.marks.dot} ".join(parts)
+
+    def _renderable(self) -> RenderableType:
+        self._spinner.update(text=Text(self._status(), style="cyan"))
+        if self._pending_text:
+            return Group(Text(self._pending_text), self._spinner)
+        return self._spinner
+
+    def _refresh(self) -> None:
+        if self._live is not None:
+            self._live.update(self._renderable())
+
+
+def _change_label(change: FileChange) -> str:
+    if change.kind == "renamed" and change.old_path:
+        return f"{change.old_path} → {change.path}"
+    return change.path
+
+
+def print_summary(
+    console: Console,
+    *,
+    stop_reason: str,
+    message: str,
+    steps: int | None,
+    wall_time: float,
+    changes: tuple[FileChange, ...],
+    show_message: bool,
+) -> None:
+    """Print the end of a run: stop reason, steps, wall time, and each changed file's diff.
+
+    Args:
+        console: Where to print.
+        stop_reason: The session's stop reason (or ``interrupted``).
+        message: The final answer or the error.
+        steps: Model requests made, if known.
+        wall_time: Seconds the whole run took.
+        changes: Files changed, one per path.
+        show_message: Print ``message`` (False when its text was already streamed).
+    """
+    marks = Marks.for_console(console)
+    colour = "green" if stop_reason == "end_turn" else "red" if stop_reason == "error" else "yellow"
+    console.print()
+    if show_message and message:
+        label = "error" if stop_reason == "error" else "message"
+        console.print(f"[{colour}]{label}:[/] {escape(message)}", soft_wrap=True)
+    step_part = f"steps {steps} {marks.dot} " if steps is not None else ""
+    console.print(
+        f"[bold]session {stop_reason}[/] {marks.dot} {step_part}wall time {wall_time:.1f} s",
+        style=colour,
+        highlight=False,
+    )
+    if not changes:
+        console.print("no files changed")
+        return
+    console.print(f"files changed ({len(changes)}):")
+    for change in changes:
+        stat = diff_stat(change)
+        console.print(
+            f"  {KIND_MARKS[change.kind]} {escape(_change_label(change))}  "
+            f"[green]+{stat.added}[/] [red]-{stat.removed}[/]",
+            soft_wrap=True,
+            highlight=False,
+        )
+    for change in changes:
+        console.print()
+        for line in unified_diff(change, max_lines=DIFF_LINES_PER_FILE):
+            style = _diff_style(line)
+            console.print(Text(line, style=style), soft_wrap=True)
+
+
+def _diff_style(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return "bold"
+    if line.startswith("+"):
+        return "green"
+    if line.startswith("-"):
+        return "red"
+    return "cyan" if line.startswith("@@") else ""

@@ -1,0 +1,389 @@
+"""Apply ``workspace/applyEdit`` to the files on disk: all or nothing, atomically per file.
+
+The server describes every file change as a ``WorkspaceEdit`` (LSP 3.17, "Workspace Edit"):
+``documentChanges`` (``TextDocumentEdit``, ``CreateFile``, ``RenameFile``, ``DeleteFile``, applied
+in order) or, when absent, ``changes`` (a map from URI to ``TextEdit`` lists). The applier first
+computes the final bytes of every touched file in memory; only if every operation is valid does it
+write them, each through a temp file and a rename (:func:`cadenza.tools.fs.write_atomic`). A refused
+edit writes nothing and says why, which the server turns into an error tool result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+from pygls.workspace.position_codec import PositionCodec
+
+from cadenza.client.text import UTF8_BOM, DocumentText, TextError
+from cadenza.tools.fs import write_atomic
+
+ChangeKind = Literal["created", "modified", "deleted", "renamed"]
+DocumentChange = types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileChange:
+    """One file's change, for the summary.
+
+    Attributes:
+        path: Path relative to the workspace root, with ``/`` separators.
+        kind: What happened to the file.
+        before: The text before (BOM removed; undecodable bytes replaced), None if it was absent.
+        after: The text after, None if the file is gone.
+        old_path: For ``renamed``: the path the content came from.
+    """
+
+    path: str
+    kind: ChangeKind
+    before: str | None
+    after: str | None
+    old_path: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EditApplied:
+    """Every operation was valid and written; ``changes`` lists the files that differ."""
+
+    changes: tuple[FileChange, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EditRefused:
+    """Nothing was written; ``reason`` is the ``failureReason`` for the server."""
+
+    reason: str
+
+
+ApplyResult = EditApplied | EditRefused
+
+
+class EditRefusedError(Exception):
+    """One operation of a ``WorkspaceEdit`` is invalid; the message says which and why."""
+
+
+@dataclass(kw_only=True)
+class _Staged:
+    """A file's planned final state: ``data`` None means absent; ``origin`` is a rename source."""
+
+    data: bytes | None
+    mode: int | None = None
+    origin: Path | None = None
+
+
+def _display_text(data: bytes | None) -> str | None:
+    if data is None:
+        return None
+    return data.removeprefix(UTF8_BOM).decode("utf-8", errors="replace")
+
+
+@functools.cache
+def _new_file_mode() -> int:
+    """Permission bits of a newly created file under the current umask (``0o666 & ~umask``)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+class _Plan:
+    """The in-memory overlay of one ``WorkspaceEdit``: originals read once, final states staged."""
+
+    def __init__(self, root: Path, codec: PositionCodec, versions: Mapping[str, int]) -> None:
+        self.root = root
+        self.codec = codec
+        self.versions = versions
+        self.original: dict[Path, bytes | None] = {}
+        self.modes: dict[Path, int | None] = {}
+        self.staged: dict[Path, _Staged] = {}
+
+    def path_of(self, uri: str) -> Path:
+        """The resolved path of a ``file:`` URI inside the workspace root.
+
+        Raises:
+            EditRefusedError: Not a ``file:`` URI, or the path (symlinks followed) is outside
+                the root or is the root itself.
+        """
+        fs_path = to_fs_path(uri) if uri.startswith("file:") else None
+        if fs_path is None:
+            raise EditRefusedError(f"{uri} is not a file: URI")
+        path = Path(fs_path).resolve()
+        if path == self.root or not path.is_relative_to(self.root):
+            raise EditRefusedError(f"{uri} is outside the workspace {self.root}")
+        return path
+
+    def current(self, path: Path) -> bytes | None:
+        """The bytes of ``path`` as planned so far (None: absent).
+
+        Raises:
+            EditRefusedError: The path is a folder, or cannot be read.
+        """
+        if path in self.staged:
+            return self.staged[path].data
+        if path not in self.original:
+            if path.is_dir():
+                raise EditRefusedError(f"{self.name(path)} is a folder")
+            try:
+                self.original[path] = path.read_bytes()
+                self.modes[path] = path.stat().st_mode & 0o7777
+            except FileNotFoundError:
+                self.original[path], self.modes[path] = None, None
+            except OSError as exc:
+                raise EditRefusedError(f"cannot read {self.name(path)}: {exc.strerror}") from None
+        return self.original[path]
+
+    def stage(self, path: Path, data: bytes | None, origin: Path | None = None) -> None:
+        """Plan ``data`` as the final bytes of ``path`` (None: delete it)."""
+        self.current(path)
+        previous = self.staged.get(path)
+        if origin is None and previous is not None:  # a later edit of a staged file
+            origin, mode = previous.origin, previous.mode
+        elif origin in self.staged:
+            mode = self.staged[origin].mode
+        else:
+            mode = self.modes.get(origin or path)
+        self.staged[path] = _Staged(data=data, mode=mode, origin=origin)
+
+    def name(self, path: Path) -> str:
+        """``path`` relative to the root, ``/``-separated."""
+        return path.relative_to(self.root).as_posix()
+
+
+class WorkspaceEditApplier:
+    """Applies ``WorkspaceEdit`` objects under one workspace root.
+
+    Args:
+        root: The workspace folder; edits outside it (after following symlinks) are refused.
+        position_encoding: The negotiated ``PositionEncodingKind`` (``utf-16`` unless the server
+            chose another that the client offered).
+        open_versions: Versions of the documents this client has opened, by URI. A
+            ``TextDocumentEdit`` with a non-null version must match; the headless client opens
+            none, so any non-null version is refused as stale (LSP 3.17,
+            ``OptionalVersionedTextDocumentIdentifier``).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        position_encoding: str = types.PositionEncodingKind.Utf16,
+        open_versions: Mapping[str, int] | None = None,
+    ) -> None:
+        self.root = root.resolve()
+        self.codec = PositionCodec(position_encoding)
+        self.open_versions: Mapping[str, int] = open_versions or {}
+
+    def apply(self, edit: types.WorkspaceEdit) -> ApplyResult:
+        """Validate every operation of ``edit``, then write all files or none.
+
+        ``documentChanges`` wins over ``changes`` when both are present (LSP 3.17,
+        ``WorkspaceEdit``). Text edits of one ``TextDocumentEdit`` all refer to the text before
+        that ``TextDocumentEdit``; consecutive operations see each other's results.
+
+        Returns:
+            :class:`EditApplied` with the files that differ, or :class:`EditRefused` with the
+            reason (a URI outside the root, a missing file, a range past the end, overlapping
+            edits, a stale version, an existing file to create, a write error rolled back).
+        """
+        plan = _Plan(self.root, self.codec, self.open_versions)
+        try:
+            for op in _operations(edit):
+                _plan_operation(plan, op)
+            changes = _changes(plan)
+            _commit(plan)
+        except EditRefusedError as exc:
+            return EditRefused(reason=str(exc))
+        return EditApplied(changes=changes)
+
+
+def _operations(edit: types.WorkspaceEdit) -> list[DocumentChange]:
+    if edit.document_changes is not None:
+        return list(edit.document_changes)
+    return [
+        types.TextDocumentEdit(
+            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
+            edits=list(edits),
+        )
+        for uri, edits in (edit.changes or {}).items()
+    ]
+
+
+def _plan_operation(plan: _Plan, op: DocumentChange) -> None:
+    if isinstance(op, types.TextDocumentEdit):
+        _plan_text_edit(plan, op)
+    elif isinstance(op, types.CreateFile):
+        _plan_create(plan, op)
+    elif isinstance(op, types.RenameFile):
+        _plan_rename(plan, op)
+    else:
+        _plan_delete(plan, op)
+
+
+def _plan_text_edit(plan: _Plan, op: types.TextDocumentEdit) -> None:
+    uri, version = op.text_document.uri, op.text_document.version
+    path = plan.path_of(uri)
+    if version is not None and plan.versions.get(uri) != version:
+        have = plan.versions.get(uri)
+        held = f"version {have}" if have is not None else "no open document"
+        raise EditRefusedError(
+            f"version mismatch for {plan.name(path)}: edit for version {version}, {held}"
+        )
+    data = plan.current(path)
+    if data is None:
+        raise EditRefusedError(f"{plan.name(path)} does not exist")
+    try:
+        doc = DocumentText.decode(data, plan.codec)
+        new_data = DocumentText(text=apply_text_edits(doc, op.edits), bom=doc.bom).encode()
+    except TextError as exc:
+        raise EditRefusedError(f"{plan.name(path)}: {exc}") from None
+    plan.stage(path, new_data)
+
+
+def apply_text_edits(
+    doc: DocumentText,
+    edits: Sequence[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit],
+) -> str:
+    """Apply edits that all refer to ``doc``'s text, from the last to the first.
+
+    Inserts at one position keep their array order in the result (LSP 3.17, ``TextEdit``).
+
+    Args:
+        doc: The text the edit ranges refer to.
+        edits: Non-overlapping edits with ranges in the codec's units.
+
+    Returns:
+        The new text (code points, BOM not included).
+
+    Raises:
+        TextError: A range is invalid, two ranges overlap, or an edit is a snippet.
+    """
+    spans: list[tuple[int, int, int, str]] = []
+    for index, edit in enumerate(edits):
+        if isinstance(edit, types.SnippetTextEdit):
+            raise TextError("snippet edits are not supported by this client")
+        start, end = doc.span(edit.range)
+        spans.append((start, end, index, edit.new_text))
+    spans.sort()
+    for (_, end, _, _), (start, _, _, _) in itertools.pairwise(spans):
+        if start < end:
+            raise TextError("two edits overlap")
+    text = doc.text
+    for start, end, _, new_text in reversed(spans):
+        text = text[:start] + new_text + text[end:]
+    return text
+
+
+def _plan_create(plan: _Plan, op: types.CreateFile) -> None:
+    path = plan.path_of(op.uri)
+    options = op.options or types.CreateFileOptions()
+    if plan.current(path) is not None:
+        if options.overwrite:
+            plan.stage(path, b"")
+        elif not options.ignore_if_exists:
+            raise EditRefusedError(f"{plan.name(path)} already exists")
+        return
+    plan.stage(path, b"")
+
+
+def _plan_rename(plan: _Plan, op: types.RenameFile) -> None:
+    old, new = plan.path_of(op.old_uri), plan.path_of(op.new_uri)
+    options = op.options or types.RenameFileOptions()
+    data = plan.current(old)
+    if data is None:
+        raise EditRefusedError(f"{plan.name(old)} does not exist")
+    if old == new:
+        return
+    if plan.current(new) is not None and not options.overwrite:
+        if options.ignore_if_exists:
+            return
+        raise EditRefusedError(f"{plan.name(new)} already exists")
+    plan.stage(new, data, origin=old)
+    plan.stage(old, None)
+
+
+def _plan_delete(plan: _Plan, op: types.DeleteFile) -> None:
+    path = plan.path_of(op.uri)
+    options = op.options or types.DeleteFileOptions()
+    if plan.current(path) is None:
+        if not options.ignore_if_not_exists:
+            raise EditRefusedError(f"{plan.name(path)} does not exist")
+        return
+    plan.stage(path, None)
+
+
+def _changes(plan: _Plan) -> tuple[FileChange, ...]:
+    """The differences between the originals and the plan, in the order files were staged."""
+    rename_sources = {s.origin for s in plan.staged.values() if s.data is not None and s.origin}
+    changes: list[FileChange] = []
+    for path, staged in plan.staged.items():
+        before, after = plan.original[path], staged.data
+        if before == after or (after is None and path in rename_sources):
+            continue
+        kind: ChangeKind = "modified"
+        old_path: str | None = None
+        if after is None:
+            kind = "deleted"
+        elif staged.origin is not None and plan.original.get(staged.origin) is not None:
+            kind, old_path = "renamed", plan.name(staged.origin)
+            before = plan.original[staged.origin]
+        elif before is None:
+            kind = "created"
+        changes.append(
+            FileChange(
+                path=plan.name(path),
+                kind=kind,
+                before=_display_text(before),
+                after=_display_text(after),
+                old_path=old_path,
+            )
+        )
+    return tuple(changes)
+
+
+def _commit(plan: _Plan) -> None:
+    """Write the staged files (writes first, then deletions); on an OS error, roll back.
+
+    Raises:
+        EditRefusedError: A write or delete failed; files already touched were restored.
+    """
+    pending = [(p, s) for p, s in plan.staged.items() if s.data != plan.original[p]]
+    # Writes before deletions: a rename interrupted half-way leaves two copies, never none.
+    ordered = sorted(pending, key=lambda item: item[1].data is None)
+    done: list[Path] = []
+    try:
+        for path, staged in ordered:
+            done.append(path)
+            _write_one(path, staged)
+    except OSError as exc:
+        for path in reversed(done):
+            _restore(path, plan.original[path], plan.modes[path])
+        raise EditRefusedError(f"writing {plan.name(done[-1])} failed: {exc}") from None
+
+
+def _write_one(path: Path, staged: _Staged) -> None:
+    if staged.data is None:
+        path.unlink()
+        return
+    existed = path.exists()
+    write_atomic(path, staged.data)
+    if staged.origin is not None or not existed:
+        # write_atomic keeps the mode of a file it replaces; a new file would keep mkstemp's 0600.
+        os.chmod(path, staged.mode if staged.mode is not None else _new_file_mode())
+
+
+def _restore(path: Path, data: bytes | None, mode: int | None) -> None:
+    """Best effort: put ``path`` back as it was before the commit started."""
+    with contextlib.suppress(OSError):
+        if data is None:
+            path.unlink(missing_ok=True)
+            return
+        write_atomic(path, data)
+        if mode is not None:
+            os.chmod(path, mode)

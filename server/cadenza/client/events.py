@@ -1,0 +1,86 @@
+"""What the headless client tells its observer (the CLI display, a test, another program).
+
+Session updates arrive as the wire models of :mod:`cadenza.client.wire`; the rest are the
+client's own observations: work-done progress, edits written or refused, questions answered,
+and the server's messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from cadenza.client.edits import FileChange
+from cadenza.client.wire import AgentMessageChunk, OtherUpdate, SessionEnd, ToolCall, ToolCallUpdate
+
+
+@dataclass(frozen=True, kw_only=True)
+class Progress:
+    """One ``$/progress`` value of work-done progress (LSP 3.17, "Work Done Progress").
+
+    Attributes:
+        kind: ``begin``, ``report`` or ``end``.
+        title: The operation's title (``begin`` only).
+        message: What is happening now, e.g. ``step 3/25`` or ``editing app.py``.
+        percentage: 0-100, when the server reports one.
+    """
+
+    kind: Literal["begin", "report", "end"]
+    title: str | None = None
+    message: str | None = None
+    percentage: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EditWritten:
+    """A ``workspace/applyEdit`` was written to disk; ``changes`` lists the files that differ."""
+
+    label: str | None
+    changes: tuple[FileChange, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class EditRejected:
+    """A ``workspace/applyEdit`` was answered ``applied: false``; nothing was written."""
+
+    label: str | None
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class UserAsked:
+    """The server asked the person something; ``answer`` None means declined."""
+
+    question: str
+    answer: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerMessage:
+    """``window/showMessage`` or ``window/logMessage``; ``level`` names the ``MessageType``."""
+
+    level: Literal["error", "warning", "info", "log", "debug"]
+    message: str
+    shown: bool
+
+
+ClientEvent = (
+    AgentMessageChunk
+    | ToolCall
+    | ToolCallUpdate
+    | SessionEnd
+    | OtherUpdate
+    | Progress
+    | EditWritten
+    | EditRejected
+    | UserAsked
+    | ServerMessage
+)
+
+Observer = Callable[[ClientEvent], None]
+"""Receives every event in arrival order, on the event loop; it must not block."""
+
+
+def ignore_events(event: ClientEvent) -> None:
+    """The observer that does nothing."""

@@ -1,0 +1,134 @@
+"""The client's handlers of server → client messages, one thin function per method.
+
+Requests: ``workspace/applyEdit`` (written by the applier), ``window/workDoneProgress/create``
+(accepted), ``cadenza/askUser`` and ``window/showMessageRequest`` (the prompter). Notifications:
+``$/progress``, ``cadenza/sessionUpdate``, ``window/showMessage``, ``window/logMessage`` (to the
+observer). Handlers take only ``params``: pygls passes the client itself only to a first
+parameter named ``ls``, which none of these has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+from cadenza.client.edits import EditApplied, FileChange, WorkspaceEditApplier
+from cadenza.client.events import (
+    ClientEvent,
+    EditRejected,
+    EditWritten,
+    Progress,
+    ServerMessage,
+    UserAsked,
+)
+from cadenza.client.prompts import Prompter
+from cadenza.client.wire import ASK_USER, SESSION_UPDATE, AskUserParams, AskUserResult
+
+_LEVELS: dict[int, Literal["error", "warning", "info", "log", "debug"]] = {
+    types.MessageType.Error: "error",
+    types.MessageType.Warning: "warning",
+    types.MessageType.Info: "info",
+    types.MessageType.Log: "log",
+    types.MessageType.Debug: "debug",
+}
+
+
+class ServerRequests:
+    """State shared by the handlers.
+
+    Attributes:
+        applier: Writes ``workspace/applyEdit`` to disk (replaced once the position encoding
+            is negotiated).
+        prompter: Answers questions.
+        publish: Hands an event to the observer.
+        on_change: Receives the files each applied edit changed.
+    """
+
+    def __init__(
+        self,
+        *,
+        applier: WorkspaceEditApplier,
+        prompter: Prompter,
+        publish: Callable[[ClientEvent], None],
+        on_change: Callable[[Sequence[FileChange]], None],
+    ) -> None:
+        self.applier = applier
+        self.prompter = prompter
+        self.publish = publish
+        self.on_change = on_change
+
+    def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        """Write the edit all-or-nothing; a refusal carries its reason (``failureReason``)."""
+        result = self.applier.apply(params.edit)
+        if isinstance(result, EditApplied):
+            self.on_change(result.changes)
+            self.publish(EditWritten(label=params.label, changes=result.changes))
+            return types.ApplyWorkspaceEditResult(applied=True)
+        self.publish(EditRejected(label=params.label, reason=result.reason))
+        return types.ApplyWorkspaceEditResult(applied=False, failure_reason=result.reason)
+
+    def progress(self, params: types.ProgressParams) -> None:
+        """Publish a work-done progress value; values of other shapes are ignored."""
+        value: Any = params.value
+        if isinstance(value, dict) and value.get("kind") in ("begin", "report", "end"):
+            percentage = value.get("percentage")
+            self.publish(
+                Progress(
+                    kind=value["kind"],
+                    title=value.get("title"),
+                    message=value.get("message"),
+                    percentage=percentage if isinstance(percentage, int) else None,
+                )
+            )
+
+    async def ask_user(self, params: AskUserParams) -> AskUserResult:
+        """Ask the prompter; None answers mean declined."""
+        answer = await self.prompter.ask(params)
+        self.publish(UserAsked(question=params.question, answer=answer))
+        return AskUserResult(answer=answer)
+
+    async def show_message_request(
+        self, params: types.ShowMessageRequestParams
+    ) -> types.MessageActionItem | None:
+        """Offer the actions; None when dismissed or not among them."""
+        titles = [action.title for action in params.actions or ()]
+        choice = await self.prompter.choose(params.message, titles)
+        self.publish(UserAsked(question=params.message, answer=choice))
+        return types.MessageActionItem(title=choice) if choice in titles else None
+
+    def message(self, params: types.ShowMessageParams | types.LogMessageParams) -> None:
+        """Publish ``window/showMessage`` or ``window/logMessage``."""
+        shown = isinstance(params, types.ShowMessageParams)
+        level = _LEVELS.get(params.type, "info")
+        self.publish(ServerMessage(level=level, message=params.message, shown=shown))
+
+    def register(self, lsp: LanguageClient) -> None:
+        """Register one handler per method on ``lsp``.
+
+        Lambdas rather than bound methods: pygls's feature manager sets attributes on what it
+        registers, which bound methods do not allow.
+        """
+        handlers: dict[str, Callable[..., Any]] = {
+            types.WORKSPACE_APPLY_EDIT: lambda params: self.apply_edit(params),
+            types.WINDOW_WORK_DONE_PROGRESS_CREATE: lambda params: None,
+            types.PROGRESS: lambda params: self.progress(params),
+            SESSION_UPDATE: lambda params: self.publish(params.update),
+            ASK_USER: _coroutine(self.ask_user),
+            types.WINDOW_SHOW_MESSAGE_REQUEST: _coroutine(self.show_message_request),
+            types.WINDOW_SHOW_MESSAGE: lambda params: self.message(params),
+            types.WINDOW_LOG_MESSAGE: lambda params: self.message(params),
+        }
+        for method, handler in handlers.items():
+            lsp.protocol.fm.feature(method)(handler)
+
+
+def _coroutine(method: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
+    """A plain coroutine function calling ``method`` (pygls awaits only coroutine functions)."""
+
+    async def handler(params: Any) -> Any:
+        return await method(params)
+
+    return handler

@@ -1,0 +1,146 @@
+r"""File text as LSP sees it: UTF-8 bytes, an optional BOM, LSP line rules, client position units.
+
+LSP positions are ``(line, character)`` pairs where lines are separated by ``\n``, ``\r\n`` or
+``\r`` only (LSP 3.17, "Text Documents", ``EOL``) and ``character`` counts code units of the
+negotiated position encoding, UTF-16 by default (LSP 3.17, ``Position`` and
+``PositionEncodingKind``). Python's ``str.splitlines`` also splits on ``\x0b``, ``\x0c``,
+``\x1c``-``\x1e``, ``\x85``, U+2028 and U+2029, so it must not be used for position math here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
+
+UTF8_BOM = b"\xef\xbb\xbf"
+_EOL = re.compile(r"\r\n|\r|\n")
+
+
+class TextError(ValueError):
+    """A file cannot be decoded, or a position does not exist in it; the message says why."""
+
+
+def split_lines(text: str) -> tuple[list[str], list[int]]:
+    """Split ``text`` by LSP line rules.
+
+    Args:
+        text: The document text (code points; BOM already removed).
+
+    Returns:
+        The lines without their terminators, and the code-point offset where each line starts.
+        A text ending in a terminator has a last, empty line (LSP positions may point there).
+    """
+    lines: list[str] = []
+    starts: list[int] = [0]
+    last = 0
+    for match in _EOL.finditer(text):
+        lines.append(text[last : match.start()])
+        last = match.end()
+        starts.append(last)
+    lines.append(text[last:])
+    return lines, starts
+
+
+@dataclass(kw_only=True)
+class DocumentText:
+    """The decoded text of one file, with the line index that LSP positions refer to.
+
+    Attributes:
+        text: The text in code points, without the BOM, line endings exactly as on disk.
+        bom: Whether the bytes started with a UTF-8 BOM (written back unchanged).
+        codec: pygls's converter from client position units to code points.
+    """
+
+    text: str
+    bom: bool = False
+    codec: PositionCodec = field(default_factory=PositionCodec)
+    _lines: list[str] = field(init=False, repr=False)
+    _starts: list[int] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._lines, self._starts = split_lines(self.text)
+
+    @classmethod
+    def decode(cls, data: bytes, codec: PositionCodec | None = None) -> DocumentText:
+        """Decode file bytes as UTF-8 without newline translation.
+
+        Args:
+            data: The file's bytes.
+            codec: Position codec of the negotiated encoding (default UTF-16).
+
+        Raises:
+            TextError: The bytes are not valid UTF-8 (the byte offset is in the message).
+        """
+        bom = data.startswith(UTF8_BOM)
+        body = data[len(UTF8_BOM) :] if bom else data
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TextError(f"not valid UTF-8 text (byte {exc.start + 3 * bom})") from None
+        return cls(text=text, bom=bom, codec=codec or PositionCodec())
+
+    def encode(self) -> bytes:
+        """The bytes to write: UTF-8, with the BOM put back if the file had one.
+
+        Raises:
+            TextError: The text holds a lone surrogate code point (not encodable as UTF-8).
+        """
+        try:
+            body = self.text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise TextError(f"the new text is not encodable as UTF-8 (at {exc.start})") from None
+        return UTF8_BOM + body if self.bom else body
+
+    @property
+    def line_count(self) -> int:
+        """Number of lines by LSP rules (at least 1)."""
+        return len(self._lines)
+
+    def offset_at(self, position: types.Position) -> int:
+        """Convert an LSP position to a code-point offset into :attr:`text`.
+
+        Stricter than the spec's advice to clamp a too-large ``character`` to the line length
+        (LSP 3.17, ``Position``): an edit aimed past the end of a line or of the file was computed
+        against other text, and applying it clamped would silently corrupt the file on disk.
+
+        Args:
+            position: Line (0-based) and character in client units (UTF-16 code units by default).
+
+        Returns:
+            The offset in code points.
+
+        Raises:
+            TextError: The line does not exist, the character is past the end of the line, or
+                the character falls inside a UTF-16 surrogate pair.
+        """
+        line, character = position.line, position.character
+        if line < 0 or character < 0:
+            raise TextError(f"negative position {line}:{character}")
+        if line >= len(self._lines):
+            raise TextError(f"line {line} is past the end (the file has {len(self._lines)} lines)")
+        units = self.codec.client_num_units(self._lines[line])
+        if character > units:
+            raise TextError(f"character {character} is past the end of line {line} ({units} units)")
+        # A fresh Position: pygls's codec may rewrite ``character`` of the object it is given.
+        point = self.codec.position_from_client_units(self._lines, types.Position(line, character))
+        back = self.codec.position_to_client_units(self._lines, point)
+        if back.character != character:
+            raise TextError(f"position {line}:{character} falls inside a surrogate pair")
+        return self._starts[line] + point.character
+
+    def span(self, range_: types.Range) -> tuple[int, int]:
+        """Convert an LSP range to a ``(start, end)`` pair of code-point offsets.
+
+        Raises:
+            TextError: A position is invalid (see :meth:`offset_at`) or the range is reversed.
+        """
+        start, end = self.offset_at(range_.start), self.offset_at(range_.end)
+        if end < start:
+            raise TextError(
+                f"range end {range_.end.line}:{range_.end.character} is before its start "
+                f"{range_.start.line}:{range_.start.character}"
+            )
+        return start, end

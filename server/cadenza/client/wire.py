@@ -1,0 +1,247 @@
+"""Typed shapes of Cadenza's custom messages, as the client reads and answers them.
+
+The server's side of the contract is in ``docs/protocol.md``. These models are deliberately
+lenient (unknown fields ignored, unknown update kinds kept as :class:`OtherUpdate`): a client
+must keep working when a newer server sends more than it knows. They are registered with pygls
+the way esbonio registers its own methods (a method → message-type map on the protocol plus a
+cattrs hook for pydantic models), so handlers receive typed objects, not namedtuples.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import attrs
+import cattrs
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic.alias_generators import to_camel
+from pygls.protocol import LanguageServerProtocol, default_converter
+from pygls.protocol.json_rpc import MsgId
+
+START_SESSION = "cadenza.startSession"
+CANCEL_SESSION = "cadenza.cancelSession"
+SESSION_UPDATE = "cadenza/sessionUpdate"
+ASK_USER = "cadenza/askUser"
+
+KNOWN_STOP_REASONS = ("end_turn", "max_steps", "cancelled", "error")
+"""Stop reasons of this protocol version; a newer server may send others (kept as strings)."""
+
+
+class Wire(BaseModel):
+    """Base of the client's wire models: camelCase aliases, unknown fields ignored, frozen."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="ignore", frozen=True
+    )
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON object to send (camelCase keys)."""
+        return self.model_dump(by_alias=True, mode="json")
+
+
+class TextBlock(Wire):
+    """ACP ``ContentBlock`` of type text."""
+
+    type: str = "text"
+    text: str = ""
+
+
+class ToolOutput(Wire):
+    """ACP ``ToolCallContent`` of type ``content``: what the tool returned."""
+
+    type: Literal["content"] = "content"
+    content: TextBlock = TextBlock()
+
+
+class ToolDiff(Wire):
+    """ACP ``ToolCallContent`` of type ``diff``; ``old_text`` is None for a new file."""
+
+    type: Literal["diff"] = "diff"
+    path: str
+    old_text: str | None = None
+    new_text: str = ""
+
+
+class OtherContent(Wire):
+    """A tool-call content block of a kind this client does not know."""
+
+    type: str = ""
+
+
+def _content_tag(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return kind if kind in ("content", "diff") else "other"
+
+
+ToolCallContent = Annotated[
+    Annotated[ToolOutput, Tag("content")]
+    | Annotated[ToolDiff, Tag("diff")]
+    | Annotated[OtherContent, Tag("other")],
+    Discriminator(_content_tag),
+]
+
+
+class AgentMessageChunk(Wire):
+    """``agent_message_chunk``: assistant text, streamed."""
+
+    session_update: Literal["agent_message_chunk"] = "agent_message_chunk"
+    content: TextBlock = TextBlock()
+
+
+class ToolCall(Wire):
+    """``tool_call``: the model called a tool; ``raw_input`` is its arguments as JSON."""
+
+    session_update: Literal["tool_call"] = "tool_call"
+    tool_call_id: str
+    title: str = ""
+    kind: str = "other"
+    status: str | None = None
+    raw_input: Any = None
+
+
+class ToolCallUpdate(Wire):
+    """``tool_call_update``: a result (``status`` completed/failed) or a diff of a running call."""
+
+    session_update: Literal["tool_call_update"] = "tool_call_update"
+    tool_call_id: str
+    status: str | None = None
+    title: str | None = None
+    content: list[ToolCallContent] = Field(default_factory=list)
+
+    def text(self) -> str:
+        """The text of the ``content`` blocks, joined by newlines."""
+        return "\n".join(b.content.text for b in self.content if isinstance(b, ToolOutput))
+
+
+class SessionEnd(Wire):
+    """``session_end``: the session is over; ``message`` is the final answer or the error."""
+
+    session_update: Literal["session_end"] = "session_end"
+    stop_reason: str
+    message: str = ""
+    steps: int = 0
+
+
+class OtherUpdate(Wire):
+    """An update kind this client does not know (``plan``, ``usage_update``, ...): ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+    session_update: str
+
+
+_UPDATE_KINDS = ("agent_message_chunk", "tool_call", "tool_call_update", "session_end")
+
+
+def _update_tag(value: Any) -> str:
+    if isinstance(value, dict):
+        kind = value.get("sessionUpdate", value.get("session_update"))
+    else:
+        kind = getattr(value, "session_update", None)
+    return kind if kind in _UPDATE_KINDS else "other"
+
+
+SessionUpdate = Annotated[
+    Annotated[AgentMessageChunk, Tag("agent_message_chunk")]
+    | Annotated[ToolCall, Tag("tool_call")]
+    | Annotated[ToolCallUpdate, Tag("tool_call_update")]
+    | Annotated[SessionEnd, Tag("session_end")]
+    | Annotated[OtherUpdate, Tag("other")],
+    Discriminator(_update_tag),
+]
+
+
+class SessionUpdateParams(Wire):
+    """Params of the notification ``cadenza/sessionUpdate``."""
+
+    session_id: str
+    update: SessionUpdate
+
+
+class AskUserParams(Wire):
+    """Params of the server → client request ``cadenza/askUser``."""
+
+    session_id: str = ""
+    question: str = ""
+    why_no_default: str | None = None
+    options: list[str] | None = None
+
+
+class AskUserResult(Wire):
+    """The answer to ``cadenza/askUser``; None means the person declined."""
+
+    answer: str | None
+
+
+class StartSessionArgs(Wire):
+    """The one argument of ``cadenza.startSession``."""
+
+    task: str
+    root_uri: str
+    model: str | None = None
+
+    def wire(self) -> dict[str, Any]:
+        """The argument object, without ``model`` when it is not given."""
+        return self.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+class StartSessionResult(Wire):
+    """The result of ``cadenza.startSession``."""
+
+    session_id: str
+
+
+class CancelSessionResult(Wire):
+    """The result of ``cadenza.cancelSession``."""
+
+    cancelled: bool = False
+
+
+@attrs.define
+class SessionUpdateNotification:
+    """JSON-RPC envelope of ``cadenza/sessionUpdate`` (for pygls's method → type map)."""
+
+    method: str
+    jsonrpc: str
+    params: SessionUpdateParams
+
+
+@attrs.define
+class AskUserRequest:
+    """JSON-RPC envelope of ``cadenza/askUser`` (for pygls's method → type map)."""
+
+    id: MsgId
+    method: str
+    jsonrpc: str
+    params: AskUserParams
+
+
+CUSTOM_MESSAGE_TYPES: dict[str, type[Any]] = {
+    SESSION_UPDATE: SessionUpdateNotification,
+    ASK_USER: AskUserRequest,
+}
+
+
+def _is_wire_model(cls: Any) -> bool:
+    return isinstance(cls, type) and issubclass(cls, BaseModel)
+
+
+def client_converter() -> cattrs.Converter:
+    """The pygls converter plus pydantic models: validated in, dumped by alias out."""
+    converter: cattrs.Converter = default_converter()  # type: ignore[no-untyped-call]
+    converter.register_structure_hook_func(
+        _is_wire_model, lambda data, cls: cls.model_validate(data)
+    )
+    converter.register_unstructure_hook_func(
+        _is_wire_model, lambda model: model.model_dump(by_alias=True, mode="json")
+    )
+    return converter
+
+
+class CadenzaClientProtocol(LanguageServerProtocol):
+    """pygls's LSP protocol that also knows Cadenza's custom message types."""
+
+    def get_message_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
+        """The message class of ``method``: Cadenza's own, else lsprotocol's."""
+        # The base method is wrapped in functools.lru_cache; a plain override is called alike.
+        return CUSTOM_MESSAGE_TYPES.get(method) or super().get_message_type(method)

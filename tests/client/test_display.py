@@ -1,0 +1,144 @@
+"""What ``cadenza run`` prints when stdout is not a terminal, and the change summary helpers."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+
+from cadenza.client.cli import exit_status
+from cadenza.client.display import SessionDisplay, print_summary
+from cadenza.client.edits import FileChange
+from cadenza.client.events import EditRejected, EditWritten, Progress, ServerMessage, UserAsked
+from cadenza.client.summary import diff_stat, merge_changes, unified_diff
+from cadenza.client.wire import (
+    AgentMessageChunk,
+    SessionEnd,
+    TextBlock,
+    ToolCall,
+    ToolCallUpdate,
+    ToolOutput,
+)
+
+
+def plain_console() -> tuple[Console, io.StringIO]:
+    out = io.StringIO()
+    return Console(file=out, force_terminal=False, width=60, highlight=False), out
+
+
+def test_plain_output_lines() -> None:
+    console, out = plain_console()
+    display = SessionDisplay(console, declined_note="--yes")
+    with display:
+        assert display.live_enabled is False
+        display(Progress(kind="begin", title="Cadenza"))
+        display(Progress(kind="report", message="step 1/25"))
+        display(ToolCall(tool_call_id="1", title="reading app.py", kind="read"))
+        display(Progress(kind="report", message="reading app.py"))
+        display(ToolCallUpdate(tool_call_id="1", status="completed"))
+        display(ToolCall(tool_call_id="2", title="editing app.py", kind="edit"))
+        display(ToolCallUpdate(tool_call_id="2", status=None))  # a diff while running: silent
+        change = FileChange(path="app.py", kind="modified", before="a\n", after="b\n")
+        display(EditWritten(label=None, changes=(change,)))
+        failure = ToolOutput(content=TextBlock(text="old_string not found\ndetails"))
+        display(ToolCallUpdate(tool_call_id="2", status="failed", content=[failure]))
+        display(EditRejected(label=None, reason="x is outside the workspace"))
+        display(UserAsked(question="Which name?", answer=None))
+        display(ServerMessage(level="log", message="noise", shown=False))
+        display(ServerMessage(level="warning", message="careful", shown=True))
+        display(AgentMessageChunk(content=TextBlock(text="All ")))
+        display(AgentMessageChunk(content=TextBlock(text="done.\nBye")))
+        display(SessionEnd(stop_reason="end_turn", message="All done.\nBye", steps=2))
+    assert out.getvalue().splitlines() == [
+        "· Cadenza",
+        "· step 1/25",
+        "✓ reading app.py",
+        "  ✎ app.py",
+        "✗ editing app.py · old_string not found",
+        "  ✗ edit refused: x is outside the workspace",
+        "? Which name? → declined (--yes)",
+        "server warning: careful",
+        "All done.",
+        "Bye",
+    ]
+    assert display.streamed_text
+
+
+def test_summary_with_diff_and_stats() -> None:
+    console, out = plain_console()
+    changes = (
+        FileChange(path="app.py", kind="modified", before="a\r\nb\r\n", after="a\r\nB\r\n"),
+        FileChange(path="new.py", kind="created", before=None, after="x\ny\n"),
+    )
+    print_summary(
+        console,
+        stop_reason="end_turn",
+        message="done",
+        steps=3,
+        wall_time=1.25,
+        changes=changes,
+        show_message=False,
+    )
+    text = out.getvalue()
+    assert "session end_turn · steps 3 · wall time 1.2 s" in text
+    assert "files changed (2):" in text
+    assert "  M app.py  +1 -1" in text
+    assert "  A new.py  +2 -0" in text
+    assert "-b\n+B\n" in text
+    assert "--- /dev/null\n+++ b/new.py" in text
+    assert "done" not in text.replace("wall", "")
+
+
+def test_summary_error_message_shown() -> None:
+    console, out = plain_console()
+    print_summary(
+        console,
+        stop_reason="error",
+        message="HTTP 500",
+        steps=1,
+        wall_time=0.5,
+        changes=(),
+        show_message=True,
+    )
+    assert "error: HTTP 500" in out.getvalue()
+    assert "no files changed" in out.getvalue()
+
+
+def test_exit_status_table() -> None:
+    assert exit_status("end_turn") == 0
+    assert exit_status("error") == 1
+    assert exit_status("cancelled") == 1
+    assert exit_status("max_steps") == 3
+    assert exit_status("something_new") == 1
+
+
+def test_merge_changes_folds_per_path() -> None:
+    merged = merge_changes(
+        [
+            FileChange(path="a", kind="modified", before="1", after="2"),
+            FileChange(path="b", kind="created", before=None, after="x"),
+            FileChange(path="a", kind="modified", before="2", after="3"),
+            FileChange(path="b", kind="modified", before="x", after="y"),
+            FileChange(path="c", kind="created", before=None, after="tmp"),
+            FileChange(path="c", kind="deleted", before="tmp", after=None),
+            FileChange(path="d", kind="modified", before="same", after="other"),
+            FileChange(path="d", kind="modified", before="other", after="same"),
+            FileChange(path="e", kind="modified", before="e0", after="e1"),
+            FileChange(path="f", kind="renamed", before="e0", after="e1", old_path="e"),
+        ]
+    )
+    assert [(c.path, c.kind, c.before, c.after, c.old_path) for c in merged] == [
+        ("a", "modified", "1", "3", None),
+        ("b", "created", None, "y", None),
+        ("f", "renamed", "e0", "e1", "e"),
+    ]
+
+
+def test_diff_helpers() -> None:
+    change = FileChange(path="a", kind="modified", before="1\n2\n3\n", after="1\nzwei\n3\n4\n")
+    assert diff_stat(change).added == 2 and diff_stat(change).removed == 1
+    many = FileChange(
+        path="big", kind="created", before=None, after="".join(f"{i}\n" for i in range(100))
+    )
+    lines = unified_diff(many, max_lines=10)
+    assert len(lines) == 11 and lines[-1] == "… 93 more lines"
