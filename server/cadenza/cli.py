@@ -19,7 +19,16 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
     serve.add_argument("--log-level", default="INFO", help="logging level (stderr)")
 
-    run = sub.add_parser("run", help="run one agent task headlessly on a workspace")
+    run = sub.add_parser(
+        "run",
+        help="run one agent task headlessly on a workspace",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "exit status: 0 the task ended with a final answer; 1 the session ended in error\n"
+            "(or the server could not start); 3 it stopped before done (max steps);\n"
+            "130 interrupted with Ctrl-C (the session is cancelled first)."
+        ),
+    )
     run.add_argument("task", help="what the agent should do")
     run.add_argument("--workspace", default=".", help="workspace folder (default: current)")
     run.add_argument("--model", help="PROVIDER/MODEL, e.g. local/qwen2.5-coder-1.5b")
