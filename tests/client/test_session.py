@@ -172,7 +172,7 @@ async def test_server_gone_after_close(ws: Path) -> None:
     async with asyncio.timeout(TIMEOUT_S):
         client = HeadlessClient(options(ws))
         await client.start()
-        process = client._lsp._server if client._lsp else None
+        process = client._lsp.process if client._lsp else None
         await client.close()
         await client.close()  # idempotent
         assert process is not None and process.returncode == 0

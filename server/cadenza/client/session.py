@@ -134,6 +134,11 @@ class _LanguageClient(LanguageClient):
         )
         self._on_exit = on_exit
 
+    @property
+    def process(self) -> asyncio.subprocess.Process | None:
+        """The server process started by ``start_io`` (pygls keeps it in a private field)."""
+        return self._server
+
     async def server_exit(self, server: asyncio.subprocess.Process) -> None:
         """Called by pygls when the server process has exited."""
         self._on_exit(server.returncode)
@@ -252,7 +257,7 @@ class HeadlessClient:
             raise ServerStartError(
                 f"cannot start the Cadenza server ({' '.join(command)}): {exc.strerror or exc}"
             ) from None
-        process = lsp._server
+        process = lsp.process
         if process is not None and process.stderr is not None:
             self._stderr_task = asyncio.create_task(self._drain_stderr(process.stderr))
 
@@ -362,7 +367,7 @@ class HeadlessClient:
         lsp, self._lsp = self._lsp, None
         if lsp is None:
             return
-        process = lsp._server
+        process = lsp.process
         timeout = self.options.shutdown_timeout
         if process is not None and process.returncode is None:
             with contextlib.suppress(JsonRpcException, RuntimeError, TimeoutError):
