@@ -32,11 +32,19 @@ class SystemMessage(BaseModel):
     content: str
 
 
+UserTag = Literal["task", "answer", "movement", "checkpoint", "summary"]
+
+
 class UserMessage(BaseModel):
-    """A message from the person (the task, an answer)."""
+    """A message in the user role: the task, an answer, or one the engine adds.
+
+    ``tag`` says which (never sent to a model): compaction keeps the task and the latest
+    checkpoints, and summarizes the rest.
+    """
 
     role: Literal["user"] = "user"
     content: str
+    tag: UserTag | None = None
 
 
 class AssistantMessage(BaseModel):

@@ -12,8 +12,19 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 from cadenza.tools.base import ToolKind
 
-StopReason = Literal["end_turn", "max_steps", "cancelled", "error"]
-"""Why a session ended: a final answer, the step bound, a cancel, or a provider/internal error."""
+StopReason = Literal[
+    "end_turn",
+    "needs_user_input",
+    "waiting_human",
+    "failed",
+    "aborted",
+    "cancelled",
+    "max_steps",
+    "error",
+]
+"""Why a session ended (DESIGN §3): a final answer or ``complete(done)``, a question for the
+person, a person must act in the browser, ``complete(failed)``, an ``ABORT`` exit (e.g. context
+overflow), a cancel, the session's step bound, or a provider/internal error."""
 
 ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
 
@@ -24,6 +35,42 @@ class StepStarted(BaseModel):
     kind: Literal["step"] = "step"
     step: int
     max_steps: int
+
+
+class MovementStarted(BaseModel):
+    """A movement of the workflow starts (``index`` counts movements run, from 1)."""
+
+    kind: Literal["movement"] = "movement"
+    workflow: str
+    movement: str
+    index: int
+    reason: str = ""
+
+
+class ToolCacheLookup(BaseModel):
+    """A read-only call was answered from the cache (``hit``) or had to run (a miss)."""
+
+    kind: Literal["tool_cache"] = "tool_cache"
+    tool_call_id: str
+    name: str
+    hit: bool
+
+
+class ContextCompacted(BaseModel):
+    """Older turns were summarized to relieve context pressure (token counts before/after)."""
+
+    kind: Literal["compaction"] = "compaction"
+    tokens_before: int
+    tokens_after: int
+    messages_summarized: int
+
+
+class CheckpointWritten(BaseModel):
+    """A memory checkpoint at the end of a movement: what was done and what is next."""
+
+    kind: Literal["checkpoint"] = "checkpoint"
+    movement: str
+    note: str
 
 
 class AgentMessageChunk(BaseModel):
@@ -70,14 +117,20 @@ class SessionFinished(BaseModel):
     stop_reason: StopReason
     message: str = ""
     steps: int = 0
+    missing_info: str | None = None
+    why_no_default: str | None = None
 
 
 SessionEvent = Annotated[
     StepStarted
+    | MovementStarted
     | AgentMessageChunk
     | ToolCallStarted
     | ToolCallFinished
     | FileEdited
+    | ToolCacheLookup
+    | ContextCompacted
+    | CheckpointWritten
     | SessionFinished,
     Field(discriminator="kind"),
 ]

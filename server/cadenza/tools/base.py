@@ -56,12 +56,12 @@ class ToolContext:
 A = TypeVar("A", bound=ToolArgs)
 
 
-def _strip_titles(schema: Any) -> Any:
+def strip_titles(schema: Any) -> Any:
     """Drop pydantic's ``title`` keys: noise for the model and for grammar conversion."""
     if isinstance(schema, dict):
-        return {k: _strip_titles(v) for k, v in schema.items() if k != "title"}
+        return {k: strip_titles(v) for k, v in schema.items() if k != "title"}
     if isinstance(schema, list):
-        return [_strip_titles(v) for v in schema]
+        return [strip_titles(v) for v in schema]
     return schema
 
 
@@ -77,7 +77,7 @@ class Tool(ABC, Generic[A]):
 
     def spec(self) -> ToolSpec:
         """The tool as offered to the model (JSON Schema from the argument model)."""
-        schema = _strip_titles(self.args_model.model_json_schema())
+        schema = strip_titles(self.args_model.model_json_schema())
         schema.pop("description", None)  # the tool's own description says it
         return ToolSpec(name=self.name, description=self.description, parameters=schema)
 

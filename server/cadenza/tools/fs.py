@@ -34,13 +34,21 @@ def read_text(path: Path) -> str:
         ) from None
 
 
+def _new_file_mode() -> int:
+    """The mode ``open()`` would give a new file (0o666 less the umask); mkstemp uses 0o600."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically: a temp file in the same folder, then rename.
 
-    A reader sees either the old or the new bytes, never a mix; the file mode is kept.
+    A reader sees either the old or the new bytes, never a mix; an existing file keeps its
+    mode, a new one gets the usual 0o666 less the umask.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode: int | None = None
+    mode = _new_file_mode()
     with contextlib.suppress(FileNotFoundError):
         mode = path.stat().st_mode & 0o7777
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".cadenza-tmp", dir=path.parent)
@@ -49,8 +57,7 @@ def write_atomic(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -1,0 +1,70 @@
+"""The transcript as a session ``Recorder``: every message, event and checkpoint, as JSONL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cadenza.engine.events import SessionEvent, SessionFinished
+from cadenza.engine.transcript import (
+    CheckpointRecord,
+    EventRecord,
+    MessageRecord,
+    SessionEndRecord,
+    SessionStartRecord,
+    TranscriptWriter,
+)
+from cadenza.messages import Message
+
+
+class TranscriptRecorder:
+    """Appends a session's records to its transcript file, flushed per record."""
+
+    def __init__(self, writer: TranscriptWriter) -> None:
+        self.writer = writer
+
+    @classmethod
+    def start(
+        cls,
+        *,
+        session_id: str,
+        task: str,
+        root: Path,
+        workflow: str,
+        model: str,
+        directory: Path | None = None,
+    ) -> TranscriptRecorder:
+        """Open the session's transcript and write its ``session_start`` record.
+
+        Raises:
+            OSError: The state folder cannot be written.
+            ValueError: ``session_id`` is not a safe file name.
+        """
+        writer = TranscriptWriter.for_session(session_id, directory)
+        writer.append(
+            SessionStartRecord(
+                session_id=session_id, task=task, root=str(root), workflow=workflow, model=model
+            )
+        )
+        return cls(writer)
+
+    def on_message(self, message: Message) -> None:
+        """Record a message appended to the live history."""
+        self.writer.append(MessageRecord(message=message))
+
+    def on_event(self, event: SessionEvent) -> None:
+        """Record an event; ``session_end`` also closes the transcript's session."""
+        if event.kind == "agent_message_chunk":
+            return  # the whole reply is recorded as a message; chunks would double it
+        self.writer.append(EventRecord(event=event))
+        if isinstance(event, SessionFinished):
+            self.writer.append(
+                SessionEndRecord(stop_reason=event.stop_reason, message=event.message)
+            )
+
+    def on_checkpoint(self, movement: str, note: str) -> None:
+        """Record a movement's memory checkpoint."""
+        self.writer.append(CheckpointRecord(movement=movement, note=note))
+
+    def close(self) -> None:
+        """Close the file (idempotent)."""
+        self.writer.close()

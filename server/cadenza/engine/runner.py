@@ -1,0 +1,272 @@
+"""One movement's step loop: ask the model, run its calls, until a ``MovementResult``.
+
+Each step: check context pressure (compact, or the one overflow policy), request, resolve the
+reply structurally, then run the batch through the dispatcher (control calls answered by the
+engine, workspace calls through cache routing and execution), recording one tool message per
+call in call order before anything else happens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from cadenza.engine.context import bound_result
+from cadenza.engine.control import CONTROL_TOOLS, control_specs, decide
+from cadenza.engine.events import (
+    AgentMessageChunk,
+    ContextCompacted,
+    FileEdited,
+    StepStarted,
+    ToolCacheLookup,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from cadenza.engine.results import MovementResult, follow_default, overflow_exit
+from cadenza.engine.runtime import Runtime
+from cadenza.engine.steps import FinishTurn, RunTools, resolve_step
+from cadenza.engine.workflows import Movement
+from cadenza.messages import ToolCall, ToolMessage, ToolSpec
+from cadenza.providers.base import ModelRequest
+from cadenza.tools.base import ToolContext, ToolError, ToolResult
+from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
+from cadenza.tools.dispatch.recording import BatchRecorder
+from cadenza.tools.documents import fingerprint
+from cadenza.tools.paths import relative_name, resolve_in_workspace
+
+CUT_ARGUMENTS = (
+    "your reply was cut by the token limit before this call's arguments were complete; the "
+    "call was not run and nothing was written. Make the call again with shorter arguments "
+    "(for example a smaller edit)."
+)
+AFTER_CONTROL = "the movement already ended with an earlier control call in this reply"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BudgetSpent:
+    """The session's own step bound ran out (stop reason ``max_steps``)."""
+
+    kind: Literal["budget"] = "budget"
+
+
+class _StreamSink:
+    """Forwards streamed text as ``agent_message_chunk`` and remembers that it did."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.used = False
+
+    def __call__(self, delta: str) -> None:
+        self.used = True
+        self.runtime.publish(AgentMessageChunk(text=delta))
+
+
+class MovementRunner:
+    """Runs one movement of a workflow on the shared runtime."""
+
+    def __init__(self, runtime: Runtime, movement: Movement) -> None:
+        self.rt = runtime
+        self.movement = movement
+        self.steps = 0
+        self.edited: list[str] = []
+        self.calls = 0
+        allowed = movement.tools if movement.tools is not None else tuple(runtime.tools.names)
+        self.allowed = [name for name in runtime.tools.names if name in allowed]
+        self._ctx = ToolContext(root=runtime.root, host=runtime.editor)
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """Workspace tools of this movement, then the control tools."""
+        specs = [s for s in self.rt.tools.specs() if s.name in self.allowed]
+        return specs + control_specs(self.rt.workflow)
+
+    async def run(self) -> MovementResult | BudgetSpent:
+        """Step until the movement ends, its step bound, or the session's budget."""
+        limit = self.movement.max_steps
+        while True:
+            if self.rt.steps >= self.rt.settings.max_steps:
+                return BudgetSpent()
+            if limit is not None and self.steps >= limit:
+                return follow_default(
+                    self.movement,
+                    f"movement {self.movement.name!r} reached its step bound ({limit})",
+                )
+            overflow = self._relieve_pressure()
+            if overflow is not None:
+                return overflow
+            result = await self._step()
+            if result is not None:
+                return result
+
+    def _relieve_pressure(self) -> MovementResult | None:
+        """Compact above the soft limit; above the hard limit, the one overflow policy."""
+        ctx, messages = self.rt.context, self.rt.messages
+        if ctx.pressure(messages) == "ok":
+            return None
+        before = ctx.tokens(messages)
+        compacted = ctx.compact(messages)
+        if compacted is not messages:
+            self.rt.messages[:] = compacted
+            self.rt.publish(
+                ContextCompacted(
+                    tokens_before=before,
+                    tokens_after=ctx.tokens(compacted),
+                    messages_summarized=len(messages) - len(compacted) + 1,
+                )
+            )
+        if ctx.pressure(self.rt.messages) == "hard":
+            return overflow_exit(
+                self.movement,
+                f"{ctx.tokens(self.rt.messages)} tokens in history "
+                f"over the hard limit of {ctx.limits.hard}",
+            )
+        return None
+
+    def _request(self) -> ModelRequest:
+        first = not any(isinstance(m, ToolMessage) for m in self.rt.messages)
+        settings = self.rt.settings
+        return ModelRequest(
+            messages=list(self.rt.messages),
+            tools=self.tool_specs(),
+            max_tokens=settings.max_tokens,
+            temperature=settings.temperature,
+            tool_choice=settings.first_step_tool_choice if first else "auto",
+        )
+
+    async def _step(self) -> MovementResult | None:
+        self.rt.steps += 1
+        self.steps += 1
+        self.rt.publish(StepStarted(step=self.rt.steps, max_steps=self.rt.settings.max_steps))
+        sink = _StreamSink(self.rt)
+        reply = await self.rt.provider.complete(self._request(), on_text=sink)
+        if reply.content and not sink.used:
+            self.rt.publish(AgentMessageChunk(text=reply.content))
+        self.rt.append(reply.to_message())
+        self.rt.context.record_usage(reply.usage, covered=len(self.rt.messages))
+        step = resolve_step(reply)
+        if isinstance(step, FinishTurn):
+            return follow_default(self.movement, "the model ended its turn", summary=step.content)
+        return await self._run_batch(step)
+
+    async def _run_batch(self, step: RunTools) -> MovementResult | None:
+        """Run every call in order; record one tool message per call, even on cancel."""
+        recorder = BatchRecorder(step.tool_calls)
+        decided: MovementResult | None = None
+        try:
+            for call in step.tool_calls:
+                if decided is not None:
+                    result = ToolResult(content=f"not run: {AFTER_CONTROL}", is_error=True)
+                elif call.name in CONTROL_TOOLS:
+                    result, decided = self._control(call)
+                else:
+                    result = await self._workspace_call(call, cut=step.cut)
+                bounded = bound_result(result.content, self.rt.context.limits.result_chars)
+                recorder.add(call.id, ToolResult(content=bounded, is_error=result.is_error))
+        finally:
+            for message in recorder.messages(not_run_reason="the session was cancelled"):
+                self.rt.append(message)
+        return decided
+
+    def _control(self, call: ToolCall) -> tuple[ToolResult, MovementResult | None]:
+        self.rt.publish(
+            ToolCallStarted(
+                tool_call_id=call.id,
+                name=call.name,
+                title=call.name,
+                tool_kind="think",
+                raw_input=call.arguments,
+            )
+        )
+        decision = decide(call, self.rt.workflow)
+        self.rt.publish(
+            ToolCallFinished(
+                tool_call_id=call.id,
+                content=decision.content,
+                status="failed" if decision.is_error else "completed",
+            )
+        )
+        return ToolResult(content=decision.content, is_error=decision.is_error), decision.result
+
+    async def _workspace_call(self, call: ToolCall, *, cut: bool) -> ToolResult:
+        self.calls += 1
+        prepared = prepare(call, self.rt.tools)
+        title = prepared.title if isinstance(prepared, PreparedCall) else call.name
+        kind = prepared.tool.kind if isinstance(prepared, PreparedCall) else "other"
+        self.rt.publish(
+            ToolCallStarted(
+                tool_call_id=call.id,
+                name=call.name,
+                title=title,
+                tool_kind=kind,
+                raw_input=call.arguments,
+            )
+        )
+        result = self._observe(call, prepared, cut)
+        if result is None:
+            assert isinstance(prepared, PreparedCall)
+            result = await self._dispatch(call, prepared)
+        self.rt.publish(
+            ToolCallFinished(
+                tool_call_id=call.id,
+                content=result.content,
+                status="failed" if result.is_error else "completed",
+            )
+        )
+        return result
+
+    def _observe(
+        self, call: ToolCall, prepared: PreparedCall | ToolResult, cut: bool
+    ) -> ToolResult | None:
+        """Answer a call without running it: cut arguments, invalid call, not allowed, repeat."""
+        if cut:
+            return ToolResult(content=CUT_ARGUMENTS, is_error=True)
+        if isinstance(prepared, ToolResult):
+            return prepared
+        if call.name not in self.allowed:
+            return ToolResult(
+                is_error=True,
+                content=(
+                    f"{call.name} is not available in movement {self.movement.name!r}; available: "
+                    f"{', '.join(self.allowed + sorted(CONTROL_TOOLS))}"
+                ),
+            )
+        note = self.rt.stuck.check(call, self.rt.steps)
+        if note is not None:
+            return ToolResult(content=note, is_error=True)
+        return None
+
+    def _fingerprint(self, prepared: PreparedCall) -> tuple[object, ...]:
+        """The file's fingerprint for a call on one file; folders and searches have none."""
+        path = getattr(prepared.args, "path", None)
+        if prepared.tool.name != "read_file" or not isinstance(path, str):
+            return ()
+        try:
+            return fingerprint(self.rt.editor, resolve_in_workspace(self.rt.root, path))
+        except ToolError:
+            return ()
+
+    async def _dispatch(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:
+        """Cache routing, then execution; edits invalidate what they may affect."""
+        lookup = self.rt.cache.lookup(prepared)
+        current = self._fingerprint(prepared)
+        hit = lookup.hit and self.rt.fingerprints.get(lookup.key) == current
+        if lookup.outcome != "bypass":
+            self.rt.publish(ToolCacheLookup(tool_call_id=call.id, name=call.name, hit=hit))
+        if hit and lookup.result is not None:
+            return lookup.result
+        result = await run(prepared, self._ctx)
+        if lookup.outcome != "bypass" and self.rt.cache.store(prepared, result):
+            self.rt.fingerprints[lookup.key] = current
+        if result.edits:
+            self.rt.stuck.workspace_changed()
+            self.rt.cache.invalidate_paths([e.path for e in result.edits], self.rt.root)
+        for edit in result.edits:
+            self.edited.append(relative_name(self.rt.root, edit.path))
+            self.rt.publish(
+                FileEdited(
+                    tool_call_id=call.id,
+                    path=relative_name(self.rt.root, edit.path),
+                    old_text=edit.old_text,
+                    new_text=edit.new_text,
+                )
+            )
+        return result

@@ -1,0 +1,93 @@
+"""The state one session's movements share, and the two ways it changes: messages and events.
+
+Every message appended to the live history and every event published goes through here, so
+the transcript sees exactly what the model and the editor saw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from cadenza.engine.context import ContextManager
+from cadenza.engine.events import SessionEvent
+from cadenza.engine.ports import Editor
+from cadenza.engine.stuck import StuckDetector
+from cadenza.engine.workflows import Workflow
+from cadenza.messages import Message
+from cadenza.providers.base import Provider, ToolChoice
+from cadenza.tools.dispatch.cache import ReadCache
+from cadenza.tools.registry import ToolRegistry
+
+
+class Recorder(Protocol):
+    """Receives every message and event of a session (the transcript)."""
+
+    def on_message(self, message: Message) -> None:
+        """A message was appended to the live history."""
+        ...
+
+    def on_event(self, event: SessionEvent) -> None:
+        """An event was published."""
+        ...
+
+    def on_checkpoint(self, movement: str, note: str) -> None:
+        """A movement ended with this memory checkpoint."""
+        ...
+
+
+@dataclass(kw_only=True)
+class SessionSettings:
+    """Per-session knobs.
+
+    Attributes:
+        max_steps: Model requests allowed in the whole session (stop reason ``max_steps``).
+        system_prompt: Template with ``{root}`` and ``{overview}``.
+        max_tokens: Completion bound per model request (tokens), or None.
+        temperature: Sampling temperature, or None for the provider's default.
+        first_step_tool_choice: Tool choice of the session's first model request.
+            ``required`` (the default) makes the model look before it answers, so it cannot
+            claim a change it never made; later requests are ``auto``.
+        context_size: The model's context window (tokens), for context pressure.
+    """
+
+    max_steps: int = 25
+    system_prompt: str | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+    first_step_tool_choice: ToolChoice = "required"
+    context_size: int = 8192
+
+
+@dataclass(kw_only=True)
+class Runtime:
+    """What the movements of one session share."""
+
+    session_id: str
+    root: Path
+    workflow: Workflow
+    provider: Provider
+    editor: Editor
+    tools: ToolRegistry
+    settings: SessionSettings
+    context: ContextManager
+    messages: list[Message]
+    recorder: Recorder | None = None
+    steps: int = 0
+    stuck: StuckDetector = field(default_factory=StuckDetector)
+    cache: ReadCache = field(default_factory=ReadCache)
+    fingerprints: dict[str, tuple[object, ...]] = field(default_factory=dict)
+    """Cache key → file fingerprint when stored: a buffer the person changed is read again."""
+
+    def append(self, message: Message) -> None:
+        """Append to the live history (and the transcript)."""
+        self.messages.append(message)
+        if self.recorder is not None:
+            self.recorder.on_message(message)
+
+    def publish(self, event: SessionEvent) -> None:
+        """Publish to the editor (and the transcript)."""
+        if self.recorder is not None:
+            self.recorder.on_event(event)
+        self.editor.publish(event)

@@ -1,0 +1,164 @@
+"""Workflows: named lists of movements, loaded from TOML (DESIGN §2 item 4).
+
+Sources, later ones overriding earlier ones by name: the built-ins shipped in
+``cadenza/workflows/``, the user config dir's ``workflows/*.toml``, then the workspace's
+``.cadenza/workflows/*.toml``. An invalid file is reported with its path and the field, and
+never stops the server: it is skipped (and named) when workflows are listed, and an error when
+a session asks for that very workflow.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from cadenza.config import ConfigError, user_config_dir
+
+Terminal = Literal["COMPLETE", "ASK", "ABORT"]
+TERMINALS: frozenset[str] = frozenset({"COMPLETE", "ASK", "ABORT"})
+DEFAULT_WORKFLOW = "default"
+
+
+class WorkflowError(ConfigError):
+    """A workflow is unknown or invalid; the message names the file and the field."""
+
+
+class Movement(BaseModel):
+    """One movement of a workflow.
+
+    ``tools`` None means every workspace tool; the control tools are always offered.
+    ``max_steps`` None means the session's own bound applies.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    instructions: str = ""
+    tools: tuple[str, ...] | None = None
+    max_steps: int | None = Field(default=None, ge=1, le=1000)
+    default_next: str = "COMPLETE"
+
+
+class Workflow(BaseModel):
+    """A named, ordered list of movements; the first runs first."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    movements: tuple[Movement, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check_names(self) -> Workflow:
+        names = [m.name for m in self.movements]
+        if len(set(names)) != len(names):
+            raise ValueError(f"movement names must be unique: {names}")
+        for m in self.movements:
+            if m.default_next not in TERMINALS and m.default_next not in names:
+                raise ValueError(
+                    f"movement {m.name!r}: default_next {m.default_next!r} is neither a movement "
+                    f"of this workflow ({', '.join(names)}) nor COMPLETE, ASK or ABORT"
+                )
+        return self
+
+    def movement(self, name: str) -> Movement | None:
+        """The movement called ``name``, or None."""
+        return next((m for m in self.movements if m.name == name), None)
+
+    @property
+    def movement_names(self) -> list[str]:
+        """Movement names in order."""
+        return [m.name for m in self.movements]
+
+
+def parse_workflow(text: str, source: str) -> Workflow:
+    """Parse and validate one workflow file's text.
+
+    Raises:
+        WorkflowError: Not TOML, or a field is invalid; the message names ``source`` and field.
+    """
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise WorkflowError(f"{source}: not valid TOML: {exc}") from None
+    try:
+        return Workflow.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(file)'}: {e['msg']}" for e in exc.errors()
+        )
+        raise WorkflowError(f"{source}: {problems}") from None
+
+
+@dataclass
+class WorkflowCatalog:
+    """Every workflow found, by name, and the files that failed (with their errors)."""
+
+    workflows: dict[str, Workflow] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    def get(self, name: str) -> Workflow:
+        """The workflow called ``name``.
+
+        Raises:
+            WorkflowError: Unknown name (the message lists the known ones and any broken file
+                that may have been meant).
+        """
+        found = self.workflows.get(name)
+        if found is not None:
+            return found
+        broken = [e for path, e in self.errors.items() if Path(path).stem == name]
+        if broken:
+            raise WorkflowError(broken[0])
+        known = ", ".join(sorted(self.workflows))
+        raise WorkflowError(f"unknown workflow {name!r}; known workflows: {known}")
+
+
+def _builtin_sources() -> list[tuple[str, str]]:
+    folder = resources.files("cadenza") / "workflows"
+    return sorted(
+        (f"cadenza/workflows/{item.name}", item.read_text(encoding="utf-8"))
+        for item in folder.iterdir()
+        if item.name.endswith(".toml")
+    )
+
+
+def _folder_sources(folder: Path) -> list[tuple[str, str]]:
+    if not folder.is_dir():
+        return []
+    out = []
+    for path in sorted(folder.glob("*.toml")):
+        try:
+            out.append((str(path), path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError) as exc:
+            out.append((str(path), f"\x00unreadable: {exc}"))
+    return out
+
+
+def load_catalog(workspace: Path | None) -> WorkflowCatalog:
+    """Load the built-in, user and workspace workflows (never raises for a bad file)."""
+    sources = _builtin_sources() + _folder_sources(user_config_dir() / "workflows")
+    if workspace is not None:
+        sources += _folder_sources(workspace / ".cadenza" / "workflows")
+    catalog = WorkflowCatalog()
+    for source, text in sources:
+        try:
+            workflow = parse_workflow(text, source)
+        except WorkflowError as exc:
+            catalog.errors[source] = str(exc)
+            continue
+        catalog.workflows[workflow.name] = workflow
+    return catalog
+
+
+def default_workflow() -> Workflow:
+    """The built-in ``default`` workflow (one movement, ``work``)."""
+    for source, text in _builtin_sources():
+        if Path(source).stem == DEFAULT_WORKFLOW:
+            return parse_workflow(text, source)
+    raise WorkflowError("the built-in default workflow is missing from the package")
