@@ -229,7 +229,7 @@ class MovementRunner:
                     f"{', '.join(self.allowed + sorted(CONTROL_TOOLS))}"
                 ),
             )
-        note = self.rt.stuck.check(call, self.rt.steps)
+        note = self.rt.stuck.check(call, self.rt.steps, self._fingerprint(prepared))
         if note is not None:
             return ToolResult(content=note, is_error=True)
         return None
