@@ -55,14 +55,15 @@ class Workflow(BaseModel):
 
     @model_validator(mode="after")
     def _check_names(self) -> Workflow:
+        # Cross-field rules; the message starts with the field's path (see parse_workflow).
         names = [m.name for m in self.movements]
         if len(set(names)) != len(names):
-            raise ValueError(f"movement names must be unique: {names}")
-        for m in self.movements:
+            raise ValueError(f"movements: movement names must be unique: {names}")
+        for i, m in enumerate(self.movements):
             if m.default_next not in TERMINALS and m.default_next not in names:
                 raise ValueError(
-                    f"movement {m.name!r}: default_next {m.default_next!r} is neither a movement "
-                    f"of this workflow ({', '.join(names)}) nor COMPLETE, ASK or ABORT"
+                    f"movements.{i}.default_next: {m.default_next!r} is neither a movement of "
+                    f"this workflow ({', '.join(names)}) nor COMPLETE, ASK or ABORT"
                 )
         return self
 
@@ -89,10 +90,14 @@ def parse_workflow(text: str, source: str) -> Workflow:
     try:
         return Workflow.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '(file)'}: {e['msg']}" for e in exc.errors()
-        )
+        problems = "; ".join(_describe(e["loc"], e["msg"]) for e in exc.errors())
         raise WorkflowError(f"{source}: {problems}") from None
+
+
+def _describe(loc: tuple[int | str, ...], msg: str) -> str:
+    if loc:
+        return f"{'.'.join(str(p) for p in loc)}: {msg}"
+    return msg.removeprefix("Value error, ")  # a cross-field rule: its message names the field
 
 
 @dataclass
