@@ -153,3 +153,20 @@ def test_envelope_schema_bounds_calls() -> None:
     assert names == [s.name for s in specs]
     content, calls = parse_envelope('{"tool_calls": [], "content": "done"}', id_prefix="x")
     assert (content, calls) == ("done", [])
+
+
+async def test_duplicate_call_ids_in_one_reply_are_made_unique(fake: FakeOpenAI) -> None:
+    from tests.support.fake_openai import tool_call
+
+    fake.script(
+        Reply(
+            tool_calls=[
+                tool_call("read_file", {"path": "a"}, "same"),
+                tool_call("read_file", {"path": "b"}, "same"),
+            ]
+        )
+    )
+    p = provider(fake)
+    reply = await p.complete(request())
+    await p.aclose()
+    assert len({c.id for c in reply.tool_calls}) == 2

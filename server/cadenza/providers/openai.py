@@ -107,7 +107,22 @@ def process_response(
         if isinstance(c, dict) and isinstance(c.get("function"), dict)
     ]
     finish = FINISH_REASONS.get(str(choice.get("finish_reason")), "stop")
-    return str(message.get("content") or ""), calls, finish, _usage(data)
+    return str(message.get("content") or ""), unique_ids(calls), finish, _usage(data)
+
+
+def unique_ids(calls: list[ToolCall]) -> list[ToolCall]:
+    """Give calls that share an id (some servers repeat or omit them) distinct ones.
+
+    Each result must answer exactly one call, so two calls of one reply can never share an id.
+    """
+    seen: set[str] = set()
+    out = []
+    for i, c in enumerate(calls):
+        if c.id in seen:
+            c = c.model_copy(update={"id": f"{c.id}_{i}"})
+        seen.add(c.id)
+        out.append(c)
+    return out
 
 
 class OpenAIProvider:
