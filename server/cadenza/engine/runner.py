@@ -99,7 +99,7 @@ class MovementRunner:
 
     def _relieve_pressure(self) -> MovementResult | None:
         """Compact above the soft limit; above the hard limit, the one overflow policy."""
-        ctx, messages = self.rt.context, self.rt.messages
+        ctx, messages = self.rt.context, list(self.rt.messages)  # a copy: counted after
         if ctx.pressure(messages) == "ok":
             return None
         before = ctx.tokens(messages)
