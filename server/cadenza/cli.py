@@ -8,6 +8,15 @@ from collections.abc import Sequence
 
 from cadenza import __version__
 
+RUN_EPILOG = (
+    "exit status: 0 the task is done (end_turn); 1 the session ended in error, failed\n"
+    "(the agent gave up) or aborted (e.g. context overflow), or the server could not start\n"
+    "or refused the session; 3 it stopped before done: max steps, or it waits for the\n"
+    "person (needs_user_input, waiting_human); 130 interrupted with Ctrl-C (the session is\n"
+    "cancelled first)."
+)
+"""The epilog of ``cadenza run --help`` (the statuses of ``cadenza.client.cli.exit_status``)."""
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
@@ -23,15 +32,22 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="run one agent task headlessly on a workspace",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=(
-            "exit status: 0 the task ended with a final answer; 1 the session ended in error\n"
-            "(or the server could not start); 3 it stopped before done (max steps);\n"
-            "130 interrupted with Ctrl-C (the session is cancelled first)."
-        ),
+        epilog=RUN_EPILOG,
     )
     run.add_argument("task", help="what the agent should do")
     run.add_argument("--workspace", default=".", help="workspace folder (default: current)")
     run.add_argument("--model", help="PROVIDER/MODEL, e.g. local/qwen2.5-coder-1.5b")
+    run.add_argument(
+        "--workflow",
+        metavar="NAME",
+        help="workflow to run: default, plan-implement-review, or one of the workspace's "
+        ".cadenza/workflows/*.toml (default: default)",
+    )
+    run.add_argument(
+        "--events",
+        metavar="FILE",
+        help="append every request and notification from the server to FILE as JSON lines",
+    )
     run.add_argument("--yes", action="store_true", help="answer prompts with defaults")
     run.add_argument("--max-steps", type=int, help="model requests allowed in the session")
 

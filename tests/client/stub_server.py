@@ -10,7 +10,9 @@ Run as ``python stub_server.py``; it speaks LSP framing on stdio (pygls) and off
 - ``wait``: nothing until ``cadenza.cancelSession``, then ``session_end`` cancelled;
 - ``crash``: the process exits with status 3 after answering ``startSession``;
 - ``reject``: ``startSession`` answers a JSON-RPC error;
-- ``max``: ``session_end`` max_steps at once.
+- ``max``: ``session_end`` max_steps at once;
+- ``workflow``: ``movement`` updates with a ``compaction`` between them, then ``session_end``
+  needs_user_input with ``missingInfo`` and ``whyNoDefault``.
 """
 
 from __future__ import annotations
@@ -133,6 +135,29 @@ async def script_max(root: Path) -> None:
     end("max_steps", "the step bound (1) was reached", 1)
 
 
+async def script_workflow(root: Path) -> None:
+    update("movement", workflow="plan-implement-review", movement="plan", index=1, reason="")
+    update("compaction", tokensBefore=3000, tokensAfter=1200, messagesSummarized=6)
+    server.window_log_message(
+        types.LogMessageParams(type=types.MessageType.Log, message="session s-1: checkpoint")
+    )
+    update(
+        "movement",
+        workflow="plan-implement-review",
+        movement="implement",
+        index=2,
+        reason="the plan",
+    )
+    update(
+        "session_end",
+        stopReason="needs_user_input",
+        message="Which name?",
+        steps=2,
+        missingInfo="the new name",
+        whyNoDefault="two names fit",
+    )
+
+
 SCRIPTS = {
     "edit": script_edit,
     "refused": script_refused,
@@ -140,6 +165,7 @@ SCRIPTS = {
     "wait": script_wait,
     "crash": script_crash,
     "max": script_max,
+    "workflow": script_workflow,
 }
 
 

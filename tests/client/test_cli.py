@@ -7,6 +7,7 @@ through the ``openai`` provider (``OPENAI_BASE_URL``).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from cadenza.engine.history import check_strict_wire
 from tests.support.fake_openai import FakeOpenAI, Reply, assert_tool_calls_answered, call, text
 
 RUN_TIMEOUT_S = 60
@@ -182,3 +184,139 @@ def test_ctrl_c_cancels_the_session_and_exits_130(
     assert any(line.startswith("session cancelled") for line in output.splitlines()), output
     assert time.monotonic() - started < 25
     assert (ws / "app.py").read_bytes() == APP
+
+
+def transition(next_movement: str, reason: str, call_id: str) -> Reply:
+    return call("transition", {"next": next_movement, "reason": reason}, call_id)
+
+
+def complete(call_id: str, status: str, summary: str, **fields: str) -> Reply:
+    return call("complete", {"status": status, "summary": summary, **fields}, call_id)
+
+
+def test_workflow_movements_and_events_file(
+    ws: Path, env: dict[str, str], fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    events = tmp_path / "events.jsonl"
+    fake.script(
+        call("read_file", {"path": "app.py"}, "p1"),
+        transition("implement", "rename total in app.py", "p2"),
+        call(
+            "edit_file",
+            {"path": "app.py", "old_string": "def total(", "new_string": "def grand_total("},
+            "i1",
+        ),
+        call(
+            "edit_file",
+            {"path": "app.py", "old_string": "print(total(", "new_string": "print(grand_total("},
+            "i2",
+        ),
+        transition("review", "both uses renamed", "i3"),
+        complete("r1", "done", "Renamed total to grand_total."),
+    )
+    done = run(
+        ws,
+        env,
+        "--model",
+        "openai/test",
+        "--workflow",
+        "plan-implement-review",
+        "--events",
+        str(events),
+        "rename total to grand_total",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (ws / "app.py").read_bytes() == APP.replace(b"total(", b"grand_total(")
+    lines = done.stdout.splitlines()
+    movement_lines = [line for line in lines if line.startswith("▶ movement ")]
+    assert movement_lines == [
+        "▶ movement plan",
+        "▶ movement implement · rename total in app.py",
+        "▶ movement review · both uses renamed",
+    ]
+    assert any(line.startswith("session end_turn · steps 6 · ") for line in lines)
+    for request in fake.requests:
+        check_strict_wire(request["messages"])
+
+    records = [json.loads(line) for line in events.read_text(encoding="utf-8").splitlines()]
+    assert {r["method"] for r in records} >= {
+        "window/workDoneProgress/create",
+        "$/progress",
+        "cadenza/sessionUpdate",
+        "workspace/applyEdit",
+    }
+    updates = [r["params"]["update"] for r in records if r["method"] == "cadenza/sessionUpdate"]
+    moves = [u for u in updates if u["sessionUpdate"] == "movement"]
+    assert [(m["movement"], m["index"]) for m in moves] == [
+        ("plan", 1),
+        ("implement", 2),
+        ("review", 3),
+    ]
+    assert updates[-1]["stopReason"] == "end_turn"
+    edits = [r for r in records if r["method"] == "workspace/applyEdit"]
+    assert len(edits) == 2 and all(isinstance(r["id"], int | str) for r in edits)
+    reports = [
+        r["params"]["value"]["message"]
+        for r in records
+        if r["method"] == "$/progress" and r["params"]["value"]["kind"] == "report"
+    ]
+    assert "implement · step 3/25" in reports
+
+
+def test_failed_and_aborted_exit_1(ws: Path, env: dict[str, str], fake: FakeOpenAI) -> None:
+    fake.script(complete("c1", "failed", "app.py has no function to rename"))
+    done = run(ws, env, "--model", "openai/test", "rename foo")
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "message: app.py has no function to rename" in lines
+    assert any(line.startswith("session failed · steps 1") for line in lines)
+
+    folder = ws / ".cadenza" / "workflows"
+    folder.mkdir(parents=True)
+    (folder / "strict.toml").write_text(
+        'name = "strict"\n[[movements]]\nname = "solo"\ndefault_next = "ABORT"\n'
+    )
+    fake.script(text("I stop here."))
+    done = run(ws, env, "--model", "openai/test", "--workflow", "strict", "rename foo")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert any(line.startswith("session aborted · steps 1") for line in done.stdout.splitlines())
+
+
+def test_needs_user_input_exits_3_with_what_is_missing(
+    ws: Path, env: dict[str, str], fake: FakeOpenAI
+) -> None:
+    fake.script(
+        complete(
+            "c1",
+            "needs_user_input",
+            "I need the new name.",
+            missing_info="the new name of total",
+            why_no_default="sum_of and grand_total are equally plausible",
+        )
+    )
+    done = run(ws, env, "--model", "openai/test", "--yes", "rename total")
+    assert done.returncode == 3, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert "needs: the new name of total" in lines
+    assert "why no default: sum_of and grand_total are equally plausible" in lines
+    assert any(line.startswith("session needs_user_input · steps 1") for line in lines)
+
+
+def test_unknown_or_invalid_workflow_is_a_clear_error(
+    ws: Path, env: dict[str, str], fake: FakeOpenAI
+) -> None:
+    done = run(ws, env, "--model", "openai/test", "--workflow", "nope", "x")
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: the server refused the session")
+    assert "unknown workflow 'nope'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+    folder = ws / ".cadenza" / "workflows"
+    folder.mkdir(parents=True)
+    (folder / "bad.toml").write_text('name = "bad"\n[[movements]]\nname = "a"\nmax_steps = 0\n')
+    done = run(ws, env, "--model", "openai/test", "--workflow", "bad", "x")
+    assert done.returncode == 1
+    assert "bad.toml: movements.0.max_steps: Input should be greater than or equal to 1" in (
+        done.stderr.replace("\n", " ")
+    )
+    assert fake.requests == []

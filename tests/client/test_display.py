@@ -13,6 +13,8 @@ from cadenza.client.events import EditRejected, EditWritten, Progress, ServerMes
 from cadenza.client.summary import diff_stat, merge_changes, unified_diff
 from cadenza.client.wire import (
     AgentMessageChunk,
+    Compaction,
+    Movement,
     SessionEnd,
     TextBlock,
     ToolCall,
@@ -107,9 +109,58 @@ def test_summary_error_message_shown() -> None:
 def test_exit_status_table() -> None:
     assert exit_status("end_turn") == 0
     assert exit_status("error") == 1
+    assert exit_status("failed") == 1
+    assert exit_status("aborted") == 1
     assert exit_status("cancelled") == 1
     assert exit_status("max_steps") == 3
+    assert exit_status("needs_user_input") == 3
+    assert exit_status("waiting_human") == 3
     assert exit_status("something_new") == 1
+
+
+def test_movements_and_compaction_in_plain_output() -> None:
+    console, out = plain_console()
+    display = SessionDisplay(console)
+    with display:
+        display(Progress(kind="begin", title="Cadenza"))
+        display(Movement(workflow="pir", movement="plan", index=1))
+        display(Progress(kind="report", message="plan · step 1/25"))
+        display(Movement(workflow="pir", movement="implement", index=2, reason="a\nsecond line"))
+        display(Progress(kind="report", message="implement · step 2/25"))
+        display(Compaction(tokens_before=3000, tokens_after=1200, messages_summarized=6))
+        long = Movement(workflow="pir", movement="review", index=3, reason="r" * 300)
+        display(long)
+    lines = out.getvalue().splitlines()
+    assert lines[:5] == [
+        "· Cadenza",
+        "▶ movement plan",
+        "· step 1/25",
+        "▶ movement implement · a",
+        "· step 2/25",
+    ]
+    assert lines[5] == "· context compacted: 6 messages summarized, 3000 → 1200 tokens"
+    assert lines[6].startswith("▶ movement review · rrr")
+    assert lines[6].endswith("…") and len(lines[6]) == len("▶ movement review · ") + 120
+
+
+def test_summary_of_needs_user_input() -> None:
+    console, out = plain_console()
+    print_summary(
+        console,
+        stop_reason="needs_user_input",
+        message="I need a name.",
+        steps=2,
+        wall_time=0.5,
+        changes=(),
+        show_message=True,
+        missing_info="the new name",
+        why_no_default="two names fit",
+    )
+    lines = out.getvalue().splitlines()
+    assert "message: I need a name." in lines
+    assert "needs: the new name" in lines
+    assert "why no default: two names fit" in lines
+    assert any(line.startswith("session needs_user_input · steps 2") for line in lines)
 
 
 def test_merge_changes_folds_per_path() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cadenza.client import (
+    ClientError,
     ClientOptions,
     HeadlessClient,
     ServerExitedError,
@@ -18,8 +20,18 @@ from cadenza.client import (
     run_task,
 )
 from cadenza.client.events import ClientEvent, EditRejected, EditWritten, Progress, UserAsked
-from cadenza.client.wire import AgentMessageChunk, AskUserParams, SessionEnd, ToolCallUpdate
+from cadenza.client.wire import (
+    AgentMessageChunk,
+    AskUserParams,
+    Compaction,
+    Movement,
+    OtherUpdate,
+    SessionEnd,
+    ToolCall,
+    ToolCallUpdate,
+)
 
+SESSION_UPDATE = "cadenza/sessionUpdate"
 STUB = Path(__file__).with_name("stub_server.py")
 TIMEOUT_S = 30
 
@@ -32,12 +44,15 @@ def ws(tmp_path: Path) -> Path:
     return root
 
 
-def options(ws: Path, command: Sequence[str] | None = None) -> ClientOptions:
+def options(
+    ws: Path, command: Sequence[str] | None = None, *, events_path: Path | None = None
+) -> ClientOptions:
     return ClientOptions(
         workspace=ws,
         server_command=tuple(command or (sys.executable, str(STUB))),
         start_timeout=20,
         shutdown_timeout=3,
+        events_path=events_path,
     )
 
 
@@ -176,3 +191,55 @@ async def test_server_gone_after_close(ws: Path) -> None:
         await client.close()
         await client.close()  # idempotent
         assert process is not None and process.returncode == 0
+
+
+async def test_movements_compaction_and_needs_user_input(ws: Path) -> None:
+    async with asyncio.timeout(TIMEOUT_S):
+        events: list[ClientEvent] = []
+        outcome = await run_task(options(ws), "workflow", observer=events.append)
+    assert outcome.stop_reason == "needs_user_input"
+    assert (outcome.missing_info, outcome.why_no_default) == ("the new name", "two names fit")
+    moves = [e for e in events if isinstance(e, Movement)]
+    assert [(m.workflow, m.movement, m.index, m.reason) for m in moves] == [
+        ("plan-implement-review", "plan", 1, ""),
+        ("plan-implement-review", "implement", 2, "the plan"),
+    ]
+    [compaction] = [e for e in events if isinstance(e, Compaction)]
+    assert (compaction.tokens_before, compaction.tokens_after) == (3000, 1200)
+    assert compaction.messages_summarized == 6
+
+
+async def test_events_file_gets_every_server_message(ws: Path, tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text('{"method": "earlier run", "params": null}\n')  # appended to, not replaced
+    async with asyncio.timeout(TIMEOUT_S):
+        events: list[ClientEvent] = []
+        await run_task(options(ws, events_path=path), "edit", observer=events.append)
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert lines[0] == {"method": "earlier run", "params": None}
+    methods = [line["method"] for line in lines[1:]]
+    assert methods[0] == "window/workDoneProgress/create"
+    assert "id" in lines[1] and lines[1]["params"] == {"token": "progress-1"}
+    apply = next(line for line in lines if line["method"] == "workspace/applyEdit")
+    assert "id" in apply and apply["params"]["label"] == "edit app.txt"
+    updates = [line["params"]["update"] for line in lines if line["method"] == SESSION_UPDATE]
+    # raw JSON as the server sent it, unknown kinds included; one line per update observed
+    kinds = [u["sessionUpdate"] for u in updates]
+    assert "plan" in kinds and kinds[-1] == "session_end"
+    assert updates[-1] == {
+        "sessionUpdate": "session_end",
+        "stopReason": "end_turn",
+        "message": "Done: edited app.txt\nand created new.txt.",
+        "steps": 2,
+    }
+    updates_seen = (AgentMessageChunk, ToolCall, ToolCallUpdate, OtherUpdate, SessionEnd)
+    assert len(kinds) == len([e for e in events if isinstance(e, updates_seen)])
+    assert all(
+        "id" not in line for line in lines[1:] if line["method"] in ("$/progress", SESSION_UPDATE)
+    )
+
+
+async def test_unwritable_events_file_is_a_client_error(ws: Path, tmp_path: Path) -> None:
+    async with asyncio.timeout(TIMEOUT_S):
+        with pytest.raises(ClientError, match="cannot write the events file"):
+            await run_task(options(ws, events_path=tmp_path / "no" / "such" / "x.jsonl"), "edit")

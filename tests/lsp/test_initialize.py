@@ -54,4 +54,4 @@ async def test_invalid_initialization_options_warn_and_keep_defaults(
     _, end = await harness.run("still works")
     assert end["stopReason"] == "end_turn"
     [reports] = harness.client.progress_reports.values()
-    assert reports[1].message == "step 1/25"  # the default maxSteps
+    assert reports[1].message == "work · step 1/25"  # the default maxSteps

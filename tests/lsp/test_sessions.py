@@ -47,7 +47,14 @@ async def test_session_runs_with_progress_and_updates(
         "message": "All done.",
         "steps": 2,
     }
-    updates = editor.updates[session_id]
+    movement, *updates = editor.updates[session_id]
+    assert movement == {
+        "sessionUpdate": "movement",
+        "workflow": "default",
+        "movement": "work",
+        "index": 1,
+        "reason": "",
+    }
     assert [u["sessionUpdate"] for u in updates] == [
         "tool_call",
         "tool_call_update",
@@ -79,7 +86,7 @@ async def test_session_runs_with_progress_and_updates(
     begin, *middle, finish = reports
     assert isinstance(begin, types.WorkDoneProgressBegin)
     assert (begin.title, begin.message) == ("Cadenza", "Read a.py")
-    assert [r.message for r in middle] == ["step 1/25", "reading a.py", "step 2/25"]
+    assert [r.message for r in middle] == ["work · step 1/25", "reading a.py", "work · step 2/25"]
     assert isinstance(finish, types.WorkDoneProgressEnd)
     assert finish.message == "end_turn: All done."
 
@@ -134,7 +141,7 @@ async def test_provider_errors_end_the_session_with_error(
     [reports] = editor.client.progress_reports.values()
     assert isinstance(reports[-1], types.WorkDoneProgressEnd)
     assert reports[-1].message is not None and reports[-1].message.startswith("error: ")
-    assert editor.kinds(session_id) == ["session_end"]
+    assert editor.kinds(session_id) == ["movement", "session_end"]
 
 
 async def test_cancel_session(editor: Harness, fake: FakeOpenAI) -> None:
@@ -224,8 +231,8 @@ async def test_concurrent_sessions_are_kept_apart(editor: Harness, fake: FakeOpe
     second = await editor.start("second")
     ends = await asyncio.gather(editor.wait_end(first), editor.wait_end(second))
     assert [e["message"] for e in ends] == ["one", "two"]
-    assert editor.kinds(first) == ["agent_message_chunk", "session_end"]
-    assert editor.kinds(second) == ["agent_message_chunk", "session_end"]
+    assert editor.kinds(first) == ["movement", "agent_message_chunk", "session_end"]
+    assert editor.kinds(second) == ["movement", "agent_message_chunk", "session_end"]
     assert len(editor.client.progress_reports) == 2
     begins = sorted(r[0].message for r in editor.client.progress_reports.values())
     assert begins == ["first", "second"]

@@ -9,7 +9,17 @@ import pytest
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from cadenza.engine.events import FileEdited, SessionFinished, StepStarted, ToolCallStarted
+from cadenza.engine.events import (
+    CheckpointWritten,
+    ContextCompacted,
+    FileEdited,
+    MovementStarted,
+    SessionFinished,
+    StepStarted,
+    ToolCacheLookup,
+    ToolCallStarted,
+)
+from cadenza.engine.transcript import read_transcript
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.edits import (
     minimal_replacement,
@@ -18,7 +28,10 @@ from cadenza.lsp.edits import (
     split_lines,
 )
 from cadenza.lsp.options import load_server_config
-from cadenza.lsp.updates import progress_end, progress_report, session_update
+from cadenza.lsp.params import StartSessionArgs, parse_command_args
+from cadenza.lsp.transcripts import GuardedRecorder, open_transcript
+from cadenza.lsp.updates import log_line, progress_end, progress_report, session_update
+from cadenza.messages import UserMessage
 from tests.lsp.harness import apply_text_edits
 
 ENCODINGS = ["utf-8", "utf-16", "utf-32"]
@@ -159,3 +172,120 @@ def test_invalid_settings_become_warnings(tmp_path: Path, monkeypatch: pytest.Mo
 
     not_object = load_server_config(None, ["maxSteps", 3])
     assert not_object.warnings == ["Cadenza ignored initializationOptions: expected a JSON object"]
+
+
+def test_movement_compaction_and_end_updates(tmp_path: Path) -> None:
+    movement = MovementStarted(workflow="pir", movement="implement", index=2, reason="the plan")
+    update = session_update(movement, tmp_path)
+    assert update is not None
+    assert update.wire() == {
+        "sessionUpdate": "movement",
+        "workflow": "pir",
+        "movement": "implement",
+        "index": 2,
+        "reason": "the plan",
+    }
+    compacted = ContextCompacted(tokens_before=3000, tokens_after=1200, messages_summarized=6)
+    update = session_update(compacted, tmp_path)
+    assert update is not None
+    assert update.wire() == {
+        "sessionUpdate": "compaction",
+        "tokensBefore": 3000,
+        "tokensAfter": 1200,
+        "messagesSummarized": 6,
+    }
+    asked = SessionFinished(
+        stop_reason="needs_user_input",
+        message="Which name?",
+        steps=3,
+        missing_info="the name",
+        why_no_default="two fit",
+    )
+    update = session_update(asked, tmp_path)
+    assert update is not None
+    assert update.wire() == {
+        "sessionUpdate": "session_end",
+        "stopReason": "needs_user_input",
+        "message": "Which name?",
+        "steps": 3,
+        "missingInfo": "the name",
+        "whyNoDefault": "two fit",
+    }
+    update = session_update(SessionFinished(stop_reason="aborted", message="overflow"), tmp_path)
+    assert update is not None
+    assert update.wire() == {
+        "sessionUpdate": "session_end",
+        "stopReason": "aborted",
+        "message": "overflow",
+        "steps": 0,
+    }
+
+
+def test_bookkeeping_goes_to_the_log_only(tmp_path: Path) -> None:
+    hit = ToolCacheLookup(tool_call_id="c3", name="read_file", hit=True)
+    checkpoint = CheckpointWritten(movement="plan", note="read a.py. Next: implement.")
+    compacted = ContextCompacted(tokens_before=3000, tokens_after=1200, messages_summarized=6)
+    assert session_update(hit, tmp_path) is None
+    assert session_update(checkpoint, tmp_path) is None
+    assert log_line(hit) == "tool cache hit: read_file (call c3)"
+    assert log_line(ToolCacheLookup(tool_call_id="c1", name="search", hit=False)) == (
+        "tool cache miss: search (call c1)"
+    )
+    assert log_line(checkpoint) == "checkpoint after movement plan: read a.py. Next: implement."
+    assert log_line(compacted) == "context compacted: 6 messages summarized, 3000 → 1200 tokens"
+    assert log_line(StepStarted(step=1, max_steps=2)) is None
+
+
+def test_step_reports_name_the_movement() -> None:
+    step = StepStarted(step=2, max_steps=25)
+    assert progress_report(step, "plan") == "plan · step 2/25"
+    assert progress_report(step) == "step 2/25"
+    movement = MovementStarted(workflow="w", movement="plan", index=1)
+    assert progress_report(movement, "plan") is None
+    asked = progress_end(SessionFinished(stop_reason="needs_user_input", message="Which name?"))
+    assert asked == "needs_user_input: Which name?"
+
+
+def test_start_session_workflow_argument() -> None:
+    assert parse_command_args(StartSessionArgs, [{"task": "t"}]).workflow == "default"
+    args = parse_command_args(
+        StartSessionArgs, [{"task": "t", "workflow": "plan-implement-review"}]
+    )
+    assert args.workflow == "plan-implement-review"
+
+
+def test_a_failing_transcript_stops_quietly(tmp_path: Path) -> None:
+    warnings: list[str] = []
+    recorder = open_transcript(
+        session_id="s1",
+        task="t",
+        root=tmp_path,
+        workflow="default",
+        model="openai/x",
+        warn=warnings.append,
+        directory=tmp_path / "sessions",
+    )
+    assert isinstance(recorder, GuardedRecorder)
+    recorder.on_message(UserMessage(content="t", tag="task"))
+    recorder.recorder.writer.close()  # as if the disk went away: every write now fails
+    recorder.on_event(StepStarted(step=1, max_steps=2))
+    recorder.on_checkpoint("work", "note")
+    recorder.on_event(SessionFinished(stop_reason="end_turn"))
+    assert recorder.failed
+    assert len(warnings) == 1 and "stopped" in warnings[0]
+    assert [r.type for r in read_transcript(recorder.path)] == ["session_start", "message"]
+    recorder.close()
+
+    unusable = tmp_path / "file"
+    unusable.write_text("")
+    refused = open_transcript(
+        session_id="s2",
+        task="t",
+        root=tmp_path,
+        workflow="default",
+        model="openai/x",
+        warn=warnings.append,
+        directory=unusable / "sessions",
+    )
+    assert refused is None
+    assert warnings[1].startswith("the session runs without a transcript: ")

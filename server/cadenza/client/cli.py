@@ -1,10 +1,17 @@
 """``cadenza run``: one agent task on a workspace, headless, with a live display and a summary.
 
-Exit status (also in ``cadenza run --help``):
+``--workflow NAME`` runs a workflow other than ``default`` (e.g. ``plan-implement-review``);
+``--events FILE`` appends every request and notification the server sends, as JSON lines
+(:mod:`cadenza.client.eventlog`), for scripts and tests.
 
-- 0: the session ended with a final answer (``end_turn``);
-- 1: the session ended in error, or the server could not be started or ran away;
-- 3: the session stopped before it was done (``max_steps``, or it waits for an answer);
+Exit status (also in ``cadenza run --help``), by the session's stop reason:
+
+- 0: ``end_turn``: the task is done (a final answer, or ``complete(done)``);
+- 1: ``error``, ``failed`` (the agent gave up: ``complete(failed)``) or ``aborted`` (an
+  ``ABORT`` exit, e.g. context overflow); also when the server could not be started, refused
+  the session (an unknown workflow, say) or ran away;
+- 3: incomplete: ``max_steps``, or the session waits for the person (``needs_user_input``,
+  ``waiting_human``);
 - 130: interrupted with Ctrl-C (the session is cancelled first, then the server shut down).
 
 2 stays argparse's status for a bad command line.
@@ -39,7 +46,10 @@ INCOMPLETE_REASONS = frozenset({"max_steps", "needs_user_input", "waiting_human"
 
 
 def exit_status(stop_reason: str) -> int:
-    """The process exit status for a session's stop reason (see the module docstring)."""
+    """The process exit status for a session's stop reason (see the module docstring).
+
+    Unknown stop reasons (from a newer server) count as errors.
+    """
     if stop_reason == "end_turn":
         return EXIT_OK
     if stop_reason in INCOMPLETE_REASONS:
@@ -51,15 +61,19 @@ def run_main(args: argparse.Namespace) -> int:
     """Run ``cadenza run`` with parsed arguments; returns the exit status.
 
     Args:
-        args: ``task``, ``workspace``, ``model``, ``yes``, ``max_steps`` from the parser in
-            :mod:`cadenza.cli`.
+        args: ``task``, ``workspace``, ``model``, ``workflow``, ``events``, ``yes``,
+            ``max_steps`` from the parser in :mod:`cadenza.cli`.
     """
     console = Console(highlight=False)
     errors = Console(stderr=True, highlight=False)
     interactive = not args.yes and sys.stdin.isatty()
     declined = None if interactive else ("--yes" if args.yes else "stdin is not a terminal")
     options = ClientOptions(
-        workspace=Path(args.workspace), model=args.model, max_steps=args.max_steps
+        workspace=Path(args.workspace),
+        model=args.model,
+        workflow=args.workflow,
+        max_steps=args.max_steps,
+        events_path=Path(args.events) if args.events else None,
     )
     run = _Run(console=console, errors=errors, options=options, task=args.task)
     display = SessionDisplay(console, declined_note=declined)
@@ -158,4 +172,6 @@ class _Run:
             wall_time=wall,
             changes=outcome.changes,
             show_message=outcome.stop_reason != "end_turn" or not streamed,
+            missing_info=outcome.missing_info,
+            why_no_default=outcome.why_no_default,
         )

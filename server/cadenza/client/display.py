@@ -1,8 +1,9 @@
 """What ``cadenza run`` shows: a live status line, the agent's text, tool calls, then a summary.
 
-On a terminal the status line is a rich spinner with the latest progress report (``step 3/25 ·
-editing app.py``) and the agent's text streams above it. When stdout is not a terminal (CI logs),
-the same information is printed as plain lines, without colours or cursor movement.
+On a terminal the status line is a rich spinner with the latest progress report (``plan · step
+3/25 · editing app.py``) and the agent's text streams above it; each movement of the workflow
+starts with a line ``▶ movement plan``. When stdout is not a terminal (CI logs), the same
+information is printed as plain lines, without colours or cursor movement.
 """
 
 from __future__ import annotations
@@ -28,9 +29,18 @@ from cadenza.client.events import (
     UserAsked,
 )
 from cadenza.client.summary import diff_stat, unified_diff
-from cadenza.client.wire import AgentMessageChunk, SessionEnd, ToolCall, ToolCallUpdate
+from cadenza.client.wire import (
+    AgentMessageChunk,
+    Compaction,
+    Movement,
+    SessionEnd,
+    ToolCall,
+    ToolCallUpdate,
+)
 
-_STEP = re.compile(r"step \d+/\d+")
+_STEP = re.compile(r"(?:(?P<movement>\S+) · )?(?P<step>step \d+/\d+)")
+"""A step report: ``step 3/25``, or ``plan · step 3/25`` with the running movement."""
+REASON_CHARS = 120
 DIFF_LINES_PER_FILE = 40
 KIND_MARKS = {"created": "A", "modified": "M", "deleted": "D", "renamed": "R"}
 
@@ -43,13 +53,14 @@ class Marks:
     failed: str
     edit: str
     dot: str
+    movement: str
 
     @classmethod
     def for_console(cls, console: Console) -> Marks:
         """UTF-8 symbols when the console can encode them."""
         if console.encoding.lower().replace("-", "").startswith("utf"):
-            return cls(ok="✓", failed="✗", edit="✎", dot="·")
-        return cls(ok="ok", failed="FAILED", edit="*", dot="-")
+            return cls(ok="✓", failed="✗", edit="✎", dot="·", movement="▶")
+        return cls(ok="ok", failed="FAILED", edit="*", dot="-", movement=">")
 
 
 class SessionDisplay:
@@ -113,6 +124,8 @@ class SessionDisplay:
             self._tool_call(event)
         elif isinstance(event, ToolCallUpdate):
             self._tool_result(event)
+        elif isinstance(event, Movement):
+            self._movement(event)
         elif isinstance(event, Progress):
             self._progress(event)
         elif isinstance(event, SessionEnd):
@@ -128,6 +141,11 @@ class SessionDisplay:
             self._line(f"  [yellow]{self.marks.failed} edit refused: {escape(event.reason)}[/]")
         elif isinstance(event, UserAsked):
             self._asked(event)
+        elif isinstance(event, Compaction):
+            self._line(
+                f"[dim]{self.marks.dot} context compacted: {event.messages_summarized} messages "
+                f"summarized, {event.tokens_before} → {event.tokens_after} tokens[/dim]"
+            )
         elif isinstance(event, ServerMessage) and (event.shown or event.level == "error"):
             colour = {"error": "red", "warning": "yellow"}.get(event.level, "cyan")
             self._line(f"[{colour}]server {event.level}:[/] {escape(event.message)}")
@@ -164,18 +182,28 @@ class SessionDisplay:
         detail = f" [dim]{self.marks.dot} {escape(reason[0][:200])}[/dim]" if reason else ""
         self._line(f"[red]{self.marks.failed}[/] {escape(title)}{detail}")
 
+    def _movement(self, event: Movement) -> None:
+        reason = event.reason.strip().splitlines()[0] if event.reason.strip() else ""
+        if len(reason) > REASON_CHARS:
+            reason = reason[: REASON_CHARS - 1] + "…"
+        detail = f" [dim]{self.marks.dot} {escape(reason)}[/dim]" if reason else ""
+        self._line(
+            f"[bold magenta]{self.marks.movement} movement {escape(event.movement)}[/]{detail}"
+        )
+
     def _progress(self, event: Progress) -> None:
         message = event.message or event.title or ""
         if event.kind == "begin":
             self._activity = "thinking"
             self._line(f"[bold]{self.marks.dot} {escape(event.title or 'session')}[/bold]")
         elif event.kind == "report" and message:
-            if _STEP.fullmatch(message):
-                self._step, self._activity = message, "thinking"
-            else:
+            step = _STEP.fullmatch(message)
+            if step is None:
                 self._activity = message
-            if not self.live_enabled and _STEP.fullmatch(message):
-                self._line(f"[dim]{self.marks.dot} {escape(message)}[/dim]")
+            else:
+                self._step, self._activity = message, "thinking"
+                if not self.live_enabled:  # the movement has its own line already
+                    self._line(f"[dim]{self.marks.dot} {escape(step['step'])}[/dim]")
         self._refresh()
 
     def _asked(self, event: UserAsked) -> None:
@@ -228,6 +256,8 @@ def print_summary(
     wall_time: float,
     changes: tuple[FileChange, ...],
     show_message: bool,
+    missing_info: str | None = None,
+    why_no_default: str | None = None,
 ) -> None:
     """Print the end of a run: stop reason, steps, wall time, and each changed file's diff.
 
@@ -239,13 +269,19 @@ def print_summary(
         wall_time: Seconds the whole run took.
         changes: Files changed, one per path.
         show_message: Print ``message`` (False when its text was already streamed).
+        missing_info: What the agent needs from the person (``needs_user_input``).
+        why_no_default: Why it could not choose a default (``needs_user_input``).
     """
     marks = Marks.for_console(console)
-    colour = "green" if stop_reason == "end_turn" else "red" if stop_reason == "error" else "yellow"
+    colour = _COLOURS.get(stop_reason, "yellow")
     console.print()
     if show_message and message:
         label = "error" if stop_reason == "error" else "message"
         console.print(f"[{colour}]{label}:[/] {escape(message)}", soft_wrap=True)
+    if missing_info:
+        console.print(f"[{colour}]needs:[/] {escape(missing_info)}", soft_wrap=True)
+    if why_no_default:
+        console.print(f"[{colour}]why no default:[/] {escape(why_no_default)}", soft_wrap=True)
     step_part = f"steps {steps} {marks.dot} " if steps is not None else ""
     console.print(
         f"[bold]session {stop_reason}[/] {marks.dot} {step_part}wall time {wall_time:.1f} s",
@@ -269,6 +305,10 @@ def print_summary(
         for line in unified_diff(change, max_lines=DIFF_LINES_PER_FILE):
             style = _diff_style(line)
             console.print(Text(line, style=style), soft_wrap=True)
+
+
+_COLOURS = {"end_turn": "green", "error": "red", "failed": "red", "aborted": "red"}
+"""Summary colour per stop reason; the others (waiting, bounded, cancelled) are yellow."""
 
 
 def _diff_style(line: str) -> str:

@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cadenza.client.edits import FileChange
-from cadenza.client.wire import AgentMessageChunk, OtherUpdate, SessionEnd, ToolCall, ToolCallUpdate
+from cadenza.client.wire import (
+    AgentMessageChunk,
+    Compaction,
+    Movement,
+    OtherUpdate,
+    SessionEnd,
+    ToolCall,
+    ToolCallUpdate,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -22,7 +30,7 @@ class Progress:
     Attributes:
         kind: ``begin``, ``report`` or ``end``.
         title: The operation's title (``begin`` only).
-        message: What is happening now, e.g. ``step 3/25`` or ``editing app.py``.
+        message: What is happening now, e.g. ``plan · step 3/25`` or ``editing app.py``.
         percentage: 0-100, when the server reports one.
     """
 
@@ -69,6 +77,8 @@ ClientEvent = (
     AgentMessageChunk
     | ToolCall
     | ToolCallUpdate
+    | Movement
+    | Compaction
     | SessionEnd
     | OtherUpdate
     | Progress

@@ -37,6 +37,7 @@ from pygls.uris import from_fs_path
 
 from cadenza import __version__
 from cadenza.client.edits import FileChange, WorkspaceEditApplier
+from cadenza.client.eventlog import EventLog
 from cadenza.client.events import ClientEvent, Observer, ignore_events
 from cadenza.client.handlers import ServerRequests
 from cadenza.client.prompts import DecliningPrompter, Prompter
@@ -46,6 +47,7 @@ from cadenza.client.wire import (
     START_SESSION,
     CadenzaClientProtocol,
     CancelSessionResult,
+    MessageSink,
     SessionEnd,
     StartSessionArgs,
     StartSessionResult,
@@ -81,6 +83,8 @@ class ClientOptions:
     Attributes:
         workspace: The workspace folder (edits outside it are refused).
         model: ``PROVIDER/MODEL`` for the session, or None for the server's configured default.
+        workflow: The workflow to run (e.g. ``plan-implement-review``), or None for the
+            server's ``default``.
         max_steps: Model requests allowed in the session (``initializationOptions.maxSteps``).
         server_command: The command that starts a server speaking LSP framing on stdio.
         env: The server's environment (default: this process's).
@@ -89,16 +93,20 @@ class ClientOptions:
             ``exit`` before it is terminated.
         stderr_sink: Called with each line the server writes to stderr (default: kept only as
             the tail shown when the server fails).
+        events_path: A file to which every request and notification from the server is
+            appended as one JSON line (:mod:`cadenza.client.eventlog`), or None.
     """
 
     workspace: Path
     model: str | None = None
+    workflow: str | None = None
     max_steps: int | None = None
     server_command: Sequence[str] = DEFAULT_SERVER_COMMAND
     env: Mapping[str, str] | None = None
     start_timeout: float = 60.0
     shutdown_timeout: float = 5.0
     stderr_sink: Callable[[str], None] | None = None
+    events_path: Path | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,11 +115,13 @@ class SessionOutcome:
 
     Attributes:
         session_id: The server's id of the session.
-        stop_reason: ``end_turn``, ``max_steps``, ``cancelled``, ``error`` (or a newer reason).
+        stop_reason: One of ``wire.KNOWN_STOP_REASONS`` (or a newer reason).
         message: The final answer, or the error.
         steps: Model requests made.
         changes: Files changed on disk, one entry per path.
         wall_time: Seconds from ``cadenza.startSession`` to ``session_end``.
+        missing_info: For ``needs_user_input``: what the agent needs from the person.
+        why_no_default: For ``needs_user_input``: why it could not pick a default.
     """
 
     session_id: str
@@ -120,6 +130,8 @@ class SessionOutcome:
     steps: int
     changes: tuple[FileChange, ...]
     wall_time: float
+    missing_info: str | None = None
+    why_no_default: str | None = None
 
 
 class _LanguageClient(LanguageClient):
@@ -133,6 +145,21 @@ class _LanguageClient(LanguageClient):
             converter_factory=client_converter,
         )
         self._on_exit = on_exit
+
+    @property
+    def message_sink(self) -> MessageSink | None:
+        """What sees every raw request and notification from the server (``--events``)."""
+        return self._cadenza_protocol.message_sink
+
+    @message_sink.setter
+    def message_sink(self, sink: MessageSink | None) -> None:
+        self._cadenza_protocol.message_sink = sink
+
+    @property
+    def _cadenza_protocol(self) -> CadenzaClientProtocol:
+        protocol = self.protocol
+        assert isinstance(protocol, CadenzaClientProtocol)  # protocol_cls above
+        return protocol
 
     @property
     def process(self) -> asyncio.subprocess.Process | None:
@@ -187,6 +214,7 @@ class HeadlessClient:
         self._lsp: _LanguageClient | None = None
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._stderr_task: asyncio.Task[None] | None = None
+        self._events: EventLog | None = None
 
     async def __aenter__(self) -> HeadlessClient:
         await self.start()
@@ -228,11 +256,14 @@ class HeadlessClient:
             ServerStartError: The command cannot be run, the server exits or refuses
                 ``initialize``, does not answer within ``start_timeout`` seconds, or does not
                 offer ``cadenza.startSession``.
+            ClientError: The ``events_path`` file cannot be opened.
         """
         if not self.root.is_dir():
             raise ServerStartError(f"the workspace {self.root} is not a folder")
+        self._open_events()
         tracker = self._tracker = _Tracker()
         lsp = self._lsp = _LanguageClient(on_exit=self._server_exited)
+        lsp.message_sink = self._events
         requests = ServerRequests(
             applier=WorkspaceEditApplier(self.root),
             prompter=self.prompter,
@@ -245,6 +276,17 @@ class HeadlessClient:
         encoding = result.capabilities.position_encoding or types.PositionEncodingKind.Utf16
         requests.applier = WorkspaceEditApplier(self.root, position_encoding=encoding)
         lsp.initialized(types.InitializedParams())
+
+    def _open_events(self) -> None:
+        path = self.options.events_path
+        if path is None or self._events is not None:
+            return
+        try:
+            self._events = EventLog(path)
+        except OSError as exc:
+            raise ClientError(
+                f"cannot write the events file {path}: {exc.strerror or exc}"
+            ) from None
 
     async def _spawn(self, lsp: _LanguageClient) -> None:
         command = list(self.options.server_command)
@@ -303,7 +345,12 @@ class HeadlessClient:
             ServerExitedError: The server exited before answering.
         """
         lsp, tracker = self._started()
-        args = StartSessionArgs(task=task, root_uri=self.root_uri, model=self.options.model)
+        args = StartSessionArgs(
+            task=task,
+            root_uri=self.root_uri,
+            model=self.options.model,
+            workflow=self.options.workflow,
+        )
         params = types.ExecuteCommandParams(command=START_SESSION, arguments=[args.wire()])
         tracker.started = time.monotonic()
         try:
@@ -342,6 +389,8 @@ class HeadlessClient:
             steps=end.steps,
             changes=self.changes,
             wall_time=time.monotonic() - tracker.started,
+            missing_info=end.missing_info,
+            why_no_default=end.why_no_default,
         )
 
     async def cancel(self) -> bool:
@@ -366,6 +415,8 @@ class HeadlessClient:
         """``shutdown`` then ``exit`` the server; terminate it if it lingers. Idempotent."""
         lsp, self._lsp = self._lsp, None
         if lsp is None:
+            if self._events is not None:
+                self._events.close()
             return
         process = lsp.process
         timeout = self.options.shutdown_timeout
@@ -380,6 +431,8 @@ class HeadlessClient:
             self._stderr_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._stderr_task
+        if self._events is not None:
+            self._events.close()
 
     def _started(self) -> tuple[_LanguageClient, _Tracker]:
         if self._lsp is None or self._tracker is None:

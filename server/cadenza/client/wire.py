@@ -9,6 +9,7 @@ cattrs hook for pydantic models), so handlers receive typed objects, not namedtu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import attrs
@@ -23,7 +24,16 @@ CANCEL_SESSION = "cadenza.cancelSession"
 SESSION_UPDATE = "cadenza/sessionUpdate"
 ASK_USER = "cadenza/askUser"
 
-KNOWN_STOP_REASONS = ("end_turn", "max_steps", "cancelled", "error")
+KNOWN_STOP_REASONS = (
+    "end_turn",
+    "needs_user_input",
+    "waiting_human",
+    "failed",
+    "aborted",
+    "cancelled",
+    "max_steps",
+    "error",
+)
 """Stop reasons of this protocol version; a newer server may send others (kept as strings)."""
 
 
@@ -113,13 +123,41 @@ class ToolCallUpdate(Wire):
         return "\n".join(b.content.text for b in self.content if isinstance(b, ToolOutput))
 
 
+class Movement(Wire):
+    """``movement``: a movement of the workflow starts (``index`` counts from 1).
+
+    ``reason`` is why the previous movement handed over; empty for the first one.
+    """
+
+    session_update: Literal["movement"] = "movement"
+    workflow: str = ""
+    movement: str
+    index: int = 0
+    reason: str = ""
+
+
+class Compaction(Wire):
+    """``compaction``: the server summarized older turns to free context (token counts)."""
+
+    session_update: Literal["compaction"] = "compaction"
+    tokens_before: int = 0
+    tokens_after: int = 0
+    messages_summarized: int = 0
+
+
 class SessionEnd(Wire):
-    """``session_end``: the session is over; ``message`` is the final answer or the error."""
+    """``session_end``: the session is over; ``message`` is the final answer or the error.
+
+    ``missing_info`` and ``why_no_default`` come with ``needs_user_input``: what the agent needs
+    from the person, and why it could not pick a reasonable default.
+    """
 
     session_update: Literal["session_end"] = "session_end"
     stop_reason: str
     message: str = ""
     steps: int = 0
+    missing_info: str | None = None
+    why_no_default: str | None = None
 
 
 class OtherUpdate(Wire):
@@ -130,7 +168,14 @@ class OtherUpdate(Wire):
     session_update: str
 
 
-_UPDATE_KINDS = ("agent_message_chunk", "tool_call", "tool_call_update", "session_end")
+_UPDATE_KINDS = (
+    "agent_message_chunk",
+    "tool_call",
+    "tool_call_update",
+    "movement",
+    "compaction",
+    "session_end",
+)
 
 
 def _update_tag(value: Any) -> str:
@@ -145,6 +190,8 @@ SessionUpdate = Annotated[
     Annotated[AgentMessageChunk, Tag("agent_message_chunk")]
     | Annotated[ToolCall, Tag("tool_call")]
     | Annotated[ToolCallUpdate, Tag("tool_call_update")]
+    | Annotated[Movement, Tag("movement")]
+    | Annotated[Compaction, Tag("compaction")]
     | Annotated[SessionEnd, Tag("session_end")]
     | Annotated[OtherUpdate, Tag("other")],
     Discriminator(_update_tag),
@@ -179,9 +226,10 @@ class StartSessionArgs(Wire):
     task: str
     root_uri: str
     model: str | None = None
+    workflow: str | None = None
 
     def wire(self) -> dict[str, Any]:
-        """The argument object, without ``model`` when it is not given."""
+        """The argument object, without ``model`` or ``workflow`` when they are not given."""
         return self.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
@@ -238,8 +286,31 @@ def client_converter() -> cattrs.Converter:
     return converter
 
 
+MessageSink = Callable[[dict[str, Any]], None]
+"""Receives each request and notification from the server as raw JSON, before it is handled."""
+
+
 class CadenzaClientProtocol(LanguageServerProtocol):
-    """pygls's LSP protocol that also knows Cadenza's custom message types."""
+    """pygls's LSP protocol that also knows Cadenza's custom message types.
+
+    Attributes:
+        message_sink: When set, called with every request and notification the server sends
+            (the whole JSON-RPC message as parsed JSON), in arrival order: ``cadenza run
+            --events``.
+    """
+
+    message_sink: MessageSink | None = None
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """Show server requests and notifications to ``message_sink``; then parse as pygls does.
+
+        pygls calls this as the JSON decoder's ``object_hook``, innermost objects first, so the
+        message's ``params`` are still plain JSON here. Only the message itself carries both
+        ``jsonrpc`` and ``method``.
+        """
+        if self.message_sink is not None and "jsonrpc" in data and "method" in data:
+            self.message_sink(data)
+        return super().structure_message(data)
 
     def get_message_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         """The message class of ``method``: Cadenza's own, else lsprotocol's."""

@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
+from cadenza.engine.workflows import DEFAULT_WORKFLOW
+
 START_SESSION = "cadenza.startSession"
 CANCEL_SESSION = "cadenza.cancelSession"
 SESSION_UPDATE = "cadenza/sessionUpdate"
@@ -44,11 +46,14 @@ class StartSessionArgs(WireModel):
         root_uri: ``file:`` URI of the workspace folder; default: the first workspace folder
             (or ``rootUri``) of ``initialize``.
         model: ``PROVIDER/MODEL`` (e.g. ``openai/gpt-4.1``); default: the configured model.
+        workflow: The workflow's name: a built-in (``default``, ``plan-implement-review``),
+            or one from ``.cadenza/workflows/*.toml`` of the workspace or the user config dir.
     """
 
     task: str = Field(min_length=1)
     root_uri: str | None = None
     model: str | None = Field(default=None, min_length=1)
+    workflow: str = Field(default=DEFAULT_WORKFLOW, min_length=1)
 
     @field_validator("task")
     @classmethod

@@ -2,20 +2,24 @@
 
 ``publish`` is synchronous and writes each notification at once (pygls ``protocol.notify``
 writes to the transport before returning), so the client sees events exactly in the order the
-engine produced them: no task per notification that could reorder them.
+engine produced them: no task per notification that could reorder them. One event may give a
+progress message, a ``window/logMessage`` line and a ``cadenza/sessionUpdate``, sent in that
+order.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from cadenza.engine.events import SessionEvent, SessionFinished
+from cadenza.engine.events import MovementStarted, SessionEvent, SessionFinished
 from cadenza.lsp.params import SESSION_UPDATE
 from cadenza.lsp.progress import SessionProgress
 from cadenza.lsp.updates import (
     SessionUpdateParams,
+    log_line,
     progress_end,
     progress_report,
     session_update,
@@ -23,22 +27,39 @@ from cadenza.lsp.updates import (
 
 
 class SessionPublisher:
-    """``cadenza/sessionUpdate`` notifications and progress for one session."""
+    """``cadenza/sessionUpdate`` notifications, progress and session log for one session.
+
+    Attributes:
+        session_id: The session's id (in every update and log line).
+        root: The workspace root (diff paths are made absolute against it).
+        progress: The session's work-done progress, once opened (None: the client has none).
+        movement: The movement that runs now (from the latest ``MovementStarted``).
+    """
 
     def __init__(self, server: LanguageServer, *, session_id: str, root: Path) -> None:
         self._server = server
         self.session_id = session_id
         self.root = root
         self.progress: SessionProgress | None = None
+        self.movement: str | None = None
 
     def publish(self, event: SessionEvent) -> None:
-        """Send the progress message and the session update of ``event``, in that order."""
+        """Send the progress message, the log line and the session update of ``event``."""
+        if isinstance(event, MovementStarted):
+            self.movement = event.movement
         if self.progress is not None:
             if isinstance(event, SessionFinished):
                 self.progress.end(progress_end(event))
-            elif (message := progress_report(event)) is not None:
+            elif (message := progress_report(event, self.movement)) is not None:
                 self.progress.report(message)
+        if (line := log_line(event)) is not None:
+            self.log(line)
         update = session_update(event, self.root)
         if update is not None:
             params = SessionUpdateParams(session_id=self.session_id, update=update)
             self._server.protocol.notify(SESSION_UPDATE, params.wire())
+
+    def log(self, line: str, level: types.MessageType = types.MessageType.Log) -> None:
+        """Send one session-log line (``window/logMessage``), prefixed with the session id."""
+        message = f"session {self.session_id}: {line}"
+        self._server.window_log_message(types.LogMessageParams(type=level, message=message))

@@ -90,7 +90,7 @@ async def shutdown(ls: CadenzaServer, params: None) -> None:
 
 
 def start_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
-    """``cadenza.startSession {task, rootUri?, model?}`` → ``{sessionId}``, run continuing."""
+    """``cadenza.startSession {task, workflow?, rootUri?, model?}`` → ``{sessionId}`` at once."""
     with invalid_params(START_SESSION):
         args = parse_command_args(StartSessionArgs, arguments)
         session_id = ls.sessions.start(args, work_done_token=command_work_done_token())

@@ -1,9 +1,12 @@
 """The session manager: starts sessions as tracked tasks, cancels them, owns the providers.
 
 A session runs as an asyncio task whose failures are logged in a done-callback (esbonio's
-``run_task``), so ``cadenza.startSession`` answers at once. Providers are created once per
-model name and shared by the sessions that use it (the ``local`` provider owns a
-``llama-server`` process); all are closed on ``shutdown``.
+``run_task``), so ``cadenza.startSession`` answers at once. Before it starts, the workflow is
+looked up in the catalog of the session's root (built-ins, the user's and the workspace's
+``.cadenza/workflows/*.toml``, read afresh for each session so edits apply at once; a broken
+file only matters to a session that asks for it) and the transcript is opened. Providers are
+created once per model name and shared by the sessions that use it (the ``local`` provider
+owns a ``llama-server`` process); all are closed on ``shutdown``.
 """
 
 from __future__ import annotations
@@ -20,11 +23,13 @@ from pygls.uris import to_fs_path, uri_scheme
 from cadenza.config import CadenzaConfig, ConfigError
 from cadenza.engine.events import SessionFinished
 from cadenza.engine.session import Session, SessionOutcome, SessionSettings
+from cadenza.engine.workflows import Workflow, WorkflowError, load_catalog
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.editor import LspEditor
 from cadenza.lsp.params import InvalidArguments, StartSessionArgs
 from cadenza.lsp.progress import SessionProgress
 from cadenza.lsp.publisher import SessionPublisher
+from cadenza.lsp.transcripts import GuardedRecorder, open_transcript
 from cadenza.providers.base import Provider
 from cadenza.providers.registry import create_provider, resolve_model_name
 from cadenza.tools.registry import default_tools
@@ -66,33 +71,47 @@ class SessionManager:
         """Create a session and start running it; return its id at once.
 
         Raises:
-            InvalidArguments: No usable workspace folder, or the model is malformed or names
-                an unknown provider.
+            InvalidArguments: No usable workspace folder; an unknown or invalid workflow (the
+                message names the file and the field); or the model is malformed or names an
+                unknown provider.
         """
         root = self._root(args.root_uri)
-        provider = self._provider(resolve_model_name(args.model, self.config))
+        workflow = self._workflow(root, args.workflow)
+        model = resolve_model_name(args.model, self.config)
+        provider = self._provider(model)
         session_id = uuid.uuid4().hex
         publisher = SessionPublisher(self._server, session_id=session_id, root=root)
-        editor = LspEditor(self._server, publisher)
+        recorder = open_transcript(
+            session_id=session_id,
+            task=args.task,
+            root=root,
+            workflow=workflow.name,
+            model=model,
+            warn=lambda text: _warn(publisher, text),
+        )
         session = Session(
             session_id=session_id,
             task=args.task,
             root=root,
             provider=provider,
-            editor=editor,
+            editor=LspEditor(self._server, publisher),
             tools=default_tools(),
-            settings=SessionSettings(
-                max_steps=self.config.max_steps,
-                max_tokens=self.config.max_tokens,
-                temperature=self.config.temperature,
-            ),
+            settings=self._settings(),
+            workflow=workflow,
+            recorder=recorder,
         )
         task = asyncio.create_task(
             self._run(session, publisher, work_done_token), name=f"cadenza-session-{session_id}"
         )
         self._tasks[session_id] = task
-        task.add_done_callback(lambda done: self._finished(session_id, done))
-        log.info("session %s started on %s with %s", session_id, root, provider.name)
+        task.add_done_callback(lambda done: self._finished(session_id, done, recorder))
+        log.info(
+            "session %s started on %s with %s, workflow %s",
+            session_id,
+            root,
+            provider.name,
+            workflow.name,
+        )
         return session_id
 
     def cancel(self, session_id: str) -> bool:
@@ -112,6 +131,30 @@ class SessionManager:
         if workspace.root_uri:
             return folder_of(workspace.root_uri)
         raise InvalidArguments("no rootUri given and the client opened no workspace folder")
+
+    def _workflow(self, root: Path, name: str) -> Workflow:
+        """The workflow called ``name`` in the catalog of ``root``.
+
+        Raises:
+            InvalidArguments: Unknown, or its file is invalid (the message names the file and
+                the field).
+        """
+        catalog = load_catalog(root)
+        for problem in catalog.errors.values():
+            log.warning("skipping a workflow file: %s", problem)
+        try:
+            return catalog.get(name)
+        except WorkflowError as exc:
+            raise InvalidArguments(str(exc)) from None
+
+    def _settings(self) -> SessionSettings:
+        config = self.config
+        return SessionSettings(
+            max_steps=config.max_steps,
+            max_tokens=config.max_tokens,
+            temperature=config.temperature,
+            context_size=config.context_size,
+        )
 
     def _provider(self, model: str) -> Provider:
         provider = self._providers.get(model)
@@ -139,14 +182,26 @@ class SessionManager:
                 message=session.task,
             )
         except asyncio.CancelledError:
-            publisher.publish(SessionFinished(stop_reason="cancelled"))
+            # Through the session's runtime, so the transcript records the end too.
+            session.rt.publish(SessionFinished(stop_reason="cancelled"))
             raise
         if publisher.progress is not None and task is not None:
             publisher.progress.on_cancel(lambda: _cancel(task))
         return await session.run()
 
-    def _finished(self, session_id: str, task: asyncio.Task[SessionOutcome]) -> None:
-        """Done-callback: forget the task and log how it ended."""
+    def _finished(
+        self,
+        session_id: str,
+        task: asyncio.Task[SessionOutcome],
+        recorder: GuardedRecorder | None,
+    ) -> None:
+        """Done-callback: close the transcript, forget the task and log how it ended.
+
+        A done-callback rather than a ``finally`` in the task: it also runs for a task
+        cancelled before its first step (e.g. on ``shutdown``).
+        """
+        if recorder is not None:
+            recorder.close()
         self._tasks.pop(session_id, None)
         if task.cancelled():
             log.info("session %s cancelled", session_id)
@@ -169,3 +224,9 @@ class SessionManager:
                 await provider.aclose()
             except Exception:
                 log.exception("closing provider %s failed", provider.name)
+
+
+def _warn(publisher: SessionPublisher, text: str) -> None:
+    """A problem that does not stop the session: the server log and the session log."""
+    log.warning("session %s: %s", publisher.session_id, text)
+    publisher.log(text, types.MessageType.Warning)

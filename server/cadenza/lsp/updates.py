@@ -1,7 +1,12 @@
-"""Engine events → ``cadenza/sessionUpdate`` payloads and work-done progress messages.
+"""Engine events → ``cadenza/sessionUpdate`` payloads, progress messages and session-log lines.
 
 The update kinds and field names follow the Agent Client Protocol's ``session/update``
-(``agent_message_chunk``, ``tool_call``, ``tool_call_update``), plus Cadenza's ``session_end``.
+(``agent_message_chunk``, ``tool_call``, ``tool_call_update``), plus Cadenza's ``movement``,
+``compaction`` and ``session_end``. Session updates are what the person follows in an agent
+panel (ACP's rule for ``session/update``): a new movement is like ACP's mode change, and a
+compaction changes what the agent remembers, so both are updates. Tool-cache lookups and
+memory checkpoints are the agent's bookkeeping: they go to the session log
+(``window/logMessage``) and the transcript only. Clients ignore update kinds they do not know.
 Pure functions over pydantic models: no I/O here, so the mapping is testable alone.
 """
 
@@ -15,11 +20,15 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from cadenza.engine.events import (
     AgentMessageChunk,
+    CheckpointWritten,
+    ContextCompacted,
     FileEdited,
+    MovementStarted,
     SessionEvent,
     SessionFinished,
     StepStarted,
     StopReason,
+    ToolCacheLookup,
     ToolCallFinished,
     ToolCallStarted,
     ToolStatus,
@@ -91,17 +100,60 @@ class ToolCallUpdateProgress(WireModel):
         return data
 
 
+class MovementUpdate(WireModel):
+    """``movement``: a movement of the workflow starts.
+
+    ``index`` counts the movements run so far, from 1 (a movement run twice, e.g. ``implement``
+    again after ``review``, gets a new index); ``reason`` is why the previous movement handed
+    over (empty for the first movement).
+    """
+
+    session_update: Literal["movement"] = "movement"
+    workflow: str
+    movement: str
+    index: int
+    reason: str
+
+
+class CompactionUpdate(WireModel):
+    """``compaction``: older turns were summarized to relieve context pressure (tokens)."""
+
+    session_update: Literal["compaction"] = "compaction"
+    tokens_before: int
+    tokens_after: int
+    messages_summarized: int
+
+
 class SessionEndUpdate(WireModel):
-    """``session_end``: the session is over; ``message`` is the final answer or the error."""
+    """``session_end``: the session is over; ``message`` is the final answer or the error.
+
+    ``missing_info`` and ``why_no_default`` come with ``needs_user_input`` when the agent asked
+    through ``complete``; they are omitted on the wire otherwise.
+    """
 
     session_update: Literal["session_end"] = "session_end"
     stop_reason: StopReason
     message: str
     steps: int
+    missing_info: str | None = None
+    why_no_default: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in ("missingInfo", "missing_info", "whyNoDefault", "why_no_default"):
+            if key in data and data[key] is None:
+                del data[key]
+        return data
 
 
 SessionUpdate = Annotated[
-    AgentMessageChunkUpdate | ToolCallUpdateStart | ToolCallUpdateProgress | SessionEndUpdate,
+    AgentMessageChunkUpdate
+    | ToolCallUpdateStart
+    | ToolCallUpdateProgress
+    | MovementUpdate
+    | CompactionUpdate
+    | SessionEndUpdate,
     Field(discriminator="session_update"),
 ]
 
@@ -122,7 +174,10 @@ def _raw_input(arguments: str) -> Any:
 
 
 def session_update(event: SessionEvent, root: Path) -> SessionUpdate | None:
-    """The ``cadenza/sessionUpdate`` payload for ``event``, or None (steps go to progress only).
+    """The ``cadenza/sessionUpdate`` payload for ``event``, or None.
+
+    Steps go to progress only; tool-cache lookups and checkpoints to the session log only
+    (``log_line``).
 
     Args:
         event: An engine event.
@@ -150,22 +205,70 @@ def session_update(event: SessionEvent, root: Path) -> SessionUpdate | None:
             path=str(root / event.path), old_text=event.old_text, new_text=event.new_text
         )
         return ToolCallUpdateProgress(tool_call_id=event.tool_call_id, content=[diff])
-    if isinstance(event, SessionFinished):
-        return SessionEndUpdate(
-            stop_reason=event.stop_reason, message=event.message, steps=event.steps
-        )
+    if isinstance(event, MovementStarted | ContextCompacted | SessionFinished):
+        return _lifecycle_update(event)
     return None
 
 
-def progress_report(event: SessionEvent) -> str | None:
+def _lifecycle_update(
+    event: MovementStarted | ContextCompacted | SessionFinished,
+) -> SessionUpdate:
+    """The update of an event about the session as a whole rather than one tool call."""
+    if isinstance(event, MovementStarted):
+        return MovementUpdate(
+            workflow=event.workflow, movement=event.movement, index=event.index, reason=event.reason
+        )
+    if isinstance(event, ContextCompacted):
+        return CompactionUpdate(
+            tokens_before=event.tokens_before,
+            tokens_after=event.tokens_after,
+            messages_summarized=event.messages_summarized,
+        )
+    return SessionEndUpdate(
+        stop_reason=event.stop_reason,
+        message=event.message,
+        steps=event.steps,
+        missing_info=event.missing_info,
+        why_no_default=event.why_no_default,
+    )
+
+
+def progress_report(event: SessionEvent, movement: str | None = None) -> str | None:
     """The work-done progress ``report`` message for ``event``, or None.
 
-    A step reads ``step 3/25``; a tool call reads its title, e.g. ``reading src/app.py``.
+    A step reads ``plan · step 3/25`` (the running movement, then the session's step count;
+    ``step 3/25`` when no movement is known); a tool call reads its title, e.g.
+    ``reading src/app.py``. Editors show the latest report only, so the movement rides on
+    every step report rather than on one report of its own.
+
+    Args:
+        event: An engine event.
+        movement: The name of the movement that runs, if known.
     """
     if isinstance(event, StepStarted):
-        return f"step {event.step}/{event.max_steps}"
+        step = f"step {event.step}/{event.max_steps}"
+        return f"{movement} · {step}" if movement else step
     if isinstance(event, ToolCallStarted):
         return event.title
+    return None
+
+
+def log_line(event: SessionEvent) -> str | None:
+    """The session-log line (``window/logMessage``, type Log) for ``event``, or None.
+
+    Tool-cache lookups, compactions and memory checkpoints: what the agent did to its own
+    context, for whoever reads the log.
+    """
+    if isinstance(event, ToolCacheLookup):
+        outcome = "hit" if event.hit else "miss"
+        return f"tool cache {outcome}: {event.name} (call {event.tool_call_id})"
+    if isinstance(event, ContextCompacted):
+        return (
+            f"context compacted: {event.messages_summarized} messages summarized, "
+            f"{event.tokens_before} → {event.tokens_after} tokens"
+        )
+    if isinstance(event, CheckpointWritten):
+        return f"checkpoint after movement {event.movement}: {event.note}"
     return None
 
 
