@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
 
 APP_NAME = "cadenza"
 DEFAULT_LOCAL_MODEL = "local/qwen2.5-coder-1.5b"
@@ -21,6 +22,53 @@ DEFAULT_LOCAL_MODEL = "local/qwen2.5-coder-1.5b"
 
 class ConfigError(Exception):
     """A config file or option set is invalid; the message names the file and field."""
+
+
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+"""An environment variable's name: ``api_key_env`` holds a name, never the key itself."""
+
+
+class ProviderOptions(BaseModel):
+    """Settings of one provider, under ``[providers.NAME]`` (``NAME`` as in ``NAME/MODEL``).
+
+    CLI adapters use ``[providers."cli/claude"]`` and so on. Secrets never live here: an API
+    key is read from the environment variable named by ``api_key_env``. See docs/providers.md.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
+
+    kind: Literal["openai", "anthropic"] | None = Field(
+        default=None,
+        description="Wire API of a provider name Cadenza does not know (e.g. a second server).",
+    )
+    base_url: str | None = Field(default=None, description="e.g. http://127.0.0.1:8080/v1")
+    api_key_env: str | None = Field(
+        default=None,
+        pattern=ENV_NAME_PATTERN,
+        description="Name of the environment variable holding the API key.",
+    )
+    headers: dict[str, str] = Field(
+        default_factory=dict, description="Extra HTTP headers (not for secrets)."
+    )
+    stream: bool | None = Field(default=None, description="Stream replies (server-sent events).")
+    envelope: bool | None = Field(
+        default=None, description="JSON-envelope mode with response_format json_schema."
+    )
+    timeout_s: float | None = Field(
+        default=None, gt=0, description="Read timeout of a request, or a CLI call's limit (s)."
+    )
+    attempts: int | None = Field(
+        default=None, ge=1, le=10, description="HTTP attempts per model call (1: no retry)."
+    )
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict, description="Extra request body fields, sent as they are."
+    )
+    executable: str | None = Field(
+        default=None, description="CLI adapters: the program to run (name or path)."
+    )
+    args: list[str] | None = Field(
+        default=None, description="CLI adapters: arguments replacing the adapter's defaults."
+    )
 
 
 class CadenzaConfig(BaseModel):
@@ -41,6 +89,9 @@ class CadenzaConfig(BaseModel):
         ge=512,
         alias="contextSize",
         description="Context window of the local model (tokens).",
+    )
+    providers: dict[str, ProviderOptions] = Field(
+        default_factory=dict, description="Per-provider settings, keyed by provider name."
     )
 
     def merged(self, overrides: dict[str, Any], source: str) -> CadenzaConfig:

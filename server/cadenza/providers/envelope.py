@@ -157,19 +157,15 @@ def map_messages(messages: list[Message], tools: list[ToolSpec]) -> list[dict[st
     return out
 
 
-def parse_envelope(text: str, *, id_prefix: str) -> tuple[str, list[ToolCall]]:
-    """Parse a whole envelope.
+ENVELOPE_KEYS = frozenset({"content", "tool_calls"})
 
-    Returns:
-        ``(content, tool_calls)``, calls numbered ``{id_prefix}_{i}``.
+
+def _from_object(data: Any, *, id_prefix: str) -> tuple[str, list[ToolCall]]:
+    """An envelope object's ``(content, tool_calls)``.
 
     Raises:
-        EnvelopeError: ``text`` is not one JSON object of the envelope's shape.
+        EnvelopeError: ``data`` is not an object of the envelope's shape.
     """
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise EnvelopeError(f"not JSON: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("tool_calls", []), list):
         raise EnvelopeError("not an envelope object")
     content = data.get("content", "")
@@ -181,6 +177,50 @@ def parse_envelope(text: str, *, id_prefix: str) -> tuple[str, list[ToolCall]]:
         raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
         calls.append(ToolCall(id=f"{id_prefix}_{i}", name=item["name"], arguments=raw))
     return (content if isinstance(content, str) else json.dumps(content)), calls
+
+
+def parse_envelope(text: str, *, id_prefix: str) -> tuple[str, list[ToolCall]]:
+    """Parse a whole envelope (the full text is one JSON object).
+
+    Returns:
+        ``(content, tool_calls)``, calls numbered ``{id_prefix}_{i}``.
+
+    Raises:
+        EnvelopeError: ``text`` is not one JSON object of the envelope's shape.
+    """
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise EnvelopeError(f"not JSON: {exc}") from None
+    return _from_object(data, id_prefix=id_prefix)
+
+
+def find_envelope(text: str, *, id_prefix: str) -> tuple[str, list[ToolCall]] | None:
+    """The first JSON envelope anywhere in ``text``: alone, in a code fence, or amid prose.
+
+    A structural scan, not a pattern on the prose: at each ``{`` the JSON decoder tries to read
+    one value (``json.JSONDecoder.raw_decode``); the first object whose keys are only
+    ``content`` and ``tool_calls`` (at least one of them, with the envelope's types) is the
+    envelope. An object that is not one (say a wrapper) is searched inside, from its next
+    ``{``. Truncated or malformed JSON is no envelope.
+
+    Returns:
+        ``(content, tool_calls)`` (calls numbered ``{id_prefix}_{i}``), or None.
+    """
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start >= 0:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except ValueError:
+            value = None
+        if isinstance(value, dict) and value and set(value) <= ENVELOPE_KEYS:
+            try:
+                return _from_object(value, id_prefix=id_prefix)
+            except EnvelopeError:
+                pass
+        start = text.find("{", start + 1)
+    return None
 
 
 def _cut_call_name(text: str) -> str:

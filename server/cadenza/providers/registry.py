@@ -1,20 +1,99 @@
-"""From a model name ``PROVIDER/MODEL`` to a ``Provider`` (DESIGN §4).
+"""From a model name ``PROVIDER/MODEL`` to a ``Provider`` (DESIGN §4; docs/providers.md).
 
-Known providers: ``openai`` (any OpenAI-compatible server; ``OPENAI_BASE_URL`` and
-``OPENAI_API_KEY`` from the environment), ``openai-envelope`` (the same with the JSON-envelope
-mode, for servers that enforce ``response_format`` JSON schemas), ``ollama`` (its OpenAI-compatible
-endpoint, ``OLLAMA_HOST``), and ``local`` (the embedded llama.cpp server).
+Known providers:
+
+- ``openai``: any OpenAI-compatible server; ``OPENAI_BASE_URL`` (default the OpenAI API) and
+  ``OPENAI_API_KEY`` from the environment. ``openai-envelope``: the same in JSON-envelope mode,
+  for servers that enforce ``response_format`` JSON schemas.
+- Presets of the same wire API: ``ollama`` (``OLLAMA_HOST``), ``openrouter``
+  (``OPENROUTER_API_KEY``), ``lmstudio``, ``vllm`` (``VLLM_API_KEY``), ``llamacpp``
+  (``LLAMA_API_KEY``), each with its usual local address.
+- ``anthropic``: the Messages API; ``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``.
+- ``cli``: agent CLIs, ``cli/claude``, ``cli/codex``, ``cli/gemini``, ``cli/opencode``,
+  ``cli/grok`` (``cli/claude/MODEL`` passes ``--model MODEL``); ``CADENZA_CLI_<NAME>``
+  overrides the executable.
+- ``local``: the embedded llama.cpp server.
+
+``[providers.NAME]`` in ``cadenza.toml`` adjusts any of them (``base_url``, ``api_key_env``,
+``headers``, ``stream``, ...) or defines a new name with ``kind = "openai"`` or ``"anthropic"``.
+The base URL is, highest first: ``CADENZA_BASE_URL`` (what ``cadenza run --base-url`` sets), the
+provider's own environment variable, the config, the preset's default. API keys are read only
+from the environment.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from typing import Literal
 
-from cadenza.config import DEFAULT_LOCAL_MODEL, CadenzaConfig, ConfigError
+from cadenza.config import DEFAULT_LOCAL_MODEL, CadenzaConfig, ConfigError, ProviderOptions
+from cadenza.providers.anthropic import DEFAULT_MAX_TOKENS as ANTHROPIC_MAX_TOKENS
+from cadenza.providers.anthropic import DEFAULT_TIMEOUT_S as ANTHROPIC_TIMEOUT_S
+from cadenza.providers.anthropic import AnthropicProvider
 from cadenza.providers.base import Provider
+from cadenza.providers.cli import ADAPTERS, CliProvider
+from cadenza.providers.cli import DEFAULT_TIMEOUT_S as CLI_TIMEOUT_S
+from cadenza.providers.openai import DEFAULT_TIMEOUT_S as OPENAI_TIMEOUT_S
 from cadenza.providers.openai import OpenAIProvider
+from cadenza.providers.retry import RetryPolicy
+from cadenza.providers.secrets import secret_from_env
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
+BASE_URL_ENV = "CADENZA_BASE_URL"
+"""Overrides the base URL of the HTTP provider the model names (``cadenza run --base-url``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Preset:
+    """Defaults of a known HTTP provider name.
+
+    Attributes:
+        kind: The wire API.
+        base_url: Default base URL.
+        base_url_env: Environment variable that overrides it, if any.
+        api_key_env: Environment variable holding the API key, if any.
+        envelope: JSON-envelope mode by default.
+    """
+
+    kind: Literal["openai", "anthropic"]
+    base_url: str
+    base_url_env: str | None = None
+    api_key_env: str | None = None
+    envelope: bool = False
+
+
+PRESETS: dict[str, Preset] = {
+    "openai": Preset(
+        kind="openai",
+        base_url=OPENAI_DEFAULT_BASE_URL,
+        base_url_env="OPENAI_BASE_URL",
+        api_key_env="OPENAI_API_KEY",
+    ),
+    "openai-envelope": Preset(
+        kind="openai",
+        base_url=OPENAI_DEFAULT_BASE_URL,
+        base_url_env="OPENAI_BASE_URL",
+        api_key_env="OPENAI_API_KEY",
+        envelope=True,
+    ),
+    "ollama": Preset(kind="openai", base_url="http://127.0.0.1:11434/v1"),
+    "openrouter": Preset(
+        kind="openai", base_url="https://openrouter.ai/api/v1", api_key_env="OPENROUTER_API_KEY"
+    ),
+    "lmstudio": Preset(kind="openai", base_url="http://127.0.0.1:1234/v1"),
+    "vllm": Preset(kind="openai", base_url="http://127.0.0.1:8000/v1", api_key_env="VLLM_API_KEY"),
+    "llamacpp": Preset(
+        kind="openai", base_url="http://127.0.0.1:8080/v1", api_key_env="LLAMA_API_KEY"
+    ),
+    "anthropic": Preset(
+        kind="anthropic",
+        base_url="https://api.anthropic.com",
+        base_url_env="ANTHROPIC_BASE_URL",
+        api_key_env="ANTHROPIC_API_KEY",
+    ),
+}
+KNOWN = (*PRESETS, "cli", "local")
 
 
 def resolve_model_name(explicit: str | None, config: CadenzaConfig) -> str:
@@ -23,7 +102,7 @@ def resolve_model_name(explicit: str | None, config: CadenzaConfig) -> str:
 
 
 def split_model_name(name: str) -> tuple[str, str]:
-    """``"openai/gpt-4.1"`` → ``("openai", "gpt-4.1")``.
+    """``"openai/gpt-4.1"`` → ``("openai", "gpt-4.1")`` (the model may contain more slashes).
 
     Raises:
         ConfigError: The name has no ``PROVIDER/`` prefix.
@@ -34,30 +113,102 @@ def split_model_name(name: str) -> tuple[str, str]:
     return provider, model
 
 
+def _ollama_base_url() -> str | None:
+    host = os.environ.get("OLLAMA_HOST")
+    if not host:
+        return None
+    if not host.startswith(("http://", "https://")):
+        host = f"http://{host}"
+    return f"{host.rstrip('/')}/v1"
+
+
+def _base_url(provider: str, preset: Preset | None, options: ProviderOptions) -> str:
+    env_url = os.environ.get(preset.base_url_env) if preset and preset.base_url_env else None
+    if provider == "ollama":
+        env_url = _ollama_base_url()
+    url = os.environ.get(BASE_URL_ENV) or env_url or options.base_url
+    url = url or (preset.base_url if preset else None)
+    if not url:
+        raise ConfigError(f"provider {provider!r} needs base_url in [providers.{provider}]")
+    return url
+
+
+def _retry(options: ProviderOptions) -> RetryPolicy:
+    return RetryPolicy(attempts=options.attempts) if options.attempts else RetryPolicy()
+
+
+def _http_provider(name: str, provider: str, model: str, config: CadenzaConfig) -> Provider:
+    options = config.providers.get(provider) or ProviderOptions()
+    preset = PRESETS.get(provider)
+    kind = options.kind or (preset.kind if preset else None)
+    if kind is None:
+        raise ConfigError(
+            f"unknown provider {provider!r} in {name!r}; known: {', '.join(KNOWN)} "
+            f'(or set kind = "openai" or "anthropic" in [providers.{provider}])'
+        )
+    base_url = _base_url(provider, preset, options)
+    api_key = secret_from_env(options.api_key_env or (preset.api_key_env if preset else None))
+    if kind == "anthropic":
+        return AnthropicProvider(
+            name=name,
+            model=model,
+            api_key=api_key,
+            base_url=base_url,
+            stream=options.stream if options.stream is not None else True,
+            max_tokens=config.max_tokens or ANTHROPIC_MAX_TOKENS,
+            retry=_retry(options),
+            headers=options.headers,
+            extra_body=options.extra_body,
+            timeout_s=options.timeout_s or ANTHROPIC_TIMEOUT_S,
+        )
+    envelope = options.envelope
+    if envelope is None:
+        envelope = bool(preset and preset.envelope)
+    return OpenAIProvider(
+        name=name,
+        base_url=base_url,
+        model=model,
+        api_key=api_key,
+        envelope=envelope,
+        stream=options.stream if options.stream is not None else True,
+        retry=_retry(options),
+        headers=options.headers,
+        extra_body=options.extra_body,
+        timeout_s=options.timeout_s or OPENAI_TIMEOUT_S,
+    )
+
+
+def _cli_provider(name: str, model: str, config: CadenzaConfig) -> Provider:
+    adapter_name, _, cli_model = model.partition("/")
+    adapter = ADAPTERS.get(adapter_name)
+    if adapter is None:
+        raise ConfigError(
+            f"unknown CLI {adapter_name!r} in {name!r}; known: "
+            + ", ".join(f"cli/{a}" for a in ADAPTERS)
+        )
+    options = config.providers.get(f"cli/{adapter_name}") or ProviderOptions()
+    return CliProvider(
+        name=name,
+        adapter=adapter,
+        model=cli_model or None,
+        executable=os.environ.get(adapter.env_var) or options.executable,
+        args=options.args,
+        timeout_s=options.timeout_s or CLI_TIMEOUT_S,
+    )
+
+
 def create_provider(name: str, config: CadenzaConfig) -> Provider:
     """Build the provider for ``name`` (``PROVIDER/MODEL``).
 
     Raises:
-        ConfigError: Unknown provider or malformed name.
+        ConfigError: Unknown provider or CLI, malformed name, or a custom provider without
+            ``kind`` or ``base_url``.
     """
     provider, model = split_model_name(name)
-    if provider in {"openai", "openai-envelope"}:
-        return OpenAIProvider(
-            name=name,
-            base_url=os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT_BASE_URL,
-            model=model,
-            api_key=os.environ.get("OPENAI_API_KEY"),
-            envelope=provider == "openai-envelope",
-        )
-    if provider == "ollama":
-        host = os.environ.get("OLLAMA_HOST") or "http://127.0.0.1:11434"
-        if not host.startswith(("http://", "https://")):
-            host = f"http://{host}"
-        return OpenAIProvider(name=name, base_url=f"{host.rstrip('/')}/v1", model=model)
     if provider == "local":
         from cadenza.providers.local import LocalProvider
 
         return LocalProvider(name=name, model=model, config=config)
-    raise ConfigError(
-        f"unknown provider {provider!r} in {name!r}; known: openai, openai-envelope, ollama, local"
-    )
+    if provider == "cli":
+        return _cli_provider(name, model, config)
+    return _http_provider(name, provider, model, config)
