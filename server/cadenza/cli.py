@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -38,6 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workspace", default=".", help="workspace folder (default: current)")
     run.add_argument("--model", help="PROVIDER/MODEL, e.g. local/qwen2.5-coder-1.5b")
     run.add_argument(
+        "--base-url",
+        metavar="URL",
+        help="base URL of the model's HTTP server, e.g. http://127.0.0.1:8080/v1 "
+        "(sets CADENZA_BASE_URL for the server)",
+    )
+    run.add_argument(
         "--workflow",
         metavar="NAME",
         help="workflow to run: default, plan-implement-review, or one of the workspace's "
@@ -68,6 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return serve_main(args)
     if args.command == "run":
         from cadenza.client.cli import run_main
+
+        if args.base_url:
+            # The spawned server inherits the environment; the provider registry reads it.
+            os.environ["CADENZA_BASE_URL"] = args.base_url
 
         return run_main(args)
     from cadenza.providers.models_cli import models_main
