@@ -88,7 +88,7 @@ class CadenzaConfig(BaseModel):
         default=8192,
         ge=512,
         alias="contextSize",
-        description="Context window of the local model (tokens).",
+        description="The model's context window (tokens).",
     )
     providers: dict[str, ProviderOptions] = Field(
         default_factory=dict, description="Per-provider settings, keyed by provider name."

@@ -125,6 +125,10 @@ class Session:
         )
         return outcome
 
+    def end_before_start(self) -> None:
+        """Publish ``session_end`` (cancelled) for a session cancelled before ``run``."""
+        self.rt.publish(SessionFinished(stop_reason="cancelled", steps=0))
+
     def _outcome(self, reason: StopReason, message: str) -> SessionOutcome:
         return SessionOutcome(stop_reason=reason, message=message, steps=self.rt.steps)
 

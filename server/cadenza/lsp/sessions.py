@@ -21,7 +21,6 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path, uri_scheme
 
 from cadenza.config import CadenzaConfig, ConfigError
-from cadenza.engine.events import SessionFinished
 from cadenza.engine.session import Session, SessionOutcome, SessionSettings
 from cadenza.engine.workflows import Workflow, WorkflowError, load_catalog
 from cadenza.lsp.capabilities import ClientFeatures
@@ -182,8 +181,7 @@ class SessionManager:
                 message=session.task,
             )
         except asyncio.CancelledError:
-            # Through the session's runtime, so the transcript records the end too.
-            session.rt.publish(SessionFinished(stop_reason="cancelled"))
+            session.end_before_start()  # the transcript records the end too
             raise
         if publisher.progress is not None and task is not None:
             publisher.progress.on_cancel(lambda: _cancel(task))
