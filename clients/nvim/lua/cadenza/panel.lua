@@ -1,0 +1,363 @@
+-- The "Cadenza" scratch buffer: the agent's text, tool calls with their status, session ends.
+local compat = require("cadenza.compat")
+local config = require("cadenza.config")
+
+local M = {}
+
+local api = vim.api
+local ns = api.nvim_create_namespace("cadenza.panel")
+local hl_ns = api.nvim_create_namespace("cadenza.panel.hl")
+
+local ICONS = {
+  pending = "○",
+  in_progress = "…",
+  completed = "✓",
+  failed = "✗",
+}
+local HL = {
+  pending = "CadenzaToolPending",
+  in_progress = "CadenzaToolRunning",
+  completed = "CadenzaToolDone",
+  failed = "CadenzaToolFailed",
+}
+
+local state = {
+  buf = nil, ---@type integer?
+  writer = nil, ---@type string? the session whose lines were written last
+  text_open = false, -- the last line is agent text that the next chunk continues
+  tools = {}, ---@type table<string, {mark: integer, title: string, status: string, note: string?}>
+}
+
+local function define_highlights()
+  local links = {
+    CadenzaHeader = "Title",
+    CadenzaToolPending = "Comment",
+    CadenzaToolRunning = "DiagnosticInfo",
+    CadenzaToolDone = "DiagnosticOk",
+    CadenzaToolFailed = "DiagnosticError",
+    CadenzaEnd = "Special",
+    CadenzaMovement = "Identifier",
+  }
+  for group, target in pairs(links) do
+    api.nvim_set_hl(0, group, { link = target, default = true })
+  end
+end
+
+--- The panel buffer, created on first use.
+---@return integer
+function M.buf()
+  if state.buf and api.nvim_buf_is_valid(state.buf) then
+    return state.buf
+  end
+  define_highlights()
+  local buf = api.nvim_create_buf(false, true)
+  pcall(api.nvim_buf_set_name, buf, "Cadenza")
+  vim.bo[buf].buftype = "nofile"
+  vim.bo[buf].bufhidden = "hide"
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = "cadenza"
+  vim.bo[buf].modifiable = false
+  state.buf = buf
+  state.writer = nil
+  state.text_open = false
+  state.tools = {}
+  return buf
+end
+
+--- All lines of the panel (for tests and statuslines).
+---@return string[]
+function M.lines()
+  return api.nvim_buf_get_lines(M.buf(), 0, -1, false)
+end
+
+--- Open the panel in a split without moving the cursor (unless `focus`).
+---@param focus? boolean
+---@return integer win
+function M.open(focus)
+  local buf = M.buf()
+  local win = vim.fn.bufwinid(buf)
+  if win == -1 then
+    local panel = config.options.panel
+    local right = panel.position == "right"
+    win = api.nvim_open_win(buf, false, {
+      split = right and "right" or "below",
+      win = -1,
+      width = right and panel.size or nil,
+      height = (not right) and panel.size or nil,
+    })
+    vim.wo[win].wrap = true
+    vim.wo[win].linebreak = true
+    vim.wo[win].number = false
+    vim.wo[win].relativenumber = false
+    vim.wo[win].signcolumn = "no"
+    vim.wo[win].winfixheight = not right
+    vim.wo[win].winfixwidth = right
+    api.nvim_win_set_cursor(win, { api.nvim_buf_line_count(buf), 0 })
+  end
+  if focus then
+    api.nvim_set_current_win(win)
+  end
+  return win
+end
+
+local function modify(buf, fn)
+  vim.bo[buf].modifiable = true
+  local ok, err = pcall(fn)
+  vim.bo[buf].modifiable = false
+  if not ok then
+    error(err, 0)
+  end
+end
+
+local function follow(buf, old_last)
+  local current = api.nvim_get_current_win()
+  local last = api.nvim_buf_line_count(buf)
+  for _, win in ipairs(api.nvim_list_wins()) do
+    if api.nvim_win_get_buf(win) == buf then
+      local row = api.nvim_win_get_cursor(win)[1]
+      if win ~= current or row >= old_last then
+        api.nvim_win_set_cursor(win, { last, 0 })
+      end
+    end
+  end
+end
+
+local function is_empty(buf)
+  return api.nvim_buf_line_count(buf) == 1 and api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ""
+end
+
+--- Append lines at the end; returns the 0-based row of the first one.
+---@param lines string[]
+---@param hl? string highlight group for these lines
+---@return integer
+local function append(lines, hl)
+  local buf = M.buf()
+  local old_last = api.nvim_buf_line_count(buf)
+  local first
+  modify(buf, function()
+    if is_empty(buf) then
+      first = 0
+      api.nvim_buf_set_lines(buf, 0, 1, false, lines)
+    else
+      first = old_last
+      api.nvim_buf_set_lines(buf, old_last, old_last, false, lines)
+    end
+  end)
+  if hl then
+    for i, line in ipairs(lines) do
+      api.nvim_buf_set_extmark(buf, hl_ns, first + i - 1, 0, { end_col = #line, hl_group = hl })
+    end
+  end
+  state.text_open = false
+  follow(buf, old_last)
+  return first
+end
+
+local function short(id)
+  return tostring(id):sub(1, 8)
+end
+
+local function relative(path, root)
+  if type(path) ~= "string" then
+    return tostring(path)
+  end
+  if root and path:sub(1, #root + 1) == root .. "/" then
+    return path:sub(#root + 2)
+  end
+  return path
+end
+
+--- Write a session header when `session` is not the one written last.
+---@param session table {id, task?, root?, model?}
+function M.header(session)
+  local buf = M.buf() -- first, as creating the buffer resets the writer
+  if state.writer == session.id then
+    return
+  end
+  state.writer = session.id
+  local task = (session.task or ""):gsub("\n.*", " …")
+  local model = session.model and (" · " .. session.model) or ""
+  local lines = { ("▶ %s  [session %s%s]"):format(task, short(session.id), model) }
+  if not is_empty(buf) then
+    table.insert(lines, 1, "")
+  end
+  append(lines, "CadenzaHeader")
+end
+
+--- Stream agent text (chunks continue the current line until a newline).
+---@param session table
+---@param text string
+function M.text(session, text)
+  M.header(session)
+  if text == "" then
+    return
+  end
+  local buf = M.buf()
+  local pieces = vim.split(text, "\n", { plain = true })
+  if state.text_open then
+    local old_last = api.nvim_buf_line_count(buf)
+    modify(buf, function()
+      local last = api.nvim_buf_get_lines(buf, old_last - 1, old_last, false)[1] or ""
+      pieces[1] = last .. pieces[1]
+      api.nvim_buf_set_lines(buf, old_last - 1, old_last, false, pieces)
+    end)
+    follow(buf, old_last)
+  else
+    append(pieces)
+  end
+  state.text_open = true
+end
+
+local function tool_line(info)
+  local line = ("  %s %s"):format(ICONS[info.status] or "·", info.title)
+  if info.note then
+    line = line .. " — " .. info.note
+  end
+  return line
+end
+
+local function set_tool_line(buf, info)
+  local pos = api.nvim_buf_get_extmark_by_id(buf, ns, info.mark, {})
+  local row = pos[1]
+  if not row then
+    return
+  end
+  local line = tool_line(info)
+  modify(buf, function()
+    api.nvim_buf_set_lines(buf, row, row + 1, false, { line })
+  end)
+  api.nvim_buf_clear_namespace(buf, hl_ns, row, row + 1)
+  api.nvim_buf_set_extmark(buf, hl_ns, row, 0, { end_col = #line, hl_group = HL[info.status] })
+end
+
+--- A new tool call: one line whose status icon changes with its updates.
+---@param session table
+---@param update table ACP tool_call
+function M.tool_call(session, update)
+  M.header(session)
+  local info = {
+    title = update.title or update.kind or "tool call",
+    status = update.status or "pending",
+  }
+  local row = append({ tool_line(info) }, HL[info.status])
+  info.mark = api.nvim_buf_set_extmark(M.buf(), ns, row, 0, {})
+  state.tools[session.id .. ":" .. tostring(update.toolCallId)] = info
+end
+
+local function first_text(content)
+  for _, item in ipairs(content or {}) do
+    if item.type == "content" and type(item.content) == "table" and item.content.text then
+      return (item.content.text:gsub("\n.*", ""))
+    end
+  end
+end
+
+--- A tool call's update: its status, a failure's first line, diffs as summaries.
+---@param session table
+---@param update table ACP tool_call_update
+function M.tool_update(session, update)
+  M.header(session)
+  local key = session.id .. ":" .. tostring(update.toolCallId)
+  local info = state.tools[key]
+  if not info then
+    M.tool_call(session, { toolCallId = update.toolCallId, title = update.title, status = update.status })
+    info = state.tools[key]
+  end
+  if update.status then
+    info.status = update.status
+    if update.status == "failed" then
+      info.note = first_text(update.content)
+    end
+    set_tool_line(M.buf(), info)
+  end
+  for _, item in ipairs(update.content or {}) do
+    if item.type == "diff" then
+      local old, new = item.oldText, item.newText or ""
+      local path = relative(item.path, session.root)
+      if old == nil or old == vim.NIL then
+        append({ ("      + created %s"):format(path) })
+      else
+        local removed, added = 0, 0
+        for _, hunk in ipairs(compat.diff_hunks(old, new)) do
+          removed = removed + hunk[2]
+          added = added + hunk[4]
+        end
+        append({ ("      ~ %s: -%d +%d lines"):format(path, removed, added) })
+      end
+    end
+  end
+end
+
+--- A movement of the workflow starts.
+function M.movement(session, update)
+  M.header(session)
+  local line = ("  ▸ movement %s"):format(update.movement or "?")
+  if update.reason and update.reason ~= "" then
+    line = line .. " — " .. update.reason
+  end
+  append({ line }, "CadenzaMovement")
+end
+
+--- Older turns were summarized.
+function M.compaction(session, update)
+  M.header(session)
+  append({
+    ("  (context compacted: %s → %s tokens)"):format(
+      tostring(update.tokensBefore),
+      tostring(update.tokensAfter)
+    ),
+  }, "Comment")
+end
+
+--- A plan (ACP: entries with content and status).
+function M.plan(session, update)
+  M.header(session)
+  local lines = { "  plan:" }
+  for _, entry in ipairs(update.entries or {}) do
+    lines[#lines + 1] = ("    [%s] %s"):format(entry.status or " ", entry.content or "")
+  end
+  append(lines, "Comment")
+end
+
+--- The session is over.
+---@param session table
+---@param update table session_end
+---@param unsaved string[] files the session edited that are modified and unsaved
+function M.session_end(session, update, unsaved)
+  M.header(session)
+  local steps = tonumber(update.steps)
+  local lines = {
+    ("■ %s%s"):format(
+      update.stopReason or "ended",
+      steps and ((" after %d step%s"):format(steps, steps == 1 and "" or "s")) or ""
+    ),
+  }
+  local message = update.message
+  if type(message) == "string" and message ~= "" then
+    for _, line in ipairs(vim.split(message, "\n", { plain = true })) do
+      lines[#lines + 1] = "  " .. line
+    end
+  end
+  if type(update.missingInfo) == "string" then
+    lines[#lines + 1] = "  missing: " .. update.missingInfo
+  end
+  if type(update.whyNoDefault) == "string" then
+    lines[#lines + 1] = "  why no default: " .. update.whyNoDefault
+  end
+  if unsaved and #unsaved > 0 then
+    local names = {}
+    for _, path in ipairs(unsaved) do
+      names[#names + 1] = relative(path, session.root)
+    end
+    lines[#lines + 1] = ("  unsaved: %s (:wall writes them, u undoes)"):format(table.concat(names, ", "))
+  end
+  append(lines, "CadenzaEnd")
+end
+
+--- A plain note line (e.g. the server exited).
+function M.note(session, text)
+  M.header(session)
+  append({ "  " .. text }, "Comment")
+end
+
+return M

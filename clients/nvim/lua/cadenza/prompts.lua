@@ -1,0 +1,179 @@
+-- Server → client prompts through vim.ui.input / vim.ui.select (so dressing, telescope or
+-- snacks UIs apply): cadenza/askUser, cadenza/requestPermission, cadenza/waitingHuman.
+--
+-- Neovim runs each server request handler in a coroutine (the way its own
+-- window/showMessageRequest handler waits for vim.ui.select): a handler yields until the
+-- person answers, and its return value is the response. Outside a coroutine the prompts fall
+-- back to the blocking vim.fn.input / vim.fn.inputlist.
+local M = {}
+
+local OTHER = "Type an answer…"
+
+--- Wait for a callback-style UI function inside a coroutine.
+---@param start fun(done: fun(value: any))
+---@return any value
+---@return boolean waited false when not inside a (non-main) coroutine
+local function await(start)
+  local co, is_main = coroutine.running()
+  if not co or is_main then
+    return nil, false
+  end
+  start(function(value)
+    -- Resume on the next tick: a synchronous vim.ui.* would resume before the yield.
+    vim.schedule(function()
+      coroutine.resume(co, value)
+    end)
+  end)
+  return coroutine.yield(), true
+end
+
+--- vim.ui.input that waits for the answer; nil when dismissed.
+---@param opts table vim.ui.input options
+---@return string?
+function M.input(opts)
+  local value, waited = await(function(done)
+    vim.ui.input(opts, done)
+  end)
+  if waited then
+    return value
+  end
+  local cancelled = "\0cancelled"
+  local answer = vim.fn.input({ prompt = opts.prompt or "", cancelreturn = cancelled })
+  if answer == cancelled then
+    return nil
+  end
+  return answer
+end
+
+--- vim.ui.select that waits for the choice; nil when dismissed.
+---@param items any[]
+---@param opts table vim.ui.select options
+---@return any?
+function M.select(items, opts)
+  local value, waited = await(function(done)
+    vim.ui.select(items, opts, done)
+  end)
+  if waited then
+    return value
+  end
+  local format = opts.format_item or tostring
+  local lines = { opts.prompt or "Select:" }
+  for i, item in ipairs(items) do
+    lines[#lines + 1] = ("%d. %s"):format(i, format(item))
+  end
+  local index = vim.fn.inputlist(lines)
+  return items[index]
+end
+
+local function label(item)
+  if type(item) == "table" then
+    return tostring(item.label or item.title or item.name or vim.inspect(item))
+  end
+  return tostring(item)
+end
+
+local function value_of(item)
+  if type(item) == "table" then
+    return tostring(item.value or item.label or item.title or item.name)
+  end
+  return tostring(item)
+end
+
+--- cadenza/askUser {sessionId, question, whyNoDefault?, options?} → {answer: string|null}.
+--- A dismissed prompt or an empty answer is a decline (null).
+function M.ask_user(_, params)
+  params = type(params) == "table" and params or {}
+  local question = type(params.question) == "string" and params.question or "Cadenza asks:"
+  local prompt = question
+  if type(params.whyNoDefault) == "string" and params.whyNoDefault ~= "" then
+    prompt = ("%s (%s)"):format(question, params.whyNoDefault)
+  end
+  local answer
+  if type(params.options) == "table" and #params.options > 0 then
+    local items = vim.list_extend(vim.deepcopy(params.options), { OTHER })
+    local choice = M.select(items, {
+      prompt = prompt,
+      kind = "cadenza.ask_user",
+      format_item = label,
+    })
+    if choice == OTHER then
+      answer = M.input({ prompt = question .. " " })
+    elseif choice ~= nil then
+      answer = value_of(choice)
+    end
+  else
+    answer = M.input({ prompt = prompt .. " " })
+  end
+  if answer == nil or answer == "" then
+    return { answer = vim.NIL }
+  end
+  return { answer = answer }
+end
+
+local function describe_call(tool_call)
+  local title = tool_call.title or tool_call.kind or "a tool call"
+  local raw = tool_call.rawInput
+  if type(raw) == "table" and type(raw.command) == "string" then
+    return ("%s: %s"):format(title, raw.command)
+  end
+  return title
+end
+
+--- cadenza/requestPermission {sessionId, toolCall, options: [{optionId, name, kind}]}
+--- → {outcome: {outcome: "selected", optionId} | {outcome: "cancelled"}} (ACP's shape).
+function M.request_permission(_, params)
+  params = type(params) == "table" and params or {}
+  local options = type(params.options) == "table" and params.options or {}
+  if #options == 0 then
+    return { outcome = { outcome = "cancelled" } }
+  end
+  local tool_call = type(params.toolCall) == "table" and params.toolCall or {}
+  local choice = M.select(options, {
+    prompt = ("Cadenza wants to run %s"):format(describe_call(tool_call)),
+    kind = "cadenza.permission",
+    format_item = function(option)
+      return option.name or option.optionId
+    end,
+  })
+  if type(choice) ~= "table" or choice.optionId == nil then
+    return { outcome = { outcome = "cancelled" } }
+  end
+  return { outcome = { outcome = "selected", optionId = choice.optionId } }
+end
+
+--- A person is needed in the browser: open the page with vim.ui.open, then ask Continue or
+--- Cancel. Returns "continue" or "cancel".
+---@param uri string?
+---@param reason string?
+---@return "continue"|"cancel"
+function M.confirm_waiting_human(uri, reason)
+  if type(uri) == "string" and uri ~= "" then
+    local ok, cmd_or_err, err = pcall(vim.ui.open, uri)
+    if not ok or err then
+      local why = tostring(ok and err or cmd_or_err)
+      vim.notify(
+        ("Cadenza: could not open %s (%s); open it yourself"):format(uri, why),
+        vim.log.levels.WARN,
+        { title = "Cadenza" }
+      )
+    end
+  end
+  local prompt = type(reason) == "string" and reason ~= "" and reason
+    or "The agent waits for you in the browser"
+  if type(uri) == "string" and uri ~= "" then
+    prompt = ("%s (%s)"):format(prompt, uri)
+  end
+  local choice = M.select({ "Continue", "Cancel" }, {
+    prompt = prompt .. ". Continue when done:",
+    kind = "cadenza.waiting_human",
+  })
+  return choice == "Continue" and "continue" or "cancel"
+end
+
+--- cadenza/waitingHuman {sessionId, uri, waitReason?} → {action: "continue" | "cancel"}.
+function M.waiting_human(_, params)
+  params = type(params) == "table" and params or {}
+  return { action = M.confirm_waiting_human(params.uri or params.url, params.waitReason) }
+end
+
+return M

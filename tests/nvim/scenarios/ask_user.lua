@@ -1,0 +1,26 @@
+-- cadenza/askUser is answered through vim.ui.input (stubbed as a UI plugin would answer).
+local T = require("cadenza_test")
+
+T.run(function()
+  vim.cmd("runtime plugin/cadenza.lua")
+  T.setup()
+  local prompts = {}
+  vim.ui.input = function(opts, on_confirm)
+    prompts[#prompts + 1] = opts.prompt
+    on_confirm("blue")
+  end
+
+  vim.cmd("CadenzaRun Paint the button")
+  local session = T.wait_end(T.wait_session())
+
+  T.eq(session.stop_reason, "end_turn", "stop reason")
+  T.eq(prompts, { "Which colour should the button be? " }, "the question asked through vim.ui.input")
+  T.eq(require("cadenza.panel").lines(), {
+    ("▶ Paint the button  [session %s · openai/test]"):format(session.id:sub(1, 8)),
+    "  ▸ movement work",
+    "  ✓ asking the person",
+    "Painting it blue.",
+    "■ end_turn after 2 steps",
+    "  Painting it blue.",
+  }, "the Cadenza buffer")
+end)

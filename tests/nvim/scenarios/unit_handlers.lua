@@ -1,0 +1,227 @@
+-- Unit tests of the plugin's handlers, called directly (no server): the server does not send
+-- cadenza/requestPermission or cadenza/waitingHuman yet, so these are tested here only.
+local T = require("cadenza_test")
+
+--- Call a request handler the way Neovim does: inside a coroutine, the return value being the
+--- response.
+local function handle(handler, params)
+  local response, done = nil, false
+  local co = coroutine.create(function()
+    response = handler(nil, params, { method = "test", client_id = 0 })
+    done = true
+  end)
+  assert(coroutine.resume(co))
+  T.wait(2000, function()
+    return done
+  end, "the handler to answer")
+  return response
+end
+
+local PERMISSION = {
+  sessionId = "s1",
+  toolCall = { toolCallId = "c1", title = "running a command", kind = "execute", rawInput = { command = "rm -rf build" } },
+  options = {
+    { optionId = "allow-once", name = "Allow once", kind = "allow_once" },
+    { optionId = "allow-always", name = "Always allow", kind = "allow_always" },
+    { optionId = "reject-once", name = "Reject", kind = "reject_once" },
+    { optionId = "reject-always", name = "Always reject", kind = "reject_always" },
+  },
+}
+
+local function permission_rejected()
+  local prompts = require("cadenza.prompts")
+  local seen
+  vim.ui.select = function(items, opts, on_choice)
+    seen = { prompt = opts.prompt, kind = opts.kind, names = vim.tbl_map(opts.format_item, items) }
+    on_choice(items[3])
+  end
+  local response = handle(prompts.request_permission, PERMISSION)
+  T.eq(response, { outcome = { outcome = "selected", optionId = "reject-once" } }, "a rejection")
+  T.eq(seen, {
+    prompt = "Cadenza wants to run running a command: rm -rf build",
+    kind = "cadenza.permission",
+    names = { "Allow once", "Always allow", "Reject", "Always reject" },
+  }, "the permission prompt with the four options")
+
+  vim.ui.select = function(_, _, on_choice)
+    on_choice(nil)
+  end
+  T.eq(handle(prompts.request_permission, PERMISSION), { outcome = { outcome = "cancelled" } }, "a dismissed prompt")
+  T.eq(
+    handle(prompts.request_permission, { sessionId = "s1", toolCall = {}, options = {} }),
+    { outcome = { outcome = "cancelled" } },
+    "no options"
+  )
+end
+
+local function ask_user()
+  local prompts = require("cadenza.prompts")
+  vim.ui.input = function(_, on_confirm)
+    on_confirm(nil)
+  end
+  T.eq(handle(prompts.ask_user, { sessionId = "s1", question = "Name?" }), { answer = vim.NIL }, "declined")
+  vim.ui.input = function(_, on_confirm)
+    on_confirm("")
+  end
+  T.eq(handle(prompts.ask_user, { sessionId = "s1", question = "Name?" }), { answer = vim.NIL }, "empty is declined")
+
+  local items
+  vim.ui.select = function(choices, _, on_choice)
+    items = choices
+    on_choice(choices[2])
+  end
+  T.eq(
+    handle(prompts.ask_user, { sessionId = "s1", question = "Colour?", options = { "red", "blue" } }),
+    { answer = "blue" },
+    "an option chosen"
+  )
+  T.eq(items, { "red", "blue", "Type an answer…" }, "the options and free text")
+  vim.ui.select = function(choices, _, on_choice)
+    on_choice(choices[#choices])
+  end
+  vim.ui.input = function(_, on_confirm)
+    on_confirm("green")
+  end
+  T.eq(
+    handle(prompts.ask_user, { sessionId = "s1", question = "Colour?", options = { "red" } }),
+    { answer = "green" },
+    "free text after the options"
+  )
+end
+
+local function waiting_human()
+  local prompts = require("cadenza.prompts")
+  local opened = {}
+  vim.ui.open = function(uri)
+    opened[#opened + 1] = uri
+    return nil, nil
+  end
+  local prompt
+  vim.ui.select = function(items, opts, on_choice)
+    prompt = opts.prompt
+    on_choice(items[1])
+  end
+  local params = { sessionId = "s1", uri = "http://127.0.0.1:1/login", waitReason = "Log in, please" }
+  T.eq(handle(prompts.waiting_human, params), { action = "continue" }, "continue")
+  T.eq(opened, { "http://127.0.0.1:1/login" }, "the page opened with vim.ui.open")
+  T.eq(prompt, "Log in, please (http://127.0.0.1:1/login). Continue when done:", "the prompt")
+  vim.ui.select = function(items, _, on_choice)
+    on_choice(items[2])
+  end
+  T.eq(handle(prompts.waiting_human, params), { action = "cancel" }, "cancel")
+end
+
+local function stale_edit_refused()
+  local client = require("cadenza.client")
+  local path = T.workspace .. "/stale.py"
+  vim.fn.writefile({ "x = 1" }, path)
+  vim.cmd.edit(vim.fn.fnameescape(path))
+  local buf = vim.api.nvim_get_current_buf()
+  local version = vim.b[buf].changedtick -- what didOpen sent (Neovim versions are changedticks)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, { "x = 2" }) -- the person typed meanwhile
+  local edit = {
+    documentChanges = {
+      {
+        textDocument = { uri = vim.uri_from_fname(path), version = version },
+        edits = { { range = { start = { line = 0, character = 4 }, ["end"] = { line = 0, character = 5 } }, newText = "3" } },
+      },
+    },
+  }
+  local response = client.apply_edit(nil, { edit = edit }, { client_id = 0 })
+  T.eq(response.applied, false, "a stale edit is refused")
+  T.contains(response.failureReason, "changed in the editor since the agent read it", "the reason")
+  T.eq(T.text(buf), "x = 2", "the buffer is untouched")
+end
+
+local function setup_validation()
+  local cadenza = require("cadenza")
+  local function fails(opts, needle)
+    local ok, err = pcall(cadenza.setup, opts)
+    T.truthy(not ok, "setup should fail for " .. vim.inspect(opts))
+    T.contains(tostring(err), needle, "the setup error")
+  end
+  fails({ modle = "openai/x" }, "unknown option modle")
+  fails({ model = "gpt" }, "model")
+  fails({ panel = { position = "left" } }, "panel.position")
+  fails({ cmd = {} }, "cmd")
+  cadenza.setup({ model = "openai/x", init_options = { maxSteps = 3 } })
+  local config = require("cadenza.config")
+  T.eq(config.init_options(), { maxSteps = 3, model = "openai/x" }, "init_options with the model")
+  cadenza.setup()
+  T.eq(config.init_options(), nil, "no init options by default (not an empty JSON array)")
+  T.eq(config.version_cmd({ "python3", "-m", "cadenza", "serve" }), { "python3", "-m", "cadenza", "--version" }, "version command")
+end
+
+local function unsupported_detection()
+  local client = require("cadenza.client")
+  local fake = { server_capabilities = { executeCommandProvider = { commands = { "cadenza.startSession" } } } }
+  local pygls = { code = -32602, message = "Invalid Params: Command name 'cadenza.undoSession' is not defined" }
+  T.eq(client.is_unsupported(fake, "cadenza.undoSession", pygls), true, "unknown command")
+  T.eq(client.is_unsupported(fake, "cadenza.undoSession", { code = -32601, message = "x" }), true, "method not found")
+  T.eq(
+    client.is_unsupported(fake, "cadenza.startSession", { code = -32602, message = "task: Field required" }),
+    false,
+    "bad arguments of a known command"
+  )
+end
+
+--- Loading every module and calling setup() adds no global variable.
+local function no_globals(before)
+  for _, name in ipairs({ "config", "client", "commands", "panel", "progress", "prompts", "session", "health", "log" }) do
+    require("cadenza." .. name)
+  end
+  require("cadenza").setup({ model = "openai/x" })
+  local added = {}
+  for key in pairs(_G) do
+    if not before[key] then
+      added[#added + 1] = tostring(key)
+    end
+  end
+  T.eq(added, {}, "globals added by the plugin")
+end
+
+--- doc/cadenza.txt builds help tags without errors (duplicate tags are errors).
+local function help_tags()
+  local doc = vim.api.nvim_get_runtime_file("doc/cadenza.txt", false)[1]
+  T.truthy(doc, "doc/cadenza.txt is on the runtimepath")
+  local dir = T.workspace .. "/doc"
+  vim.fn.mkdir(dir, "p")
+  vim.fn.writefile(vim.fn.readfile(doc), dir .. "/cadenza.txt")
+  vim.cmd("helptags " .. vim.fn.fnameescape(dir))
+  local tags = T.read(dir .. "/tags")
+  for _, tag in ipairs({ "cadenza", "cadenza-setup", ":CadenzaRun", ":CadenzaCancel", ":CadenzaUndo", ":CadenzaSessions", ":CadenzaLog", "cadenza.status()", "cadenza-health", "CadenzaSessionEnd" }) do
+    T.contains(tags, tag .. "\t", "the help tag " .. tag)
+  end
+end
+
+--- A server command that does not exist: an error message, no Lua error, nothing left running.
+local function missing_server()
+  local notes = {}
+  local notify = vim.notify
+  vim.notify = function(msg)
+    notes[#notes + 1] = msg
+  end
+  require("cadenza").setup({ cmd = { "cadenza-not-installed", "serve" } })
+  vim.cmd("CadenzaRun Say hello")
+  vim.notify = notify
+  T.contains(notes, "Cadenza: could not start `cadenza-not-installed serve`; :checkhealth cadenza says what is missing", "the message")
+  T.eq(require("cadenza.client").all(), {}, "no client")
+  require("cadenza").setup()
+end
+
+T.run(function()
+  local before = {}
+  for key in pairs(_G) do
+    before[key] = true
+  end
+  vim.cmd("runtime plugin/cadenza.lua")
+  no_globals(before)
+  permission_rejected()
+  ask_user()
+  waiting_human()
+  stale_edit_refused()
+  setup_validation()
+  unsupported_detection()
+  help_tags()
+  missing_server()
+end)
