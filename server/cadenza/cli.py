@@ -27,7 +27,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="speak LSP-framed JSON-RPC on stdio (or TCP)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
-    serve.add_argument("--log-level", default="INFO", help="logging level (stderr)")
+    serve.add_argument(
+        "--log-level",
+        default="WARNING",
+        help="logging level on stderr (default WARNING; INFO, DEBUG for more)",
+    )
 
     run = sub.add_parser(
         "run",

@@ -148,7 +148,9 @@ class Session:
             result = await runner.run()
             if isinstance(result, BudgetSpent):
                 return self._outcome(
-                    "max_steps", f"stopped after {self.settings.max_steps} steps without finishing"
+                    "max_steps",
+                    f"stopped after {self.settings.max_steps} step"
+                    f"{'' if self.settings.max_steps == 1 else 's'} without finishing",
                 )
             self._checkpoint(runner, result)
             if not isinstance(result, NextMovement):

@@ -56,7 +56,10 @@ def serve_main(args: argparse.Namespace) -> int:
     )
     # pygls logs every message body at INFO; keep that for --log-level DEBUG only.
     if logging.getLogger().level > logging.DEBUG:
-        logging.getLogger("pygls").setLevel(logging.WARNING)
+        # Per-message and per-HTTP-request lines (llama-server health polls included) are noise
+        # in editors that file every stderr line as an error (Neovim's lsp.log).
+        for noisy in ("pygls", "httpx", "httpcore"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_DropInvalidParams())
     server = create_server()
     if args.tcp:
