@@ -150,6 +150,17 @@ async def test_non_zero_exit_is_a_provider_error_with_stderr_tail(fake: FakeCli)
     assert len(fake.calls()) == 1  # failures are not contract misses: no repair
 
 
+async def test_a_key_the_cli_prints_never_reaches_the_error(
+    fake: FakeCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-cli-leak-000111")
+    fake.script({"stderr": "auth failed for sk-ant-cli-leak-000111", "exit": 1})
+    with pytest.raises(ProviderError) as info:
+        await claude(fake).complete(request())
+    assert "auth failed" in str(info.value)
+    assert "sk-ant-cli-leak-000111" not in str(info.value)
+
+
 async def test_cli_reported_error_is_a_provider_error(fake: FakeCli) -> None:
     fake.script({"stdout": claude_output("Credit balance too low", is_error=True)})
     with pytest.raises(ProviderError, match="Credit balance too low"):

@@ -53,7 +53,7 @@ from cadenza.messages import AssistantReply, Usage
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
 from cadenza.providers.envelope import find_envelope
 from cadenza.providers.envelope import map_messages as map_envelope_messages
-from cadenza.providers.secrets import redact
+from cadenza.providers.secrets import redact, secret_from_env
 
 DEFAULT_TIMEOUT_S = 300.0
 """Longest time one CLI call may take before it is killed (seconds)."""
@@ -63,6 +63,17 @@ PREVIOUS_REPLY_CHARS = 4000
 """How much of a rejected answer the correction prompt quotes back (characters)."""
 REAP_TIMEOUT_S = 5.0
 """How long to wait for a killed process to be reaped (seconds)."""
+CLI_KEY_ENV = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "CODEX_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "XAI_API_KEY",
+    "GROK_API_KEY",
+    "OPENROUTER_API_KEY",
+)
+"""Keys a CLI may read from the environment it inherits: hidden from errors if it prints one."""
 
 REPLY_INSTRUCTION = """\
 # Your reply
@@ -435,6 +446,8 @@ class CliProvider:
         self.executable = executable or os.environ.get(adapter.env_var) or adapter.executable
         self.timeout_s = timeout_s
         self._ids = itertools.count(1)
+        for variable in CLI_KEY_ENV:
+            secret_from_env(variable)
 
     @property
     def name(self) -> str:

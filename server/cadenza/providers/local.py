@@ -95,6 +95,9 @@ class LocalProvider:
                 base_url=self._server.base_url + "/v1",
                 model=self.model,
                 envelope=True,
+                # Streamed, so a cancel stops generation at once; the envelope's JSON is never
+                # shown as it is typed (its content is, once parsed).
+                stream=True,
                 extra_body={"cache_prompt": True},
                 # One call per reply: small models then see each result before the next call.
                 parallel_tool_calls=False,
