@@ -206,12 +206,11 @@ def _process_response(data: dict[str, Any], *, who: str) -> AssistantReply:
     content = data.get("content")
     if not isinstance(content, list):
         raise ProviderError(redact(f"{who}: malformed response: no content ({str(data)[:200]})"))
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    assert isinstance(usage, dict)
+    usage = data.get("usage")
     return _process_content(
         [b for b in content if isinstance(b, dict)],
         data.get("stop_reason"),
-        _usage(usage, None),
+        _usage(usage if isinstance(usage, dict) else {}, None),
     )
 
 
