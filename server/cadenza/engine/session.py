@@ -146,13 +146,13 @@ class Session:
                 self.rt.append(UserMessage(tag="movement", content=movement_prompt(movement)))
             runner = MovementRunner(self.rt, movement)
             result = await runner.run()
+            self._checkpoint(runner, result)
             if isinstance(result, BudgetSpent):
                 return self._outcome(
                     "max_steps",
                     f"stopped after {self.settings.max_steps} step"
                     f"{'' if self.settings.max_steps == 1 else 's'} without finishing",
                 )
-            self._checkpoint(runner, result)
             if not isinstance(result, NextMovement):
                 return self._final(result)
             # The live path uses the replay sanitizer between movements: nothing dangles.
@@ -173,17 +173,22 @@ class Session:
             why_no_default=why,
         )
 
-    def _checkpoint(self, runner: MovementRunner, result: MovementResult) -> None:
+    def _checkpoint(self, runner: MovementRunner, result: MovementResult | BudgetSpent) -> None:
+        """Write the movement's memory checkpoint: what was done, how it ended, what is next."""
         done = (
             f"edited {', '.join(dict.fromkeys(runner.edited))}"
             if runner.edited
             else f"{runner.calls} tool calls, no edits"
         )
         following = result.movement if isinstance(result, NextMovement) else "end of the task"
+        ending = (
+            "the session's step bound ran out"
+            if isinstance(result, BudgetSpent)
+            else f"{result.kind}: {result_message(result)[:300]}"
+        )
         note = (
             f"Checkpoint after movement {runner.movement.name!r} ({runner.steps} steps): "
-            f"{done}. Result: {result.kind}: {result_message(result)[:300]}. "
-            f"Next: {following}."
+            f"{done}. Result: {ending}. Next: {following}."
         )
         if self.rt.recorder is not None:
             self.rt.recorder.on_checkpoint(runner.movement.name, note)
