@@ -41,7 +41,7 @@ from tests.e2e.support import (
 pytestmark = pytest.mark.e2e
 
 MAX_STEPS = 6
-TIMEOUT_S = 300.0
+TIMEOUT_S = 600.0
 EXIT_STATUS = {
     "end_turn": 0,
     "max_steps": 3,

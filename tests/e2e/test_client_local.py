@@ -39,7 +39,7 @@ from tests.e2e.support import (
 pytestmark = pytest.mark.e2e
 
 MAX_STEPS = 4
-TIMEOUT_S = 300.0
+TIMEOUT_S = 600.0
 WIRETAP = Path(__file__).with_name("wiretap.py")
 
 

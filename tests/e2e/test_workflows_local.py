@@ -45,7 +45,7 @@ from tests.e2e.support import (
 
 pytestmark = pytest.mark.e2e
 
-TIMEOUT_S = 300.0
+TIMEOUT_S = 600.0
 CASES = [
     # (workflow, the session's step bound): enough for plan-implement-review to hand over at
     # least once (plan's own bound is 8 steps), small enough to stay fast with SmolLM2.
@@ -170,7 +170,8 @@ async def test_builtin_workflow_through_the_server(
             root=root,
             env=sandbox.env,
             stderr=tmp_path / "serve.stderr",
-            init_options={"maxSteps": max_steps},
+            # Bounded replies: a runaway 1,024-token reply costs ~20 s on a loaded machine.
+            init_options={"maxSteps": max_steps, "maxTokens": 256},
         )
         try:
             session_id = await client.start_session(
