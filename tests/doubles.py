@@ -14,7 +14,7 @@ from typing import Any
 from cadenza.engine.events import SessionEvent
 from cadenza.messages import AssistantReply, FinishReason, ToolCall
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
-from cadenza.tools.fs import write_atomic
+from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
 
 
@@ -95,14 +95,16 @@ class MemoryEditor:
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:
         if self.refuse is not None:
             return EditOutcome(applied=False, reason=self.refuse)
-        self.edits.append(edit)
-        if edit.path in self.buffers:
+        if edit.path in self.buffers and edit.kind == "change":
             old = self.buffers[edit.path]
             self.buffers[edit.path] = DocumentSnapshot(
                 path=edit.path, text=edit.new_text, version=(old.version or 0) + 1
             )
         else:
-            write_atomic(edit.path, edit.new_text.encode("utf-8"))
+            outcome = apply_on_disk(edit)  # the server's own disk writer: bytes kept exact
+            if not outcome.applied:
+                return outcome
+        self.edits.append(edit)
         return EditOutcome(applied=True)
 
     async def ask_user(self, question: str) -> str | None:

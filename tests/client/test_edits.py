@@ -240,15 +240,42 @@ def test_version_mismatch_refused(ws: Path) -> None:
     assert f.read_text(encoding="utf-8") == "Xbc"
 
 
-def test_missing_file_and_non_utf8_refused(ws: Path) -> None:
+def test_missing_and_undecodable_files_refused(ws: Path) -> None:
     applier = WorkspaceEditApplier(ws)
     missing = doc_changes(text_edit(ws / "nope.txt", (rng(0, 0, 0, 0), "x")))
     assert "does not exist" in refused(applier.apply(missing))
+    binary = ws / "image.png"
+    data = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+    binary.write_bytes(data)
+    bad = doc_changes(text_edit(binary, (rng(0, 0, 0, 1), "C")))
+    assert refused(applier.apply(bad)) == (
+        "image.png: not text that can be edited safely: it does not look like text (it "
+        "contains NUL bytes)"
+    )
+    assert binary.read_bytes() == data
+
+
+def test_legacy_encoding_kept_byte_exact(ws: Path) -> None:
+    # Field case F05 on the disk path: GBK bytes (你好, x=1); the edit replaces x=1.
+    gbk = ws / "gbk.txt"
+    gbk.write_bytes(bytes.fromhex("C4E3BAC30A783D310A"))
+    edit = doc_changes(text_edit(gbk, (rng(1, 2, 1, 3), "2")))
+    result = applied(WorkspaceEditApplier(ws).apply(edit))
+    assert gbk.read_bytes() == bytes.fromhex("C4E3BAC30A783D320A")
+    assert "\ufffd" not in (result.changes[0].before or "") + (result.changes[0].after or "")
     latin = ws / "latin1.txt"
-    latin.write_bytes("café".encode("latin-1"))
-    bad = doc_changes(text_edit(latin, (rng(0, 0, 0, 1), "C")))
-    assert "not valid UTF-8" in refused(applier.apply(bad))
-    assert latin.read_bytes() == "café".encode("latin-1")
+    latin.write_bytes("café au lait, s'il vous plaît\n".encode("latin-1"))
+    applied(WorkspaceEditApplier(ws).apply(doc_changes(text_edit(latin, (rng(0, 0, 0, 1), "C")))))
+    assert latin.read_bytes() == "Café au lait, s'il vous plaît\n".encode("latin-1")
+
+
+def test_text_the_legacy_encoding_cannot_hold_refused(ws: Path) -> None:
+    f = ws / "latin1.txt"
+    original = "café au lait, s'il vous plaît\n".encode("latin-1")
+    f.write_bytes(original)
+    edit = doc_changes(text_edit(f, (rng(0, 0, 0, 0), "😀 ")))
+    assert "cannot be written" in refused(WorkspaceEditApplier(ws).apply(edit))
+    assert f.read_bytes() == original
 
 
 def test_changes_form(ws: Path) -> None:

@@ -115,11 +115,27 @@ async def test_write_file_creates_and_overwrites(tmp_path: Path) -> None:
     assert "overwrote" in over.content and editor.edits[1].old_text == "a = 1\n"
 
 
-async def test_undecodable_file_is_refused(tmp_path: Path) -> None:
-    (tmp_path / "g.txt").write_bytes(b"\xc4\xe3\xba\xc3\nx=1\n")  # GBK
+async def test_legacy_encoding_is_written_back_in_it(tmp_path: Path) -> None:
+    (tmp_path / "g.txt").write_bytes(b"\xc4\xe3\xba\xc3\nx=1\n")  # GBK: 你好, x=1
     editor = MemoryEditor()
     result = await invoke(
         tmp_path, editor, "edit_file", path="g.txt", old_string="x=1", new_string="x=2"
     )
-    assert result.is_error and "not valid UTF-8" in result.content
-    assert (tmp_path / "g.txt").read_bytes() == b"\xc4\xe3\xba\xc3\nx=1\n"
+    assert not result.is_error, result.content
+    assert (tmp_path / "g.txt").read_bytes() == b"\xc4\xe3\xba\xc3\nx=2\n"
+
+
+async def test_undecodable_file_is_refused(tmp_path: Path) -> None:
+    data = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00"
+    (tmp_path / "g.png").write_bytes(data)
+    editor = MemoryEditor()
+    result = await invoke(
+        tmp_path, editor, "edit_file", path="g.png", old_string="IHDR", new_string="IHDX"
+    )
+    assert result.is_error
+    assert result.content == (
+        "g.png is not text Cadenza can edit safely: it does not look like text (it contains "
+        "NUL bytes); it was not read or changed"
+    )
+    assert (tmp_path / "g.png").read_bytes() == data
+    assert editor.edits == []

@@ -23,8 +23,9 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
-from cadenza.client.text import UTF8_BOM, DocumentText, TextError
+from cadenza.client.text import DocumentText, TextError
 from cadenza.tools.fs import write_atomic
+from cadenza.tools.textfile import UndecodableError, decode_bytes
 
 ChangeKind = Literal["created", "modified", "deleted", "renamed"]
 DocumentChange = types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
@@ -80,9 +81,13 @@ class _Staged:
 
 
 def _display_text(data: bytes | None) -> str | None:
+    """The text of ``data`` for the summary (undecodable bytes shown as U+FFFD)."""
     if data is None:
         return None
-    return data.removeprefix(UTF8_BOM).decode("utf-8", errors="replace")
+    try:
+        return decode_bytes(data).text
+    except UndecodableError:
+        return data.decode("utf-8", errors="replace")
 
 
 @functools.cache
@@ -240,7 +245,7 @@ def _plan_text_edit(plan: _Plan, op: types.TextDocumentEdit) -> None:
         raise EditRefusedError(f"{plan.name(path)} does not exist")
     try:
         doc = DocumentText.decode(data, plan.codec)
-        new_data = DocumentText(text=apply_text_edits(doc, op.edits), bom=doc.bom).encode()
+        new_data = doc.encode(apply_text_edits(doc, op.edits))
     except TextError as exc:
         raise EditRefusedError(f"{plan.name(path)}: {exc}") from None
     plan.stage(path, new_data)

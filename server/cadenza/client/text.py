@@ -1,4 +1,10 @@
-r"""File text as LSP sees it: UTF-8 bytes, an optional BOM, LSP line rules, client position units.
+r"""File text as LSP sees it: exact bytes, LSP line rules, client position units.
+
+Bytes are decoded as the server decodes them (``cadenza.tools.textfile``): UTF-8, UTF-8 with a
+BOM (the BOM is not part of the text, so positions on the first line do not count it), or the
+legacy encoding charset-normalizer detects, accepted only when it gives the bytes back exactly.
+The edited text is written back in the same format, every byte outside the edited span as it
+was; undecodable bytes are refused, never rewritten lossily.
 
 LSP positions are ``(line, character)`` pairs where lines are separated by ``\n``, ``\r\n`` or
 ``\r`` only (LSP 3.17, "Text Documents", ``EOL``) and ``character`` counts code units of the
@@ -15,7 +21,18 @@ from dataclasses import dataclass, field
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-UTF8_BOM = b"\xef\xbb\xbf"
+from cadenza.tools.textfile import (
+    PLAIN_UTF8,
+    UTF8_BOM,
+    TextFormat,
+    UndecodableError,
+    UnencodableError,
+    decode_bytes,
+    encode_change,
+    encode_text,
+)
+
+__all__ = ["UTF8_BOM", "DocumentText", "TextError", "split_lines"]
 _EOL = re.compile(r"\r\n|\r|\n")
 
 
@@ -50,13 +67,15 @@ class DocumentText:
 
     Attributes:
         text: The text in code points, without the BOM, line endings exactly as on disk.
-        bom: Whether the bytes started with a UTF-8 BOM (written back unchanged).
+        format: The bytes' encoding (a BOM included), written back unchanged.
         codec: pygls's converter from client position units to code points.
+        data: The bytes the text was decoded from (None for a text made here).
     """
 
     text: str
-    bom: bool = False
+    format: TextFormat = PLAIN_UTF8
     codec: PositionCodec = field(default_factory=PositionCodec)
+    data: bytes | None = None
     _lines: list[str] = field(init=False, repr=False)
     _starts: list[int] = field(init=False, repr=False)
 
@@ -65,34 +84,45 @@ class DocumentText:
 
     @classmethod
     def decode(cls, data: bytes, codec: PositionCodec | None = None) -> DocumentText:
-        """Decode file bytes as UTF-8 without newline translation.
+        """Decode file bytes exactly, without newline translation.
 
         Args:
             data: The file's bytes.
             codec: Position codec of the negotiated encoding (default UTF-16).
 
         Raises:
-            TextError: The bytes are not valid UTF-8 (the byte offset is in the message).
+            TextError: The bytes are not text that decodes exactly (binary, or damaged).
         """
-        bom = data.startswith(UTF8_BOM)
-        body = data[len(UTF8_BOM) :] if bom else data
         try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise TextError(f"not valid UTF-8 text (byte {exc.start + 3 * bom})") from None
-        return cls(text=text, bom=bom, codec=codec or PositionCodec())
+            decoded = decode_bytes(data)
+        except UndecodableError as exc:
+            raise TextError(f"not text that can be edited safely: {exc}") from None
+        return cls(
+            text=decoded.text, format=decoded.format, codec=codec or PositionCodec(), data=data
+        )
 
-    def encode(self) -> bytes:
-        """The bytes to write: UTF-8, with the BOM put back if the file had one.
+    @property
+    def bom(self) -> bool:
+        """Whether the bytes start with a UTF-8 BOM."""
+        return self.format.bom
+
+    def encode(self, text: str | None = None) -> bytes:
+        """The bytes of ``text`` (default: this text) in this document's format.
+
+        When the document was decoded from bytes, every byte outside the changed span is the
+        original byte (``textfile.encode_change``).
 
         Raises:
-            TextError: The text holds a lone surrogate code point (not encodable as UTF-8).
+            TextError: The new text cannot be written in the format exactly (a character the
+                encoding lacks, or new non-ASCII text in an ambiguous legacy encoding).
         """
+        new = self.text if text is None else text
         try:
-            body = self.text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise TextError(f"the new text is not encodable as UTF-8 (at {exc.start})") from None
-        return UTF8_BOM + body if self.bom else body
+            if self.data is None:
+                return encode_text(new, self.format)
+            return encode_change(self.data, self.text, new, self.format)
+        except UnencodableError as exc:
+            raise TextError(f"the new text cannot be written: {exc}") from None
 
     @property
     def line_count(self) -> int:

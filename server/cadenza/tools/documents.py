@@ -4,20 +4,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cadenza.tools.fs import read_text
+from cadenza.tools.fs import read_decoded
 from cadenza.tools.host import DocumentSnapshot, ToolHost
 
 
-def current_document(host: ToolHost, path: Path) -> DocumentSnapshot:
+def current_document(host: ToolHost, path: Path, name: str | None = None) -> DocumentSnapshot:
     """The editor's buffer for ``path`` if open, else the file on disk (version None).
 
+    Args:
+        host: The editor.
+        path: The resolved path.
+        name: How to call the file in messages (default: its file name).
+
     Raises:
-        ToolError: The file is not open and cannot be read as UTF-8 text.
+        ToolError: The file is not open and is missing, or not text that decodes exactly.
     """
     snapshot = host.open_document(path)
     if snapshot is not None:
         return snapshot
-    return DocumentSnapshot(path=path, text=read_text(path), version=None)
+    decoded = read_decoded(path, name)
+    return DocumentSnapshot(path=path, text=decoded.text, version=None, format=decoded.format)
 
 
 def exists(host: ToolHost, path: Path) -> bool:

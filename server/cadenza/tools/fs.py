@@ -1,7 +1,10 @@
-"""Byte-exact file reading and atomic writing.
+"""Byte-exact file reading, atomic writing, and ``FileEdit``s applied on disk.
 
-Files are read as bytes and decoded deliberately: no universal-newline translation, so CRLF
-survives (pygls's ``TextDocument.source`` would turn CRLF into LF, see field case F04).
+Files are read as bytes and decoded deliberately (``textfile.decode_bytes``): no
+universal-newline translation, so CRLF survives (pygls's ``TextDocument.source`` would turn
+CRLF into LF, field case F04), a BOM is remembered, and a legacy encoding is detected and kept
+(F05). ``apply_on_disk`` is the one disk writer of edits: for clients without
+``workspace/applyEdit`` and for undo on such clients.
 """
 
 from __future__ import annotations
@@ -12,26 +15,53 @@ import tempfile
 from pathlib import Path
 
 from cadenza.tools.base import ToolError
+from cadenza.tools.host import EditOutcome, FileEdit
+from cadenza.tools.textfile import (
+    PLAIN_UTF8,
+    DecodedText,
+    UndecodableError,
+    UnencodableError,
+    decode_bytes,
+    encode_change,
+    encode_text,
+)
 
 
-def read_text(path: Path) -> str:
-    """Read a UTF-8 file exactly (line endings kept, a BOM kept as U+FEFF).
+def read_decoded(path: Path, name: str | None = None) -> DecodedText:
+    """Read a text file exactly: its text (line endings kept, no BOM) and its format.
+
+    Args:
+        path: The file.
+        name: How to call the file in messages (default: its file name).
 
     Raises:
-        ToolError: The file is missing, a directory, or not valid UTF-8.
+        ToolError: The file is missing, a directory, unreadable, or not text that decodes
+            exactly (binary, or damaged): such a file is never read or rewritten lossily.
     """
+    label = name or path.name
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise ToolError(f"file not found: {path.name}") from None
+        raise ToolError(f"file not found: {label}") from None
     except IsADirectoryError:
-        raise ToolError(f"{path.name} is a directory; use list_files") from None
+        raise ToolError(f"{label} is a directory; use list_files") from None
+    except OSError as exc:
+        raise ToolError(f"cannot read {label}: {exc.strerror or exc}") from None
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
+        return decode_bytes(data)
+    except UndecodableError as exc:
         raise ToolError(
-            f"{path.name} is not valid UTF-8 text (byte {exc.start}); it was not read or changed"
+            f"{label} is not text Cadenza can edit safely: {exc}; it was not read or changed"
         ) from None
+
+
+def read_text(path: Path) -> str:
+    """The text of a file (see ``read_decoded``).
+
+    Raises:
+        ToolError: As ``read_decoded``.
+    """
+    return read_decoded(path).text
 
 
 def _new_file_mode() -> int:
@@ -63,3 +93,69 @@ def write_atomic(path: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _refused(reason: str) -> EditOutcome:
+    return EditOutcome(applied=False, reason=reason, refused_by="cadenza")
+
+
+def _unchanged_since_read(edit: FileEdit) -> tuple[bytes, DecodedText] | EditOutcome:
+    """The file's bytes and text now, if it still holds ``edit.old_text``."""
+    try:
+        data = edit.path.read_bytes()
+    except FileNotFoundError:
+        return _refused("the file was removed since it was read")
+    except OSError as exc:
+        return _refused(f"cannot read the file: {exc.strerror or exc}")
+    try:
+        decoded = decode_bytes(data)
+    except UndecodableError as exc:
+        return _refused(f"the file is not text any more: {exc}")
+    if decoded.text != edit.old_text:
+        return _refused("the file changed on disk since it was read")
+    return data, decoded
+
+
+def apply_on_disk(edit: FileEdit) -> EditOutcome:
+    """Apply ``edit`` to the files on disk, atomically, if they still hold what was read.
+
+    A text change is written in the file's own format (``encode_change``: every byte outside
+    the changed span stays as it was); a new file is UTF-8; a rename never overwrites.
+
+    Returns:
+        ``applied=True``, or a refusal by ``cadenza`` saying why nothing was written.
+    """
+    try:
+        return _apply_on_disk(edit)
+    except OSError as exc:
+        return _refused(f"writing failed: {exc.strerror or exc}")
+
+
+def _apply_on_disk(edit: FileEdit) -> EditOutcome:
+    if edit.kind == "create":
+        if edit.path.exists():
+            return _refused("the file exists already")
+        write_atomic(edit.path, encode_text(edit.new_text, PLAIN_UTF8))
+        return EditOutcome(applied=True)
+    if edit.kind == "rename":
+        assert edit.new_path is not None  # FileEdit.__post_init__
+        if not edit.path.exists():
+            return _refused("the file was removed since it was read")
+        if edit.new_path.exists():
+            return _refused(f"{edit.new_path.name} exists already")
+        edit.new_path.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(edit.path, edit.new_path)
+        return EditOutcome(applied=True)
+    current = _unchanged_since_read(edit)
+    if isinstance(current, EditOutcome):
+        return current
+    data, decoded = current
+    if edit.kind == "delete":
+        edit.path.unlink()
+        return EditOutcome(applied=True)
+    try:
+        new_data = encode_change(data, decoded.text, edit.new_text, decoded.format)
+    except UnencodableError as exc:
+        return _refused(str(exc))
+    write_atomic(edit.path, new_data)
+    return EditOutcome(applied=True)

@@ -8,7 +8,7 @@ from typing import Any
 from cadenza.messages import ToolSpec
 from cadenza.tools.ask import AskUser
 from cadenza.tools.base import Tool
-from cadenza.tools.edit import EditFile, WriteFile
+from cadenza.tools.edit import CreateFile, DeleteFile, EditFile, RenameFile, WriteFile
 from cadenza.tools.read import ListFiles, ReadFile, Search
 
 AnyTool = Tool[Any]
@@ -40,4 +40,16 @@ class ToolRegistry:
 
 def default_tools() -> ToolRegistry:
     """The workspace tools every session has."""
-    return ToolRegistry([ReadFile(), ListFiles(), Search(), EditFile(), WriteFile(), AskUser()])
+    return ToolRegistry(
+        [
+            ReadFile(),
+            ListFiles(),
+            Search(),
+            EditFile(),
+            WriteFile(),
+            CreateFile(),
+            DeleteFile(),
+            RenameFile(),
+            AskUser(),
+        ]
+    )
