@@ -93,6 +93,10 @@ class CadenzaConfig(BaseModel):
     providers: dict[str, ProviderOptions] = Field(
         default_factory=dict, description="Per-provider settings, keyed by provider name."
     )
+    review: Literal["auto", "confirm"] = Field(
+        default="auto",
+        description="auto: edits apply at once; confirm: the person reviews each change first.",
+    )
 
     def merged(self, overrides: dict[str, Any], source: str) -> CadenzaConfig:
         """A copy with ``overrides`` applied (camelCase or snake_case keys).

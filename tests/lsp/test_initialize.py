@@ -20,7 +20,11 @@ async def test_server_info_commands_and_sync(connect: Connect) -> None:
     assert result.server_info.version == __version__
     provider = result.capabilities.execute_command_provider
     assert provider is not None
-    assert sorted(provider.commands) == ["cadenza.cancelSession", "cadenza.startSession"]
+    assert sorted(provider.commands) == [
+        "cadenza.cancelSession",
+        "cadenza.startSession",
+        "cadenza.undoSession",
+    ]
     sync = result.capabilities.text_document_sync
     assert isinstance(sync, types.TextDocumentSyncOptions)
     assert sync.open_close is True

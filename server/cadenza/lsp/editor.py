@@ -1,10 +1,17 @@
 """The ``Editor`` port over LSP: buffers, edits, questions and events of one session.
 
 - ``open_document``: the text-synced buffer (LSP §Text Document Synchronization) when the
-  client has the file open. Closed files are never read through pygls's ``TextDocument``: its
-  ``source`` reads the disk in universal-newline mode and would turn CRLF into LF.
-- ``apply_edit``: ``workspace/applyEdit`` (see ``edits``); the server writes nothing itself
-  unless the client lacks ``workspace.applyEdit``, in which case it writes atomically.
+  client has the file open (``documents``); untitled buffers included.
+- ``apply_edit``: every ``FileEdit`` becomes one ``workspace/applyEdit`` (``edits``):
+  ``documentChanges`` when the client takes them, else the ``changes`` map (text changes
+  only). ``resourceOperations`` decide whether files may be created, renamed or deleted; when
+  they may not, the tool says so and nothing is sent. A client without ``workspace.applyEdit``
+  gets the edit written on disk atomically (``tools.fs.apply_on_disk``), except for files it
+  has open, which are never written behind its back (field cases F01, F03). The server keeps
+  no copy of a buffer that it could write back later.
+- Before the session's first change to a file, its state goes into the session's checkpoint
+  (``tools.checkpoints``), so ``cadenza.undoSession`` can restore it.
+- In review mode ``confirm`` the person sees each change first (``review``).
 - ``ask_user``: ``cadenza/askUser`` when the client declared ``experimental.cadenza.askUser``,
   else ``window/showMessageRequest`` with the actions Yes / No / Skip.
 - ``publish``: delegated to ``SessionPublisher``.
@@ -12,26 +19,29 @@
 
 from __future__ import annotations
 
-import functools
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from lsprotocol import types
 from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
-from pygls.uris import from_fs_path, to_fs_path
-from pygls.workspace import TextDocument
 
 from cadenza.engine.events import SessionEvent
 from cadenza.lsp.capabilities import ClientFeatures
-from cadenza.lsp.edits import change_edit, create_edit, unversioned_edit
+from cadenza.lsp.documents import OpenDocuments, file_uri
+from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, Review, workspace_edit
 from cadenza.lsp.params import ASK_USER, AskUserParams, AskUserResult
 from cadenza.lsp.publisher import SessionPublisher
+from cadenza.lsp.review import ReviewMode, annotates, ask_to_apply
 from cadenza.lsp.rpc import cancellable_request, shielded
 from cadenza.tools.base import ToolError
-from cadenza.tools.fs import read_text, write_atomic
+from cadenza.tools.checkpoints import ABSENT, CheckpointError, FileState, SessionCheckpoint
+from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
+from cadenza.tools.textfile import UndecodableError, decode_bytes
 
 log = logging.getLogger(__name__)
 
@@ -39,110 +49,250 @@ ACTIONS = ("Yes", "No", "Skip")
 """``window/showMessageRequest`` cannot carry free text: the person picks one of these."""
 SKIP = "Skip"
 
-
-def _uri(path: Path) -> str:
-    uri: str | None = from_fs_path(str(path))
-    if uri is None:  # pragma: no cover - only for paths pygls cannot express
-        raise ValueError(f"no file URI for {path}")
-    return uri
-
-
-@functools.lru_cache(maxsize=4096)
-def _resolved(uri: str) -> Path | None:
-    """The resolved local path of a ``file:`` URI (cached: searches ask for every file)."""
-    fs_path = to_fs_path(uri)
-    return None if fs_path is None else Path(fs_path).resolve()
+_UNSUPPORTED = {
+    "create": ("creating files", types.ResourceOperationKind.Create),
+    "rename": ("renaming files", types.ResourceOperationKind.Rename),
+    "delete": ("deleting files", types.ResourceOperationKind.Delete),
+}
 
 
-def _disk_text(path: Path) -> str | None:
-    """The file's exact text (CRLF kept), or None when missing or not UTF-8."""
+def _refused(reason: str) -> EditOutcome:
+    return EditOutcome(applied=False, reason=reason, refused_by="cadenza")
+
+
+def unsupported(kind: str) -> str:
+    """The reason given when the client cannot do a resource operation of ``kind``."""
+    what, operation = _UNSUPPORTED[kind]
+    return (
+        f"the editor does not support {what} (its workspace.workspaceEdit.resourceOperations "
+        f'lacks "{operation.value}")'
+    )
+
+
+def supports(features: ClientFeatures, kind: str) -> bool:
+    """Whether the client takes the resource operation ``kind`` (in ``documentChanges``)."""
+    allowed = {
+        "create": features.create_files,
+        "rename": features.rename_files,
+        "delete": features.delete_files,
+    }
+    return features.document_changes and allowed.get(kind, False)
+
+
+def legacy_encoding_refusal(encoding: str) -> str:
+    """The reason given for a closed file in a legacy encoding on an editor client."""
+    return (
+        f"it is encoded in {encoding} and not open in the editor, which would decode it with "
+        "its own settings (possibly as UTF-8, damaging it when saved); ask the person to open "
+        "it in the editor with that encoding, then edit it again"
+    )
+
+
+def disk_state(path: Path) -> FileState:
+    """The state of ``path`` on disk: absent, or its bytes and (when it is text) its text."""
     try:
-        return read_text(path)
-    except ToolError:
-        return None
+        data = path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        return ABSENT
+    try:
+        text: str | None = decode_bytes(data).text
+    except UndecodableError:
+        text = None
+    return FileState(exists=True, text=text, data=data)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Send:
+    """An edit ready for ``workspace/applyEdit``."""
+
+    operations: list[Operation]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Write:
+    """An edit to write on disk (a client without ``applyEdit``)."""
 
 
 class LspEditor:
-    """One session's editor, implementing ``cadenza.engine.ports.Editor``."""
+    """One session's editor, implementing ``cadenza.engine.ports.Editor``.
 
-    def __init__(self, server: LanguageServer, publisher: SessionPublisher) -> None:
+    Args:
+        server: The language server.
+        publisher: Sends the session's events.
+        review: ``auto`` or ``confirm`` (see ``review``).
+        checkpoint: Where the files' states before the session's changes are recorded; None
+            records nothing (no undo).
+    """
+
+    def __init__(
+        self,
+        server: LanguageServer,
+        publisher: SessionPublisher,
+        *,
+        review: ReviewMode = "auto",
+        checkpoint: SessionCheckpoint | None = None,
+    ) -> None:
         self._server = server
         self.publisher = publisher
+        self.review: ReviewMode = review
+        self.checkpoint = checkpoint
+        self.documents = OpenDocuments(server.workspace, publisher.root)
 
     @property
     def _features(self) -> ClientFeatures:
         return ClientFeatures.of(self._server.client_capabilities)
 
-    def _open_buffer(self, path: Path) -> TextDocument | None:
-        """The client's open document for ``path`` (compared after resolving), or None."""
-        for uri, document in self._server.workspace.text_documents.items():
-            if _resolved(uri) == path:
-                return document  # type: ignore[no-any-return]
-        return None
-
     def open_document(self, path: Path) -> DocumentSnapshot | None:
         """The unsaved buffer of ``path`` (text and version) when open in the client."""
-        document = self._open_buffer(path)
+        document = self.documents.find(path)
         if document is None:
             return None
         return DocumentSnapshot(path=path, text=document.source, version=document.version)
+
+    def current_state(self, path: Path) -> FileState:
+        """``path`` as the editor sees it: the open buffer's text, else the disk."""
+        document = self.documents.find(path)
+        if document is not None:
+            return FileState(exists=True, text=document.source)
+        return disk_state(path)
 
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:
         """Apply ``edit`` through the client, or on disk for a client without ``applyEdit``.
 
         Returns:
-            ``applied=True`` when the client (or the disk write) applied it; otherwise the
-            reason: the client's ``failureReason``, its error response, or a text that changed
-            since the tool read it (then nothing is sent).
+            ``applied=True`` when the client (or the disk write) applied it. Otherwise who
+            stopped it and why: the client (its ``failureReason`` or error response), the
+            person (review mode ``confirm``), or Cadenza before sending anything (the text
+            changed since the tool read it, an unsupported resource operation, a closed file
+            in a legacy encoding, a checkpoint that cannot be written).
         """
-        if edit.old_text == edit.new_text:
+        if edit.kind == "change" and edit.old_text == edit.new_text:
             return EditOutcome(applied=True)
         features = self._features
+        plan = self._plan(edit, features)
+        if isinstance(plan, EditOutcome):
+            return plan
+        touched = [edit.path] if edit.new_path is None else [edit.path, edit.new_path]
+        try:
+            self._record_before(touched)
+        except CheckpointError as exc:
+            return _refused(f"{exc}; nothing was changed")
+        outcome = await self._deliver(edit, plan, features)
+        try:
+            if outcome.applied:
+                self._record_after(edit)
+            elif self.checkpoint is not None:
+                self.checkpoint.forget_unapplied(touched)
+        except CheckpointError as exc:
+            log.warning("session %s: %s", self.publisher.session_id, exc)
+            self.publisher.log(f"the checkpoint could not be updated: {exc}")
+        return outcome
+
+    async def _deliver(
+        self, edit: FileEdit, plan: _Send | _Write, features: ClientFeatures
+    ) -> EditOutcome:
+        """Ask the person first when needed, then send the edit or write it."""
+        annotated = self.review == "confirm" and annotates(features)
+        if (
+            self.review == "confirm"
+            and not annotated
+            and not await ask_to_apply(self._server, edit)
+        ):
+            return EditOutcome(applied=False, reason=None, refused_by="person")
+        if isinstance(plan, _Write):
+            return apply_on_disk(edit)
+        review = Review(label=edit.label, description=edit.description) if annotated else None
+        workspace = workspace_edit(
+            plan.operations,
+            codec=self._server.workspace.position_codec,
+            document_changes=features.document_changes,
+            review=review,
+        )
+        return await self._send(workspace, edit.label)
+
+    def _plan(self, edit: FileEdit, features: ClientFeatures) -> _Send | _Write | EditOutcome:
+        """How to apply ``edit`` with this client, or why it cannot be."""
         if not features.apply_edit:
-            return self._write_on_disk(edit)
-        if edit.old_text is None:
-            if not (features.document_changes and features.create_files):
-                return self._write_on_disk(edit)
-            workspace_edit = create_edit(uri=_uri(edit.path), text=edit.new_text)
-        else:
-            target = self._target(edit)
-            if isinstance(target, EditOutcome):
-                return target
-            uri, version = target
-            codec = self._server.workspace.position_codec
-            if features.document_changes:
-                workspace_edit = change_edit(
-                    uri=uri, version=version, old=edit.old_text, new=edit.new_text, codec=codec
+            if self.documents.find(edit.path) is not None:
+                return _refused(
+                    "it is open in the editor, which cannot apply edits (no "
+                    "workspace.applyEdit); Cadenza never writes a file behind an open buffer"
                 )
-            else:
-                workspace_edit = unversioned_edit(
-                    uri=uri, old=edit.old_text, new=edit.new_text, codec=codec
-                )
-        return await self._send(workspace_edit, edit.label)
+            return _Write()
+        if edit.kind != "change" and not supports(features, edit.kind):
+            return _refused(unsupported(edit.kind))
+        if edit.kind == "create":
+            return _Send(operations=[Create(uri=file_uri(edit.path), text=edit.new_text)])
+        if edit.kind == "delete":
+            return _Send(operations=[Delete(uri=self.documents.uri(edit.path))])
+        if edit.kind == "rename":
+            assert edit.new_path is not None  # FileEdit.__post_init__
+            return _Send(
+                operations=[
+                    Rename(old_uri=self.documents.uri(edit.path), new_uri=file_uri(edit.new_path))
+                ]
+            )
+        target = self._target(edit, features)
+        if isinstance(target, EditOutcome):
+            return target
+        uri, version = target
+        assert edit.old_text is not None  # a change
+        if not features.document_changes:
+            version = None
+        change = ChangeText(uri=uri, version=version, old=edit.old_text, new=edit.new_text)
+        return _Send(operations=[change])
 
-    def _target(self, edit: FileEdit) -> tuple[str, int | None] | EditOutcome:
-        """The document URI and version the edit applies to, or a refusal.
+    def _target(
+        self, edit: FileEdit, features: ClientFeatures
+    ) -> tuple[str, int | None] | EditOutcome:
+        """The document URI and version a text change applies to, or a refusal.
 
-        The version is the one the tool read. A buffer read from disk but open now must still
-        hold that text; a closed file must still hold it on disk (the client applies a
-        version-null edit to whatever it finds).
+        The version is the one the tool read. A file read from disk but open now must still
+        hold that text in its buffer; a closed file must still hold it on disk (the client
+        applies a version-null edit to whatever it finds), and must be UTF-8 unless the
+        client decodes legacy encodings as Cadenza does.
         """
-        document = self._open_buffer(edit.path)
+        document = self.documents.find(edit.path)
         if document is None:
-            if _disk_text(edit.path) != edit.old_text:
-                return EditOutcome(
-                    applied=False,
-                    reason="the file changed (on disk, or in a buffer closed unsaved) since it "
-                    "was read",
+            state = disk_state(edit.path)
+            if state.text != edit.old_text:
+                return _refused(
+                    "the file changed (on disk, or in a buffer closed unsaved) since it was read"
                 )
-            return _uri(edit.path), None
-        if edit.version is not None:
+            fmt = edit.format
+            if fmt is not None and not fmt.is_utf8 and not features.exact_encodings:
+                return _refused(legacy_encoding_refusal(fmt.describe()))
+            return file_uri(edit.path), None
+        if edit.version is not None and features.document_changes:
             return document.uri, edit.version
         if document.source == edit.old_text:
             return document.uri, document.version
-        return EditOutcome(
-            applied=False, reason="the file was opened in the editor and changed since it was read"
-        )
+        return _refused("the file was opened in the editor and changed since it was read")
+
+    def _record_before(self, paths: list[Path]) -> None:
+        if self.checkpoint is None:
+            return
+        for path in paths:
+            self.checkpoint.record_before(path, self._state_reader(path))
+
+    def _state_reader(self, path: Path) -> Callable[[], FileState]:
+        return lambda: self.current_state(path)
+
+    def _record_after(self, edit: FileEdit) -> None:
+        checkpoint = self.checkpoint
+        if checkpoint is None:
+            return
+        if edit.kind == "rename":
+            assert edit.new_path is not None
+            origin = checkpoint.origin_of(edit.path)
+            checkpoint.record_after(edit.path, ABSENT)
+            checkpoint.record_after(
+                edit.new_path, FileState(exists=True, text=edit.new_text, origin=origin)
+            )
+        elif edit.kind == "delete":
+            checkpoint.record_after(edit.path, ABSENT)
+        else:
+            checkpoint.record_after(edit.path, FileState(exists=True, text=edit.new_text))
 
     async def _send(self, workspace_edit: types.WorkspaceEdit, label: str) -> EditOutcome:
         params = types.ApplyWorkspaceEditParams(edit=workspace_edit, label=label)
@@ -153,13 +303,6 @@ class LspEditor:
         if result.applied:
             return EditOutcome(applied=True)
         return EditOutcome(applied=False, reason=result.failure_reason)
-
-    def _write_on_disk(self, edit: FileEdit) -> EditOutcome:
-        """Headless clients: write the new text atomically (UTF-8), if the disk is unchanged."""
-        if edit.path.exists() and _disk_text(edit.path) != edit.old_text:
-            return EditOutcome(applied=False, reason="the file changed on disk since it was read")
-        write_atomic(edit.path, edit.new_text.encode("utf-8"))
-        return EditOutcome(applied=True)
 
     async def ask_user(self, question: str) -> str | None:
         """Ask the person; None when they declined (or chose Skip / dismissed the prompt).

@@ -1,28 +1,46 @@
-r"""``FileEdit`` → ``WorkspaceEdit``: one minimal ``TextEdit`` with positions in client units.
+r"""File changes → ``WorkspaceEdit``: minimal ``TextEdit``s with positions in client units.
 
 Rules, from LSP 3.17:
+
 - §Text Documents / Position: a line ends at ``\n``, ``\r\n`` or ``\r`` (and nothing else:
   not the ``\x0b``, ``\x0c``, ``\x1c``-``\x1e``, ``\x85``, ``\u2028``, ``\u2029`` that
   Python's ``str.splitlines`` also splits on); ``character`` counts code units of the
-  negotiated ``positionEncoding`` (UTF-16 by default). Python strings index code points, so
-  every column goes through pygls's ``PositionCodec``.
+  negotiated ``positionEncoding`` (§positionEncodings: UTF-16 by default, or UTF-8 bytes, or
+  UTF-32 code points). Python strings index code points, so every column goes through
+  pygls's ``PositionCodec``.
 - A position between the ``\r`` and ``\n`` of a CRLF is not addressable, so edit ranges are
   widened to never split a CRLF.
-- §WorkspaceEdit: ``documentChanges`` carry a ``TextDocumentEdit`` whose
+- §TextEdit: the edits of one ``TextDocumentEdit`` all refer to the document before any of
+  them and never overlap. ``minimal_replacements`` sends only the changed spans: the common
+  prefix and suffix are left alone, and a change in several places becomes several edits
+  (a line diff, each hunk trimmed to the characters that differ), so cursors, folds and undo
+  in the editor stay where the person left them.
+- §WorkspaceEdit: ``documentChanges`` carry ``TextDocumentEdit``s whose
   ``OptionalVersionedTextDocumentIdentifier.version`` is the buffer version the edit was
-  computed on, or null for a file the editor has not open; a new file is a ``CreateFile``
-  followed by an insertion at 0:0.
+  computed on (null for a file the editor has not open) and the resource operations
+  ``CreateFile``, ``RenameFile``, ``DeleteFile`` (§resourceOperations decides which a client
+  takes); clients without ``documentChanges`` get the ``changes`` map of text edits only.
+- §ChangeAnnotation: in review mode ``confirm`` every operation carries the annotation
+  ``cadenza`` with ``needsConfirmation: true``, so an editor that supports annotations shows
+  the change for review before applying it.
 """
 
 from __future__ import annotations
 
-import re
+import bisect
+import difflib
 from dataclasses import dataclass
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
-_LINE_END = re.compile(r"\r\n|\r|\n")
+from cadenza.tools.textfile import LINE_BREAK, changed_span
+
+ANNOTATION_ID = "cadenza"
+"""The one ``ChangeAnnotationIdentifier`` of an edit that needs confirmation."""
+
+MAX_DIFF_LINES = 20_000
+"""Above this many changed lines, one replacement is sent instead of a line diff."""
 
 
 def split_lines(text: str) -> list[str]:
@@ -34,36 +52,58 @@ def split_lines(text: str) -> list[str]:
     """
     lines: list[str] = []
     start = 0
-    for match in _LINE_END.finditer(text):
+    for match in LINE_BREAK.finditer(text):
         lines.append(text[start : match.end()])
         start = match.end()
     lines.append(text[start:])
     return lines
 
 
+class LineIndex:
+    """Code-point offsets ↔ LSP positions of one text.
+
+    Args:
+        text: The document text (code points, no BOM).
+    """
+
+    def __init__(self, text: str) -> None:
+        self.lines = split_lines(text)
+        self.starts: list[int] = []
+        offset = 0
+        for line in self.lines:
+            self.starts.append(offset)
+            offset += len(line)
+        self.length = offset
+
+    def position(self, offset: int, codec: PositionCodec) -> types.Position:
+        """The LSP position of a code-point ``offset``.
+
+        Args:
+            offset: Code points from the start, 0 to ``len(text)``.
+            codec: The negotiated encoding's codec (``character`` in its code units).
+
+        Raises:
+            ValueError: ``offset`` is outside the text or between the two characters of a CRLF.
+        """
+        if not 0 <= offset <= self.length:
+            raise ValueError(f"offset {offset} is outside the text (0-{self.length})")
+        number = bisect.bisect_right(self.starts, offset) - 1
+        line = self.lines[number]
+        column = offset - self.starts[number]
+        if column > len(line.rstrip("\r\n")):
+            raise ValueError(f"offset {offset} splits the CRLF ending line {number}")
+        return codec.position_to_client_units(
+            self.lines, ServerTextPosition(line=number, character=column)
+        )
+
+
 def offset_to_position(lines: list[str], offset: int, codec: PositionCodec) -> types.Position:
     """The LSP position of a code-point ``offset`` into ``"".join(lines)``.
 
-    Args:
-        lines: The text split by ``split_lines``.
-        offset: Code points from the start of the text, 0 to ``len(text)``.
-        codec: The negotiated encoding's codec (``character`` in its code units).
-
     Raises:
-        ValueError: ``offset`` is outside the text.
+        ValueError: ``offset`` is outside the text or splits a CRLF.
     """
-    if offset < 0:
-        raise ValueError(f"offset {offset} is negative")
-    line_start = 0
-    for number, line in enumerate(lines):
-        if offset < line_start:
-            raise ValueError(f"offset {offset} splits the CRLF ending line {number - 1}")
-        content_end = line_start + len(line.rstrip("\r\n"))
-        if offset <= content_end:
-            column = ServerTextPosition(line=number, character=offset - line_start)
-            return codec.position_to_client_units(lines, column)
-        line_start += len(line)
-    raise ValueError(f"offset {offset} is past the end of the text ({line_start} code points)")
+    return LineIndex("".join(lines)).position(offset, codec)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,71 +115,239 @@ class Replacement:
     text: str
 
 
-def minimal_replacement(old: str, new: str) -> Replacement:
-    r"""The smallest single replacement turning ``old`` into ``new``.
+def _splits_crlf(text: str, offset: int) -> bool:
+    return 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n"
 
-    Common prefix and suffix are kept (compared in code points); the range never starts or
-    ends between the ``\r`` and ``\n`` of a CRLF in ``old``.
+
+def _trimmed(old: str, new: str, base: int, old_span: str, new_span: str) -> Replacement:
+    r"""The replacement of ``old_span`` (at ``base`` in ``old``) by ``new_span``, trimmed.
+
+    Common characters at both ends are dropped; a boundary left between the ``\r`` and ``\n``
+    of a CRLF in ``old`` is moved out by one (the character is common to both sides).
     """
-    limit = min(len(old), len(new))
-    prefix = 0
-    while prefix < limit and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < limit - prefix and old[-1 - suffix] == new[-1 - suffix]:
-        suffix += 1
-    start, end = prefix, len(old) - suffix
-    if 0 < start < len(old) and old[start - 1] == "\r" and old[start] == "\n":
+    prefix, old_end, new_end = changed_span(old_span, new_span)
+    start, end = base + prefix, base + old_end
+    text = new_span[prefix:new_end]
+    if _splits_crlf(old, start):
         start -= 1
-    if 0 < end < len(old) and old[end - 1] == "\r" and old[end] == "\n":
+        text = "\r" + text
+    if _splits_crlf(old, end):
         end += 1
-        suffix -= 1
-    return Replacement(start=start, end=end, text=new[start : len(new) - suffix])
+        text += "\n"
+    return Replacement(start=start, end=end, text=text)
 
 
-def minimal_text_edit(old: str, new: str, codec: PositionCodec) -> types.TextEdit:
-    """One ``TextEdit`` on ``old`` that yields ``new``, positions in ``codec``'s code units."""
-    change = minimal_replacement(old, new)
-    lines = split_lines(old)
-    return types.TextEdit(
-        range=types.Range(
-            start=offset_to_position(lines, change.start, codec),
-            end=offset_to_position(lines, change.end, codec),
-        ),
-        new_text=change.text,
-    )
+def minimal_replacement(old: str, new: str) -> Replacement:
+    """The smallest single replacement turning ``old`` into ``new`` (prefix/suffix kept)."""
+    return _trimmed(old, new, 0, old, new)
+
+
+def minimal_replacements(old: str, new: str) -> list[Replacement]:
+    """Non-overlapping replacements on ``old``, in order, that together give ``new``.
+
+    The changed middle (after the common prefix and suffix) is split into hunks by a line
+    diff; each hunk is trimmed to the characters that differ. No range splits a CRLF.
+    """
+    if old == new:
+        return []
+    whole = minimal_replacement(old, new)
+    old_mid = old[whole.start : whole.end]
+    new_mid = whole.text
+    old_lines, new_lines = split_lines(old_mid), split_lines(new_mid)
+    if (
+        min(len(old_lines), len(new_lines)) < 2
+        or max(len(old_lines), len(new_lines)) > MAX_DIFF_LINES
+    ):
+        return [whole]
+    old_starts = _starts(old_lines)
+    new_starts = _starts(new_lines)
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines)
+    out: list[Replacement] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        old_span = old_mid[old_starts[i1] : old_starts[i2]]
+        new_span = new_mid[new_starts[j1] : new_starts[j2]]
+        out.append(_trimmed(old, new, whole.start + old_starts[i1], old_span, new_span))
+    return out
+
+
+def _starts(lines: list[str]) -> list[int]:
+    """Offsets where each line starts, plus the total length."""
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    return starts
+
+
+def text_edits(
+    old: str, new: str, codec: PositionCodec, annotation_id: str | None = None
+) -> list[types.TextEdit | types.AnnotatedTextEdit]:
+    """``TextEdit``s on ``old`` that yield ``new``, positions in ``codec``'s code units.
+
+    Args:
+        old: The document's text now (code points, no BOM).
+        new: The text wanted.
+        codec: The negotiated position encoding.
+        annotation_id: When set, ``AnnotatedTextEdit``s referring to that annotation.
+    """
+    index = LineIndex(old)
+    edits: list[types.TextEdit | types.AnnotatedTextEdit] = []
+    for change in minimal_replacements(old, new):
+        range_ = types.Range(
+            start=index.position(change.start, codec), end=index.position(change.end, codec)
+        )
+        if annotation_id is None:
+            edits.append(types.TextEdit(range=range_, new_text=change.text))
+        else:
+            edits.append(
+                types.AnnotatedTextEdit(
+                    range=range_, new_text=change.text, annotation_id=annotation_id
+                )
+            )
+    return edits
+
+
+# --- the operations of one WorkspaceEdit --------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChangeText:
+    """Turn the text of ``uri`` from ``old`` into ``new`` (``version``: None for closed)."""
+
+    uri: str
+    version: int | None
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Create:
+    """Create ``uri`` (it must not exist) holding ``text``."""
+
+    uri: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Delete:
+    """Delete the file ``uri``."""
+
+    uri: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rename:
+    """Rename ``old_uri`` to ``new_uri`` (which must not exist)."""
+
+    old_uri: str
+    new_uri: str
+
+
+Operation = ChangeText | Create | Delete | Rename
+
+
+@dataclass(frozen=True, kw_only=True)
+class Review:
+    """The ``ChangeAnnotation`` of an edit that the person must confirm."""
+
+    label: str
+    description: str
+
+
+DocumentChange = types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
+
+
+def _document_changes(
+    op: Operation, codec: PositionCodec, annotation_id: str | None
+) -> list[DocumentChange]:
+    if isinstance(op, ChangeText):
+        edits = text_edits(op.old, op.new, codec, annotation_id)
+        return [document_edit(op.uri, op.version, edits)] if edits else []
+    if isinstance(op, Create):
+        create = types.CreateFile(
+            uri=op.uri,
+            options=types.CreateFileOptions(overwrite=False, ignore_if_exists=False),
+            annotation_id=annotation_id,
+        )
+        if not op.text:
+            return [create]
+        start = types.Position(line=0, character=0)
+        insert: types.TextEdit | types.AnnotatedTextEdit
+        if annotation_id is None:
+            insert = types.TextEdit(range=types.Range(start=start, end=start), new_text=op.text)
+        else:
+            insert = types.AnnotatedTextEdit(
+                range=types.Range(start=start, end=start),
+                new_text=op.text,
+                annotation_id=annotation_id,
+            )
+        return [create, document_edit(op.uri, None, [insert])]
+    if isinstance(op, Delete):
+        return [
+            types.DeleteFile(
+                uri=op.uri,
+                options=types.DeleteFileOptions(recursive=False, ignore_if_not_exists=False),
+                annotation_id=annotation_id,
+            )
+        ]
+    return [
+        types.RenameFile(
+            old_uri=op.old_uri,
+            new_uri=op.new_uri,
+            options=types.RenameFileOptions(overwrite=False, ignore_if_exists=False),
+            annotation_id=annotation_id,
+        )
+    ]
 
 
 def document_edit(
-    uri: str, version: int | None, edits: list[types.TextEdit]
+    uri: str, version: int | None, edits: list[types.TextEdit | types.AnnotatedTextEdit]
 ) -> types.TextDocumentEdit:
     """A ``TextDocumentEdit`` on ``uri`` at ``version`` (None: the file as the editor finds it)."""
     identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
     return types.TextDocumentEdit(text_document=identifier, edits=list(edits))
 
 
-def change_edit(
-    *, uri: str, version: int | None, old: str, new: str, codec: PositionCodec
+def workspace_edit(
+    operations: list[Operation],
+    *,
+    codec: PositionCodec,
+    document_changes: bool = True,
+    review: Review | None = None,
 ) -> types.WorkspaceEdit:
-    """``documentChanges`` with one minimal edit of an existing document."""
-    return types.WorkspaceEdit(
-        document_changes=[document_edit(uri, version, [minimal_text_edit(old, new, codec)])]
-    )
+    """One ``WorkspaceEdit`` doing ``operations`` in order.
 
+    Args:
+        operations: Text changes and resource operations.
+        codec: The negotiated position encoding.
+        document_changes: The client takes ``documentChanges``; otherwise the ``changes`` map
+            is used, which holds text changes only (no versions, no annotations).
+        review: When set (and ``document_changes``), every operation refers to one
+            ``ChangeAnnotation`` with ``needsConfirmation: true``.
 
-def create_edit(*, uri: str, text: str) -> types.WorkspaceEdit:
-    """``documentChanges`` creating ``uri`` (failing if it exists) and inserting ``text``."""
-    create = types.CreateFile(
-        uri=uri, options=types.CreateFileOptions(overwrite=False, ignore_if_exists=False)
-    )
-    start = types.Position(line=0, character=0)
-    insert = types.TextEdit(range=types.Range(start=start, end=start), new_text=text)
-    changes: list[types.TextDocumentEdit | types.CreateFile] = [create]
-    if text:
-        changes.append(document_edit(uri, None, [insert]))
-    return types.WorkspaceEdit(document_changes=changes)
-
-
-def unversioned_edit(*, uri: str, old: str, new: str, codec: PositionCodec) -> types.WorkspaceEdit:
-    """The ``changes`` form, for clients without ``documentChanges`` (no version check)."""
-    return types.WorkspaceEdit(changes={uri: [minimal_text_edit(old, new, codec)]})
+    Raises:
+        ValueError: A resource operation without ``document_changes``.
+    """
+    if not document_changes:
+        changes: dict[str, list[types.TextEdit]] = {}
+        for op in operations:
+            if not isinstance(op, ChangeText):
+                raise ValueError("resource operations need documentChanges")
+            edits = text_edits(op.old, op.new, codec)
+            changes.setdefault(op.uri, []).extend(
+                e for e in edits if not isinstance(e, types.AnnotatedTextEdit)
+            )
+        return types.WorkspaceEdit(changes=changes)
+    annotation_id = ANNOTATION_ID if review is not None else None
+    result: list[DocumentChange] = []
+    for op in operations:
+        result.extend(_document_changes(op, codec, annotation_id))
+    annotations = None
+    if review is not None:
+        annotations = {
+            ANNOTATION_ID: types.ChangeAnnotation(
+                label=review.label, needs_confirmation=True, description=review.description
+            )
+        }
+    return types.WorkspaceEdit(document_changes=result, change_annotations=annotations)

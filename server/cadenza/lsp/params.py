@@ -9,15 +9,24 @@ server turns ``InvalidArguments`` into a JSON-RPC ``InvalidParams`` error (code 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
 from pydantic.alias_generators import to_camel
 
 from cadenza.engine.workflows import DEFAULT_WORKFLOW
 
 START_SESSION = "cadenza.startSession"
 CANCEL_SESSION = "cadenza.cancelSession"
+UNDO_SESSION = "cadenza.undoSession"
 SESSION_UPDATE = "cadenza/sessionUpdate"
 ASK_USER = "cadenza/askUser"
 
@@ -48,12 +57,15 @@ class StartSessionArgs(WireModel):
         model: ``PROVIDER/MODEL`` (e.g. ``openai/gpt-4.1``); default: the configured model.
         workflow: The workflow's name: a built-in (``default``, ``plan-implement-review``),
             or one from ``.cadenza/workflows/*.toml`` of the workspace or the user config dir.
+        review: ``auto`` (edits apply at once) or ``confirm`` (the person reviews each change
+            first); default: the configured ``review`` (``auto``).
     """
 
     task: str = Field(min_length=1)
     root_uri: str | None = None
     model: str | None = Field(default=None, min_length=1)
     workflow: str = Field(default=DEFAULT_WORKFLOW, min_length=1)
+    review: Literal["auto", "confirm"] | None = None
 
     @field_validator("task")
     @classmethod
@@ -79,6 +91,50 @@ class CancelSessionResult(WireModel):
     """``{cancelled}``: True when a running session was asked to stop."""
 
     cancelled: bool
+
+
+class UndoSessionArgs(WireModel):
+    """The one argument of ``cadenza.undoSession``: ``{sessionId}``."""
+
+    session_id: str = Field(min_length=1)
+
+
+class UndoneFile(WireModel):
+    """A file that ``cadenza.undoSession`` put back.
+
+    Attributes:
+        path: Workspace-relative path, ``/``-separated (where the file is after undo).
+        action: ``restored`` (its text), ``removed`` (the session created it), ``recreated``
+            (the session deleted it), ``moved_back`` (the session renamed it).
+        old_path: For ``moved_back``: the name the session had given it (omitted otherwise).
+    """
+
+    path: str
+    action: Literal["restored", "removed", "recreated", "moved_back"]
+    old_path: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in ("oldPath", "old_path"):
+            if key in data and data[key] is None:
+                del data[key]
+        return data
+
+
+class UndoSessionResult(WireModel):
+    """The result of ``cadenza.undoSession``.
+
+    Attributes:
+        session_id: The session undone.
+        files: The files changed back, in the order the edit applied them.
+        unchanged: Files the session changed that were already as before (e.g. the person
+            undid the change in the editor), left alone.
+    """
+
+    session_id: str
+    files: list[UndoneFile]
+    unchanged: list[str]
 
 
 class AskUserParams(WireModel):

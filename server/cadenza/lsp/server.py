@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
@@ -23,15 +23,18 @@ from cadenza.lsp.options import load_server_config
 from cadenza.lsp.params import (
     CANCEL_SESSION,
     START_SESSION,
+    UNDO_SESSION,
     CancelSessionArgs,
     CancelSessionResult,
     InvalidArguments,
     StartSessionArgs,
     StartSessionResult,
+    UndoSessionArgs,
     parse_command_args,
 )
 from cadenza.lsp.protocol import CadenzaProtocol, command_work_done_token
 from cadenza.lsp.sessions import SessionManager
+from cadenza.lsp.undo import UndoFailed
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +107,26 @@ def cancel_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
     return CancelSessionResult(cancelled=ls.sessions.cancel(args.session_id)).wire()
 
 
+async def undo_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
+    """``cadenza.undoSession {sessionId}`` → ``{sessionId, files, unchanged}``.
+
+    Raises:
+        JsonRpcInvalidParams: Malformed arguments (-32602).
+        JsonRpcException: Code -32803 (``RequestFailed``, LSP 3.17) when the undo was refused;
+            the message names the file and why, and nothing was undone.
+    """
+    with invalid_params(UNDO_SESSION):
+        args = parse_command_args(UndoSessionArgs, arguments)
+    try:
+        result = await ls.sessions.undo(args.session_id)
+    except UndoFailed as exc:
+        log.info("refused %s: %s", UNDO_SESSION, exc)
+        raise JsonRpcException(
+            message=str(exc), code=types.LSPErrorCodes.RequestFailed.value
+        ) from None
+    return result.wire()
+
+
 def create_server() -> CadenzaServer:
     """A new server with every handler registered."""
     server = CadenzaServer()
@@ -112,4 +135,5 @@ def create_server() -> CadenzaServer:
     server.feature(types.SHUTDOWN)(shutdown)
     server.command(START_SESSION)(start_session)
     server.command(CANCEL_SESSION)(cancel_session)
+    server.command(UNDO_SESSION)(undo_session)
     return server

@@ -25,12 +25,14 @@ from cadenza.engine.session import Session, SessionOutcome, SessionSettings
 from cadenza.engine.workflows import Workflow, WorkflowError, load_catalog
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.editor import LspEditor
-from cadenza.lsp.params import InvalidArguments, StartSessionArgs
+from cadenza.lsp.params import InvalidArguments, StartSessionArgs, UndoSessionResult
 from cadenza.lsp.progress import SessionProgress
 from cadenza.lsp.publisher import SessionPublisher
 from cadenza.lsp.transcripts import GuardedRecorder, open_transcript
+from cadenza.lsp.undo import SessionUndo, UndoFailed
 from cadenza.providers.base import Provider
 from cadenza.providers.registry import create_provider, resolve_model_name
+from cadenza.tools.checkpoints import CheckpointError, SessionCheckpoint
 from cadenza.tools.registry import default_tools
 
 log = logging.getLogger(__name__)
@@ -65,6 +67,9 @@ class SessionManager:
         self.config = CadenzaConfig()
         self._tasks: dict[str, asyncio.Task[SessionOutcome]] = {}
         self._providers: dict[str, Provider] = {}
+        self._checkpoints: dict[str, SessionCheckpoint] = {}
+        self.checkpoints_base: Path | None = None
+        """Where checkpoints live (None: ``<user state dir>/checkpoints``)."""
 
     def start(self, args: StartSessionArgs, *, work_done_token: types.ProgressToken | None) -> str:
         """Create a session and start running it; return its id at once.
@@ -80,6 +85,14 @@ class SessionManager:
         provider = self._provider(model)
         session_id = uuid.uuid4().hex
         publisher = SessionPublisher(self._server, session_id=session_id, root=root)
+        checkpoint = SessionCheckpoint.for_session(session_id, root, self.checkpoints_base)
+        self._checkpoints[session_id] = checkpoint
+        editor = LspEditor(
+            self._server,
+            publisher,
+            review=args.review or self.config.review,
+            checkpoint=checkpoint,
+        )
         recorder = open_transcript(
             session_id=session_id,
             task=args.task,
@@ -93,7 +106,7 @@ class SessionManager:
             task=args.task,
             root=root,
             provider=provider,
-            editor=LspEditor(self._server, publisher),
+            editor=editor,
             tools=default_tools(),
             settings=self._settings(),
             workflow=workflow,
@@ -120,6 +133,34 @@ class SessionManager:
             return False
         task.cancel()
         return True
+
+    async def undo(self, session_id: str) -> UndoSessionResult:
+        """Undo the changes of a session that is over (see ``undo``).
+
+        The session may be from an earlier run of the server: its checkpoint is on disk.
+
+        Raises:
+            UndoFailed: The session is still running, unknown (no checkpoint), or its undo was
+                refused (the message names the file and why).
+        """
+        if session_id in self._tasks:
+            raise UndoFailed(
+                f"session {session_id} is still running; cancel it (cadenza.cancelSession) "
+                "before undoing it"
+            )
+        checkpoint = self._checkpoints.get(session_id)
+        if checkpoint is None:
+            try:
+                checkpoint = SessionCheckpoint.load(session_id, self.checkpoints_base)
+            except CheckpointError as exc:
+                raise UndoFailed(str(exc)) from None
+        if checkpoint is None:
+            raise UndoFailed(
+                f"Cadenza has no record of session {session_id}: it changed no file, or its "
+                "checkpoint was removed"
+            )
+        self._checkpoints[session_id] = checkpoint
+        return await SessionUndo(self._server, checkpoint).run()
 
     def _root(self, root_uri: str | None) -> Path:
         if root_uri is not None:

@@ -1,0 +1,87 @@
+"""The client's open documents (LSP §Text Document Synchronization), found by path.
+
+pygls keeps every document the client opened (``didOpen``) with its text and version, updated
+by ``didChange``; these are the buffers the agent reads and edits. A document is matched to a
+tool's path after resolving both. Two kinds of URI name a buffer:
+
+- ``file:`` URIs: the file's path.
+- ``untitled:`` URIs (a buffer never saved): ``untitled:/abs/path.py`` names that path (VS Code
+  uses it for a new file not yet written); a name without a path, e.g. ``untitled:Untitled-1``,
+  is addressed by the tools as that very string, i.e. the path ``<root>/untitled:Untitled-1``.
+
+Closed files are never read through pygls's ``TextDocument``: its ``source`` reads the disk in
+universal-newline mode and would turn CRLF into LF (field case F04).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from urllib.parse import unquote
+
+from pygls.uris import from_fs_path, to_fs_path, uri_scheme
+from pygls.workspace import TextDocument, Workspace
+
+UNTITLED = "untitled"
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved(uri: str) -> Path | None:
+    """The resolved local path of a ``file:`` URI (cached: searches ask for every file)."""
+    fs_path = to_fs_path(uri)
+    return None if fs_path is None else Path(fs_path).resolve()
+
+
+def buffer_path(uri: str, root: Path) -> Path | None:
+    """The path by which tools address the document ``uri``, or None (another scheme).
+
+    Args:
+        uri: A document URI from ``didOpen``.
+        root: The session's resolved workspace root.
+    """
+    scheme = uri_scheme(uri)
+    if scheme == "file":
+        return _resolved(uri)
+    if scheme != UNTITLED:
+        return None
+    rest = unquote(uri[len(UNTITLED) + 1 :])
+    if rest.startswith("/"):
+        return Path("/" + rest.lstrip("/")).resolve()
+    return root / uri
+
+
+def file_uri(path: Path) -> str:
+    """The ``file:`` URI of an absolute path.
+
+    Raises:
+        ValueError: pygls cannot express the path as a URI.
+    """
+    uri: str | None = from_fs_path(str(path))
+    if uri is None:  # pragma: no cover - only for paths pygls cannot express
+        raise ValueError(f"no file URI for {path}")
+    return uri
+
+
+class OpenDocuments:
+    """The client's open documents, looked up by the paths tools use.
+
+    Args:
+        workspace: pygls's workspace (its ``text_documents`` are the open ones).
+        root: The session's resolved workspace root.
+    """
+
+    def __init__(self, workspace: Workspace, root: Path) -> None:
+        self._workspace = workspace
+        self.root = root
+
+    def find(self, path: Path) -> TextDocument | None:
+        """The open document addressed by ``path``, or None when the client has none."""
+        for uri, document in self._workspace.text_documents.items():
+            if buffer_path(uri, self.root) == path:
+                return document  # type: ignore[no-any-return]
+        return None
+
+    def uri(self, path: Path) -> str:
+        """The URI to edit ``path`` by: the open document's, else the file's."""
+        document = self.find(path)
+        return document.uri if document is not None else file_uri(path)

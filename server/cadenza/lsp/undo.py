@@ -1,0 +1,224 @@
+"""``cadenza.undoSession``: put back every file a session changed, and nothing else.
+
+The session's checkpoint (``tools.checkpoints``) says which files it changed and how they
+were before. ``plan_undo`` compares each with the state the session left it in, as the editor
+sees it now (the open buffer, else the disk); a file the person changed since is refused by
+name and nothing is undone. The steps then go out as one ``workspace/applyEdit`` (LSP 3.17
+§WorkspaceEdit): text changes with the open buffer's version, ``RenameFile`` back,
+``DeleteFile`` for files the session created, ``CreateFile`` for files it deleted, each only
+if the client's ``resourceOperations`` allow it. A client without ``applyEdit`` gets the exact
+bytes of the checkpoint written on disk. Files the session never touched, such as one the
+person created meanwhile (field case F16), are not in the checkpoint and are never touched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+
+from cadenza.lsp.capabilities import ClientFeatures
+from cadenza.lsp.documents import OpenDocuments, file_uri
+from cadenza.lsp.editor import disk_state, legacy_encoding_refusal, supports, unsupported
+from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, workspace_edit
+from cadenza.lsp.params import UndoneFile, UndoSessionResult
+from cadenza.lsp.rpc import shielded
+from cadenza.tools.checkpoints import (
+    CheckpointError,
+    FileState,
+    SessionCheckpoint,
+    UndoRefused,
+    UndoStep,
+    plan_undo,
+)
+from cadenza.tools.fs import write_atomic
+from cadenza.tools.textfile import (
+    PLAIN_UTF8,
+    UndecodableError,
+    UnencodableError,
+    decode_bytes,
+    encode_text,
+)
+
+_ACTIONS = {
+    "restore": "restored",
+    "remove": "removed",
+    "recreate": "recreated",
+    "move_back": "moved_back",
+}
+_RESOURCE = {"remove": "delete", "recreate": "create", "move_back": "rename"}
+
+
+class UndoFailed(Exception):
+    """Undo did not happen; the message names the file and the reason (nothing was undone)."""
+
+
+class SessionUndo:
+    """Undo of one session's changes through one client.
+
+    Args:
+        server: The language server (its client applies the edit).
+        checkpoint: The session's checkpoint.
+    """
+
+    def __init__(self, server: LanguageServer, checkpoint: SessionCheckpoint) -> None:
+        self._server = server
+        self.checkpoint = checkpoint
+        self.documents = OpenDocuments(server.workspace, checkpoint.root)
+
+    def _current(self, relative: str) -> FileState:
+        path = self.checkpoint.absolute(relative)
+        document = self.documents.find(path)
+        if document is not None:
+            return FileState(exists=True, text=document.source)
+        return disk_state(path)
+
+    async def run(self) -> UndoSessionResult:
+        """Undo the session's changes.
+
+        Raises:
+            UndoFailed: Undone already; a file changed since the session's last change to it;
+                the client cannot do a needed operation or refused the edit; writing failed.
+        """
+        checkpoint = self.checkpoint
+        name = checkpoint.session_id
+        if checkpoint.undone:
+            raise UndoFailed(f"session {name} was undone already")
+        try:
+            steps = plan_undo(checkpoint, self._current)
+        except UndoRefused as exc:
+            raise UndoFailed(f"cannot undo session {name}: {exc}") from None
+        active = [step for step in steps if step.action != "unchanged"]
+        if active:
+            features = ClientFeatures.of(self._server.client_capabilities)
+            if features.apply_edit:
+                await self._send(self._operations(active, features))
+            else:
+                self._write(active)
+        try:
+            checkpoint.mark_undone()
+        except CheckpointError as exc:
+            raise UndoFailed(f"session {name} was undone, but {exc}") from None
+        return UndoSessionResult(
+            session_id=name,
+            files=[
+                UndoneFile(
+                    path=step.path,
+                    action=_ACTIONS[step.action],  # type: ignore[arg-type]
+                    old_path=step.current_path if step.action == "move_back" else None,
+                )
+                for step in active
+            ],
+            unchanged=[step.path for step in steps if step.action == "unchanged"],
+        )
+
+    def _operations(self, steps: list[UndoStep], features: ClientFeatures) -> list[Operation]:
+        """The operations of one ``WorkspaceEdit`` doing ``steps``, renames first.
+
+        Raises:
+            UndoFailed: The client cannot do one of them (the message names the file).
+        """
+        operations: list[Operation] = []
+        for step in sorted(steps, key=lambda s: s.action != "move_back"):
+            resource = _RESOURCE.get(step.action)
+            if resource is not None and not supports(features, resource):
+                raise UndoFailed(f"cannot undo {step.path}: {unsupported(resource)}")
+            path = self.checkpoint.absolute(step.path)
+            target = step.target.text
+            if target is None and step.action != "remove":
+                raise UndoFailed(f"cannot undo {step.path}: its earlier content is not text")
+            if step.action == "remove":
+                operations.append(Delete(uri=self.documents.uri(path)))
+            elif step.action == "recreate":
+                operations.append(Create(uri=file_uri(path), text=target or ""))
+            elif step.action == "move_back":
+                now = self.checkpoint.absolute(step.current_path)
+                operations.append(Rename(old_uri=self.documents.uri(now), new_uri=file_uri(path)))
+                if step.current.text != target:
+                    operations.append(self._change(step, path, features, version=False))
+            else:
+                operations.append(self._change(step, path, features, version=True))
+        return operations
+
+    def _change(
+        self, step: UndoStep, path: Path, features: ClientFeatures, *, version: bool
+    ) -> ChangeText:
+        """The text change from the file's text now back to its earlier text."""
+        document = self.documents.find(path) if version else None
+        if document is not None:
+            uri, at = document.uri, document.version if features.document_changes else None
+        else:
+            current = self.checkpoint.absolute(step.current_path)
+            data = disk_state(current).data
+            if data is not None and not features.exact_encodings:
+                with contextlib.suppress(UndecodableError):
+                    fmt = decode_bytes(data).format
+                    if not fmt.is_utf8:
+                        raise UndoFailed(
+                            f"cannot undo {step.path}: {legacy_encoding_refusal(fmt.describe())}"
+                        )
+            uri, at = file_uri(path), None
+        return ChangeText(
+            uri=uri, version=at, old=step.current.text or "", new=step.target.text or ""
+        )
+
+    async def _send(self, operations: list[Operation]) -> None:
+        features = ClientFeatures.of(self._server.client_capabilities)
+        edit = workspace_edit(
+            operations,
+            codec=self._server.workspace.position_codec,
+            document_changes=features.document_changes,
+        )
+        label = f"Undo Cadenza session {self.checkpoint.session_id[:8]}"
+        params = types.ApplyWorkspaceEditParams(edit=edit, label=label)
+        try:
+            result = await shielded(self._server.workspace_apply_edit_async(params))
+        except JsonRpcException as exc:
+            raise UndoFailed(f"the editor answered the undo with an error: {exc}") from None
+        if not result.applied:
+            reason = f": {result.failure_reason}" if result.failure_reason else ""
+            raise UndoFailed(f"the editor did not apply the undo{reason}; nothing was undone")
+
+    def _write(self, steps: list[UndoStep]) -> None:
+        """Undo on disk (a client without ``applyEdit``), with the checkpoint's exact bytes.
+
+        Raises:
+            UndoFailed: A file is open in the client, or a write failed (the message says
+                which; files before it in the order were already put back).
+        """
+        for step in steps:
+            path = self.checkpoint.absolute(step.current_path)
+            if self.documents.find(path) is not None:
+                raise UndoFailed(
+                    f"cannot undo {step.path}: it is open in the editor, which cannot apply "
+                    "edits (no workspace.applyEdit)"
+                )
+        for step in sorted(steps, key=lambda s: s.action != "move_back"):
+            try:
+                self._write_one(step)
+            except (OSError, UnencodableError) as exc:
+                raise UndoFailed(f"undoing {step.path} failed: {exc}") from None
+
+    def _write_one(self, step: UndoStep) -> None:
+        path = self.checkpoint.absolute(step.path)
+        if step.action == "remove":
+            path.unlink()
+            return
+        if step.action == "move_back":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(self.checkpoint.absolute(step.current_path), path)
+            if step.current.text == step.target.text:
+                return
+        data = step.target.data
+        if data is None:
+            fmt = PLAIN_UTF8
+            current = disk_state(path).data
+            if current is not None:
+                with contextlib.suppress(UndecodableError):
+                    fmt = decode_bytes(current).format
+            data = encode_text(step.target.text or "", fmt)
+        write_atomic(path, data)
