@@ -2,8 +2,13 @@
 
 The client keeps its own buffers and applies ``workspace/applyEdit`` with an applier written
 here, independently of the server's code (positions decoded in the negotiated encoding), so a
-wrong range shows up as wrong text. It never writes to disk: a closed file edited through
-``applyEdit`` becomes an unsaved buffer, as in a real editor.
+wrong range shows up as wrong text. Like a real editor, text edits land in buffers: a closed
+file edited through ``applyEdit`` becomes an unsaved buffer (decoded as UTF-8, a BOM set
+aside; with ``exact_encodings``, in the encoding charset-normalizer finds), written to disk
+only by ``save`` or with ``autosave`` (VS Code's ``files.refactoring.autoSave``). Resource
+operations (``CreateFile``, ``RenameFile``, ``DeleteFile``) act on disk at once, as editors
+do. Edits whose annotations need confirmation are recorded and accepted unless
+``decline_confirmations`` is set.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import charset_normalizer
 from lsprotocol import types
 from pygls.protocol import default_converter
 from pygls.uris import from_fs_path, to_fs_path
@@ -90,7 +96,9 @@ def position_to_offset(text: str, position: types.Position, encoding: str) -> in
     return offset
 
 
-def apply_text_edits(text: str, edits: list[types.TextEdit], encoding: str) -> str:
+def apply_text_edits(
+    text: str, edits: list[types.TextEdit | types.AnnotatedTextEdit], encoding: str
+) -> str:
     spans = [
         (
             position_to_offset(text, e.range.start, encoding),
@@ -107,10 +115,32 @@ def apply_text_edits(text: str, edits: list[types.TextEdit], encoding: str) -> s
 # --- the harness ----------------------------------------------------------------------
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
 @dataclass
 class Buffer:
     text: str
     version: int | None
+    encoding: str = "utf-8"
+    bom: bool = False
+
+    def encode(self) -> bytes:
+        return (UTF8_BOM if self.bom else b"") + self.text.encode(self.encoding)
+
+
+def decode_file(data: bytes, *, detect: bool) -> Buffer:
+    """A closed file as this editor loads it: UTF-8 (BOM set aside), or detected."""
+    bom = data.startswith(UTF8_BOM)
+    body = data[len(UTF8_BOM) :] if bom else data
+    try:
+        return Buffer(text=body.decode("utf-8"), version=None, bom=bom)
+    except UnicodeDecodeError:
+        if not detect:
+            raise
+    best = charset_normalizer.from_bytes(data).best()
+    assert best is not None, "the test file is not text"
+    return Buffer(text=data.decode(best.encoding), version=None, encoding=best.encoding)
 
 
 def file_uri(path: Path) -> str:
@@ -119,12 +149,19 @@ def file_uri(path: Path) -> str:
     return uri
 
 
+ALL_OPERATIONS = ("create", "rename", "delete")
+
+
 def capabilities(
     *,
     encodings: list[str] | None = None,
     apply_edit: bool = True,
     ask_user: bool = False,
     progress: bool = True,
+    document_changes: bool = True,
+    operations: tuple[str, ...] = ALL_OPERATIONS,
+    change_annotations: bool = False,
+    exact_encodings: bool = False,
 ) -> types.ClientCapabilities:
     general = types.GeneralClientCapabilities(
         position_encodings=[types.PositionEncodingKind(e) for e in encodings] if encodings else None
@@ -132,20 +169,26 @@ def capabilities(
     workspace = types.WorkspaceClientCapabilities(
         apply_edit=apply_edit,
         workspace_edit=types.WorkspaceEditClientCapabilities(
-            document_changes=True,
-            resource_operations=[
-                types.ResourceOperationKind.Create,
-                types.ResourceOperationKind.Rename,
-                types.ResourceOperationKind.Delete,
-            ],
+            document_changes=document_changes,
+            resource_operations=[types.ResourceOperationKind(o) for o in operations],
+            change_annotation_support=(
+                types.ChangeAnnotationsSupportOptions(groups_on_label=False)
+                if change_annotations
+                else None
+            ),
         ),
         workspace_folders=True,
     )
+    cadenza: dict[str, bool] = {}
+    if ask_user:
+        cadenza["askUser"] = True
+    if exact_encodings:
+        cadenza["exactEncodings"] = True
     return types.ClientCapabilities(
         general=general,
         workspace=workspace,
         window=types.WindowClientCapabilities(work_done_progress=progress),
-        experimental={"cadenza": {"askUser": True}} if ask_user else None,
+        experimental={"cadenza": cadenza} if cadenza else None,
     )
 
 
@@ -167,6 +210,12 @@ class Harness:
     message_requests: list[types.ShowMessageRequestParams] = field(default_factory=list)
     message_choice: str | None = None
     initialize_result: types.InitializeResult | None = None
+    autosave: bool = False
+    exact_encodings: bool = False
+    decline_confirmations: bool = False
+    confirmations: list[types.ChangeAnnotation] = field(default_factory=list)
+    saves: list[Path] = field(default_factory=list)
+    stopped: bool = False
 
     def install(self) -> None:
         # pygls tags handlers with attributes, which bound methods cannot carry: wrap them.
@@ -202,30 +251,85 @@ class Harness:
         self.edit_requests.append(params)
         if self.refuse_edits is not None:
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason=self.refuse_edits)
-        for change in params.edit.document_changes or []:
-            failure = self._apply_change(change)
+        annotations = params.edit.change_annotations or {}
+        asked = [a for a in annotations.values() if a.needs_confirmation]
+        self.confirmations.extend(asked)
+        if asked and self.decline_confirmations:
+            return types.ApplyWorkspaceEditResult(
+                applied=False, failure_reason="the person declined the change"
+            )
+        changes: list[Any] = list(params.edit.document_changes or [])
+        for uri, edits in (params.edit.changes or {}).items():
+            identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None)
+            changes.append(types.TextDocumentEdit(text_document=identifier, edits=edits))
+        touched: list[str] = []
+        for change in changes:
+            failure = self._apply_change(change, touched)
             if failure is not None:
                 return types.ApplyWorkspaceEditResult(applied=False, failure_reason=failure)
+        if self.autosave:
+            for uri in dict.fromkeys(touched):
+                if uri in self.buffers:
+                    self.save_uri(uri)
         return types.ApplyWorkspaceEditResult(applied=True)
 
-    def _apply_change(self, change: Any) -> str | None:
+    def _apply_change(self, change: Any, touched: list[str]) -> str | None:
+        if isinstance(change, types.TextDocumentEdit):
+            return self._apply_text(change, touched)
+        return self._apply_resource(change)
+
+    def _apply_resource(self, change: Any) -> str | None:
         if isinstance(change, types.CreateFile):
             path = Path(to_fs_path(change.uri) or "")
             if path.exists() or change.uri in self.buffers:
                 return "file exists"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(b"")
             self.buffers[change.uri] = Buffer(text="", version=None)
             return None
-        assert isinstance(change, types.TextDocumentEdit), change
+        if isinstance(change, types.DeleteFile):
+            path = Path(to_fs_path(change.uri) or "")
+            if not path.is_file():
+                return "no such file"
+            path.unlink()
+            self._forget(change.uri)
+            return None
+        if isinstance(change, types.RenameFile):
+            old, new = (
+                Path(to_fs_path(change.old_uri) or ""),
+                Path(to_fs_path(change.new_uri) or ""),
+            )
+            if not old.is_file() or new.exists():
+                return "cannot rename"
+            new.parent.mkdir(parents=True, exist_ok=True)
+            old.rename(new)
+            buffer = self.buffers.pop(change.old_uri, None)
+            if change.old_uri in self.open_uris:
+                self._forget(change.old_uri)
+                if buffer is not None:
+                    self.open(new, buffer.text)
+            elif buffer is not None:
+                self.buffers[change.new_uri] = buffer
+            return None
+        raise AssertionError(f"unknown change {change!r}")
+
+    def _apply_text(self, change: types.TextDocumentEdit, touched: list[str]) -> str | None:
         uri = change.text_document.uri
         version = change.text_document.version
         buffer = self.buffers.get(uri)
         if buffer is None:
             data = Path(to_fs_path(uri) or "").read_bytes()
-            buffer = self.buffers[uri] = Buffer(text=data.decode("utf-8"), version=None)
+            try:
+                buffer = decode_file(data, detect=self.exact_encodings)
+            except UnicodeDecodeError:
+                return "this editor cannot decode the file as UTF-8"
+            self.buffers[uri] = buffer
         if uri in self.open_uris and version is not None and version != buffer.version:
             return f"version {version} is stale (buffer at {buffer.version})"
-        edits = [e for e in change.edits if isinstance(e, types.TextEdit)]
+        assert not any(isinstance(e, types.SnippetTextEdit) for e in change.edits)
+        edits = [e for e in change.edits if not isinstance(e, types.SnippetTextEdit)]
         buffer.text = apply_text_edits(buffer.text, edits, self.encoding)
+        touched.append(uri)
         if uri in self.open_uris:
             assert buffer.version is not None
             buffer.version += 1
@@ -238,6 +342,16 @@ class Harness:
                 )
             )
         return None
+
+    def _forget(self, uri: str) -> None:
+        self.buffers.pop(uri, None)
+        if uri in self.open_uris:
+            self.open_uris.discard(uri)
+            self.client.text_document_did_close(
+                types.DidCloseTextDocumentParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri)
+                )
+            )
 
     def _end_event(self, session_id: str) -> asyncio.Event:
         return self.ends.setdefault(session_id, asyncio.Event())
@@ -268,9 +382,12 @@ class Harness:
     def kinds(self, session_id: str) -> list[str]:
         return [u["sessionUpdate"] for u in self.updates.get(session_id, [])]
 
-    def open(self, path: Path, text: str, version: int = 1) -> str:
-        uri = file_uri(path)
-        self.buffers[uri] = Buffer(text=text, version=version)
+    def open(
+        self, path: Path | str, text: str, version: int = 1, *, encoding: str = "utf-8"
+    ) -> str:
+        """``didOpen``: a file (a path) or an untitled buffer (an ``untitled:`` URI)."""
+        uri = path if isinstance(path, str) else file_uri(path)
+        self.buffers[uri] = Buffer(text=text, version=version, encoding=encoding)
         self.open_uris.add(uri)
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
@@ -281,8 +398,8 @@ class Harness:
         )
         return uri
 
-    def change(self, path: Path, text: str) -> None:
-        uri = file_uri(path)
+    def change(self, path: Path | str, text: str) -> None:
+        uri = path if isinstance(path, str) else file_uri(path)
         buffer = self.buffers[uri]
         assert buffer.version is not None
         buffer.version += 1
@@ -296,8 +413,21 @@ class Harness:
             )
         )
 
-    def text_of(self, path: Path) -> str:
-        return self.buffers[file_uri(path)].text
+    def text_of(self, path: Path | str) -> str:
+        return self.buffers[path if isinstance(path, str) else file_uri(path)].text
+
+    def save(self, path: Path) -> None:
+        """Write the buffer to disk (its encoding, BOM kept) and send ``didSave`` if open."""
+        self.save_uri(file_uri(path))
+
+    def save_uri(self, uri: str) -> None:
+        path = Path(to_fs_path(uri) or "")
+        path.write_bytes(self.buffers[uri].encode())
+        self.saves.append(path)
+        if uri in self.open_uris:
+            self.client.text_document_did_save(
+                types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+            )
 
 
 def server_env(base_url: str, home: Path) -> dict[str, str]:
@@ -347,6 +477,10 @@ async def start_harness(
 
 
 async def stop_harness(harness: Harness) -> None:
+    """Shut the server down (once; later calls do nothing)."""
+    if harness.stopped:
+        return
+    harness.stopped = True
     try:
         await asyncio.wait_for(harness.client.shutdown_session(), WAIT_S)
     finally:

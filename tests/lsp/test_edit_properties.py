@@ -10,6 +10,7 @@ spots. Every position encoding is checked: UTF-16 (surrogate pairs), UTF-8 (byte
 from __future__ import annotations
 
 import itertools
+import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -96,12 +97,19 @@ def test_replacements_are_minimal_at_both_ends(change: tuple[str, str]) -> None:
     if old == new:
         assert replacements == []
         return
-    # Nothing outside the changed middle is touched, but for one character at either end
-    # when a CRLF is kept whole.
+    # Lines outside the changed ones are never touched: every range lies between the start
+    # of the line where the common prefix ends and the end of the line where the common
+    # suffix begins.
     prefix, old_end, _ = changed_span(old, new)
-    assert replacements[0].start >= prefix - 1
-    assert replacements[-1].end <= old_end + 1
-    assert sum(r.end - r.start for r in replacements) <= old_end - prefix + 2
+    if 0 < prefix < len(old) and old[prefix - 1 : prefix + 1] == "\r\n":
+        prefix -= 1  # a CRLF is kept whole
+    first_line = max(old.rfind("\n", 0, prefix), old.rfind("\r", 0, prefix)) + 1
+    tail = re.compile(r"\r\n|\r|\n").search(old, max(old_end - 1, 0))
+    last_line = tail.end() if tail else len(old)
+    assert replacements[0].start >= first_line
+    assert replacements[-1].end <= max(last_line, old_end)
+    if "\n" not in old and "\r" not in old:
+        assert len(replacements) == 1
 
 
 @PROPERTY

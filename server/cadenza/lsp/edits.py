@@ -142,17 +142,34 @@ def minimal_replacement(old: str, new: str) -> Replacement:
     return _trimmed(old, new, 0, old, new)
 
 
+def _line_start(text: str, offset: int) -> int:
+    """The offset where the line holding ``offset`` starts."""
+    return max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+
+
+def _line_end(text: str, offset: int) -> int:
+    """The smallest line boundary (after a terminator, or the end) at or after ``offset``."""
+    if offset == 0 or offset == len(text) or text[offset - 1] in "\r\n":
+        return offset
+    match = LINE_BREAK.search(text, offset)
+    return match.end() if match else len(text)
+
+
 def minimal_replacements(old: str, new: str) -> list[Replacement]:
     """Non-overlapping replacements on ``old``, in order, that together give ``new``.
 
-    The changed middle (after the common prefix and suffix) is split into hunks by a line
-    diff; each hunk is trimmed to the characters that differ. No range splits a CRLF.
+    The changed middle (after the common prefix and suffix), widened to whole lines, is split
+    into hunks by a line diff; each hunk is trimmed to the characters that differ. No range
+    splits a CRLF.
     """
     if old == new:
         return []
     whole = minimal_replacement(old, new)
-    old_mid = old[whole.start : whole.end]
-    new_mid = whole.text
+    start = _line_start(old, whole.start)
+    end = _line_end(old, whole.end)
+    # The widening only takes in common text: the same on both sides.
+    new_start, new_end = start, whole.start + len(whole.text) + (end - whole.end)
+    old_mid, new_mid = old[start:end], new[new_start:new_end]
     old_lines, new_lines = split_lines(old_mid), split_lines(new_mid)
     if (
         min(len(old_lines), len(new_lines)) < 2
@@ -168,7 +185,7 @@ def minimal_replacements(old: str, new: str) -> list[Replacement]:
             continue
         old_span = old_mid[old_starts[i1] : old_starts[i2]]
         new_span = new_mid[new_starts[j1] : new_starts[j2]]
-        out.append(_trimmed(old, new, whole.start + old_starts[i1], old_span, new_span))
+        out.append(_trimmed(old, new, start + old_starts[i1], old_span, new_span))
     return out
 
 

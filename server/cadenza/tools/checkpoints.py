@@ -179,12 +179,17 @@ class SessionCheckpoint:
     def record_after(self, path: Path, state: FileState) -> None:
         """Record the state the session's latest applied change left ``path`` in.
 
+        A file that still exists keeps the rename ``origin`` recorded earlier (a file renamed,
+        then edited, is still renamed back by undo).
+
         Raises:
             CheckpointError: The checkpoint cannot be written.
         """
         entry = self.entries.get(self.relative(path))
         if entry is None:  # pragma: no cover - record_before always comes first
             raise CheckpointError(f"{path} was changed without a checkpoint")
+        if state.exists and state.origin is None and entry.after is not None:
+            state = replace(state, origin=entry.after.origin)
         entry.after = state
         self.save()
 
@@ -412,8 +417,3 @@ def plan_undo(checkpoint: SessionCheckpoint, current: Callable[[str], FileState]
     if problems:
         raise UndoRefused(problems)
     return steps
-
-
-def with_origin(state: FileState, origin: str | None) -> FileState:
-    """``state`` with its rename ``origin`` set."""
-    return replace(state, origin=origin)

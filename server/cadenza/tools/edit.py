@@ -69,7 +69,7 @@ def _check_encodable(doc: DocumentSnapshot, new_text: str, name: str) -> None:
     try:
         encode_change(encode_text(doc.text, fmt), doc.text, new_text, fmt)
     except UnencodableError as exc:
-        raise ToolError(f"{name} is {fmt.describe()}: {exc}; nothing was written") from None
+        raise ToolError(f"{name} cannot take this change: {exc}; nothing was written") from None
 
 
 def _occurrences(text: str, old_string: str) -> list[re.Match[str]]:

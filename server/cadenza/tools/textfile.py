@@ -82,11 +82,16 @@ class TextFormat:
         return self.encoding == UTF8_SIG
 
     def describe(self) -> str:
-        """A short name for messages, e.g. ``UTF-8 with BOM`` or ``gb18030``."""
+        """A short name for messages, e.g. ``UTF-8 with BOM`` or ``gb18030``.
+
+        An ambiguous legacy encoding is named with its equally likely alternatives.
+        """
         if self.encoding == UTF8:
             return "UTF-8"
         if self.encoding == UTF8_SIG:
             return "UTF-8 with BOM"
+        if self.alternatives:
+            return f"{self.encoding} (or {', '.join(self.alternatives)}: its bytes fit each)"
         return self.encoding
 
 

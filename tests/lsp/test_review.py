@@ -1,0 +1,203 @@
+"""Review mode and resource operations through the real server.
+
+``review: "confirm"`` sends every change with a ``ChangeAnnotation`` needing confirmation to
+clients that support annotations, and asks first with ``window/showMessageRequest`` otherwise;
+``resourceOperations`` decide whether files may be created, renamed or deleted.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from tests.lsp.conftest import Connect
+from tests.lsp.harness import Harness, capabilities
+from tests.support.fake_openai import FakeOpenAI, call, text, tool_messages
+
+
+def edit_call(path: str, old: str, new: str) -> dict[str, str]:
+    return {"path": path, "old_string": old, "new_string": new}
+
+
+def results(fake: FakeOpenAI) -> list[str]:
+    return [str(m["content"]) for m in tool_messages(fake.requests[-1])]
+
+
+async def test_confirm_annotates_edits_for_clients_that_review_them(
+    connect: Connect, fake: FakeOpenAI, workspace: Path
+) -> None:
+    path = workspace / "a.py"
+    path.write_text("x = 1\n")
+    editor = await connect(caps=capabilities(change_annotations=True))
+    editor.open(path, "x = 1\n")
+    fake.script(
+        call("edit_file", edit_call("a.py", "x = 1", "x = 2"), "c1"),
+        call("create_file", {"path": "b.py", "content": "b\n"}, "c2"),
+        text("ok"),
+    )
+    _, end = await editor.run("edit", review="confirm")
+
+    assert end["stopReason"] == "end_turn"
+    assert editor.confirmations == [
+        types.ChangeAnnotation(
+            label="edit_file a.py",
+            needs_confirmation=True,
+            description=(
+                "Cadenza edit_file: replace 1 occurrence(s) of `x = 1` with `x = 2` in a.py"
+            ),
+        ),
+        types.ChangeAnnotation(
+            label="create_file b.py",
+            needs_confirmation=True,
+            description="Cadenza create_file: create b.py",
+        ),
+    ]
+    first = editor.edit_requests[0].edit.document_changes or []
+    [change] = first
+    assert isinstance(change, types.TextDocumentEdit)
+    assert all(isinstance(e, types.AnnotatedTextEdit) for e in change.edits)
+    assert editor.text_of(path) == "x = 2\n"
+    assert editor.message_requests == []
+
+
+async def test_a_declined_preview_writes_nothing(
+    connect: Connect, fake: FakeOpenAI, workspace: Path
+) -> None:
+    path = workspace / "a.py"
+    path.write_text("x = 1\n")
+    editor = await connect(
+        caps=capabilities(change_annotations=True), init_options={"review": "confirm"}
+    )
+    editor.decline_confirmations = True
+    fake.script(call("edit_file", edit_call("a.py", "x = 1", "x = 2"), "c1"), text("ok"))
+    await editor.run("edit")
+    assert results(fake) == [
+        "the editor refused the edit to a.py: the person declined the change; nothing was written"
+    ]
+    assert path.read_text() == "x = 1\n"
+
+
+@pytest.mark.parametrize(("choice", "applied"), [("Apply", True), ("Reject", False), (None, False)])
+async def test_confirm_asks_first_when_the_client_has_no_annotations(
+    connect: Connect, fake: FakeOpenAI, workspace: Path, choice: str | None, applied: bool
+) -> None:
+    path = workspace / "a.py"
+    path.write_text("x = 1\n")
+    editor = await connect(init_options={"review": "confirm"})
+    editor.autosave = True
+    editor.message_choice = choice
+    fake.script(call("edit_file", edit_call("a.py", "x = 1", "x = 2"), "c1"), text("ok"))
+    await editor.run("edit")
+
+    [asked] = editor.message_requests
+    assert asked.message == (
+        "Cadenza edit_file: replace 1 occurrence(s) of `x = 1` with `x = 2` in a.py "
+        "(+1 -1 lines). Apply this change?"
+    )
+    assert [a.title for a in asked.actions or []] == ["Apply", "Reject"]
+    if applied:
+        assert results(fake) == ["edited a.py: 1 replacement(s)"]
+        [request] = editor.edit_requests
+        assert request.edit.change_annotations is None
+        assert path.read_text() == "x = 2\n"
+    else:
+        assert results(fake) == ["the person rejected the change to a.py; nothing was written"]
+        assert editor.edit_requests == []
+        assert path.read_text() == "x = 1\n"
+
+
+async def test_review_argument_overrides_the_setting_and_is_validated(
+    connect: Connect, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "a.py").write_text("x = 1\n")
+    editor = await connect(init_options={"review": "confirm"})
+    fake.script(call("edit_file", edit_call("a.py", "x = 1", "x = 2"), "c1"), text("ok"))
+    await editor.run("edit", review="auto")
+    assert editor.message_requests == []
+    assert results(fake) == ["edited a.py: 1 replacement(s)"]
+    with pytest.raises(JsonRpcException) as caught:
+        await editor.start("edit", review="sometimes")
+    assert caught.value.code == -32602
+    assert "review: Input should be 'auto' or 'confirm'" in caught.value.message
+
+
+async def test_resource_operations_the_client_lacks_are_refused_by_the_tool(
+    connect: Connect, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "a.py").write_text("x = 1\n")
+    editor = await connect(caps=capabilities(operations=("rename",)))
+    fake.script(
+        call("delete_file", {"path": "a.py"}, "c1"),
+        call("create_file", {"path": "b.py", "content": "b"}, "c2"),
+        call("rename_file", {"path": "a.py", "new_path": "c.py"}, "c3"),
+        text("ok"),
+    )
+    await editor.run("shuffle")
+    assert results(fake) == [
+        "a.py was not changed: the editor does not support deleting files (its "
+        'workspace.workspaceEdit.resourceOperations lacks "delete")',
+        "b.py was not changed: the editor does not support creating files (its "
+        'workspace.workspaceEdit.resourceOperations lacks "create")',
+        "renamed a.py to c.py",
+    ]
+    [request] = editor.edit_requests
+    assert list(request.edit.document_changes or []) == [
+        types.RenameFile(
+            old_uri=(workspace / "a.py").as_uri(),
+            new_uri=(workspace / "c.py").as_uri(),
+            options=types.RenameFileOptions(overwrite=False, ignore_if_exists=False),
+        )
+    ]
+    assert (workspace / "c.py").read_text() == "x = 1\n"
+
+
+async def test_clients_without_document_changes_get_the_changes_map(
+    connect: Connect, fake: FakeOpenAI, workspace: Path
+) -> None:
+    path = workspace / "a.py"
+    path.write_text("x = 1\ny = 2\n")
+    editor = await connect(caps=capabilities(document_changes=False))
+    editor.open(path, "x = 1\ny = 2\n")
+    fake.script(
+        call("edit_file", edit_call("a.py", "y = 2", "y = 3"), "c1"),
+        call("create_file", {"path": "b.py"}, "c2"),
+        text("ok"),
+    )
+    await editor.run("edit")
+    [request] = editor.edit_requests
+    assert request.edit.document_changes is None
+    assert {uri: list(edits) for uri, edits in (request.edit.changes or {}).items()} == {
+        (workspace / "a.py").as_uri(): [
+            types.TextEdit(
+                range=types.Range(start=types.Position(1, 4), end=types.Position(1, 5)),
+                new_text="3",
+            )
+        ]
+    }
+    assert editor.text_of(path) == "x = 1\ny = 3\n"
+    assert results(fake)[1].startswith("b.py was not changed: the editor does not support")
+
+
+async def test_delete_and_rename_refuse_unsaved_buffers_and_existing_targets(
+    editor: Harness, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "a.py").write_text("x = 1\n")
+    (workspace / "b.py").write_text("b\n")
+    editor.open(workspace / "a.py", "x = 1\n")
+    editor.change(workspace / "a.py", "x = 1  # typing\n")
+    fake.script(
+        call("delete_file", {"path": "a.py"}, "c1"),
+        call("rename_file", {"path": "b.py", "new_path": "a.py"}, "c2"),
+        call("delete_file", {"path": "."}, "c3"),
+        text("ok"),
+    )
+    await editor.run("tidy")
+    assert results(fake) == [
+        "a.py has unsaved changes in the editor; ask the person to save or revert it first",
+        "a.py exists already; choose another new_path",
+        ". is a folder; only files can be deleted or renamed",
+    ]
+    assert editor.edit_requests == []
