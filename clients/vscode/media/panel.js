@@ -1,0 +1,161 @@
+// The Cadenza panel's webview: renders the sessions posted by the extension (panel.ts).
+// Text is always inserted with textContent: nothing from the model becomes HTML.
+(function () {
+  const vscode = acquireVsCodeApi();
+  const root = document.getElementById("sessions");
+  const empty = document.getElementById("empty");
+  document.getElementById("run").addEventListener("click", () => vscode.postMessage({ type: "run" }));
+
+  const STOP = {
+    end_turn: "done",
+    needs_user_input: "needs your input",
+    waiting_human: "waits for you",
+    failed: "gave up",
+    aborted: "aborted",
+    cancelled: "cancelled",
+    max_steps: "step limit reached",
+    error: "error",
+    server_exit: "server stopped",
+  };
+  const STATUS_ICON = { pending: "○", in_progress: "◐", completed: "✓", failed: "✗", unknown: "·" };
+
+  function el(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function button(label, onClick, title) {
+    const b = el("button", "link", label);
+    if (title) b.title = title;
+    b.addEventListener("click", onClick);
+    return b;
+  }
+
+  function basename(p) {
+    const parts = String(p).split(/[\\/]/);
+    return parts[parts.length - 1];
+  }
+
+  function renderTool(entry) {
+    const box = el("div", `tool status-${entry.status} kind-${entry.toolKind}`);
+    box.dataset.toolCallId = entry.toolCallId;
+    const head = el("div", "tool-head");
+    head.append(el("span", "icon", STATUS_ICON[entry.status] || "·"), el("span", "tool-title", entry.title));
+    if (entry.status === "failed") head.append(el("span", "badge failed", "failed"));
+    box.append(head);
+    for (const diff of entry.diffs) {
+      const row = el("div", "diff");
+      row.dataset.diffId = diff.id;
+      const file = button(basename(diff.path), () => vscode.postMessage({ type: "openFile", path: diff.path }), diff.path);
+      file.classList.add("file");
+      row.append(
+        file,
+        el("span", "stats", diff.created ? `new file, +${diff.added}` : `+${diff.added} −${diff.removed}`),
+        button("Open diff", () => vscode.postMessage({ type: "openDiff", diffId: diff.id })),
+      );
+      box.append(row);
+    }
+    if (entry.output || entry.input) {
+      const details = el("details", "tool-details");
+      details.append(el("summary", "", "details"));
+      if (entry.input) details.append(el("pre", "input", entry.input));
+      if (entry.output) details.append(el("pre", "output", entry.output));
+      box.append(details);
+    }
+    return box;
+  }
+
+  function renderEntry(entry) {
+    switch (entry.kind) {
+      case "text":
+        return el("div", "agent-text", entry.text);
+      case "tool":
+        return renderTool(entry);
+      case "movement": {
+        const label = entry.index ? `${entry.movement} (${entry.index})` : entry.movement;
+        const node = el("div", "movement", `▸ ${label}`);
+        if (entry.reason) node.append(el("span", "reason", ` — ${entry.reason}`));
+        return node;
+      }
+      case "compaction":
+        return el(
+          "div",
+          "note",
+          `Context compacted: ${entry.messagesSummarized ?? "?"} messages summarized (${entry.tokensBefore ?? "?"} → ${entry.tokensAfter ?? "?"} tokens)`,
+        );
+      case "plan": {
+        const list = el("ul", "plan");
+        for (const item of entry.items) list.append(el("li", `plan-${item.status}`, item.content));
+        return list;
+      }
+      case "end": {
+        const node = el("div", `end stop-${entry.stopReason}`);
+        node.append(el("strong", "", `${STOP[entry.stopReason] || entry.stopReason}`));
+        if (entry.steps !== undefined) node.append(el("span", "steps", ` · ${entry.steps} step${entry.steps === 1 ? "" : "s"}`));
+        if (entry.message) node.append(el("div", "end-message", entry.message));
+        if (entry.missingInfo) node.append(el("div", "missing", `Needs: ${entry.missingInfo}`));
+        if (entry.whyNoDefault) node.append(el("div", "missing", `Why: ${entry.whyNoDefault}`));
+        return node;
+      }
+      case "note":
+        return el("div", `note ${entry.level}`, entry.text);
+      default:
+        return el("div", "note", JSON.stringify(entry));
+    }
+  }
+
+  function renderSession(session) {
+    const section = el("section", `session state-${session.state}`);
+    section.dataset.sessionId = session.id;
+    if (session.stopReason) section.dataset.stopReason = session.stopReason;
+    const header = el("header", "session-head");
+    const task = el("div", "task", session.task.split("\n")[0] || "(task)");
+    task.title = session.task;
+    const state = session.state === "ended" ? STOP[session.stopReason] || session.stopReason : session.state;
+    header.append(el("span", `badge state ${session.state} ${session.stopReason || ""}`, state), task);
+    if (session.state === "running" || session.state === "starting") {
+      header.append(button("Cancel", () => vscode.postMessage({ type: "cancel", sessionId: session.id })));
+    }
+    section.append(header);
+    if (session.state !== "ended" && session.progress) section.append(el("div", "progress", session.progress));
+    const body = el("div", "entries");
+    let lastText = "";
+    for (const entry of session.entries) {
+      // The final answer is both streamed text and the end's message: show it once.
+      if (entry.kind === "end" && entry.message && entry.message.trim() === lastText.trim()) {
+        body.append(renderEntry({ ...entry, message: "" }));
+        continue;
+      }
+      if (entry.kind === "text") lastText = entry.text;
+      else if (entry.kind !== "end") lastText = "";
+      body.append(renderEntry(entry));
+    }
+    section.append(body);
+    return section;
+  }
+
+  function atBottom() {
+    return window.innerHeight + window.scrollY >= document.body.scrollHeight - 30;
+  }
+
+  function render(sessions) {
+    const stick = atBottom();
+    empty.style.display = sessions.length ? "none" : "";
+    root.replaceChildren(...sessions.map(renderSession));
+    if (stick) window.scrollTo(0, document.body.scrollHeight);
+  }
+
+  window.addEventListener("message", (event) => {
+    const message = event.data;
+    if (message && message.type === "state") {
+      vscode.setState({ sessions: message.sessions });
+      render(message.sessions);
+    }
+  });
+
+  const saved = vscode.getState();
+  if (saved && saved.sessions) render(saved.sessions);
+  vscode.postMessage({ type: "ready" });
+})();

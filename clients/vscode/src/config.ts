@@ -1,0 +1,223 @@
+/**
+ * From the `cadenza.*` settings to what the server is started with: the command line, its
+ * environment and the `initializationOptions`. Pure functions (no `vscode` import) so they are
+ * unit-tested in plain Node.
+ *
+ * The server validates `initializationOptions` strictly (unknown keys make it ignore the whole
+ * set with a warning), so only the keys of docs/protocol.md are ever sent; the other settings
+ * (workflow, review mode, saving, permissions) are the extension's own.
+ */
+
+import * as fs from "node:fs";
+import * as path from "node:path";
+
+export type LogLevel = "DEBUG" | "INFO" | "WARNING" | "ERROR";
+export type SaveEdits = "never" | "afterEachEdit" | "onSessionEnd";
+export type PermissionPolicy = "ask" | "allow" | "reject";
+
+/** The settings as read from `vscode.workspace.getConfiguration("cadenza")`. */
+export interface Settings {
+  model: string;
+  baseUrl: string;
+  workflow: string;
+  maxSteps: number | null;
+  maxTokens: number | null;
+  temperature: number | null;
+  contextSize: number | null;
+  reviewMode: boolean;
+  saveEdits: SaveEdits;
+  permissionsDefault: PermissionPolicy;
+  serverCommand: string | string[];
+  serverEnv: Record<string, string>;
+  logLevel: LogLevel;
+  revealOnRun: boolean;
+}
+
+export const DEFAULT_SETTINGS: Settings = {
+  model: "",
+  baseUrl: "",
+  workflow: "",
+  maxSteps: null,
+  maxTokens: null,
+  temperature: null,
+  contextSize: null,
+  reviewMode: false,
+  saveEdits: "never",
+  permissionsDefault: "ask",
+  serverCommand: "",
+  serverEnv: {},
+  logLevel: "WARNING",
+  revealOnRun: true,
+};
+
+/** The part of `getConfiguration` this module needs (so tests can pass a plain map). */
+export interface ConfigurationLike {
+  get<T>(key: string): T | undefined;
+}
+
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T {
+  return typeof value === "string" && (allowed as readonly string[]).includes(value) ? (value as T) : fallback;
+}
+
+function numberOrNull(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+function text(value: unknown): string {
+  return typeof value === "string" ? value.trim() : "";
+}
+
+/** Read and normalize the settings; anything malformed falls back to its default. */
+export function readSettings(config: ConfigurationLike): Settings {
+  const command = config.get<unknown>("server.command");
+  const env = config.get<unknown>("server.env");
+  return {
+    model: text(config.get("model")),
+    baseUrl: text(config.get("baseUrl")),
+    workflow: text(config.get("workflow")),
+    maxSteps: numberOrNull(config.get("maxSteps")),
+    maxTokens: numberOrNull(config.get("maxTokens")),
+    temperature: numberOrNull(config.get("temperature")),
+    contextSize: numberOrNull(config.get("contextSize")),
+    reviewMode: config.get("reviewMode") === true,
+    saveEdits: oneOf(config.get("saveEdits"), ["never", "afterEachEdit", "onSessionEnd"], "never"),
+    permissionsDefault: oneOf(config.get("permissions.default"), ["ask", "allow", "reject"], "ask"),
+    serverCommand: Array.isArray(command)
+      ? command.filter((part): part is string => typeof part === "string")
+      : text(command),
+    serverEnv:
+      env && typeof env === "object" && !Array.isArray(env)
+        ? Object.fromEntries(
+            Object.entries(env as Record<string, unknown>).filter(
+              (entry): entry is [string, string] => typeof entry[1] === "string",
+            ),
+          )
+        : {},
+    logLevel: oneOf(config.get("server.logLevel"), ["DEBUG", "INFO", "WARNING", "ERROR"], "WARNING"),
+    revealOnRun: config.get("panel.revealOnRun") !== false,
+  };
+}
+
+/** `initializationOptions` (docs/protocol.md): only the keys set, camelCase as documented. */
+export function initializationOptions(settings: Settings): Record<string, unknown> {
+  const options: Record<string, unknown> = {};
+  if (settings.model) options.model = settings.model;
+  if (settings.maxSteps !== null) options.maxSteps = Math.round(settings.maxSteps);
+  if (settings.maxTokens !== null) options.maxTokens = Math.round(settings.maxTokens);
+  if (settings.temperature !== null) options.temperature = settings.temperature;
+  if (settings.contextSize !== null) options.contextSize = Math.round(settings.contextSize);
+  return options;
+}
+
+/** Settings whose change needs a server restart to apply. */
+export const RESTART_KEYS = [
+  "cadenza.model",
+  "cadenza.baseUrl",
+  "cadenza.maxSteps",
+  "cadenza.maxTokens",
+  "cadenza.temperature",
+  "cadenza.contextSize",
+  "cadenza.server.command",
+  "cadenza.server.env",
+  "cadenza.server.logLevel",
+];
+
+export interface ServerCommand {
+  command: string;
+  args: string[];
+  /** Where the command came from, for messages: "setting", "PATH" or "python". */
+  source: "setting" | "PATH" | "python";
+}
+
+/** `which`: the first executable `name` on `pathVar` (or `name` itself when it has a slash). */
+export function findExecutable(
+  name: string,
+  pathVar: string | undefined,
+  isExecutable: (file: string) => boolean = defaultIsExecutable,
+  platform: NodeJS.Platform = process.platform,
+): string | undefined {
+  if (name.includes("/") || (platform === "win32" && name.includes("\\"))) {
+    return isExecutable(name) ? name : undefined;
+  }
+  const extensions = platform === "win32" ? ["", ".exe", ".cmd", ".bat"] : [""];
+  const separator = platform === "win32" ? ";" : ":";
+  for (const dir of (pathVar ?? "").split(separator)) {
+    if (!dir) continue;
+    for (const extension of extensions) {
+      const candidate = path.join(dir, name + extension);
+      if (isExecutable(candidate)) return candidate;
+    }
+  }
+  return undefined;
+}
+
+function defaultIsExecutable(file: string): boolean {
+  try {
+    const stat = fs.statSync(file);
+    if (!stat.isFile()) return false;
+    if (process.platform === "win32") return true;
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The command line of `cadenza serve`: the setting, else `cadenza` on the PATH, else
+ * `python3 -m cadenza` (`python` where there is no `python3`).
+ */
+export function serverCommand(
+  settings: Pick<Settings, "serverCommand" | "logLevel">,
+  pathVar: string | undefined,
+  isExecutable?: (file: string) => boolean,
+  platform?: NodeJS.Platform,
+): ServerCommand {
+  const serve = ["serve", "--log-level", settings.logLevel];
+  const configured = Array.isArray(settings.serverCommand)
+    ? settings.serverCommand.filter((part) => part.trim() !== "")
+    : settings.serverCommand
+      ? [settings.serverCommand]
+      : [];
+  if (configured.length > 0) {
+    return { command: configured[0], args: [...configured.slice(1), ...serve], source: "setting" };
+  }
+  const cadenza = findExecutable("cadenza", pathVar, isExecutable, platform);
+  if (cadenza) return { command: cadenza, args: serve, source: "PATH" };
+  const python =
+    findExecutable("python3", pathVar, isExecutable, platform) ??
+    findExecutable("python", pathVar, isExecutable, platform) ??
+    "python3";
+  return { command: python, args: ["-m", "cadenza", ...serve], source: "python" };
+}
+
+/**
+ * The server's environment: VS Code's, then `cadenza.server.env`, then `CADENZA_BASE_URL`
+ * from `cadenza.baseUrl` (what `cadenza run --base-url` sets too).
+ */
+export function serverEnvironment(
+  settings: Pick<Settings, "serverEnv" | "baseUrl">,
+  base: NodeJS.ProcessEnv,
+): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base, ...settings.serverEnv };
+  if (settings.baseUrl) env.CADENZA_BASE_URL = settings.baseUrl;
+  // Python must not buffer its stderr: the log should reach the output channel as it happens.
+  env.PYTHONUNBUFFERED = "1";
+  return env;
+}
+
+/**
+ * The `cadenza.startSession` arguments: the task, the root, the workflow when one is set, and
+ * `review: "confirm"` in review mode (otherwise the server's configured `review` applies).
+ */
+export function sessionArguments(
+  settings: Pick<Settings, "workflow" | "reviewMode">,
+  task: string,
+  rootUri: string | undefined,
+): { task: string; rootUri?: string; workflow?: string; review?: "confirm" } {
+  const args: { task: string; rootUri?: string; workflow?: string; review?: "confirm" } = { task };
+  if (rootUri) args.rootUri = rootUri;
+  if (settings.workflow) args.workflow = settings.workflow;
+  if (settings.reviewMode) args.review = "confirm";
+  return args;
+}

@@ -1,0 +1,101 @@
+/**
+ * The "Cadenza" panel: a webview view in the bottom panel that renders the sessions of this
+ * window (streamed agent text, tool calls with their status, diffs with "Open diff").
+ *
+ * The whole view model is posted on each change (debounced): sessions are small, and a webview
+ * that was hidden and shown again needs no replay. Diff texts stay in the extension.
+ */
+
+import * as vscode from "vscode";
+
+import type { SessionStore } from "./sessions";
+
+export const PANEL_VIEW_ID = "cadenza.panel";
+
+export type PanelMessage =
+  | { type: "ready" }
+  | { type: "openDiff"; diffId: string }
+  | { type: "openFile"; path: string }
+  | { type: "cancel"; sessionId: string }
+  | { type: "run" };
+
+export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposable {
+  private view: vscode.WebviewView | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly store: SessionStore,
+    private readonly onMessage: (message: PanelMessage) => void,
+  ) {}
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const media = vscode.Uri.joinPath(this.extensionUri, "media");
+    view.webview.options = { enableScripts: true, localResourceRoots: [media] };
+    view.webview.html = this.html(view.webview, media);
+    this.disposables.push(
+      view.webview.onDidReceiveMessage((message: PanelMessage) => {
+        if (message?.type === "ready") this.post();
+        else this.onMessage(message);
+      }),
+      view.onDidDispose(() => {
+        if (this.view === view) this.view = undefined;
+      }),
+    );
+  }
+
+  /** Re-render soon (coalesces the many updates of a streaming reply). */
+  refresh(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.post();
+    }, 40);
+  }
+
+  private post(): void {
+    void this.view?.webview.postMessage({ type: "state", sessions: this.store.list() });
+  }
+
+  /** Show the panel (without taking focus from the editor). */
+  async reveal(): Promise<void> {
+    if (this.view) {
+      this.view.show(true);
+      return;
+    }
+    await vscode.commands.executeCommand(`${PANEL_VIEW_ID}.focus`);
+    await vscode.commands.executeCommand("workbench.action.focusActiveEditorGroup");
+  }
+
+  private html(webview: vscode.Webview, media: vscode.Uri): string {
+    const nonce = Array.from({ length: 32 }, () => Math.floor(Math.random() * 36).toString(36)).join("");
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(media, "panel.js"));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(media, "panel.css"));
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link href="${style}" rel="stylesheet">
+<title>Cadenza</title>
+</head>
+<body>
+<div id="sessions" aria-live="polite"></div>
+<div id="empty" class="empty">
+  <p>No task yet.</p>
+  <p><button id="run">Run a task…</button></p>
+  <p class="hint">Or <em>Cadenza: Run Task…</em> in the command palette; select code first to give it as context.</p>
+</div>
+<script nonce="${nonce}" src="${script}"></script>
+</body>
+</html>`;
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    for (const d of this.disposables) d.dispose();
+  }
+}

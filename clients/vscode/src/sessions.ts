@@ -1,0 +1,379 @@
+/**
+ * Sessions as the panel shows them: a reducer from `cadenza/sessionUpdate` notifications to a
+ * view model. Pure (no `vscode`): the panel renders `SessionView`s, the extension keeps the diff
+ * texts (`DiffRecord`) for "Open diff" and never sends them to the webview.
+ *
+ * Update order (docs/protocol.md): a session's first update is a `movement`, its last a
+ * `session_end`; a tool call is `tool_call`, then diff `tool_call_update`s, then the final
+ * `tool_call_update`. Unknown kinds are ignored; an update for an unknown tool call creates it
+ * (robust to a lost `tool_call`).
+ */
+
+import type {
+  DiffContentItem,
+  SessionEndUpdate,
+  SessionUpdate,
+  ToolContent,
+  ToolStatus,
+} from "./protocol";
+
+/** Longest tool output kept for the panel, in characters. */
+export const OUTPUT_CHARS = 4000;
+
+export interface DiffRef {
+  id: string;
+  path: string;
+  /** A file the change created. */
+  created: boolean;
+  added: number;
+  removed: number;
+}
+
+export interface DiffRecord extends DiffRef {
+  sessionId: string;
+  oldText: string | null;
+  newText: string;
+}
+
+export type Entry =
+  | { kind: "text"; text: string }
+  | {
+      kind: "tool";
+      toolCallId: string;
+      title: string;
+      toolKind: string;
+      status: ToolStatus | "unknown";
+      input?: string;
+      output?: string;
+      diffs: DiffRef[];
+    }
+  | { kind: "movement"; movement: string; index?: number; reason?: string; workflow?: string }
+  | { kind: "compaction"; tokensBefore?: number; tokensAfter?: number; messagesSummarized?: number }
+  | { kind: "plan"; items: { content: string; status: string }[] }
+  | {
+      kind: "end";
+      stopReason: string;
+      message: string;
+      steps?: number;
+      missingInfo?: string;
+      whyNoDefault?: string;
+    }
+  | { kind: "note"; text: string; level: "info" | "warning" | "error" };
+
+export type SessionState = "starting" | "running" | "cancelling" | "ended";
+
+export interface SessionView {
+  id: string;
+  task: string;
+  root?: string;
+  state: SessionState;
+  stopReason?: string;
+  message?: string;
+  steps?: number;
+  startedAt: number;
+  endedAt?: number;
+  /** The latest progress message (`plan · step 2/25`, `editing app.py`). */
+  progress?: string;
+  entries: Entry[];
+  /** Absolute paths of the files the session changed, in the order first changed. */
+  edited: string[];
+}
+
+/** Stop reasons after which the task is done (the others need a look). */
+export const SUCCESS_REASONS = new Set(["end_turn"]);
+
+/** A stop reason in words, for notifications and the panel. */
+export function describeStopReason(reason: string): string {
+  switch (reason) {
+    case "end_turn":
+      return "done";
+    case "needs_user_input":
+      return "needs your input";
+    case "waiting_human":
+      return "waits for you";
+    case "failed":
+      return "gave up";
+    case "aborted":
+      return "was aborted";
+    case "cancelled":
+      return "was cancelled";
+    case "max_steps":
+      return "stopped at the step limit";
+    case "error":
+      return "failed with an error";
+    case "server_exit":
+      return "ended: the server stopped";
+    default:
+      return reason;
+  }
+}
+
+/** The notification shown when a session ends. */
+export function endNotice(reason: string, message: string | undefined): string {
+  const text = message ? (message.length > 200 ? `${message.slice(0, 199)}…` : message) : "";
+  switch (reason) {
+    case "end_turn":
+      return text ? `Cadenza finished: ${text}` : "Cadenza finished the task.";
+    case "cancelled":
+      return "Cadenza: the task was cancelled.";
+    default:
+      return `Cadenza ${describeStopReason(reason)}${text ? `: ${text}` : "."}`;
+  }
+}
+
+/** What `cadenza.undoSession` answered, in words: `{sessionId, files: [{path, action, oldPath?}], unchanged}`. */
+export function undoSummary(result: unknown): string {
+  const r = (result ?? {}) as { files?: { path?: string; action?: string; oldPath?: string }[]; unchanged?: string[] };
+  const files = Array.isArray(r.files) ? r.files : [];
+  const unchanged = Array.isArray(r.unchanged) ? r.unchanged : [];
+  const words: Record<string, string> = { restored: "restored", removed: "removed", recreated: "recreated", moved_back: "moved back" };
+  const parts = files.map((f) =>
+    f.action === "moved_back" && f.oldPath
+      ? `${f.oldPath} moved back to ${f.path}`
+      : `${words[f.action ?? ""] ?? f.action ?? "changed"} ${f.path ?? "?"}`,
+  );
+  let text = parts.length ? `undid the session: ${parts.join(", ")}` : "the session had nothing left to undo";
+  if (unchanged.length) text += ` (already as before: ${unchanged.join(", ")})`;
+  return `${text}.`;
+}
+
+function countLines(text: string | null): number {
+  if (!text) return 0;
+  const lines = text.split("\n");
+  return text.endsWith("\n") ? lines.length - 1 : lines.length;
+}
+
+/**
+ * Lines added and removed between two texts: the lines outside the common prefix and suffix
+ * (the server's edits are minimal, so this is what a diff view shows for one hunk).
+ */
+export function lineStats(oldText: string | null, newText: string): { added: number; removed: number } {
+  if (oldText === null) return { added: countLines(newText), removed: 0 };
+  const a = oldText.split("\n");
+  const b = newText.split("\n");
+  let start = 0;
+  while (start < a.length && start < b.length && a[start] === b[start]) start++;
+  let endA = a.length;
+  let endB = b.length;
+  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+    endA--;
+    endB--;
+  }
+  return { added: endB - start, removed: endA - start };
+}
+
+function stringify(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function clip(text: string, limit = OUTPUT_CHARS): string {
+  return text.length > limit ? `${text.slice(0, limit)}\n… (${text.length - limit} more characters)` : text;
+}
+
+function outputOf(content: ToolContent[] | undefined): string | undefined {
+  const parts: string[] = [];
+  for (const item of content ?? []) {
+    if (item.type === "content") {
+      const inner = (item as { content?: { type?: string; text?: unknown } }).content;
+      if (inner && inner.type === "text" && typeof inner.text === "string") parts.push(inner.text);
+    }
+  }
+  return parts.length ? clip(parts.join("\n")) : undefined;
+}
+
+function isDiff(item: ToolContent): item is DiffContentItem {
+  return (
+    item.type === "diff" &&
+    typeof (item as DiffContentItem).path === "string" &&
+    typeof (item as DiffContentItem).newText === "string"
+  );
+}
+
+/** Holds every session of this window; `apply` is the reducer. */
+export class SessionStore {
+  private readonly sessions = new Map<string, SessionView>();
+  private readonly diffs = new Map<string, DiffRecord>();
+  private nextDiff = 1;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** Sessions, oldest first. */
+  list(): SessionView[] {
+    return [...this.sessions.values()];
+  }
+
+  get(id: string): SessionView | undefined {
+    return this.sessions.get(id);
+  }
+
+  running(): SessionView[] {
+    return this.list().filter((s) => s.state !== "ended");
+  }
+
+  latest(predicate: (s: SessionView) => boolean = () => true): SessionView | undefined {
+    return this.list().reverse().find(predicate);
+  }
+
+  diff(id: string): DiffRecord | undefined {
+    return this.diffs.get(id);
+  }
+
+  /** Record a session (or add what is known about it: its task once the start request answers). */
+  add(id: string, fields: Partial<Omit<SessionView, "id" | "entries" | "edited">> = {}): SessionView {
+    let session = this.sessions.get(id);
+    if (!session) {
+      session = { id, task: "", state: "running", startedAt: this.now(), entries: [], edited: [] };
+      this.sessions.set(id, session);
+    }
+    for (const [key, value] of Object.entries(fields)) {
+      if (value !== undefined) (session as unknown as Record<string, unknown>)[key] = value;
+    }
+    return session;
+  }
+
+  /** Forget the ended sessions (the panel's Clear). */
+  clearEnded(): void {
+    for (const [id, session] of this.sessions) {
+      if (session.state === "ended") {
+        this.sessions.delete(id);
+        for (const [diffId, diff] of this.diffs) if (diff.sessionId === id) this.diffs.delete(diffId);
+      }
+    }
+  }
+
+  note(id: string, text: string, level: "info" | "warning" | "error" = "info"): void {
+    this.add(id).entries.push({ kind: "note", text, level });
+  }
+
+  progress(id: string, message: string | undefined): void {
+    const session = this.sessions.get(id);
+    if (session && message) session.progress = message;
+  }
+
+  /** Mark a session ended without a `session_end` (its server stopped). */
+  abandon(id: string, why: string): void {
+    const session = this.sessions.get(id);
+    if (!session || session.state === "ended") return;
+    session.state = "ended";
+    session.stopReason = "server_exit";
+    session.message = why;
+    session.endedAt = this.now();
+    session.entries.push({ kind: "end", stopReason: "server_exit", message: why });
+  }
+
+  /**
+   * Apply one `cadenza/sessionUpdate`.
+   *
+   * @returns the `session_end` update when this one ended the session, else undefined.
+   */
+  apply(sessionId: string, update: SessionUpdate): SessionEndUpdate | undefined {
+    const session = this.add(sessionId);
+    if (session.state === "starting") session.state = "running";
+    const u = update as Record<string, unknown>;
+    switch (update.sessionUpdate) {
+      case "agent_message_chunk": {
+        const content = u.content as { type?: string; text?: unknown } | undefined;
+        if (content?.type === "text" && typeof content.text === "string") this.appendText(session, content.text);
+        return undefined;
+      }
+      case "tool_call":
+      case "tool_call_update":
+        this.applyTool(session, u);
+        return undefined;
+      case "movement":
+        session.entries.push({
+          kind: "movement",
+          movement: String(u.movement ?? "?"),
+          index: typeof u.index === "number" ? u.index : undefined,
+          reason: typeof u.reason === "string" && u.reason ? u.reason : undefined,
+          workflow: typeof u.workflow === "string" ? u.workflow : undefined,
+        });
+        return undefined;
+      case "compaction":
+        session.entries.push({
+          kind: "compaction",
+          tokensBefore: u.tokensBefore as number | undefined,
+          tokensAfter: u.tokensAfter as number | undefined,
+          messagesSummarized: u.messagesSummarized as number | undefined,
+        });
+        return undefined;
+      case "plan": {
+        const entries = Array.isArray(u.entries) ? (u.entries as { content?: unknown; status?: unknown }[]) : [];
+        const items = entries.map((e) => ({ content: String(e.content ?? ""), status: String(e.status ?? "pending") }));
+        const last = session.entries[session.entries.length - 1];
+        if (last?.kind === "plan") last.items = items;
+        else session.entries.push({ kind: "plan", items });
+        return undefined;
+      }
+      case "session_end": {
+        const end = update as SessionEndUpdate;
+        session.state = "ended";
+        session.stopReason = String(end.stopReason ?? "unknown");
+        session.message = typeof end.message === "string" ? end.message : "";
+        session.steps = typeof end.steps === "number" ? end.steps : undefined;
+        session.endedAt = this.now();
+        session.entries.push({
+          kind: "end",
+          stopReason: session.stopReason,
+          message: session.message,
+          steps: session.steps,
+          missingInfo: typeof end.missingInfo === "string" ? end.missingInfo : undefined,
+          whyNoDefault: typeof end.whyNoDefault === "string" ? end.whyNoDefault : undefined,
+        });
+        return end;
+      }
+      default:
+        return undefined; // kinds this version does not know (usage_update, ...)
+    }
+  }
+
+  private appendText(session: SessionView, text: string): void {
+    const last = session.entries[session.entries.length - 1];
+    if (last?.kind === "text") last.text += text;
+    else session.entries.push({ kind: "text", text });
+  }
+
+  private applyTool(session: SessionView, u: Record<string, unknown>): void {
+    const toolCallId = String(u.toolCallId ?? "");
+    let entry = session.entries.find(
+      (e): e is Extract<Entry, { kind: "tool" }> => e.kind === "tool" && e.toolCallId === toolCallId,
+    );
+    if (!entry) {
+      entry = {
+        kind: "tool",
+        toolCallId,
+        title: "",
+        toolKind: "other",
+        status: "unknown",
+        diffs: [],
+      };
+      session.entries.push(entry);
+    }
+    if (typeof u.title === "string" && u.title) entry.title = u.title;
+    if (typeof u.kind === "string" && u.kind) entry.toolKind = u.kind;
+    if (typeof u.status === "string") entry.status = u.status as ToolStatus;
+    if (u.rawInput !== undefined) entry.input = clip(stringify(u.rawInput) ?? "", 1000);
+    const content = Array.isArray(u.content) ? (u.content as ToolContent[]) : undefined;
+    const output = outputOf(content);
+    if (output !== undefined) entry.output = output;
+    for (const item of content ?? []) {
+      if (isDiff(item)) entry.diffs.push(this.recordDiff(session, item));
+    }
+    if (!entry.title) entry.title = entry.toolKind;
+  }
+
+  private recordDiff(session: SessionView, item: DiffContentItem): DiffRef {
+    const id = `d${this.nextDiff++}`;
+    const oldText = typeof item.oldText === "string" ? item.oldText : null;
+    const ref: DiffRef = { id, path: item.path, created: oldText === null, ...lineStats(oldText, item.newText) };
+    this.diffs.set(id, { ...ref, sessionId: session.id, oldText, newText: item.newText });
+    if (!session.edited.includes(item.path)) session.edited.push(item.path);
+    return ref;
+  }
+}

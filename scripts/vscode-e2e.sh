@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# The VS Code tier, from a fresh machine: build, type-check, unit-test and package the extension
+# (clients/vscode), then run it end to end in real VS Code (code-server 4.100.3 + headless
+# Debian Chromium driven by playwright-core) against `cadenza serve` and a scripted model.
+#
+# Installs what is missing: Debian packages (chromium ripgrep libkrb5-dev pkg-config
+# build-essential), the npm dependencies (cached in clients/vscode/node_modules and
+# tests/vscode/node_modules), code-server (cached in .cache/code-server/VERSION), and a minimal
+# .venv when there is none and CADENZA_PYTHON is unset. Screenshots and logs go to
+# test-artifacts/vscode/. Exits non-zero when any step fails: nothing is skipped.
+#
+# Usage: bash scripts/vscode-e2e.sh        (CADENZA_PYTHON=/path/to/python to pick the server's venv)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$(pwd)
+start=$(date +%s)
+say() { echo "vscode-e2e: $* ($(( $(date +%s) - start )) s)" >&2; }
+export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
+
+# --- Debian packages -------------------------------------------------------------------------
+missing=()
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
+for pkg in libkrb5-dev pkg-config build-essential; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "apt-get install ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+if [ "$node_major" -lt 20 ]; then
+  echo "vscode-e2e: Node 20 or later is needed (found: $(node --version 2>/dev/null || echo none))" >&2
+  exit 1
+fi
+
+# --- the server's Python ---------------------------------------------------------------------
+python=${CADENZA_PYTHON:-$repo/.venv/bin/python}
+if [ ! -x "$python" ]; then
+  if [ -n "${CADENZA_PYTHON:-}" ]; then
+    echo "vscode-e2e: CADENZA_PYTHON=$python is not an executable" >&2
+    exit 1
+  fi
+  say "no .venv: creating a minimal one (pip install -e .)"
+  python3 -m venv .venv
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e .
+fi
+"$python" -c "import cadenza" || { echo "vscode-e2e: $python cannot import cadenza" >&2; exit 1; }
+
+# --- npm dependencies, reinstalled only when the lock file changed -------------------------
+npm_deps() {
+  local dir=$1 stamp="$1/node_modules/.cadenza-lock.sha256" sum
+  sum=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ]; then
+    return
+  fi
+  say "npm ci in $dir"
+  (cd "$dir" && npm ci --loglevel=error)
+  echo "$sum" > "$stamp"
+}
+npm_deps clients/vscode
+npm_deps tests/vscode
+
+# --- the extension: type-check, unit tests, .vsix ------------------------------------------
+say "extension: type-check, unit tests, package"
+(
+  cd clients/vscode
+  npm run --silent typecheck
+  npx vitest run
+  npx vsce package --no-dependencies --out dist/cadenza.vsix >/dev/null
+)
+ls -l clients/vscode/dist/cadenza.vsix >&2
+
+# --- code-server -----------------------------------------------------------------------------
+code_server_version=4.100.3
+bash tests/vscode/install-code-server.sh "$repo/.cache/code-server/$code_server_version"
+
+# --- end to end ------------------------------------------------------------------------------
+say "end to end in code-server $code_server_version"
+status=0
+(
+  cd tests/vscode
+  CADENZA_PYTHON="$python" \
+    CODE_SERVER="$repo/.cache/code-server/$code_server_version/node_modules/.bin/code-server" \
+    CADENZA_VSIX="$repo/clients/vscode/dist/cadenza.vsix" \
+    timeout --kill-after=10 1200 node --test --test-concurrency=1 e2e.test.mjs
+) || status=$?
+say "done (exit status $status); screenshots in test-artifacts/vscode/"
+exit $status

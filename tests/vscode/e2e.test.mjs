@@ -1,0 +1,399 @@
+// The Cadenza extension end to end in real VS Code: code-server 4.100.3 (VS Code 1.100.3) with
+// the packaged .vsix installed, driven through headless Debian Chromium by playwright-core,
+// against the real `cadenza serve` and a scripted OpenAI-compatible model (fake_model.py).
+//
+// Each test does what a person does (command palette, input boxes, notification buttons, the
+// panel, Ctrl+S) and asserts in the UI, on disk and in what the model was sent. Screenshots of
+// each step go to test-artifacts/vscode/. A missing prerequisite fails the run: nothing skips.
+//
+// Environment: CADENZA_PYTHON (the interpreter with cadenza installed; default REPO/.venv),
+// CODE_SERVER (the code-server launcher; default the cache of install-code-server.sh),
+// CADENZA_VSIX (default clients/vscode/dist/cadenza.vsix), CHROMIUM (default /usr/bin/chromium).
+
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+
+import { chromium } from "playwright-core";
+
+import { findFiles, freePort, isolatedEnv, run, startGroup, stopGroup, tail, waitFor } from "./harness.mjs";
+import { Workbench } from "./workbench.mjs";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, "..", "..");
+const CODE_SERVER_VERSION = "4.100.3";
+const PYTHON = process.env.CADENZA_PYTHON || path.join(REPO, ".venv", "bin", "python");
+const CODE_SERVER =
+  process.env.CODE_SERVER ||
+  path.join(REPO, ".cache", "code-server", CODE_SERVER_VERSION, "node_modules", ".bin", "code-server");
+const VSIX = process.env.CADENZA_VSIX || path.join(REPO, "clients", "vscode", "dist", "cadenza.vsix");
+const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
+const ARTIFACTS = path.join(REPO, "test-artifacts", "vscode");
+
+const ORIGINAL = fs.readFileSync(path.join(REPO, "examples", "inventory", "inventory.py"), "utf8");
+const TYPED = "def calc_total(items: list[Item]) -> float:";
+
+let tmp, workspace, userData, settingsFile, fake, fakeUrls, codeServer, browser, page, wb, logs;
+
+async function control(pathname, body) {
+  const response = await fetch(`${fakeUrls.control}${pathname}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  assert.equal(response.status, 200, `fake model ${pathname}: HTTP ${response.status}`);
+  return response.json();
+}
+
+const script = (...replies) => control("/script", { replies });
+const requests = () => control("/requests");
+const call = (name, args, id) => ({ tool_calls: [{ name, arguments: args, id }] });
+
+function toolMessages(request) {
+  return request.messages.filter((m) => m.role === "tool");
+}
+
+function userTask(request) {
+  return request.messages.find((m) => m.role === "user").content;
+}
+
+function writeSettings(extra = {}) {
+  const settings = {
+    "workbench.startupEditor": "none",
+    "workbench.tips.enabled": false,
+    "workbench.welcomePage.walkthroughs.openOnInstall": false,
+    "workbench.colorTheme": "Default Dark Modern",
+    "security.workspace.trust.enabled": false,
+    "telemetry.telemetryLevel": "off",
+    "update.mode": "none",
+    "extensions.autoUpdate": false,
+    "extensions.autoCheckUpdates": false,
+    "extensions.ignoreRecommendations": true,
+    "files.autoSave": "off",
+    "editor.minimap.enabled": false,
+    "chat.commandCenter.enabled": false,
+    "window.commandCenter": false,
+    "cadenza.model": "openai/test",
+    "cadenza.baseUrl": fakeUrls.baseUrl,
+    "cadenza.server.command": [PYTHON, "-m", "cadenza"],
+    "cadenza.server.env": { OPENAI_API_KEY: "test-key" },
+    "cadenza.server.logLevel": "INFO",
+    ...extra,
+  };
+  fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
+}
+
+/** Write (or with undefined, remove) the workspace's .vscode/settings.json; VS Code reloads it. */
+function setWorkspaceSettings(settings) {
+  const folder = path.join(workspace, ".vscode");
+  if (settings === undefined) fs.rmSync(folder, { recursive: true, force: true });
+  else {
+    fs.mkdirSync(folder, { recursive: true });
+    fs.writeFileSync(path.join(folder, "settings.json"), JSON.stringify(settings, null, 2));
+  }
+}
+
+function prerequisites() {
+  const missing = [];
+  if (!fs.existsSync(PYTHON)) missing.push(`${PYTHON} (set CADENZA_PYTHON, or run scripts/setup.sh)`);
+  if (!fs.existsSync(CODE_SERVER)) missing.push(`${CODE_SERVER} (run tests/vscode/install-code-server.sh)`);
+  if (!fs.existsSync(VSIX)) missing.push(`${VSIX} (npm run package in clients/vscode)`);
+  if (!fs.existsSync(CHROMIUM)) missing.push(`${CHROMIUM} (apt-get install chromium)`);
+  if (missing.length) throw new Error(`the VS Code tier cannot run; missing:\n  ${missing.join("\n  ")}`);
+}
+
+/** The Cadenza output channel as VS Code logged it, plus code-server's own log. */
+function diagnostics() {
+  const channel = findFiles(userData, /Cadenza\.log$/).map((f) => `--- ${f}\n${tail(f, 80)}`);
+  const exthost = findFiles(userData, /exthost\.log$/).map((f) => `--- ${f}\n${tail(f, 30)}`);
+  return [...channel, ...exthost, `--- code-server\n${tail(logs.codeServer, 30)}`, `--- fake model\n${tail(logs.fake, 20)}`].join(
+    "\n",
+  );
+}
+
+describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
+  before(async () => {
+    const started = Date.now();
+    prerequisites();
+    fs.rmSync(ARTIFACTS, { recursive: true, force: true });
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cadenza-vscode-"));
+    workspace = path.join(tmp, "inventory");
+    fs.cpSync(path.join(REPO, "examples", "inventory"), workspace, { recursive: true });
+    userData = path.join(tmp, "user-data");
+    const extensions = path.join(tmp, "extensions");
+    fs.mkdirSync(path.join(userData, "User"), { recursive: true });
+    settingsFile = path.join(userData, "User", "settings.json");
+    logs = { codeServer: path.join(ARTIFACTS, "code-server.log"), fake: path.join(ARTIFACTS, "fake-model.log") };
+    const env = isolatedEnv(path.join(tmp, "home"));
+
+    // The scripted model; its first stdout line says where it listens.
+    fake = startGroup(PYTHON, [path.join(HERE, "fake_model.py")], { env, cwd: REPO, logFile: logs.fake, stdin: "pipe" });
+    fakeUrls = await waitFor("the fake model's addresses", () =>
+      new Promise((resolve, reject) => {
+        fake.stdout.once("data", (data) => resolve(JSON.parse(String(data).split("\n")[0])));
+        fake.once("exit", (code) => reject(new Error(`fake_model.py exited with ${code}: ${tail(logs.fake)}`)));
+      }),
+    { timeoutMs: 30000 });
+    writeSettings();
+
+    const serverArgs = ["--user-data-dir", userData, "--extensions-dir", extensions];
+    run(CODE_SERVER, [...serverArgs, "--install-extension", VSIX], { env, timeoutMs: 180000 });
+    const installed = fs.readdirSync(extensions).filter((d) => d.startsWith("cadenza.cadenza-"));
+    assert.equal(installed.length, 1, `the .vsix did not install into ${extensions}: ${fs.readdirSync(extensions)}`);
+
+    const port = await freePort();
+    codeServer = startGroup(
+      CODE_SERVER,
+      [
+        "--auth", "none",
+        "--bind-addr", `127.0.0.1:${port}`,
+        ...serverArgs,
+        "--disable-telemetry",
+        "--disable-update-check",
+        "--disable-workspace-trust",
+        "--disable-getting-started-override",
+        workspace,
+      ],
+      { env, cwd: tmp, logFile: logs.codeServer },
+    );
+    await waitFor(`code-server on port ${port} (/healthz)`, async () => {
+      if (codeServer.exitCode !== null) throw new Error(`code-server exited with ${codeServer.exitCode}: ${tail(logs.codeServer)}`);
+      const response = await fetch(`http://127.0.0.1:${port}/healthz`);
+      return response.ok;
+    }, { timeoutMs: 90000, intervalMs: 500 });
+
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+      ],
+    });
+    page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    page.setDefaultTimeout(30000);
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+    wb = new Workbench(page, ARTIFACTS);
+    await wb.waitForWorkbench();
+    console.log(`# set up in ${((Date.now() - started) / 1000).toFixed(1)} s (code-server port ${port}, workspace ${workspace})`);
+  });
+
+  after(async () => {
+    if (wb) {
+      const index = wb.shots.map((s) => `${path.basename(s.file)}: ${s.description}`).join("\n");
+      fs.writeFileSync(path.join(ARTIFACTS, "screenshots.txt"), `${index}\n`);
+    }
+    await browser?.close().catch(() => {});
+    await stopGroup(codeServer);
+    await stopGroup(fake);
+    if (tmp && !process.env.CADENZA_KEEP_TMP) fs.rmSync(tmp, { recursive: true, force: true });
+  });
+
+  async function step(name, body) {
+    try {
+      await body();
+    } catch (error) {
+      await page?.screenshot({ path: path.join(ARTIFACTS, `failure-${name}.png`) }).catch(() => {});
+      error.message += `\n\nscreenshot: test-artifacts/vscode/failure-${name}.png\n${diagnostics()}`;
+      throw error;
+    }
+  }
+
+  it("runs a task on the selection: progress, the edit in the buffer, saved with Ctrl+S, Open diff", async () =>
+    step("run-task", async () => {
+      await control("/reset", {});
+      await script(
+        call("edit_file", { path: "inventory.py", old_string: "def calc_total(items):", new_string: TYPED }, "c1"),
+        { content: "Added type hints to calc_total.", delay_s: 4 },
+      );
+      await wb.openFile("inventory.py");
+      await wb.selectLine(13);
+      await wb.command("Cadenza: Run Task…");
+      await wb.waitForQuickInput("Context: the selected line 13 of inventory.py.");
+      await page.keyboard.type("Add type hints to calc_total");
+      await wb.shot("run-task-input", "Cadenza: Run Task… from the palette: the input box names the selection sent as context");
+      await page.keyboard.press("Enter");
+
+      // The server's work-done progress is a notification with a Cancel button.
+      const progress = await wb.waitForToast("Cadenza", 60000);
+      assert.ok(await progress.locator(".monaco-button", { hasText: "Cancel" }).count(), "the progress notification has no Cancel button");
+      // The edit lands in the editor's buffer (dirty), not on disk.
+      await waitFor("the agent's edit in the editor buffer", async () => (await wb.editorText()).includes(TYPED), { timeoutMs: 30000 });
+      assert.ok(await wb.activeTabIsDirty(), "the edited buffer is not dirty");
+      assert.equal(fs.readFileSync(path.join(workspace, "inventory.py"), "utf8"), ORIGINAL, "the file changed on disk before saving");
+      await wb.shot("progress-and-edit", "while the session runs: the progress notification (with Cancel) and the edit in the unsaved buffer");
+
+      // The session ends: the progress notification goes away, the result is announced.
+      await wb.waitForToast("Cadenza finished: Added type hints to calc_total.", 60000);
+      await waitFor("the progress notification to end", async () =>
+        (await wb.toast("Cadenza").filter({ has: page.locator(".monaco-button", { hasText: "Cancel" }) }).count()) === 0,
+      );
+      const session = wb.panel().locator('section.session[data-stop-reason="end_turn"]');
+      await session.waitFor({ timeout: 20000 });
+      assert.match(await session.innerText(), /Add type hints to calc_total/);
+      await session.locator(".tool.status-completed .diff", { hasText: "inventory.py" }).waitFor();
+      await wb.shot("session-done", "the session ended: the result notification and the Cadenza panel (task, tool call, diff, summary)");
+
+      // Saved by the person, as any edit.
+      await wb.focusEditor();
+      await page.keyboard.press("Control+S");
+      await waitFor("inventory.py saved with the agent's edit", () =>
+        fs.readFileSync(path.join(workspace, "inventory.py"), "utf8") === ORIGINAL.replace("def calc_total(items):", TYPED),
+      );
+      await waitFor("the tab to be clean after saving", async () => !(await wb.activeTabIsDirty()));
+
+      // What the model was sent: the task with the selection, then the edit's result.
+      const sent = await requests();
+      assert.equal(sent.length, 2, `expected 2 model requests, got ${sent.length}`);
+      assert.equal(
+        userTask(sent[0]),
+        "Add type hints to calc_total\n\nSelected line 13 of inventory.py:\n```python\ndef calc_total(items):\n```",
+      );
+      assert.deepEqual(toolMessages(sent[1]).map((m) => m.content), ["edited inventory.py: 1 replacement(s)"]);
+
+      // "Open diff" in the panel opens VS Code's diff editor.
+      await session.locator(".diff button", { hasText: "Open diff" }).click();
+      await page.locator(".monaco-diff-editor").first().waitFor({ timeout: 20000 });
+      await page.locator(".tab.active", { hasText: "inventory.py" }).waitFor();
+      await wb.shot("open-diff", "Open diff from the panel: VS Code's diff editor with the agent's change");
+    }));
+
+  it("answers the agent's question in an input box, and saves the edit per cadenza.saveEdits", async () =>
+    step("ask-user", async () => {
+      await control("/reset", {});
+      // code-server does not notice changes to the user settings file; workspace settings it does.
+      setWorkspaceSettings({ "cadenza.saveEdits": "afterEachEdit" });
+      await script(
+        call("ask_user", { question: "What should the maximum stock per item be?" }, "a1"),
+        call(
+          "edit_file",
+          { path: "inventory.py", old_string: "    item.quantity += amount\n", new_string: "    item.quantity = min(item.quantity + amount, 100)\n" },
+          "a2",
+        ),
+        { content: "restock now caps the stock at 100." },
+      );
+      await wb.clearNotifications();
+      await wb.command("View: Close All Editors");
+      await wb.openFile("inventory.py");
+      await page.keyboard.press("Control+Home"); // VS Code restored the earlier selection
+      await wb.command("Cadenza: Run Task…");
+      await wb.waitForQuickInput("Context: the active file inventory.py.");
+      await page.keyboard.type("Cap the stock that restock can reach");
+      await page.keyboard.press("Enter");
+
+      await wb.waitForQuickInput("What should the maximum stock per item be?", 60000);
+      await page.keyboard.type("100");
+      await wb.shot("ask-user", "cadenza/askUser: the agent's question as an input box, answered by typing");
+      await page.keyboard.press("Enter");
+
+      await wb.waitForToast("Cadenza finished: restock now caps the stock at 100.", 60000);
+      const expected = ORIGINAL.replace("def calc_total(items):", TYPED).replace(
+        "    item.quantity += amount\n",
+        "    item.quantity = min(item.quantity + amount, 100)\n",
+      );
+      await waitFor("inventory.py saved by the extension (saveEdits: afterEachEdit)", () =>
+        fs.readFileSync(path.join(workspace, "inventory.py"), "utf8") === expected,
+      );
+      assert.ok(!(await wb.activeTabIsDirty()), "the tab is still dirty after saveEdits saved it");
+      const sent = await requests();
+      assert.equal(userTask(sent[0]), "Cap the stock that restock can reach\n\nActive file: inventory.py (cursor on line 1)");
+      assert.deepEqual(toolMessages(sent[1]).map((m) => m.content), ["The person answered: 100"]);
+      const session = wb.panel().locator('section.session[data-stop-reason="end_turn"]', { hasText: "Cap the stock" });
+      await session.locator(".note", { hasText: "You answered: 100" }).waitFor();
+      await wb.shot("ask-user-done", "after the answer: the edit saved, the question and answer in the panel");
+      setWorkspaceSettings(undefined);
+    }));
+
+  it("cancels a running session with the progress notification's Cancel button", async () =>
+    step("cancel-notification", async () => {
+      await control("/reset", {});
+      await script({ content: "too late", delay_s: 120 });
+      await wb.clearNotifications();
+      await wb.command("Cadenza: Run Task…");
+      await wb.waitForQuickInput("Cadenza: Run Task");
+      await page.keyboard.type("Rewrite report.py");
+      await page.keyboard.press("Enter");
+      const progress = await wb.waitForToast("Cadenza", 60000);
+      await waitFor("the model request", async () => (await requests()).length === 1);
+      await wb.shot("cancel-running", "a running session: its progress notification with the Cancel button");
+      await progress.locator(".monaco-button", { hasText: "Cancel" }).click();
+      await wb.waitForToast("Cadenza: the task was cancelled.", 30000);
+      await wb.panel().locator('section.session[data-stop-reason="cancelled"]', { hasText: "Rewrite report.py" }).waitFor();
+      await wb.shot("cancelled", "after Cancel: the session ended with stopReason cancelled");
+      assert.equal((await requests()).length, 1);
+    }));
+
+  it("cancels with Cadenza: Cancel from the palette", async () =>
+    step("cancel-palette", async () => {
+      await control("/reset", {});
+      await script({ content: "too late", delay_s: 120 });
+      await wb.clearNotifications();
+      await wb.command("Cadenza: Run Task…");
+      await wb.waitForQuickInput("Cadenza: Run Task");
+      await page.keyboard.type("Summarize report.py");
+      await page.keyboard.press("Enter");
+      await wb.waitForToast("Cadenza", 60000);
+      await waitFor("the model request", async () => (await requests()).length === 1);
+      await wb.command("Cadenza: Cancel");
+      await wb.waitForToast("Cadenza: the task was cancelled.", 30000);
+      await wb.panel().locator('section.session[data-stop-reason="cancelled"]', { hasText: "Summarize report.py" }).waitFor();
+    }));
+
+  it("undoes the latest session's edit with Cadenza: Undo Session", async () =>
+    step("undo", async () => {
+      await wb.clearNotifications();
+      await wb.openFile("inventory.py");
+      await wb.command("Cadenza: Undo Session");
+      await wb.waitForQuickInput("Undo which session's edits?");
+      const rows = await wb.quickInput().locator(".quick-input-list .monaco-list-row").allInnerTexts();
+      assert.match(rows[0] ?? "", /Cap the stock/, `the newest session that edited files comes first: ${rows}`);
+      await wb.shot("undo-pick", "Cadenza: Undo Session: the sessions of this window that changed files, newest first");
+      await page.keyboard.press("Enter");
+      await wb.waitForToast("Cadenza: undid the session: restored inventory.py.", 30000);
+      const typedOnly = ORIGINAL.replace("def calc_total(items):", TYPED);
+      await waitFor("the undo in the editor buffer", async () => {
+        const text = await wb.editorText();
+        return text.includes("item.quantity += amount") && !text.includes("min(item.quantity");
+      });
+      await wb.shot("undone", "after Undo Session: the restock change is gone from the buffer (unsaved), the panel notes the undo");
+      await wb.focusEditor();
+      await page.keyboard.press("Control+S");
+      await waitFor("inventory.py saved after the undo", () => fs.readFileSync(path.join(workspace, "inventory.py"), "utf8") === typedOnly);
+    }));
+
+  it("says clearly that the server cannot list sessions yet", async () =>
+    step("sessions-unsupported", async () => {
+      await wb.clearNotifications();
+      await wb.command("Cadenza: Show Sessions");
+      await wb.waitForToast("This Cadenza server does not support Show Sessions yet (cadenza.listSessions:", 30000);
+      await wb.waitForQuickInput("the server cannot list sessions yet");
+      const rows = await wb.quickInput().locator(".quick-input-list .monaco-list-row").allInnerTexts();
+      assert.ok(rows.some((r) => r.includes("Add type hints to calc_total")), `sessions listed: ${rows}`);
+      await wb.shot("sessions-fallback", "Cadenza: Show Sessions: the 'not supported yet' warning and this window's sessions instead");
+      await page.keyboard.press("Escape");
+    }));
+
+  it("restarts the server and runs a task on the new one", async () =>
+    step("restart", async () => {
+      await control("/reset", {});
+      await script({ content: "Hello from the restarted server." });
+      await wb.clearNotifications();
+      await wb.command("Cadenza: Restart Server");
+      await wb.waitForToast("Cadenza: the server restarted.", 60000);
+      await wb.command("Cadenza: Run Task…");
+      await wb.waitForQuickInput("Cadenza: Run Task");
+      await page.keyboard.type("Say hello");
+      await page.keyboard.press("Enter");
+      await wb.waitForToast("Cadenza finished: Hello from the restarted server.", 60000);
+      await wb.shot("after-restart", "after Cadenza: Restart Server, a new session on the new server");
+    }));
+});
