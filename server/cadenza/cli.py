@@ -43,6 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workspace", default=".", help="workspace folder (default: current)")
     run.add_argument("--model", help="PROVIDER/MODEL, e.g. local/qwen2.5-coder-1.5b")
     run.add_argument(
+        "--provider",
+        help="provider for a --model given without one (or alone: PROVIDER/default), "
+        "e.g. --provider openai --base-url http://127.0.0.1:8080/v1",
+    )
+    run.add_argument(
         "--base-url",
         metavar="URL",
         help="base URL of the model's HTTP server, e.g. http://127.0.0.1:8080/v1 "
@@ -59,8 +64,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="append every request and notification from the server to FILE as JSON lines",
     )
-    run.add_argument("--yes", action="store_true", help="answer prompts with defaults")
+    run.add_argument(
+        "--yes",
+        action="store_true",
+        help="answer prompts with defaults; apply every change without asking",
+    )
     run.add_argument("--max-steps", type=int, help="model requests allowed in the session")
+    run.add_argument(
+        "--review",
+        choices=["auto", "confirm"],
+        help="confirm: show each change as a diff and ask y/n before writing it; auto: write "
+        "at once (default: the server's review setting, auto)",
+    )
+
+    undo = sub.add_parser(
+        "undo", help="put back every file a session changed (files changed since are refused)"
+    )
+    undo.add_argument("session_id", help="the session's id (printed at the end of cadenza run)")
+    undo.add_argument("--workspace", default=".", help="workspace folder (default: current)")
 
     models = sub.add_parser("models", help="manage the embedded local models")
     models_sub = models.add_subparsers(dest="models_command", required=True)
@@ -68,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     pull.add_argument("name", nargs="?", help="model name (default: the default local model)")
     models_sub.add_parser("list", help="list the known models and whether they are pulled")
     return parser
+
+
+def model_with_provider(model: str | None, provider: str | None) -> str | None:
+    """``--provider P --model M`` → ``P/M``; ``--provider P`` alone → ``P/default``."""
+    if provider is None or (model is not None and "/" in model):
+        return model
+    return f"{provider}/{model or 'default'}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -83,8 +111,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.base_url:
             # The spawned server inherits the environment; the provider registry reads it.
             os.environ["CADENZA_BASE_URL"] = args.base_url
+        args.model = model_with_provider(args.model, args.provider)
 
         return run_main(args)
+    if args.command == "undo":
+        from cadenza.client.cli import undo_main
+
+        return undo_main(args)
     from cadenza.providers.models_cli import models_main
 
     return models_main(args)

@@ -1,0 +1,27 @@
+"""``cadenza run --provider``: how it combines with ``--model``."""
+
+from __future__ import annotations
+
+import pytest
+
+from cadenza.cli import build_parser, model_with_provider
+
+
+@pytest.mark.parametrize(
+    ("model", "provider", "expected"),
+    [
+        (None, None, None),
+        (None, "openai", "openai/default"),
+        ("qwen", "ollama", "ollama/qwen"),
+        ("local/smollm2-135m", "openai", "local/smollm2-135m"),
+    ],
+)
+def test_model_with_provider(model: str | None, provider: str | None, expected: str | None) -> None:
+    assert model_with_provider(model, provider) == expected
+
+
+def test_run_parses_provider_and_base_url() -> None:
+    args = build_parser().parse_args(
+        ["run", "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "do it"]
+    )
+    assert (args.provider, args.base_url, args.task) == ("openai", "http://127.0.0.1:9/v1", "do it")
