@@ -67,3 +67,35 @@ async def test_declining_prompter() -> None:
     prompter = DecliningPrompter()
     assert await prompter.ask(AskUserParams(question="?")) is None
     assert await prompter.choose("?", ["a"]) is None
+
+
+async def test_an_edit_to_confirm_shows_its_diff_then_asks_yes_or_no(
+    terminal: FakeTerminal,
+) -> None:
+    from cadenza.client.edits import EditReview, FileChange
+
+    out = io.StringIO()
+    prompter = TerminalPrompter(Console(file=out, width=100))
+    review = EditReview(
+        label="edit_file app.py",
+        description="Cadenza edit_file: replace 1 occurrence(s) of `x = 1` with `x = 2` in app.py",
+        changes=(FileChange(path="app.py", kind="modified", before="x = 1\n", after="x = 2\n"),),
+    )
+    terminal.replies.extend(["y", "n", EOFError()])
+    assert await prompter.confirm_edit(review) is True
+    assert await prompter.confirm_edit(review) is False
+    assert await prompter.confirm_edit(review) is False  # end of input declines
+    shown = out.getvalue()
+    assert "Cadenza edit_file: replace 1 occurrence(s) of `x = 1` with `x = 2` in app.py" in shown
+    assert "--- a/app.py" in shown and "+++ b/app.py" in shown
+    assert "-x = 1" in shown and "+x = 2" in shown
+    assert terminal.asked[0]["prompt"] == "Apply this change?"
+    assert terminal.asked[0]["choices"] == ["y", "n"]
+
+
+async def test_declining_prompter_accepts_edits_only_with_yes() -> None:
+    from cadenza.client.edits import EditReview
+
+    review = EditReview(label="x", description=None, changes=())
+    assert await DecliningPrompter().confirm_edit(review) is False
+    assert await DecliningPrompter(accept_edits=True).confirm_edit(review) is True

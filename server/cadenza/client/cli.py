@@ -2,7 +2,9 @@
 
 ``--workflow NAME`` runs a workflow other than ``default`` (e.g. ``plan-implement-review``);
 ``--events FILE`` appends every request and notification the server sends, as JSON lines
-(:mod:`cadenza.client.eventlog`), for scripts and tests.
+(:mod:`cadenza.client.eventlog`), for scripts and tests; ``--review confirm`` shows each change
+as a unified diff and asks y/n before it is written (``--yes`` accepts them all; without a
+terminal they are declined). ``cadenza undo SESSION_ID`` puts back the files a session changed.
 
 Exit status (also in ``cadenza run --help``), by the session's stop reason:
 
@@ -34,6 +36,7 @@ from rich.markup import escape
 from cadenza.client.display import SessionDisplay, print_summary
 from cadenza.client.prompts import DecliningPrompter, Prompter, TerminalPrompter
 from cadenza.client.session import ClientError, ClientOptions, HeadlessClient, SessionOutcome
+from cadenza.client.wire import UndoSessionResult
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -62,7 +65,7 @@ def run_main(args: argparse.Namespace) -> int:
 
     Args:
         args: ``task``, ``workspace``, ``model``, ``workflow``, ``events``, ``yes``,
-            ``max_steps`` from the parser in :mod:`cadenza.cli`.
+            ``max_steps``, ``review`` from the parser in :mod:`cadenza.cli`.
     """
     console = Console(highlight=False)
     errors = Console(stderr=True, highlight=False)
@@ -74,17 +77,53 @@ def run_main(args: argparse.Namespace) -> int:
         workflow=args.workflow,
         max_steps=args.max_steps,
         events_path=Path(args.events) if args.events else None,
+        review=getattr(args, "review", None),
     )
     run = _Run(console=console, errors=errors, options=options, task=args.task)
     display = SessionDisplay(console, declined_note=declined)
     prompter: Prompter = (
-        TerminalPrompter(console, pause=display.paused) if interactive else DecliningPrompter()
+        TerminalPrompter(console, pause=display.paused)
+        if interactive
+        else DecliningPrompter(accept_edits=args.yes)
     )
     try:
         return asyncio.run(run.main(display, prompter))
     except KeyboardInterrupt:  # a Ctrl-C before the loop's own handler was installed
         errors.print("interrupted")
         return EXIT_INTERRUPTED
+
+
+def undo_main(args: argparse.Namespace) -> int:
+    """Run ``cadenza undo SESSION_ID``: start a server, undo the session, list the files.
+
+    Args:
+        args: ``session_id`` and ``workspace`` from the parser in :mod:`cadenza.cli`.
+
+    Returns:
+        0 when the files were put back (or there was nothing to put back), 1 when the server
+        refused (a file changed since, an unknown session) or could not be started.
+    """
+    console = Console(highlight=False)
+    errors = Console(stderr=True, highlight=False)
+    options = ClientOptions(workspace=Path(args.workspace))
+
+    async def undo() -> UndoSessionResult:
+        async with HeadlessClient(options) as client:
+            return await client.undo(args.session_id)
+
+    try:
+        result = asyncio.run(undo())
+    except ClientError as exc:
+        errors.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        return EXIT_ERROR
+    for file in result.files:
+        moved = f" (from {file.old_path})" if file.old_path else ""
+        console.print(f"{file.action} {escape(file.path)}{escape(moved)}", soft_wrap=True)
+    for path in result.unchanged:
+        console.print(f"unchanged {escape(path)} (already as before)", soft_wrap=True)
+    if not result.files and not result.unchanged:
+        console.print("the session changed no file")
+    return EXIT_OK
 
 
 @dataclass(kw_only=True)
@@ -175,3 +214,5 @@ class _Run:
             missing_info=outcome.missing_info,
             why_no_default=outcome.why_no_default,
         )
+        if outcome.changes:
+            self.console.print(f"undo these changes: cadenza undo {outcome.session_id}")

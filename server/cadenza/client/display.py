@@ -300,9 +300,16 @@ def print_summary(
             soft_wrap=True,
             highlight=False,
         )
+    print_diffs(console, changes, max_lines=DIFF_LINES_PER_FILE)
+
+
+def print_diffs(
+    console: Console, changes: tuple[FileChange, ...], *, max_lines: int = DIFF_LINES_PER_FILE
+) -> None:
+    """Print each change's unified diff (coloured), at most ``max_lines`` lines per file."""
     for change in changes:
         console.print()
-        for line in unified_diff(change, max_lines=DIFF_LINES_PER_FILE):
+        for line in unified_diff(change, max_lines=max_lines):
             style = _diff_style(line)
             console.print(Text(line, style=style), soft_wrap=True)
 

@@ -3,9 +3,16 @@
 The server describes every file change as a ``WorkspaceEdit`` (LSP 3.17, "Workspace Edit"):
 ``documentChanges`` (``TextDocumentEdit``, ``CreateFile``, ``RenameFile``, ``DeleteFile``, applied
 in order) or, when absent, ``changes`` (a map from URI to ``TextEdit`` lists). The applier first
-computes the final bytes of every touched file in memory; only if every operation is valid does it
-write them, each through a temp file and a rename (:func:`cadenza.tools.fs.write_atomic`). A refused
-edit writes nothing and says why, which the server turns into an error tool result.
+computes the final bytes of every touched file in memory (:meth:`WorkspaceEditApplier.prepare`);
+only if every operation is valid does it write them (:meth:`WorkspaceEditApplier.commit`), each
+through a temp file and a rename (:func:`cadenza.tools.fs.write_atomic`). A refused edit writes
+nothing and says why, which the server turns into an error tool result.
+
+Files keep their bytes: the text is decoded as the server decodes it (UTF-8, a BOM, or a legacy
+encoding detected by charset-normalizer; undecodable files are refused) and written back in the
+same encoding, byte-exact outside the edited span (:mod:`cadenza.client.text`). An edit whose
+``ChangeAnnotation`` needs confirmation (LSP 3.17, "Change Annotation") carries a
+:class:`EditReview` in its prepared form, so the caller can show the diff and ask first.
 """
 
 from __future__ import annotations
@@ -62,6 +69,21 @@ class EditRefused:
     """Nothing was written; ``reason`` is the ``failureReason`` for the server."""
 
     reason: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class EditReview:
+    """What the person is asked to confirm before an annotated edit is written.
+
+    Attributes:
+        label: The annotation's label (e.g. ``edit_file app.py``).
+        description: The annotation's description (what the tool call asked for), if any.
+        changes: The files the edit would change, with their texts before and after.
+    """
+
+    label: str
+    description: str | None
+    changes: tuple[FileChange, ...]
 
 
 ApplyResult = EditApplied | EditRefused
@@ -185,27 +207,106 @@ class WorkspaceEditApplier:
         self.codec = PositionCodec(position_encoding)
         self.open_versions: Mapping[str, int] = open_versions or {}
 
-    def apply(self, edit: types.WorkspaceEdit) -> ApplyResult:
-        """Validate every operation of ``edit``, then write all files or none.
+    def prepare(self, edit: types.WorkspaceEdit) -> PreparedEdit | EditRefused:
+        """Validate every operation of ``edit`` and compute the result in memory.
 
         ``documentChanges`` wins over ``changes`` when both are present (LSP 3.17,
         ``WorkspaceEdit``). Text edits of one ``TextDocumentEdit`` all refer to the text before
         that ``TextDocumentEdit``; consecutive operations see each other's results.
 
         Returns:
-            :class:`EditApplied` with the files that differ, or :class:`EditRefused` with the
-            reason (a URI outside the root, a missing file, a range past the end, overlapping
-            edits, a stale version, an existing file to create, a write error rolled back).
+            The prepared edit (nothing written yet), or :class:`EditRefused` with the reason (a
+            URI outside the root, a missing file, a range past the end, overlapping edits, a
+            stale version, an existing file to create, an undecodable file, text its encoding
+            cannot hold).
         """
         plan = _Plan(self.root, self.codec, self.open_versions)
         try:
             for op in _operations(edit):
                 _plan_operation(plan, op)
             changes = _changes(plan)
-            _commit(plan)
         except EditRefusedError as exc:
             return EditRefused(reason=str(exc))
-        return EditApplied(changes=changes)
+        return PreparedEdit(plan=plan, changes=changes, review=_review(edit, changes))
+
+    def commit(self, prepared: PreparedEdit) -> ApplyResult:
+        """Write a prepared edit, if no file it reads changed on disk since it was prepared.
+
+        Returns:
+            :class:`EditApplied`, or :class:`EditRefused` (a file changed meanwhile, or a write
+            failed and what was written was rolled back).
+        """
+        try:
+            _unchanged_since_prepared(prepared.plan)
+            _commit(prepared.plan)
+        except EditRefusedError as exc:
+            return EditRefused(reason=str(exc))
+        return EditApplied(changes=prepared.changes)
+
+    def apply(self, edit: types.WorkspaceEdit) -> ApplyResult:
+        """Validate every operation of ``edit``, then write all files or none (no review).
+
+        Returns:
+            :class:`EditApplied` with the files that differ, or :class:`EditRefused` with the
+            reason (see :meth:`prepare` and :meth:`commit`).
+        """
+        prepared = self.prepare(edit)
+        if isinstance(prepared, EditRefused):
+            return prepared
+        return self.commit(prepared)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PreparedEdit:
+    """A validated ``WorkspaceEdit`` computed in memory, not yet written.
+
+    Attributes:
+        plan: The originals and the final states of every touched file.
+        changes: The files that would differ.
+        review: Set when an annotation of the edit needs confirmation.
+    """
+
+    plan: _Plan
+    changes: tuple[FileChange, ...]
+    review: EditReview | None
+
+
+def _annotation_ids(edit: types.WorkspaceEdit) -> set[str]:
+    """The annotation ids the operations of ``edit`` refer to."""
+    ids: set[str] = set()
+    for op in edit.document_changes or ():
+        if isinstance(op, types.TextDocumentEdit):
+            ids.update(e.annotation_id for e in op.edits if isinstance(e, types.AnnotatedTextEdit))
+        elif op.annotation_id is not None:
+            ids.add(op.annotation_id)
+    return ids
+
+
+def _review(edit: types.WorkspaceEdit, changes: tuple[FileChange, ...]) -> EditReview | None:
+    """The review of ``edit`` when an annotation it uses needs confirmation."""
+    annotations = edit.change_annotations or {}
+    for annotation_id in sorted(_annotation_ids(edit)):
+        annotation = annotations.get(annotation_id)
+        if annotation is not None and annotation.needs_confirmation:
+            return EditReview(
+                label=annotation.label, description=annotation.description, changes=changes
+            )
+    return None
+
+
+def _unchanged_since_prepared(plan: _Plan) -> None:
+    """Raise when a file the plan read holds other bytes now (changed during a review)."""
+    for path, original in plan.original.items():
+        try:
+            now: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            now = None
+        except OSError as exc:
+            raise EditRefusedError(f"cannot read {plan.name(path)}: {exc.strerror}") from None
+        if now != original:
+            raise EditRefusedError(
+                f"{plan.name(path)} changed on disk while the edit waited; nothing was written"
+            )
 
 
 def _operations(edit: types.WorkspaceEdit) -> list[DocumentChange]:

@@ -1,6 +1,7 @@
 """The client's handlers of server → client messages, one thin function per method.
 
-Requests: ``workspace/applyEdit`` (written by the applier), ``window/workDoneProgress/create``
+Requests: ``workspace/applyEdit`` (written by the applier; an edit whose change annotation needs
+confirmation is shown to the prompter first), ``window/workDoneProgress/create``
 (accepted), ``cadenza/askUser`` and ``window/showMessageRequest`` (the prompter). Notifications:
 ``$/progress``, ``cadenza/sessionUpdate``, ``window/showMessage``, ``window/logMessage`` (to the
 observer). Handlers take only ``params``: pygls passes the client itself only to a first
@@ -15,7 +16,7 @@ from typing import Any, Literal
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from cadenza.client.edits import EditApplied, FileChange, WorkspaceEditApplier
+from cadenza.client.edits import EditApplied, EditRefused, FileChange, WorkspaceEditApplier
 from cadenza.client.events import (
     ClientEvent,
     EditRejected,
@@ -26,6 +27,9 @@ from cadenza.client.events import (
 )
 from cadenza.client.prompts import Prompter
 from cadenza.client.wire import ASK_USER, SESSION_UPDATE, AskUserParams, AskUserResult
+
+DECLINED = "the person declined the change"
+"""``failureReason`` of an edit the person did not confirm."""
 
 _LEVELS: dict[int, Literal["error", "warning", "info", "log", "debug"]] = {
     types.MessageType.Error: "error",
@@ -60,15 +64,35 @@ class ServerRequests:
         self.publish = publish
         self.on_change = on_change
 
-    def apply_edit(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
-        """Write the edit all-or-nothing; a refusal carries its reason (``failureReason``)."""
-        result = self.applier.apply(params.edit)
+    async def apply_edit(
+        self, params: types.ApplyWorkspaceEditParams
+    ) -> types.ApplyWorkspaceEditResult:
+        """Write the edit all-or-nothing; a refusal carries its reason (``failureReason``).
+
+        An edit that needs confirmation (review mode ``confirm``) is shown to the prompter
+        first; declined, nothing is written.
+        """
+        prepared = self.applier.prepare(params.edit)
+        if isinstance(prepared, EditRefused):
+            return self._refused(params, prepared.reason)
+        if prepared.review is not None:
+            accepted = await self.prompter.confirm_edit(prepared.review)
+            question = f"apply {prepared.review.label}?"
+            self.publish(UserAsked(question=question, answer="yes" if accepted else None))
+            if not accepted:
+                return self._refused(params, DECLINED)
+        result = self.applier.commit(prepared)
         if isinstance(result, EditApplied):
             self.on_change(result.changes)
             self.publish(EditWritten(label=params.label, changes=result.changes))
             return types.ApplyWorkspaceEditResult(applied=True)
-        self.publish(EditRejected(label=params.label, reason=result.reason))
-        return types.ApplyWorkspaceEditResult(applied=False, failure_reason=result.reason)
+        return self._refused(params, result.reason)
+
+    def _refused(
+        self, params: types.ApplyWorkspaceEditParams, reason: str
+    ) -> types.ApplyWorkspaceEditResult:
+        self.publish(EditRejected(label=params.label, reason=reason))
+        return types.ApplyWorkspaceEditResult(applied=False, failure_reason=reason)
 
     def progress(self, params: types.ProgressParams) -> None:
         """Publish a work-done progress value; values of other shapes are ignored."""
@@ -112,7 +136,7 @@ class ServerRequests:
         registers, which bound methods do not allow.
         """
         handlers: dict[str, Callable[..., Any]] = {
-            types.WORKSPACE_APPLY_EDIT: lambda params: self.apply_edit(params),
+            types.WORKSPACE_APPLY_EDIT: _coroutine(self.apply_edit),
             types.WINDOW_WORK_DONE_PROGRESS_CREATE: lambda params: None,
             types.PROGRESS: lambda params: self.progress(params),
             SESSION_UPDATE: lambda params: self.publish(params.update),

@@ -1,9 +1,12 @@
-"""Answering the server's questions: ``cadenza/askUser`` and ``window/showMessageRequest``.
+"""Answering the server: questions, message requests, and edits to confirm.
 
-A :class:`Prompter` gets the question and returns the answer, or None when the person declines
-(or cannot be asked: ``--yes``, or stdin is not a terminal). The terminal prompter reads in a
-daemon thread so the event loop keeps serving the server meanwhile, and a prompt left open when
-the process exits (Ctrl-C) does not keep it alive.
+A :class:`Prompter` answers ``cadenza/askUser`` and ``window/showMessageRequest`` with the
+answer, or None when the person declines (or cannot be asked: ``--yes``, or stdin is not a
+terminal), and decides on edits that need confirmation (review mode ``confirm``): shown as a
+unified diff and answered yes or no; ``--yes`` accepts every edit, a prompter that cannot ask
+declines them. The terminal prompter reads in a daemon thread so the event loop keeps serving
+the server meanwhile, and a prompt left open when the process exits (Ctrl-C) does not keep it
+alive.
 """
 
 from __future__ import annotations
@@ -16,11 +19,17 @@ from contextlib import AbstractContextManager
 from typing import Protocol, TypeVar
 
 from rich.console import Console
+from rich.markup import escape
 from rich.prompt import Prompt
 
+from cadenza.client.display import print_diffs
+from cadenza.client.edits import EditReview
 from cadenza.client.wire import AskUserParams
 
 T = TypeVar("T")
+
+REVIEW_DIFF_LINES = 200
+"""Longest diff shown per file when an edit is reviewed (lines)."""
 
 
 class Prompter(Protocol):
@@ -34,9 +43,21 @@ class Prompter(Protocol):
         """Pick one of ``actions`` for a ``window/showMessageRequest`` (None: dismissed)."""
         ...
 
+    async def confirm_edit(self, review: EditReview) -> bool:
+        """Whether to apply an edit that needs confirmation (its diff is in ``review``)."""
+        ...
+
 
 class DecliningPrompter:
-    """Declines everything: for ``--yes``, scripts, and stdin that is not a terminal."""
+    """Declines every question: for ``--yes``, scripts, and stdin that is not a terminal.
+
+    Args:
+        accept_edits: Accept edits that need confirmation (``--yes``); otherwise they are
+            declined like questions (nobody can review them).
+    """
+
+    def __init__(self, *, accept_edits: bool = False) -> None:
+        self.accept_edits = accept_edits
 
     async def ask(self, request: AskUserParams) -> str | None:
         """Always None (declined)."""
@@ -45,6 +66,10 @@ class DecliningPrompter:
     async def choose(self, message: str, actions: Sequence[str]) -> str | None:
         """Always None (dismissed)."""
         return None
+
+    async def confirm_edit(self, review: EditReview) -> bool:
+        """``accept_edits``."""
+        return self.accept_edits
 
 
 async def _in_daemon_thread(func: Callable[[], T]) -> T:
@@ -100,6 +125,32 @@ class TerminalPrompter:
     async def choose(self, message: str, actions: Sequence[str]) -> str | None:
         """Offer the actions; an empty answer or end of input dismisses."""
         return await self._prompt(message, list(actions) or None)
+
+    async def confirm_edit(self, review: EditReview) -> bool:
+        """Print the edit's unified diff, then ask ``Apply this change? [y/n]``.
+
+        ``y``/``yes`` applies; anything else, an empty answer or end of input declines.
+        """
+
+        def show_and_read() -> str | None:
+            title = review.description or review.label
+            self.console.print(f"[bold cyan]?[/] [bold]{escape(title)}[/]", soft_wrap=True)
+            print_diffs(self.console, review.changes, max_lines=REVIEW_DIFF_LINES)
+            try:
+                answer = Prompt.ask(
+                    "Apply this change?",
+                    console=self.console,
+                    choices=["y", "n"],
+                    default="n",
+                )
+            except EOFError:
+                return None
+            return answer.strip().lower()
+
+        async with self._lock:
+            with self.pause():
+                answer = await _in_daemon_thread(show_and_read)
+        return answer in ("y", "yes")
 
     async def _prompt(self, question: str, choices: list[str] | None) -> str | None:
         def read() -> str | None:

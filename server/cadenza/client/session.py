@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -45,12 +45,14 @@ from cadenza.client.summary import merge_changes
 from cadenza.client.wire import (
     CANCEL_SESSION,
     START_SESSION,
+    UNDO_SESSION,
     CadenzaClientProtocol,
     CancelSessionResult,
     MessageSink,
     SessionEnd,
     StartSessionArgs,
     StartSessionResult,
+    UndoSessionResult,
     client_converter,
 )
 
@@ -95,6 +97,8 @@ class ClientOptions:
             the tail shown when the server fails).
         events_path: A file to which every request and notification from the server is
             appended as one JSON line (:mod:`cadenza.client.eventlog`), or None.
+        review: ``confirm``: every edit is shown to the prompter before it is written;
+            ``auto``: edits are written at once; None: the server's configured ``review``.
     """
 
     workspace: Path
@@ -107,6 +111,7 @@ class ClientOptions:
     shutdown_timeout: float = 5.0
     stderr_sink: Callable[[str], None] | None = None
     events_path: Path | None = None
+    review: Literal["auto", "confirm"] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -350,6 +355,7 @@ class HeadlessClient:
             root_uri=self.root_uri,
             model=self.options.model,
             workflow=self.options.workflow,
+            review=self.options.review,
         )
         params = types.ExecuteCommandParams(command=START_SESSION, arguments=[args.wire()])
         tracker.started = time.monotonic()
@@ -410,6 +416,27 @@ class HeadlessClient:
         except (JsonRpcException, RuntimeError) as exc:
             raise ClientError(f"cancelling the session failed: {exc}") from None
         return CancelSessionResult.model_validate(raw if isinstance(raw, dict) else {}).cancelled
+
+    async def undo(self, session_id: str) -> UndoSessionResult:
+        """Send ``cadenza.undoSession``: put back every file the session changed.
+
+        The session may be from an earlier server (its checkpoint is kept in the server's state
+        folder). The edit comes back as ``workspace/applyEdit`` and is written like any other.
+
+        Raises:
+            ClientError: The server refused (the message names the file and why) or is gone.
+        """
+        lsp, _ = self._started()
+        params = types.ExecuteCommandParams(
+            command=UNDO_SESSION, arguments=[{"sessionId": session_id}]
+        )
+        try:
+            raw = await lsp.workspace_execute_command_async(params)
+        except JsonRpcException as exc:
+            raise ClientError(f"undo refused: {exc.message}") from None
+        except RuntimeError:
+            raise ServerExitedError("the server exited during the undo") from None
+        return UndoSessionResult.model_validate(raw if isinstance(raw, dict) else {})
 
     async def close(self) -> None:
         """``shutdown`` then ``exit`` the server; terminate it if it lingers. Idempotent."""
@@ -492,6 +519,10 @@ def client_capabilities() -> types.ClientCapabilities:
                     types.ResourceOperationKind.Delete,
                 ],
                 failure_handling=types.FailureHandlingKind.Transactional,
+                # Review mode ``confirm``: annotated edits are shown and confirmed here.
+                change_annotation_support=types.ChangeAnnotationsSupportOptions(
+                    groups_on_label=False
+                ),
             ),
             workspace_folders=True,
         ),
@@ -502,7 +533,9 @@ def client_capabilities() -> types.ClientCapabilities:
         general=types.GeneralClientCapabilities(
             position_encodings=[types.PositionEncodingKind.Utf16]
         ),
-        experimental={"cadenza": {"askUser": True}},
+        # exactEncodings: closed files are decoded as the server decodes them and written
+        # back in their own encoding (cadenza.client.text).
+        experimental={"cadenza": {"askUser": True, "exactEncodings": True}},
     )
 
 

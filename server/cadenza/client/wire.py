@@ -21,6 +21,7 @@ from pygls.protocol.json_rpc import MsgId
 
 START_SESSION = "cadenza.startSession"
 CANCEL_SESSION = "cadenza.cancelSession"
+UNDO_SESSION = "cadenza.undoSession"
 SESSION_UPDATE = "cadenza/sessionUpdate"
 ASK_USER = "cadenza/askUser"
 
@@ -227,9 +228,10 @@ class StartSessionArgs(Wire):
     root_uri: str
     model: str | None = None
     workflow: str | None = None
+    review: Literal["auto", "confirm"] | None = None
 
     def wire(self) -> dict[str, Any]:
-        """The argument object, without ``model`` or ``workflow`` when they are not given."""
+        """The argument object, without the optional fields that are not given."""
         return self.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
@@ -237,6 +239,26 @@ class StartSessionResult(Wire):
     """The result of ``cadenza.startSession``."""
 
     session_id: str
+
+
+class UndoneFile(Wire):
+    """A file ``cadenza.undoSession`` put back.
+
+    ``action`` is ``restored``, ``removed``, ``recreated`` or ``moved_back`` (newer servers may
+    send others); ``old_path`` is where a moved-back file was.
+    """
+
+    path: str
+    action: str
+    old_path: str | None = None
+
+
+class UndoSessionResult(Wire):
+    """The result of ``cadenza.undoSession``."""
+
+    session_id: str
+    files: list[UndoneFile] = Field(default_factory=list)
+    unchanged: list[str] = Field(default_factory=list)
 
 
 class CancelSessionResult(Wire):
