@@ -84,11 +84,20 @@ def test_checkhealth(workspace: Path, env: dict[str, str]) -> None:
     passed(run_scenario("checkhealth", workspace=workspace, env=env))
 
 
-def test_undo_and_sessions_say_the_server_lacks_them(
+def test_undo_answers_and_sessions_say_the_server_lacks_them(
     fake: FakeOpenAI, workspace: Path, env: dict[str, str]
 ) -> None:
     fake.script(text("Hello!"))
     passed(run_scenario("unsupported_commands", workspace=workspace, env=env))
+
+
+def test_cadenza_undo_puts_the_buffer_back(
+    fake: FakeOpenAI, workspace: Path, env: dict[str, str]
+) -> None:
+    (workspace / "app.py").write_text(APP)
+    fake.script(edit("app.py", "'hi'", "'hello'", "c1"), text("Greet now says hello."))
+    passed(run_scenario("undo_session", workspace=workspace, env=env))
+    assert (workspace / "app.py").read_text() == APP
 
 
 def test_unit_prompt_and_edit_handlers(workspace: Path, env: dict[str, str]) -> None:
