@@ -46,7 +46,7 @@ if [ ! -x "$python" ]; then
   fi
   say "no .venv: creating a minimal one (pip install -e .)"
   python3 -m venv .venv
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e .
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e . 2>&1 | grep -v "^WARNING: Location" || true
 fi
 "$python" -c "import cadenza" || { echo "vscode-e2e: $python cannot import cadenza" >&2; exit 1; }
 

@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 
 import { chromium } from "playwright-core";
 
-import { findFiles, freePort, isolatedEnv, run, startGroup, stopGroup, tail, waitFor } from "./harness.mjs";
+import { findFiles, freePort, isolatedEnv, run, sleep, startGroup, stopGroup, tail, waitFor } from "./harness.mjs";
 import { Workbench } from "./workbench.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -86,14 +86,23 @@ function writeSettings(extra = {}) {
   fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
 }
 
-/** Write (or with undefined, remove) the workspace's .vscode/settings.json; VS Code reloads it. */
-function setWorkspaceSettings(settings) {
-  const folder = path.join(workspace, ".vscode");
-  if (settings === undefined) fs.rmSync(folder, { recursive: true, force: true });
-  else {
-    fs.mkdirSync(folder, { recursive: true });
-    fs.writeFileSync(path.join(folder, "settings.json"), JSON.stringify(settings, null, 2));
-  }
+/** The Cadenza output channel as VS Code logs it (flushed within a second or so). */
+function channelLog() {
+  return findFiles(userData, /Cadenza\.log$/).map((f) => fs.readFileSync(f, "utf8")).join("\n");
+}
+
+/**
+ * Write the workspace's .vscode/settings.json and wait until the extension saw the change
+ * (it logs "settings changed: …" with `expect` in it). The file exists from the start: VS Code
+ * picks up a change to it faster than a new folder.
+ */
+async function setWorkspaceSettings(settings, expect) {
+  const before = (channelLog().match(/settings changed:/g) ?? []).length;
+  fs.writeFileSync(path.join(workspace, ".vscode", "settings.json"), JSON.stringify(settings, null, 2));
+  await waitFor(`VS Code to apply the workspace settings (${expect})`, () => {
+    const changes = channelLog().split("\n").filter((l) => l.includes("settings changed:"));
+    return changes.length > before && changes[changes.length - 1].includes(expect);
+  }, { timeoutMs: 60000, intervalMs: 500 });
 }
 
 function prerequisites() {
@@ -123,6 +132,8 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cadenza-vscode-"));
     workspace = path.join(tmp, "inventory");
     fs.cpSync(path.join(REPO, "examples", "inventory"), workspace, { recursive: true });
+    fs.mkdirSync(path.join(workspace, ".vscode"));
+    fs.writeFileSync(path.join(workspace, ".vscode", "settings.json"), "{}\n");
     userData = path.join(tmp, "user-data");
     const extensions = path.join(tmp, "extensions");
     fs.mkdirSync(path.join(userData, "User"), { recursive: true });
@@ -271,7 +282,7 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
     step("ask-user", async () => {
       await control("/reset", {});
       // code-server does not notice changes to the user settings file; workspace settings it does.
-      setWorkspaceSettings({ "cadenza.saveEdits": "afterEachEdit" });
+      await setWorkspaceSettings({ "cadenza.saveEdits": "afterEachEdit" }, "saveEdits afterEachEdit");
       await script(
         call("ask_user", { question: "What should the maximum stock per item be?" }, "a1"),
         call(
@@ -310,7 +321,7 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       const session = wb.panel().locator('section.session[data-stop-reason="end_turn"]', { hasText: "Cap the stock" });
       await session.locator(".note", { hasText: "You answered: 100" }).waitFor();
       await wb.shot("ask-user-done", "after the answer: the edit saved, the question and answer in the panel");
-      setWorkspaceSettings(undefined);
+      await setWorkspaceSettings({}, "saveEdits never");
     }));
 
   it("cancels a running session with the progress notification's Cancel button", async () =>
@@ -380,6 +391,52 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       assert.ok(rows.some((r) => r.includes("Add type hints to calc_total")), `sessions listed: ${rows}`);
       await wb.shot("sessions-fallback", "Cadenza: Show Sessions: the 'not supported yet' warning and this window's sessions instead");
       await page.keyboard.press("Escape");
+    }));
+
+  it("review mode: each change waits in VS Code's refactor preview; Apply applies, Discard refuses", async () =>
+    step("review", async () => {
+      await control("/reset", {});
+      await setWorkspaceSettings({ "cadenza.reviewMode": true }, "reviewMode true");
+      await script(
+        call("edit_file", { path: "report.py", old_string: '{calc_total(items):.2f}"', new_string: '{calc_total(items):.2f} EUR"' }, "r1"),
+        call("edit_file", { path: "inventory.py", old_string: '"""A tiny inventory', new_string: '"""A small inventory' }, "r2"),
+        { content: "Report in euros; the docstring change was discarded." },
+      );
+      await wb.clearNotifications();
+      await wb.command("View: Close All Editors");
+      await wb.command("Cadenza: Run Task…");
+      await wb.waitForQuickInput("Cadenza: Run Task");
+      await page.keyboard.type("Show the stock value in euros");
+      await page.keyboard.press("Enter");
+
+      const apply = page.locator(".monaco-button", { hasText: /^Apply$/ }).first();
+      await apply.waitFor({ timeout: 60000 });
+      // VS Code lists a change that needs confirmation unchecked: the person ticks it, then Apply.
+      const fileRow = page.locator(".monaco-list-row", { hasText: "report.py" }).filter({ has: page.locator("input.edit-checkbox") }).first();
+      await fileRow.waitFor();
+      await fileRow.locator("input.edit-checkbox").first().check();
+      await wb.shot("review-preview", "review mode: the agent's change to report.py in VS Code's Refactor Preview, ticked, before Apply");
+      await apply.click();
+      const discard = page.locator(".monaco-button", { hasText: /^Discard$/ }).first();
+      await waitFor("the second change in the refactor preview", async () => {
+        const sent = await requests();
+        return sent.length >= 2 && (await discard.isVisible());
+      }, { timeoutMs: 60000 });
+      await discard.click();
+      await wb.waitForToast("Cadenza finished: Report in euros", 60000);
+      const sent = await requests();
+      const results = toolMessages(sent[2]).map((m) => m.content);
+      assert.equal(results[0], "edited report.py: 1 replacement(s)");
+      assert.match(results[1], /discarded the change in the review preview/, `the refused edit's result: ${results[1]}`);
+      await wb.openFile("report.py");
+      assert.match(await wb.editorText(), /:\.2f\} EUR"\)/);
+      await wb.openFile("inventory.py");
+      assert.match(await wb.editorText(), /A tiny inventory/);
+      await wb.shot("review-done", "after Apply then Discard: report.py changed (unsaved), inventory.py untouched");
+      await setWorkspaceSettings({}, "reviewMode false");
+      await wb.command("File: Revert File");
+      await wb.openFile("report.py");
+      await wb.command("File: Revert File");
     }));
 
   it("restarts the server and runs a task on the new one", async () =>

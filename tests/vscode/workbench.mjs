@@ -81,16 +81,28 @@ export class Workbench {
     await this.quickInput().waitFor({ state: "hidden", timeout: 10000 }).catch(() => {});
   }
 
-  /** Open a workspace file with Quick Open (Ctrl+P). */
+  /** Open a workspace file with Quick Open (Ctrl+P); tried again once if no tab shows it. */
   async openFile(name) {
-    await this.page.keyboard.press("Control+P");
     const widget = this.quickInput();
-    await widget.waitFor({ state: "visible", timeout: 10000 });
-    await widget.locator(".quick-input-box input").fill(name);
-    await widget.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 20000 });
-    await widget.locator(".quick-input-box input").press("Enter");
-    await this.page.locator(".tab.active", { hasText: name }).waitFor({ timeout: 20000 });
-    await this.page.locator(".editor-instance .monaco-editor .view-lines").first().waitFor({ timeout: 20000 });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.focusEditor();
+        await this.page.keyboard.press("Control+P");
+        await widget.waitFor({ state: "visible", timeout: 10000 });
+        const input = widget.locator(".quick-input-box input");
+        await input.fill(name);
+        await waitFor(`"${name}" as Quick Open's first match`, async () =>
+          (await widget.locator(".quick-input-list .monaco-list-row").first().innerText()).includes(name),
+        { timeoutMs: 20000 });
+        await input.press("Enter");
+        await this.page.locator(".tab.active", { hasText: name }).waitFor({ timeout: 10000 });
+        await this.page.locator(".editor-instance .monaco-editor .view-lines").first().waitFor({ timeout: 20000 });
+        return;
+      } catch (error) {
+        if (attempt >= 2) throw new Error(`could not open ${name} with Quick Open: ${error.message}`);
+        await this.page.keyboard.press("Escape");
+      }
+    }
   }
 
   /** Put the cursor on a line and select the whole line's text. */

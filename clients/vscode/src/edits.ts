@@ -66,6 +66,7 @@ export function applyEditHandler(client: LanguageClient, log: (line: string) => 
       log(`${params.label ?? "edit"}: ${reason}`);
       return { applied: false, failureReason: reason };
     }
+    log(`${params.label ?? "edit"}: ${result.applied ? "applied" : "not applied"}${reviewed ? " (after review)" : ""}`);
     if (!result.applied) {
       const reason =
         result.failureReason ??

@@ -229,6 +229,9 @@ class Cadenza implements vscode.Disposable {
     }
     const settings = readSettings(vscode.workspace.getConfiguration("cadenza"));
     const args = sessionArguments(settings, task, rootUri?.toString());
+    // Reveal before starting: revealing later would hide a refactor preview (review mode) that
+    // shares the bottom panel, and VS Code discards a preview that gets hidden.
+    if (settings.revealOnRun) await this.panel.reveal();
     const progress = new SessionProgress(
       client,
       (id, message) => {
@@ -267,7 +270,6 @@ class Cadenza implements vscode.Disposable {
     else this.progress.set(session.id, progress);
     this.log(`session ${session.id} started: ${task.split("\n")[0]}`);
     this.changed();
-    if (settings.revealOnRun) await this.panel.reveal();
   }
 
   private async pickSession(
@@ -406,6 +408,12 @@ class Cadenza implements vscode.Disposable {
   }
 
   private configurationChanged(event: vscode.ConfigurationChangeEvent): void {
+    if (!event.affectsConfiguration("cadenza")) return;
+    const s = readSettings(vscode.workspace.getConfiguration("cadenza"));
+    this.log(
+      `settings changed: model ${s.model || "(server's)"}, workflow ${s.workflow || "default"}, ` +
+        `reviewMode ${s.reviewMode}, saveEdits ${s.saveEdits}, permissions ${s.permissionsDefault}`,
+    );
     if (!this.server.current || !RESTART_KEYS.some((key) => event.affectsConfiguration(key))) return;
     void vscode.window
       .showInformationMessage("Cadenza: restart the server to apply the new settings?", "Restart")
