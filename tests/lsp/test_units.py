@@ -289,3 +289,26 @@ def test_a_failing_transcript_stops_quietly(tmp_path: Path) -> None:
     )
     assert refused is None
     assert warnings[1].startswith("the session runs without a transcript: ")
+
+
+def test_edit_capabilities() -> None:
+    caps = types.ClientCapabilities(
+        workspace=types.WorkspaceClientCapabilities(
+            apply_edit=True,
+            workspace_edit=types.WorkspaceEditClientCapabilities(
+                document_changes=True,
+                resource_operations=[types.ResourceOperationKind.Delete],
+                change_annotation_support=types.ChangeAnnotationsSupportOptions(),
+            ),
+        ),
+        experimental={"cadenza": {"exactEncodings": True}},
+    )
+    features = ClientFeatures.of(caps)
+    assert (features.create_files, features.rename_files, features.delete_files) == (
+        False,
+        False,
+        True,
+    )
+    assert features.change_annotations and features.exact_encodings
+    bare = ClientFeatures.of(types.ClientCapabilities())
+    assert not (bare.delete_files or bare.change_annotations or bare.exact_encodings)

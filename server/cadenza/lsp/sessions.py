@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_S = 5.0
 """Seconds to wait for cancelled sessions to finish on shutdown."""
+ENDING_GRACE_S = 1.0
+"""Seconds an undo waits for a session that is finishing (its end already published)."""
 
 
 def folder_of(uri: str) -> Path:
@@ -67,7 +69,8 @@ class SessionManager:
         self.config = CadenzaConfig()
         self._tasks: dict[str, asyncio.Task[SessionOutcome]] = {}
         self._providers: dict[str, Provider] = {}
-        self._checkpoints: dict[str, SessionCheckpoint] = {}
+        self._ended: set[str] = set()
+        """Sessions that ran and ended in this server run (undo reads their checkpoints)."""
         self.checkpoints_base: Path | None = None
         """Where checkpoints live (None: ``<user state dir>/checkpoints``)."""
 
@@ -86,7 +89,6 @@ class SessionManager:
         session_id = uuid.uuid4().hex
         publisher = SessionPublisher(self._server, session_id=session_id, root=root)
         checkpoint = SessionCheckpoint.for_session(session_id, root, self.checkpoints_base)
-        self._checkpoints[session_id] = checkpoint
         editor = LspEditor(
             self._server,
             publisher,
@@ -143,23 +145,26 @@ class SessionManager:
             UndoFailed: The session is still running, unknown (no checkpoint), or its undo was
                 refused (the message names the file and why).
         """
-        if session_id in self._tasks:
+        task = self._tasks.get(session_id)
+        if task is not None and not task.done():
+            # Its session_end may be out already while the task winds down.
+            await asyncio.wait({task}, timeout=ENDING_GRACE_S)
+        if session_id in self._tasks and not self._tasks[session_id].done():
             raise UndoFailed(
                 f"session {session_id} is still running; cancel it (cadenza.cancelSession) "
                 "before undoing it"
             )
-        checkpoint = self._checkpoints.get(session_id)
+        try:
+            checkpoint = SessionCheckpoint.load(session_id, self.checkpoints_base)
+        except CheckpointError as exc:
+            raise UndoFailed(str(exc)) from None
         if checkpoint is None:
-            try:
-                checkpoint = SessionCheckpoint.load(session_id, self.checkpoints_base)
-            except CheckpointError as exc:
-                raise UndoFailed(str(exc)) from None
-        if checkpoint is None:
+            if session_id in self._ended:  # it changed no file
+                return UndoSessionResult(session_id=session_id, files=[], unchanged=[])
             raise UndoFailed(
                 f"Cadenza has no record of session {session_id}: it changed no file, or its "
                 "checkpoint was removed"
             )
-        self._checkpoints[session_id] = checkpoint
         return await SessionUndo(self._server, checkpoint).run()
 
     def _root(self, root_uri: str | None) -> Path:
@@ -242,6 +247,7 @@ class SessionManager:
         if recorder is not None:
             recorder.close()
         self._tasks.pop(session_id, None)
+        self._ended.add(session_id)
         if task.cancelled():
             log.info("session %s cancelled", session_id)
         elif (exc := task.exception()) is not None:
