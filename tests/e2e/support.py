@@ -372,8 +372,8 @@ def assert_well_formed_apply_edit(params: Mapping[str, Any], root: Path) -> list
     Well-formed here (LSP 3.17 ``WorkspaceEdit`` as Cadenza promises it, docs/protocol.md):
     ``documentChanges`` only (no ``changes`` map), a non-empty list of ``TextDocumentEdit``
     (versioned identifier, non-empty edits with ordered ranges and ``newText``) and
-    ``CreateFile`` (followed by that file's edit when it gets text); every URI a ``file:`` URI
-    strictly inside the workspace.
+    ``CreateFile`` (followed by that file's edit when it gets text), ``DeleteFile`` and
+    ``RenameFile``; every URI a ``file:`` URI strictly inside the workspace.
     """
     edit = params.get("edit")
     assert isinstance(edit, dict), f"applyEdit without an edit: {params!r}"
@@ -385,9 +385,12 @@ def assert_well_formed_apply_edit(params: Mapping[str, Any], root: Path) -> list
         where = f"documentChanges[{n}]"
         assert isinstance(change, dict), f"{where}: {change!r}"
         if "kind" in change:
-            assert change["kind"] == "create", f"{where}: unexpected resource operation {change!r}"
-            assert_inside(change["uri"], root)
-            uris.append(change["uri"])
+            kind = change["kind"]
+            assert kind in {"create", "delete", "rename"}, f"{where}: unknown operation {change!r}"
+            keys = ("oldUri", "newUri") if kind == "rename" else ("uri",)
+            for key in keys:
+                assert_inside(change[key], root)
+                uris.append(change[key])
         else:
             uris.append(_assert_text_document_edit(change, root, where))
     return uris
