@@ -5,9 +5,11 @@
 #
 # Installs what is missing: Debian packages (chromium ripgrep libkrb5-dev pkg-config
 # build-essential), the npm dependencies (cached in clients/vscode/node_modules and
-# tests/vscode/node_modules), code-server (cached in .cache/code-server/VERSION), and a minimal
-# .venv when there is none and CADENZA_PYTHON is unset. Screenshots and logs go to
-# test-artifacts/vscode/. Exits non-zero when any step fails: nothing is skipped.
+# tests/vscode/node_modules), code-server (cached in .cache/code-server/VERSION), the .venv
+# (scripts/setup.sh) when there is none and CADENZA_PYTHON is unset, and the small local model
+# smollm2-135m. Two test files: e2e.test.mjs (scripted model, fixed behaviour) and
+# local-model.test.mjs (nothing configured, the embedded llama.cpp model). Screenshots and logs
+# go to test-artifacts/vscode/. Exits non-zero when any step fails: nothing is skipped.
 #
 # Usage: bash scripts/vscode-e2e.sh        (CADENZA_PYTHON=/path/to/python to pick the server's venv)
 set -euo pipefail
@@ -44,11 +46,13 @@ if [ ! -x "$python" ]; then
     echo "vscode-e2e: CADENZA_PYTHON=$python is not an executable" >&2
     exit 1
   fi
-  say "no .venv: creating a minimal one (pip install -e .)"
-  python3 -m venv .venv
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e . 2>&1 | grep -v "^WARNING: Location" || true
+  say "no .venv: scripts/setup.sh (the first install builds llama.cpp)"
+  bash scripts/setup.sh
 fi
 "$python" -c "import cadenza" || { echo "vscode-e2e: $python cannot import cadenza" >&2; exit 1; }
+# The small model of the "nothing configured" test (as scripts/test.sh pulls it).
+local_model=${CADENZA_VSCODE_LOCAL_MODEL:-smollm2-135m}
+"$python" -m cadenza models pull "$local_model" >/dev/null
 
 # --- npm dependencies, reinstalled only when the lock file changed -------------------------
 npm_deps() {
@@ -86,7 +90,8 @@ status=0
   CADENZA_PYTHON="$python" \
     CODE_SERVER="$repo/.cache/code-server/$code_server_version/node_modules/.bin/code-server" \
     CADENZA_VSIX="$repo/clients/vscode/dist/cadenza.vsix" \
-    timeout --kill-after=10 1200 node --test --test-concurrency=1 e2e.test.mjs
+    CADENZA_VSCODE_LOCAL_MODEL="$local_model" \
+    timeout --kill-after=10 1500 node --test --test-concurrency=1 e2e.test.mjs local-model.test.mjs
 ) || status=$?
 say "done (exit status $status); screenshots in test-artifacts/vscode/"
 exit $status

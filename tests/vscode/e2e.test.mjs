@@ -17,26 +17,16 @@ import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
-import { chromium } from "playwright-core";
-
-import { findFiles, freePort, isolatedEnv, run, sleep, startGroup, stopGroup, tail, waitFor } from "./harness.mjs";
-import { Workbench } from "./workbench.mjs";
+import { PYTHON, REPO, channelLog, freshArtifacts, launchVSCode, prerequisites } from "./codeserver.mjs";
+import { isolatedEnv, startGroup, stopGroup, tail, waitFor } from "./harness.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const REPO = path.resolve(HERE, "..", "..");
-const CODE_SERVER_VERSION = "4.100.3";
-const PYTHON = process.env.CADENZA_PYTHON || path.join(REPO, ".venv", "bin", "python");
-const CODE_SERVER =
-  process.env.CODE_SERVER ||
-  path.join(REPO, ".cache", "code-server", CODE_SERVER_VERSION, "node_modules", ".bin", "code-server");
-const VSIX = process.env.CADENZA_VSIX || path.join(REPO, "clients", "vscode", "dist", "cadenza.vsix");
-const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 const ARTIFACTS = path.join(REPO, "test-artifacts", "vscode");
 
 const ORIGINAL = fs.readFileSync(path.join(REPO, "examples", "inventory", "inventory.py"), "utf8");
 const TYPED = "def calc_total(items: list[Item]) -> float:";
 
-let tmp, workspace, userData, settingsFile, fake, fakeUrls, codeServer, browser, page, wb, logs;
+let tmp, workspace, fake, fakeUrls, vscode, page, wb, fakeLog;
 
 async function control(pathname, body) {
   const response = await fetch(`${fakeUrls.control}${pathname}`, {
@@ -60,142 +50,62 @@ function userTask(request) {
   return request.messages.find((m) => m.role === "user").content;
 }
 
-function writeSettings(extra = {}) {
-  const settings = {
-    "workbench.startupEditor": "none",
-    "workbench.tips.enabled": false,
-    "workbench.welcomePage.walkthroughs.openOnInstall": false,
-    "workbench.colorTheme": "Default Dark Modern",
-    "security.workspace.trust.enabled": false,
-    "telemetry.telemetryLevel": "off",
-    "update.mode": "none",
-    "extensions.autoUpdate": false,
-    "extensions.autoCheckUpdates": false,
-    "extensions.ignoreRecommendations": true,
-    "files.autoSave": "off",
-    "editor.minimap.enabled": false,
-    "chat.commandCenter.enabled": false,
-    "window.commandCenter": false,
-    "cadenza.model": "openai/test",
-    "cadenza.baseUrl": fakeUrls.baseUrl,
-    "cadenza.server.command": [PYTHON, "-m", "cadenza"],
-    "cadenza.server.env": { OPENAI_API_KEY: "test-key" },
-    "cadenza.server.logLevel": "INFO",
-    ...extra,
-  };
-  fs.writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
-}
-
-/** The Cadenza output channel as VS Code logs it (flushed within a second or so). */
-function channelLog() {
-  return findFiles(userData, /Cadenza\.log$/).map((f) => fs.readFileSync(f, "utf8")).join("\n");
-}
-
 /**
  * Write the workspace's .vscode/settings.json and wait until the extension saw the change
  * (it logs "settings changed: …" with `expect` in it). The file exists from the start: VS Code
  * picks up a change to it faster than a new folder.
  */
 async function setWorkspaceSettings(settings, expect) {
-  const before = (channelLog().match(/settings changed:/g) ?? []).length;
+  const before = (channelLog(vscode.userData).match(/settings changed:/g) ?? []).length;
   fs.writeFileSync(path.join(workspace, ".vscode", "settings.json"), JSON.stringify(settings, null, 2));
   await waitFor(`VS Code to apply the workspace settings (${expect})`, () => {
-    const changes = channelLog().split("\n").filter((l) => l.includes("settings changed:"));
+    const changes = channelLog(vscode.userData).split("\n").filter((l) => l.includes("settings changed:"));
     return changes.length > before && changes[changes.length - 1].includes(expect);
   }, { timeoutMs: 60000, intervalMs: 500 });
 }
 
-function prerequisites() {
-  const missing = [];
-  if (!fs.existsSync(PYTHON)) missing.push(`${PYTHON} (set CADENZA_PYTHON, or run scripts/setup.sh)`);
-  if (!fs.existsSync(CODE_SERVER)) missing.push(`${CODE_SERVER} (run tests/vscode/install-code-server.sh)`);
-  if (!fs.existsSync(VSIX)) missing.push(`${VSIX} (npm run package in clients/vscode)`);
-  if (!fs.existsSync(CHROMIUM)) missing.push(`${CHROMIUM} (apt-get install chromium)`);
-  if (missing.length) throw new Error(`the VS Code tier cannot run; missing:\n  ${missing.join("\n  ")}`);
-}
-
-/** The Cadenza output channel as VS Code logged it, plus code-server's own log. */
 function diagnostics() {
-  const channel = findFiles(userData, /Cadenza\.log$/).map((f) => `--- ${f}\n${tail(f, 80)}`);
-  const exthost = findFiles(userData, /exthost\.log$/).map((f) => `--- ${f}\n${tail(f, 30)}`);
-  return [...channel, ...exthost, `--- code-server\n${tail(logs.codeServer, 30)}`, `--- fake model\n${tail(logs.fake, 20)}`].join(
-    "\n",
-  );
+  return `${vscode?.diagnostics() ?? ""}\n--- fake model\n${tail(fakeLog, 20)}`;
 }
 
 describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
   before(async () => {
     const started = Date.now();
     prerequisites();
-    fs.rmSync(ARTIFACTS, { recursive: true, force: true });
-    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    freshArtifacts(ARTIFACTS);
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cadenza-vscode-"));
     workspace = path.join(tmp, "inventory");
     fs.cpSync(path.join(REPO, "examples", "inventory"), workspace, { recursive: true });
+    // Workspace settings change during the tests; VS Code sees a changed file sooner than a new one.
     fs.mkdirSync(path.join(workspace, ".vscode"));
     fs.writeFileSync(path.join(workspace, ".vscode", "settings.json"), "{}\n");
-    userData = path.join(tmp, "user-data");
-    const extensions = path.join(tmp, "extensions");
-    fs.mkdirSync(path.join(userData, "User"), { recursive: true });
-    settingsFile = path.join(userData, "User", "settings.json");
-    logs = { codeServer: path.join(ARTIFACTS, "code-server.log"), fake: path.join(ARTIFACTS, "fake-model.log") };
+    fakeLog = path.join(ARTIFACTS, "fake-model.log");
     const env = isolatedEnv(path.join(tmp, "home"));
 
     // The scripted model; its first stdout line says where it listens.
-    fake = startGroup(PYTHON, [path.join(HERE, "fake_model.py")], { env, cwd: REPO, logFile: logs.fake, stdin: "pipe" });
+    fake = startGroup(PYTHON, [path.join(HERE, "fake_model.py")], { env, cwd: REPO, logFile: fakeLog, stdin: "pipe" });
     fakeUrls = await waitFor("the fake model's addresses", () =>
       new Promise((resolve, reject) => {
         fake.stdout.once("data", (data) => resolve(JSON.parse(String(data).split("\n")[0])));
-        fake.once("exit", (code) => reject(new Error(`fake_model.py exited with ${code}: ${tail(logs.fake)}`)));
+        fake.once("exit", (code) => reject(new Error(`fake_model.py exited with ${code}: ${tail(fakeLog)}`)));
       }),
     { timeoutMs: 30000 });
-    writeSettings();
 
-    const serverArgs = ["--user-data-dir", userData, "--extensions-dir", extensions];
-    run(CODE_SERVER, [...serverArgs, "--install-extension", VSIX], { env, timeoutMs: 180000 });
-    const installed = fs.readdirSync(extensions).filter((d) => d.startsWith("cadenza.cadenza-"));
-    assert.equal(installed.length, 1, `the .vsix did not install into ${extensions}: ${fs.readdirSync(extensions)}`);
-
-    const port = await freePort();
-    codeServer = startGroup(
-      CODE_SERVER,
-      [
-        "--auth", "none",
-        "--bind-addr", `127.0.0.1:${port}`,
-        ...serverArgs,
-        "--disable-telemetry",
-        "--disable-update-check",
-        "--disable-workspace-trust",
-        "--disable-getting-started-override",
-        workspace,
-      ],
-      { env, cwd: tmp, logFile: logs.codeServer },
-    );
-    await waitFor(`code-server on port ${port} (/healthz)`, async () => {
-      if (codeServer.exitCode !== null) throw new Error(`code-server exited with ${codeServer.exitCode}: ${tail(logs.codeServer)}`);
-      const response = await fetch(`http://127.0.0.1:${port}/healthz`);
-      return response.ok;
-    }, { timeoutMs: 90000, intervalMs: 500 });
-
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-      ],
+    vscode = await launchVSCode({
+      tmp,
+      workspace,
+      env,
+      artifacts: ARTIFACTS,
+      settings: {
+        "cadenza.model": "openai/test",
+        "cadenza.baseUrl": fakeUrls.baseUrl,
+        "cadenza.server.command": [PYTHON, "-m", "cadenza"],
+        "cadenza.server.env": { OPENAI_API_KEY: "test-key" },
+        "cadenza.server.logLevel": "INFO",
+      },
     });
-    page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-    page.setDefaultTimeout(30000);
-    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
-    wb = new Workbench(page, ARTIFACTS);
-    await wb.waitForWorkbench();
-    console.log(`# set up in ${((Date.now() - started) / 1000).toFixed(1)} s (code-server port ${port}, workspace ${workspace})`);
+    ({ page, wb } = vscode);
+    console.log(`# set up in ${((Date.now() - started) / 1000).toFixed(1)} s (code-server port ${vscode.port}, workspace ${workspace})`);
   });
 
   after(async () => {
@@ -203,8 +113,7 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       const index = wb.shots.map((s) => `${path.basename(s.file)}: ${s.description}`).join("\n");
       fs.writeFileSync(path.join(ARTIFACTS, "screenshots.txt"), `${index}\n`);
     }
-    await browser?.close().catch(() => {});
-    await stopGroup(codeServer);
+    await vscode?.close();
     await stopGroup(fake);
     if (tmp && !process.env.CADENZA_KEEP_TMP) fs.rmSync(tmp, { recursive: true, force: true });
   });
