@@ -170,3 +170,24 @@ async def test_duplicate_call_ids_in_one_reply_are_made_unique(fake: FakeOpenAI)
     reply = await p.complete(request())
     await p.aclose()
     assert len({c.id for c in reply.tool_calls}) == 2
+
+
+async def test_a_silent_server_is_not_waited_for_again(fake: FakeOpenAI) -> None:
+    import time
+
+    fake.script(Reply(content="late", delay_s=3.0), text("never asked"))
+    p = OpenAIProvider(
+        name="openai/test",
+        base_url=fake.base_url,
+        model="test",
+        retry=FAST,
+        timeout_s=0.5,
+        stream=False,
+    )
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as info:
+        await p.complete(request())
+    await p.aclose()
+    assert time.monotonic() - started < 2.5
+    assert "after 1 attempt:" in str(info.value) and "read timeout" in str(info.value)
+    assert len(fake.requests) == 1

@@ -105,7 +105,15 @@ class RetryableStatus(Retryable):
 def _describe(exc: Exception) -> str:
     if isinstance(exc, Retryable):
         return str(exc)
-    return f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, httpx.ReadTimeout):
+        return "the model server sent nothing within the read timeout (provider option timeout_s)"
+    where = ""
+    if isinstance(exc, httpx.RequestError):
+        try:
+            where = f" ({exc.request.method} {exc.request.url})"
+        except RuntimeError:  # no request attached
+            where = ""
+    return f"{type(exc).__name__}: {exc or 'no details'}{where}"
 
 
 async def with_retries(
@@ -132,7 +140,9 @@ async def with_retries(
             return await call()
         except (Retryable, httpx.TransportError) as exc:
             last = exc
-            if attempt == policy.attempts:
+            # A server that stays silent for the whole read timeout is not a passing fault:
+            # waiting that long again would only multiply the wait.
+            if attempt == policy.attempts or isinstance(exc, httpx.ReadTimeout):
                 break
             retry_after = exc.retry_after if isinstance(exc, Retryable) else None
             wait = policy.delay(attempt, retry_after)
@@ -145,5 +155,6 @@ async def with_retries(
             )
             await anyio.sleep(wait)
     assert last is not None
-    noun = "attempt" if policy.attempts == 1 else "attempts"
-    raise ProviderError(redact(f"{what} failed after {policy.attempts} {noun}: {_describe(last)}"))
+    tries = attempt
+    noun = "attempt" if tries == 1 else "attempts"
+    raise ProviderError(redact(f"{what} failed after {tries} {noun}: {_describe(last)}"))
