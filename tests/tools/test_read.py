@@ -59,5 +59,13 @@ async def test_list_and_search(tmp_path: Path) -> None:
     found = await invoke(tmp_path, "search", pattern=r"calc\b")
     assert found.content.splitlines()[0] == "2 matches in 2 files: b.md, src/a.py"
     assert "  1: def calc():" in found.content
-    bad = await invoke(tmp_path, "search", pattern="(")
-    assert bad.is_error and "invalid regular expression" in bad.content
+    literal = await invoke(tmp_path, "search", pattern="calc(")  # not a regex: searched as text
+    assert (
+        not literal.is_error
+        and literal.content == "1 matches in 1 files: src/a.py\nsrc/a.py\n  1: def calc():"
+    )
+    (tmp_path / "s.py").write_text("last = values[len(values) - 1]\n")
+    code = await invoke(tmp_path, "search", pattern="len(values) - 1")  # valid regex, no match
+    assert "s.py" in code.content and "  1: last = values" in code.content
+    deep = await invoke(tmp_path, "list_files", glob="**/*.py")
+    assert deep.content.splitlines() == ["s.py", "src/a.py"]

@@ -112,6 +112,12 @@ def _walk(root: Path, folder: Path) -> Iterator[Path]:
                 yield path
 
 
+def _glob_matches(glob: str, name: str, rel: str) -> bool:
+    """``glob`` against a file's name or relative path; ``**/`` also matches the top folder."""
+    patterns = {glob, glob.removeprefix("**/")}
+    return any(fnmatch.fnmatch(name, g) or fnmatch.fnmatch(rel, g) for g in patterns)
+
+
 class ListFiles(Tool[ListFilesArgs]):
     """List the files under a folder, recursively."""
 
@@ -134,9 +140,7 @@ class ListFiles(Tool[ListFilesArgs]):
         more = 0
         for path in _walk(ctx.root, folder):
             rel = relative_name(ctx.root, path)
-            if args.glob and not (
-                fnmatch.fnmatch(path.name, args.glob) or fnmatch.fnmatch(rel, args.glob)
-            ):
+            if args.glob and not _glob_matches(args.glob, path.name, rel):
                 continue
             if len(names) < MAX_LIST_ENTRIES:
                 names.append(rel)
@@ -159,7 +163,10 @@ class Search(Tool[SearchArgs]):
     """Search workspace files with a regular expression."""
 
     name = "search"
-    description = "Search text files with a regular expression; returns the matching lines by file."
+    description = (
+        "Search text files for a pattern (a regular expression; lines that contain the pattern "
+        "as plain text match too); returns the matching lines by file."
+    )
     args_model = SearchArgs
     kind: ClassVar[ToolKind] = "search"
     read_only = True
@@ -170,17 +177,19 @@ class Search(Tool[SearchArgs]):
 
     @override
     async def invoke(self, args: SearchArgs, ctx: ToolContext) -> ToolResult:
+        # Models often pass code as the pattern (``len(x) - 1``, ``a[0]``): a line that holds
+        # the pattern literally matches too, and a pattern that is no valid regex is literal.
         try:
-            regex = re.compile(args.pattern)
-        except re.error as exc:
-            raise ToolError(f"invalid regular expression: {exc}") from None
+            regex: re.Pattern[str] | None = re.compile(args.pattern)
+        except re.error:
+            regex = None
         target = resolve_in_workspace(ctx.root, args.path)
         files = [target] if target.is_file() else list(_walk(ctx.root, target))
         by_file: dict[str, list[str]] = {}
         shown = total = 0
         for path in files:
             for lineno, line in _searchable_lines(ctx, path):
-                if not regex.search(line):
+                if args.pattern not in line and not (regex and regex.search(line)):
                     continue
                 total += 1
                 if shown < MAX_SEARCH_MATCHES:
