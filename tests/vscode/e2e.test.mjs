@@ -233,6 +233,43 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       await setWorkspaceSettings({}, "saveEdits never");
     }));
 
+  it("needs_user_input: Answer… runs the task again with the person's answer", async () =>
+    step("needs-input", async () => {
+      await control("/reset", {});
+      await script(
+        call(
+          "complete",
+          {
+            status: "needs_user_input",
+            summary: "I need the currency before changing the report.",
+            missing_info: "which currency the report should use",
+            why_no_default: "EUR and USD are equally plausible here",
+          },
+          "n1",
+        ),
+        { content: "The report now shows the value in CHF." },
+      );
+      await wb.clearNotifications();
+      await wb.command("Cadenza: Run Task…");
+      await wb.waitForQuickInput("Cadenza: Run Task");
+      await page.keyboard.type("Show the currency in the report");
+      await page.keyboard.press("Enter");
+      const toast = await wb.waitForToast("Cadenza needs your input: which currency the report should use", 60000);
+      await wb.shot("needs-input", "needs_user_input: what the agent needs, with Answer…");
+      await toast.locator(".monaco-button", { hasText: "Answer…" }).click();
+      await wb.waitForQuickInput("which currency the report should use (EUR and USD are equally plausible here)");
+      await page.keyboard.type("CHF");
+      await page.keyboard.press("Enter");
+      // (VS Code files this end notification in the notification center without a toast when it
+      // comes right after the input box: the panel is where to look.)
+      await wb.panel().locator('section.session[data-stop-reason="end_turn"]', { hasText: "The report now shows the value in CHF." }).waitFor({ timeout: 60000 });
+      const sent = await requests();
+      assert.equal(
+        userTask(sent[1]),
+        'Show the currency in the report\n\nActive file: inventory.py (cursor on line 1)\n\nAnswer to "which currency the report should use": CHF',
+      );
+    }));
+
   it("cancels a running session with the progress notification's Cancel button", async () =>
     step("cancel-notification", async () => {
       await control("/reset", {});
