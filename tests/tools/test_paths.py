@@ -96,3 +96,37 @@ async def test_search_and_list_skip_symlinks_out(layout: tuple[Path, Path]) -> N
     assert not is_error and content == "no matches"
     is_error, content = await run_tool(root, "list_files", "{}")
     assert content.splitlines() == ["inside.txt"]
+
+
+async def test_delete_and_rename_of_a_link_leave_its_target(layout: tuple[Path, Path]) -> None:
+    root, _ = layout
+    (root / "a.py").write_text("keep me\n")
+    os.symlink(root / "a.py", root / "inlink")
+    for name, arguments in [
+        ("delete_file", '{"path": "inlink"}'),
+        ("rename_file", '{"path": "inlink", "new_path": "b.py"}'),
+    ]:
+        is_error, content = await run_tool(root, name, arguments)
+        assert is_error and "symbolic link" in content
+    assert (root / "a.py").read_text() == "keep me\n" and (root / "inlink").is_symlink()
+    assert not (root / "b.py").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("write_file", '{"path": ".git/hooks/post-checkout", "content": "#!/bin/sh\\nevil"}'),
+        ("edit_file", '{"path": ".git/config", "old_string": "a", "new_string": "b"}'),
+        ("create_file", '{"path": "sub/.git/x", "content": "x"}'),
+    ],
+)
+async def test_version_control_folders_are_never_changed(
+    layout: tuple[Path, Path], name: str, arguments: str
+) -> None:
+    root, _ = layout
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / ".git" / "config").write_text("a\n")
+    is_error, content = await run_tool(root, name, arguments)
+    assert is_error and "version-control folder" in content
+    assert (root / ".git" / "config").read_text() == "a\n"
+    assert not (root / ".git" / "hooks" / "post-checkout").exists()

@@ -22,7 +22,7 @@ from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind,
 from cadenza.tools.documents import current_document, exists
 from cadenza.tools.fs import read_decoded
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit, ToolHost
-from cadenza.tools.paths import relative_name, resolve_in_workspace
+from cadenza.tools.paths import relative_name, resolve_for_change
 from cadenza.tools.textfile import (
     LINE_BREAK,
     UnencodableError,
@@ -106,7 +106,7 @@ class EditFile(Tool[EditFileArgs]):
 
     @override
     async def invoke(self, args: EditFileArgs, ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx.root, args.path)
+        path = resolve_for_change(ctx.root, args.path)
         name = relative_name(ctx.root, path)
         if args.old_string == "":
             raise ToolError("old_string is empty; use write_file to create a file")
@@ -177,7 +177,7 @@ class WriteFile(Tool[WriteFileArgs]):
 
     @override
     async def invoke(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx.root, args.path)
+        path = resolve_for_change(ctx.root, args.path)
         name = relative_name(ctx.root, path)
         if path.is_dir():
             raise ToolError(f"{name} is a folder")
@@ -240,7 +240,7 @@ class CreateFile(Tool[CreateFileArgs]):
 
     @override
     async def invoke(self, args: CreateFileArgs, ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx.root, args.path)
+        path = resolve_for_change(ctx.root, args.path)
         name = relative_name(ctx.root, path)
         if path.is_dir():
             raise ToolError(f"{name} is a folder")
@@ -295,7 +295,7 @@ class DeleteFile(Tool[DeleteFileArgs]):
 
     @override
     async def invoke(self, args: DeleteFileArgs, ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx.root, args.path)
+        path = resolve_for_change(ctx.root, args.path, link_itself=True)
         name = relative_name(ctx.root, path)
         doc = _existing_file(ctx, path, name)
         edit = FileEdit(
@@ -337,8 +337,8 @@ class RenameFile(Tool[RenameFileArgs]):
 
     @override
     async def invoke(self, args: RenameFileArgs, ctx: ToolContext) -> ToolResult:
-        path = resolve_in_workspace(ctx.root, args.path)
-        new_path = resolve_in_workspace(ctx.root, args.new_path)
+        path = resolve_for_change(ctx.root, args.path, link_itself=True)
+        new_path = resolve_for_change(ctx.root, args.new_path)
         name, new_name = relative_name(ctx.root, path), relative_name(ctx.root, new_path)
         if new_path == path:
             raise ToolError(f"{name} and {new_name} are the same path; nothing to rename")

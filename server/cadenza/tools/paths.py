@@ -40,6 +40,40 @@ def resolve_in_workspace(root: Path, user_path: str) -> Path:
     return resolved
 
 
+PROTECTED_PARTS = frozenset({".git", ".hg", ".svn"})
+"""Folders no tool changes: a write into ``.git`` (hooks, config) can run code later."""
+
+
+def resolve_for_change(root: Path, user_path: str, *, link_itself: bool = False) -> Path:
+    """Resolve a path a file-changing tool will write, delete or rename.
+
+    Args:
+        root: The workspace root.
+        user_path: The path the model gave.
+        link_itself: The change acts on the directory entry (delete, rename): a symbolic link
+            there is refused, since following it would change the file it points to instead.
+
+    Returns:
+        The absolute resolved path, inside the workspace.
+
+    Raises:
+        ToolError: Outside the workspace, inside a version-control folder, or (with
+            ``link_itself``) a symbolic link.
+    """
+    resolved = resolve_in_workspace(root, user_path)
+    parts = resolved.relative_to(root.resolve()).parts
+    if PROTECTED_PARTS.intersection(parts):
+        raise ToolError(f"{user_path!r} is inside a version-control folder; tools do not change it")
+    if link_itself:
+        given = Path(user_path) if Path(user_path).is_absolute() else root / user_path
+        if given.is_symlink():
+            raise ToolError(
+                f"{user_path!r} is a symbolic link; it was not changed (name the file it points "
+                f"to, {relative_name(root, resolved)}, to change that file)"
+            )
+    return resolved
+
+
 def relative_name(root: Path, path: Path) -> str:
     """``path`` relative to the root, with forward slashes, for messages to the model."""
     try:
