@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import signal
 import sys
 import time
@@ -31,10 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.markup import escape
 
 from cadenza.client.display import SessionDisplay, print_summary
 from cadenza.client.prompts import DecliningPrompter, Prompter, TerminalPrompter
+from cadenza.client.safe_text import visible_markup
 from cadenza.client.session import ClientError, ClientOptions, HeadlessClient, SessionOutcome
 from cadenza.client.wire import UndoSessionResult
 
@@ -67,6 +68,7 @@ def run_main(args: argparse.Namespace) -> int:
         args: ``task``, ``workspace``, ``model``, ``workflow``, ``events``, ``yes``,
             ``max_steps``, ``review`` from the parser in :mod:`cadenza.cli`.
     """
+    _quiet_pygls()
     console = Console(highlight=False)
     errors = Console(stderr=True, highlight=False)
     interactive = not args.yes and sys.stdin.isatty()
@@ -93,6 +95,15 @@ def run_main(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
 
 
+def _quiet_pygls() -> None:
+    """Keep pygls's own error logs (with tracebacks) off the terminal.
+
+    A response that arrives for a request given up after Ctrl-C made pygls log a traceback;
+    the client reports the protocol errors that matter itself.
+    """
+    logging.getLogger("pygls").setLevel(logging.CRITICAL)
+
+
 def undo_main(args: argparse.Namespace) -> int:
     """Run ``cadenza undo SESSION_ID``: start a server, undo the session, list the files.
 
@@ -114,13 +125,15 @@ def undo_main(args: argparse.Namespace) -> int:
     try:
         result = asyncio.run(undo())
     except ClientError as exc:
-        errors.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+        errors.print(f"[red]error:[/] {visible_markup(str(exc))}", soft_wrap=True)
         return EXIT_ERROR
     for file in result.files:
         moved = f" (from {file.old_path})" if file.old_path else ""
-        console.print(f"{file.action} {escape(file.path)}{escape(moved)}", soft_wrap=True)
+        console.print(
+            f"{file.action} {visible_markup(file.path)}{visible_markup(moved)}", soft_wrap=True
+        )
     for path in result.unchanged:
-        console.print(f"unchanged {escape(path)} (already as before)", soft_wrap=True)
+        console.print(f"unchanged {visible_markup(path)} (already as before)", soft_wrap=True)
     if not result.files and not result.unchanged:
         console.print("the session changed no file")
     return EXIT_OK
@@ -149,7 +162,7 @@ class _Run:
         except asyncio.CancelledError:
             outcome = None  # a second Ctrl-C, or Ctrl-C before the session started
         except ClientError as exc:
-            self.errors.print(f"[red]error:[/] {escape(str(exc))}", soft_wrap=True)
+            self.errors.print(f"[red]error:[/] {visible_markup(str(exc))}", soft_wrap=True)
             return EXIT_ERROR
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -181,7 +194,7 @@ class _Run:
         try:
             await client.cancel()
         except ClientError as exc:
-            self.errors.print(f"[red]error:[/] {escape(str(exc))}")
+            self.errors.print(f"[red]error:[/] {visible_markup(str(exc))}")
             drive.cancel()
             return
         with contextlib.suppress(TimeoutError):

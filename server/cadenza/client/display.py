@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
-from rich.markup import escape
 from rich.spinner import Spinner
 from rich.text import Text
 
@@ -28,6 +27,7 @@ from cadenza.client.events import (
     ServerMessage,
     UserAsked,
 )
+from cadenza.client.safe_text import visible, visible_markup
 from cadenza.client.summary import diff_stat, unified_diff
 from cadenza.client.wire import (
     AgentMessageChunk,
@@ -42,6 +42,8 @@ _STEP = re.compile(r"(?:(?P<movement>\S+) · )?(?P<step>step \d+/\d+)")
 """A step report: ``step 3/25``, or ``plan · step 3/25`` with the running movement."""
 REASON_CHARS = 120
 DIFF_LINES_PER_FILE = 40
+DIFF_LINE_CHARS = 1000
+"""A longer diff line (minified code, say) is cut after this many characters."""
 KIND_MARKS = {"created": "A", "modified": "M", "deleted": "D", "renamed": "R"}
 
 
@@ -136,9 +138,13 @@ class SessionDisplay:
     def _note(self, event: ClientEvent) -> None:
         if isinstance(event, EditWritten):
             for change in event.changes:
-                self._line(f"  [dim]{self.marks.edit} {escape(_change_label(change))}[/dim]")
+                self._line(
+                    f"  [dim]{self.marks.edit} {visible_markup(_change_label(change))}[/dim]"
+                )
         elif isinstance(event, EditRejected):
-            self._line(f"  [yellow]{self.marks.failed} edit refused: {escape(event.reason)}[/]")
+            self._line(
+                f"  [yellow]{self.marks.failed} edit refused: {visible_markup(event.reason)}[/]"
+            )
         elif isinstance(event, UserAsked):
             self._asked(event)
         elif isinstance(event, Compaction):
@@ -148,21 +154,21 @@ class SessionDisplay:
             )
         elif isinstance(event, ServerMessage) and (event.shown or event.level == "error"):
             colour = {"error": "red", "warning": "yellow"}.get(event.level, "cyan")
-            self._line(f"[{colour}]server {event.level}:[/] {escape(event.message)}")
+            self._line(f"[{colour}]server {event.level}:[/] {visible_markup(event.message)}")
 
     def _agent_text(self, text: str) -> None:
         self.streamed_text = True
         self._pending_text += text
         *complete, self._pending_text = self._pending_text.split("\n")
         for line in complete:
-            self._print(Text(line))
+            self._print(Text(visible(line)))
         self._refresh()
 
     def flush_text(self) -> None:
         """Print the agent's text that has no line end yet."""
         if self._pending_text:
             text, self._pending_text = self._pending_text, ""
-            self._print(Text(text))
+            self._print(Text(visible(text)))
             self._refresh()
 
     def _tool_call(self, event: ToolCall) -> None:
@@ -176,26 +182,27 @@ class SessionDisplay:
             return
         title = event.title or self._tools.pop(event.tool_call_id, "tool call")
         if event.status == "completed":
-            self._line(f"[green]{self.marks.ok}[/] {escape(title)}")
+            self._line(f"[green]{self.marks.ok}[/] {visible_markup(title)}")
             return
         reason = event.text().strip().splitlines()
-        detail = f" [dim]{self.marks.dot} {escape(reason[0][:200])}[/dim]" if reason else ""
-        self._line(f"[red]{self.marks.failed}[/] {escape(title)}{detail}")
+        detail = f" [dim]{self.marks.dot} {visible_markup(reason[0][:200])}[/dim]" if reason else ""
+        self._line(f"[red]{self.marks.failed}[/] {visible_markup(title)}{detail}")
 
     def _movement(self, event: Movement) -> None:
         reason = event.reason.strip().splitlines()[0] if event.reason.strip() else ""
         if len(reason) > REASON_CHARS:
             reason = reason[: REASON_CHARS - 1] + "…"
-        detail = f" [dim]{self.marks.dot} {escape(reason)}[/dim]" if reason else ""
+        detail = f" [dim]{self.marks.dot} {visible_markup(reason)}[/dim]" if reason else ""
         self._line(
-            f"[bold magenta]{self.marks.movement} movement {escape(event.movement)}[/]{detail}"
+            f"[bold magenta]{self.marks.movement} movement "
+            f"{visible_markup(event.movement)}[/]{detail}"
         )
 
     def _progress(self, event: Progress) -> None:
         message = event.message or event.title or ""
         if event.kind == "begin":
             self._activity = "thinking"
-            self._line(f"[bold]{self.marks.dot} {escape(event.title or 'session')}[/bold]")
+            self._line(f"[bold]{self.marks.dot} {visible_markup(event.title or 'session')}[/bold]")
         elif event.kind == "report" and message:
             step = _STEP.fullmatch(message)
             if step is None:
@@ -203,15 +210,18 @@ class SessionDisplay:
             else:
                 self._step, self._activity = message, "thinking"
                 if not self.live_enabled:  # the movement has its own line already
-                    self._line(f"[dim]{self.marks.dot} {escape(step['step'])}[/dim]")
+                    self._line(f"[dim]{self.marks.dot} {visible_markup(step['step'])}[/dim]")
         self._refresh()
 
     def _asked(self, event: UserAsked) -> None:
         if event.answer is not None:
-            self._line(f"[cyan]?[/] {escape(event.question)} [dim]→ {escape(event.answer)}[/dim]")
+            self._line(
+                f"[cyan]?[/] {visible_markup(event.question)} "
+                f"[dim]→ {visible_markup(event.answer)}[/dim]"
+            )
             return
         note = self.declined_note or "no answer"
-        self._line(f"[cyan]?[/] {escape(event.question)} [yellow]→ declined ({note})[/]")
+        self._line(f"[cyan]?[/] {visible_markup(event.question)} [yellow]→ declined ({note})[/]")
 
     # -- output ------------------------------------------------------------------------------
 
@@ -231,9 +241,9 @@ class SessionDisplay:
         return f" {self.marks.dot} ".join(parts)
 
     def _renderable(self) -> RenderableType:
-        self._spinner.update(text=Text(self._status(), style="cyan"))
+        self._spinner.update(text=Text(visible(self._status()), style="cyan"))
         if self._pending_text:
-            return Group(Text(self._pending_text), self._spinner)
+            return Group(Text(visible(self._pending_text)), self._spinner)
         return self._spinner
 
     def _refresh(self) -> None:
@@ -277,11 +287,13 @@ def print_summary(
     console.print()
     if show_message and message:
         label = "error" if stop_reason == "error" else "message"
-        console.print(f"[{colour}]{label}:[/] {escape(message)}", soft_wrap=True)
+        console.print(f"[{colour}]{label}:[/] {visible_markup(message)}", soft_wrap=True)
     if missing_info:
-        console.print(f"[{colour}]needs:[/] {escape(missing_info)}", soft_wrap=True)
+        console.print(f"[{colour}]needs:[/] {visible_markup(missing_info)}", soft_wrap=True)
     if why_no_default:
-        console.print(f"[{colour}]why no default:[/] {escape(why_no_default)}", soft_wrap=True)
+        console.print(
+            f"[{colour}]why no default:[/] {visible_markup(why_no_default)}", soft_wrap=True
+        )
     step_part = f"steps {steps} {marks.dot} " if steps is not None else ""
     console.print(
         f"[bold]session {stop_reason}[/] {marks.dot} {step_part}wall time {wall_time:.1f} s",
@@ -295,7 +307,7 @@ def print_summary(
     for change in changes:
         stat = diff_stat(change)
         console.print(
-            f"  {KIND_MARKS[change.kind]} {escape(_change_label(change))}  "
+            f"  {KIND_MARKS[change.kind]} {visible_markup(_change_label(change))}  "
             f"[green]+{stat.added}[/] [red]-{stat.removed}[/]",
             soft_wrap=True,
             highlight=False,
@@ -306,12 +318,18 @@ def print_summary(
 def print_diffs(
     console: Console, changes: tuple[FileChange, ...], *, max_lines: int = DIFF_LINES_PER_FILE
 ) -> None:
-    """Print each change's unified diff (coloured), at most ``max_lines`` lines per file."""
+    """Print each change's unified diff (coloured), at most ``max_lines`` lines per file.
+
+    Each line is cut after ``DIFF_LINE_CHARS`` characters and made :func:`visible`.
+    """
     for change in changes:
         console.print()
         for line in unified_diff(change, max_lines=max_lines):
             style = _diff_style(line)
-            console.print(Text(line, style=style), soft_wrap=True)
+            if len(line) > DIFF_LINE_CHARS:
+                extra = len(line) - DIFF_LINE_CHARS
+                line = f"{line[:DIFF_LINE_CHARS]}… {extra} more characters"
+            console.print(Text(visible(line), style=style), soft_wrap=True)
 
 
 _COLOURS = {"end_turn": "green", "error": "red", "failed": "red", "aborted": "red"}

@@ -19,11 +19,11 @@ from contextlib import AbstractContextManager
 from typing import Protocol, TypeVar
 
 from rich.console import Console
-from rich.markup import escape
 from rich.prompt import Prompt
 
 from cadenza.client.display import print_diffs
 from cadenza.client.edits import EditReview
+from cadenza.client.safe_text import visible_markup
 from cadenza.client.wire import AskUserParams
 
 T = TypeVar("T")
@@ -117,14 +117,14 @@ class TerminalPrompter:
 
     async def ask(self, request: AskUserParams) -> str | None:
         """Ask the question; an empty answer or end of input declines."""
-        question = request.question
+        question = visible_markup(request.question)
         if request.why_no_default:
-            question = f"{question}\n[dim]({request.why_no_default})[/dim]"
+            question = f"{question}\n[dim]({visible_markup(request.why_no_default)})[/dim]"
         return await self._prompt(question, request.options or None)
 
     async def choose(self, message: str, actions: Sequence[str]) -> str | None:
         """Offer the actions; an empty answer or end of input dismisses."""
-        return await self._prompt(message, list(actions) or None)
+        return await self._prompt(visible_markup(message), list(actions) or None)
 
     async def confirm_edit(self, review: EditReview) -> bool:
         """Print the edit's unified diff, then ask ``Apply this change? [y/n]``.
@@ -134,7 +134,7 @@ class TerminalPrompter:
 
         def show_and_read() -> str | None:
             title = review.description or review.label
-            self.console.print(f"[bold cyan]?[/] [bold]{escape(title)}[/]", soft_wrap=True)
+            self.console.print(f"[bold cyan]?[/] [bold]{visible_markup(title)}[/]", soft_wrap=True)
             print_diffs(self.console, review.changes, max_lines=REVIEW_DIFF_LINES)
             try:
                 answer = Prompt.ask(

@@ -14,7 +14,7 @@ def merge_changes(changes: Iterable[FileChange]) -> tuple[FileChange, ...]:
     """Fold successive changes of the same path into one (first ``before``, last ``after``).
 
     A file created and later deleted in the same session disappears from the result; a
-    file that ends as it began is dropped too.
+    file that ends as it began is dropped too, unless it moved to another path.
 
     Args:
         changes: Changes in the order they were written.
@@ -28,7 +28,12 @@ def merge_changes(changes: Iterable[FileChange]) -> tuple[FileChange, ...]:
             change = _moved(merged.pop(change.old_path), change)
         earlier = merged.get(change.path)
         merged[change.path] = change if earlier is None else _fold(earlier, change)
-    return tuple(c for c in merged.values() if c.before != c.after)
+    return tuple(c for c in merged.values() if c.before != c.after or _moves(c))
+
+
+def _moves(change: FileChange) -> bool:
+    """A rename to another path: listed even when the content is unchanged."""
+    return change.kind == "renamed" and change.old_path not in (None, change.path)
 
 
 def _moved(source: FileChange, rename: FileChange) -> FileChange:

@@ -338,3 +338,17 @@ class CadenzaClientProtocol(LanguageServerProtocol):
         """The message class of ``method``: Cadenza's own, else lsprotocol's."""
         # The base method is wrapped in functools.lru_cache; a plain override is called alike.
         return CUSTOM_MESSAGE_TYPES.get(method) or super().get_message_type(method)
+
+    def _handle_response(
+        self, msg_id: Any, result: Any | None = None, error: Any | None = None
+    ) -> None:
+        """Drop a response to a request that was given up (Ctrl-C); else as pygls does.
+
+        pygls would set the result of the cancelled future, raising ``InvalidStateError``
+        and printing a traceback on the terminal.
+        """
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            self._request_futures.pop(msg_id, None)
+            return
+        super()._handle_response(msg_id, result, error)

@@ -1,0 +1,31 @@
+r"""Text from the server, the model or files, made safe to print on a terminal.
+
+Model output can carry escape sequences that move the cursor, erase lines or clear the screen,
+so that a diff or a message shows something other than what was written. :func:`visible`
+shows every control character (C0 except ``\n`` and ``\t``, DEL, C1) and every bidi
+override or isolate as visible text (``\x1b``, ``\u202e``); :func:`visible_markup` also
+escapes rich markup, for strings that are put into a markup template.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.markup import escape
+
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with each control character and bidi override replaced by its escaped form."""
+    return _UNSAFE.sub(_shown, text)
+
+
+def visible_markup(text: str) -> str:
+    """:func:`visible`, then rich markup escaped: for text inserted into a markup string."""
+    return escape(visible(text))
