@@ -25,3 +25,10 @@ def test_run_parses_provider_and_base_url() -> None:
         ["run", "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "do it"]
     )
     assert (args.provider, args.base_url, args.task) == ("openai", "http://127.0.0.1:9/v1", "do it")
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "5000", "ten"])
+def test_max_steps_out_of_range_is_an_argument_error(bad: str) -> None:
+    with pytest.raises(SystemExit) as info:
+        build_parser().parse_args(["run", "--max-steps", bad, "task"])
+    assert info.value.code == 2

@@ -69,7 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="answer prompts with defaults; apply every change without asking",
     )
-    run.add_argument("--max-steps", type=int, help="model requests allowed in the session")
+    run.add_argument(
+        "--max-steps",
+        type=_step_count,
+        help="model requests allowed in the session (1 to 1000; default 25)",
+    )
     run.add_argument(
         "--review",
         choices=["auto", "confirm"],
@@ -89,6 +93,17 @@ def build_parser() -> argparse.ArgumentParser:
     pull.add_argument("name", nargs="?", help="model name (default: the default local model)")
     models_sub.add_parser("list", help="list the known models and whether they are pulled")
     return parser
+
+
+def _step_count(text: str) -> int:
+    """``--max-steps``: an integer from 1 to 1000 (the server's own bounds)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= 1000:
+        raise argparse.ArgumentTypeError(f"{value} is not between 1 and 1000")
+    return value
 
 
 def model_with_provider(model: str | None, provider: str | None) -> str | None:

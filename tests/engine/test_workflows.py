@@ -58,3 +58,19 @@ def test_invalid_files_name_file_and_field(text: str, expected: str) -> None:
         parse_workflow(text, "/w/.cadenza/workflows/x.toml")
     assert str(info.value).startswith("/w/.cadenza/workflows/x.toml: ")
     assert expected in str(info.value)
+
+
+def test_unknown_tool_names_are_refused_naming_file_and_field(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    folder = tmp_path / ".cadenza" / "workflows"
+    folder.mkdir(parents=True)
+    (folder / "typo.toml").write_text(
+        'name = "typo"\n[[movements]]\nname = "a"\ntools = ["read_file", "rm_rf"]\n'
+    )
+    catalog = load_catalog(tmp_path, known_tools=frozenset({"read_file", "edit_file"}))
+    with pytest.raises(WorkflowError) as info:
+        catalog.get("typo")
+    assert "typo.toml: movements.0.tools: unknown tool(s) rm_rf" in str(info.value)
+    assert catalog.get("default").name == "default"

@@ -106,6 +106,10 @@ class WorkflowCatalog:
 
     workflows: dict[str, Workflow] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, str] = field(default_factory=dict)
+    """Workflow name → the file it came from."""
+    known_tools: frozenset[str] | None = None
+    """When set, ``get`` refuses a workflow naming a tool outside this set."""
 
     def get(self, name: str) -> Workflow:
         """The workflow called ``name``.
@@ -116,12 +120,25 @@ class WorkflowCatalog:
         """
         found = self.workflows.get(name)
         if found is not None:
+            self._check_tools(found)
             return found
         broken = [e for path, e in self.errors.items() if Path(path).stem == name]
         if broken:
             raise WorkflowError(broken[0])
         known = ", ".join(sorted(self.workflows))
         raise WorkflowError(f"unknown workflow {name!r}; known workflows: {known}")
+
+    def _check_tools(self, workflow: Workflow) -> None:
+        if self.known_tools is None:
+            return
+        for i, movement in enumerate(workflow.movements):
+            unknown = sorted(set(movement.tools or ()) - self.known_tools)
+            if unknown:
+                source = self.sources.get(workflow.name, workflow.name)
+                raise WorkflowError(
+                    f"{source}: movements.{i}.tools: unknown tool(s) {', '.join(unknown)}; "
+                    f"known tools: {', '.join(sorted(self.known_tools))}"
+                )
 
 
 def _builtin_sources() -> list[tuple[str, str]]:
@@ -145,12 +162,19 @@ def _folder_sources(folder: Path) -> list[tuple[str, str]]:
     return out
 
 
-def load_catalog(workspace: Path | None) -> WorkflowCatalog:
-    """Load the built-in, user and workspace workflows (never raises for a bad file)."""
+def load_catalog(
+    workspace: Path | None, known_tools: frozenset[str] | None = None
+) -> WorkflowCatalog:
+    """Load the built-in, user and workspace workflows (never raises for a bad file).
+
+    Args:
+        workspace: The session's root, for ``.cadenza/workflows``; None for none.
+        known_tools: The workspace tools a movement may name; ``get`` refuses others.
+    """
     sources = _builtin_sources() + _folder_sources(user_config_dir() / "workflows")
     if workspace is not None:
         sources += _folder_sources(workspace / ".cadenza" / "workflows")
-    catalog = WorkflowCatalog()
+    catalog = WorkflowCatalog(known_tools=known_tools)
     for source, text in sources:
         try:
             workflow = parse_workflow(text, source)
@@ -158,6 +182,7 @@ def load_catalog(workspace: Path | None) -> WorkflowCatalog:
             catalog.errors[source] = str(exc)
             continue
         catalog.workflows[workflow.name] = workflow
+        catalog.sources[workflow.name] = source
     return catalog
 
 

@@ -184,7 +184,7 @@ class SessionManager:
             InvalidArguments: Unknown, or its file is invalid (the message names the file and
                 the field).
         """
-        catalog = load_catalog(root)
+        catalog = load_catalog(root, known_tools=frozenset(default_tools().names))
         for problem in catalog.errors.values():
             log.warning("skipping a workflow file: %s", problem)
         try:
