@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--yes",
         action="store_true",
-        help="answer prompts with defaults; apply every change without asking",
+        help="never prompt: apply every change without asking, decline questions",
     )
     run.add_argument(
         "--max-steps",
