@@ -80,7 +80,9 @@ ls -l clients/vscode/dist/cadenza.vsix >&2
 
 # --- code-server -----------------------------------------------------------------------------
 code_server_version=4.100.3
-bash tests/vscode/install-code-server.sh "$repo/.cache/code-server/$code_server_version"
+# CADENZA_CODE_SERVER_DIR: another cache folder (e.g. one that outlives fresh clones).
+code_server_dir=${CADENZA_CODE_SERVER_DIR:-$repo/.cache/code-server/$code_server_version}
+bash tests/vscode/install-code-server.sh "$code_server_dir"
 
 # --- end to end ------------------------------------------------------------------------------
 say "end to end in code-server $code_server_version"
@@ -88,7 +90,7 @@ status=0
 (
   cd tests/vscode
   CADENZA_PYTHON="$python" \
-    CODE_SERVER="$repo/.cache/code-server/$code_server_version/node_modules/.bin/code-server" \
+    CODE_SERVER="$code_server_dir/node_modules/.bin/code-server" \
     CADENZA_VSIX="$repo/clients/vscode/dist/cadenza.vsix" \
     CADENZA_VSCODE_LOCAL_MODEL="$local_model" \
     timeout --kill-after=10 1500 node --test --test-concurrency=1 e2e.test.mjs local-model.test.mjs
