@@ -10,20 +10,34 @@
 - ``workspace/executeCommand``: pygls passes a command handler its ``arguments`` only; the
   request's ``workDoneToken`` (client-initiated progress, LSP §WorkDoneProgress) is kept in a
   context variable that the handler's task inherits.
+- ``handle_body``: malformed messages get a JSON-RPC 2.0 error response (§5.1) instead of
+  pygls's ``window/showMessage``: -32700 for a body that is not JSON, -32600 for an invalid
+  request object, -32602 for params that do not fit the method; notifications and responses
+  are only logged. The response carries the request's id, or null when none is usable.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
+import logging
 from collections.abc import Generator
 from typing import Any
 
 import attrs
 from lsprotocol import types
+from pygls.exceptions import (
+    JsonRpcException,
+    JsonRpcInternalError,
+    JsonRpcInvalidRequest,
+    JsonRpcParseError,
+)
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from cadenza.lsp.params import ASK_USER
+
+log = logging.getLogger(__name__)
 
 _WORK_DONE_TOKEN: contextvars.ContextVar[types.ProgressToken | None] = contextvars.ContextVar(
     "cadenza_work_done_token", default=None
@@ -44,8 +58,86 @@ class RawResponse:
     jsonrpc: str = "2.0"
 
 
+def _usable_id(raw: Any) -> int | str | None:
+    """The message's id if it is an integer or a string (LSP), else None."""
+    msg_id = raw.get("id") if isinstance(raw, dict) else None
+    if isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool):
+        return msg_id
+    return None
+
+
+def _envelope_error(raw: Any) -> tuple[JsonRpcException, bool] | None:
+    """What is wrong with a message's envelope, and whether to answer it.
+
+    Returns:
+        None for a well-formed request, notification or response; else the error and True
+        when the message is a request (it has an ``id`` and is not a response).
+    """
+    if not isinstance(raw, dict):
+        return JsonRpcInvalidRequest("Invalid Request: not a JSON object"), True
+    has_id = "id" in raw
+    is_response = "method" not in raw and ("result" in raw or "error" in raw)
+    answer = has_id and not is_response
+    if raw.get("jsonrpc") != "2.0":
+        return JsonRpcInvalidRequest('Invalid Request: "jsonrpc" must be "2.0"'), answer
+    if "method" in raw and not isinstance(raw["method"], str):
+        return JsonRpcInvalidRequest('Invalid Request: "method" must be a string'), answer
+    if has_id and _usable_id(raw) is None:
+        return JsonRpcInvalidRequest('Invalid Request: "id" must be an integer or string'), True
+    if "method" not in raw and not is_response:
+        return JsonRpcInvalidRequest('Invalid Request: no "method"'), has_id
+    return None
+
+
 class CadenzaProtocol(LanguageServerProtocol):
     """The language server protocol plus Cadenza's custom message types."""
+
+    def send_error(self, msg_id: int | str | None, error: JsonRpcException) -> None:
+        """Send an error response; ``msg_id`` None is sent as ``"id": null``."""
+        self._send_data(
+            {
+                "jsonrpc": "2.0",
+                "id": msg_id,
+                "error": {"code": error.code, "message": error.message},
+            }
+        )
+
+    def handle_body(self, body: bytes) -> None:
+        """Parse, check and dispatch one message body, answering malformed requests.
+
+        Args:
+            body: The bytes of one frame's body.
+        """
+        try:
+            raw = json.loads(body)
+        except (ValueError, RecursionError) as exc:
+            log.warning("Message body is not JSON: %s", exc)
+            self.send_error(None, JsonRpcParseError(f"Parse error: {exc}"))
+            return
+        problem = _envelope_error(raw)
+        if problem is not None:
+            error, answer = problem
+            log.warning("%s: %.200r", error.message, raw)
+            if answer:
+                self.send_error(_usable_id(raw), error)
+            return
+        is_request = "method" in raw and "id" in raw
+        if "method" in raw and self.get_message_type(raw["method"]) is None:
+            # pygls's generic request type requires params; let the dispatch answer -32601.
+            raw.setdefault("params", None)
+        try:
+            message = self.structure_message(raw)
+        except JsonRpcException as exc:
+            # structure_message raises JsonRpcInvalidParams / JsonRpcInternalError (logged).
+            if is_request:
+                self.send_error(_usable_id(raw), exc)
+            return
+        except Exception:
+            log.exception("Unable to deserialize message")
+            if is_request:
+                self.send_error(_usable_id(raw), JsonRpcInternalError())
+            return
+        self.handle_message(message)
 
     def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         """The response type of ``method`` (raw for Cadenza's own requests)."""

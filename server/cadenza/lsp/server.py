@@ -7,18 +7,23 @@ Each handler validates its input and delegates: configuration to ``options``, se
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from threading import Event
+from typing import Any, BinaryIO
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from cadenza import __version__
+from cadenza.lsp.framing import BoundedStdinReader, serve_messages
 from cadenza.lsp.options import load_server_config
 from cadenza.lsp.params import (
     CANCEL_SESSION,
@@ -52,6 +57,45 @@ class CadenzaServer(LanguageServer):
         self.sessions = SessionManager(self)
         self.shutdown_received = False
         """True once ``shutdown`` was answered: ``exit`` then ends with status 0, else 1."""
+
+    @property
+    def _cadenza_protocol(self) -> CadenzaProtocol:
+        assert isinstance(self.protocol, CadenzaProtocol)
+        return self.protocol
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve over stdio as pygls does, reading through ``framing.serve_messages``."""
+        self._stop_event = Event()
+        reader = BoundedStdinReader(stdin or sys.stdin.buffer, self.thread_pool)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(serve_messages(self._stop_event, reader, self._cadenza_protocol))
+        except BrokenPipeError:
+            log.error("Connection to the client is lost! Shutting down the server.")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve over TCP as pygls does, reading through ``framing.serve_messages``."""
+        log.info("Starting TCP server on %s:%s", host, port)
+        self._stop_event = stop_event = Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)
+            await serve_messages(stop_event, reader, self._cadenza_protocol)
+            self.shutdown()  # type: ignore[no-untyped-call]
+
+        async def serve() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        try:
+            asyncio.run(serve())
+        except asyncio.CancelledError:
+            log.debug("Server was cancelled")
 
 
 @contextlib.contextmanager
