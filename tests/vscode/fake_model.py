@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.support.fake_openai import FakeOpenAI, Reply, tool_call  # noqa: E402
+from tests.support.fake_openai import FakeOpenAI, Reply, tool_call
 
 
 def reply_of(spec: dict[str, Any]) -> Reply:
@@ -88,7 +88,10 @@ def main() -> int:
         control = control_server(fake)
         threading.Thread(target=control.serve_forever, daemon=True).start()
         port = control.server_address[1]
-        print(json.dumps({"baseUrl": fake.base_url, "control": f"http://127.0.0.1:{port}"}), flush=True)
+        print(
+            json.dumps({"baseUrl": fake.base_url, "control": f"http://127.0.0.1:{port}"}),
+            flush=True,
+        )
 
         def watch_stdin() -> None:
             sys.stdin.read()
