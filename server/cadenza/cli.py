@@ -27,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="speak LSP-framed JSON-RPC on stdio (or TCP)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    # vscode-languageclient and others append --stdio by default; stdio is already the default.
+    serve.add_argument("--stdio", action="store_true", help="speak on stdio (the default)")
     serve.add_argument(
         "--log-level",
         default="WARNING",

@@ -49,13 +49,24 @@ async def test_invalid_initialization_options_warn_and_keep_defaults(
 ) -> None:
     harness = await connect(init_options={"maxSteps": "lots", "colour": "blue"})
     # the server answered initialize; the problem is shown, not fatal
-    warnings = [m for m in harness.client.messages if m.type == types.MessageType.Warning]
-    assert len(warnings) == 1
-    assert "initializationOptions" in warnings[0].message
-    assert "maxSteps" in warnings[0].message
+    warnings = [m.message for m in harness.client.messages if m.type == types.MessageType.Warning]
+    assert len(warnings) == 2, warnings
+    assert "unknown settings: colour" in warnings[0]
+    assert "initializationOptions" in warnings[1] and "maxSteps" in warnings[1]
 
     fake.script(text("fine"))
     _, end = await harness.run("still works")
     assert end["stopReason"] == "end_turn"
     [reports] = harness.client.progress_reports.values()
     assert reports[1].message == "work · step 1/25"  # the default maxSteps
+
+
+async def test_an_unknown_option_does_not_drop_the_valid_ones(
+    connect: Connect, fake: FakeOpenAI
+) -> None:
+    harness = await connect(init_options={"maxSteps": 3, "colour": "blue"})
+    fake.script(text("fine"))
+    _, end = await harness.run("still works")
+    assert end["stopReason"] == "end_turn"
+    [reports] = harness.client.progress_reports.values()
+    assert reports[1].message == "work · step 1/3"  # maxSteps kept beside the unknown key

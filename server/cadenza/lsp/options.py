@@ -38,6 +38,16 @@ def _environment_only(warnings: list[str]) -> CadenzaConfig:
     return config
 
 
+def _known_keys() -> set[str]:
+    """Field names and camelCase aliases of ``CadenzaConfig``."""
+    keys: set[str] = set()
+    for name, info in CadenzaConfig.model_fields.items():
+        keys.add(name)
+        if info.alias:
+            keys.add(info.alias)
+    return keys
+
+
 def load_server_config(root: Path | None, options: Any) -> LoadedConfig:
     """Load ``cadenza.toml`` and the environment for ``root``, then apply ``options``.
 
@@ -60,6 +70,12 @@ def load_server_config(root: Path | None, options: Any) -> LoadedConfig:
     if not isinstance(options, dict):
         warnings.append(f"Cadenza ignored {SOURCE}: expected a JSON object")
         return LoadedConfig(config=config, warnings=warnings)
+    known = _known_keys()
+    unknown = sorted(k for k in options if k not in known)
+    if unknown:
+        # One unknown key (a newer client, a typo) must not throw away the valid ones.
+        warnings.append(f"Cadenza ignored unknown settings: {', '.join(map(str, unknown))}")
+        options = {k: v for k, v in options.items() if k in known}
     try:
         config = config.merged(options, SOURCE)
     except ConfigError as exc:
