@@ -19,6 +19,7 @@ from cadenza.engine.results import Completed, MovementResult, NextMovement
 from cadenza.engine.workflows import Workflow
 from cadenza.messages import ToolCall, ToolSpec
 from cadenza.tools.base import strip_titles
+from cadenza.tools.dispatch.execution import format_validation
 
 
 class TransitionArgs(BaseModel):
@@ -99,7 +100,7 @@ def _parse(call: ToolCall, model: type[BaseModel]) -> BaseModel | str:
         return model.model_validate(raw)
     except ValueError as exc:  # JSONDecodeError and ValidationError are both ValueErrors
         if isinstance(exc, ValidationError):
-            return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            return format_validation(exc)
         return f"arguments are not valid JSON ({exc})"
 
 

@@ -130,17 +130,29 @@ local function client_of(session)
   return client
 end
 
---- :CadenzaCancel [id]: cancel a session (default: the newest running one).
+--- The session `id` (or the newest one; `running`: among running ones) and its live client;
+--- nil after telling the person why not.
 ---@param id string?
-function M.cancel(id)
-  local session, why = session_or_latest(id, true)
+---@param running boolean
+local function session_with_client(id, running)
+  local session, why = session_or_latest(id, running)
   if not session then
     notify(why, vim.log.levels.WARN)
-    return
+    return nil, nil
   end
   local client = client_of(session)
   if not client then
     notify("the server of session " .. short(session.id) .. " is not running", vim.log.levels.WARN)
+    return session, nil
+  end
+  return session, client
+end
+
+--- :CadenzaCancel [id]: cancel a session (default: the newest running one).
+---@param id string?
+function M.cancel(id)
+  local session, client = session_with_client(id, true)
+  if not client then
     return
   end
   require("cadenza.client").execute(client, "cadenza.cancelSession", { sessionId = session.id }, function(err, result)
@@ -158,14 +170,8 @@ end
 --- default: the newest session). Neovim's own `u` undoes an edit in its buffer.
 ---@param id string?
 function M.undo(id)
-  local session, why = session_or_latest(id, false)
-  if not session then
-    notify(why, vim.log.levels.WARN)
-    return
-  end
-  local client = client_of(session)
+  local session, client = session_with_client(id, false)
   if not client then
-    notify("the server of session " .. short(session.id) .. " is not running", vim.log.levels.WARN)
     return
   end
   local client_mod = require("cadenza.client")

@@ -35,7 +35,8 @@ class PreparedCall:
         return self.tool.title(self.args)
 
 
-def _format_validation(exc: ValidationError) -> str:
+def format_validation(exc: ValidationError) -> str:
+    """A pydantic error as ``field: message; ...`` for the model to read."""
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "arguments"
@@ -65,7 +66,7 @@ def prepare(call: ToolCall, registry: ToolRegistry) -> PreparedCall | ToolResult
         args = tool.args_model.model_validate(raw)
     except ValidationError as exc:
         return ToolResult(
-            content=f"invalid arguments for {call.name}: {_format_validation(exc)}", is_error=True
+            content=f"invalid arguments for {call.name}: {format_validation(exc)}", is_error=True
         )
     return PreparedCall(call=call, tool=tool, args=args)
 
