@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from cadenza.messages import ToolSpec
 from cadenza.tools.host import FileEdit, ToolHost
+from cadenza.tools.resources import SessionResources
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"]
 """ACP's ``ToolKind`` values, so editors can pick an icon."""
@@ -31,6 +32,21 @@ class ToolArgs(BaseModel):
 
 
 @dataclass(frozen=True, kw_only=True)
+class HumanWait:
+    """A person must act in the browser before the movement can go on (DESIGN §2 item 7).
+
+    Attributes:
+        wait_reason: What the person must do, non-empty.
+        browser_session_id: The browser session to resume afterwards, non-empty.
+        url: The page the person should open, when known.
+    """
+
+    wait_reason: str
+    browser_session_id: str
+    url: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ToolResult:
     """What a tool call produced.
 
@@ -38,19 +54,31 @@ class ToolResult:
         content: Text for the model (bounded by the tool).
         is_error: True when the call failed; the model reads ``content`` to correct itself.
         edits: File changes the editor applied during the call.
+        waiting_human: Set by the interactive browse tool when a person must act: the
+            movement ends with a ``waiting_human`` result after this call's batch.
     """
 
     content: str
     is_error: bool = False
     edits: tuple[FileEdit, ...] = field(default=())
+    waiting_human: HumanWait | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class ToolContext:
-    """What a running tool may use: the workspace root and the editor."""
+    """What a running tool may use.
+
+    Attributes:
+        root: The workspace root (absolute, resolved).
+        host: The editor.
+        session_id: The agent session's id ("" outside a session, e.g. in unit tests).
+        resources: Things kept between this session's calls (browser sessions), closed with it.
+    """
 
     root: Path
     host: ToolHost
+    session_id: str = ""
+    resources: SessionResources = field(default_factory=SessionResources)
 
 
 A = TypeVar("A", bound=ToolArgs)

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from cadenza.tools.base import ToolResult
+from cadenza.tools.base import HumanWait, ToolResult
 
 WAITING_HUMAN = "waiting_human"
 _SNIPPET_CHARS = 300
@@ -39,13 +39,21 @@ class WaitingHuman:
     url: str | None = None
 
     def tool_result(self) -> ToolResult:
-        """The result the model reads for the call that started the wait."""
+        """The result the model reads for the call that started the wait.
+
+        It carries ``waiting_human``, so the movement ends with a waiting state after the batch.
+        """
         where = f" at {self.url}" if self.url else ""
         return ToolResult(
             content=(
                 f"waiting for the person{where}: {self.wait_reason} "
                 f"(browser session {self.browser_session_id})"
-            )
+            ),
+            waiting_human=HumanWait(
+                wait_reason=self.wait_reason,
+                browser_session_id=self.browser_session_id,
+                url=self.url,
+            ),
         )
 
 
@@ -119,3 +127,13 @@ def parse_browse_output(output: str | Mapping[str, Any]) -> WaitingHuman | ToolR
     if obj.get("action") == WAITING_HUMAN:
         return _waiting(obj, shown)
     return ToolResult(content=shown)
+
+
+def browse_tool_result(output: str | Mapping[str, Any]) -> ToolResult:
+    """The tool result for a browse tool's output (see ``parse_browse_output``).
+
+    A valid ``waiting_human`` object becomes a result carrying ``waiting_human``; anything
+    else is the plain (or error) result ``parse_browse_output`` gives.
+    """
+    parsed = parse_browse_output(output)
+    return parsed.tool_result() if isinstance(parsed, WaitingHuman) else parsed
