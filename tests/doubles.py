@@ -11,7 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from cadenza.engine.events import SessionEvent
+from cadenza.engine.permissions import PermissionAnswer, PermissionRequest
 from cadenza.messages import AssistantReply, FinishReason, ToolCall
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
 from cadenza.tools.fs import apply_on_disk
@@ -88,6 +91,9 @@ class MemoryEditor:
     events: list[SessionEvent] = field(default_factory=list)
     edits: list[FileEdit] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)
+    permissions: list[PermissionAnswer | None] = field(default_factory=list)
+    """Answers to permission prompts, in order; None never answers (the prompt hangs)."""
+    asked: list[PermissionRequest] = field(default_factory=list)
 
     def open_document(self, path: Path) -> DocumentSnapshot | None:
         return self.buffers.get(path)
@@ -110,6 +116,18 @@ class MemoryEditor:
     async def ask_user(self, question: str) -> str | None:
         self.questions.append(question)
         return self.answers.pop(0) if self.answers else None
+
+    async def request_permission(self, request: PermissionRequest) -> PermissionAnswer:
+        self.asked.append(request)
+        answer = (
+            self.permissions.pop(0)
+            if self.permissions
+            else PermissionAnswer(outcome="selected", option="allow_once")
+        )
+        if answer is None:
+            await anyio.sleep_forever()
+        assert answer is not None
+        return answer
 
     def publish(self, event: SessionEvent) -> None:
         self.events.append(event)

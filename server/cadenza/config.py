@@ -71,6 +71,23 @@ class ProviderOptions(BaseModel):
     )
 
 
+class PermissionConfig(BaseModel):
+    """``[permissions]``: which tools ask the person first, and how long a prompt waits."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
+
+    gated: list[str] = Field(
+        default_factory=lambda: ["run_command", "delete_file", "browse_interactive"],
+        description="Tools that ask before each call (allow/reject once or always).",
+    )
+    timeout_s: float = Field(
+        default=300.0,
+        gt=0,
+        le=86_400,
+        description="Seconds a permission prompt waits; then the call gets a timeout result.",
+    )
+
+
 class CadenzaConfig(BaseModel):
     """Settings of the server, validated (units in the field descriptions)."""
 
@@ -97,6 +114,7 @@ class CadenzaConfig(BaseModel):
         default="auto",
         description="auto: edits apply at once; confirm: the person reviews each change first.",
     )
+    permissions: PermissionConfig = Field(default_factory=PermissionConfig)
 
     def merged(self, overrides: dict[str, Any], source: str) -> CadenzaConfig:
         """A copy with ``overrides`` applied (camelCase or snake_case keys).

@@ -33,6 +33,15 @@ from pytest_lsp.protocol import LanguageClientProtocol
 
 SESSION_UPDATE = "cadenza/sessionUpdate"
 ASK_USER = "cadenza/askUser"
+REQUEST_PERMISSION = "cadenza/requestPermission"
+WAITING_HUMAN = "cadenza/waitingHuman"
+RAW_REQUESTS = (ASK_USER, REQUEST_PERMISSION, WAITING_HUMAN)
+PERMISSION_TITLES = {
+    "allow_once": "Allow once",
+    "allow_always": "Always allow",
+    "reject_once": "Reject",
+    "reject_always": "Always reject",
+}
 WAIT_S = 15.0
 
 
@@ -57,7 +66,7 @@ class ClientProtocol(LanguageClientProtocol):
     def get_message_type(self, method: str) -> Any:
         if method == SESSION_UPDATE:
             return RawNotification
-        if method == ASK_USER:
+        if method in RAW_REQUESTS:
             return RawRequest
         return super().get_message_type(method)
 
@@ -162,6 +171,9 @@ def capabilities(
     operations: tuple[str, ...] = ALL_OPERATIONS,
     change_annotations: bool = False,
     exact_encodings: bool = False,
+    request_permission: bool = False,
+    waiting_human: bool = False,
+    show_document: bool = False,
 ) -> types.ClientCapabilities:
     general = types.GeneralClientCapabilities(
         position_encodings=[types.PositionEncodingKind(e) for e in encodings] if encodings else None
@@ -184,10 +196,19 @@ def capabilities(
         cadenza["askUser"] = True
     if exact_encodings:
         cadenza["exactEncodings"] = True
+    if request_permission:
+        cadenza["requestPermission"] = True
+    if waiting_human:
+        cadenza["waitingHuman"] = True
     return types.ClientCapabilities(
         general=general,
         workspace=workspace,
-        window=types.WindowClientCapabilities(work_done_progress=progress),
+        window=types.WindowClientCapabilities(
+            work_done_progress=progress,
+            show_document=(
+                types.ShowDocumentClientCapabilities(support=True) if show_document else None
+            ),
+        ),
         experimental={"cadenza": cadenza} if cadenza else None,
     )
 
@@ -209,6 +230,15 @@ class Harness:
     answers: list[str | None] = field(default_factory=list)
     message_requests: list[types.ShowMessageRequestParams] = field(default_factory=list)
     message_choice: str | None = None
+    permission_requests: list[dict[str, Any]] = field(default_factory=list)
+    permission_option: str | None = "allow_once"
+    """The option chosen for every permission prompt (either form); None dismisses it."""
+    permission_gate: asyncio.Event | None = None
+    """When set, permission prompts are answered only after this event (a slow person)."""
+    human_requests: list[dict[str, Any]] = field(default_factory=list)
+    human_action: str | None = "continue"
+    human_gate: asyncio.Event | None = None
+    """When set, ``cadenza/waitingHuman`` is answered only after this event."""
     initialize_result: types.InitializeResult | None = None
     autosave: bool = False
     exact_encodings: bool = False
@@ -225,6 +255,29 @@ class Harness:
         self.client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)(
             lambda params: self._on_message_request(params)
         )
+        self.client.feature(REQUEST_PERMISSION)(self._permission_handler())
+        self.client.feature(WAITING_HUMAN)(self._human_handler())
+
+    def _permission_handler(self) -> Any:
+        async def handler(params: dict[str, Any]) -> dict[str, Any]:
+            self.permission_requests.append(params)
+            if self.permission_gate is not None:
+                await self.permission_gate.wait()
+            option = self.permission_option
+            if option is None:
+                return {"outcome": {"outcome": "cancelled"}}
+            return {"outcome": {"outcome": "selected", "optionId": option}}
+
+        return handler
+
+    def _human_handler(self) -> Any:
+        async def handler(params: dict[str, Any]) -> dict[str, Any]:
+            self.human_requests.append(params)
+            if self.human_gate is not None:
+                await self.human_gate.wait()
+            return {"action": self.human_action}
+
+        return handler
 
     # server → client
     def _on_update(self, params: dict[str, Any]) -> None:
@@ -241,6 +294,11 @@ class Harness:
         self, params: types.ShowMessageRequestParams
     ) -> types.MessageActionItem | None:
         self.message_requests.append(params)
+        titles = [a.title for a in params.actions or []]
+        if "Allow once" in titles:  # the permission fallback
+            if self.permission_option is None:
+                return None
+            return types.MessageActionItem(title=PERMISSION_TITLES[self.permission_option])
         if self.message_choice is None:
             return None
         return types.MessageActionItem(title=self.message_choice)

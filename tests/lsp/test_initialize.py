@@ -22,6 +22,9 @@ async def test_server_info_commands_and_sync(connect: Connect) -> None:
     assert provider is not None
     assert sorted(provider.commands) == [
         "cadenza.cancelSession",
+        "cadenza.listSessions",
+        "cadenza.loadSession",
+        "cadenza.replySession",
         "cadenza.startSession",
         "cadenza.undoSession",
     ]

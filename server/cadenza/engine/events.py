@@ -110,8 +110,37 @@ class FileEdited(BaseModel):
     new_text: str
 
 
+class PermissionDecided(BaseModel):
+    """A gated tool call was allowed or not.
+
+    ``option``: the option kind the person chose, ``remembered`` for a stored ``*_always``
+    rule, None when dismissed or timed out.
+    """
+
+    kind: Literal["permission"] = "permission"
+    tool_call_id: str
+    name: str
+    verdict: Literal["allowed", "rejected", "cancelled", "timeout"]
+    option: str | None = None
+
+
+class SessionResumed(BaseModel):
+    """A session that waited (``needs_user_input``, ``waiting_human``) or ended goes on.
+
+    ``reply`` is what the person gave: the answer text, or what they did in the browser.
+    """
+
+    kind: Literal["session_resume"] = "session_resume"
+    after: StopReason
+    reply: str
+
+
 class SessionFinished(BaseModel):
-    """The session ended; ``message`` is the final answer or the error."""
+    """The session ended (or waits); ``message`` is the final answer, the question or the error.
+
+    For ``needs_user_input``: ``missing_info`` and ``why_no_default``. For ``waiting_human``:
+    ``wait_reason`` (= ``message``), ``browser_session_id`` and, when known, ``url``.
+    """
 
     kind: Literal["session_end"] = "session_end"
     stop_reason: StopReason
@@ -119,6 +148,8 @@ class SessionFinished(BaseModel):
     steps: int = 0
     missing_info: str | None = None
     why_no_default: str | None = None
+    browser_session_id: str | None = None
+    url: str | None = None
 
 
 SessionEvent = Annotated[
@@ -131,6 +162,8 @@ SessionEvent = Annotated[
     | ToolCacheLookup
     | ContextCompacted
     | CheckpointWritten
+    | PermissionDecided
+    | SessionResumed
     | SessionFinished,
     Field(discriminator="kind"),
 ]

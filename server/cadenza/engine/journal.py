@@ -47,6 +47,16 @@ class TranscriptRecorder:
         )
         return cls(writer)
 
+    @classmethod
+    def reopen(cls, session_id: str, directory: Path | None = None) -> TranscriptRecorder:
+        """Append to an existing session's transcript (a resumed session; no new start record).
+
+        Raises:
+            OSError: The file cannot be opened.
+            ValueError: ``session_id`` is not a safe file name.
+        """
+        return cls(TranscriptWriter.for_session(session_id, directory))
+
     def on_message(self, message: Message) -> None:
         """Record a message appended to the live history."""
         self.writer.append(MessageRecord(message=message))

@@ -57,6 +57,7 @@ class WaitingHuman:
     kind: Literal["waiting_human"] = "waiting_human"
     wait_reason: str
     browser_session_id: str
+    url: str | None = None
 
 
 MovementResult = NextMovement | Completed | Aborted | AskPerson | WaitingHuman

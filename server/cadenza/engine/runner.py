@@ -17,12 +17,14 @@ from cadenza.engine.events import (
     AgentMessageChunk,
     ContextCompacted,
     FileEdited,
+    PermissionDecided,
     StepStarted,
     ToolCacheLookup,
     ToolCallFinished,
     ToolCallStarted,
 )
-from cadenza.engine.results import MovementResult, follow_default, overflow_exit
+from cadenza.engine.permissions import PermissionRequest, refusal
+from cadenza.engine.results import MovementResult, WaitingHuman, follow_default, overflow_exit
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.steps import FinishTurn, RunTools, resolve_step
 from cadenza.engine.workflows import Movement
@@ -72,7 +74,12 @@ class MovementRunner:
         self.calls = 0
         allowed = movement.tools if movement.tools is not None else tuple(runtime.tools.names)
         self.allowed = [name for name in runtime.tools.names if name in allowed]
-        self._ctx = ToolContext(root=runtime.root, host=runtime.editor)
+        self._ctx = ToolContext(
+            root=runtime.root,
+            host=runtime.editor,
+            session_id=runtime.session_id,
+            resources=runtime.resources,
+        )
 
     def tool_specs(self) -> list[ToolSpec]:
         """Workspace tools of this movement, then the control tools."""
@@ -83,7 +90,7 @@ class MovementRunner:
         """Step until the movement ends, its step bound, or the session's budget."""
         limit = self.movement.max_steps
         while True:
-            if self.rt.steps >= self.rt.settings.max_steps:
+            if self.rt.steps - self.rt.run_start >= self.rt.settings.max_steps:
                 return BudgetSpent()
             if limit is not None and self.steps >= limit:
                 return follow_default(
@@ -159,6 +166,13 @@ class MovementRunner:
                     result, decided = self._control(call)
                 else:
                     result = await self._workspace_call(call, cut=step.cut)
+                    if (wait := result.waiting_human) is not None:
+                        # A person must act: later calls of the batch are not run.
+                        decided = WaitingHuman(
+                            wait_reason=wait.wait_reason,
+                            browser_session_id=wait.browser_session_id,
+                            url=wait.url,
+                        )
                 bounded = bound_result(result.content, self.rt.context.limits.result_chars)
                 recorder.add(call.id, ToolResult(content=bounded, is_error=result.is_error))
         finally:
@@ -203,6 +217,9 @@ class MovementRunner:
         result = self._observe(call, prepared, cut)
         if result is None:
             assert isinstance(prepared, PreparedCall)
+            result = await self._ask_permission(call, prepared)
+        if result is None:
+            assert isinstance(prepared, PreparedCall)
             result = await self._dispatch(call, prepared)
         self.rt.publish(
             ToolCallFinished(
@@ -233,6 +250,26 @@ class MovementRunner:
         if note is not None:
             return ToolResult(content=note, is_error=True)
         return None
+
+    async def _ask_permission(self, call: ToolCall, prepared: PreparedCall) -> ToolResult | None:
+        """For a gated tool: None when the person allows the call, else the refusal result."""
+        gate = self.rt.permissions
+        if not gate.needs_asking(call.name):
+            return None
+        request = PermissionRequest(
+            tool_call_id=call.id,
+            name=call.name,
+            title=prepared.title,
+            kind=prepared.tool.kind,
+            raw_input=call.arguments,
+        )
+        verdict, option = await gate.check(request)
+        self.rt.publish(
+            PermissionDecided(tool_call_id=call.id, name=call.name, verdict=verdict, option=option)
+        )
+        if verdict == "allowed":
+            return None
+        return refusal(verdict, call.name, gate.timeout_s)
 
     def _fingerprint(self, prepared: PreparedCall) -> tuple[object, ...]:
         """The file's fingerprint for a call on one file; folders and searches have none."""

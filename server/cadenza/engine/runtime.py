@@ -12,6 +12,7 @@ from typing import Protocol
 
 from cadenza.engine.context import ContextManager
 from cadenza.engine.events import SessionEvent
+from cadenza.engine.permissions import DEFAULT_GATED, DEFAULT_TIMEOUT_S, PermissionGate
 from cadenza.engine.ports import Editor
 from cadenza.engine.stuck import StuckDetector
 from cadenza.engine.workflows import Workflow
@@ -19,6 +20,7 @@ from cadenza.messages import Message
 from cadenza.providers.base import Provider, ToolChoice
 from cadenza.tools.dispatch.cache import ReadCache
 from cadenza.tools.registry import ToolRegistry
+from cadenza.tools.resources import SessionResources
 
 
 class Recorder(Protocol):
@@ -50,6 +52,8 @@ class SessionSettings:
             ``required`` (the default) makes the model look before it answers, so it cannot
             claim a change it never made; later requests are ``auto``.
         context_size: The model's context window (tokens), for context pressure.
+        gated_tools: Tools that ask the person before each call (``PermissionGate``).
+        permission_timeout_s: How long a permission prompt waits for an answer (seconds).
     """
 
     max_steps: int = 25
@@ -58,6 +62,8 @@ class SessionSettings:
     temperature: float | None = None
     first_step_tool_choice: ToolChoice = "required"
     context_size: int = 8192
+    gated_tools: frozenset[str] = frozenset(DEFAULT_GATED)
+    permission_timeout_s: float = DEFAULT_TIMEOUT_S
 
 
 @dataclass(kw_only=True)
@@ -73,8 +79,12 @@ class Runtime:
     settings: SessionSettings
     context: ContextManager
     messages: list[Message]
+    permissions: PermissionGate
     recorder: Recorder | None = None
     steps: int = 0
+    run_start: int = 0
+    """``steps`` when the current run began: each run (a resume too) has ``max_steps``."""
+    resources: SessionResources = field(default_factory=SessionResources)
     stuck: StuckDetector = field(default_factory=StuckDetector)
     cache: ReadCache = field(default_factory=ReadCache)
     fingerprints: dict[str, tuple[object, ...]] = field(default_factory=dict)

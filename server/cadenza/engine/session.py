@@ -14,14 +14,23 @@ from pathlib import Path
 import anyio
 
 from cadenza.engine.context import ContextLimits, ContextManager
-from cadenza.engine.events import CheckpointWritten, MovementStarted, SessionFinished, StopReason
+from cadenza.engine.events import (
+    CheckpointWritten,
+    MovementStarted,
+    SessionFinished,
+    SessionResumed,
+    StopReason,
+)
 from cadenza.engine.history import sanitize_history
+from cadenza.engine.permissions import PermissionGate
 from cadenza.engine.ports import Editor
 from cadenza.engine.prompt import DEFAULT_SYSTEM_PROMPT, system_prompt
 from cadenza.engine.results import (
+    AskPerson,
     Completed,
     MovementResult,
     NextMovement,
+    WaitingHuman,
     result_message,
     stop_reason_of,
 )
@@ -37,15 +46,66 @@ __all__ = ["CUT_ARGUMENTS", "Session", "SessionOutcome", "SessionSettings"]
 log = logging.getLogger(__name__)
 
 
+WAITING: frozenset[StopReason] = frozenset({"needs_user_input", "waiting_human"})
+"""Stop reasons after which the session waits for the person and then resumes."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class SessionOutcome:
-    """How a session ended; ``missing_info``/``why_no_default`` for ``needs_user_input``."""
+    """How a session run ended.
+
+    Attributes:
+        stop_reason: See ``StopReason``.
+        message: The final answer, the question (``needs_user_input``), what the person must
+            do in the browser (``waiting_human``), or the error.
+        steps: Model requests made in the whole session so far.
+        missing_info: ``needs_user_input``: what is missing.
+        why_no_default: ``needs_user_input``: why no reasonable default exists.
+        browser_session_id: ``waiting_human``: the browser session to resume.
+        url: ``waiting_human``: the page the person should open, when known.
+        movement: The movement the session was in when it stopped (a resume goes on there).
+    """
 
     stop_reason: StopReason
     message: str
     steps: int
     missing_info: str | None = None
     why_no_default: str | None = None
+    browser_session_id: str | None = None
+    url: str | None = None
+    movement: str | None = None
+
+    @property
+    def waiting(self) -> bool:
+        """True when the session waits for the person (and can resume)."""
+        return self.stop_reason in WAITING
+
+    def finished_event(self) -> SessionFinished:
+        """The ``session_end`` event of this outcome."""
+        return SessionFinished(
+            stop_reason=self.stop_reason,
+            message=self.message,
+            steps=self.steps,
+            missing_info=self.missing_info,
+            why_no_default=self.why_no_default,
+            browser_session_id=self.browser_session_id,
+            url=self.url,
+        )
+
+
+def resume_message(outcome: SessionOutcome, reply: str) -> str:
+    """The user message that resumes a session after ``outcome`` with the person's ``reply``."""
+    if outcome.stop_reason == "waiting_human":
+        browser = outcome.browser_session_id or "?"
+        said = f" They said: {reply}" if reply.strip() else ""
+        return (
+            f"The person is done in the browser (browser session {browser}).{said} Continue the "
+            f"task: call browse_interactive with session_id {browser!r} to see the page now."
+        )
+    if outcome.stop_reason == "needs_user_input":
+        asked = outcome.missing_info or outcome.message
+        return f"The person answered your question ({asked}): {reply}"
+    return reply
 
 
 class Session:
@@ -63,15 +123,43 @@ class Session:
         settings: SessionSettings | None = None,
         workflow: Workflow | None = None,
         recorder: Recorder | None = None,
+        permissions: PermissionGate | None = None,
+        history: list[Message] | None = None,
+        last: SessionOutcome | None = None,
     ) -> None:
+        """Create a session; ``history`` and ``last`` restore one from its transcript.
+
+        Args:
+            session_id: The session's id (transcript file name, in every update).
+            task: What the person asked for.
+            root: The workspace root (absolute, resolved).
+            provider: The model.
+            editor: The editor port (buffers, edits, prompts, events).
+            tools: The workspace tools (default: ``default_tools()``).
+            settings: Per-session knobs (default: ``SessionSettings()``).
+            workflow: The workflow to run (default: the single-movement ``default``).
+            recorder: The transcript (None: none).
+            permissions: The gate for gated tools; default asks ``editor`` with the
+                settings' gated tools and timeout, remembering nothing.
+            history: The conversation so far (already sanitized); default: the system prompt
+                and ``task``. A restored history is not recorded again.
+            last: How the restored session's last run ended (``resume`` continues it).
+        """
         self.session_id = session_id
         self.task = task
         self.settings = settings or SessionSettings()
+        self.last: SessionOutcome | None = last
         template = self.settings.system_prompt or DEFAULT_SYSTEM_PROMPT
         messages: list[Message] = [
             SystemMessage(content=system_prompt(root, template)),
             UserMessage(content=task, tag="task"),
         ]
+        gate = permissions or PermissionGate(
+            editor,
+            store=None,
+            gated=self.settings.gated_tools,
+            timeout_s=self.settings.permission_timeout_s,
+        )
         self.rt = Runtime(
             session_id=session_id,
             root=root,
@@ -81,11 +169,13 @@ class Session:
             tools=tools or default_tools(),
             settings=self.settings,
             recorder=recorder,
-            messages=[],
+            permissions=gate,
+            messages=list(history) if history is not None else [],
             context=ContextManager(ContextLimits(context_size=self.settings.context_size)),
         )
-        for message in messages:
-            self.rt.append(message)
+        if history is None:
+            for message in messages:
+                self.rt.append(message)
 
     @property
     def messages(self) -> list[Message]:
@@ -98,43 +188,74 @@ class Session:
         return self.rt.steps
 
     async def run(self) -> SessionOutcome:
-        """Run the workflow until it ends, the step bound, a cancel, or an error.
+        """Run the workflow until it ends, waits, the step bound, a cancel, or an error.
 
-        Publishes ``SessionFinished`` last in every case, cancellation included (then it
-        re-raises the cancellation, after closing any unanswered tool call).
+        Starts with the first movement, or (after ``resume``) the movement it stopped in.
+        Each run has ``max_steps`` model requests. Publishes ``SessionFinished`` last in every
+        case, cancellation included (then it re-raises the cancellation, after closing any
+        unanswered tool call).
         """
+        self.rt.run_start = self.rt.steps
         try:
             outcome = await self._run_workflow()
         except ProviderError as exc:
             outcome = self._outcome("error", str(exc))
         except anyio.get_cancelled_exc_class():
             self.rt.messages[:] = sanitize_history(self.rt.messages)
-            self.rt.publish(SessionFinished(stop_reason="cancelled", steps=self.rt.steps))
+            self.end_cancelled()
             raise
         except Exception as exc:
             log.exception("session %s failed", self.session_id)
             outcome = self._outcome("error", f"internal error: {type(exc).__name__}: {exc}")
-        self.rt.publish(
-            SessionFinished(
-                stop_reason=outcome.stop_reason,
-                message=outcome.message,
-                steps=outcome.steps,
-                missing_info=outcome.missing_info,
-                why_no_default=outcome.why_no_default,
-            )
-        )
+        self.last = outcome
+        self.rt.publish(outcome.finished_event())
         return outcome
+
+    async def resume(self, reply: str) -> SessionOutcome:
+        """Go on after the last run with the person's ``reply``, in the same conversation.
+
+        After ``needs_user_input`` the reply is the answer; after ``waiting_human`` it is what
+        the person did (may be empty); after any other end it is a follow-up request. It is
+        appended as a user message (tag ``answer``), then ``run`` continues in the movement
+        the session stopped in (a follow-up after a final end starts the workflow again).
+        """
+        last = self.last
+        after: StopReason = last.stop_reason if last is not None else "end_turn"
+        text = resume_message(last, reply) if last is not None else reply
+        self.rt.publish(SessionResumed(after=after, reply=reply))
+        self.rt.append(UserMessage(tag="answer", content=text))
+        return await self.run()
+
+    def end_cancelled(self) -> None:
+        """Publish ``session_end`` (cancelled): the session was cancelled outside a step."""
+        self.last = self._outcome("cancelled", "")
+        self.rt.publish(SessionFinished(stop_reason="cancelled", steps=self.rt.steps))
 
     def end_before_start(self) -> None:
         """Publish ``session_end`` (cancelled) for a session cancelled before ``run``."""
-        self.rt.publish(SessionFinished(stop_reason="cancelled", steps=0))
+        self.end_cancelled()
+
+    async def aclose(self) -> None:
+        """Release what the session's tools hold (browser sessions)."""
+        await self.rt.resources.aclose()
 
     def _outcome(self, reason: StopReason, message: str) -> SessionOutcome:
         return SessionOutcome(stop_reason=reason, message=message, steps=self.rt.steps)
 
+    def _first_movement(self) -> Movement:
+        """Where a run starts: the movement a waiting session stopped in, else the first."""
+        workflow = self.rt.workflow
+        last = self.last
+        if last is not None and last.waiting and last.movement is not None:
+            found = workflow.movement(last.movement)
+            if found is not None:
+                return found
+        return workflow.movements[0]
+
     async def _run_workflow(self) -> SessionOutcome:
         workflow = self.rt.workflow
-        movement: Movement = workflow.movements[0]
+        movement: Movement = self._first_movement()
+        resumed = self.last is not None and self.last.waiting
         reason = ""
         for index in range(1, 10_000):
             self.rt.publish(
@@ -142,7 +263,7 @@ class Session:
                     workflow=workflow.name, movement=movement.name, index=index, reason=reason
                 )
             )
-            if len(workflow.movements) > 1:
+            if len(workflow.movements) > 1 and not (resumed and index == 1):
                 self.rt.append(UserMessage(tag="movement", content=movement_prompt(movement)))
             runner = MovementRunner(self.rt, movement)
             result = await runner.run()
@@ -154,7 +275,7 @@ class Session:
                     f"{'' if self.settings.max_steps == 1 else 's'} without finishing",
                 )
             if not isinstance(result, NextMovement):
-                return self._final(result)
+                return self._final(result, movement)
             # The live path uses the replay sanitizer between movements: nothing dangles.
             self.rt.messages[:] = sanitize_history(self.rt.messages)
             following = workflow.movement(result.movement)
@@ -162,15 +283,21 @@ class Session:
             movement, reason = following, result.reason
         raise RuntimeError("workflow did not end")  # unreachable: the step budget ends it
 
-    def _final(self, result: MovementResult) -> SessionOutcome:
+    def _final(self, result: MovementResult, movement: Movement) -> SessionOutcome:
         missing = result.missing_info if isinstance(result, Completed) else None
         why = result.why_no_default if isinstance(result, Completed) else None
+        if isinstance(result, AskPerson):
+            missing = result.reason
+        waiting = result if isinstance(result, WaitingHuman) else None
         return SessionOutcome(
             stop_reason=stop_reason_of(result),
             message=result_message(result),
             steps=self.rt.steps,
             missing_info=missing,
             why_no_default=why,
+            browser_session_id=waiting.browser_session_id if waiting else None,
+            url=waiting.url if waiting else None,
+            movement=movement.name,
         )
 
     def _checkpoint(self, runner: MovementRunner, result: MovementResult | BudgetSpent) -> None:

@@ -307,6 +307,8 @@ class SessionSummary:
         workflow: The workflow it ran.
         model: The model it used (``PROVIDER/MODEL``).
         path: The transcript file.
+        root: The workspace folder it ran on.
+        last_message: The message of its last ``session_end`` (the answer, the question...).
     """
 
     session_id: str
@@ -316,6 +318,33 @@ class SessionSummary:
     workflow: str
     model: str
     path: Path
+    root: str = ""
+    last_message: str = ""
+
+
+def summary_of(
+    session_id: str, records: Sequence[TranscriptRecord], *, live: bool = False
+) -> SessionSummary:
+    """The summary of a session from its records.
+
+    Raises:
+        TranscriptError: No ``session_start`` record.
+    """
+    start = next((r for r in records if isinstance(r, SessionStartRecord)), None)
+    if start is None:
+        raise TranscriptError(f"session {session_id}: no session_start record")
+    ends = [r for r in records if isinstance(r, SessionEndRecord)]
+    return SessionSummary(
+        session_id=session_id,
+        task=start.task,
+        state=session_state(records, live=live),
+        started=start.time,
+        workflow=start.workflow,
+        model=start.model,
+        path=transcript_path(session_id) if _SESSION_ID.fullmatch(session_id) else Path(),
+        root=start.root,
+        last_message=ends[-1].message if ends else "",
+    )
 
 
 def _summary(path: Path, live: Collection[str]) -> SessionSummary | None:
@@ -324,19 +353,12 @@ def _summary(path: Path, live: Collection[str]) -> SessionSummary | None:
     except (OSError, TranscriptError) as exc:
         log.warning("skipping unreadable transcript %s: %s", path, exc)
         return None
-    start = next((r for r in records if isinstance(r, SessionStartRecord)), None)
-    if start is None:
-        return None
     session_id = path.name.removesuffix(SUFFIX)
-    return SessionSummary(
-        session_id=session_id,
-        task=start.task,
-        state=session_state(records, live=session_id in live),
-        started=start.time,
-        workflow=start.workflow,
-        model=start.model,
-        path=path,
-    )
+    try:
+        summary = summary_of(session_id, records, live=session_id in live)
+    except TranscriptError:
+        return None
+    return SessionSummary(**{**summary.__dict__, "path": path})
 
 
 def list_sessions(

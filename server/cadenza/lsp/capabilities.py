@@ -38,6 +38,12 @@ class ClientFeatures:
         work_done_progress: ``window.workDoneProgress``: the server may create progress tokens
             with ``window/workDoneProgress/create``.
         ask_user: ``experimental.cadenza.askUser``: the client answers ``cadenza/askUser``.
+        request_permission: ``experimental.cadenza.requestPermission``: the client answers
+            ``cadenza/requestPermission`` (else ``window/showMessageRequest``).
+        waiting_human: ``experimental.cadenza.waitingHuman``: the client answers
+            ``cadenza/waitingHuman`` (else ``window/showMessageRequest``).
+        show_document: ``window.showDocument.support``: the client opens URIs for
+            ``window/showDocument`` (LSP 3.16).
         exact_encodings: ``experimental.cadenza.exactEncodings``: for a closed file the client
             decodes bytes as Cadenza does (UTF-8, a UTF-8 BOM, or the legacy encoding that
             charset-normalizer detects, refusing anything that does not round-trip) and writes
@@ -55,6 +61,9 @@ class ClientFeatures:
     delete_files: bool = False
     change_annotations: bool = False
     exact_encodings: bool = False
+    request_permission: bool = False
+    waiting_human: bool = False
+    show_document: bool = False
 
     @classmethod
     def of(cls, capabilities: types.ClientCapabilities) -> ClientFeatures:
@@ -79,5 +88,8 @@ class ClientFeatures:
                 get_capability(capabilities, "window.work_done_progress", False)
             ),
             ask_user=_declares(experimental, "askUser"),
+            request_permission=_declares(experimental, "requestPermission"),
+            waiting_human=_declares(experimental, "waitingHuman"),
+            show_document=bool(get_capability(capabilities, "window.show_document.support", False)),
             exact_encodings=_declares(experimental, "exactEncodings"),
         )

@@ -12,8 +12,7 @@
 - Before the session's first change to a file, its state goes into the session's checkpoint
   (``tools.checkpoints``), so ``cadenza.undoSession`` can restore it.
 - In review mode ``confirm`` the person sees each change first (``review``).
-- ``ask_user``: ``cadenza/askUser`` when the client declared ``experimental.cadenza.askUser``,
-  else ``window/showMessageRequest`` with the actions Yes / No / Skip.
+- ``ask_user`` and ``request_permission``: the person's prompts (``prompts``).
 - ``publish``: delegated to ``SessionPublisher``.
 """
 
@@ -25,19 +24,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lsprotocol import types
-from pydantic import ValidationError
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from cadenza.engine.events import SessionEvent
+from cadenza.engine.permissions import PermissionAnswer, PermissionRequest
+from cadenza.lsp import prompts
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.documents import OpenDocuments, file_uri
 from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, Review, workspace_edit
-from cadenza.lsp.params import ASK_USER, AskUserParams, AskUserResult
 from cadenza.lsp.publisher import SessionPublisher
 from cadenza.lsp.review import ReviewMode, annotates, ask_to_apply
-from cadenza.lsp.rpc import cancellable_request, shielded
-from cadenza.tools.base import ToolError
+from cadenza.lsp.rpc import shielded
 from cadenza.tools.checkpoints import ABSENT, CheckpointError, FileState, SessionCheckpoint
 from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
@@ -45,9 +43,6 @@ from cadenza.tools.textfile import UndecodableError, decode_bytes
 
 log = logging.getLogger(__name__)
 
-ACTIONS = ("Yes", "No", "Skip")
-"""``window/showMessageRequest`` cannot carry free text: the person picks one of these."""
-SKIP = "Skip"
 
 _UNSUPPORTED = {
     "create": ("creating files", types.ResourceOperationKind.Create),
@@ -305,36 +300,18 @@ class LspEditor:
         return EditOutcome(applied=False, reason=result.failure_reason)
 
     async def ask_user(self, question: str) -> str | None:
-        """Ask the person; None when they declined (or chose Skip / dismissed the prompt).
+        """Ask the person (``prompts.ask_tool_question``); None when they declined.
 
         Raises:
             ToolError: The client answered the request with an error or a malformed result.
         """
-        try:
-            if self._features.ask_user:
-                return await self._ask_agent_panel(question)
-            return await self._ask_message_request(question)
-        except JsonRpcException as exc:
-            raise ToolError(f"the editor could not ask the person: {exc}") from None
+        return await prompts.ask_tool_question(self._server, self.publisher.session_id, question)
 
-    async def _ask_agent_panel(self, question: str) -> str | None:
-        params = AskUserParams(session_id=self.publisher.session_id, question=question)
-        raw = await cancellable_request(self._server, ASK_USER, params.wire())
-        try:
-            return AskUserResult.model_validate(raw if raw is not None else {}).answer
-        except ValidationError:
-            raise ToolError(f"the editor's answer to {ASK_USER} is malformed: {raw!r}") from None
-
-    async def _ask_message_request(self, question: str) -> str | None:
-        params = types.ShowMessageRequestParams(
-            type=types.MessageType.Info,
-            message=question,
-            actions=[types.MessageActionItem(title=title) for title in ACTIONS],
+    async def request_permission(self, request: PermissionRequest) -> PermissionAnswer:
+        """Ask whether a gated tool call may run (``prompts.permission``)."""
+        return await prompts.permission(
+            self._server, session_id=self.publisher.session_id, request=request
         )
-        chosen = await shielded(self._server.window_show_message_request_async(params))
-        if chosen is None or chosen.title == SKIP:
-            return None
-        return chosen.title
 
     def publish(self, event: SessionEvent) -> None:
         """Send ``event`` to the client (synchronously, in order)."""

@@ -27,8 +27,15 @@ from cadenza.engine.workflows import DEFAULT_WORKFLOW
 START_SESSION = "cadenza.startSession"
 CANCEL_SESSION = "cadenza.cancelSession"
 UNDO_SESSION = "cadenza.undoSession"
+REPLY_SESSION = "cadenza.replySession"
+LIST_SESSIONS = "cadenza.listSessions"
+LOAD_SESSION = "cadenza.loadSession"
 SESSION_UPDATE = "cadenza/sessionUpdate"
 ASK_USER = "cadenza/askUser"
+REQUEST_PERMISSION = "cadenza/requestPermission"
+WAITING_HUMAN = "cadenza/waitingHuman"
+RAW_RESULT_REQUESTS = frozenset({ASK_USER, REQUEST_PERMISSION, WAITING_HUMAN})
+"""Cadenza's own server → client requests: their results are validated here, not by pygls."""
 
 
 class WireModel(BaseModel):
@@ -137,11 +144,29 @@ class UndoSessionResult(WireModel):
     unchanged: list[str]
 
 
-class AskUserParams(WireModel):
-    """Params of the server → client request ``cadenza/askUser``."""
+class _OmitNone(WireModel):
+    """A wire shape whose None fields are left out (optional fields absent, not null)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {key: value for key, value in data.items() if value is not None}
+
+
+class AskUserParams(_OmitNone):
+    """Params of the server → client request ``cadenza/askUser``.
+
+    Attributes:
+        session_id: The session asking.
+        question: The question (for ``needs_user_input``: the missing information).
+        why_no_default: Why the agent could not pick a reasonable default itself.
+        options: Suggested answers, when the agent offered some; free text is always allowed.
+    """
 
     session_id: str
     question: str
+    why_no_default: str | None = None
+    options: list[str] | None = None
 
 
 class AskUserResult(BaseModel):
@@ -197,3 +222,145 @@ def parse_command_args(model: type[M], args: Sequence[Any]) -> M:
         return model.model_validate(arg)
     except ValidationError as exc:
         raise InvalidArguments(_describe(exc)) from None
+
+
+class ReplySessionArgs(WireModel):
+    """The one argument of ``cadenza.replySession``: ``{sessionId, text}``.
+
+    ``text`` is the answer to a ``needs_user_input`` question, or (after ``waiting_human``)
+    what the person did in the browser (may be empty: "done").
+    """
+
+    session_id: str = Field(min_length=1)
+    text: str
+
+
+class ReplySessionResult(WireModel):
+    """``{resumed, state}``: ``resumed`` is True when the reply resumed the session."""
+
+    resumed: bool
+    state: str
+
+
+class ListSessionsArgs(WireModel):
+    """The optional argument of ``cadenza.listSessions``: ``{limit?}`` (newest first)."""
+
+    limit: int | None = Field(default=None, ge=1)
+
+
+class SessionInfo(_OmitNone):
+    """One session in ``cadenza.listSessions``.
+
+    Attributes:
+        session_id: The id.
+        task: The task it started with.
+        state: ``running``, ``interrupted`` (the server stopped while it ran), or its last
+            stop reason (``needs_user_input`` and ``waiting_human``: it waits for a reply).
+        started: When it started (ISO 8601, UTC).
+        workflow: The workflow it runs.
+        model: ``PROVIDER/MODEL``.
+        root: The workspace folder.
+        question: For a session waiting for the person: what it asks.
+    """
+
+    session_id: str
+    task: str
+    state: str
+    started: str
+    workflow: str
+    model: str
+    root: str
+    question: str | None = None
+
+
+class ListSessionsResult(WireModel):
+    """``{sessions: SessionInfo[]}``, newest first."""
+
+    sessions: list[SessionInfo]
+
+
+class LoadSessionArgs(WireModel):
+    """The one argument of ``cadenza.loadSession``: ``{sessionId}``."""
+
+    session_id: str = Field(min_length=1)
+
+
+class LoadSessionResult(WireModel):
+    """``cadenza.loadSession``'s result, sent after the replayed updates.
+
+    Attributes:
+        session: The session as ``cadenza.listSessions`` lists it.
+        updates: How many ``cadenza/sessionUpdate`` notifications were replayed.
+    """
+
+    session: SessionInfo
+    updates: int
+
+
+class PermissionToolCall(_OmitNone):
+    """ACP ``ToolCallUpdate`` as sent in a permission request (``raw_input``: parsed JSON)."""
+
+    tool_call_id: str
+    title: str
+    kind: str
+    raw_input: Any = None
+
+
+class PermissionOption(WireModel):
+    """ACP ``PermissionOption``: ``{optionId, name, kind}``."""
+
+    option_id: str
+    name: str
+    kind: Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+
+
+class RequestPermissionParams(WireModel):
+    """Params of the server → client request ``cadenza/requestPermission`` (ACP's shape)."""
+
+    session_id: str
+    tool_call: PermissionToolCall
+    options: list[PermissionOption]
+
+
+class SelectedOutcome(BaseModel):
+    """``{outcome: "selected", optionId}``."""
+
+    model_config = ConfigDict(populate_by_name=True, alias_generator=to_camel)
+
+    outcome: Literal["selected"]
+    option_id: str
+
+
+class CancelledOutcome(BaseModel):
+    """``{outcome: "cancelled"}``: the prompt was dismissed."""
+
+    outcome: Literal["cancelled"]
+
+
+class RequestPermissionResult(BaseModel):
+    """Result of ``cadenza/requestPermission``: ``{outcome: Selected | Cancelled}``."""
+
+    outcome: SelectedOutcome | CancelledOutcome = Field(discriminator="outcome")
+
+
+class WaitingHumanParams(_OmitNone):
+    """Params of the server → client request ``cadenza/waitingHuman``.
+
+    Attributes:
+        session_id: The session that waits.
+        wait_reason: What the person must do in the browser.
+        uri: The page, when known.
+        opened: True when the server already asked the editor to open ``uri``
+            (``window/showDocument``); the client then does not open it again.
+    """
+
+    session_id: str
+    wait_reason: str
+    uri: str | None = None
+    opened: bool = False
+
+
+class WaitingHumanResult(BaseModel):
+    """Result of ``cadenza/waitingHuman``: ``{action: "continue" | "cancel"}``."""
+
+    action: Literal["continue", "cancel"]

@@ -22,7 +22,7 @@ import asyncio
 import contextvars
 import json
 import logging
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import attrs
@@ -35,7 +35,7 @@ from pygls.exceptions import (
 )
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
-from cadenza.lsp.params import ASK_USER
+from cadenza.lsp.params import RAW_RESULT_REQUESTS
 
 log = logging.getLogger(__name__)
 
@@ -44,9 +44,19 @@ _WORK_DONE_TOKEN: contextvars.ContextVar[types.ProgressToken | None] = contextva
 )
 
 
+_REQUEST_ID: contextvars.ContextVar[int | str | None] = contextvars.ContextVar(
+    "cadenza_request_id", default=None
+)
+
+
 def command_work_done_token() -> types.ProgressToken | None:
     """The ``workDoneToken`` of the ``workspace/executeCommand`` being handled, if any."""
     return _WORK_DONE_TOKEN.get()
+
+
+def current_request_id() -> int | str | None:
+    """The JSON-RPC id of the client request being handled (sync handlers), if any."""
+    return _REQUEST_ID.get()
 
 
 @attrs.define
@@ -141,9 +151,31 @@ class CadenzaProtocol(LanguageServerProtocol):
 
     def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         """The response type of ``method`` (raw for Cadenza's own requests)."""
-        if method == ASK_USER:
+        if method in RAW_RESULT_REQUESTS:
             return RawResponse
         return super().get_result_type(method)
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        """Remember the request's id while pygls dispatches it (see ``current_request_id``)."""
+        reset = _REQUEST_ID.set(msg_id)
+        try:
+            super()._handle_request(msg_id, method_name, params)
+        finally:
+            _REQUEST_ID.reset(reset)
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        """``$/cancelRequest``: cancel the request as pygls does, and its session.
+
+        A ``cadenza.startSession`` request is answered at once; cancelling it afterwards
+        cancels the session it started.
+        """
+        super()._handle_cancel_notification(msg_id)
+        on_cancel = self.on_cancel_request
+        if on_cancel is not None:
+            on_cancel(msg_id)
+
+    on_cancel_request: Callable[[int | str], None] | None = None
+    """Called with the id of every ``$/cancelRequest`` (set by the server)."""
 
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:

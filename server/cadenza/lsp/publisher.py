@@ -42,9 +42,19 @@ class SessionPublisher:
         self.root = root
         self.progress: SessionProgress | None = None
         self.movement: str | None = None
+        self.cancelled = False
+        """Set by a ``session_end`` with ``cancelled``: nothing of the session is sent after."""
 
     def publish(self, event: SessionEvent) -> None:
-        """Send the progress message, the log line and the session update of ``event``."""
+        """Send the progress message, the log line and the session update of ``event``.
+
+        After a ``cancelled`` ``session_end`` nothing more is sent (a cancelled session's
+        end is its last word, even while its task winds down).
+        """
+        if self.cancelled:
+            return
+        if isinstance(event, SessionFinished) and event.stop_reason == "cancelled":
+            self.cancelled = True
         if isinstance(event, MovementStarted):
             self.movement = event.movement
         if self.progress is not None:

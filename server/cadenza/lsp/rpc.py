@@ -45,7 +45,7 @@ async def cancellable_request(server: LanguageServer, method: str, params: Any) 
     Args:
         server: The server whose client receives the request.
         method: The method name, e.g. ``cadenza/askUser``.
-        params: JSON-ready params (a dict with camelCase keys).
+        params: JSON-ready params (a dict with camelCase keys) or an lsprotocol object.
 
     Returns:
         The raw ``result`` of the response (JSON values).

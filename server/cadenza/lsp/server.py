@@ -27,18 +27,24 @@ from cadenza.lsp.framing import BoundedStdinReader, serve_messages
 from cadenza.lsp.options import load_server_config
 from cadenza.lsp.params import (
     CANCEL_SESSION,
+    LIST_SESSIONS,
+    LOAD_SESSION,
+    REPLY_SESSION,
     START_SESSION,
     UNDO_SESSION,
     CancelSessionArgs,
     CancelSessionResult,
     InvalidArguments,
+    ListSessionsArgs,
+    LoadSessionArgs,
+    ReplySessionArgs,
     StartSessionArgs,
     StartSessionResult,
     UndoSessionArgs,
     parse_command_args,
 )
-from cadenza.lsp.protocol import CadenzaProtocol, command_work_done_token
-from cadenza.lsp.sessions import SessionManager
+from cadenza.lsp.protocol import CadenzaProtocol, command_work_done_token, current_request_id
+from cadenza.lsp.sessions import SessionManager, SessionRequestFailed
 from cadenza.lsp.undo import UndoFailed
 
 log = logging.getLogger(__name__)
@@ -55,6 +61,7 @@ class CadenzaServer(LanguageServer):
             protocol_cls=CadenzaProtocol,
         )
         self.sessions = SessionManager(self)
+        self._cadenza_protocol.on_cancel_request = self.sessions.cancel_request
         self.shutdown_received = False
         """True once ``shutdown`` was answered: ``exit`` then ends with status 0, else 1."""
 
@@ -112,6 +119,22 @@ def invalid_params(command: str) -> Iterator[None]:
         raise JsonRpcInvalidParams(message=f"Invalid Params: {command}: {exc}") from None
 
 
+@contextlib.contextmanager
+def request_failed(command: str) -> Iterator[None]:
+    """Turn ``SessionRequestFailed`` into JSON-RPC error -32803 (``RequestFailed``, LSP 3.17).
+
+    Raises:
+        JsonRpcException: Code -32803 with the reason as the message.
+    """
+    try:
+        yield
+    except SessionRequestFailed as exc:
+        log.info("refused %s: %s", command, exc)
+        raise JsonRpcException(
+            message=str(exc), code=types.LSPErrorCodes.RequestFailed.value
+        ) from None
+
+
 def initialize(ls: CadenzaServer, params: types.InitializeParams) -> None:
     """Load the configuration; show each problem with it as a warning (never fail)."""
     folders = params.workspace_folders or []
@@ -140,7 +163,9 @@ def start_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
     """``cadenza.startSession {task, workflow?, rootUri?, model?}`` → ``{sessionId}`` at once."""
     with invalid_params(START_SESSION):
         args = parse_command_args(StartSessionArgs, arguments)
-        session_id = ls.sessions.start(args, work_done_token=command_work_done_token())
+        session_id = ls.sessions.start(
+            args, work_done_token=command_work_done_token(), request_id=current_request_id()
+        )
     return StartSessionResult(session_id=session_id).wire()
 
 
@@ -149,6 +174,42 @@ def cancel_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
     with invalid_params(CANCEL_SESSION):
         args = parse_command_args(CancelSessionArgs, arguments)
     return CancelSessionResult(cancelled=ls.sessions.cancel(args.session_id)).wire()
+
+
+def reply_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
+    """``cadenza.replySession {sessionId, text}`` → ``{resumed, state}``.
+
+    Raises:
+        JsonRpcInvalidParams: Malformed arguments (-32602).
+        JsonRpcException: -32803 when the session is unknown, running or over.
+    """
+    with invalid_params(REPLY_SESSION):
+        args = parse_command_args(ReplySessionArgs, arguments)
+    with request_failed(REPLY_SESSION):
+        return ls.sessions.reply(args.session_id, args.text).wire()
+
+
+def list_sessions(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
+    """``cadenza.listSessions {limit?}`` (the argument may be omitted) → ``{sessions}``."""
+    with invalid_params(LIST_SESSIONS):
+        args = parse_command_args(ListSessionsArgs, arguments) if arguments else None
+    result = ls.sessions.list()
+    if args is not None and args.limit is not None:
+        result = result.model_copy(update={"sessions": result.sessions[: args.limit]})
+    return result.wire()
+
+
+def load_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
+    """``cadenza.loadSession {sessionId}`` → ``{session, updates}`` after the replay.
+
+    Raises:
+        JsonRpcInvalidParams: Malformed arguments (-32602).
+        JsonRpcException: -32803 when the session is unknown or its transcript unreadable.
+    """
+    with invalid_params(LOAD_SESSION):
+        args = parse_command_args(LoadSessionArgs, arguments)
+    with request_failed(LOAD_SESSION):
+        return ls.sessions.load(args.session_id).wire()
 
 
 async def undo_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
@@ -180,4 +241,7 @@ def create_server() -> CadenzaServer:
     server.command(START_SESSION)(start_session)
     server.command(CANCEL_SESSION)(cancel_session)
     server.command(UNDO_SESSION)(undo_session)
+    server.command(REPLY_SESSION)(reply_session)
+    server.command(LIST_SESSIONS)(list_sessions)
+    server.command(LOAD_SESSION)(load_session)
     return server

@@ -14,22 +14,46 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path, uri_scheme
 
 from cadenza.config import CadenzaConfig, ConfigError
-from cadenza.engine.session import Session, SessionOutcome, SessionSettings
+from cadenza.engine.permissions import PermissionGate, PermissionStore
+from cadenza.engine.restore import NotRestorable, RestoredState, restore_state
+from cadenza.engine.session import WAITING, Session, SessionOutcome, SessionSettings
+from cadenza.engine.transcript import (
+    SessionSummary,
+    TranscriptError,
+    TranscriptRecord,
+    list_sessions,
+    read_transcript,
+    summary_of,
+    transcript_path,
+)
 from cadenza.engine.workflows import Workflow, WorkflowError, load_catalog
-from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.editor import LspEditor
-from cadenza.lsp.params import InvalidArguments, StartSessionArgs, UndoSessionResult
-from cadenza.lsp.progress import SessionProgress
+from cadenza.lsp.live import LiveSession, SessionDriver
+from cadenza.lsp.params import (
+    SESSION_UPDATE,
+    InvalidArguments,
+    ListSessionsResult,
+    LoadSessionResult,
+    ReplySessionResult,
+    SessionInfo,
+    StartSessionArgs,
+    UndoSessionResult,
+)
 from cadenza.lsp.publisher import SessionPublisher
-from cadenza.lsp.transcripts import GuardedRecorder, open_transcript
+from cadenza.lsp.replay import replay_updates
+from cadenza.lsp.review import ReviewMode
+from cadenza.lsp.transcripts import GuardedRecorder, open_transcript, reopen_transcript
 from cadenza.lsp.undo import SessionUndo, UndoFailed
+from cadenza.lsp.updates import SessionUpdateParams
 from cadenza.providers.base import Provider
 from cadenza.providers.registry import create_provider, resolve_model_name
 from cadenza.tools.checkpoints import CheckpointError, SessionCheckpoint
@@ -41,6 +65,13 @@ SHUTDOWN_GRACE_S = 5.0
 """Seconds to wait for cancelled sessions to finish on shutdown."""
 ENDING_GRACE_S = 1.0
 """Seconds an undo waits for a session that is finishing (its end already published)."""
+
+
+class SessionRequestFailed(Exception):
+    """A session command cannot be done (unknown session, not waiting...).
+
+    The server answers with JSON-RPC error -32803 (``RequestFailed``, LSP 3.17) and this message.
+    """
 
 
 def folder_of(uri: str) -> Path:
@@ -57,25 +88,36 @@ def folder_of(uri: str) -> Path:
     return Path(fs_path).resolve()
 
 
-def _cancel(task: asyncio.Task[SessionOutcome]) -> None:
-    task.cancel()
-
-
 class SessionManager:
-    """Running sessions by id, and the providers they share."""
+    """Live sessions by id, the stored ones, and the providers they share."""
 
     def __init__(self, server: LanguageServer) -> None:
         self._server = server
         self.config = CadenzaConfig()
-        self._tasks: dict[str, asyncio.Task[SessionOutcome]] = {}
+        self._live: dict[str, LiveSession] = {}
+        self._driver = SessionDriver(server)
         self._providers: dict[str, Provider] = {}
         self._ended: set[str] = set()
         """Sessions that ran and ended in this server run (undo reads their checkpoints)."""
+        self._by_request: dict[int | str, str] = {}
+        """``cadenza.startSession`` request id → session id, for ``$/cancelRequest``."""
         self.checkpoints_base: Path | None = None
         """Where checkpoints live (None: ``<user state dir>/checkpoints``)."""
 
-    def start(self, args: StartSessionArgs, *, work_done_token: types.ProgressToken | None) -> str:
+    def start(
+        self,
+        args: StartSessionArgs,
+        *,
+        work_done_token: types.ProgressToken | None,
+        request_id: int | str | None = None,
+    ) -> str:
         """Create a session and start running it; return its id at once.
+
+        Args:
+            args: The command's arguments.
+            work_done_token: The client's progress token for the first run, if any.
+            request_id: The ``cadenza.startSession`` request's id: a ``$/cancelRequest`` for
+                it cancels the session, even after the id was answered.
 
         Raises:
             InvalidArguments: No usable workspace folder; an unknown or invalid workflow (the
@@ -88,13 +130,6 @@ class SessionManager:
         provider = self._provider(model)
         session_id = uuid.uuid4().hex
         publisher = SessionPublisher(self._server, session_id=session_id, root=root)
-        checkpoint = SessionCheckpoint.for_session(session_id, root, self.checkpoints_base)
-        editor = LspEditor(
-            self._server,
-            publisher,
-            review=args.review or self.config.review,
-            checkpoint=checkpoint,
-        )
         recorder = open_transcript(
             session_id=session_id,
             task=args.task,
@@ -103,22 +138,20 @@ class SessionManager:
             model=model,
             warn=lambda text: _warn(publisher, text),
         )
-        session = Session(
+        live = self._live_session(
             session_id=session_id,
             task=args.task,
             root=root,
+            model=model,
             provider=provider,
-            editor=editor,
-            tools=default_tools(),
-            settings=self._settings(),
             workflow=workflow,
+            publisher=publisher,
             recorder=recorder,
+            review=args.review,
         )
-        task = asyncio.create_task(
-            self._run(session, publisher, work_done_token), name=f"cadenza-session-{session_id}"
-        )
-        self._tasks[session_id] = task
-        task.add_done_callback(lambda done: self._finished(session_id, done, recorder))
+        if request_id is not None:
+            self._by_request[request_id] = session_id
+        self._launch(live, self._driver.drive(live, work_done_token=work_done_token))
         log.info(
             "session %s started on %s with %s, workflow %s",
             session_id,
@@ -128,13 +161,209 @@ class SessionManager:
         )
         return session_id
 
+    def _live_session(
+        self,
+        *,
+        session_id: str,
+        task: str,
+        root: Path,
+        model: str,
+        provider: Provider,
+        workflow: Workflow,
+        publisher: SessionPublisher,
+        recorder: GuardedRecorder | None,
+        review: ReviewMode | None = None,
+        restored: RestoredState | None = None,
+    ) -> LiveSession:
+        """Wire an engine session to this client: editor, checkpoint, permissions, transcript."""
+        checkpoint = SessionCheckpoint.for_session(session_id, root, self.checkpoints_base)
+        editor = LspEditor(
+            self._server,
+            publisher,
+            review=review or self.config.review,
+            checkpoint=checkpoint,
+        )
+        settings = self._settings()
+        gate = PermissionGate(
+            editor,
+            store=PermissionStore(root),
+            gated=settings.gated_tools,
+            timeout_s=settings.permission_timeout_s,
+        )
+        session = Session(
+            session_id=session_id,
+            task=task,
+            root=root,
+            provider=provider,
+            editor=editor,
+            tools=default_tools(),
+            settings=settings,
+            workflow=workflow,
+            recorder=recorder,
+            permissions=gate,
+            history=restored.history if restored is not None else None,
+            last=restored.last if restored is not None else None,
+        )
+        if restored is not None:
+            session.rt.steps = restored.steps
+        return LiveSession(
+            session=session, publisher=publisher, recorder=recorder, root=root, model=model
+        )
+
+    def _launch(self, live: LiveSession, drive: Coroutine[Any, Any, SessionOutcome]) -> None:
+        """Run ``drive`` as the session's task; forget the session when it is over."""
+        session_id = live.session_id
+        task = asyncio.create_task(drive, name=f"cadenza-session-{session_id}")
+        live.task = task
+        self._live[session_id] = live
+        task.add_done_callback(lambda done: self._finished(session_id, done))
+
     def cancel(self, session_id: str) -> bool:
-        """Cancel a running session; False when no such session is running."""
-        task = self._tasks.get(session_id)
-        if task is None or task.done():
-            return False
-        task.cancel()
-        return True
+        """Cancel a running or waiting session; False when no such session is live."""
+        live = self._live.get(session_id)
+        return live is not None and live.cancel()
+
+    def cancel_request(self, request_id: int | str) -> None:
+        """``$/cancelRequest`` for a ``cadenza.startSession`` request: cancel its session."""
+        session_id = self._by_request.pop(request_id, None)
+        if session_id is not None and self.cancel(session_id):
+            log.info("session %s cancelled by $/cancelRequest %s", session_id, request_id)
+
+    def reply(self, session_id: str, text: str) -> ReplySessionResult:
+        """Resume a session that waits for the person with ``text`` (``cadenza.replySession``).
+
+        A stored session (e.g. from before a restart) that waits is revived from its
+        transcript and resumed.
+
+        Raises:
+            SessionRequestFailed: The session is running, over, or unknown.
+        """
+        live = self._live.get(session_id)
+        if live is not None:
+            if live.give_reply(text):
+                return ReplySessionResult(resumed=True, state="running")
+            raise SessionRequestFailed(
+                f"session {session_id} is {live.state}, not waiting for a reply"
+            )
+        restored, start = self._stored_waiting(session_id)
+        live = self._revive(session_id, restored, start)
+        self._launch(live, self._driver.drive(live, reply=text))
+        return ReplySessionResult(resumed=True, state="running")
+
+    def _stored_waiting(self, session_id: str) -> tuple[RestoredState, SessionSummary]:
+        """A stored session that waits for the person, rebuilt from its transcript.
+
+        Raises:
+            SessionRequestFailed: Unknown, unreadable, or not waiting.
+        """
+        records = self._records(session_id)
+        summary = self._summary(session_id, records)
+        if summary.state not in WAITING:
+            raise SessionRequestFailed(
+                f"session {session_id} is {summary.state}, not waiting for a reply"
+            )
+        try:
+            return restore_state(records), summary
+        except NotRestorable as exc:
+            raise SessionRequestFailed(f"session {session_id} cannot go on: {exc}") from None
+
+    @staticmethod
+    def _summary(session_id: str, records: list[TranscriptRecord]) -> SessionSummary:
+        try:
+            return summary_of(session_id, records)
+        except TranscriptError as exc:
+            raise SessionRequestFailed(str(exc)) from None
+
+    def _records(self, session_id: str) -> list[TranscriptRecord]:
+        try:
+            return read_transcript(transcript_path(session_id))
+        except ValueError:  # an unsafe id, or a damaged transcript
+            raise SessionRequestFailed(f"no readable session {session_id!r}") from None
+        except FileNotFoundError:
+            raise SessionRequestFailed(f"unknown session {session_id!r}") from None
+        except OSError as exc:
+            raise SessionRequestFailed(f"session {session_id}: {exc}") from None
+
+    def _revive(
+        self, session_id: str, restored: RestoredState, summary: SessionSummary
+    ) -> LiveSession:
+        """A live session from a stored one (its transcript appended to)."""
+        root = Path(restored.start.root)
+        if not root.is_dir():
+            raise SessionRequestFailed(f"session {session_id}: its folder {root} is gone")
+        try:
+            workflow = self._workflow(root, summary.workflow)
+            provider = self._provider(summary.model)
+        except InvalidArguments as exc:
+            raise SessionRequestFailed(f"session {session_id} cannot go on: {exc}") from None
+        publisher = SessionPublisher(self._server, session_id=session_id, root=root)
+        recorder = reopen_transcript(session_id, lambda text: _warn(publisher, text))
+        live = self._live_session(
+            session_id=session_id,
+            task=summary.task,
+            root=root,
+            model=summary.model,
+            provider=provider,
+            workflow=workflow,
+            publisher=publisher,
+            recorder=recorder,
+            restored=restored,
+        )
+        live.started = summary.started
+        return live
+
+    def list(self) -> ListSessionsResult:
+        """Every stored session, newest first (live ones with their current state)."""
+        live = {sid: s for sid, s in self._live.items()}
+        infos = []
+        for summary in list_sessions(live=[sid for sid, s in live.items() if not s.waiting]):
+            infos.append(self._info(summary, live.get(summary.session_id)))
+        return ListSessionsResult(sessions=infos)
+
+    def _info(self, summary: SessionSummary, live: LiveSession | None) -> SessionInfo:
+        state = live.state if live is not None else summary.state
+        question = None
+        if live is not None and live.waiting and live.outcome is not None:
+            question = live.outcome.missing_info or live.outcome.message
+        elif state in WAITING and summary.last_message:
+            question = summary.last_message
+        return SessionInfo(
+            session_id=summary.session_id,
+            task=summary.task,
+            state=state,
+            started=summary.started.isoformat(),
+            workflow=summary.workflow,
+            model=summary.model,
+            root=summary.root,
+            question=question,
+        )
+
+    def load(self, session_id: str) -> LoadSessionResult:
+        """Replay a stored session's history as ``cadenza/sessionUpdate`` notifications.
+
+        The notifications are sent before this returns. A stored session that waits for
+        the person is revived: it asks again, and ``cadenza.replySession`` resumes it.
+
+        Raises:
+            SessionRequestFailed: Unknown or unreadable.
+        """
+        records = self._records(session_id)
+        summary = self._summary(session_id, records)
+        root = Path(summary.root)
+        updates = replay_updates(records, root)
+        for update in updates:
+            params = SessionUpdateParams(session_id=session_id, update=update)
+            self._server.protocol.notify(SESSION_UPDATE, params.wire())
+        live = self._live.get(session_id)
+        if live is None and summary.state in WAITING:
+            try:
+                restored = restore_state(records)
+                live = self._revive(session_id, restored, summary)
+            except (NotRestorable, SessionRequestFailed) as exc:
+                log.warning("session %s stays stored: %s", session_id, exc)
+            else:
+                self._launch(live, self._driver.drive(live, waiting=restored.last))
+        return LoadSessionResult(session=self._info(summary, live), updates=len(updates))
 
     async def undo(self, session_id: str) -> UndoSessionResult:
         """Undo the changes of a session that is over (see ``undo``).
@@ -145,14 +374,14 @@ class SessionManager:
             UndoFailed: The session is still running, unknown (no checkpoint), or its undo was
                 refused (the message names the file and why).
         """
-        task = self._tasks.get(session_id)
-        if task is not None and not task.done():
+        live = self._live.get(session_id)
+        if live is not None and live.task is not None and not live.waiting:
             # Its session_end may be out already while the task winds down.
-            await asyncio.wait({task}, timeout=ENDING_GRACE_S)
-        if session_id in self._tasks and not self._tasks[session_id].done():
+            await asyncio.wait({live.task}, timeout=ENDING_GRACE_S)
+        if session_id in self._live:
             raise UndoFailed(
-                f"session {session_id} is still running; cancel it (cadenza.cancelSession) "
-                "before undoing it"
+                f"session {session_id} is still {self._live[session_id].state}; cancel it "
+                "(cadenza.cancelSession) before undoing it"
             )
         try:
             checkpoint = SessionCheckpoint.load(session_id, self.checkpoints_base)
@@ -199,6 +428,8 @@ class SessionManager:
             max_tokens=config.max_tokens,
             temperature=config.temperature,
             context_size=config.context_size,
+            gated_tools=frozenset(config.permissions.gated),
+            permission_timeout_s=config.permissions.timeout_s,
         )
 
     def _provider(self, model: str) -> Provider:
@@ -211,42 +442,15 @@ class SessionManager:
             self._providers[model] = provider
         return provider
 
-    async def _run(
-        self,
-        session: Session,
-        publisher: SessionPublisher,
-        work_done_token: types.ProgressToken | None,
-    ) -> SessionOutcome:
-        """Open the progress, then run the session (which publishes its own end)."""
-        task = asyncio.current_task()
-        try:
-            publisher.progress = await SessionProgress.open(
-                self._server,
-                client_token=work_done_token,
-                may_create=ClientFeatures.of(self._server.client_capabilities).work_done_progress,
-                message=session.task,
-            )
-        except asyncio.CancelledError:
-            session.end_before_start()  # the transcript records the end too
-            raise
-        if publisher.progress is not None and task is not None:
-            publisher.progress.on_cancel(lambda: _cancel(task))
-        return await session.run()
-
-    def _finished(
-        self,
-        session_id: str,
-        task: asyncio.Task[SessionOutcome],
-        recorder: GuardedRecorder | None,
-    ) -> None:
-        """Done-callback: close the transcript, forget the task and log how it ended.
+    def _finished(self, session_id: str, task: asyncio.Task[SessionOutcome]) -> None:
+        """Done-callback: forget the session and log how it ended.
 
         A done-callback rather than a ``finally`` in the task: it also runs for a task
         cancelled before its first step (e.g. on ``shutdown``).
         """
-        if recorder is not None:
-            recorder.close()
-        self._tasks.pop(session_id, None)
+        live = self._live.pop(session_id, None)
+        if live is not None and live.recorder is not None:
+            live.recorder.close()
         self._ended.add(session_id)
         if task.cancelled():
             log.info("session %s cancelled", session_id)
@@ -257,7 +461,7 @@ class SessionManager:
 
     async def aclose(self) -> None:
         """Cancel every session, wait briefly for them, and close every provider."""
-        tasks = list(self._tasks.values())
+        tasks = [live.task for live in self._live.values() if live.task is not None]
         for task in tasks:
             task.cancel()
         if tasks:

@@ -102,3 +102,19 @@ def open_transcript(
         warn(f"the session runs without a transcript: {exc}")
         return None
     return GuardedRecorder(recorder, warn)
+
+
+def reopen_transcript(
+    session_id: str, warn: Callable[[str], None], directory: Path | None = None
+) -> GuardedRecorder | None:
+    """Append to a stored session's transcript (it resumes after a restart).
+
+    Returns:
+        The recorder, or None when the file cannot be opened (``warn`` was called).
+    """
+    try:
+        recorder = TranscriptRecorder.reopen(session_id, directory)
+    except (OSError, ValueError) as exc:
+        warn(f"the session goes on without a transcript: {exc}")
+        return None
+    return GuardedRecorder(recorder, warn)

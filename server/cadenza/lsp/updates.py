@@ -24,8 +24,10 @@ from cadenza.engine.events import (
     ContextCompacted,
     FileEdited,
     MovementStarted,
+    PermissionDecided,
     SessionEvent,
     SessionFinished,
+    SessionResumed,
     StepStarted,
     StopReason,
     ToolCacheLookup,
@@ -61,6 +63,16 @@ class DiffContent(WireModel):
     path: str = Field(description="Absolute file path.")
     old_text: str | None
     new_text: str
+
+
+class UserMessageChunkUpdate(WireModel):
+    """``user_message_chunk``: the person's text (the task, an answer).
+
+    Sent when ``cadenza.loadSession`` replays a history (as ACP's ``session/load`` does).
+    """
+
+    session_update: Literal["user_message_chunk"] = "user_message_chunk"
+    content: TextContent
 
 
 class AgentMessageChunkUpdate(WireModel):
@@ -124,11 +136,25 @@ class CompactionUpdate(WireModel):
     messages_summarized: int
 
 
+class SessionResumeUpdate(WireModel):
+    """``session_resume``: a session that waited (or ended) runs again.
+
+    ``after`` is the stop reason it resumes from; ``reply`` what the person gave (the answer,
+    or what they did in the browser; may be empty).
+    """
+
+    session_update: Literal["session_resume"] = "session_resume"
+    after: StopReason
+    reply: str
+
+
 class SessionEndUpdate(WireModel):
-    """``session_end``: the session is over; ``message`` is the final answer or the error.
+    """``session_end``: the session stopped; ``message``: the answer, question or error.
 
     ``missing_info`` and ``why_no_default`` come with ``needs_user_input`` when the agent asked
-    through ``complete``; they are omitted on the wire otherwise.
+    through ``complete``; ``browser_session_id`` and ``url`` with ``waiting_human``; they are
+    omitted on the wire otherwise. After ``needs_user_input`` and ``waiting_human`` the session
+    waits: ``cadenza.replySession`` (or the answered prompt) resumes it.
     """
 
     session_update: Literal["session_end"] = "session_end"
@@ -137,22 +163,23 @@ class SessionEndUpdate(WireModel):
     steps: int
     missing_info: str | None = None
     why_no_default: str | None = None
+    browser_session_id: str | None = None
+    url: str | None = None
 
     @model_serializer(mode="wrap")
     def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        for key in ("missingInfo", "missing_info", "whyNoDefault", "why_no_default"):
-            if key in data and data[key] is None:
-                del data[key]
-        return data
+        return {key: value for key, value in data.items() if value is not None}
 
 
 SessionUpdate = Annotated[
-    AgentMessageChunkUpdate
+    UserMessageChunkUpdate
+    | AgentMessageChunkUpdate
     | ToolCallUpdateStart
     | ToolCallUpdateProgress
     | MovementUpdate
     | CompactionUpdate
+    | SessionResumeUpdate
     | SessionEndUpdate,
     Field(discriminator="session_update"),
 ]
@@ -205,13 +232,13 @@ def session_update(event: SessionEvent, root: Path) -> SessionUpdate | None:
             path=str(root / event.path), old_text=event.old_text, new_text=event.new_text
         )
         return ToolCallUpdateProgress(tool_call_id=event.tool_call_id, content=[diff])
-    if isinstance(event, MovementStarted | ContextCompacted | SessionFinished):
+    if isinstance(event, MovementStarted | ContextCompacted | SessionFinished | SessionResumed):
         return _lifecycle_update(event)
     return None
 
 
 def _lifecycle_update(
-    event: MovementStarted | ContextCompacted | SessionFinished,
+    event: MovementStarted | ContextCompacted | SessionFinished | SessionResumed,
 ) -> SessionUpdate:
     """The update of an event about the session as a whole rather than one tool call."""
     if isinstance(event, MovementStarted):
@@ -224,12 +251,16 @@ def _lifecycle_update(
             tokens_after=event.tokens_after,
             messages_summarized=event.messages_summarized,
         )
+    if isinstance(event, SessionResumed):
+        return SessionResumeUpdate(after=event.after, reply=event.reply)
     return SessionEndUpdate(
         stop_reason=event.stop_reason,
         message=event.message,
         steps=event.steps,
         missing_info=event.missing_info,
         why_no_default=event.why_no_default,
+        browser_session_id=event.browser_session_id,
+        url=event.url,
     )
 
 
@@ -269,6 +300,9 @@ def log_line(event: SessionEvent) -> str | None:
         )
     if isinstance(event, CheckpointWritten):
         return f"checkpoint after movement {event.movement}: {event.note}"
+    if isinstance(event, PermissionDecided):
+        how = f" ({event.option})" if event.option else ""
+        return f"permission for {event.name} (call {event.tool_call_id}): {event.verdict}{how}"
     return None
 
 

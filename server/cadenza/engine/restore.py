@@ -1,0 +1,84 @@
+"""A session's state rebuilt from its transcript, so it can go on after a server restart.
+
+What a resumed session needs is in the records: the conversation (``message`` records, made
+replay-safe by ``sanitize_history``), how its last run ended (the last ``session_end`` event:
+the question, or the browser session a person acts in) and the movement it was in (the last
+``movement`` event before that end).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from cadenza.engine.events import MovementStarted, SessionFinished, SessionResumed, StepStarted
+from cadenza.engine.history import sanitize_history
+from cadenza.engine.session import SessionOutcome
+from cadenza.engine.transcript import (
+    EventRecord,
+    SessionStartRecord,
+    TranscriptRecord,
+    history_from_records,
+)
+from cadenza.messages import Message
+
+
+class NotRestorable(ValueError):
+    """The transcript has no ``session_start`` record (or no conversation) to go on from."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RestoredState:
+    """What ``Session(history=..., last=...)`` needs to go on.
+
+    Attributes:
+        start: The session's ``session_start`` record (task, root, workflow, model).
+        history: The conversation, sanitized for replay (no tool call without its result).
+        last: How its last run ended; None when the last run never ended (the server died
+            mid-run).
+        steps: Model requests made so far.
+    """
+
+    start: SessionStartRecord
+    history: list[Message]
+    last: SessionOutcome | None
+    steps: int
+
+
+def restore_state(records: Sequence[TranscriptRecord]) -> RestoredState:
+    """Rebuild a session's state from its transcript records (in file order).
+
+    Raises:
+        NotRestorable: No ``session_start`` record, or no message recorded.
+    """
+    start = next((r for r in records if isinstance(r, SessionStartRecord)), None)
+    if start is None:
+        raise NotRestorable("the transcript has no session_start record")
+    history = sanitize_history(history_from_records(records))
+    if not history:
+        raise NotRestorable("the transcript records no conversation")
+    movement: str | None = None
+    steps = 0
+    last: SessionOutcome | None = None
+    for record in records:
+        if not isinstance(record, EventRecord):
+            continue
+        event = record.event
+        if isinstance(event, MovementStarted):
+            movement = event.movement
+        elif isinstance(event, StepStarted):
+            steps = max(steps, event.step)
+        elif isinstance(event, SessionResumed):
+            last = None  # it ran again; an end after this one says how that run ended
+        elif isinstance(event, SessionFinished):
+            last = SessionOutcome(
+                stop_reason=event.stop_reason,
+                message=event.message,
+                steps=event.steps,
+                missing_info=event.missing_info,
+                why_no_default=event.why_no_default,
+                browser_session_id=event.browser_session_id,
+                url=event.url,
+                movement=movement,
+            )
+    return RestoredState(start=start, history=history, last=last, steps=steps)

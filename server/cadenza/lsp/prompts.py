@@ -1,0 +1,239 @@
+"""The person's prompts in the editor: questions, permissions, and "act in the browser".
+
+Each prompt uses Cadenza's own request when the client declared it in
+``experimental.cadenza`` (an agent panel can show it properly), else LSP's
+``window/showMessageRequest`` (LSP 3.17 §window/showMessageRequest), which every editor shows
+but which only offers buttons:
+
+- ``ask``: ``cadenza/askUser {sessionId, question, whyNoDefault?, options?}`` →
+  ``{answer: string | null}``; fallback: the question with the options as buttons plus
+  ``Answer in the agent panel`` (free text then comes as ``cadenza.replySession``).
+- ``permission``: ``cadenza/requestPermission`` (ACP's ``session/request_permission`` shape)
+  → ``{outcome: {outcome: "selected", optionId} | {outcome: "cancelled"}}``; fallback: the
+  four option titles as buttons.
+- ``confirm_human``: ``window/showDocument {uri, external: true}`` (LSP 3.16) when the client
+  supports it, then ``cadenza/waitingHuman {sessionId, waitReason, uri?, opened}`` →
+  ``{action: "continue" | "cancel"}``; fallback: ``Continue when done`` / ``Cancel`` buttons.
+
+Every request is withdrawn with ``$/cancelRequest`` when its waiter is cancelled (a cancelled
+session, a permission timeout), and a late answer is dropped (``rpc.cancellable_request``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Literal
+
+from lsprotocol import types
+from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+
+from cadenza.engine.permissions import (
+    OPTION_NAMES,
+    PermissionAnswer,
+    PermissionOptionKind,
+    PermissionRequest,
+)
+from cadenza.lsp.capabilities import ClientFeatures
+from cadenza.lsp.params import (
+    ASK_USER,
+    REQUEST_PERMISSION,
+    WAITING_HUMAN,
+    AskUserParams,
+    AskUserResult,
+    PermissionOption,
+    PermissionToolCall,
+    RequestPermissionParams,
+    RequestPermissionResult,
+    SelectedOutcome,
+    WaitingHumanParams,
+    WaitingHumanResult,
+)
+from cadenza.lsp.rpc import cancellable_request
+from cadenza.tools.base import ToolError
+
+log = logging.getLogger(__name__)
+
+ANSWER_IN_PANEL = "Answer in the agent panel"
+CONTINUE = "Continue when done"
+CANCEL = "Cancel"
+HumanAction = Literal["continue", "cancel"]
+
+
+class PromptError(Exception):
+    """The client answered a prompt with an error or a malformed result."""
+
+
+def _features(server: LanguageServer) -> ClientFeatures:
+    return ClientFeatures.of(server.client_capabilities)
+
+
+def _parse(model: type[BaseModel], method: str, raw: Any) -> Any:
+    try:
+        return model.model_validate(raw if raw is not None else {})
+    except ValidationError:
+        raise PromptError(f"the editor's answer to {method} is malformed: {raw!r}") from None
+
+
+async def _request(server: LanguageServer, method: str, params: Any) -> Any:
+    try:
+        return await cancellable_request(server, method, params)
+    except JsonRpcException as exc:
+        raise PromptError(f"the editor could not show {method}: {exc}") from None
+
+
+async def _buttons(server: LanguageServer, message: str, titles: list[str]) -> str | None:
+    """``window/showMessageRequest``; the chosen title, or None when dismissed."""
+    params = types.ShowMessageRequestParams(
+        type=types.MessageType.Info,
+        message=message,
+        actions=[types.MessageActionItem(title=title) for title in titles],
+    )
+    chosen = await _request(server, types.WINDOW_SHOW_MESSAGE_REQUEST, params)
+    if isinstance(chosen, types.MessageActionItem):
+        return chosen.title
+    if isinstance(chosen, dict) and isinstance(chosen.get("title"), str):
+        return str(chosen["title"])
+    return None
+
+
+async def ask(
+    server: LanguageServer,
+    *,
+    session_id: str,
+    question: str,
+    why_no_default: str | None = None,
+    options: list[str] | None = None,
+) -> str | None:
+    """Ask the person a question.
+
+    Returns:
+        The answer; None when they declined, dismissed the prompt, or chose to answer in the
+        agent panel (fallback), so the answer, if any, comes later as ``cadenza.replySession``.
+
+    Raises:
+        PromptError: The client answered with an error or a malformed result.
+    """
+    if _features(server).ask_user:
+        params = AskUserParams(
+            session_id=session_id,
+            question=question,
+            why_no_default=why_no_default,
+            options=options or None,
+        )
+        raw = await _request(server, ASK_USER, params.wire())
+        result: AskUserResult = _parse(AskUserResult, ASK_USER, raw)
+        return result.answer
+    message = question if not why_no_default else f"{question}\n({why_no_default})"
+    chosen = await _buttons(server, message, [*(options or []), ANSWER_IN_PANEL])
+    if chosen is None or chosen == ANSWER_IN_PANEL:
+        return None
+    return chosen
+
+
+async def ask_tool_question(server: LanguageServer, session_id: str, question: str) -> str | None:
+    """The ``ask_user`` tool's question: ``ask``, with failures as a ``ToolError``.
+
+    The fallback offers ``Yes`` / ``No`` / ``Skip`` buttons (``Skip`` declines), since the
+    tool's call waits for this answer and cannot take a later reply.
+    """
+    try:
+        if _features(server).ask_user:
+            return await ask(server, session_id=session_id, question=question)
+        chosen = await _buttons(server, question, ["Yes", "No", "Skip"])
+    except PromptError as exc:
+        raise ToolError(str(exc)) from None
+    return None if chosen in (None, "Skip") else chosen
+
+
+def _raw_input(arguments: str) -> Any:
+    try:
+        return json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return arguments
+
+
+async def permission(
+    server: LanguageServer, *, session_id: str, request: PermissionRequest
+) -> PermissionAnswer:
+    """Ask whether a gated tool call may run.
+
+    Returns:
+        The selected option, or ``cancelled`` (dismissed, an unknown option id, or an error
+        answer: a call is never run on an answer Cadenza cannot read).
+    """
+    kinds: list[PermissionOptionKind] = list(OPTION_NAMES)
+    try:
+        if _features(server).request_permission:
+            params = RequestPermissionParams(
+                session_id=session_id,
+                tool_call=PermissionToolCall(
+                    tool_call_id=request.tool_call_id,
+                    title=request.title,
+                    kind=request.kind,
+                    raw_input=_raw_input(request.raw_input),
+                ),
+                options=[
+                    PermissionOption(option_id=kind, name=OPTION_NAMES[kind], kind=kind)
+                    for kind in kinds
+                ],
+            )
+            raw = await _request(server, REQUEST_PERMISSION, params.wire())
+            result: RequestPermissionResult = _parse(
+                RequestPermissionResult, REQUEST_PERMISSION, raw
+            )
+            outcome = result.outcome
+            chosen = outcome.option_id if isinstance(outcome, SelectedOutcome) else None
+        else:
+            message = f"Cadenza wants to run {request.name}: {request.title}"
+            title = await _buttons(server, message, [OPTION_NAMES[k] for k in kinds])
+            chosen = next((k for k in kinds if OPTION_NAMES[k] == title), None)
+    except PromptError as exc:
+        log.warning("session %s: permission prompt failed: %s", session_id, exc)
+        return PermissionAnswer(outcome="cancelled")
+    for kind in kinds:
+        if chosen == kind:
+            return PermissionAnswer(outcome="selected", option=kind)
+    return PermissionAnswer(outcome="cancelled")
+
+
+async def confirm_human(
+    server: LanguageServer, *, session_id: str, wait_reason: str, uri: str | None
+) -> HumanAction | None:
+    """Open the page for the person, then ask them to continue when done.
+
+    Returns:
+        ``continue`` or ``cancel``; None when the prompt was dismissed (the session keeps
+        waiting for ``cadenza.replySession``).
+
+    Raises:
+        PromptError: The client answered with an error or a malformed result.
+    """
+    features = _features(server)
+    opened = False
+    if uri and features.show_document:
+        try:
+            shown = await _request(
+                server,
+                types.WINDOW_SHOW_DOCUMENT,
+                types.ShowDocumentParams(uri=uri, external=True),
+            )
+            opened = bool(getattr(shown, "success", False))
+        except PromptError as exc:
+            log.info("session %s: showDocument failed: %s", session_id, exc)
+    if features.waiting_human:
+        params = WaitingHumanParams(
+            session_id=session_id, wait_reason=wait_reason, uri=uri, opened=opened
+        )
+        raw = await _request(server, WAITING_HUMAN, params.wire())
+        result: WaitingHumanResult = _parse(WaitingHumanResult, WAITING_HUMAN, raw)
+        return result.action
+    where = f" at {uri}" if uri else ""
+    chosen = await _buttons(
+        server, f"Cadenza waits for you in the browser{where}: {wait_reason}", [CONTINUE, CANCEL]
+    )
+    if chosen == CONTINUE:
+        return "continue"
+    return "cancel" if chosen == CANCEL else None

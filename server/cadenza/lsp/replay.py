@@ -1,0 +1,48 @@
+"""A stored session's history as ``cadenza/sessionUpdate`` payloads, for ``cadenza.loadSession``.
+
+The replay follows the transcript's order: the person's messages (the task, answers) as
+``user_message_chunk``, the assistant's text as ``agent_message_chunk`` (the transcript keeps
+whole replies, not the streamed chunks), and every recorded event as the update it was sent
+as live (``tool_call``, ``tool_call_update`` with results and diffs, ``movement``,
+``session_resume``, ``session_end``...). ACP's ``session/load`` replays the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from cadenza.engine.transcript import EventRecord, MessageRecord, TranscriptRecord
+from cadenza.lsp.updates import (
+    AgentMessageChunkUpdate,
+    SessionUpdate,
+    TextContent,
+    UserMessageChunkUpdate,
+    session_update,
+)
+from cadenza.messages import AssistantMessage, UserMessage
+
+PERSON_TAGS = frozenset({"task", "answer"})
+"""User messages the person wrote (the rest are Cadenza's own: movements, checkpoints)."""
+
+
+def replay_updates(records: Iterable[TranscriptRecord], root: Path) -> list[SessionUpdate]:
+    """The updates that show a stored session again, in transcript order.
+
+    Args:
+        records: The session's transcript records.
+        root: Its workspace root (diff paths are made absolute against it).
+    """
+    updates: list[SessionUpdate] = []
+    for record in records:
+        if isinstance(record, MessageRecord):
+            message = record.message
+            if isinstance(message, UserMessage) and message.tag in PERSON_TAGS:
+                updates.append(UserMessageChunkUpdate(content=TextContent(text=message.content)))
+            elif isinstance(message, AssistantMessage) and message.content:
+                updates.append(AgentMessageChunkUpdate(content=TextContent(text=message.content)))
+        elif isinstance(record, EventRecord):
+            update = session_update(record.event, root)
+            if update is not None:
+                updates.append(update)
+    return updates
