@@ -308,7 +308,8 @@ class SessionSummary:
         model: The model it used (``PROVIDER/MODEL``).
         path: The transcript file.
         root: The workspace folder it ran on.
-        last_message: The message of its last ``session_end`` (the answer, the question...).
+        last_message: What its last ``session_end`` said: the missing information of a
+            ``needs_user_input`` question, else the message (the answer, the error...).
     """
 
     session_id: str
@@ -333,7 +334,10 @@ def summary_of(
     start = next((r for r in records if isinstance(r, SessionStartRecord)), None)
     if start is None:
         raise TranscriptError(f"session {session_id}: no session_start record")
-    ends = [r for r in records if isinstance(r, SessionEndRecord)]
+    ends = [
+        r.event for r in records if isinstance(r, EventRecord) and r.event.kind == "session_end"
+    ]
+    last = ends[-1] if ends else None
     return SessionSummary(
         session_id=session_id,
         task=start.task,
@@ -343,7 +347,7 @@ def summary_of(
         model=start.model,
         path=transcript_path(session_id) if _SESSION_ID.fullmatch(session_id) else Path(),
         root=start.root,
-        last_message=ends[-1].message if ends else "",
+        last_message=(getattr(last, "missing_info", None) or last.message) if last else "",
     )
 
 

@@ -312,6 +312,22 @@ class SessionManager:
         live.started = summary.started
         return live
 
+    def _revive_waiting(
+        self, session_id: str, records: list[TranscriptRecord], summary: SessionSummary
+    ) -> LiveSession | None:
+        """Revive a stored waiting session: it prompts again and takes a reply."""
+        try:
+            restored = restore_state(records)
+            if restored.last is None or not restored.last.waiting:
+                raise NotRestorable("its transcript does not end waiting")
+            live = self._revive(session_id, restored, summary)
+        except (NotRestorable, SessionRequestFailed) as exc:
+            log.warning("session %s stays stored: %s", session_id, exc)
+            return None
+        live.outcome, live.state = restored.last, restored.last.stop_reason
+        self._launch(live, self._driver.drive(live, waiting=restored.last))
+        return live
+
     def list(self) -> ListSessionsResult:
         """Every stored session, newest first (live ones with their current state)."""
         live = {sid: s for sid, s in self._live.items()}
@@ -356,13 +372,7 @@ class SessionManager:
             self._server.protocol.notify(SESSION_UPDATE, params.wire())
         live = self._live.get(session_id)
         if live is None and summary.state in WAITING:
-            try:
-                restored = restore_state(records)
-                live = self._revive(session_id, restored, summary)
-            except (NotRestorable, SessionRequestFailed) as exc:
-                log.warning("session %s stays stored: %s", session_id, exc)
-            else:
-                self._launch(live, self._driver.drive(live, waiting=restored.last))
+            live = self._revive_waiting(session_id, records, summary)
         return LoadSessionResult(session=self._info(summary, live), updates=len(updates))
 
     async def undo(self, session_id: str) -> UndoSessionResult:

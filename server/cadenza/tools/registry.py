@@ -10,6 +10,7 @@ from cadenza.tools.ask import AskUser
 from cadenza.tools.base import Tool
 from cadenza.tools.edit import CreateFile, DeleteFile, EditFile, RenameFile, WriteFile
 from cadenza.tools.read import ListFiles, ReadFile, Search
+from cadenza.tools.shell import RunCommand
 
 AnyTool = Tool[Any]
 
@@ -50,6 +51,7 @@ def default_tools() -> ToolRegistry:
             CreateFile(),
             DeleteFile(),
             RenameFile(),
+            RunCommand(),
             AskUser(),
         ]
     )
