@@ -16,6 +16,8 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from cadenza.tools.browser.settings import BrowserSettings
+
 APP_NAME = "cadenza"
 DEFAULT_LOCAL_MODEL = "local/qwen2.5-coder-1.5b"
 
@@ -115,6 +117,10 @@ class CadenzaConfig(BaseModel):
         description="auto: edits apply at once; confirm: the person reviews each change first.",
     )
     permissions: PermissionConfig = Field(default_factory=PermissionConfig)
+    browser: BrowserSettings = Field(
+        default_factory=BrowserSettings,
+        description="browse_interactive: headless, executablePath, remoteDebuggingPort...",
+    )
 
     def merged(self, overrides: dict[str, Any], source: str) -> CadenzaConfig:
         """A copy with ``overrides`` applied (camelCase or snake_case keys).

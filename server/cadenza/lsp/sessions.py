@@ -196,7 +196,7 @@ class SessionManager:
             root=root,
             provider=provider,
             editor=editor,
-            tools=default_tools(),
+            tools=default_tools(self.config.browser),
             settings=settings,
             workflow=workflow,
             recorder=recorder,

@@ -8,6 +8,8 @@ from typing import Any
 from cadenza.messages import ToolSpec
 from cadenza.tools.ask import AskUser
 from cadenza.tools.base import Tool
+from cadenza.tools.browse import Browse
+from cadenza.tools.browser import BrowseInteractive, BrowserSettings
 from cadenza.tools.edit import CreateFile, DeleteFile, EditFile, RenameFile, WriteFile
 from cadenza.tools.read import ListFiles, ReadFile, Search
 from cadenza.tools.shell import RunCommand
@@ -39,8 +41,8 @@ class ToolRegistry:
         return [tool.spec() for tool in self._tools.values()]
 
 
-def default_tools() -> ToolRegistry:
-    """The workspace tools every session has."""
+def default_tools(browser: BrowserSettings | None = None) -> ToolRegistry:
+    """The workspace tools every session has (``browser``: ``browse_interactive``'s settings)."""
     return ToolRegistry(
         [
             ReadFile(),
@@ -52,6 +54,8 @@ def default_tools() -> ToolRegistry:
             DeleteFile(),
             RenameFile(),
             RunCommand(),
+            Browse(),
+            BrowseInteractive(browser),
             AskUser(),
         ]
     )

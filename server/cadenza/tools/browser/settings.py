@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from cadenza.tools.base import ToolError
 
@@ -39,7 +40,9 @@ class BrowserSettings(BaseModel):
         max_chars: Most characters of page text a ``read`` returns.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, alias_generator=to_camel
+    )
 
     headless: bool | None = None
     executable_path: str | None = None
