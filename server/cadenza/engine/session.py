@@ -39,6 +39,7 @@ from cadenza.engine.runtime import Recorder, Runtime, SessionSettings
 from cadenza.engine.workflows import Movement, Workflow, default_workflow
 from cadenza.messages import Message, SystemMessage, UserMessage
 from cadenza.providers.base import Provider, ProviderError
+from cadenza.tools.dispatch.cache import ReadCache
 from cadenza.tools.registry import ToolRegistry, default_tools
 
 __all__ = ["CUT_ARGUMENTS", "Session", "SessionOutcome", "SessionSettings"]
@@ -224,6 +225,11 @@ class Session:
         text = resume_message(last, reply) if last is not None else reply
         self.rt.publish(SessionResumed(after=after, reply=reply))
         self.rt.append(UserMessage(tag="answer", content=text))
+        # The person may have changed files or pages meanwhile: repeating a call is no
+        # longer "stuck", and cached reads may be stale.
+        self.rt.stuck.workspace_changed()
+        self.rt.cache = ReadCache()
+        self.rt.fingerprints.clear()
         return await self.run()
 
     def end_cancelled(self) -> None:
