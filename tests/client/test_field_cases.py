@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,37 +22,10 @@ from cadenza.client.edits import EditReview
 from cadenza.client.prompts import DecliningPrompter
 from cadenza.client.session import SessionOutcome
 from cadenza.client.wire import AskUserParams
-from tests.lsp.harness import server_env
 from tests.support.fake_openai import FakeOpenAI, call, text, tool_messages
 
 TIMEOUT_S = 60
 GBK = bytes.fromhex("C4E3BAC30A783D310A")  # 你好 \n x=1 \n
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    root.mkdir()
-    return root
-
-
-@pytest.fixture
-def opts(fake: FakeOpenAI, ws: Path, tmp_path: Path) -> ClientOptions:
-    return ClientOptions(
-        workspace=ws,
-        model="openai/test",
-        server_command=(sys.executable, "-m", "cadenza", "serve", "--log-level", "WARNING"),
-        env=server_env(fake.base_url, tmp_path / "home"),
-        start_timeout=30,
-        shutdown_timeout=5,
-        events_path=tmp_path / "events.jsonl",
-    )
 
 
 class Reviewer:

@@ -38,7 +38,7 @@ from pygls.uris import from_fs_path
 from cadenza import __version__
 from cadenza.client.edits import FileChange, WorkspaceEditApplier
 from cadenza.client.eventlog import EventLog
-from cadenza.client.events import ClientEvent, Observer, ignore_events
+from cadenza.client.events import ClientEvent, Observer, UserAsked, ignore_events
 from cadenza.client.handlers import ServerRequests
 from cadenza.client.prompts import DecliningPrompter, Prompter
 from cadenza.client.summary import merge_changes
@@ -193,6 +193,15 @@ class _Tracker:
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
     changes: list[FileChange] = field(default_factory=list)
+    waiting: SessionEnd | None = None
+    """A ``session_end`` after which the session waits for the person (the server asks next)."""
+    grace: asyncio.TimerHandle | None = None
+
+
+WAITING_STOP_REASONS = frozenset({"needs_user_input", "waiting_human"})
+PROMPT_GRACE_S = 5.0
+"""Seconds to wait for the server's prompt after a waiting ``session_end`` (older servers
+send none); then the waiting end is the outcome."""
 
 
 class HeadlessClient:
@@ -467,10 +476,35 @@ class HeadlessClient:
         return self._lsp, self._tracker
 
     def _publish(self, event: ClientEvent) -> None:
+        """Pass ``event`` on; resolve the session's end.
+
+        After ``needs_user_input`` or ``waiting_human`` the server prompts the person: an
+        answer resumes the session (the outcome is a later ``session_end``); a declined
+        prompt, or none within ``PROMPT_GRACE_S``, makes the waiting end the outcome.
+        """
         tracker = self._tracker
-        if isinstance(event, SessionEnd) and tracker is not None and not tracker.end.done():
-            tracker.end.set_result(event)
+        if tracker is not None and not tracker.end.done():
+            if isinstance(event, SessionEnd):
+                if event.stop_reason in WAITING_STOP_REASONS:
+                    tracker.waiting = event
+                    tracker.grace = asyncio.get_running_loop().call_later(
+                        PROMPT_GRACE_S, self._settle_waiting
+                    )
+                else:
+                    tracker.end.set_result(event)
+            elif isinstance(event, UserAsked) and tracker.waiting is not None:
+                if tracker.grace is not None:
+                    tracker.grace.cancel()
+                if event.answer is None or event.answer == "Answer in the agent panel":
+                    self._settle_waiting()
+                else:
+                    tracker.waiting = None  # it resumes; its next session_end counts
         self.observer(event)
+
+    def _settle_waiting(self) -> None:
+        tracker = self._tracker
+        if tracker is not None and tracker.waiting is not None and not tracker.end.done():
+            tracker.end.set_result(tracker.waiting)
 
     def _server_exited(self, code: int | None) -> None:
         if self._tracker is not None and not self._tracker.exited.done():
