@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from tests.nvim.harness import Outcome, isolated_env, run_scenario
-from tests.support.fake_openai import FakeOpenAI, Reply, call, text, tool_messages
+from tests.support.fake_openai import (
+    FakeOpenAI,
+    Reply,
+    assert_tool_calls_answered,
+    call,
+    text,
+    tool_messages,
+)
 
 APP = "def greet():\n    return 'hi'\n"
 
@@ -26,6 +33,22 @@ def user_task(request: dict[str, object]) -> str:
     messages = request["messages"]
     assert isinstance(messages, list)
     return str(next(m["content"] for m in messages if m["role"] == "user"))
+
+
+def user_texts(request: dict[str, object]) -> list[str]:
+    messages = request["messages"]
+    assert isinstance(messages, list)
+    return [str(m["content"]) for m in messages if m["role"] == "user"]
+
+
+def needs_input(missing: str, why: str) -> dict[str, str]:
+    """``complete``'s arguments that stop the run with ``needs_user_input``."""
+    return {
+        "status": "needs_user_input",
+        "summary": "",
+        "missing_info": missing,
+        "why_no_default": why,
+    }
 
 
 def edit(path: str, old: str, new: str, call_id: str) -> Reply:
@@ -84,11 +107,46 @@ def test_checkhealth(workspace: Path, env: dict[str, str]) -> None:
     passed(run_scenario("checkhealth", workspace=workspace, env=env))
 
 
-def test_undo_answers_and_sessions_say_the_server_lacks_them(
+def test_undo_then_sessions_lists_and_replays(
     fake: FakeOpenAI, workspace: Path, env: dict[str, str]
 ) -> None:
     fake.script(text("Hello!"))
-    passed(run_scenario("unsupported_commands", workspace=workspace, env=env))
+    passed(run_scenario("undo_and_sessions", workspace=workspace, env=env))
+    assert len(fake.requests) == 1  # the replay asked the model nothing
+
+
+def test_needs_user_input_waits_then_resumes_on_the_prompt_and_on_cadenza_reply(
+    fake: FakeOpenAI, workspace: Path, env: dict[str, str]
+) -> None:
+    first = "the name of the new function"
+    second = "the module to put it in"
+    fake.script(
+        call("complete", needs_input(first, "two names fit equally well"), "c1"),
+        call("complete", needs_input(second, "utils and helpers both exist"), "c2"),
+        text("Renamed to compute_total in utils."),
+    )
+    passed(run_scenario("needs_input", workspace=workspace, env=env))
+
+    # One conversation: each answer is a new user message after the answered complete call.
+    assert len(fake.requests) == 3
+    assert user_texts(fake.requests[1])[0] == "Rename the function"
+    assert user_texts(fake.requests[1])[-1] == (
+        f"The person answered your question ({first}): compute_total"
+    )
+    assert user_texts(fake.requests[2])[-1] == (
+        f"The person answered your question ({second}): utils"
+    )
+    assert_tool_calls_answered(fake.requests[2])
+
+
+def test_permission_allow_once_runs_the_gated_command(
+    fake: FakeOpenAI, workspace: Path, env: dict[str, str]
+) -> None:
+    fake.script(call("run_command", {"command": "touch marker.txt"}, "c1"), text("made it"))
+    passed(run_scenario("permission", workspace=workspace, env=env))
+    assert (workspace / "marker.txt").exists()
+    [tool] = tool_messages(fake.requests[1])
+    assert tool["content"].startswith("exit code 0")
 
 
 def test_cadenza_undo_puts_the_buffer_back(
@@ -101,8 +159,9 @@ def test_cadenza_undo_puts_the_buffer_back(
 
 
 def test_unit_prompt_and_edit_handlers(workspace: Path, env: dict[str, str]) -> None:
-    """Lua unit tests, no server: permission (rejected, dismissed), askUser, waiting_human,
-    stale edits, setup validation. The server sends no cadenza/requestPermission yet."""
+    """Lua unit tests, no server: permission (rejected, dismissed), askUser, waitingHuman
+    (``opened``, dismissed), waiting and resumed session states, capabilities, stale edits,
+    setup validation."""
     passed(run_scenario("unit_handlers", workspace=workspace, env=env))
 
 

@@ -1,20 +1,35 @@
--- Unit tests of the plugin's handlers, called directly (no server): the server does not send
--- cadenza/requestPermission or cadenza/waitingHuman yet, so these are tested here only.
+-- Unit tests of the plugin's handlers, called directly (no server): prompts (permission
+-- rejected and dismissed, askUser, waitingHuman with and without `opened`), the session states
+-- (waiting, resumed, final), capabilities, stale edits, setup validation. test_nvim.py drives
+-- the same handlers end to end against the real server.
 local T = require("cadenza_test")
 
 --- Call a request handler the way Neovim does: inside a coroutine, the return value being the
---- response.
-local function handle(handler, params)
+--- response. `pending`: return at once with a function that says whether it answered, and
+--- one that gives the response.
+local function handle(handler, params, pending)
   local response, done = nil, false
   local co = coroutine.create(function()
     response = handler(nil, params, { method = "test", client_id = 0 })
     done = true
   end)
   assert(coroutine.resume(co))
+  if pending then
+    return function()
+      return done
+    end, function()
+      return response
+    end
+  end
   T.wait(2000, function()
     return done
   end, "the handler to answer")
   return response
+end
+
+--- A session_update notification as the server sends it.
+local function update(session_id, u)
+  require("cadenza.session").on_update(nil, { sessionId = session_id, update = u }, { client_id = 0 })
 end
 
 local PERMISSION = {
@@ -101,14 +116,112 @@ local function waiting_human()
     prompt = opts.prompt
     on_choice(items[1])
   end
-  local params = { sessionId = "s1", uri = "http://127.0.0.1:1/login", waitReason = "Log in, please" }
+  local params = { sessionId = "s1", uri = "http://127.0.0.1:1/login", waitReason = "Log in, please", opened = false }
   T.eq(handle(prompts.waiting_human, params), { action = "continue" }, "continue")
-  T.eq(opened, { "http://127.0.0.1:1/login" }, "the page opened with vim.ui.open")
+  T.eq(opened, { "http://127.0.0.1:1/login" }, "the page opened with vim.ui.open (the server did not open it)")
   T.eq(prompt, "Log in, please (http://127.0.0.1:1/login). Continue when done:", "the prompt")
+
+  -- opened: the server's window/showDocument opened the page already.
+  params.opened = true
+  T.eq(handle(prompts.waiting_human, params), { action = "continue" }, "continue after showDocument")
+  T.eq(#opened, 1, "not opened twice")
   vim.ui.select = function(items, _, on_choice)
     on_choice(items[2])
   end
   T.eq(handle(prompts.waiting_human, params), { action = "cancel" }, "cancel")
+
+  -- Dismissed: not answered while the session waits; answered (ignored by the server, which
+  -- withdrew the request) once a reply resumed it.
+  T.capture_notify()
+  update("w1", { sessionUpdate = "session_end", stopReason = "waiting_human", message = "Log in", steps = 1, url = params.uri })
+  vim.ui.select = function(_, _, on_choice)
+    on_choice(nil)
+  end
+  local answered, response = handle(prompts.waiting_human, { sessionId = "w1", uri = params.uri, waitReason = "Log in", opened = true }, true)
+  vim.wait(200)
+  T.eq(answered(), false, "a dismissed waitingHuman is not answered while the session waits")
+  T.truthy(T.note("waits for you: :CadenzaReply when done in the browser"), "the dismissal names :CadenzaReply")
+  update("w1", { sessionUpdate = "session_resume", after = "waiting_human", reply = "" })
+  T.wait(2000, answered, "the handler to answer after the resume")
+  T.eq(response(), { action = "cancel" }, "the late answer")
+end
+
+local function session_states()
+  local session_mod = require("cadenza.session")
+  local panel = require("cadenza.panel")
+  local events = {}
+  vim.api.nvim_create_autocmd("User", {
+    pattern = { "CadenzaSessionEnd", "CadenzaSessionWaiting" },
+    callback = function(ev)
+      events[#events + 1] = ev.match .. ":" .. ev.data.stop_reason
+    end,
+  })
+  local s = session_mod.add("abcdef0123", { client_id = 0, task = "Rename the function" })
+  update(s.id, { sessionUpdate = "usage_update", used = 3 }) -- unknown kinds are ignored
+  update(s.id, {
+    sessionUpdate = "session_end",
+    stopReason = "needs_user_input",
+    message = "",
+    steps = 1,
+    missingInfo = "the new name",
+    whyNoDefault = "two fit",
+  })
+  T.eq({ s.state, s.stop_reason, s.question, s.why_no_default }, { "waiting", "needs_user_input", "the new name", "two fit" }, "waiting")
+  T.eq(session_mod.latest({ waiting = true }), s, "the newest waiting session")
+  T.eq(session_mod.latest({ running = true }) == s, false, "not running")
+
+  -- A decline of its question says how to answer later.
+  local prompts = require("cadenza.prompts")
+  T.notes = {}
+  vim.ui.input = function(_, on_confirm)
+    on_confirm(nil)
+  end
+  T.eq(handle(prompts.ask_user, { sessionId = s.id, question = "the new name" }), { answer = vim.NIL }, "declined")
+  T.truthy(T.note("Cadenza: session abcdef01 waits for your answer: :CadenzaReply {answer}"), "the decline names :CadenzaReply")
+
+  update(s.id, { sessionUpdate = "session_resume", after = "needs_user_input", reply = "compute_total" })
+  T.eq({ s.state, s.stop_reason, s.question }, { "running", nil, nil }, "running again")
+  update(s.id, { sessionUpdate = "agent_message_chunk", content = { type = "text", text = "Renamed." } })
+  update(s.id, { sessionUpdate = "session_end", stopReason = "end_turn", message = "Renamed.", steps = 2 })
+  T.eq(s.state, "ended", "final")
+
+  -- A waiting session cancelled: final.
+  update("w2", { sessionUpdate = "session_end", stopReason = "waiting_human", message = "Log in", steps = 1 })
+  update("w2", { sessionUpdate = "session_end", stopReason = "cancelled", message = "", steps = 1 })
+  T.eq(session_mod.get("w2").state, "ended", "cancelled while waiting")
+  T.eq(events, {
+    "CadenzaSessionWaiting:needs_user_input",
+    "CadenzaSessionEnd:end_turn",
+    "CadenzaSessionWaiting:waiting_human",
+    "CadenzaSessionEnd:cancelled",
+  }, "the User events")
+
+  -- Replayed: the person's text as "> " lines, no events.
+  local r = session_mod.add("replay0001", { client_id = 0, task = "Say hello", replaying = true })
+  update(r.id, { sessionUpdate = "user_message_chunk", content = { type = "text", text = "Say hello\nplease" } })
+  update(r.id, { sessionUpdate = "session_end", stopReason = "needs_user_input", message = "Whom?", steps = 1 })
+  r.replaying = nil
+  session_mod.settle(r, { state = "needs_user_input", question = "Whom to greet?" })
+  T.eq({ r.state, r.question }, { "waiting", "Whom to greet?" }, "settled after loadSession")
+  session_mod.settle(r, { state = "interrupted" })
+  T.eq({ r.state, r.stop_reason }, { "ended", "interrupted" }, "settled on a final state")
+  T.eq(#events, 4, "no events for a replay")
+
+  local lines = table.concat(panel.lines(), "\n")
+  for _, needle in ipairs({
+    "⏸ needs_user_input after 1 step\n  missing: the new name\n  why no default: two fit\n  waiting for your answer: :CadenzaReply {answer}, :CadenzaCancel stops",
+    "  ↻ resumed with your answer: compute_total\nRenamed.\n■ end_turn after 2 steps",
+    "  ↻ resumed: done in the browser",
+    "> Say hello\n> please\n⏸ needs_user_input after 1 step\n  Whom?",
+  }) do
+    T.contains(lines, needle, "the Cadenza buffer")
+  end
+end
+
+local function capabilities()
+  local caps = require("cadenza.client").capabilities()
+  T.eq(caps.experimental.cadenza, { askUser = true, requestPermission = true, waitingHuman = true }, "experimental.cadenza")
+  T.eq(caps.window.showDocument.support, true, "window.showDocument.support (the server opens pages first)")
 end
 
 local function stale_edit_refused()
@@ -189,7 +302,7 @@ local function help_tags()
   vim.fn.writefile(vim.fn.readfile(doc), dir .. "/cadenza.txt")
   vim.cmd("helptags " .. vim.fn.fnameescape(dir))
   local tags = T.read(dir .. "/tags")
-  for _, tag in ipairs({ "cadenza", "cadenza-setup", ":CadenzaRun", ":CadenzaCancel", ":CadenzaUndo", ":CadenzaSessions", ":CadenzaLog", "cadenza.status()", "cadenza-health", "CadenzaSessionEnd" }) do
+  for _, tag in ipairs({ "cadenza", "cadenza-setup", ":CadenzaRun", ":CadenzaCancel", ":CadenzaReply", ":CadenzaUndo", ":CadenzaSessions", ":CadenzaLog", "cadenza.status()", "cadenza-health", "cadenza-waiting", "CadenzaSessionEnd", "CadenzaSessionWaiting" }) do
     T.contains(tags, tag .. "\t", "the help tag " .. tag)
   end
 end
@@ -219,6 +332,8 @@ T.run(function()
   permission_rejected()
   ask_user()
   waiting_human()
+  session_states()
+  capabilities()
   stale_edit_refused()
   setup_validation()
   unsupported_detection()

@@ -138,14 +138,21 @@ local function handlers()
   }
 end
 
---- Neovim's client capabilities plus Cadenza's own (experimental.cadenza).
+--- Cadenza's own client capabilities (`experimental.cadenza`): the server's questions,
+--- permission requests and "act in the browser" prompts come as cadenza/askUser,
+--- cadenza/requestPermission and cadenza/waitingHuman (prompts.lua) rather than as
+--- window/showMessageRequest buttons.
+M.CADENZA_CAPABILITIES = { askUser = true, requestPermission = true, waitingHuman = true }
+
+--- Neovim's client capabilities (window.showDocument.support included: the server opens a
+--- waiting_human page with window/showDocument first) plus Cadenza's own.
 ---@return table
 function M.capabilities()
   local capabilities = vim.lsp.protocol.make_client_capabilities()
   capabilities.experimental = vim.tbl_deep_extend(
     "force",
     type(capabilities.experimental) == "table" and capabilities.experimental or {},
-    { cadenza = { askUser = true } }
+    { cadenza = vim.deepcopy(M.CADENZA_CAPABILITIES) }
   )
   return capabilities
 end
@@ -268,7 +275,14 @@ end
 ---@param bufnr integer
 ---@param callback fun(client: table, root: string)
 function M.with_client(bufnr, callback)
-  local root = M.root_for(bufnr)
+  M.with_root(M.root_for(bufnr), callback)
+end
+
+--- Call `callback(client, root)` once the client of `root` is initialized, starting the
+--- server if needed; the root's file buffers are attached first.
+---@param root string
+---@param callback fun(client: table, root: string)
+function M.with_root(root, callback)
   local client = M.get(root) or M.start(root)
   if not client then
     return

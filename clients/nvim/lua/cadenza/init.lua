@@ -16,10 +16,17 @@ function M.run(task, opts)
   require("cadenza.commands").run(task, opts)
 end
 
---- Cancel a session (default: the newest running one).
+--- Cancel a session (default: the newest running or waiting one).
 ---@param session_id? string
 function M.cancel(session_id)
   require("cadenza.commands").cancel(session_id)
+end
+
+--- Answer a session that waits for the person (see :h :CadenzaReply).
+---@param text? string nil or "": vim.ui.input asks
+---@param session_id? string default: the newest waiting session
+function M.reply(text, session_id)
+  require("cadenza.commands").reply(text, session_id)
 end
 
 --- Undo a session's changes through the server (default: the newest session).

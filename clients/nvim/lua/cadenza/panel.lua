@@ -36,6 +36,8 @@ local function define_highlights()
     CadenzaToolDone = "DiagnosticOk",
     CadenzaToolFailed = "DiagnosticError",
     CadenzaEnd = "Special",
+    CadenzaWaiting = "WarningMsg",
+    CadenzaUser = "String",
     CadenzaMovement = "Identifier",
   }
   for group, target in pairs(links) do
@@ -167,11 +169,12 @@ local function relative(path, root)
   return path
 end
 
---- Write a session header when `session` is not the one written last.
+--- Write a session header when `session` is not the one written last (or always: `force`).
 ---@param session table {id, task?, root?, model?}
-function M.header(session)
+---@param force? boolean
+function M.header(session, force)
   local buf = M.buf() -- first, as creating the buffer resets the writer
-  if state.writer == session.id then
+  if state.writer == session.id and not force then
     return
   end
   state.writer = session.id
@@ -206,6 +209,36 @@ function M.text(session, text)
     append(pieces)
   end
   state.text_open = true
+end
+
+--- The person's text (the task, an answer) as `cadenza.loadSession` replays it: "> " lines.
+---@param session table
+---@param text string
+function M.user_text(session, text)
+  M.header(session)
+  if text == "" then
+    return
+  end
+  local lines = {}
+  for _, line in ipairs(vim.split(text, "\n", { plain = true })) do
+    lines[#lines + 1] = "> " .. line
+  end
+  append(lines, "CadenzaUser")
+end
+
+--- A waiting session runs again (session_resume {after, reply}).
+---@param session table
+---@param update table
+function M.resume(session, update)
+  M.header(session)
+  local reply = type(update.reply) == "string" and update.reply or ""
+  local line
+  if update.after == "waiting_human" then
+    line = "  ↻ resumed: done in the browser" .. (reply ~= "" and (" — " .. reply) or "")
+  else
+    line = "  ↻ resumed with your answer: " .. reply
+  end
+  append(vim.split(line, "\n", { plain = true }), "CadenzaMovement")
 end
 
 local function tool_line(info)
@@ -319,15 +352,18 @@ function M.plan(session, update)
   append(lines, "Comment")
 end
 
---- The session is over.
+--- A run stopped: the session is over, or it waits for the person (`session.state` is
+--- "waiting": needs_user_input, waiting_human).
 ---@param session table
 ---@param update table session_end
 ---@param unsaved string[] files the session edited that are modified and unsaved
 function M.session_end(session, update, unsaved)
   M.header(session)
   local steps = tonumber(update.steps)
+  local waiting = session.state == "waiting"
   local lines = {
-    ("■ %s%s"):format(
+    ("%s %s%s"):format(
+      waiting and "⏸" or "■",
       update.stopReason or "ended",
       steps and ((" after %d step%s"):format(steps, steps == 1 and "" or "s")) or ""
     ),
@@ -344,6 +380,9 @@ function M.session_end(session, update, unsaved)
   if type(update.whyNoDefault) == "string" then
     lines[#lines + 1] = "  why no default: " .. update.whyNoDefault
   end
+  if type(update.url) == "string" and update.url ~= "" then
+    lines[#lines + 1] = "  page: " .. update.url
+  end
   if unsaved and #unsaved > 0 then
     local names = {}
     for _, path in ipairs(unsaved) do
@@ -351,7 +390,12 @@ function M.session_end(session, update, unsaved)
     end
     lines[#lines + 1] = ("  unsaved: %s (:wall writes them, u undoes)"):format(table.concat(names, ", "))
   end
-  append(lines, "CadenzaEnd")
+  if waiting and not session.replaying then
+    lines[#lines + 1] = update.stopReason == "waiting_human"
+        and "  waiting for you: :CadenzaReply when done in the browser, :CadenzaCancel stops"
+      or "  waiting for your answer: :CadenzaReply {answer}, :CadenzaCancel stops"
+  end
+  append(lines, waiting and "CadenzaWaiting" or "CadenzaEnd")
 end
 
 --- A plain note line (e.g. the server exited).

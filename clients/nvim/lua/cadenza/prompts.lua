@@ -1,5 +1,10 @@
 -- Server → client prompts through vim.ui.input / vim.ui.select (so dressing, telescope or
 -- snacks UIs apply): cadenza/askUser, cadenza/requestPermission, cadenza/waitingHuman.
+-- (client.lua declares all three in experimental.cadenza.)
+--
+-- A session that stopped with needs_user_input or waiting_human waits for the person: the
+-- server asks with one of these prompts, and a dismissed prompt leaves the session waiting
+-- for :CadenzaReply (cadenza.replySession).
 --
 -- Neovim runs each server request handler in a coroutine (the way its own
 -- window/showMessageRequest handler waits for vim.ui.select): a handler yields until the
@@ -79,8 +84,21 @@ local function value_of(item)
   return tostring(item)
 end
 
+local function short(id)
+  return tostring(id):sub(1, 8)
+end
+
+--- The session `id` when it waits for the person (after `stop_reason`), else nil.
+local function waiting_session(id, stop_reason)
+  local session = type(id) == "string" and require("cadenza.session").get(id)
+  if session and session.state == "waiting" and session.stop_reason == stop_reason then
+    return session
+  end
+end
+
 --- cadenza/askUser {sessionId, question, whyNoDefault?, options?} → {answer: string|null}.
---- A dismissed prompt or an empty answer is a decline (null).
+--- A dismissed prompt or an empty answer is a decline (null); for a session that waits after
+--- needs_user_input, a decline leaves it waiting for :CadenzaReply.
 function M.ask_user(_, params)
   params = type(params) == "table" and params or {}
   local question = type(params.question) == "string" and params.question or "Cadenza asks:"
@@ -105,6 +123,16 @@ function M.ask_user(_, params)
     answer = M.input({ prompt = prompt .. " " })
   end
   if answer == nil or answer == "" then
+    local waiting = waiting_session(params.sessionId, "needs_user_input")
+    if waiting then
+      vim.notify(
+        ("Cadenza: session %s waits for your answer: :CadenzaReply {answer} (or :CadenzaCancel)"):format(
+          short(waiting.id)
+        ),
+        vim.log.levels.WARN,
+        { title = "Cadenza" }
+      )
+    end
     return { answer = vim.NIL }
   end
   return { answer = answer }
@@ -141,39 +169,73 @@ function M.request_permission(_, params)
   return { outcome = { outcome = "selected", optionId = choice.optionId } }
 end
 
---- A person is needed in the browser: open the page with vim.ui.open, then ask Continue or
---- Cancel. Returns "continue" or "cancel".
+--- Open `uri` with vim.ui.open; a warning when that fails.
+---@param uri string
+local function open_page(uri)
+  local ok, cmd_or_err, err = pcall(vim.ui.open, uri)
+  if not ok or err then
+    local why = tostring(ok and err or cmd_or_err)
+    vim.notify(
+      ("Cadenza: could not open %s (%s); open it yourself"):format(uri, why),
+      vim.log.levels.WARN,
+      { title = "Cadenza" }
+    )
+  end
+end
+
+--- A person is needed in the browser: open the page (unless `opened`: the server opened it
+--- with window/showDocument already), then ask Continue or Cancel.
 ---@param uri string?
 ---@param reason string?
----@return "continue"|"cancel"
-function M.confirm_waiting_human(uri, reason)
-  if type(uri) == "string" and uri ~= "" then
-    local ok, cmd_or_err, err = pcall(vim.ui.open, uri)
-    if not ok or err then
-      local why = tostring(ok and err or cmd_or_err)
-      vim.notify(
-        ("Cadenza: could not open %s (%s); open it yourself"):format(uri, why),
-        vim.log.levels.WARN,
-        { title = "Cadenza" }
-      )
-    end
+---@param opened? boolean
+---@return "continue"|"cancel"|nil nil: the prompt was dismissed
+function M.confirm_waiting_human(uri, reason, opened)
+  local has_uri = type(uri) == "string" and uri ~= ""
+  if has_uri and opened ~= true then
+    open_page(uri)
   end
   local prompt = type(reason) == "string" and reason ~= "" and reason
     or "The agent waits for you in the browser"
-  if type(uri) == "string" and uri ~= "" then
+  if has_uri then
     prompt = ("%s (%s)"):format(prompt, uri)
   end
   local choice = M.select({ "Continue", "Cancel" }, {
     prompt = prompt .. ". Continue when done:",
     kind = "cadenza.waiting_human",
   })
-  return choice == "Continue" and "continue" or "cancel"
+  if choice == "Continue" then
+    return "continue"
+  elseif choice == "Cancel" then
+    return "cancel"
+  end
+  return nil
 end
 
---- cadenza/waitingHuman {sessionId, uri, waitReason?} → {action: "continue" | "cancel"}.
+--- cadenza/waitingHuman {sessionId, waitReason, uri?, opened} → {action: "continue" | "cancel"}.
+--- A dismissed prompt is not answered: the session keeps waiting until :CadenzaReply (or
+--- :CadenzaCancel); the server then withdraws this request, and the handler answers "cancel",
+--- which the server ignores for a withdrawn request.
 function M.waiting_human(_, params)
   params = type(params) == "table" and params or {}
-  return { action = M.confirm_waiting_human(params.uri or params.url, params.waitReason) }
+  local action = M.confirm_waiting_human(params.uri or params.url, params.waitReason, params.opened)
+  if action then
+    return { action = action }
+  end
+  local id = params.sessionId
+  vim.notify(
+    ("Cadenza: session %s waits for you: :CadenzaReply when done in the browser (or :CadenzaCancel)"):format(
+      short(id)
+    ),
+    vim.log.levels.WARN,
+    { title = "Cadenza" }
+  )
+  -- (Outside a coroutine nothing can wait: "cancel" at once.)
+  await(function(done)
+    require("cadenza.session").when_not_waiting(id, function()
+      done(nil)
+    end)
+  end)
+  return { action = "cancel" }
 end
 
 return M

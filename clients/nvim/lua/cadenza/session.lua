@@ -1,8 +1,17 @@
 -- Sessions this Neovim started or heard of, and the cadenza/sessionUpdate handler.
+--
+-- A session runs, then ends with a session_end. After `needs_user_input` or `waiting_human`
+-- that end is not final: the session waits for the person (the server prompts with
+-- cadenza/askUser or cadenza/waitingHuman; :CadenzaReply answers later), and a
+-- session_resume makes it run again, until another session_end. Every other stop reason is
+-- final.
 local log = require("cadenza.log")
 local panel = require("cadenza.panel")
 
 local M = {}
+
+--- Stop reasons after which a session waits for the person rather than ending.
+M.WAITING = { needs_user_input = true, waiting_human = true }
 
 ---@class cadenza.Session
 ---@field id string
@@ -10,16 +19,22 @@ local M = {}
 ---@field task string?
 ---@field root string?
 ---@field model string?
----@field state "running"|"ended"
+---@field state "running"|"waiting"|"ended"
 ---@field stop_reason string?
 ---@field message string?
 ---@field steps integer?
+---@field question string? while waiting: the missing information, or what to do in the browser
+---@field why_no_default string? while waiting for needs_user_input
+---@field url string? while waiting for waiting_human: the page
+---@field replaying boolean? cadenza.loadSession is replaying its history (no notifications)
 ---@field edited table<string, boolean> absolute paths the session changed
 
 ---@type table<string, cadenza.Session>
 local sessions = {}
 ---@type string[] ids, oldest first
 local order = {}
+---@type table<string, fun()[]> callbacks run once when a session stops waiting
+local on_leave = {}
 
 --- Record a session (or add fields to a known one).
 ---@param id string
@@ -58,13 +73,35 @@ function M.list(pred)
   return out
 end
 
---- The newest session, or the newest running one.
----@param running? boolean
+--- The newest session, or the newest one in one of `states` (e.g. { running = true }).
+---@param states? table<string, boolean>
 ---@return cadenza.Session?
-function M.latest(running)
+function M.latest(states)
   return M.list(function(s)
-    return not running or s.state == "running"
+    return not states or states[s.state] == true
   end)[1]
+end
+
+--- Run `callback` once when the session stops waiting (resumed, ended, or its server exited);
+--- at once when it is known and not waiting.
+---@param id string
+---@param callback fun()
+function M.when_not_waiting(id, callback)
+  local session = sessions[id]
+  if session and session.state ~= "waiting" then
+    callback()
+    return
+  end
+  on_leave[id] = on_leave[id] or {}
+  table.insert(on_leave[id], callback)
+end
+
+local function left_waiting(id)
+  local callbacks = on_leave[id] or {}
+  on_leave[id] = nil
+  for _, callback in ipairs(callbacks) do
+    pcall(callback)
+  end
 end
 
 local function real(path)
@@ -89,25 +126,55 @@ local function unsaved_edits(session)
   return out
 end
 
-local function finish(session, update)
-  session.state = "ended"
+local function event(pattern, data)
+  vim.api.nvim_exec_autocmds("User", { pattern = pattern, modeline = false, data = data })
+end
+
+local function text_or_nil(value)
+  return type(value) == "string" and value ~= "" and value or nil
+end
+
+--- session_end: the run stopped; the session waits (needs_user_input, waiting_human) or is over.
+local function run_ended(session, update)
+  local waiting = M.WAITING[update.stopReason] == true
+  session.state = waiting and "waiting" or "ended"
   session.stop_reason = update.stopReason
   session.message = update.message
   session.steps = update.steps
-  panel.session_end(session, update, unsaved_edits(session))
-  log.add("INFO", ("session %s ended: %s"):format(session.id, tostring(update.stopReason)))
-  if update.stopReason == "needs_user_input" then
-    vim.notify(
-      ("Cadenza needs your input: %s"):format(update.missingInfo or update.message or ""),
-      vim.log.levels.WARN,
-      { title = "Cadenza" }
-    )
+  if waiting then
+    session.question = text_or_nil(update.missingInfo) or text_or_nil(update.message)
+    session.why_no_default = text_or_nil(update.whyNoDefault)
+    session.url = text_or_nil(update.url)
+  else
+    session.question, session.why_no_default, session.url = nil, nil, nil
   end
-  vim.api.nvim_exec_autocmds("User", {
-    pattern = "CadenzaSessionEnd",
-    modeline = false,
-    data = { session_id = session.id, stop_reason = update.stopReason, message = update.message },
-  })
+  panel.session_end(session, update, unsaved_edits(session))
+  if session.replaying then
+    return
+  end
+  local data = { session_id = session.id, stop_reason = update.stopReason, message = update.message }
+  if waiting then
+    -- The server prompts now (prompts.lua); :CadenzaReply answers later.
+    log.add("INFO", ("session %s waits: %s"):format(session.id, tostring(update.stopReason)))
+    data.question = session.question
+    event("CadenzaSessionWaiting", data)
+  else
+    left_waiting(session.id)
+    log.add("INFO", ("session %s ended: %s"):format(session.id, tostring(update.stopReason)))
+    event("CadenzaSessionEnd", data)
+  end
+end
+
+--- session_resume: a waiting session runs again.
+local function resumed(session, update)
+  session.state = "running"
+  session.stop_reason, session.message = nil, nil
+  session.question, session.why_no_default, session.url = nil, nil, nil
+  panel.resume(session, update)
+  left_waiting(session.id)
+  if not session.replaying then
+    log.add("INFO", ("session %s resumed after %s"):format(session.id, tostring(update.after)))
+  end
 end
 
 local function remember_diffs(session, update)
@@ -118,11 +185,24 @@ local function remember_diffs(session, update)
   end
 end
 
+local function text_of(update)
+  local content = update.content or {}
+  if content.type == "text" and type(content.text) == "string" then
+    return content.text
+  end
+end
+
 local RENDER = {
   agent_message_chunk = function(session, update)
-    local content = update.content or {}
-    if content.type == "text" and type(content.text) == "string" then
-      panel.text(session, content.text)
+    local text = text_of(update)
+    if text then
+      panel.text(session, text)
+    end
+  end,
+  user_message_chunk = function(session, update)
+    local text = text_of(update)
+    if text then
+      panel.user_text(session, text)
     end
   end,
   tool_call = panel.tool_call,
@@ -133,7 +213,8 @@ local RENDER = {
   movement = panel.movement,
   compaction = panel.compaction,
   plan = panel.plan,
-  session_end = finish,
+  session_resume = resumed,
+  session_end = run_ended,
 }
 
 --- Handler of the cadenza/sessionUpdate notification (lsp-handler signature).
@@ -157,7 +238,29 @@ function M.on_update(_, params, ctx)
   end
 end
 
---- The server of `client_id` exited: its running sessions are over.
+--- After cadenza.loadSession: the state the server reports (`running`; a waiting stop reason:
+--- the server revived the session and prompts again; or a final one such as `interrupted`).
+---@param session cadenza.Session
+---@param info table the result's `session` ({state, question?, ...})
+function M.settle(session, info)
+  local state = type(info) == "table" and info.state
+  if type(state) ~= "string" or state == "" then
+    return
+  end
+  if state == "running" then
+    session.state = "running"
+  elseif M.WAITING[state] then
+    session.state = "waiting"
+    session.stop_reason = state
+    session.question = text_or_nil(info.question) or session.question
+  else
+    session.state = "ended"
+    session.stop_reason = state
+  end
+end
+
+--- The server of `client_id` exited: its running sessions are over; its waiting ones still
+--- wait (a reply to a new server revives them from their transcript).
 ---@param client_id integer
 ---@param code integer
 function M.client_exited(client_id, code)
@@ -166,6 +269,9 @@ function M.client_exited(client_id, code)
       session.state = "ended"
       session.stop_reason = "server_exit"
       panel.note(session, ("the server exited (code %d) before the session ended"):format(code))
+    elseif session.client_id == client_id and session.state == "waiting" then
+      panel.note(session, "the server exited; the session still waits: :CadenzaReply continues it")
+      left_waiting(session.id)
     end
   end
 end
