@@ -233,41 +233,84 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       await setWorkspaceSettings({}, "saveEdits never");
     }));
 
-  it("needs_user_input: Answer… runs the task again with the person's answer", async () =>
+  it("needs_user_input: the session waits; the input box answer resumes it, Escape then Answer… replies later", async () =>
     step("needs-input", async () => {
       await control("/reset", {});
+      const needs = (missing, why, id) =>
+        call("complete", { status: "needs_user_input", summary: "", missing_info: missing, why_no_default: why }, id);
       await script(
-        call(
-          "complete",
-          {
-            status: "needs_user_input",
-            summary: "I need the currency before changing the report.",
-            missing_info: "which currency the report should use",
-            why_no_default: "EUR and USD are equally plausible here",
-          },
-          "n1",
-        ),
-        { content: "The report now shows the value in CHF." },
+        needs("which currency the report should use", "EUR and USD are equally plausible here", "n1"),
+        needs("how many decimals to show", "the report shows both 0 and 2 today", "n2"),
+        { content: "The report now shows the value in CHF with 2 decimals." },
       );
       await wb.clearNotifications();
       await wb.command("Cadenza: Run Task…");
       await wb.waitForQuickInput("Cadenza: Run Task");
       await page.keyboard.type("Show the currency in the report");
       await page.keyboard.press("Enter");
-      const toast = await wb.waitForToast("Cadenza needs your input: which currency the report should use", 60000);
-      await wb.shot("needs-input", "needs_user_input: what the agent needs, with Answer…");
-      await toast.locator(".monaco-button", { hasText: "Answer…" }).click();
-      await wb.waitForQuickInput("which currency the report should use (EUR and USD are equally plausible here)");
+
+      // The session waits and the server asks at once (cadenza/askUser): answered in the box.
+      await wb.waitForQuickInput("which currency the report should use (EUR and USD are equally plausible here)", 60000);
+      const waiting = wb.panel().locator("section.session.state-waiting", { hasText: "Show the currency in the report" });
+      await waiting.waitFor({ timeout: 20000 });
+      await wb.shot("needs-input", "needs_user_input: the session waits (panel badge, Reply…) and the server's question in an input box");
       await page.keyboard.type("CHF");
       await page.keyboard.press("Enter");
-      // (VS Code files this end notification in the notification center without a toast when it
-      // comes right after the input box: the panel is where to look.)
-      await wb.panel().locator('section.session[data-stop-reason="end_turn"]', { hasText: "The report now shows the value in CHF." }).waitFor({ timeout: 60000 });
-      const sent = await requests();
-      assert.equal(
-        userTask(sent[1]),
-        'Show the currency in the report\n\nActive file: inventory.py (cursor on line 1)\n\nAnswer to "which currency the report should use": CHF',
+
+      // The second question is dismissed: the session keeps waiting; Answer… replies later.
+      await wb.waitForQuickInput("how many decimals to show (the report shows both 0 and 2 today)", 60000);
+      await page.keyboard.press("Escape");
+      const toast = await wb.waitForToast("Cadenza needs your input: how many decimals to show", 30000);
+      await waiting.locator("button", { hasText: "Reply…" }).waitFor();
+      await wb.shot("needs-input-later", "the question dismissed: the session still waits; Answer… (or the panel's Reply…) answers later");
+      await toast.locator(".monaco-button", { hasText: "Answer…" }).click();
+      await wb.waitForQuickInput("how many decimals to show (the report shows both 0 and 2 today)");
+      await page.keyboard.type("2");
+      await page.keyboard.press("Enter");
+      const done = wb
+        .panel()
+        .locator('section.session[data-stop-reason="end_turn"]', { hasText: "Show the currency in the report" })
+        .filter({ hasText: "The report now shows the value in CHF with 2 decimals." });
+      await done.waitFor({ timeout: 60000 });
+      assert.deepEqual(
+        await done.locator(".resume").allInnerTexts(),
+        ["▸ resumed with your answer: CHF", "▸ resumed with your answer: 2"],
       );
+      await wb.shot("needs-input-done", "both answers resumed the same session, which ended with end_turn");
+
+      // One conversation: each answer came as a user message after the answered complete call.
+      const sent = await requests();
+      assert.equal(sent.length, 3, `expected 3 model requests, got ${sent.length}`);
+      const lastUser = (request) => request.messages.filter((m) => m.role === "user").at(-1).content;
+      assert.equal(userTask(sent[1]), "Show the currency in the report\n\nActive file: inventory.py (cursor on line 1)");
+      assert.equal(lastUser(sent[1]), "The person answered your question (which currency the report should use): CHF");
+      assert.equal(lastUser(sent[2]), "The person answered your question (how many decimals to show): 2");
+    }));
+
+  it("asks before a gated tool in a modal; Allow once runs the command", async () =>
+    step("permission", async () => {
+      await control("/reset", {});
+      await script(call("run_command", { command: "touch marker.txt" }, "p1"), { content: "Made the marker." });
+      await wb.clearNotifications();
+      await wb.command("Cadenza: Run Task…");
+      await wb.waitForQuickInput("Cadenza: Run Task");
+      await page.keyboard.type("Make a marker file");
+      await page.keyboard.press("Enter");
+      const dialog = page.locator(".monaco-dialog-box", { hasText: "Cadenza wants to run running `touch marker.txt`" });
+      await dialog.waitFor({ timeout: 60000 });
+      assert.match(await dialog.innerText(), /touch marker\.txt/);
+      for (const name of ["Allow once", "Always allow", "Reject", "Always reject"]) {
+        assert.equal(await dialog.locator(".monaco-button", { hasText: name }).count() > 0, true, `no ${name} button`);
+      }
+      assert.ok(!fs.existsSync(path.join(workspace, "marker.txt")), "the command ran before the answer");
+      await wb.shot("permission", "cadenza/requestPermission: the modal before run_command, with the command and the four options");
+      await dialog.locator(".monaco-button", { hasText: "Allow once" }).click();
+      await wb.waitForToast("Cadenza finished: Made the marker.", 60000);
+      assert.ok(fs.existsSync(path.join(workspace, "marker.txt")), "marker.txt was not created");
+      const [tool] = toolMessages((await requests())[1]);
+      assert.match(tool.content, /^exit code 0/);
+      await wb.panel().locator(".note", { hasText: "Cadenza wants to run running `touch marker.txt`: Allow once" }).waitFor();
+      fs.rmSync(path.join(workspace, "marker.txt"));
     }));
 
   it("cancels a running session with the progress notification's Cancel button", async () =>
@@ -327,16 +370,24 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       await waitFor("inventory.py saved after the undo", () => fs.readFileSync(path.join(workspace, "inventory.py"), "utf8") === typedOnly);
     }));
 
-  it("says clearly that the server cannot list sessions yet", async () =>
-    step("sessions-unsupported", async () => {
+  it("Show Sessions lists the server's sessions; picking one replays it into the panel", async () =>
+    step("sessions", async () => {
+      await control("/reset", {});
       await wb.clearNotifications();
       await wb.command("Cadenza: Show Sessions");
-      await wb.waitForToast("This Cadenza server does not support Show Sessions yet (cadenza.listSessions:", 30000);
-      await wb.waitForQuickInput("the server cannot list sessions yet");
+      await wb.waitForQuickInput("Pick a session to show its history in the panel", 30000);
       const rows = await wb.quickInput().locator(".quick-input-list .monaco-list-row").allInnerTexts();
       assert.ok(rows.some((r) => r.includes("Add type hints to calc_total")), `sessions listed: ${rows}`);
-      await wb.shot("sessions-fallback", "Cadenza: Show Sessions: the 'not supported yet' warning and this window's sessions instead");
-      await page.keyboard.press("Escape");
+      await wb.shot("sessions", "Cadenza: Show Sessions: the server's sessions (cadenza.listSessions), newest first");
+      await wb.answerQuickInput("Show the currency");
+      const session = wb.panel().locator('section.session[data-stop-reason="end_turn"]', { hasText: "Show the currency in the report" });
+      await session.locator(".user-text", { hasText: "Show the currency in the report" }).waitFor({ timeout: 30000 });
+      await session.locator(".user-text", { hasText: "The person answered your question (which currency the report should use): CHF" }).waitFor();
+      assert.equal(await session.locator(".resume").count(), 2, "the replay shows both resumes");
+      await session.locator(".end").last().scrollIntoViewIfNeeded();
+      await wb.shot("sessions-replayed", "the picked session replayed by cadenza.loadSession: the person's messages, the agent's, the ends");
+      assert.equal((await requests()).length, 0, "the replay asked the model nothing");
+      assert.ok(!(await wb.toastTexts()).some((t) => t.includes("Cadenza finished")), "the replay announced an end");
     }));
 
   it("review mode: each change waits in VS Code's refactor preview; Apply applies, Discard refuses", async () =>

@@ -16,6 +16,7 @@
     max_steps: "step limit reached",
     error: "error",
     server_exit: "server stopped",
+    interrupted: "interrupted",
   };
   const STATUS_ICON = { pending: "○", in_progress: "◐", completed: "✓", failed: "✗", unknown: "·" };
 
@@ -71,6 +72,17 @@
     switch (entry.kind) {
       case "text":
         return el("div", "agent-text", entry.text);
+      case "user": {
+        const node = el("div", "user-text");
+        node.append(el("span", "who", "You: "), el("span", "", entry.text));
+        return node;
+      }
+      case "resume": {
+        const what = entry.after === "waiting_human" ? "you are done in the browser" : "your answer";
+        const node = el("div", "resume", `▸ resumed with ${what}`);
+        if (entry.reply) node.append(el("span", "reply", `: ${entry.reply}`));
+        return node;
+      }
       case "tool":
         return renderTool(entry);
       case "movement": {
@@ -91,12 +103,13 @@
         return list;
       }
       case "end": {
-        const node = el("div", `end stop-${entry.stopReason}`);
+        const node = el("div", `end stop-${entry.stopReason}${entry.waiting ? " waiting" : ""}`);
         node.append(el("strong", "", `${STOP[entry.stopReason] || entry.stopReason}`));
         if (entry.steps !== undefined) node.append(el("span", "steps", ` · ${entry.steps} step${entry.steps === 1 ? "" : "s"}`));
         if (entry.message) node.append(el("div", "end-message", entry.message));
         if (entry.missingInfo) node.append(el("div", "missing", `Needs: ${entry.missingInfo}`));
         if (entry.whyNoDefault) node.append(el("div", "missing", `Why: ${entry.whyNoDefault}`));
+        if (entry.url) node.append(el("div", "missing", `Page: ${entry.url}`));
         return node;
       }
       case "note":
@@ -113,13 +126,24 @@
     const header = el("header", "session-head");
     const task = el("div", "task", session.task.split("\n")[0] || "(task)");
     task.title = session.task;
-    const state = session.state === "ended" ? STOP[session.stopReason] || session.stopReason : session.state;
+    const waiting = session.state === "waiting";
+    const state = session.state === "ended" || waiting ? STOP[session.stopReason] || session.stopReason : session.state;
     header.append(el("span", `badge state ${session.state} ${session.stopReason || ""}`, state), task);
-    if (session.state === "running" || session.state === "starting") {
+    if (waiting && session.stopReason === "waiting_human") {
+      header.append(
+        button("Continue", () => vscode.postMessage({ type: "continue", sessionId: session.id }), "Done in the browser: let the agent go on"),
+      );
+    }
+    if (waiting) {
+      header.append(
+        button("Reply…", () => vscode.postMessage({ type: "reply", sessionId: session.id }), "Answer the session (cadenza.replySession)"),
+      );
+    }
+    if (session.state === "running" || session.state === "starting" || waiting) {
       header.append(button("Cancel", () => vscode.postMessage({ type: "cancel", sessionId: session.id })));
     }
     section.append(header);
-    if (session.state !== "ended" && session.progress) section.append(el("div", "progress", session.progress));
+    if (session.state !== "ended" && !waiting && session.progress) section.append(el("div", "progress", session.progress));
     const body = el("div", "entries");
     let lastText = "";
     for (const entry of session.entries) {
@@ -129,6 +153,7 @@
         continue;
       }
       if (entry.kind === "text") lastText = entry.text;
+      else if (entry.kind === "end" && entry.waiting) lastText = "";
       else if (entry.kind !== "end") lastText = "";
       body.append(renderEntry(entry));
     }

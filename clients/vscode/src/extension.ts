@@ -14,22 +14,36 @@ import { applyEditHandler, saveDocuments } from "./edits";
 import { errorText, isUnsupportedCommand, unsupportedMessage } from "./errors";
 import { PANEL_VIEW_ID, PanelProvider, type PanelMessage } from "./panel";
 import { SessionProgress } from "./progress";
-import { askUser, requestPermission, waitingHuman } from "./prompts";
+import { askUser, requestPermission, waitingHuman, type PromptHost } from "./prompts";
 import {
   ASK_USER,
   CANCEL_SESSION,
   LIST_SESSIONS,
+  LOAD_SESSION,
+  REPLY_SESSION,
   REQUEST_PERMISSION,
   SESSION_UPDATE,
   START_SESSION,
   UNDO_SESSION,
   WAITING_HUMAN,
+  type LoadSessionResult,
+  type ReplySessionResult,
   type SessionEndUpdate,
+  type SessionInfo,
   type SessionUpdateParams,
   type StartSessionResult,
 } from "./protocol";
 import { ServerManager } from "./server";
-import { SessionStore, describeStopReason, endNotice, undoSummary, type SessionView } from "./sessions";
+import {
+  SessionStore,
+  describeState,
+  endNotice,
+  isWaitingReason,
+  replyPrompt,
+  sessionItems,
+  undoSummary,
+  type SessionView,
+} from "./sessions";
 
 class Cadenza implements vscode.Disposable {
   readonly output = vscode.window.createOutputChannel("Cadenza");
@@ -37,6 +51,8 @@ class Cadenza implements vscode.Disposable {
   readonly panel: PanelProvider;
   readonly server: ServerManager;
   private readonly progress = new Map<string, SessionProgress>(); // by sessionId
+  /** Sessions whose history `cadenza.loadSession` is replaying: no notifications for them. */
+  private readonly replaying = new Set<string>();
   private readonly status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -58,6 +74,7 @@ class Cadenza implements vscode.Disposable {
       vscode.commands.registerCommand("cadenza.runTask", (task?: unknown) => this.runTask(task)),
       vscode.commands.registerCommand("cadenza.cancel", (id?: unknown) => this.cancel(id)),
       vscode.commands.registerCommand("cadenza.undo", (id?: unknown) => this.undo(id)),
+      vscode.commands.registerCommand("cadenza.reply", (arg?: unknown) => this.reply(arg)),
       vscode.commands.registerCommand("cadenza.showSessions", () => this.showSessions()),
       vscode.commands.registerCommand("cadenza.restartServer", () => this.restart()),
       vscode.commands.registerCommand("cadenza.showLog", () => this.output.show(true)),
@@ -80,25 +97,39 @@ class Cadenza implements vscode.Disposable {
 
   private updateStatus(): void {
     const running = this.store.running();
-    void vscode.commands.executeCommand("setContext", "cadenza.running", running.length > 0);
-    if (running.length === 0) {
+    const waiting = this.store.waiting();
+    void vscode.commands.executeCommand("setContext", "cadenza.running", running.length + waiting.length > 0);
+    void vscode.commands.executeCommand("setContext", "cadenza.waiting", waiting.length > 0);
+    if (running.length === 0 && waiting.length === 0) {
       this.status.hide();
       return;
     }
-    this.status.text = `$(loading~spin) Cadenza${running.length > 1 ? ` (${running.length})` : ""}`;
-    this.status.tooltip = running.map((s) => `${s.task.split("\n")[0]}${s.progress ? ` — ${s.progress}` : ""}`).join("\n");
+    const lines = [...running, ...waiting].map((s) => `${s.task.split("\n")[0]} — ${describeState(s)}`);
+    if (running.length > 0) {
+      this.status.text = `$(loading~spin) Cadenza${running.length > 1 ? ` (${running.length})` : ""}`;
+      if (waiting.length > 0) this.status.text += ` $(bell) ${waiting.length}`;
+      this.status.command = `${PANEL_VIEW_ID}.focus`;
+    } else {
+      this.status.text = `$(bell) Cadenza waits for you${waiting.length > 1 ? ` (${waiting.length})` : ""}`;
+      this.status.command = "cadenza.reply";
+    }
+    this.status.tooltip = lines.join("\n");
     this.status.show();
   }
 
   // ---- server → client -------------------------------------------------------------------
 
   private installHandlers(client: LanguageClient): vscode.Disposable[] {
-    const changed = () => this.changed();
+    const host: PromptHost = {
+      store: this.store,
+      changed: () => this.changed(),
+      answerLater: (sessionId) => void this.offerAnswer(sessionId),
+    };
     return [
       client.onNotification(SESSION_UPDATE, (params: SessionUpdateParams) => this.onSessionUpdate(params)),
-      client.onRequest(ASK_USER, (params, token) => askUser(params, token, this.store, changed)),
-      client.onRequest(REQUEST_PERMISSION, (params, token) => requestPermission(params, token, this.store, changed)),
-      client.onRequest(WAITING_HUMAN, (params, token) => waitingHuman(params, token, this.store, changed)),
+      client.onRequest(ASK_USER, (params, token) => askUser(params, token, host)),
+      client.onRequest(REQUEST_PERMISSION, (params, token) => requestPermission(params, token, host)),
+      client.onRequest(WAITING_HUMAN, (params, token) => waitingHuman(params, token, host)),
       client.onRequest(ApplyWorkspaceEditRequest.type, applyEditHandler(client, (line) => this.log(line))),
     ];
   }
@@ -115,7 +146,13 @@ class Cadenza implements vscode.Disposable {
     this.progress.delete(sessionId);
     this.updateStatus();
     const session = this.store.get(sessionId);
-    if (!session) return;
+    if (!session || this.replaying.has(sessionId)) return;
+    if (isWaitingReason(end.stopReason)) {
+      // Not over: the server prompts now (cadenza/askUser, cadenza/waitingHuman), and the
+      // answer (or Reply… later) resumes the session.
+      this.log(`session ${sessionId} waits: ${end.stopReason}${end.message ? `: ${end.message}` : ""}`);
+      return;
+    }
     this.log(`session ${sessionId} ended: ${end.stopReason}${end.message ? `: ${end.message}` : ""}`);
     const settings = readSettings(vscode.workspace.getConfiguration("cadenza"));
     if (settings.saveEdits === "onSessionEnd" && session.edited.length) {
@@ -129,14 +166,6 @@ class Cadenza implements vscode.Disposable {
       case "cancelled":
         choice = await vscode.window.showInformationMessage(text, showPanel);
         break;
-      case "needs_user_input": {
-        const answer = "Answer…";
-        const needs = end.missingInfo ? `Cadenza needs your input: ${end.missingInfo}` : text;
-        choice = await vscode.window.showWarningMessage(needs, answer, showPanel);
-        if (choice === answer) await this.answerAndRerun(session, end);
-        break;
-      }
-      case "waiting_human":
       case "max_steps":
         choice = await vscode.window.showWarningMessage(text, showPanel);
         break;
@@ -147,17 +176,19 @@ class Cadenza implements vscode.Disposable {
     if (choice === showPanel) await this.panel.reveal();
   }
 
-  /** `needs_user_input`: the server cannot resume a session yet, so a new one gets the answer. */
-  private async answerAndRerun(session: SessionView, end: SessionEndUpdate): Promise<void> {
-    const question = end.missingInfo ?? end.message ?? "What is missing?";
-    const answer = await vscode.window.showInputBox({
-      title: "Cadenza needs your input",
-      prompt: end.whyNoDefault ? `${question} (${end.whyNoDefault})` : question,
-      ignoreFocusOut: true,
-    });
-    if (!answer?.trim()) return;
-    const task = `${session.task}\n\nAnswer to "${question}": ${answer.trim()}`;
-    await this.start(task, session.root ? vscode.Uri.file(session.root) : undefined);
+  /**
+   * A waiting session's question was declined (Escape in the input box): the session keeps
+   * waiting; "Answer…" answers it now with `cadenza.replySession`.
+   */
+  private async offerAnswer(sessionId: string): Promise<void> {
+    const session = this.store.get(sessionId);
+    if (!session || session.state !== "waiting") return;
+    const answer = "Answer…";
+    const showPanel = "Show Panel";
+    const text = session.question ? `Cadenza needs your input: ${session.question}` : endNotice(session.stopReason ?? "", session.message);
+    const choice = await vscode.window.showWarningMessage(text, answer, showPanel);
+    if (choice === answer) await this.reply(sessionId);
+    else if (choice === showPanel) await this.panel.reveal();
   }
 
   private serverStopped(why: string): void {
@@ -165,6 +196,10 @@ class Cadenza implements vscode.Disposable {
       this.store.abandon(session.id, why);
       this.progress.get(session.id)?.dispose();
       this.progress.delete(session.id);
+    }
+    for (const session of this.store.waiting()) {
+      // Its transcript ends waiting: a reply to the next server revives it.
+      this.store.note(session.id, `${why}; the session still waits: Reply… continues it on a new server.`, "warning");
     }
     this.changed();
   }
@@ -266,7 +301,7 @@ class Cadenza implements vscode.Disposable {
     }
     const session = this.store.add(result.sessionId, { task, root: rootUri?.fsPath });
     progress.sessionId = session.id;
-    if (session.state === "ended") progress.dispose();
+    if (session.state === "ended" || session.state === "waiting") progress.dispose();
     else this.progress.set(session.id, progress);
     this.log(`session ${session.id} started: ${task.split("\n")[0]}`);
     this.changed();
@@ -279,19 +314,19 @@ class Cadenza implements vscode.Disposable {
     if (sessions.length <= 1) return sessions[0];
     const items = [...sessions].reverse().map((s) => ({
       label: s.task.split("\n")[0] || s.id,
-      description: s.state === "ended" ? describeStopReason(s.stopReason ?? "") : (s.progress ?? s.state),
-      detail: s.id,
+      description: describeState(s),
+      detail: s.question ? `${s.id} · ${s.question}` : s.id,
       session: s,
     }));
     return (await vscode.window.showQuickPick(items, { placeHolder }))?.session;
   }
 
   private async cancel(given?: unknown): Promise<void> {
-    const running = this.store.running();
+    const active = this.store.active();
     const session =
       typeof given === "string"
         ? this.store.get(given)
-        : await this.pickSession(running, "Which session should stop?");
+        : await this.pickSession(active, "Which session should stop?");
     if (!session) {
       void vscode.window.showInformationMessage("Cadenza: no task is running.");
       return;
@@ -303,7 +338,7 @@ class Cadenza implements vscode.Disposable {
         command: CANCEL_SESSION,
         arguments: [{ sessionId: session.id }],
       });
-      if (session.state !== "ended") session.state = "cancelling";
+      if (session.state === "running" || session.state === "starting") session.state = "cancelling";
       this.changed();
       if (!(result as { cancelled?: boolean })?.cancelled) {
         void vscode.window.showInformationMessage("Cadenza: that session had already ended.");
@@ -359,37 +394,129 @@ class Cadenza implements vscode.Disposable {
 
   private async showSessions(): Promise<void> {
     const result = await this.optionalCommand("Show Sessions", LIST_SESSIONS, {});
-    let items: { label: string; description?: string; detail?: string; id?: string }[];
-    let title = "Cadenza sessions";
-    if (result && typeof result === "object" && "unsupported" in result) {
+    if (result === undefined) return;
+    if (typeof result === "object" && result !== null && "unsupported" in result) {
       void vscode.window.showWarningMessage(
         `${(result as { unsupported: string }).unsupported} Listing this window's sessions instead.`,
       );
-      title = "Cadenza sessions of this window (the server cannot list sessions yet)";
-      items = this.localSessionItems();
-    } else if (result === undefined) {
+      const items = this.localSessionItems();
+      if (items.length === 0) {
+        void vscode.window.showInformationMessage("Cadenza: no sessions yet.");
+        return;
+      }
+      const picked = await vscode.window.showQuickPick(items, {
+        title: "Cadenza sessions of this window (the server cannot list sessions yet)",
+        placeHolder: "Pick a session to show it in the panel",
+      });
+      if (picked) await this.panel.reveal();
       return;
-    } else {
-      const list = Array.isArray(result) ? result : ((result as { sessions?: unknown[] }).sessions ?? []);
-      items = (list as Record<string, unknown>[]).map((s) => ({
-        label: String(s.task ?? s.sessionId ?? "?").split("\n")[0],
-        description: String(s.state ?? s.stopReason ?? ""),
-        detail: String(s.sessionId ?? ""),
-        id: typeof s.sessionId === "string" ? s.sessionId : undefined,
-      }));
     }
+    const items = sessionItems(result);
     if (items.length === 0) {
       void vscode.window.showInformationMessage("Cadenza: no sessions yet.");
       return;
     }
-    const picked = await vscode.window.showQuickPick(items, { title, placeHolder: "Pick a session to show it in the panel" });
-    if (picked) await this.panel.reveal();
+    const picked = await vscode.window.showQuickPick(items, {
+      title: "Cadenza sessions",
+      placeHolder: "Pick a session to show its history in the panel",
+      matchOnDescription: true,
+      matchOnDetail: true,
+    });
+    if (picked) await this.loadSession(picked.info);
+  }
+
+  /** `cadenza.loadSession`: the session's history replayed into the panel (a waiting one prompts again). */
+  private async loadSession(info: SessionInfo): Promise<void> {
+    const id = info.sessionId;
+    this.replaying.add(id);
+    this.store.reset(id, { task: info.task, root: info.root || undefined });
+    this.changed();
+    await this.panel.reveal();
+    let result: unknown;
+    try {
+      result = await this.optionalCommand("Load Session", LOAD_SESSION, { sessionId: id });
+    } finally {
+      this.replaying.delete(id);
+    }
+    if (result === undefined) return;
+    if (typeof result === "object" && result !== null && "unsupported" in result) {
+      void vscode.window.showWarningMessage((result as { unsupported: string }).unsupported);
+      return;
+    }
+    const loaded = (result as Partial<LoadSessionResult>).session;
+    this.store.settle(id, loaded?.state ?? info.state, loaded?.question ?? info.question);
+    this.log(`session ${id} loaded: ${(result as Partial<LoadSessionResult>).updates ?? "?"} updates, ${loaded?.state ?? info.state}`);
+    this.changed();
+  }
+
+  /**
+   * Cadenza: Reply to Session… (and the panel's Reply… / Continue, and Answer…): resume a
+   * session that waits for the person with `cadenza.replySession {sessionId, text}`.
+   *
+   * @param given a session id, or `{sessionId, text?}`; nothing: pick among the waiting
+   *   sessions of this window, else among those the server lists as waiting.
+   */
+  private async reply(given?: unknown): Promise<void> {
+    let sessionId = typeof given === "string" ? given : undefined;
+    let text: string | undefined;
+    if (given && typeof given === "object") {
+      const arg = given as { sessionId?: unknown; text?: unknown };
+      if (typeof arg.sessionId === "string") sessionId = arg.sessionId;
+      if (typeof arg.text === "string") text = arg.text;
+    }
+    let session = sessionId ? this.store.get(sessionId) : undefined;
+    if (!sessionId) {
+      session = await this.pickWaiting();
+      if (!session) return;
+      sessionId = session.id;
+    }
+    if (text === undefined) {
+      const prompt = replyPrompt(session);
+      text = await vscode.window.showInputBox({
+        title: `Cadenza: Reply to Session${session?.task ? ` (${session.task.split("\n")[0].slice(0, 60)})` : ""}`,
+        prompt: prompt.prompt,
+        placeHolder: prompt.placeHolder,
+        ignoreFocusOut: true,
+      });
+      if (text === undefined || (prompt.required && !text.trim())) return;
+    }
+    const result = await this.optionalCommand("Reply to Session", REPLY_SESSION, { sessionId, text });
+    if (result === undefined) return;
+    if (typeof result === "object" && result !== null && "unsupported" in result) {
+      void vscode.window.showWarningMessage((result as { unsupported: string }).unsupported);
+      return;
+    }
+    const reply = result as Partial<ReplySessionResult>;
+    this.log(`session ${sessionId} replied: resumed ${reply.resumed}, ${reply.state}`);
+  }
+
+  /** A waiting session: this window's, else one the server lists as waiting; undefined after a message. */
+  private async pickWaiting(): Promise<SessionView | undefined> {
+    const local = this.store.waiting();
+    if (local.length > 0) return this.pickSession(local, "Reply to which session?");
+    const result = await this.optionalCommand("Reply to Session", LIST_SESSIONS, {});
+    if (result === undefined) return undefined;
+    const items = sessionItems(result).filter((item) => isWaitingReason(item.info.state));
+    if (items.length === 0) {
+      void vscode.window.showInformationMessage("Cadenza: no session waits for an answer.");
+      return undefined;
+    }
+    const picked = items.length === 1 ? items[0] : await vscode.window.showQuickPick(items, { placeHolder: "Reply to which session?" });
+    if (!picked) return undefined;
+    const info = picked.info;
+    return this.store.add(info.sessionId, {
+      task: info.task,
+      root: info.root || undefined,
+      state: "waiting",
+      stopReason: info.state,
+      question: info.question,
+    });
   }
 
   private localSessionItems() {
     return [...this.store.list()].reverse().map((s) => ({
       label: s.task.split("\n")[0] || s.id,
-      description: s.state === "ended" ? describeStopReason(s.stopReason ?? "") : (s.progress ?? s.state),
+      description: describeState(s),
       detail: `${s.id}${s.edited.length ? ` · edited ${s.edited.map((p) => path.basename(p)).join(", ")}` : ""}`,
       id: s.id,
     }));
@@ -434,6 +561,13 @@ class Cadenza implements vscode.Disposable {
         else await this.cancel(message.sessionId);
         break;
       }
+      case "reply":
+        await this.reply(message.sessionId);
+        break;
+      case "continue":
+        // waiting_human: the person is done in the browser.
+        await this.reply({ sessionId: message.sessionId, text: "" });
+        break;
       case "run":
         await this.runTask();
         break;

@@ -17,6 +17,8 @@ export type PanelMessage =
   | { type: "openDiff"; diffId: string }
   | { type: "openFile"; path: string }
   | { type: "cancel"; sessionId: string }
+  | { type: "reply"; sessionId: string }
+  | { type: "continue"; sessionId: string }
   | { type: "run" };
 
 export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposable {

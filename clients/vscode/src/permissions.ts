@@ -1,7 +1,7 @@
 /**
- * `cadenza/requestPermission` (DESIGN §3, ACP's shape) without the UI: which option a policy
- * picks, and how a tool call is described in the modal. The server does not send this request
- * yet; the handler is wired so the extension is ready when it does.
+ * `cadenza/requestPermission` (ACP's `session/request_permission` shape) without the UI: which
+ * option a policy picks, and how a tool call is described in the modal (prompts.ts shows it).
+ * The server asks before each gated tool call (`run_command`, `delete_file`, ...).
  */
 
 import type { PermissionPolicy } from "./config";

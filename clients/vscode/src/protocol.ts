@@ -9,15 +9,29 @@ export const START_SESSION = "cadenza.startSession";
 export const CANCEL_SESSION = "cadenza.cancelSession";
 /** `cadenza.undoSession {sessionId}` → `{sessionId, files: [{path, action, oldPath?}], unchanged}`. */
 export const UNDO_SESSION = "cadenza.undoSession";
-/** Not in the server yet (DESIGN §3): wired, answered "not supported" until then. */
+/** `cadenza.replySession {sessionId, text}` → `{resumed, state}`: answer a waiting session (later). */
+export const REPLY_SESSION = "cadenza.replySession";
+/** `cadenza.listSessions {}` → `{sessions: SessionInfo[]}`, newest first. */
 export const LIST_SESSIONS = "cadenza.listSessions";
+/** `cadenza.loadSession {sessionId}` → replays the history as `cadenza/sessionUpdate`, then `{session, updates}`. */
+export const LOAD_SESSION = "cadenza.loadSession";
 
 export const SESSION_UPDATE = "cadenza/sessionUpdate";
 export const ASK_USER = "cadenza/askUser";
-/** Not sent by the server yet (DESIGN §3). */
+/** Before a gated tool runs (ACP's `session/request_permission` shape). */
 export const REQUEST_PERMISSION = "cadenza/requestPermission";
-/** Not sent by the server yet: the waiting_human prompt (same shape as the Neovim plugin's). */
+/** The waiting_human prompt: act in the browser, then continue (after `window/showDocument`). */
 export const WAITING_HUMAN = "cadenza/waitingHuman";
+
+/**
+ * Stop reasons after which a session waits for the person rather than ending: the server
+ * prompts (`cadenza/askUser`, `cadenza/waitingHuman`), and the answer or `cadenza.replySession`
+ * resumes it (`session_resume`). Every other stop reason is final.
+ */
+export const WAITING_REASONS: ReadonlySet<string> = new Set(["needs_user_input", "waiting_human"]);
+
+/** What `initialize` declares in `experimental.cadenza`: the server's own requests are answered. */
+export const CADENZA_CAPABILITIES = { askUser: true, requestPermission: true, waitingHuman: true } as const;
 
 export interface StartSessionArgs {
   task: string;
@@ -50,6 +64,11 @@ export interface DiffContentItem {
 export type ToolContent = ToolCallContentItem | DiffContentItem | { type: string; [key: string]: unknown };
 
 export type ToolStatus = "pending" | "in_progress" | "completed" | "failed";
+
+export interface UserMessageChunk {
+  sessionUpdate: "user_message_chunk";
+  content: TextContent | { type: string; [key: string]: unknown };
+}
 
 export interface AgentMessageChunk {
   sessionUpdate: "agent_message_chunk";
@@ -104,9 +123,21 @@ export interface SessionEndUpdate {
   steps?: number;
   missingInfo?: string;
   whyNoDefault?: string;
+  /** With `waiting_human`: the browser session and the page. */
+  browserSessionId?: string;
+  url?: string;
+}
+
+export interface SessionResumeUpdate {
+  sessionUpdate: "session_resume";
+  /** The stop reason the session waited in. */
+  after: string;
+  /** What the person gave (the answer; may be empty after waiting_human). */
+  reply: string;
 }
 
 export type SessionUpdate =
+  | UserMessageChunk
   | AgentMessageChunk
   | ToolCallUpdateStart
   | ToolCallUpdate
@@ -114,6 +145,7 @@ export type SessionUpdate =
   | CompactionUpdate
   | PlanUpdate
   | SessionEndUpdate
+  | SessionResumeUpdate
   | { sessionUpdate: string; [key: string]: unknown };
 
 export interface SessionUpdateParams {
@@ -125,7 +157,7 @@ export interface AskUserParams {
   sessionId: string;
   question: string;
   whyNoDefault?: string;
-  /** Not sent by the server today; a quick pick when present. */
+  /** Suggested answers (a quick pick, with free text always allowed). */
   options?: (string | { label?: string; value?: string; description?: string })[];
 }
 
@@ -153,11 +185,48 @@ export type RequestPermissionResult = {
 
 export interface WaitingHumanParams {
   sessionId: string;
-  uri?: string;
-  url?: string;
   waitReason?: string;
+  uri?: string;
+  /** Older servers' name of `uri`. */
+  url?: string;
+  /** The server already opened `uri` (`window/showDocument`): do not open it again. */
+  opened?: boolean;
 }
 
 export interface WaitingHumanResult {
   action: "continue" | "cancel";
+}
+
+export interface ReplySessionArgs {
+  sessionId: string;
+  text: string;
+}
+
+export interface ReplySessionResult {
+  resumed: boolean;
+  state: string;
+}
+
+/** One session of `cadenza.listSessions` (and `cadenza.loadSession`'s `session`). */
+export interface SessionInfo {
+  sessionId: string;
+  task: string;
+  /** `running`, `interrupted`, or its last stop reason (`needs_user_input`/`waiting_human`: it waits). */
+  state: string;
+  /** ISO 8601, UTC. */
+  started: string;
+  workflow: string;
+  model: string;
+  root: string;
+  /** For a waiting session: what it asks. */
+  question?: string;
+}
+
+export interface ListSessionsResult {
+  sessions: SessionInfo[];
+}
+
+export interface LoadSessionResult {
+  session: SessionInfo;
+  updates: number;
 }

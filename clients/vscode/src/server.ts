@@ -17,12 +17,19 @@ import {
 } from "vscode-languageclient/node";
 
 import { initializationOptions, readSettings, serverCommand, serverEnvironment, type ServerCommand } from "./config";
+import { CADENZA_CAPABILITIES } from "./protocol";
 
-/** Declares `experimental.cadenza.askUser` so questions come as `cadenza/askUser`. */
-class CadenzaCapabilities implements StaticFeature {
+/**
+ * Declares `experimental.cadenza.{askUser, requestPermission, waitingHuman}`, so questions,
+ * permission requests and "act in the browser" come as Cadenza's own requests (answered in
+ * prompts.ts) rather than as `window/showMessageRequest` buttons. vscode-languageclient declares
+ * `window.showDocument.support` itself, so the server opens a waiting_human page with
+ * `window/showDocument` first.
+ */
+export class CadenzaCapabilities implements StaticFeature {
   fillClientCapabilities(capabilities: ClientCapabilities): void {
     const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
-    capabilities.experimental = { ...experimental, cadenza: { askUser: true } };
+    capabilities.experimental = { ...experimental, cadenza: { ...CADENZA_CAPABILITIES } };
   }
   initialize(): void {}
   getState(): FeatureState {

@@ -5,12 +5,17 @@
  *
  * Update order (docs/protocol.md): a session's first update is a `movement`, its last a
  * `session_end`; a tool call is `tool_call`, then diff `tool_call_update`s, then the final
- * `tool_call_update`. Unknown kinds are ignored; an update for an unknown tool call creates it
- * (robust to a lost `tool_call`).
+ * `tool_call_update`. A `session_end` with `needs_user_input` or `waiting_human` is not the
+ * last: the session waits for the person, and `session_resume` starts it again (more updates
+ * and another `session_end` follow). `user_message_chunk` is the person's text (the task, an
+ * answer) when `cadenza.loadSession` replays a session. Unknown kinds are ignored; an update
+ * for an unknown tool call creates it (robust to a lost `tool_call`).
  */
 
+import { WAITING_REASONS } from "./protocol";
 import type {
   DiffContentItem,
+  SessionInfo,
   SessionEndUpdate,
   SessionUpdate,
   ToolContent,
@@ -37,6 +42,8 @@ export interface DiffRecord extends DiffRef {
 
 export type Entry =
   | { kind: "text"; text: string }
+  | { kind: "user"; text: string }
+  | { kind: "resume"; after: string; reply: string }
   | {
       kind: "tool";
       toolCallId: string;
@@ -57,10 +64,14 @@ export type Entry =
       steps?: number;
       missingInfo?: string;
       whyNoDefault?: string;
+      /** The session waits for the person after this end (needs_user_input, waiting_human). */
+      waiting?: boolean;
+      url?: string;
     }
   | { kind: "note"; text: string; level: "info" | "warning" | "error" };
 
-export type SessionState = "starting" | "running" | "cancelling" | "ended";
+/** `waiting`: stopped with needs_user_input or waiting_human until the person answers. */
+export type SessionState = "starting" | "running" | "cancelling" | "waiting" | "ended";
 
 export interface SessionView {
   id: string;
@@ -72,6 +83,12 @@ export interface SessionView {
   steps?: number;
   startedAt: number;
   endedAt?: number;
+  /** While waiting: what the person is asked (the missing information, or what to do in the browser). */
+  question?: string;
+  /** While waiting for needs_user_input: why the agent could not pick a default. */
+  whyNoDefault?: string;
+  /** While waiting for waiting_human: the page. */
+  url?: string;
   /** The latest progress message (`plan · step 2/25`, `editing app.py`). */
   progress?: string;
   entries: Entry[];
@@ -81,6 +98,68 @@ export interface SessionView {
 
 /** Stop reasons after which the task is done (the others need a look). */
 export const SUCCESS_REASONS = new Set(["end_turn"]);
+
+/** True for the stop reasons after which a session waits for the person (not final). */
+export function isWaitingReason(reason: string | undefined): boolean {
+  return reason !== undefined && WAITING_REASONS.has(reason);
+}
+
+/** A session's state in a few words (quick picks, the status bar). */
+export function describeState(session: SessionView): string {
+  if (session.state === "ended" || session.state === "waiting") return describeStopReason(session.stopReason ?? "");
+  return session.progress ?? session.state;
+}
+
+/** The input box of a reply to a waiting session: the question, or what to do after the browser. */
+export function replyPrompt(session: Pick<SessionView, "stopReason" | "question" | "whyNoDefault"> | undefined): {
+  prompt: string;
+  placeHolder: string;
+  /** An empty reply is refused (a question needs an answer; "done in the browser" may be empty). */
+  required: boolean;
+} {
+  if (session?.stopReason === "waiting_human") {
+    return {
+      prompt: session.question ? `${session.question}` : "The agent waits for you in the browser.",
+      placeHolder: "What you did in the browser (empty: done), then Enter",
+      required: false,
+    };
+  }
+  const question = session?.question || "What should the agent know?";
+  return {
+    prompt: session?.whyNoDefault ? `${question} (${session.whyNoDefault})` : question,
+    placeHolder: "Your answer (Escape: later)",
+    required: true,
+  };
+}
+
+/** Quick pick items of `cadenza.listSessions`' result `{sessions: SessionInfo[]}` (newest first). */
+export function sessionItems(result: unknown): { label: string; description: string; detail: string; info: SessionInfo }[] {
+  const raw = (result ?? {}) as { sessions?: unknown };
+  const list = Array.isArray(raw.sessions) ? raw.sessions : Array.isArray(result) ? result : [];
+  const items = [];
+  for (const entry of list as Record<string, unknown>[]) {
+    if (!entry || typeof entry.sessionId !== "string") continue;
+    const info: SessionInfo = {
+      sessionId: entry.sessionId,
+      task: typeof entry.task === "string" ? entry.task : "",
+      state: typeof entry.state === "string" ? entry.state : "",
+      started: typeof entry.started === "string" ? entry.started : "",
+      workflow: typeof entry.workflow === "string" ? entry.workflow : "",
+      model: typeof entry.model === "string" ? entry.model : "",
+      root: typeof entry.root === "string" ? entry.root : "",
+      question: typeof entry.question === "string" && entry.question ? entry.question : undefined,
+    };
+    const started = info.started ? info.started.replace("T", " ").replace(/\.\d+/, "").replace(/(Z|\+00:00)$/, " UTC") : "";
+    const details = [info.sessionId.slice(0, 8), started, info.model, info.root].filter((p) => p);
+    items.push({
+      label: info.task.split("\n")[0] || info.sessionId,
+      description: info.question ? `${describeStopReason(info.state)}: ${info.question}` : describeStopReason(info.state),
+      detail: details.join(" · "),
+      info,
+    });
+  }
+  return items;
+}
 
 /** A stop reason in words, for notifications and the panel. */
 export function describeStopReason(reason: string): string {
@@ -103,6 +182,8 @@ export function describeStopReason(reason: string): string {
       return "failed with an error";
     case "server_exit":
       return "ended: the server stopped";
+    case "interrupted":
+      return "was interrupted (the server stopped)";
     default:
       return reason;
   }
@@ -212,7 +293,18 @@ export class SessionStore {
     return this.sessions.get(id);
   }
 
+  /** Sessions that run (or are starting or cancelling); not the waiting ones. */
   running(): SessionView[] {
+    return this.list().filter((s) => s.state !== "ended" && s.state !== "waiting");
+  }
+
+  /** Sessions that wait for the person (needs_user_input, waiting_human). */
+  waiting(): SessionView[] {
+    return this.list().filter((s) => s.state === "waiting");
+  }
+
+  /** Sessions that can still be cancelled: running or waiting. */
+  active(): SessionView[] {
     return this.list().filter((s) => s.state !== "ended");
   }
 
@@ -237,6 +329,43 @@ export class SessionStore {
     return session;
   }
 
+  /**
+   * Forget what is shown of a session before `cadenza.loadSession` replays it; it moves to the
+   * end of the list (the panel's bottom, where the person looks).
+   */
+  reset(id: string, fields: Partial<Omit<SessionView, "id" | "entries" | "edited">> = {}): SessionView {
+    const known = this.sessions.get(id);
+    if (known) {
+      this.sessions.delete(id);
+      this.sessions.set(id, known);
+    }
+    const session = this.add(id, fields);
+    session.entries = [];
+    session.edited = [];
+    session.progress = undefined;
+    for (const [diffId, diff] of this.diffs) if (diff.sessionId === id) this.diffs.delete(diffId);
+    return session;
+  }
+
+  /**
+   * After `cadenza.loadSession`: the state the server reports (`running`, a waiting stop
+   * reason: the server revived it and prompts again, or a final one such as `interrupted`).
+   */
+  settle(id: string, state: string, question?: string): void {
+    const session = this.sessions.get(id);
+    if (!session || !state) return;
+    if (state === "running") {
+      session.state = "running";
+    } else if (isWaitingReason(state)) {
+      session.state = "waiting";
+      session.stopReason = state;
+      if (question) session.question = question;
+    } else {
+      session.state = "ended";
+      session.stopReason = state;
+    }
+  }
+
   /** Forget the ended sessions (the panel's Clear). */
   clearEnded(): void {
     for (const [id, session] of this.sessions) {
@@ -256,10 +385,10 @@ export class SessionStore {
     if (session && message) session.progress = message;
   }
 
-  /** Mark a session ended without a `session_end` (its server stopped). */
+  /** Mark a running session ended without a `session_end` (its server stopped). */
   abandon(id: string, why: string): void {
     const session = this.sessions.get(id);
-    if (!session || session.state === "ended") return;
+    if (!session || session.state === "ended" || session.state === "waiting") return;
     session.state = "ended";
     session.stopReason = "server_exit";
     session.message = why;
@@ -270,16 +399,35 @@ export class SessionStore {
   /**
    * Apply one `cadenza/sessionUpdate`.
    *
-   * @returns the `session_end` update when this one ended the session, else undefined.
+   * @returns the `session_end` update when this one ended a run (the session then waits when
+   *   its stop reason is needs_user_input or waiting_human, else it is over), else undefined.
    */
   apply(sessionId: string, update: SessionUpdate): SessionEndUpdate | undefined {
     const session = this.add(sessionId);
     if (session.state === "starting") session.state = "running";
     const u = update as Record<string, unknown>;
     switch (update.sessionUpdate) {
-      case "agent_message_chunk": {
+      case "agent_message_chunk":
+      case "user_message_chunk": {
         const content = u.content as { type?: string; text?: unknown } | undefined;
-        if (content?.type === "text" && typeof content.text === "string") this.appendText(session, content.text);
+        if (content?.type === "text" && typeof content.text === "string") {
+          this.appendText(session, content.text, update.sessionUpdate === "user_message_chunk" ? "user" : "text");
+        }
+        return undefined;
+      }
+      case "session_resume": {
+        session.state = "running";
+        session.stopReason = undefined;
+        session.message = undefined;
+        session.endedAt = undefined;
+        session.question = undefined;
+        session.whyNoDefault = undefined;
+        session.url = undefined;
+        session.entries.push({
+          kind: "resume",
+          after: String(u.after ?? ""),
+          reply: typeof u.reply === "string" ? u.reply : "",
+        });
         return undefined;
       }
       case "tool_call":
@@ -313,19 +461,30 @@ export class SessionStore {
       }
       case "session_end": {
         const end = update as SessionEndUpdate;
-        session.state = "ended";
         session.stopReason = String(end.stopReason ?? "unknown");
+        const waiting = isWaitingReason(session.stopReason);
+        session.state = waiting ? "waiting" : "ended";
         session.message = typeof end.message === "string" ? end.message : "";
         session.steps = typeof end.steps === "number" ? end.steps : undefined;
         session.endedAt = this.now();
-        session.entries.push({
+        session.progress = undefined;
+        const missingInfo = typeof end.missingInfo === "string" ? end.missingInfo : undefined;
+        const whyNoDefault = typeof end.whyNoDefault === "string" ? end.whyNoDefault : undefined;
+        const url = typeof end.url === "string" && end.url ? end.url : undefined;
+        session.question = waiting ? missingInfo || session.message || undefined : undefined;
+        session.whyNoDefault = waiting ? whyNoDefault : undefined;
+        session.url = waiting ? url : undefined;
+        const entry: Entry = {
           kind: "end",
           stopReason: session.stopReason,
           message: session.message,
           steps: session.steps,
-          missingInfo: typeof end.missingInfo === "string" ? end.missingInfo : undefined,
-          whyNoDefault: typeof end.whyNoDefault === "string" ? end.whyNoDefault : undefined,
-        });
+          missingInfo,
+          whyNoDefault,
+        };
+        if (waiting) entry.waiting = true;
+        if (url) entry.url = url;
+        session.entries.push(entry);
         return end;
       }
       default:
@@ -333,10 +492,10 @@ export class SessionStore {
     }
   }
 
-  private appendText(session: SessionView, text: string): void {
+  private appendText(session: SessionView, text: string, kind: "text" | "user"): void {
     const last = session.entries[session.entries.length - 1];
-    if (last?.kind === "text") last.text += text;
-    else session.entries.push({ kind: "text", text });
+    if (last?.kind === kind) last.text += text;
+    else session.entries.push({ kind, text });
   }
 
   private applyTool(session: SessionView, u: Record<string, unknown>): void {

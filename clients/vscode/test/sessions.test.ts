@@ -1,6 +1,17 @@
 import { describe, expect, it } from "vitest";
 
-import { SessionStore, describeStopReason, endNotice, lineStats, undoSummary } from "../src/sessions";
+import { CADENZA_CAPABILITIES, WAITING_REASONS } from "../src/protocol";
+import {
+  SessionStore,
+  describeState,
+  describeStopReason,
+  endNotice,
+  isWaitingReason,
+  lineStats,
+  replyPrompt,
+  sessionItems,
+  undoSummary,
+} from "../src/sessions";
 
 function store() {
   let t = 1000;
@@ -76,10 +87,11 @@ describe("SessionStore.apply", () => {
     expect(tool.kind === "tool" && tool.diffs[0]).toMatchObject({ created: true, added: 2, removed: 0 });
   });
 
-  it("keeps needs_user_input's fields and ignores unknown kinds", () => {
+  it("waits after needs_user_input, runs again on session_resume, and ignores unknown kinds", () => {
     const s = store();
+    s.add("s", { task: "Rename greet" });
     expect(s.apply("s", { sessionUpdate: "usage_update", used: 5 })).toBeUndefined();
-    s.apply("s", {
+    const end = s.apply("s", {
       sessionUpdate: "session_end",
       stopReason: "needs_user_input",
       message: "I need a name.",
@@ -87,6 +99,17 @@ describe("SessionStore.apply", () => {
       missingInfo: "the new name",
       whyNoDefault: "equally plausible",
     });
+    expect(end).toMatchObject({ stopReason: "needs_user_input" });
+    expect(s.get("s")).toMatchObject({
+      state: "waiting",
+      stopReason: "needs_user_input",
+      question: "the new name",
+      whyNoDefault: "equally plausible",
+    });
+    expect(s.running()).toEqual([]);
+    expect(s.waiting().map((x) => x.id)).toEqual(["s"]);
+    expect(s.active().map((x) => x.id)).toEqual(["s"]);
+    expect(describeState(s.get("s")!)).toBe("needs your input");
     expect(s.get("s")!.entries).toEqual([
       {
         kind: "end",
@@ -95,8 +118,75 @@ describe("SessionStore.apply", () => {
         steps: 3,
         missingInfo: "the new name",
         whyNoDefault: "equally plausible",
+        waiting: true,
       },
     ]);
+    // A server stop does not end a waiting session (its transcript lets a new server resume it).
+    s.abandon("s", "the server stopped");
+    expect(s.get("s")!.state).toBe("waiting");
+    s.clearEnded();
+    expect(s.get("s")).toBeDefined();
+
+    expect(s.apply("s", { sessionUpdate: "session_resume", after: "needs_user_input", reply: "welcome" })).toBeUndefined();
+    expect(s.get("s")).toMatchObject({ state: "running", stopReason: undefined, question: undefined });
+    expect(s.running().map((x) => x.id)).toEqual(["s"]);
+    s.apply("s", { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Renamed." } });
+    s.apply("s", { sessionUpdate: "session_end", stopReason: "end_turn", message: "Renamed.", steps: 4 });
+    expect(s.get("s")).toMatchObject({ state: "ended", stopReason: "end_turn" });
+    expect(s.get("s")!.entries.map((e) => e.kind)).toEqual(["end", "resume", "text", "end"]);
+    expect(s.get("s")!.entries[1]).toEqual({ kind: "resume", after: "needs_user_input", reply: "welcome" });
+  });
+
+  it("waits after waiting_human with its page; a cancelled end is final", () => {
+    const s = store();
+    s.apply("w", {
+      sessionUpdate: "session_end",
+      stopReason: "waiting_human",
+      message: "Log in on the page",
+      steps: 2,
+      browserSessionId: "b1",
+      url: "https://example.com/login",
+    });
+    expect(s.get("w")).toMatchObject({ state: "waiting", question: "Log in on the page", url: "https://example.com/login" });
+    expect(s.get("w")!.entries[0]).toMatchObject({ kind: "end", waiting: true, url: "https://example.com/login" });
+    s.apply("w", { sessionUpdate: "session_end", stopReason: "cancelled", message: "", steps: 2 });
+    expect(s.get("w")).toMatchObject({ state: "ended", stopReason: "cancelled", url: undefined, question: undefined });
+    expect(s.waiting()).toEqual([]);
+  });
+
+  it("shows the person's text of a replay (user_message_chunk) apart from the agent's", () => {
+    const s = store();
+    s.apply("r", { sessionUpdate: "user_message_chunk", content: { type: "text", text: "Rename " } });
+    s.apply("r", { sessionUpdate: "user_message_chunk", content: { type: "text", text: "greet" } });
+    s.apply("r", { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Which name?" } });
+    s.apply("r", { sessionUpdate: "user_message_chunk", content: { type: "text", text: "welcome" } });
+    s.apply("r", { sessionUpdate: "user_message_chunk", content: { type: "image", data: "…" } });
+    expect(s.get("r")!.entries).toEqual([
+      { kind: "user", text: "Rename greet" },
+      { kind: "text", text: "Which name?" },
+      { kind: "user", text: "welcome" },
+    ]);
+  });
+
+  it("resets a session before a replay and settles it on the state loadSession reports", () => {
+    const s = store();
+    s.add("a", { task: "t" });
+    s.apply("a", {
+      sessionUpdate: "tool_call_update",
+      toolCallId: "c1",
+      content: [{ type: "diff", path: "/w/a.py", oldText: "a", newText: "b" }],
+    });
+    s.add("b", { task: "newer" });
+    s.reset("a", { task: "the task", root: "/w" });
+    expect(s.get("a")).toMatchObject({ task: "the task", root: "/w", entries: [], edited: [] });
+    expect(s.list().map((x) => x.id)).toEqual(["b", "a"]);
+    expect(s.diff("d1")).toBeUndefined();
+    s.settle("a", "needs_user_input", "the new name");
+    expect(s.get("a")).toMatchObject({ state: "waiting", stopReason: "needs_user_input", question: "the new name" });
+    s.settle("a", "running");
+    expect(s.get("a")!.state).toBe("running");
+    s.settle("a", "interrupted");
+    expect(s.get("a")).toMatchObject({ state: "ended", stopReason: "interrupted" });
   });
 
   it("shows movements, compaction and plans", () => {
@@ -149,6 +239,57 @@ describe("SessionStore bookkeeping", () => {
     s.add("a", { task: "t", root: "/w" });
     s.add("a", { root: undefined });
     expect(s.get("a")!.root).toBe("/w");
+  });
+});
+
+describe("waiting sessions and the session list", () => {
+  it("declares Cadenza's three prompts and knows the waiting stop reasons", () => {
+    expect(CADENZA_CAPABILITIES).toEqual({ askUser: true, requestPermission: true, waitingHuman: true });
+    expect([...WAITING_REASONS].sort()).toEqual(["needs_user_input", "waiting_human"]);
+    expect(isWaitingReason("needs_user_input")).toBe(true);
+    expect(isWaitingReason("cancelled")).toBe(false);
+    expect(isWaitingReason(undefined)).toBe(false);
+  });
+
+  it("words the reply prompt: a question needs an answer, the browser may be just done", () => {
+    expect(replyPrompt({ stopReason: "needs_user_input", question: "the new name", whyNoDefault: "two fit" })).toEqual({
+      prompt: "the new name (two fit)",
+      placeHolder: "Your answer (Escape: later)",
+      required: true,
+    });
+    expect(replyPrompt({ stopReason: "waiting_human", question: "Log in" })).toMatchObject({ prompt: "Log in", required: false });
+    expect(replyPrompt(undefined)).toMatchObject({ prompt: "What should the agent know?", required: true });
+  });
+
+  it("turns cadenza.listSessions' {sessions} into quick pick items", () => {
+    const items = sessionItems({
+      sessions: [
+        {
+          sessionId: "4f6c0d8e2b5a4e0f9d3c1b2a7e6f5d4c",
+          task: "Rename greet\nwith context",
+          state: "needs_user_input",
+          started: "2026-11-30T05:43:35.215000+00:00",
+          workflow: "default",
+          model: "openai/gpt-4.1",
+          root: "/home/ada/project",
+          question: "the new name of greet",
+        },
+        { sessionId: "0b1c", task: "Add a docstring", state: "end_turn", started: "", workflow: "default", model: "m", root: "" },
+        { task: "no id" },
+      ],
+    });
+    expect(items.map(({ label, description, detail }) => ({ label, description, detail }))).toEqual([
+      {
+        label: "Rename greet",
+        description: "needs your input: the new name of greet",
+        detail: "4f6c0d8e · 2026-11-30 05:43:35 UTC · openai/gpt-4.1 · /home/ada/project",
+      },
+      { label: "Add a docstring", description: "done", detail: "0b1c · m" },
+    ]);
+    expect(items[0].info).toMatchObject({ sessionId: "4f6c0d8e2b5a4e0f9d3c1b2a7e6f5d4c", state: "needs_user_input" });
+    expect(items[1].info.question).toBeUndefined();
+    expect(sessionItems(null)).toEqual([]);
+    expect(sessionItems({ sessions: "x" })).toEqual([]);
   });
 });
 
