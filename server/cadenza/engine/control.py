@@ -9,6 +9,7 @@ call is ever left dangling.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from typing import Literal
@@ -51,7 +52,9 @@ COMPLETE = "complete"
 CONTROL_TOOLS = frozenset({TRANSITION, COMPLETE})
 
 
+@functools.cache
 def _schema(model: type[BaseModel]) -> dict[str, object]:
+    """The argument model's JSON Schema, built once (pydantic takes ~1 ms); read it only."""
     schema: dict[str, object] = strip_titles(model.model_json_schema())
     schema.pop("description", None)
     return schema

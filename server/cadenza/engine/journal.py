@@ -17,7 +17,11 @@ from cadenza.messages import Message
 
 
 class TranscriptRecorder:
-    """Appends a session's records to its transcript file, flushed per record."""
+    """Appends a session's records to its transcript file, flushed per record.
+
+    fsync'd once per step: the ``step`` event (the first record of a step, written before the
+    model request) syncs everything before it; checkpoints and the session's end sync too.
+    """
 
     def __init__(self, writer: TranscriptWriter) -> None:
         self.writer = writer
@@ -59,13 +63,13 @@ class TranscriptRecorder:
 
     def on_message(self, message: Message) -> None:
         """Record a message appended to the live history."""
-        self.writer.append(MessageRecord(message=message))
+        self.writer.append(MessageRecord(message=message), sync=False)
 
     def on_event(self, event: SessionEvent) -> None:
         """Record an event; ``session_end`` also closes the transcript's session."""
         if event.kind == "agent_message_chunk":
             return  # the whole reply is recorded as a message; chunks would double it
-        self.writer.append(EventRecord(event=event))
+        self.writer.append(EventRecord(event=event), sync=event.kind == "step")
         if isinstance(event, SessionFinished):
             self.writer.append(
                 SessionEndRecord(stop_reason=event.stop_reason, message=event.message)

@@ -74,6 +74,7 @@ class MovementRunner:
         self.calls = 0
         allowed = movement.tools if movement.tools is not None else tuple(runtime.tools.names)
         self.allowed = [name for name in runtime.tools.names if name in allowed]
+        self._specs: list[ToolSpec] | None = None
         self._ctx = ToolContext(
             root=runtime.root,
             host=runtime.editor,
@@ -82,9 +83,11 @@ class MovementRunner:
         )
 
     def tool_specs(self) -> list[ToolSpec]:
-        """Workspace tools of this movement, then the control tools."""
-        specs = [s for s in self.rt.tools.specs() if s.name in self.allowed]
-        return specs + control_specs(self.rt.workflow)
+        """Workspace tools of this movement, then the control tools (built once a movement)."""
+        if self._specs is None:
+            specs = [s for s in self.rt.tools.specs() if s.name in self.allowed]
+            self._specs = specs + control_specs(self.rt.workflow)
+        return list(self._specs)
 
     async def run(self) -> MovementResult | BudgetSpent:
         """Step until the movement ends, its step bound, or the session's budget."""

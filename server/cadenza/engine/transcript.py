@@ -1,9 +1,12 @@
 """Transcripts: one append-only JSONL file per session, readable after a crash.
 
 Each line is one ``TranscriptRecord`` (a pydantic union tagged by ``type``, camelCase keys), written
-whole, flushed and fsync'd before ``append`` returns, so a crash loses at most the line being
-written. That line is then the file's last one, truncated: the reader skips it, and a writer
-reopening the file cuts it off before appending.
+whole and flushed before ``append`` returns, so a crash of the process loses at most the line
+being written. That line is then the file's last one, truncated: the reader skips it, and a
+writer reopening the file cuts it off before appending. ``append`` also fsyncs unless told not
+to (``sync=False``); the session's recorder fsyncs once per step (at its ``step`` event, before
+the model request), at checkpoints and at the end, so a crash of the whole machine loses at
+most the step under way (one fsync per record cost ~2 ms a step: docs/performance.md).
 
 Records, in the order a session writes them:
 
@@ -182,10 +185,10 @@ def _repair_tail(path: Path) -> None:
 
 
 class TranscriptWriter:
-    """Appends records to one transcript file, each flushed and fsync'd before returning.
+    """Appends records to one transcript file, each flushed (and by default fsync'd) at once.
 
-    Writes are small and synchronous (one ``write`` and one ``fsync`` per record); the loop calls
-    ``append`` between model requests, never per streamed token.
+    Writes are small and synchronous (one ``write`` per record, one ``fsync`` per record or per
+    ``sync``); the loop calls ``append`` between model requests, never per streamed token.
 
     Args:
         path: The file; its folder is created, an existing file is appended to (after cutting a
@@ -197,6 +200,7 @@ class TranscriptWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         _repair_tail(path)
         self._file: BinaryIO | None = path.open("ab")
+        self._unsynced = False
 
     @classmethod
     def for_session(cls, session_id: str, directory: Path | None = None) -> TranscriptWriter:
@@ -212,8 +216,8 @@ class TranscriptWriter:
         """True after ``close``."""
         return self._file is None
 
-    def append(self, record: TranscriptRecord) -> None:
-        """Write one record as one line, then flush and fsync.
+    def append(self, record: TranscriptRecord, *, sync: bool = True) -> None:
+        """Write one record as one line, then flush, and fsync unless ``sync`` is False.
 
         Raises:
             ValueError: The writer is closed.
@@ -223,11 +227,20 @@ class TranscriptWriter:
             raise ValueError(f"transcript {self.path} is closed")
         self._file.write(encode_record(record))
         self._file.flush()
-        os.fsync(self._file.fileno())
+        self._unsynced = True
+        if sync:
+            self.sync()
+
+    def sync(self) -> None:
+        """Fsync what was appended since the last fsync (nothing to do when all is on disk)."""
+        if self._file is not None and self._unsynced:
+            os.fsync(self._file.fileno())
+            self._unsynced = False
 
     def close(self) -> None:
         """Close the file (idempotent)."""
         if self._file is not None:
+            self.sync()
             self._file.close()
             self._file = None
 

@@ -12,11 +12,13 @@ which closes the connection: the server sees the client go away immediately.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import anyio
 import httpx
 from httpx_sse import EventSource, ServerSentEvent, SSEError
 
@@ -29,6 +31,8 @@ T = TypeVar("T")
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 CONNECT_TIMEOUT_S = 10.0
+DRAIN_TIMEOUT_S = 1.0
+"""How long a finished stream may take to end before its connection is dropped (seconds)."""
 ERROR_BODY_CHARS = 500
 """How much of an error body goes into the error message (characters)."""
 
@@ -53,6 +57,19 @@ async def _counted(
     async for event in source:
         seen.events += 1
         yield event
+
+
+async def _drain(source: AsyncIterator[ServerSentEvent]) -> None:
+    """Read what is left of a stream after its final event (normally nothing but its end).
+
+    The consumers stop at ``[DONE]`` or ``message_stop``; a response closed before its end is
+    read closes its connection too, so every request opened a new one (a TCP handshake, and a
+    TLS one for remote servers). Reading to the end returns the connection to the pool. A
+    server that keeps the stream open after its final event gets ``DRAIN_TIMEOUT_S``.
+    """
+    with anyio.move_on_after(DRAIN_TIMEOUT_S), contextlib.suppress(httpx.HTTPError, SSEError):
+        async for _ in source:
+            pass
 
 
 def json_event(event: ServerSentEvent, who: str) -> dict[str, Any]:
@@ -108,7 +125,7 @@ class HttpTransport:
     async def post(
         self,
         path: str,
-        body: dict[str, Any],
+        body: dict[str, Any] | bytes,
         *,
         whole: WholeConsumer[T],
         events: EventConsumer[T] | None = None,
@@ -117,7 +134,7 @@ class HttpTransport:
 
         Args:
             path: Relative to the base URL (e.g. ``chat/completions``).
-            body: The JSON request body.
+            body: The JSON request body (a value, or already encoded as UTF-8 JSON).
             whole: Maps a JSON reply body.
             events: Reads a ``text/event-stream`` reply; None for a non-streaming request.
 
@@ -135,12 +152,17 @@ class HttpTransport:
     async def _attempt(
         self,
         path: str,
-        body: dict[str, Any],
+        body: dict[str, Any] | bytes,
         whole: WholeConsumer[T],
         events: EventConsumer[T] | None,
     ) -> T:
         headers = {"Accept": "text/event-stream"} if events is not None else {}
-        async with self._client.stream("POST", path, json=body, headers=headers) as response:
+        if isinstance(body, bytes):
+            headers["Content-Type"] = "application/json"
+            stream = self._client.stream("POST", path, content=body, headers=headers)
+        else:
+            stream = self._client.stream("POST", path, json=body, headers=headers)
+        async with stream as response:
             await self._check_status(response)
             content_type = response.headers.get("content-type", "")
             if events is not None and "text/event-stream" in content_type:
@@ -172,7 +194,10 @@ class HttpTransport:
     async def _read_events(self, response: httpx.Response, consume: EventConsumer[T]) -> T:
         seen = _Seen()
         try:
-            return await consume(_counted(EventSource(response).aiter_sse(), seen))
+            source = _counted(EventSource(response).aiter_sse(), seen)
+            result = await consume(source)
+            await _drain(source)
+            return result
         except StreamEnded:
             if seen.events == 0:
                 raise Retryable("the stream ended before its first event") from None

@@ -15,8 +15,11 @@ object" https://platform.openai.com/docs/api-reference/chat-streaming/streaming.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import itertools
 import json
+import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, assert_never
@@ -89,15 +92,46 @@ def _map_messages(messages: list[Message]) -> list[dict[str, Any]]:
     return [_map_message(m) for m in messages]
 
 
+def _map_tool(t: ToolSpec) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
+    }
+
+
 def _map_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
     """Tool specs → Chat Completions ``tools``."""
-    return [
-        {
-            "type": "function",
-            "function": {"name": t.name, "description": t.description, "parameters": t.parameters},
-        }
-        for t in tools
-    ]
+    return [_map_tool(t) for t in tools]
+
+
+def _dumps(value: Any) -> bytes:
+    """JSON as httpx's ``json=`` writes it (compact, UTF-8, no NaN)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+class _Fragments:
+    """The encoded JSON of each message and tool spec, made once per object.
+
+    Messages and specs are frozen and a session only appends to its history, so re-encoding
+    the whole history for every request made each step cost time linear in the history with a
+    large constant (docs/performance.md); now a request joins the stored fragments. Entries
+    are keyed by identity and dropped when their object is garbage collected.
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[weakref.ref[Any], bytes]] = {}
+
+    def get(self, item: Message | ToolSpec) -> bytes:
+        key = id(item)
+        found = self._items.get(key)
+        if found is not None and found[0]() is item:
+            return found[1]
+        data = _dumps(_map_tool(item) if isinstance(item, ToolSpec) else _map_message(item))
+        self._items[key] = (weakref.ref(item, functools.partial(self._forget, key)), data)
+        return data
+
+    def _forget(self, key: int, _ref: object) -> None:
+        self._items.pop(key, None)
 
 
 def _usage(raw: Any) -> Usage | None:
@@ -327,6 +361,7 @@ class OpenAIProvider:
             retry=retry or RetryPolicy(),
         )
         self._ids = itertools.count(1)
+        self._fragments = _Fragments()
 
     @property
     def name(self) -> str:
@@ -369,6 +404,28 @@ class OpenAIProvider:
             body["stream_options"] = {"include_usage": True}
         return body
 
+    def encode_body(self, request: ModelRequest) -> bytes:
+        """``build_body`` as JSON bytes; native mode joins cached per-message fragments."""
+        if self.envelope:
+            return _dumps(self.build_body(request))
+        rest = self.build_body(dataclasses.replace(request, messages=[], tools=[]))
+        rest.pop("messages", None)
+        parts = [b'{"messages":[', b",".join(self._fragments.get(m) for m in request.messages)]
+        if request.tools:
+            parts += [b'],"tools":[', b",".join(self._fragments.get(t) for t in request.tools)]
+            rest["tool_choice"] = request.tool_choice
+            parallel = request.parallel_tool_calls
+            if parallel is None:
+                parallel = self.parallel_tool_calls
+            if not parallel:
+                rest["parallel_tool_calls"] = False
+        parts.append(b"]")
+        tail = _dumps(rest)
+        if tail != b"{}":
+            parts += [b",", tail[1:-1]]
+        parts.append(b"}")
+        return b"".join(parts)
+
     async def complete(
         self, request: ModelRequest, on_text: TextSink | None = None
     ) -> AssistantReply:
@@ -378,7 +435,7 @@ class OpenAIProvider:
             ProviderError: After retries; or a client error, a malformed reply, a stream cut
                 after its first event, or (envelope mode) a whole reply that is no envelope.
         """
-        body = self.build_body(request)
+        body = self.encode_body(request)
         prefix = f"call_{next(self._ids)}"
         # An envelope is JSON: the person sees its content once it is parsed, not as it is typed.
         sink = None if self.envelope else on_text

@@ -104,7 +104,17 @@ class Tool(ABC, Generic[A]):
     timeout_s: ClassVar[float] = 60.0
 
     def spec(self) -> ToolSpec:
-        """The tool as offered to the model (JSON Schema from the argument model)."""
+        """The tool as offered to the model (JSON Schema from the argument model).
+
+        Built once per tool: pydantic's schema generation took ~3 ms per step for the
+        workspace tools (benchmarks/, docs/performance.md). The spec is shared: read it only.
+        """
+        cached: ToolSpec | None = self.__dict__.get("_spec")
+        if cached is None:
+            cached = self.__dict__["_spec"] = self._build_spec()
+        return cached
+
+    def _build_spec(self) -> ToolSpec:
         schema = strip_titles(self.args_model.model_json_schema())
         schema.pop("description", None)  # the tool's own description says it
         return ToolSpec(name=self.name, description=self.description, parameters=schema)
