@@ -3,11 +3,20 @@
 Modules: ``settings`` (``BrowserSettings``, finding chromium), ``sessions`` (the per-session
 browser and its browser sessions), ``detect`` (does a page need a person?), ``reading`` (what the
 model reads of a page) and ``tool`` (the tool itself).
+
+The names below are loaded on first use (PEP 562), so that ``cadenza.config``, which needs only
+``settings``, does not load the tool and its dependencies at the server's start-up.
 """
 
-from cadenza.tools.browser.sessions import BrowserSession, BrowserSessions
-from cadenza.tools.browser.settings import BrowserSettings, find_chromium
-from cadenza.tools.browser.tool import BrowseInteractive, BrowseInteractiveArgs
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cadenza.tools.browser.sessions import BrowserSession, BrowserSessions
+    from cadenza.tools.browser.settings import BrowserSettings, find_chromium
+    from cadenza.tools.browser.tool import BrowseInteractive, BrowseInteractiveArgs
 
 __all__ = [
     "BrowseInteractive",
@@ -17,3 +26,21 @@ __all__ = [
     "BrowserSettings",
     "find_chromium",
 ]
+
+_HOMES = {
+    "BrowseInteractive": "tool",
+    "BrowseInteractiveArgs": "tool",
+    "BrowserSession": "sessions",
+    "BrowserSessions": "sessions",
+    "BrowserSettings": "settings",
+    "find_chromium": "settings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

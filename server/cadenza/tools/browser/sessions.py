@@ -13,13 +13,16 @@ import contextlib
 import logging
 import secrets
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import anyio
-from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
-from playwright.async_api import Error as PlaywrightError
 
 from cadenza.tools.base import ToolError
 from cadenza.tools.browser.settings import BrowserSettings
+
+if TYPE_CHECKING:  # Playwright is imported when a browser starts (~80 ms at start-up otherwise)
+    from playwright.async_api import Browser, BrowserContext, Page, Playwright
+    from playwright.async_api import Error as PlaywrightError
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +103,8 @@ class BrowserSessions:
         Raises:
             ToolError: chromium is missing or did not start.
         """
+        from playwright.async_api import Error as PlaywrightError
+
         browser = await self._ensure_browser()
         headed = not self.settings.is_headless()
         try:
@@ -132,6 +137,9 @@ class BrowserSessions:
         )
 
     async def _ensure_browser(self) -> Browser:
+        from playwright.async_api import Error as PlaywrightError
+        from playwright.async_api import async_playwright
+
         async with self._lock:
             if self._closed:
                 raise ToolError("the browser was closed with the session")
@@ -163,6 +171,8 @@ class BrowserSessions:
 
     async def aclose(self) -> None:
         """Close every browser session, chromium and the Playwright driver (idempotent)."""
+        from playwright.async_api import Error as PlaywrightError
+
         with anyio.CancelScope(shield=True):
             async with self._lock:
                 self._closed = True

@@ -11,21 +11,22 @@ same browser session (``session_id``), logged in.
 from __future__ import annotations
 
 import contextlib
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
-from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Page
-from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 from pydantic import Field
 from typing_extensions import override
 
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from cadenza.tools.browse import check_url
-from cadenza.tools.browser.detect import Obstacle, find_obstacle
-from cadenza.tools.browser.reading import describe, view
 from cadenza.tools.browser.sessions import BrowserSession, BrowserSessions, error_text
 from cadenza.tools.browser.settings import BrowserSettings
 from cadenza.tools.dispatch.browse_result import WAITING_HUMAN, browse_tool_result
+
+if TYPE_CHECKING:
+    # Playwright (and the modules that use it) load on the first call: ~80 ms at start-up.
+    from playwright.async_api import Page
+
+    from cadenza.tools.browser.detect import Obstacle
 
 ACTION_TEXT_CHARS = 4_000
 """Characters of page text after ``click`` and ``type`` (``read`` shows more)."""
@@ -89,6 +90,8 @@ def _obstacle_reason(obstacle: Obstacle, title: str, url: str) -> str:
 
 async def _settle(page: Page) -> None:
     """Wait a little for the page to finish loading; a slow page is read as it is."""
+    from playwright.async_api import Error as PlaywrightError
+
     with contextlib.suppress(PlaywrightError):
         await page.wait_for_load_state("load", timeout=LOAD_WAIT_S * 1000)
 
@@ -101,6 +104,9 @@ def _not_found(selector: str, verb: str, timeout_s: float) -> str:
 
 
 async def _click(page: Page, selector: str, timeout_s: float) -> str:
+    from playwright.async_api import Error as PlaywrightError
+    from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+
     try:
         await page.locator(selector).click()
     except PlaywrightTimeoutError:
@@ -112,6 +118,9 @@ async def _click(page: Page, selector: str, timeout_s: float) -> str:
 
 
 async def _type(page: Page, selector: str, text: str, press_enter: bool, timeout_s: float) -> str:
+    from playwright.async_api import Error as PlaywrightError
+    from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+
     locator = page.locator(selector)
     try:
         await locator.fill(text)
@@ -162,6 +171,8 @@ class BrowseInteractive(Tool[BrowseInteractiveArgs]):
 
     @override
     async def invoke(self, args: BrowseInteractiveArgs, ctx: ToolContext) -> ToolResult:
+        from cadenza.tools.browser.reading import describe, view
+
         sessions = ctx.resources.get(BrowserSessions, lambda: BrowserSessions(self.settings))
         if args.action == "open":
             return await self._open(sessions, args)
@@ -186,6 +197,9 @@ class BrowseInteractive(Tool[BrowseInteractiveArgs]):
             return await self._after(sessions, session, done, ACTION_TEXT_CHARS)
 
     async def _open(self, sessions: BrowserSessions, args: BrowseInteractiveArgs) -> ToolResult:
+        from playwright.async_api import Error as PlaywrightError
+        from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+
         url = str(check_url(_required(args.url, "url", "open")))
         latest = sessions.latest() if args.session_id is None else sessions.get(args.session_id)
         session = await sessions.open() if args.new_session or latest is None else latest
@@ -207,6 +221,9 @@ class BrowseInteractive(Tool[BrowseInteractiveArgs]):
         self, sessions: BrowserSessions, session: BrowserSession, done: str, max_chars: int
     ) -> ToolResult:
         """The result after an action: a wait for the person if the page needs one."""
+        from cadenza.tools.browser.detect import find_obstacle
+        from cadenza.tools.browser.reading import describe, view
+
         page = await session.page()  # a click may have opened a new tab
         obstacle = await find_obstacle(page)
         if obstacle is not None:
