@@ -6,9 +6,11 @@ loop:
 
 - skips a header block whose ``Content-Length`` is missing, not a number or above
   ``MAX_CONTENT_LENGTH``, logging why, and reads on;
-- finds ``Content-Length`` at the end of a line too, so a stray body glued to the next
-  message's first header line does not lose that message;
-- reads header lines in bounded pieces;
+- finds ``Content-Length`` at the end of a line too (the last one on the line), so a stray body
+  glued to the next message's first header line does not lose that message, even when the
+  stray body holds the text ``Content-Length:``;
+- reads header lines in bounded pieces, and finds a ``Content-Length`` split between two pieces
+  (a stray body longer than a piece glued to the next message's header);
 - hands each body to ``CadenzaProtocol.handle_body``, which answers malformed messages.
 """
 
@@ -33,7 +35,16 @@ MAX_CONTENT_LENGTH = 64 * 1024 * 1024
 MAX_HEADER_LINE = 64 * 1024
 """Header lines are read in pieces of at most this many bytes."""
 
+_CARRY = 256
+"""How much of an unterminated header piece is kept to find a header split across pieces."""
+
 _CONTENT_LENGTH = re.compile(rb"content-length:[ \t]*([^\r\n]*?)[ \t]*\r?\n?\Z", re.IGNORECASE)
+
+
+def _find_content_length(line: bytes) -> re.Match[bytes] | None:
+    """The line's last ``Content-Length`` header (a stray body before it may hold the text)."""
+    start = line.lower().rfind(b"content-length:")
+    return _CONTENT_LENGTH.match(line, start) if start >= 0 else None
 
 
 class AsyncReader(Protocol):
@@ -98,23 +109,27 @@ async def _read_header_block(reader: AsyncReader) -> int | bool | None:
     length: int | None = None
     seen_content_length = False
     seen_header = False
+    carry = b""  # the end of the previous piece when it was not a whole line
     while True:
         try:
             line = await reader.readline()
         except ValueError:  # asyncio.StreamReader: a line above its limit (already dropped)
             log.warning("Skipping an overlong header line")
             seen_header = True
+            carry = b""
             continue
         if not line:
             return False
-        if not line.strip():
+        if not line.strip() and not carry:
             if not seen_header:
                 continue  # stray blank line between messages
             if not seen_content_length:
                 log.warning("Skipping a header block without Content-Length")
             return length
         seen_header = True
-        match = _CONTENT_LENGTH.search(line)
+        # A long line comes in pieces: a header split between two pieces is still found.
+        match = _find_content_length(carry + line)
+        carry = b"" if line.endswith(b"\n") else line[-_CARRY:]
         if match:
             seen_content_length = True
             length = _parse_length(match.group(1))

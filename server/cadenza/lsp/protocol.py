@@ -12,8 +12,15 @@
   context variable that the handler's task inherits.
 - ``handle_body``: malformed messages get a JSON-RPC 2.0 error response (§5.1) instead of
   pygls's ``window/showMessage``: -32700 for a body that is not JSON, -32600 for an invalid
-  request object, -32602 for params that do not fit the method; notifications and responses
-  are only logged. The response carries the request's id, or null when none is usable.
+  request object (a notification method sent with an id included), -32602 for params that
+  do not fit the method; notifications and responses are only logged. The response carries
+  the request's id, or null when none is usable.
+- ``handle_message``: before ``initialize`` pygls runs handlers that need the workspace (an
+  internal error); Cadenza answers requests with -32002 and drops notifications (LSP 3.17
+  §initialize), ``exit`` excepted. After ``shutdown`` pygls drops every request unanswered
+  (a client waiting for the answer hangs); Cadenza answers each with -32600 (LSP 3.17
+  §shutdown: "If a server receives requests after a shutdown request those requests should
+  error with InvalidRequest").
 """
 
 from __future__ import annotations
@@ -132,7 +139,16 @@ class CadenzaProtocol(LanguageServerProtocol):
                 self.send_error(_usable_id(raw), error)
             return
         is_request = "method" in raw and "id" in raw
-        if "method" in raw and self.get_message_type(raw["method"]) is None:
+        message_type = self.get_message_type(raw["method"]) if "method" in raw else None
+        if is_request and message_type is not None and "id" not in attrs.fields_dict(message_type):
+            # pygls would drop the id and handle a notification: the sender waits forever.
+            error = JsonRpcInvalidRequest(
+                f"Invalid Request: {raw['method']} is a notification; it takes no id"
+            )
+            log.warning("%s", error.message)
+            self.send_error(_usable_id(raw), error)
+            return
+        if "method" in raw and message_type is None:
             # pygls's generic request type requires params; let the dispatch answer -32601.
             raw.setdefault("params", None)
         try:
@@ -148,6 +164,40 @@ class CadenzaProtocol(LanguageServerProtocol):
                 self.send_error(_usable_id(raw), JsonRpcInternalError())
             return
         self.handle_message(message)
+
+    initialize_seen = False
+    """True once an ``initialize`` request arrived (requests before it are refused)."""
+
+    def handle_message(self, message: Any) -> None:
+        """Dispatch as pygls does; refuse requests before ``initialize`` and after ``shutdown``.
+
+        Before ``initialize`` a request gets -32002 (ServerNotInitialized); after ``shutdown``,
+        -32600 (InvalidRequest). Notifications then are dropped, ``exit`` excepted.
+        """
+        method = getattr(message, "method", None)
+        if method == types.INITIALIZE:
+            self.initialize_seen = True
+        elif not self.initialize_seen and method is not None and method != types.EXIT:
+            msg_id = getattr(message, "id", None)
+            log.warning("%s before initialize: refused", method)
+            if msg_id is not None:
+                self.send_error(
+                    msg_id,
+                    JsonRpcException(
+                        code=types.ErrorCodes.ServerNotInitialized.value,
+                        message=f"Server Not Initialized: {method} before initialize",
+                    ),
+                )
+            return
+        if self._shutdown and method is not None and method != types.EXIT:
+            msg_id = getattr(message, "id", None)
+            if msg_id is not None:
+                log.warning("request %s after shutdown: answered with Invalid Request", method)
+                self.send_error(
+                    msg_id, JsonRpcInvalidRequest("Invalid Request: the server is shutting down")
+                )
+                return
+        super().handle_message(message)
 
     def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         """The response type of ``method`` (raw for Cadenza's own requests)."""

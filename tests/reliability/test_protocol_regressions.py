@@ -1,0 +1,98 @@
+"""Regression tests for the protocol bugs the fuzzing suite found (docs/reliability.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.lsp.harness import server_env
+from tests.reliability.rawserver import RawServer, frame, initialize_params, message
+
+LIST = {"command": "cadenza.listSessions"}
+
+
+@pytest.fixture
+def raw(tmp_path: Path) -> Iterator[RawServer]:
+    (tmp_path / "ws").mkdir()
+    env = server_env("http://127.0.0.1:9/v1", tmp_path / "home")
+    server = RawServer(env, stderr_path=tmp_path / "stderr.log")
+    yield server
+    if server.alive():
+        server.kill()
+
+
+def _initialize(raw: RawServer, root: Path) -> None:
+    answer = raw.request("init", "initialize", initialize_params(root))
+    assert answer is not None and "result" in answer
+
+
+def test_request_before_initialize_is_server_not_initialized(
+    raw: RawServer, tmp_path: Path
+) -> None:
+    # Found by the fuzzer: startSession before initialize raised RuntimeError inside pygls
+    # (an internal error); LSP 3.17 says -32002 for every request before initialize.
+    start = {"command": "cadenza.startSession", "arguments": [{"task": "t"}]}
+    answer = raw.request(1, "workspace/executeCommand", start)
+    assert answer is not None and answer["error"]["code"] == -32002, answer
+    answer = raw.request(2, "workspace/executeCommand", LIST)
+    assert answer is not None and answer["error"]["code"] == -32002, answer
+    _initialize(raw, tmp_path / "ws")
+    answer = raw.request(3, "workspace/executeCommand", LIST)
+    assert answer is not None and answer["result"] == {"sessions": []}, answer
+
+
+def test_notification_method_sent_with_an_id_is_answered(raw: RawServer, tmp_path: Path) -> None:
+    # Found by the fuzzer: pygls dropped the id and handled a notification; never answered.
+    _initialize(raw, tmp_path / "ws")
+    params = {"textDocument": {"uri": "file:///x.py", "languageId": "python", "version": 1}}
+    answer = raw.request(7, "textDocument/didOpen", {**params, "text": ""})
+    assert answer is not None and answer["error"]["code"] == -32600, answer
+    assert "notification" in answer["error"]["message"]
+
+
+def test_request_after_shutdown_is_invalid_request(raw: RawServer, tmp_path: Path) -> None:
+    # Found by the fuzzer: pygls logged "No more requests!" and never answered.
+    _initialize(raw, tmp_path / "ws")
+    assert raw.request(1, "shutdown", None) is not None
+    answer = raw.request(2, "workspace/executeCommand", LIST)
+    assert answer is not None and answer["error"]["code"] == -32600, answer
+    raw.send(message({"jsonrpc": "2.0", "method": "exit"}))
+    assert raw.proc.wait(10) == 0
+
+
+@pytest.mark.parametrize("half", [65_536 - 30, 65_536 - 20, 65_536 - 3, 65_536 + 5])
+def test_content_length_split_across_header_pieces_is_found(
+    raw: RawServer, tmp_path: Path, half: int
+) -> None:
+    # Found by the fuzzer: a frame shorter than its body leaves a stray tail glued to the next
+    # header; when the tail ended near a 64 KiB piece boundary, "Content-Length" was split
+    # between two pieces and the next message was lost.
+    _initialize(raw, tmp_path / "ws")
+    body = b'"' + b"x" * (2 * half) + b'"'
+    raw.send(b"Content-Length: %d\r\n\r\n" % (len(body) // 2) + body)
+    raw.send(
+        frame(
+            b'{"jsonrpc": "2.0", "id": 5, "method": "workspace/executeCommand", '
+            b'"params": {"command": "cadenza.listSessions"}}'
+        )
+    )
+    assert not raw.wait_for([5], 10)
+    assert "result" in raw.responses[5]
+
+
+def test_stray_body_holding_content_length_text_does_not_swallow_the_next(
+    raw: RawServer, tmp_path: Path
+) -> None:
+    # Found by the fuzzer: a skipped frame's body glued to the next header line, and holding
+    # the text "Content-Length: 5" itself, made the reader take the first (wrong) occurrence.
+    _initialize(raw, tmp_path / "ws")
+    body = b'{"jsonrpc": "2.0", "method": "x", "params": "Content-Length: 5 here"}'
+    raw.send(b"Content-Length: 99999999999999999999\r\n\r\n" + body)
+    raw.send(b"Content-Length: 12\r\n\r\n" + body)  # shorter than its body
+    raw.send(
+        message({"jsonrpc": "2.0", "id": 9, "method": "workspace/executeCommand", "params": LIST})
+    )
+    assert not raw.wait_for([9], 10)
+    assert "result" in raw.responses[9]
