@@ -1,4 +1,4 @@
-"""The ``cadenza`` command: ``serve``, ``run``, ``models``."""
+"""The ``cadenza`` command: ``serve``, ``acp``, ``run``, ``undo``, ``models``."""
 
 from __future__ import annotations
 
@@ -83,6 +83,15 @@ def build_parser() -> argparse.ArgumentParser:
         "at once (default: the server's review setting, auto)",
     )
 
+    acp = sub.add_parser(
+        "acp", help="speak the Agent Client Protocol on stdio (Zed, Neovim ACP clients)"
+    )
+    acp.add_argument(
+        "--log-level",
+        default="WARNING",
+        help="logging level on stderr (default WARNING; INFO, DEBUG for more)",
+    )
+
     undo = sub.add_parser(
         "undo", help="put back every file a session changed (files changed since are refused)"
     )
@@ -131,6 +140,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.model = model_with_provider(args.model, args.provider)
 
         return run_main(args)
+    if args.command == "acp":
+        from cadenza.acp.main import acp_main
+
+        return acp_main(args)
     if args.command == "undo":
         from cadenza.client.cli import undo_main
 

@@ -1,0 +1,146 @@
+"""Engine events → ACP ``session/update`` payloads (the SDK's schema models), and replays.
+
+- ``AgentMessageChunk`` → ``agent_message_chunk``;
+- ``ToolCallStarted`` → ``tool_call`` (``kind`` = the tool's ACP kind, ``in_progress``,
+  ``rawInput`` = the arguments as parsed JSON);
+- ``ToolCallFinished`` → ``tool_call_update`` (``completed``/``failed``, the call's diffs
+  again and the result as text content);
+- ``FileEdited`` → ``tool_call_update`` with ``diff`` content (absolute path, old and new
+  text; no status: the call still runs);
+- the rest (steps, movements, cache lookups, checkpoints, permissions, the end) has no ACP
+  update; the prompt's response carries the stop reason.
+
+``replay_updates`` turns a stored transcript into the same updates, plus the person's
+messages as ``user_message_chunk`` and the assistant's whole replies as
+``agent_message_chunk`` and each run's final message as it was sent live (``turns``), for
+``session/load``. Pure functions: no I/O here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from acp import (
+    start_tool_call,
+    tool_content,
+    tool_diff_content,
+    update_agent_message_text,
+    update_tool_call,
+    update_user_message_text,
+)
+from acp.helpers import text_block
+from acp.schema import (
+    AgentMessageChunk as AcpAgentMessageChunk,
+)
+from acp.schema import (
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    ToolCallProgress,
+    ToolCallStart,
+    UsageUpdate,
+    UserMessageChunk,
+)
+
+from cadenza.acp.turns import final_message
+from cadenza.engine.events import (
+    AgentMessageChunk,
+    FileEdited,
+    SessionEvent,
+    SessionFinished,
+    StepStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from cadenza.engine.transcript import EventRecord, MessageRecord, TranscriptRecord
+from cadenza.messages import AssistantMessage, UserMessage
+
+AcpUpdate = UserMessageChunk | AcpAgentMessageChunk | ToolCallStart | ToolCallProgress | UsageUpdate
+"""The ``session/update`` kinds Cadenza sends."""
+
+PERSON_TAGS = frozenset({"task", "answer"})
+"""User messages the person wrote (the rest are Cadenza's own: movements, checkpoints)."""
+
+
+def raw_input(arguments: str) -> Any:
+    """The call's arguments as JSON when they parse, else the raw text the model wrote."""
+    try:
+        return json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return arguments
+
+
+class UpdateMapper:
+    """Maps one session's events to updates, in order.
+
+    ACP's ``tool_call_update`` *replaces* a call's content, so the diffs a call produced are
+    kept and repeated in the update that finishes it (the diff stays visible after the
+    call completes).
+
+    Args:
+        root: The session's workspace root (diff paths are made absolute against it).
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._diffs: dict[str, list[FileEditToolCallContent]] = {}
+
+    def update(self, event: SessionEvent) -> AcpUpdate | None:
+        """The ``session/update`` payload for ``event``, or None when ACP has none."""
+        if isinstance(event, AgentMessageChunk):
+            return update_agent_message_text(event.text)
+        if isinstance(event, ToolCallStarted):
+            return start_tool_call(
+                event.tool_call_id,
+                event.title,
+                kind=event.tool_kind,
+                status="in_progress",
+                raw_input=raw_input(event.raw_input),
+            )
+        if isinstance(event, ToolCallFinished):
+            diffs = self._diffs.pop(event.tool_call_id, [])
+            content: list[FileEditToolCallContent | ContentToolCallContent] = [*diffs]
+            content.append(tool_content(text_block(event.content)))
+            return update_tool_call(event.tool_call_id, status=event.status, content=content)
+        if isinstance(event, FileEdited):
+            diff = tool_diff_content(
+                str(self.root / event.path), new_text=event.new_text, old_text=event.old_text
+            )
+            diffs = self._diffs.setdefault(event.tool_call_id, [])
+            diffs.append(diff)
+            return update_tool_call(event.tool_call_id, content=list(diffs))
+        return None
+
+
+def replay_updates(records: Iterable[TranscriptRecord], root: Path) -> list[AcpUpdate]:
+    """The updates that show a stored session again, in transcript order.
+
+    Args:
+        records: The session's transcript records.
+        root: Its workspace root (diff paths are made absolute against it).
+    """
+    updates: list[AcpUpdate] = []
+    mapper = UpdateMapper(root)
+    said = ""  # the assistant text of the current step, as ``AcpEditor.step_text`` live
+    for record in records:
+        if isinstance(record, MessageRecord):
+            message = record.message
+            if isinstance(message, UserMessage) and message.tag in PERSON_TAGS:
+                updates.append(update_user_message_text(message.content))
+            elif isinstance(message, AssistantMessage) and message.content:
+                said = message.content
+                updates.append(update_agent_message_text(message.content))
+        elif isinstance(record, EventRecord):
+            event = record.event
+            if isinstance(event, StepStarted):
+                said = ""
+            elif isinstance(event, SessionFinished):
+                final = final_message(event.stop_reason, event.message, said, event.missing_info)
+                if final is not None:
+                    updates.append(update_agent_message_text(final))
+            update = mapper.update(event)
+            if update is not None:
+                updates.append(update)
+    return updates

@@ -1,0 +1,209 @@
+"""A real ACP peer: the SDK's client side over a ``cadenza acp`` subprocess's stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from acp import PROTOCOL_VERSION, spawn_agent_process
+from acp.client.connection import ClientSideConnection
+from acp.connection import StreamDirection, StreamEvent
+from acp.schema import (
+    AllowedOutcome,
+    ClientCapabilities,
+    DeniedOutcome,
+    FileSystemCapabilities,
+    Implementation,
+    PermissionOption,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    ToolCallUpdate,
+    WriteTextFileResponse,
+)
+
+from tests.support.fake_openai import FakeOpenAI
+
+WAIT_S = 20.0
+
+
+@dataclass
+class Peer:
+    """The client's side: what it received (in wire order) and how it answers."""
+
+    answer: str | None = "allow_once"
+    """The option id for permission requests; None answers ``cancelled``."""
+    wire: list[dict[str, Any]] = field(default_factory=list)
+    """Every JSON-RPC message, in order: ``{"dir": "in"|"out", **message}``."""
+    writes: list[tuple[str, str]] = field(default_factory=list)
+    permissions: list[tuple[ToolCallUpdate, list[PermissionOption]]] = field(default_factory=list)
+    permission_asked: asyncio.Event = field(default_factory=asyncio.Event)
+    hold_permission: asyncio.Event | None = None
+
+    def observe(self, event: StreamEvent) -> None:
+        direction = "in" if event.direction == StreamDirection.INCOMING else "out"
+        self.wire.append({"dir": direction, **event.message})
+
+    # --- the ACP Client interface -------------------------------------------------------
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        pass  # recorded from the wire, in order
+
+    async def request_permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kw: Any
+    ) -> RequestPermissionResponse:
+        self.permissions.append((tool_call, options))
+        self.permission_asked.set()
+        if self.hold_permission is not None:
+            await self.hold_permission.wait()
+        if self.answer is None:
+            return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=self.answer)
+        )
+
+    async def write_text_file(
+        self, session_id: str, path: str, content: str, **kwargs: Any
+    ) -> WriteTextFileResponse:
+        self.writes.append((path, content))
+        Path(path).write_text(content, encoding="utf-8")  # an editor that saves at once
+        return WriteTextFileResponse()
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> ReadTextFileResponse:
+        return ReadTextFileResponse(content=Path(path).read_text(encoding="utf-8"))
+
+    def on_connect(self, conn: Any) -> None:
+        pass
+
+    # --- what arrived ----------------------------------------------------------------------
+
+    def updates(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        return [
+            m["params"]["update"]
+            for m in self.wire
+            if m["dir"] == "in"
+            and m.get("method") == "session/update"
+            and (session_id is None or m["params"]["sessionId"] == session_id)
+        ]
+
+    def request_id(self, method: str, nth: int = 0) -> Any:
+        ids = [m["id"] for m in self.wire if m["dir"] == "out" and m.get("method") == method]
+        return ids[nth]
+
+    def response_index(self, request_id: Any) -> int:
+        found = [
+            i
+            for i, m in enumerate(self.wire)
+            if m["dir"] == "in" and "method" not in m and m.get("id") == request_id
+        ]
+        assert len(found) == 1, f"{len(found)} responses to request {request_id}"
+        return found[0]
+
+    def updates_after(self, index: int) -> list[dict[str, Any]]:
+        return [
+            m
+            for m in self.wire[index + 1 :]
+            if m["dir"] == "in" and m.get("method") == "session/update"
+        ]
+
+    def show(self, session_id: str) -> None:
+        """Print the session's updates, as an agent panel would get them (``pytest -s``)."""
+        print(f"\n--- session/update of {session_id} ---")
+        for update in self.updates(session_id):
+            print(json.dumps(update, ensure_ascii=False)[:300])
+
+
+@dataclass
+class Agent:
+    conn: ClientSideConnection
+    peer: Peer
+    process: asyncio.subprocess.Process
+
+
+Start = Callable[..., Awaitable[Agent]]
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
+def agent_env(base_url: str, home: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "CADENZA_", "OLLAMA_", "XDG_"))
+    }
+    for name in ("XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
+        folder = home / name.lower()
+        folder.mkdir(parents=True, exist_ok=True)
+        env[name] = str(folder)
+    env["OPENAI_BASE_URL"] = base_url
+    env["OPENAI_API_KEY"] = "test-key"
+    env["CADENZA_MODEL"] = "openai/test"
+    return env
+
+
+@pytest_asyncio.fixture
+async def start(fake: FakeOpenAI, workspace: Path, tmp_path: Path) -> AsyncIterator[Start]:
+    """Start ``cadenza acp`` and initialize it; every agent started is closed afterwards."""
+    env = agent_env(fake.base_url, tmp_path / "home")
+    count = 0
+    async with AsyncExitStack() as stack:
+
+        async def _start(*, write: bool = True, answer: str | None = "allow_once") -> Agent:
+            nonlocal count
+            count += 1
+            peer = Peer(answer=answer)
+            stderr = stack.enter_context((tmp_path / f"agent{count}.log").open("wb"))
+            conn, process = await stack.enter_async_context(
+                spawn_agent_process(
+                    peer,
+                    sys.executable,
+                    "-m",
+                    "cadenza",
+                    "acp",
+                    env=env,
+                    cwd=workspace,
+                    transport_kwargs={"stderr": stderr.fileno()},
+                    observers=[peer.observe],
+                )
+            )
+            caps = ClientCapabilities(
+                fs=FileSystemCapabilities(read_text_file=True, write_text_file=write),
+                terminal=False,
+            )
+            await asyncio.wait_for(
+                conn.initialize(
+                    protocol_version=PROTOCOL_VERSION,
+                    client_capabilities=caps,
+                    client_info=Implementation(name="pytest", version="0"),
+                ),
+                WAIT_S,
+            )
+            return Agent(conn=conn, peer=peer, process=process)
+
+        yield _start

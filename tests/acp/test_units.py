@@ -1,0 +1,127 @@
+"""The ACP face's pure parts: prompt text, stop reasons, final messages, updates, options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acp.schema import (
+    AllowedOutcome,
+    DeniedOutcome,
+    RequestPermissionResponse,
+    ResourceContentBlock,
+    TextContentBlock,
+)
+
+from cadenza.acp.editor import permission_answer, permission_options
+from cadenza.acp.turns import acp_stop_reason, final_message, prompt_text
+from cadenza.acp.updates import UpdateMapper, replay_updates
+from cadenza.engine.events import (
+    FileEdited,
+    SessionFinished,
+    StepStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from cadenza.engine.permissions import PermissionAnswer
+from cadenza.engine.transcript import EventRecord, MessageRecord, SessionStartRecord
+from cadenza.messages import AssistantMessage, UserMessage
+
+
+def dump(update: object) -> dict:
+    return update.model_dump(mode="json", by_alias=True, exclude_none=True)  # type: ignore[attr-defined]
+
+
+def test_prompt_text_joins_text_and_mentions() -> None:
+    blocks = [
+        TextContentBlock(type="text", text="fix"),
+        ResourceContentBlock(type="resource_link", uri="file:///w/a.py", name="a.py"),
+        TextContentBlock(type="text", text="  "),
+    ]
+    assert prompt_text(blocks) == "fix\n@file:///w/a.py"
+
+
+def test_stop_reasons() -> None:
+    assert [
+        acp_stop_reason(r)
+        for r in ("end_turn", "needs_user_input", "failed", "aborted", "error", "waiting_human")
+    ] == ["end_turn"] * 6
+    assert acp_stop_reason("max_steps") == "max_turn_requests"
+    assert acp_stop_reason("cancelled") == "cancelled"
+
+
+def test_final_message_is_not_repeated_and_marks_failures() -> None:
+    assert final_message("end_turn", "done.", "done.\n") is None
+    assert final_message("end_turn", "summary", "") == "summary"
+    assert final_message("needs_user_input", "Which file?", "") == "Which file?"
+    assert final_message("failed", "no tests", "") == "The task failed: no tests"
+    assert final_message("error", "HTTP 500", "") == "Error: HTTP 500"
+    assert final_message("cancelled", "x", "") is None
+    assert final_message("end_turn", "", "") is None
+
+
+def test_permission_options_and_answers() -> None:
+    options = permission_options()
+    assert [(o.option_id, o.kind, o.name) for o in options] == [
+        ("allow_once", "allow_once", "Allow once"),
+        ("allow_always", "allow_always", "Always allow"),
+        ("reject_once", "reject_once", "Reject"),
+        ("reject_always", "reject_always", "Always reject"),
+    ]
+
+    def answer(outcome: AllowedOutcome | DeniedOutcome) -> PermissionAnswer:
+        return permission_answer(RequestPermissionResponse(outcome=outcome))
+
+    assert answer(AllowedOutcome(outcome="selected", option_id="reject_always")) == (
+        PermissionAnswer(outcome="selected", option="reject_always")
+    )
+    assert answer(AllowedOutcome(outcome="selected", option_id="bogus")).outcome == "cancelled"
+    assert answer(DeniedOutcome(outcome="cancelled")).outcome == "cancelled"
+
+
+def test_finished_call_keeps_its_diff(tmp_path: Path) -> None:
+    mapper = UpdateMapper(tmp_path)
+    start = mapper.update(
+        ToolCallStarted(
+            tool_call_id="c1",
+            name="write_file",
+            title="writing n.py",
+            tool_kind="edit",
+            raw_input='{"path": "n.py"',  # cut arguments stay text
+        )
+    )
+    assert dump(start)["rawInput"] == '{"path": "n.py"'
+    edited = mapper.update(
+        FileEdited(tool_call_id="c1", path="n.py", old_text=None, new_text="x\n")
+    )
+    diff = {"type": "diff", "path": str(tmp_path / "n.py"), "newText": "x\n"}
+    assert dump(edited)["content"] == [diff]
+    done = dump(
+        mapper.update(ToolCallFinished(tool_call_id="c1", status="completed", content="ok"))
+    )
+    assert done["content"] == [diff, {"type": "content", "content": {"type": "text", "text": "ok"}}]
+    assert mapper.update(StepStarted(step=1, max_steps=5)) is None
+
+
+def test_replay_sends_the_final_message_of_a_complete_call(tmp_path: Path) -> None:
+    records = [
+        SessionStartRecord(
+            session_id="s", task="t", root=str(tmp_path), workflow="default", model="m"
+        ),
+        MessageRecord(message=UserMessage(content="t", tag="task")),
+        MessageRecord(message=UserMessage(content="Movement 'x' starts", tag="movement")),
+        EventRecord(event=StepStarted(step=1, max_steps=5)),
+        MessageRecord(message=AssistantMessage(content="")),
+        EventRecord(event=SessionFinished(stop_reason="end_turn", message="All done", steps=1)),
+        EventRecord(event=StepStarted(step=2, max_steps=5)),
+        MessageRecord(message=AssistantMessage(content="plain answer")),
+        EventRecord(event=SessionFinished(stop_reason="end_turn", message="plain answer", steps=2)),
+    ]
+    texts = [
+        (u["sessionUpdate"], u["content"]["text"])
+        for u in map(dump, replay_updates(records, tmp_path))
+    ]
+    assert texts == [
+        ("user_message_chunk", "t"),
+        ("agent_message_chunk", "All done"),
+        ("agent_message_chunk", "plain answer"),
+    ]
