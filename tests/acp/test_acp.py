@@ -319,6 +319,15 @@ async def test_set_mode_picks_the_workflow(start: Start, fake: FakeOpenAI, works
     assert response.stop_reason in ("end_turn", "max_turn_requests")
     first = fake.requests[0]["messages"]
     assert any("Movement 'plan' starts" in (m.get("content") or "") for m in first)
+    plans = [
+        [(e["content"].split(":")[0], e["status"]) for e in u["entries"]]
+        for u in agent.peer.updates(sid)
+        if u["sessionUpdate"] == "plan"
+    ]
+    assert plans[0] == [("plan", "in_progress"), ("implement", "pending"), ("review", "pending")]
+    assert plans[1] == [("plan", "completed"), ("implement", "in_progress"), ("review", "pending")]
+    if response.stop_reason == "end_turn":
+        assert plans[-1] == [(name, "completed") for name in ("plan", "implement", "review")]
 
 
 async def test_provider_error_ends_the_turn_with_its_text(

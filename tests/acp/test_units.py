@@ -17,6 +17,7 @@ from cadenza.acp.turns import acp_stop_reason, final_message, prompt_text
 from cadenza.acp.updates import UpdateMapper, replay_updates
 from cadenza.engine.events import (
     FileEdited,
+    MovementStarted,
     SessionFinished,
     StepStarted,
     ToolCallFinished,
@@ -24,6 +25,7 @@ from cadenza.engine.events import (
 )
 from cadenza.engine.permissions import PermissionAnswer
 from cadenza.engine.transcript import EventRecord, MessageRecord, SessionStartRecord
+from cadenza.engine.workflows import load_catalog
 from cadenza.messages import AssistantMessage, UserMessage
 
 
@@ -124,4 +126,46 @@ def test_replay_sends_the_final_message_of_a_complete_call(tmp_path: Path) -> No
         ("user_message_chunk", "t"),
         ("agent_message_chunk", "All done"),
         ("agent_message_chunk", "plain answer"),
+    ]
+
+
+def test_plan_follows_the_movements_of_a_multi_movement_workflow(tmp_path: Path) -> None:
+    workflows = load_catalog(None).workflows
+    mapper = UpdateMapper(tmp_path, workflows)
+
+    def plan(event: MovementStarted | SessionFinished) -> list[tuple[str, str]] | None:
+        update = mapper.update(event)
+        if update is None:
+            return None
+        return [(e["content"].split(":")[0], e["status"]) for e in dump(update)["entries"]]
+
+    wf = "plan-implement-review"
+    assert plan(MovementStarted(workflow="default", movement="work", index=1)) is None
+    assert plan(MovementStarted(workflow=wf, movement="plan", index=1)) == [
+        ("plan", "in_progress"),
+        ("implement", "pending"),
+        ("review", "pending"),
+    ]
+    plan(MovementStarted(workflow=wf, movement="implement", index=2))
+    assert plan(MovementStarted(workflow=wf, movement="review", index=3)) == [
+        ("plan", "completed"),
+        ("implement", "completed"),
+        ("review", "in_progress"),
+    ]
+    assert plan(MovementStarted(workflow=wf, movement="implement", index=4)) == [
+        ("plan", "completed"),
+        ("implement", "in_progress"),
+        ("review", "completed"),
+    ]
+    assert plan(SessionFinished(stop_reason="cancelled")) is None
+    assert plan(SessionFinished(stop_reason="end_turn", message="ok")) == [
+        ("plan", "completed"),
+        ("implement", "completed"),
+        ("review", "completed"),
+    ]
+    # A new run starts a new plan.
+    assert plan(MovementStarted(workflow=wf, movement="plan", index=1)) == [
+        ("plan", "in_progress"),
+        ("implement", "pending"),
+        ("review", "pending"),
     ]

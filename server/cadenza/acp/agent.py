@@ -52,7 +52,13 @@ from cadenza.engine.transcript import (
     read_transcript,
     transcript_path,
 )
-from cadenza.engine.workflows import DEFAULT_WORKFLOW, Workflow, WorkflowError, load_catalog
+from cadenza.engine.workflows import (
+    DEFAULT_WORKFLOW,
+    Workflow,
+    WorkflowCatalog,
+    WorkflowError,
+    load_catalog,
+)
 from cadenza.lsp.transcripts import GuardedRecorder, open_transcript, reopen_transcript
 from cadenza.providers.base import Provider
 from cadenza.providers.registry import create_provider, resolve_model_name
@@ -119,6 +125,21 @@ def _folder(cwd: str) -> Path:
     if not path.is_absolute() or not path.is_dir():
         raise _error(f"cwd must be an absolute path to an existing folder, got {cwd!r}")
     return path.resolve()
+
+
+def _catalog(root: Path) -> WorkflowCatalog:
+    """The workflows of ``root`` (read afresh: edits to workflow files apply at once)."""
+    catalog = load_catalog(root, known_tools=frozenset(default_tools().names))
+    for problem in catalog.errors.values():
+        log.warning("skipping a workflow file: %s", problem)
+    return catalog
+
+
+def _workflow(catalog: WorkflowCatalog, name: str) -> Workflow:
+    try:
+        return catalog.get(name)
+    except WorkflowError as exc:
+        raise _error(str(exc)) from None
 
 
 def _last_workflow(records: list[TranscriptRecord], default: str) -> str:
@@ -197,32 +218,21 @@ class CadenzaAgent:
             config = load_config(root)
         except ConfigError as exc:
             raise _error(f"invalid configuration: {exc}") from None
+        catalog = _catalog(root)
         stream = UpdateStream(self.conn, session_id)
-        editor = AcpEditor(self.conn, stream, root, self._fs)
+        editor = AcpEditor(self.conn, stream, root, self._fs, catalog.workflows)
         live = AcpSession(
             session_id=session_id,
             root=root,
             config=config,
-            workflow=self._workflow(root, workflow),
+            workflow=_workflow(catalog, workflow),
             editor=editor,
         )
         self._sessions[session_id] = live
         return live
 
-    @staticmethod
-    def _catalog_workflows(root: Path) -> dict[str, Workflow]:
-        catalog = load_catalog(root, known_tools=frozenset(default_tools().names))
-        return dict(catalog.workflows)
-
-    def _workflow(self, root: Path, name: str) -> Workflow:
-        catalog = load_catalog(root, known_tools=frozenset(default_tools().names))
-        try:
-            return catalog.get(name)
-        except WorkflowError as exc:
-            raise _error(str(exc)) from None
-
     def _modes(self, live: AcpSession) -> SessionModeState:
-        workflows = self._catalog_workflows(live.root)
+        workflows = _catalog(live.root).workflows
         names = sorted(workflows, key=lambda name: (name != DEFAULT_WORKFLOW, name))
         return SessionModeState(
             current_mode_id=live.workflow.name,
@@ -243,7 +253,7 @@ class CadenzaAgent:
     ) -> SetSessionModeResponse:
         """Use the workflow ``mode_id`` from the session's next run on."""
         live = self._live(session_id)
-        live.workflow = self._workflow(live.root, mode_id)  # a running turn keeps its own
+        live.workflow = _workflow(_catalog(live.root), mode_id)  # a running turn keeps its own
         return SetSessionModeResponse()
 
     async def prompt(
@@ -340,7 +350,7 @@ class CadenzaAgent:
             workflow = _last_workflow(records, restored.start.workflow)
             live = self._new_live(session_id, root, workflow)
             live.engine = self._engine(live, restored.start.task, restored=restored)
-        for update in replay_updates(records, root):
+        for update in replay_updates(records, root, _catalog(root).workflows):
             live.editor.stream.send(update)
         await live.editor.stream.flush()
         return LoadSessionResponse(modes=self._modes(live))

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, get_args
@@ -47,6 +48,7 @@ from cadenza.engine.permissions import (
     PermissionOptionKind,
     PermissionRequest,
 )
+from cadenza.engine.workflows import Workflow
 from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
 from cadenza.tools.textfile import UTF8, UndecodableError, decode_bytes
@@ -112,14 +114,22 @@ class AcpEditor:
         stream: The session's ordered updates.
         root: The session's workspace root.
         fs: The client's file-system capabilities.
+        workflows: The workflows by name (multi-movement runs are shown as a plan).
     """
 
-    def __init__(self, client: AcpClient, stream: UpdateStream, root: Path, fs: ClientFs) -> None:
+    def __init__(
+        self,
+        client: AcpClient,
+        stream: UpdateStream,
+        root: Path,
+        fs: ClientFs,
+        workflows: Mapping[str, Workflow] | None = None,
+    ) -> None:
         self._client = client
         self.stream = stream
         self.root = root
         self.fs = fs
-        self._mapper = UpdateMapper(root)
+        self._mapper = UpdateMapper(root, workflows)
         self.open_calls: dict[str, None] = {}
         """Tool calls started and not finished (closed as failed when a prompt is cancelled)."""
         self.step_text = ""

@@ -7,8 +7,10 @@
   again and the result as text content);
 - ``FileEdited`` → ``tool_call_update`` with ``diff`` content (absolute path, old and new
   text; no status: the call still runs);
-- the rest (steps, movements, cache lookups, checkpoints, permissions, the end) has no ACP
-  update; the prompt's response carries the stop reason.
+- ``MovementStarted`` of a workflow with several movements → ``plan`` (one entry per
+  movement; the end of a successful run completes it);
+- the rest (steps, cache lookups, checkpoints, permissions, the end) has no ACP update; the
+  prompt's response carries the stop reason.
 
 ``replay_updates`` turns a stored transcript into the same updates, plus the person's
 messages as ``user_message_chunk`` and the assistant's whole replies as
@@ -19,15 +21,17 @@ messages as ``user_message_chunk`` and the assistant's whole replies as
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from acp import (
+    plan_entry,
     start_tool_call,
     tool_content,
     tool_diff_content,
     update_agent_message_text,
+    update_plan,
     update_tool_call,
     update_user_message_text,
 )
@@ -36,8 +40,11 @@ from acp.schema import (
     AgentMessageChunk as AcpAgentMessageChunk,
 )
 from acp.schema import (
+    AgentPlanUpdate,
     ContentToolCallContent,
     FileEditToolCallContent,
+    PlanEntry,
+    PlanEntryStatus,
     ToolCallProgress,
     ToolCallStart,
     UsageUpdate,
@@ -48,6 +55,7 @@ from cadenza.acp.turns import final_message
 from cadenza.engine.events import (
     AgentMessageChunk,
     FileEdited,
+    MovementStarted,
     SessionEvent,
     SessionFinished,
     StepStarted,
@@ -55,9 +63,17 @@ from cadenza.engine.events import (
     ToolCallStarted,
 )
 from cadenza.engine.transcript import EventRecord, MessageRecord, TranscriptRecord
+from cadenza.engine.workflows import Workflow
 from cadenza.messages import AssistantMessage, UserMessage
 
-AcpUpdate = UserMessageChunk | AcpAgentMessageChunk | ToolCallStart | ToolCallProgress | UsageUpdate
+AcpUpdate = (
+    UserMessageChunk
+    | AcpAgentMessageChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | AgentPlanUpdate
+    | UsageUpdate
+)
 """The ``session/update`` kinds Cadenza sends."""
 
 PERSON_TAGS = frozenset({"task", "answer"})
@@ -83,12 +99,18 @@ class UpdateMapper:
         root: The session's workspace root (diff paths are made absolute against it).
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, workflows: Mapping[str, Workflow] | None = None) -> None:
         self.root = root
+        self.workflows: Mapping[str, Workflow] = workflows or {}
+        """Workflows by name: a run of one with several movements shows them as a plan."""
         self._diffs: dict[str, list[FileEditToolCallContent]] = {}
+        self._plan: Workflow | None = None
+        self._ran: dict[str, None] = {}
 
     def update(self, event: SessionEvent) -> AcpUpdate | None:
         """The ``session/update`` payload for ``event``, or None when ACP has none."""
+        if isinstance(event, MovementStarted | SessionFinished):
+            return self._plan_update(event)
         if isinstance(event, AgentMessageChunk):
             return update_agent_message_text(event.text)
         if isinstance(event, ToolCallStarted):
@@ -113,16 +135,58 @@ class UpdateMapper:
             return update_tool_call(event.tool_call_id, content=list(diffs))
         return None
 
+    def _plan_update(self, event: MovementStarted | SessionFinished) -> AgentPlanUpdate | None:
+        """``plan``: the workflow's movements, one entry each, for multi-movement workflows.
 
-def replay_updates(records: Iterable[TranscriptRecord], root: Path) -> list[AcpUpdate]:
+        A movement that ran in this run is ``completed``, the one that runs ``in_progress``,
+        the rest ``pending``; when the run ends with ``end_turn`` the movements it ran are all
+        ``completed``. A movement run again (``implement`` after ``review``) is in progress
+        again.
+        """
+        if isinstance(event, MovementStarted):
+            workflow = self.workflows.get(event.workflow)
+            if workflow is None or len(workflow.movements) < 2:
+                self._plan = None
+                return None
+            if event.index == 1 or self._plan is not workflow:
+                self._ran = {}
+            self._plan = workflow
+            self._ran.pop(event.movement, None)
+            self._ran[event.movement] = None
+            return self._entries(current=event.movement)
+        if self._plan is None or event.stop_reason != "end_turn":
+            return None
+        return self._entries(current=None)
+
+    def _entries(self, current: str | None) -> AgentPlanUpdate:
+        assert self._plan is not None
+        entries: list[PlanEntry] = []
+        for movement in self._plan.movements:
+            status: PlanEntryStatus = "pending"
+            if movement.name == current:
+                status = "in_progress"
+            elif movement.name in self._ran:
+                status = "completed"
+            summary = movement.instructions.strip().splitlines()[0] if movement.instructions else ""
+            text = f"{movement.name}: {summary}" if summary else movement.name
+            entries.append(plan_entry(text[:200], status=status))
+        return update_plan(entries)
+
+
+def replay_updates(
+    records: Iterable[TranscriptRecord],
+    root: Path,
+    workflows: Mapping[str, Workflow] | None = None,
+) -> list[AcpUpdate]:
     """The updates that show a stored session again, in transcript order.
 
     Args:
         records: The session's transcript records.
         root: Its workspace root (diff paths are made absolute against it).
+        workflows: The workflows by name (plans of multi-movement runs).
     """
     updates: list[AcpUpdate] = []
-    mapper = UpdateMapper(root)
+    mapper = UpdateMapper(root, workflows)
     said = ""  # the assistant text of the current step, as ``AcpEditor.step_text`` live
     for record in records:
         if isinstance(record, MessageRecord):
@@ -136,11 +200,11 @@ def replay_updates(records: Iterable[TranscriptRecord], root: Path) -> list[AcpU
             event = record.event
             if isinstance(event, StepStarted):
                 said = ""
-            elif isinstance(event, SessionFinished):
-                final = final_message(event.stop_reason, event.message, said, event.missing_info)
-                if final is not None:
-                    updates.append(update_agent_message_text(final))
             update = mapper.update(event)
             if update is not None:
                 updates.append(update)
+            if isinstance(event, SessionFinished):
+                final = final_message(event.stop_reason, event.message, said, event.missing_info)
+                if final is not None:
+                    updates.append(update_agent_message_text(final))
     return updates
