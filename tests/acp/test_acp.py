@@ -37,6 +37,7 @@ async def test_initialize_negotiates_and_new_session_lists_modes(
     agent = await start()
     init = next(m for m in agent.peer.wire if m["dir"] == "in" and m.get("id") == 0)["result"]
     assert init["agentCapabilities"]["loadSession"] is True
+    assert init["agentCapabilities"]["sessionCapabilities"] == {"list": {}}
     assert init["agentCapabilities"]["promptCapabilities"] == {
         "image": False,
         "audio": False,
@@ -269,6 +270,11 @@ async def test_load_replays_history_after_restart(
     await asyncio.wait_for(first.process.wait(), WAIT_S)
 
     second = await start()
+    listed = await second.conn.list_sessions(cwd=str(workspace))
+    assert [(i.session_id, i.title, i.cwd) for i in listed.sessions] == [
+        (sid, "make x 2", str(workspace.resolve()))
+    ]
+    assert (await second.conn.list_sessions(cwd=str(workspace.parent))).sessions == []
     loaded = await asyncio.wait_for(
         second.conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[]), WAIT_S
     )

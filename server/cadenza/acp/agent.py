@@ -7,7 +7,8 @@ first prompt (the prompt is the task) and every later prompt resumes the same co
 task, so ``session/cancel`` can stop it. Modes are the workflow catalog of the session's
 folder (``default``, ``plan-implement-review``, the workspace's own); ``session/set_mode``
 picks the workflow of the next run. ``session/load`` replays a stored transcript as
-``session/update`` notifications, then the session goes on from where it stopped.
+``session/update`` notifications, then the session goes on from where it stopped;
+``session/list`` lists the stored sessions.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import asyncio
 import logging
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,10 +27,14 @@ from acp.schema import (
     ClientCapabilities,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
@@ -49,6 +55,7 @@ from cadenza.engine.transcript import (
     EventRecord,
     TranscriptError,
     TranscriptRecord,
+    list_sessions,
     read_transcript,
     transcript_path,
 )
@@ -142,6 +149,12 @@ def _workflow(catalog: WorkflowCatalog, name: str) -> Workflow:
         raise _error(str(exc)) from None
 
 
+def _title(task: str, limit: int = 80) -> str:
+    """A session's title: the first line of its task, bounded."""
+    line = task.strip().splitlines()[0] if task.strip() else "(no task)"
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def _last_workflow(records: list[TranscriptRecord], default: str) -> str:
     """The workflow the stored session ran last (a mode change shows in its movements)."""
     name = default
@@ -191,6 +204,7 @@ class CadenzaAgent:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
                 # Text (and resource links) only: the baseline every agent takes.
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=False
@@ -247,6 +261,29 @@ class CadenzaAgent:
         if live is None:
             raise _error(f"unknown session {session_id!r}")
         return live
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
+        """The stored sessions (of ``cwd`` when given), newest first, in one page."""
+        root = _folder(cwd) if cwd is not None else None
+        infos = []
+        for summary in list_sessions():
+            if root is not None and Path(summary.root) != root:
+                continue
+            try:
+                updated = datetime.fromtimestamp(summary.path.stat().st_mtime, UTC)
+            except OSError:
+                updated = summary.started
+            infos.append(
+                SessionInfo(
+                    session_id=summary.session_id,
+                    cwd=summary.root,
+                    title=_title(summary.task),
+                    updated_at=updated.isoformat(),
+                )
+            )
+        return ListSessionsResponse(sessions=infos)
 
     async def set_session_mode(
         self, mode_id: str, session_id: str, **kwargs: Any
