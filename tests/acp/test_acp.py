@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from pathlib import Path
 
 import pytest
 from acp import RequestError, text_block
 
-from tests.acp.conftest import WAIT_S, Start
+from tests.acp.conftest import WAIT_S, Start, agent_env
 from tests.support.fake_openai import FakeOpenAI, Reply, assert_tool_calls_answered, call, text
 
 QUIET_S = 0.5
@@ -115,6 +116,23 @@ async def test_read_edit_through_client_fs_then_follow_up(
     assert "anything else?" in contents
     assert_tool_calls_answered(last)
     agent.peer.show(sid)
+
+    # The session's checkpoint lets `cadenza undo` put the file back.
+    undo = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "cadenza",
+        "undo",
+        sid,
+        "--workspace",
+        str(workspace),
+        env=agent_env(fake.base_url, workspace.parent / "home"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output, _ = await asyncio.wait_for(undo.communicate(), WAIT_S)
+    assert undo.returncode == 0, output.decode()
+    assert (workspace / "a.py").read_text(encoding="utf-8") == "x = 1\ny = 2\n"
 
 
 async def test_edit_on_disk_without_client_write_capability(

@@ -69,6 +69,7 @@ from cadenza.engine.workflows import (
 from cadenza.lsp.transcripts import GuardedRecorder, open_transcript, reopen_transcript
 from cadenza.providers.base import Provider
 from cadenza.providers.registry import create_provider, resolve_model_name
+from cadenza.tools.checkpoints import CheckpointError, SessionCheckpoint
 from cadenza.tools.registry import default_tools
 
 log = logging.getLogger(__name__)
@@ -149,6 +150,16 @@ def _workflow(catalog: WorkflowCatalog, name: str) -> Workflow:
         raise _error(str(exc)) from None
 
 
+def _checkpoint(session_id: str, root: Path, *, stored: bool) -> SessionCheckpoint | None:
+    """The session's undo checkpoint: the stored one for a loaded session, else a new one."""
+    try:
+        found = SessionCheckpoint.load(session_id) if stored else None
+        return found or SessionCheckpoint.for_session(session_id, root)
+    except CheckpointError as exc:
+        log.warning("session %s runs without undo: %s", session_id, exc)
+        return None
+
+
 def _title(task: str, limit: int = 80) -> str:
     """A session's title: the first line of its task, bounded."""
     line = task.strip().splitlines()[0] if task.strip() else "(no task)"
@@ -227,14 +238,17 @@ class CadenzaAgent:
         live = self._new_live(uuid.uuid4().hex, root, DEFAULT_WORKFLOW)
         return NewSessionResponse(session_id=live.session_id, modes=self._modes(live))
 
-    def _new_live(self, session_id: str, root: Path, workflow: str) -> AcpSession:
+    def _new_live(
+        self, session_id: str, root: Path, workflow: str, *, stored: bool = False
+    ) -> AcpSession:
         try:
             config = load_config(root)
         except ConfigError as exc:
             raise _error(f"invalid configuration: {exc}") from None
         catalog = _catalog(root)
         stream = UpdateStream(self.conn, session_id)
-        editor = AcpEditor(self.conn, stream, root, self._fs, catalog.workflows)
+        checkpoint = _checkpoint(session_id, root, stored=stored)
+        editor = AcpEditor(self.conn, stream, root, self._fs, catalog.workflows, checkpoint)
         live = AcpSession(
             session_id=session_id,
             root=root,
@@ -385,7 +399,7 @@ class CadenzaAgent:
         live = self._sessions.get(session_id)
         if live is None:
             workflow = _last_workflow(records, restored.start.workflow)
-            live = self._new_live(session_id, root, workflow)
+            live = self._new_live(session_id, root, workflow, stored=True)
             live.engine = self._engine(live, restored.start.task, restored=restored)
         for update in replay_updates(records, root, _catalog(root).workflows):
             live.editor.stream.send(update)

@@ -9,6 +9,9 @@
   the tool read. Files in a legacy encoding or with a BOM, deletions and renames, and every
   edit for a client without ``fs.writeTextFile``, are written on disk atomically
   (``tools.fs.apply_on_disk``), which keeps the file's bytes outside the change.
+- Before the session's first change to a file its state goes into the session's checkpoint
+  (``tools.checkpoints``, as with the LSP face), so ``cadenza undo <sessionId>`` can put the
+  files back.
 - ``request_permission``: ``session/request_permission`` with ACP's four options (the option
   id is the option kind), the outcome mapped to ``PermissionAnswer``.
 - ``ask_user``: None (declined). A permission request is not a question with a free-text
@@ -21,6 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Protocol, get_args
 
@@ -49,6 +53,7 @@ from cadenza.engine.permissions import (
     PermissionRequest,
 )
 from cadenza.engine.workflows import Workflow
+from cadenza.tools.checkpoints import ABSENT, CheckpointError, FileState, SessionCheckpoint
 from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
 from cadenza.tools.textfile import UTF8, UndecodableError, decode_bytes
@@ -102,6 +107,38 @@ def permission_answer(response: RequestPermissionResponse) -> PermissionAnswer:
     return PermissionAnswer(outcome="cancelled")
 
 
+def disk_state(path: Path) -> FileState:
+    """The state of ``path`` on disk: absent, or its bytes and (when it is text) its text."""
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        return ABSENT
+    try:
+        text: str | None = decode_bytes(data).text
+    except UndecodableError:
+        text = None
+    return FileState(exists=True, text=text, data=data)
+
+
+def record_after(checkpoint: SessionCheckpoint, edit: FileEdit) -> None:
+    """Record what an applied ``edit`` left its files in (a rename remembers its origin).
+
+    Raises:
+        CheckpointError: The checkpoint cannot be written.
+    """
+    if edit.kind == "rename":
+        assert edit.new_path is not None  # FileEdit.__post_init__
+        origin = checkpoint.origin_of(edit.path)
+        checkpoint.record_after(edit.path, ABSENT)
+        checkpoint.record_after(
+            edit.new_path, FileState(exists=True, text=edit.new_text, origin=origin)
+        )
+    elif edit.kind == "delete":
+        checkpoint.record_after(edit.path, ABSENT)
+    else:
+        checkpoint.record_after(edit.path, FileState(exists=True, text=edit.new_text))
+
+
 def _refused(reason: str) -> EditOutcome:
     return EditOutcome(applied=False, reason=reason, refused_by="cadenza")
 
@@ -115,6 +152,8 @@ class AcpEditor:
         root: The session's workspace root.
         fs: The client's file-system capabilities.
         workflows: The workflows by name (multi-movement runs are shown as a plan).
+        checkpoint: Where the files' states before the session's changes are recorded (for
+            ``cadenza undo``); None records nothing.
     """
 
     def __init__(
@@ -124,8 +163,10 @@ class AcpEditor:
         root: Path,
         fs: ClientFs,
         workflows: Mapping[str, Workflow] | None = None,
+        checkpoint: SessionCheckpoint | None = None,
     ) -> None:
         self._client = client
+        self.checkpoint = checkpoint
         self.stream = stream
         self.root = root
         self.fs = fs
@@ -145,9 +186,33 @@ class AcpEditor:
         return None
 
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:
-        """Write ``edit`` through ``fs/write_text_file`` when the client can, else on disk."""
+        """Write ``edit`` through ``fs/write_text_file`` when the client can, else on disk.
+
+        Before the session's first change to a file, its state goes into the session's
+        checkpoint (when there is one), so ``cadenza undo`` can put it back.
+        """
         if edit.kind == "change" and edit.old_text == edit.new_text:
             return EditOutcome(applied=True)
+        checkpoint = self.checkpoint
+        if checkpoint is None:
+            return await self._deliver(edit)
+        touched = [edit.path] if edit.new_path is None else [edit.path, edit.new_path]
+        try:
+            for path in touched:
+                checkpoint.record_before(path, partial(disk_state, path))
+        except CheckpointError as exc:
+            return _refused(f"{exc}; nothing was changed")
+        outcome = await self._deliver(edit)
+        try:
+            if outcome.applied:
+                record_after(checkpoint, edit)
+            else:
+                checkpoint.forget_unapplied(touched)
+        except CheckpointError as exc:
+            log.warning("session %s: %s", self.session_id, exc)
+        return outcome
+
+    async def _deliver(self, edit: FileEdit) -> EditOutcome:
         if not self.fs.write_text_file or edit.kind in ("delete", "rename"):
             return apply_on_disk(edit)
         if edit.kind == "create":
