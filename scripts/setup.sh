@@ -19,5 +19,6 @@ echo "setup: installing cadenza[$extras] (the first install builds llama.cpp: ~5
 start=$(date +%s)
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[$extras]" 2>&1 \
   | grep -v "^WARNING: Location" || true
-.venv/bin/python -c "import cadenza" # fail loudly if the install did not happen
+# Fail loudly if the install did not happen, or a tool's lazily imported library cannot load.
+.venv/bin/python -c "import cadenza.lsp.server, trafilatura, playwright.async_api"
 echo "setup: done in $(( $(date +%s) - start )) s" >&2

@@ -74,5 +74,7 @@ def test_compacting_twice_folds_the_old_summary_in() -> None:
 
 def test_bound_result() -> None:
     assert bound_result("short", 100) == "short"
-    cut = bound_result("y" * 10_000, 2_000)
-    assert len(cut) <= 2_000 and "[result truncated: 8200 more characters" in cut
+    cut = bound_result("x" * 5_000 + "y" * 5_000 + "THE END", 2_000)
+    assert len(cut) <= 2_000
+    assert "[result truncated: 8307 of 10007 characters omitted" in cut
+    assert cut.startswith("x" * 1_000) and cut.endswith("THE END")

@@ -70,17 +70,23 @@ class ContextLimits:
 
 
 def bound_result(content: str, max_chars: int) -> str:
-    """Truncate a tool result over ``max_chars`` characters, with a note (field case F12).
+    """Cut a tool result over ``max_chars`` characters to its start and end, with a note (F12).
 
-    The note tells the model the result was cut and how much, so it reads a part (offset/limit,
-    a narrower search) instead of asking again for the same thing.
+    The start (two thirds) and the end (one third) are kept: a command's error or a file's
+    last lines are at the end. The note says how much was left out and how to see a part, so
+    the model narrows its call instead of repeating it.
     """
     if len(content) <= max_chars:
         return content
-    head = content[: max_chars - 200]
+    budget = max(max_chars - 300, 0)
+    head_chars = budget * 2 // 3
+    head, tail = content[:head_chars], content[len(content) - (budget - head_chars) :]
+    omitted = len(content) - len(head) - len(tail)
     return (
-        f"{head}\n[result truncated: {len(content) - len(head)} more characters not shown; "
-        "ask for a smaller part, e.g. read_file with offset and limit, or a narrower search]"
+        f"{head}\n[result truncated: {omitted} of {len(content)} characters omitted here, the "
+        "start and the end are shown; read a part with read_file offset and limit, narrow the "
+        "search, or filter a command's output (| grep, | tail)]\n"
+        f"{tail}"
     )
 
 
