@@ -148,22 +148,55 @@ def user_config_dir() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME))
 
 
-def load_config(workspace: Path | None) -> CadenzaConfig:
+WORKSPACE_KEYS = frozenset(
+    {
+        "model",
+        "maxSteps",
+        "max_steps",
+        "maxTokens",
+        "max_tokens",
+        "temperature",
+        "contextSize",
+        "context_size",
+        "review",
+    }
+)
+"""What a workspace's own ``cadenza.toml`` may set. A cloned repository is not trusted: it must
+not switch off permission prompts (``permissions``), send API keys to another server
+(``providers``: ``base_url``, ``api_key_env``) or pick the browser binary (``browser``). Those
+come from the user's config file, ``initializationOptions`` or the environment only."""
+
+
+def load_config(workspace: Path | None, warnings: list[str] | None = None) -> CadenzaConfig:
     """Load ``cadenza.toml`` from the user config dir, then the workspace, then the environment.
+
+    Args:
+        workspace: The workspace folder, or None.
+        warnings: Receives a sentence for each workspace key that was ignored because only
+            the user's own configuration may set it (``WORKSPACE_KEYS``).
 
     Raises:
         ConfigError: A file is not valid TOML or has an invalid field.
     """
     config = CadenzaConfig()
-    files = [user_config_dir() / "cadenza.toml"]
+    files = [(user_config_dir() / "cadenza.toml", False)]
     if workspace is not None:
-        files.append(workspace / "cadenza.toml")
-    for path in files:
+        files.append((workspace / "cadenza.toml", True))
+    for path, untrusted in files:
         if path.is_file():
             try:
                 data = tomllib.loads(path.read_text(encoding="utf-8"))
             except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
                 raise ConfigError(f"{path}: {exc}") from None
+            if untrusted:
+                refused = sorted(k for k in data if k not in WORKSPACE_KEYS)
+                if refused and warnings is not None:
+                    warnings.append(
+                        f"{path}: ignored {', '.join(refused)}: a workspace's cadenza.toml may "
+                        "only set model, maxSteps, maxTokens, temperature, contextSize and "
+                        "review; set the others in your user config or initializationOptions"
+                    )
+                data = {k: v for k, v in data.items() if k in WORKSPACE_KEYS}
             config = config.merged(data, str(path))
     env_model = os.environ.get("CADENZA_MODEL")
     if env_model:

@@ -61,7 +61,7 @@ def load_server_config(root: Path | None, options: Any) -> LoadedConfig:
     """
     warnings: list[str] = []
     try:
-        config = load_config(root)
+        config = load_config(root, warnings)
     except ConfigError as exc:
         warnings.append(f"Cadenza ignored its config files: {exc}")
         config = _environment_only(warnings)
