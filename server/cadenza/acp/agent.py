@@ -143,10 +143,18 @@ def _catalog(root: Path) -> WorkflowCatalog:
     return catalog
 
 
-def _workflow(catalog: WorkflowCatalog, name: str) -> Workflow:
+def _workflow(catalog: WorkflowCatalog, name: str, *, fallback: bool = False) -> Workflow:
+    """The workflow ``name``; with ``fallback``, ``default`` when it is gone or broken now.
+
+    Raises:
+        RequestError: Unknown or invalid (without ``fallback``).
+    """
     try:
         return catalog.get(name)
     except WorkflowError as exc:
+        if fallback and name != DEFAULT_WORKFLOW:
+            log.warning("workflow %s: %s; going on with %s", name, exc, DEFAULT_WORKFLOW)
+            return _workflow(catalog, DEFAULT_WORKFLOW)
         raise _error(str(exc)) from None
 
 
@@ -253,7 +261,7 @@ class CadenzaAgent:
             session_id=session_id,
             root=root,
             config=config,
-            workflow=_workflow(catalog, workflow),
+            workflow=_workflow(catalog, workflow, fallback=stored),
             editor=editor,
         )
         self._sessions[session_id] = live
