@@ -156,3 +156,30 @@ async def test_cancel_a_waiting_session_withdraws_its_prompt(
     await asyncio.sleep(0.3)
     assert editor.kinds(session_id)[-1] == "session_end"
     assert len(fake.requests) == 1
+
+
+async def test_replies_that_would_break_the_session_are_refused(
+    connect: Connect, fake: FakeOpenAI
+) -> None:
+    editor = await connect(caps=capabilities(ask_user=True))
+    editor.answers.append("   ")  # a blank answer in the prompt is a decline: it keeps waiting
+    fake.script(call("complete", ASK, "c1"), text("done"))
+    session_id = await editor.start("rename the function")
+    await ends(editor, session_id, 1)
+    await wait_for(lambda: len(editor.ask_requests) == 1)
+    refusals = [
+        ({"sessionId": session_id, "text": "bad \ud800 surrogate"}, -32602),
+        ({"sessionId": session_id, "text": "x" * 20_001}, -32602),
+        ({"sessionId": session_id, "text": "  "}, -32803),
+    ]
+    for argument, code in refusals:
+        with pytest.raises(JsonRpcException) as refused:
+            await editor.execute("cadenza.replySession", argument)
+        assert refused.value.code == code
+    # Still waiting, and a proper answer resumes it.
+    listed = await editor.execute("cadenza.listSessions", {})
+    [info] = [s for s in listed["sessions"] if s["sessionId"] == session_id]
+    assert info["state"] == "needs_user_input"
+    await editor.execute("cadenza.replySession", {"sessionId": session_id, "text": "ok"})
+    _, second = await ends(editor, session_id, 2)
+    assert second["stopReason"] == "end_turn"

@@ -50,6 +50,27 @@ class WireModel(BaseModel):
         return self.model_dump(by_alias=True, mode="json")
 
 
+MAX_REPLY_CHARS = 20_000
+"""Longest reply to a waiting session (characters): more would overflow a small model's context
+and end the session instead of resuming it."""
+
+
+def encodable(value: str) -> str:
+    r"""``value`` if it is valid Unicode text (no lone surrogates such as ``\ud800``).
+
+    JSON allows escaped lone surrogates; they cannot be written as UTF-8 (transcripts, model
+    requests), so they are refused where text enters.
+
+    Raises:
+        ValueError: The text holds a lone surrogate.
+    """
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("text holds a lone surrogate (not valid Unicode)") from None
+    return value
+
+
 class InvalidArguments(ValueError):
     """Command arguments do not match their model; the message names the field and problem."""
 
@@ -175,7 +196,12 @@ class AskUserResult(BaseModel):
     Extra fields are ignored: a client may add its own.
     """
 
-    answer: str | None = None
+    answer: str | None = Field(default=None, max_length=MAX_REPLY_CHARS)
+
+    @field_validator("answer")
+    @classmethod
+    def _valid_text(cls, value: str | None) -> str | None:
+        return None if value is None else encodable(value)
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -232,7 +258,12 @@ class ReplySessionArgs(WireModel):
     """
 
     session_id: str = Field(min_length=1)
-    text: str
+    text: str = Field(max_length=MAX_REPLY_CHARS)
+
+    @field_validator("text")
+    @classmethod
+    def _valid_text(cls, value: str) -> str:
+        return encodable(value)
 
 
 class ReplySessionResult(WireModel):

@@ -110,8 +110,9 @@ async def ask(
     """Ask the person a question.
 
     Returns:
-        The answer; None when they declined, dismissed the prompt, or chose to answer in the
-        agent panel (fallback), so the answer, if any, comes later as ``cadenza.replySession``.
+        The answer; None when they declined, answered blank, dismissed the prompt, or chose to
+        answer in the agent panel (fallback), so the answer, if any, comes later as
+        ``cadenza.replySession``.
 
     Raises:
         PromptError: The client answered with an error or a malformed result.
@@ -125,7 +126,8 @@ async def ask(
         )
         raw = await _request(server, ASK_USER, params.wire())
         result: AskUserResult = _parse(AskUserResult, ASK_USER, raw)
-        return result.answer
+        answer = result.answer
+        return answer if answer is not None and answer.strip() else None
     message = question if not why_no_default else f"{question}\n({why_no_default})"
     chosen = await _buttons(server, message, [*(options or []), ANSWER_IN_PANEL])
     if chosen is None or chosen == ANSWER_IN_PANEL:
@@ -146,6 +148,28 @@ async def ask_tool_question(server: LanguageServer, session_id: str, question: s
     except PromptError as exc:
         raise ToolError(str(exc)) from None
     return None if chosen in (None, "Skip") else chosen
+
+
+FALLBACK_INPUT_CHARS = 2_000
+"""Longest arguments text shown in the fallback permission prompt (characters)."""
+
+
+def fallback_permission_message(request: PermissionRequest) -> str:
+    r"""The fallback prompt's text: the tool and its whole arguments, never a shortened title.
+
+    The person must see exactly what they allow: a command's second line or its tail
+    (``… && curl -d @~/.ssh/id_rsa …``) must not hide behind a title cut at 60 characters.
+    Arguments are shown as JSON (newlines escaped as ``\n``); past ``FALLBACK_INPUT_CHARS``
+    the text is cut with a note.
+    """
+    raw = _raw_input(request.raw_input)
+    shown = json.dumps(raw, ensure_ascii=False) if not isinstance(raw, str) else repr(raw)
+    if len(shown) > FALLBACK_INPUT_CHARS:
+        shown = (
+            shown[:FALLBACK_INPUT_CHARS]
+            + f"… ({len(shown) - FALLBACK_INPUT_CHARS} more characters: see the agent panel)"
+        )
+    return f"Cadenza wants to call {request.name} with {shown}"
 
 
 def _raw_input(arguments: str) -> Any:
@@ -187,7 +211,7 @@ async def permission(
             outcome = result.outcome
             chosen = outcome.option_id if isinstance(outcome, SelectedOutcome) else None
         else:
-            message = f"Cadenza wants to run {request.name}: {request.title}"
+            message = fallback_permission_message(request)
             title = await _buttons(server, message, [OPTION_NAMES[k] for k in kinds])
             chosen = next((k for k in kinds if OPTION_NAMES[k] == title), None)
     except PromptError as exc:

@@ -239,6 +239,10 @@ class SessionManager:
             SessionRequestFailed: The session is running, over, or unknown.
         """
         live = self._live.get(session_id)
+        if not text.strip() and self._waits_for_answer(session_id, live):
+            raise SessionRequestFailed(
+                f"session {session_id} asked a question: the answer must not be blank"
+            )
         if live is not None:
             if live.give_reply(text):
                 return ReplySessionResult(resumed=True, state="running")
@@ -249,6 +253,16 @@ class SessionManager:
         live = self._revive(session_id, restored, start)
         self._launch(live, self._driver.drive(live, reply=text))
         return ReplySessionResult(resumed=True, state="running")
+
+    def _waits_for_answer(self, session_id: str, live: LiveSession | None) -> bool:
+        """Whether the session waits for an answer to a question (not a browser action)."""
+        if live is not None:
+            return live.state == "needs_user_input"
+        try:
+            records = self._records(session_id)
+        except SessionRequestFailed:
+            return False
+        return self._summary(session_id, records).state == "needs_user_input"
 
     def _stored_waiting(self, session_id: str) -> tuple[RestoredState, SessionSummary]:
         """A stored session that waits for the person, rebuilt from its transcript.
