@@ -88,6 +88,15 @@ async def test_F07_cancel_kills_the_command_and_ends_the_session(
     updates: list[dict[str, Any]] = editor.updates[session_id]
     assert updates[-1]["sessionUpdate"] == "session_end"
     assert [u["sessionUpdate"] for u in updates].count("session_end") == 1
+    # The killed call still ends in the editor (a final status), just before session_end.
+    assert updates[-2] == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c1",
+        "status": "failed",
+        "content": [
+            {"type": "content", "content": {"type": "text", "text": "cancelled while running"}}
+        ],
+    }
 
 
 async def test_cancel_during_the_model_request(connect: Connect, fake: FakeOpenAI) -> None:

@@ -58,6 +58,13 @@ async def test_needs_user_input_asks_and_the_answer_resumes(
     assert first["stopReason"] == "needs_user_input"
     assert first["missingInfo"] == MISSING
     assert first["whyNoDefault"] == WHY
+    end_reports = [
+        r
+        for reports in editor.client.progress_reports.values()
+        for r in reports
+        if getattr(r, "kind", "") == "end"
+    ]
+    assert end_reports[0].message == f"needs_user_input: {MISSING}"
     assert editor.ask_requests == [
         {"sessionId": session_id, "question": MISSING, "whyNoDefault": WHY}
     ]

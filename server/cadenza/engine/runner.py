@@ -179,7 +179,8 @@ class MovementRunner:
                 bounded = bound_result(result.content, self.rt.context.limits.result_chars)
                 recorder.add(call.id, ToolResult(content=bounded, is_error=result.is_error))
         finally:
-            for message in recorder.messages(not_run_reason="the session was cancelled"):
+            reason = "the session was cancelled (a call that was running was stopped)"
+            for message in recorder.messages(not_run_reason=reason):
                 self.rt.append(message)
         return decided
 
@@ -223,7 +224,16 @@ class MovementRunner:
             result = await self._ask_permission(call, prepared)
         if result is None:
             assert isinstance(prepared, PreparedCall)
-            result = await self._dispatch(call, prepared)
+            try:
+                result = await self._dispatch(call, prepared)
+            except BaseException:
+                # Cancelled mid-call: the editor still sees the call end (ACP: a final status).
+                self.rt.publish(
+                    ToolCallFinished(
+                        tool_call_id=call.id, content="cancelled while running", status="failed"
+                    )
+                )
+                raise
         self.rt.publish(
             ToolCallFinished(
                 tool_call_id=call.id,

@@ -307,8 +307,12 @@ def log_line(event: SessionEvent) -> str | None:
 
 
 def progress_end(event: SessionFinished) -> str:
-    """The progress ``end`` message: the stop reason, then the message, bounded in length."""
-    text = f"{event.stop_reason}: {event.message}" if event.message else event.stop_reason
+    """The progress ``end`` message: the stop reason, then the message, bounded in length.
+
+    For a question (``needs_user_input``) the message is what is missing.
+    """
+    said = event.missing_info or event.message  # a question: what the agent needs
+    text = f"{event.stop_reason}: {said}" if said else event.stop_reason
     if len(text) > PROGRESS_END_CHARS:
         text = text[: PROGRESS_END_CHARS - 1] + "…"
     return text
