@@ -87,3 +87,35 @@ async def test_reply_without_load_after_restart(connect: Connect, fake: FakeOpen
     await second.execute("cadenza.replySession", {"sessionId": session_id, "text": "x"})
     [end] = await ends(second, session_id, 1)
     assert end["stopReason"] == "end_turn"
+
+
+async def test_undo_after_a_restart_and_resume_restores_both_runs(
+    connect: Connect, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "a.py").write_text("a = 1\n")
+    (workspace / "b.py").write_text("b = 1\n")
+    first = await connect(caps=capabilities(ask_user=True))
+    first.autosave = True
+    fake.script(
+        call("edit_file", {"path": "a.py", "old_string": "1", "new_string": "2"}, "c1"),
+        call("complete", ASK, "c2"),
+    )
+    session_id = await first.start("change both")
+    await ends(first, session_id, 1)
+    await stop_harness(first)
+    assert (workspace / "a.py").read_text() == "a = 2\n"
+
+    second = await connect()
+    second.autosave = True
+    fake.script(
+        call("edit_file", {"path": "b.py", "old_string": "1", "new_string": "2"}, "c3"),
+        text("both changed"),
+    )
+    await second.execute("cadenza.replySession", {"sessionId": session_id, "text": "go"})
+    await ends(second, session_id, 1)
+    assert (workspace / "b.py").read_text() == "b = 2\n"
+
+    result = await second.execute("cadenza.undoSession", {"sessionId": session_id})
+    assert sorted(f["path"] for f in result["files"]) == ["a.py", "b.py"]
+    assert (workspace / "a.py").read_text() == "a = 1\n"
+    assert (workspace / "b.py").read_text() == "b = 1\n"

@@ -176,7 +176,7 @@ class SessionManager:
         restored: RestoredState | None = None,
     ) -> LiveSession:
         """Wire an engine session to this client: editor, checkpoint, permissions, transcript."""
-        checkpoint = SessionCheckpoint.for_session(session_id, root, self.checkpoints_base)
+        checkpoint = self._checkpoint(session_id, root, revived=restored is not None)
         editor = LspEditor(
             self._server,
             publisher,
@@ -209,6 +209,21 @@ class SessionManager:
         return LiveSession(
             session=session, publisher=publisher, recorder=recorder, root=root, model=model
         )
+
+    def _checkpoint(self, session_id: str, root: Path, *, revived: bool) -> SessionCheckpoint:
+        """The session's checkpoint (a revived session keeps its stored one).
+
+        So an undo after a restart still puts back what was changed before it.
+        """
+        if revived:
+            try:
+                stored = SessionCheckpoint.load(session_id, self.checkpoints_base)
+            except CheckpointError as exc:
+                log.warning("session %s: its checkpoint is unreadable: %s", session_id, exc)
+                stored = None
+            if stored is not None:
+                return stored
+        return SessionCheckpoint.for_session(session_id, root, self.checkpoints_base)
 
     def _launch(self, live: LiveSession, drive: Coroutine[Any, Any, SessionOutcome]) -> None:
         """Run ``drive`` as the session's task; forget the session when it is over."""
