@@ -137,7 +137,7 @@ class FaultyOpenAI:
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self._answer(fault)
 
-            def _answer(self, fault: Fault) -> None:
+            def _answer(self, fault: Fault) -> None:  # noqa: C901
                 match fault.kind:
                     case "status":
                         body = json.dumps(
@@ -150,6 +150,11 @@ class FaultyOpenAI:
                     case "silence":
                         server._stopping.wait(fault.seconds)
                         self.close_connection = True
+                    case "echo_auth":  # a server quoting the request's credentials back
+                        echoed = f"invalid key in {self.headers.get('Authorization')}"
+                        body = json.dumps({"error": {"message": echoed}}).encode()
+                        self.send_response(fault.status)
+                        self._body(body, "application/json")
                     case "bad_json":
                         self.send_response(200)
                         self._body(b'{"choices": [{"message": {"content": "x"', "application/json")

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import IO, Any
 
@@ -61,10 +61,19 @@ def read_frame(stream: IO[bytes]) -> bytes | None:
 class RawServer:
     """``cadenza serve`` over pipes, with every message it wrote kept in order."""
 
-    def __init__(self, env: dict[str, str], *, stderr_path: Path | None = None) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        *,
+        stderr_path: Path | None = None,
+        log_level: str = "WARNING",
+        answer: Callable[[dict[str, Any]], Any] | None = None,
+    ) -> None:
         self._stderr_file = open(stderr_path, "wb") if stderr_path else None  # noqa: SIM115
+        self.answer = answer or (lambda request: None)
+        """The result sent back for each server → client request."""
         self.proc = subprocess.Popen(
-            SERVE,
+            [*SERVE[:-1], log_level],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._stderr_file or subprocess.DEVNULL,
@@ -115,7 +124,8 @@ class RawServer:
         with self._cond:
             self.raw_bodies.append(body)
             if "method" in msg and "id" in msg:  # a server → client request: answer it
-                self.send(message({"jsonrpc": "2.0", "id": msg["id"], "result": None}))
+                result = self.answer(msg)
+                self.send(message({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
                 self.notifications.append(msg)
             elif "method" in msg:
                 self.notifications.append(msg)

@@ -1,11 +1,13 @@
 """Execution: parse and validate a call's arguments, run the tool with a timeout.
 
 Unknown tools, malformed JSON, schema violations, timeouts and exceptions all become error
-results the model can read; nothing here raises into the loop except cancellation.
+results the model can read; nothing here raises into the loop except cancellation. Registered
+secrets (API keys, ``providers.secrets``) in a result are redacted.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from dataclasses import dataclass
@@ -15,6 +17,7 @@ import anyio
 from pydantic import ValidationError
 
 from cadenza.messages import ToolCall
+from cadenza.providers.secrets import redact
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from cadenza.tools.registry import ToolRegistry
 
@@ -72,11 +75,29 @@ def prepare(call: ToolCall, registry: ToolRegistry) -> PreparedCall | ToolResult
 
 
 async def run(prepared: PreparedCall, ctx: ToolContext) -> ToolResult:
-    """Run a prepared call within its tool's timeout (seconds).
+    """Run a prepared call within its tool's timeout (seconds); API keys in its result redacted.
+
+    A result may quote a registered secret (``run_command env``, a workspace ``.env`` read):
+    it goes to the model, the client and the transcript, so it is replaced by ``[redacted]``;
+    so are the texts of its edits, which are only shown and recorded (``FileEdited``): the
+    edits themselves were applied already, and undo keeps its own exact checkpoint.
 
     Raises:
         Only cancellation; every failure of the tool becomes an error result.
     """
+    result = await _run(prepared, ctx)
+    edits = tuple(
+        dataclasses.replace(
+            e,
+            old_text=None if e.old_text is None else redact(e.old_text),
+            new_text=redact(e.new_text),
+        )
+        for e in result.edits
+    )
+    return dataclasses.replace(result, content=redact(result.content), edits=edits)
+
+
+async def _run(prepared: PreparedCall, ctx: ToolContext) -> ToolResult:
     tool = prepared.tool
     try:
         with anyio.fail_after(tool.timeout_s):

@@ -1,0 +1,46 @@
+"""Regression tests for the secret leaks suite 6 found (docs/reliability.md)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from cadenza.messages import ToolCall
+from cadenza.providers.secrets import REDACTED, register_secret
+from cadenza.tools.base import ToolContext
+from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
+from cadenza.tools.registry import default_tools
+from tests.doubles import MemoryEditor
+
+SECRET = "sk-test-REGRESSION-" + os.urandom(8).hex()
+
+
+async def _call(root: Path, name: str, arguments: str) -> tuple[str, MemoryEditor, object]:
+    prepared = prepare(ToolCall(id="1", name=name, arguments=arguments), default_tools())
+    assert isinstance(prepared, PreparedCall)
+    editor = MemoryEditor()
+    result = await run(prepared, ToolContext(root=root, host=editor))
+    return result.content, editor, result
+
+
+async def test_tool_results_redact_registered_keys(tmp_path: Path) -> None:
+    # Found by suite 6: `run_command env` and reading a workspace .env put the API key into the
+    # tool result, hence into cadenza/sessionUpdate, the transcript and the next model request.
+    register_secret(SECRET)
+    (tmp_path / ".env").write_text(f"OPENAI_API_KEY={SECRET}\n")
+    content, _, _ = await _call(tmp_path, "read_file", '{"path": ".env"}')
+    assert SECRET not in content and REDACTED in content
+    content, _, _ = await _call(tmp_path, "run_command", '{"command": "cat .env"}')
+    assert SECRET not in content and REDACTED in content
+
+
+async def test_edit_diffs_redact_keys_but_the_file_keeps_them(tmp_path: Path) -> None:
+    # Found by suite 6: the diff of an edit to .env (tool_call_update, transcript) held the key.
+    register_secret(SECRET)
+    (tmp_path / ".env").write_text(f"OPENAI_API_KEY={SECRET}\n")
+    args = '{"path": ".env", "old_string": "\\n", "new_string": "\\nX=1\\n"}'
+    _, editor, result = await _call(tmp_path, "edit_file", args)
+    assert (tmp_path / ".env").read_text() == f"OPENAI_API_KEY={SECRET}\nX=1\n"
+    assert editor.edits and SECRET in editor.edits[0].new_text  # what was applied: exact
+    edits = result.edits  # type: ignore[attr-defined]
+    assert edits and all(SECRET not in (e.old_text or "") + e.new_text for e in edits)
