@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
+from tests.e2e.rawclient import RawClient
 from tests.lsp.conftest import Connect
-from tests.lsp.harness import Harness, capabilities
+from tests.lsp.harness import Harness, capabilities, server_env
 from tests.lsp.test_waiting import wait_for
 from tests.support.fake_openai import FakeOpenAI, Reply, call
 
@@ -112,3 +113,27 @@ async def test_cancel_during_the_model_request(connect: Connect, fake: FakeOpenA
         f"\ncancel during the model request: session_end after {(loop.time() - sent) * 1000:.1f} ms"
     )
     assert end["stopReason"] == "cancelled"
+
+
+async def test_sigterm_stops_the_server_and_its_commands(
+    fake: FakeOpenAI, workspace: Path, tmp_path: Path
+) -> None:
+    fake.script(call("run_command", SLEEP, "c1"))
+    client = await RawClient.start(
+        root=workspace,
+        env=server_env(fake.base_url, tmp_path / "home"),
+        stderr=tmp_path / "server.log",
+        init_options={"model": "openai/test", "permissions": {"gated": []}},
+    )
+    try:
+        await client.start_session({"task": "sleep a while"})
+        pid_file = workspace / "sleep.pid"
+        await wait_for(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
+        pid = int(pid_file.read_text())
+        client.proc.terminate()
+        status = await asyncio.wait_for(client.proc.wait(), 10)
+        assert status != 0
+        await wait_for(lambda: gone(pid), timeout=3)
+    finally:
+        if client.proc.returncode is None:
+            client.proc.kill()

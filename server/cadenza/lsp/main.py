@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import signal
 import sys
 
 from pygls.exceptions import JsonRpcInvalidParams
 
 from cadenza.lsp.server import create_server
+from cadenza.tools.shell import kill_live_groups
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +43,15 @@ def parse_address(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
+_TERMINATED: list[int] = []
+
+
+def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM: unwind the event loop (sessions are cancelled, commands killed)."""
+    _TERMINATED.append(signum)
+    raise SystemExit(128 + signum)
+
+
 def serve_main(args: argparse.Namespace) -> int:
     """Run the server until the client exits; returns the exit status.
 
@@ -62,6 +74,9 @@ def serve_main(args: argparse.Namespace) -> int:
             logging.getLogger(noisy).setLevel(logging.WARNING)
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_DropInvalidParams())
     server = create_server()
+    # SIGTERM ends the server like a closed stream: sessions are cancelled (their commands'
+    # process groups killed) and atexit handlers run, instead of leaving children behind.
+    signal.signal(signal.SIGTERM, _terminate)
     if args.tcp:
         try:
             host, port = parse_address(args.tcp)
@@ -71,4 +86,9 @@ def serve_main(args: argparse.Namespace) -> int:
         server.start_tcp(host, port)
     else:
         server.start_io()
+    if _TERMINATED:
+        # The stdin reader thread may still block in read(); do not wait for it at exit.
+        kill_live_groups()
+        logging.shutdown()
+        os._exit(128 + _TERMINATED[0])
     return 0 if server.shutdown_received else 1

@@ -75,14 +75,21 @@ class CadenzaServer(LanguageServer):
         self._stop_event = Event()
         reader = BoundedStdinReader(stdin or sys.stdin.buffer, self.thread_pool)
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        terminated = False
         try:
             asyncio.run(serve_messages(self._stop_event, reader, self._cadenza_protocol))
         except BrokenPipeError:
             log.error("Connection to the client is lost! Shutting down the server.")
-        except (KeyboardInterrupt, SystemExit):
+        except KeyboardInterrupt:
             pass
+        except SystemExit:  # SIGTERM (lsp.main): the loop unwound, sessions were cancelled
+            terminated = True
         finally:
-            self.shutdown()  # type: ignore[no-untyped-call]
+            if terminated:
+                # pygls's shutdown joins its thread pool, whose stdin reader blocks in read().
+                self._stop_event.set()
+            else:
+                self.shutdown()  # type: ignore[no-untyped-call]
 
     def start_tcp(self, host: str, port: int) -> None:
         """Serve over TCP as pygls does, reading through ``framing.serve_messages``."""

@@ -15,6 +15,7 @@ the command ends while processes it started in the background still run.
 
 from __future__ import annotations
 
+import atexit
 import codecs
 import contextlib
 import os
@@ -101,6 +102,20 @@ class _Capture:
         sep = "" if not head or head.endswith("\n") else "\n"
         note = f"[... {omitted} bytes omitted of {self.total} bytes ...]"
         return f"{head}{sep}{note}\n{tail}"
+
+
+_LIVE_GROUPS: set[int] = set()
+"""Process groups of commands running now, killed when the server process exits."""
+
+
+def kill_live_groups() -> None:
+    """SIGKILL every command still running (registered with ``atexit``; also on SIGTERM)."""
+    for pgid in list(_LIVE_GROUPS):
+        _signal_group(pgid, signal.SIGKILL)
+    _LIVE_GROUPS.clear()
+
+
+atexit.register(kill_live_groups)
 
 
 def _signal_group(pgid: int, sig: int) -> bool:
@@ -289,12 +304,14 @@ class RunCommand(Tool[RunCommandArgs]):
         except OSError as exc:
             raise ToolError(f"cannot start {self.shell}: {exc}") from None
         capture = _Capture(self.max_output_bytes)
+        _LIVE_GROUPS.add(process.pid)
         try:
             timed_out = await self._supervise(process, capture, timeout_s)
         except BaseException:  # cancelled (or broken): nothing of the command may outlive it
             await _kill_now(process)
             raise
         finally:
+            _LIVE_GROUPS.discard(process.pid)
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await process.aclose()
         output = capture.text() or "(no output)"
