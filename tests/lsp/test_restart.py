@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+from pygls.exceptions import JsonRpcException
+
 from tests.lsp.conftest import Connect
 from tests.lsp.harness import capabilities, stop_harness
 from tests.lsp.test_waiting import ASK, MISSING, ends, user_texts, wait_for
@@ -119,3 +122,26 @@ async def test_undo_after_a_restart_and_resume_restores_both_runs(
     assert sorted(f["path"] for f in result["files"]) == ["a.py", "b.py"]
     assert (workspace / "a.py").read_text() == "a = 1\n"
     assert (workspace / "b.py").read_text() == "b = 1\n"
+
+
+async def test_a_session_waiting_in_one_server_is_not_resumed_by_another(
+    connect: Connect, fake: FakeOpenAI
+) -> None:
+    first = await connect(caps=capabilities(ask_user=True))
+    fake.script(call("complete", ASK, "c1"))
+    session_id = await first.start("rename total")
+    await ends(first, session_id, 1)
+
+    second = await connect()  # a second editor window on the same state folder
+    with pytest.raises(JsonRpcException) as refused:
+        await second.execute("cadenza.replySession", {"sessionId": session_id, "text": "x"})
+    assert refused.value.code == -32803
+    assert "another Cadenza server" in str(refused.value)
+    loaded = await second.execute("cadenza.loadSession", {"sessionId": session_id})
+    assert loaded["session"]["state"] == "needs_user_input"  # replayed, not revived
+
+    await stop_harness(first)  # the lock goes with the first server
+    fake.script(text("ok"))
+    await second.execute("cadenza.replySession", {"sessionId": session_id, "text": "x"})
+    *_, end = await ends(second, session_id, 2)
+    assert end["stopReason"] == "end_turn"

@@ -24,6 +24,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from cadenza.engine.session import Session, SessionOutcome
+from cadenza.engine.session_lock import SessionLock
 from cadenza.engine.transcript import SessionState
 from cadenza.lsp import prompts
 from cadenza.lsp.capabilities import ClientFeatures
@@ -67,6 +68,8 @@ class LiveSession:
     outcome: SessionOutcome | None = None
     task: asyncio.Task[SessionOutcome] | None = None
     cancel_requested: bool = False
+    lock: SessionLock | None = None
+    """Held while the session lives in this server (no other server runs it meanwhile)."""
     _reply: asyncio.Future[Reply] | None = None
 
     @property
@@ -163,6 +166,11 @@ class SessionDriver:
         except asyncio.CancelledError:
             live.session.end_before_start()  # the transcript records the end too
             raise
+        except Exception:
+            # e.g. a workDoneToken that is not an integer or a string: no progress, but the
+            # session runs (and ends with session_end) instead of failing silently.
+            log.exception("session %s runs without progress", live.session.session_id)
+            progress = None
         live.publisher.progress = progress
         if progress is not None:
 

@@ -26,6 +26,7 @@ from cadenza.config import CadenzaConfig, ConfigError
 from cadenza.engine.permissions import PermissionGate, PermissionStore
 from cadenza.engine.restore import NotRestorable, RestoredState, restore_state
 from cadenza.engine.session import WAITING, Session, SessionOutcome, SessionSettings
+from cadenza.engine.session_lock import SessionLock, SessionLocked
 from cadenza.engine.transcript import (
     SessionSummary,
     TranscriptError,
@@ -149,6 +150,10 @@ class SessionManager:
             recorder=recorder,
             review=args.review,
         )
+        try:
+            live.lock = SessionLock.acquire(session_id)
+        except SessionLocked:  # a fresh id: cannot be held elsewhere
+            log.warning("session %s: its lock is held elsewhere", session_id)
         if request_id is not None:
             self._by_request[request_id] = session_id
         self._launch(live, self._driver.drive(live, work_done_token=work_done_token))
@@ -325,6 +330,10 @@ class SessionManager:
             provider = self._provider(summary.model)
         except InvalidArguments as exc:
             raise SessionRequestFailed(f"session {session_id} cannot go on: {exc}") from None
+        try:
+            lock = SessionLock.acquire(session_id)
+        except (SessionLocked, ValueError) as exc:
+            raise SessionRequestFailed(str(exc)) from None
         publisher = SessionPublisher(self._server, session_id=session_id, root=root)
         recorder = reopen_transcript(session_id, lambda text: _warn(publisher, text))
         live = self._live_session(
@@ -339,6 +348,7 @@ class SessionManager:
             restored=restored,
         )
         live.started = summary.started
+        live.lock = lock
         return live
 
     def _revive_waiting(
@@ -488,8 +498,11 @@ class SessionManager:
         cancelled before its first step (e.g. on ``shutdown``).
         """
         live = self._live.pop(session_id, None)
-        if live is not None and live.recorder is not None:
-            live.recorder.close()
+        if live is not None:
+            if live.recorder is not None:
+                live.recorder.close()
+            if live.lock is not None:
+                live.lock.release()
         self._ended.add(session_id)
         if task.cancelled():
             log.info("session %s cancelled", session_id)
