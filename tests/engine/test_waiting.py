@@ -203,3 +203,16 @@ async def test_restore_state_from_a_transcript(tmp_path: Path) -> None:
     assert state.last.movement is not None
     assert state.steps == 2
     assert [type(m).__name__ for m in state.history][:2] == ["SystemMessage", "UserMessage"]
+
+
+def test_resume_message_after_a_restart_says_the_browser_is_gone() -> None:
+    from cadenza.engine.session import SessionOutcome, resume_message
+
+    outcome = SessionOutcome(
+        stop_reason="waiting_human", message="log in", steps=1, browser_session_id="br-1"
+    )
+    live = resume_message(outcome, "I logged in")
+    assert live.startswith("The person is done in the browser (browser session br-1). They said")
+    assert "I logged in." in live
+    after = resume_message(outcome, "", restored=True)
+    assert "br-1 is gone" in after and "open the page again" in after

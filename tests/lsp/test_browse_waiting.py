@@ -53,11 +53,14 @@ async def test_login_page_waits_for_the_person_then_resumes_logged_in(
     assert waiting["browserSessionId"].startswith("br-")
     assert "password" in waiting["message"]
     await wait_for(lambda: len(editor.human_requests) == 1)
+    # Headless: the person acts through the browser's own DevTools page of that tab.
+    act = waiting["actUrl"]
+    assert act.startswith(f"http://127.0.0.1:{port}/devtools/inspector.html?ws=")
     [shown] = editor.client.shown_documents
-    assert shown.uri == account and shown.external is True
+    assert shown.uri == act and shown.external is True
     [request] = editor.human_requests
     assert request["sessionId"] == session_id
-    assert request["uri"] == account
+    assert request["uri"] == act
     assert request["opened"] is True
     assert request["waitReason"] == waiting["message"]
 

@@ -139,7 +139,8 @@ class SessionFinished(BaseModel):
     """The session ended (or waits); ``message`` is the final answer, the question or the error.
 
     For ``needs_user_input``: ``missing_info`` and ``why_no_default``. For ``waiting_human``:
-    ``wait_reason`` (= ``message``), ``browser_session_id`` and, when known, ``url``.
+    ``wait_reason`` (= ``message``), ``browser_session_id`` and, when known, ``url`` (the page)
+    and ``act_url`` (where the person acts on it, if not in a window on their screen).
     """
 
     kind: Literal["session_end"] = "session_end"
@@ -150,6 +151,7 @@ class SessionFinished(BaseModel):
     why_no_default: str | None = None
     browser_session_id: str | None = None
     url: str | None = None
+    act_url: str | None = None
 
 
 SessionEvent = Annotated[

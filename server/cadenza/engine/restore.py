@@ -79,6 +79,7 @@ def restore_state(records: Sequence[TranscriptRecord]) -> RestoredState:
                 why_no_default=event.why_no_default,
                 browser_session_id=event.browser_session_id,
                 url=event.url,
+                act_url=event.act_url,
                 movement=movement,
             )
     return RestoredState(start=start, history=history, last=last, steps=steps)

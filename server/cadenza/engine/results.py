@@ -58,6 +58,7 @@ class WaitingHuman:
     wait_reason: str
     browser_session_id: str
     url: str | None = None
+    act_url: str | None = None
 
 
 MovementResult = NextMovement | Completed | Aborted | AskPerson | WaitingHuman

@@ -175,6 +175,7 @@ class MovementRunner:
                             wait_reason=wait.wait_reason,
                             browser_session_id=wait.browser_session_id,
                             url=wait.url,
+                            act_url=wait.act_url,
                         )
                 bounded = bound_result(result.content, self.rt.context.limits.result_chars)
                 recorder.add(call.id, ToolResult(content=bounded, is_error=result.is_error))

@@ -63,7 +63,8 @@ class SessionOutcome:
         missing_info: ``needs_user_input``: what is missing.
         why_no_default: ``needs_user_input``: why no reasonable default exists.
         browser_session_id: ``waiting_human``: the browser session to resume.
-        url: ``waiting_human``: the page the person should open, when known.
+        url: ``waiting_human``: the page, when known.
+        act_url: ``waiting_human``: where the person acts on it (see ``HumanWait``).
         movement: The movement the session was in when it stopped (a resume goes on there).
     """
 
@@ -74,6 +75,7 @@ class SessionOutcome:
     why_no_default: str | None = None
     browser_session_id: str | None = None
     url: str | None = None
+    act_url: str | None = None
     movement: str | None = None
 
     @property
@@ -91,14 +93,25 @@ class SessionOutcome:
             why_no_default=self.why_no_default,
             browser_session_id=self.browser_session_id,
             url=self.url,
+            act_url=self.act_url,
         )
 
 
-def resume_message(outcome: SessionOutcome, reply: str) -> str:
-    """The user message that resumes a session after ``outcome`` with the person's ``reply``."""
+def resume_message(outcome: SessionOutcome, reply: str, *, restored: bool = False) -> str:
+    """The user message that resumes a session after ``outcome`` with the person's ``reply``.
+
+    ``restored``: the session was rebuilt from its transcript (a server restart), so a browser
+    session it waited in is gone.
+    """
     if outcome.stop_reason == "waiting_human":
         browser = outcome.browser_session_id or "?"
-        said = f" They said: {reply}" if reply.strip() else ""
+        said = f" They said: {reply.strip().rstrip('.')}." if reply.strip() else ""
+        if restored:
+            return (
+                f"The person is done in the browser.{said} But Cadenza restarted since, and the "
+                f"browser session {browser} is gone: open the page again with browse_interactive "
+                "(action open, no session_id); the person may have to act again."
+            )
         return (
             f"The person is done in the browser (browser session {browser}).{said} Continue the "
             f"task: call browse_interactive with session_id {browser!r} to see the page now."
@@ -150,6 +163,8 @@ class Session:
         self.task = task
         self.settings = settings or SessionSettings()
         self.last: SessionOutcome | None = last
+        self._restored = history is not None
+        """Rebuilt from a transcript and not run since: in-process state (browsers) is gone."""
         template = self.settings.system_prompt or DEFAULT_SYSTEM_PROMPT
         messages: list[Message] = [
             SystemMessage(content=system_prompt(root, template)),
@@ -222,7 +237,8 @@ class Session:
         """
         last = self.last
         after: StopReason = last.stop_reason if last is not None else "end_turn"
-        text = resume_message(last, reply) if last is not None else reply
+        text = resume_message(last, reply, restored=self._restored) if last is not None else reply
+        self._restored = False
         self.rt.publish(SessionResumed(after=after, reply=reply))
         self.rt.append(UserMessage(tag="answer", content=text))
         # The person may have changed files or pages meanwhile: repeating a call is no
@@ -303,6 +319,7 @@ class Session:
             why_no_default=why,
             browser_session_id=waiting.browser_session_id if waiting else None,
             url=waiting.url if waiting else None,
+            act_url=waiting.act_url if waiting else None,
             movement=movement.name,
         )
 

@@ -198,7 +198,7 @@ class SessionDriver:
                     self._server,
                     session_id=live.session_id,
                     wait_reason=outcome.message,
-                    uri=outcome.url,
+                    uri=outcome.act_url,
                 )
                 if action is not None:
                     live.give_reply("" if action == "continue" else None)

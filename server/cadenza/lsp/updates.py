@@ -165,6 +165,7 @@ class SessionEndUpdate(WireModel):
     why_no_default: str | None = None
     browser_session_id: str | None = None
     url: str | None = None
+    act_url: str | None = None
 
     @model_serializer(mode="wrap")
     def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -261,6 +262,7 @@ def _lifecycle_update(
         why_no_default=event.why_no_default,
         browser_session_id=event.browser_session_id,
         url=event.url,
+        act_url=event.act_url,
     )
 
 

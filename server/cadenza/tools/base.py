@@ -38,12 +38,15 @@ class HumanWait:
     Attributes:
         wait_reason: What the person must do, non-empty.
         browser_session_id: The browser session to resume afterwards, non-empty.
-        url: The page the person should open, when known.
+        url: The page, when known.
+        act_url: Where the person acts on it when not in a browser window on their screen
+            (the DevTools page of a headless browser); None: in that window, or nowhere.
     """
 
     wait_reason: str
     browser_session_id: str
     url: str | None = None
+    act_url: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -120,6 +120,39 @@ class BrowserSessions:
         self._sessions[session_id] = session
         return session
 
+    async def act_url(self, page: Page) -> str | None:
+        """Where the person acts on ``page``; None when it is in a window on their screen.
+
+        A headed browser brings the page to the front and answers None (the person uses that
+        window). A headless one with a remote debugging port answers the DevTools front end of
+        that page, served by the browser itself on 127.0.0.1 (its screencast takes clicks and
+        typing). Without a port nobody can reach the page: None.
+        """
+        from playwright.async_api import Error as PlaywrightError
+
+        port = self.settings.remote_debugging_port
+        try:
+            if not self.settings.is_headless():
+                await page.bring_to_front()
+                return None
+            if port is None:
+                return None
+            cdp = await page.context.new_cdp_session(page)
+            try:
+                info = await cdp.send("Target.getTargetInfo")
+            finally:
+                await cdp.detach()
+        except PlaywrightError as exc:
+            log.info("no place to act on %s: %s", page.url, exc)
+            return None
+        target = info.get("targetInfo", {}).get("targetId")
+        if not isinstance(target, str):
+            return None
+        return (
+            f"http://127.0.0.1:{port}/devtools/inspector.html"
+            f"?ws=127.0.0.1:{port}/devtools/page/{target}"
+        )
+
     def where_to_act(self) -> str:
         """A sentence telling the person where the browser is."""
         port = self.settings.remote_debugging_port

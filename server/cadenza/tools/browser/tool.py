@@ -181,7 +181,7 @@ class BrowseInteractive(Tool[BrowseInteractiveArgs]):
             page = await session.page()
             if args.action == "wait_for_human":
                 reason = _required(args.reason, "reason", args.action).strip()
-                return self._waiting(sessions, session, page, reason)
+                return await self._waiting(sessions, session, page, reason)
             if args.action == "read":
                 max_chars = sessions.settings.max_chars
                 return ToolResult(
@@ -228,21 +228,24 @@ class BrowseInteractive(Tool[BrowseInteractiveArgs]):
         obstacle = await find_obstacle(page)
         if obstacle is not None:
             title = await page.title()
-            return self._waiting(
+            return await self._waiting(
                 sessions, session, page, _obstacle_reason(obstacle, title, page.url)
             )
         shown = await view(page)
         return ToolResult(content=describe(session.id, shown, done=done, max_chars=max_chars))
 
-    def _waiting(
+    async def _waiting(
         self, sessions: BrowserSessions, session: BrowserSession, page: Page, reason: str
     ) -> ToolResult:
         if not reason.endswith((".", "!", "?")):
             reason += "."
-        output = {
+        output: dict[str, str] = {
             "action": WAITING_HUMAN,
             "waitReason": f"{reason} {sessions.where_to_act()}",
             "sessionId": session.id,
             "url": page.url,
         }
+        act_url = await sessions.act_url(page)
+        if act_url is not None:
+            output["actUrl"] = act_url
         return browse_tool_result(output)

@@ -2,7 +2,9 @@
 
 The interactive browse tool answers with a JSON object. When a person must act in the browser
 (log in, solve a CAPTCHA, confirm a payment) it answers
-``{"action": "waiting_human", "waitReason": str, "sessionId": str, "url"?: str}``; the movement
+``{"action": "waiting_human", "waitReason": str, "sessionId": str, "url"?: str, "actUrl"?: str}``
+(``url``: the page; ``actUrl``: where the person can act on it when that is elsewhere, e.g. a
+DevTools screencast of a headless browser); the movement
 then ends with a typed waiting state and the session resumes that browser session (by its
 ``sessionId``) once the person is done.
 
@@ -30,13 +32,16 @@ class WaitingHuman:
     Attributes:
         wait_reason: What the person must do (``waitReason``), non-empty.
         browser_session_id: The browse tool's session to resume (``sessionId``), non-empty.
-        url: The page the person should open, when the tool gave one.
+        url: The page, when the tool gave one.
+        act_url: Where the person acts on it, when not in a browser window already on their
+            screen (e.g. the DevTools page of a headless browser).
     """
 
     kind: Literal["waiting_human"] = "waiting_human"
     wait_reason: str
     browser_session_id: str
     url: str | None = None
+    act_url: str | None = None
 
     def tool_result(self) -> ToolResult:
         """The result the model reads for the call that started the wait.
@@ -53,6 +58,7 @@ class WaitingHuman:
                 wait_reason=self.wait_reason,
                 browser_session_id=self.browser_session_id,
                 url=self.url,
+                act_url=self.act_url,
             ),
         )
 
@@ -76,28 +82,33 @@ def _text_problem(obj: Mapping[str, Any], field: str) -> str | None:
     return None
 
 
-def _url(obj: Mapping[str, Any]) -> tuple[str | None, str | None]:
-    """``(url, problem)``: an absent, null or blank ``url`` is None; a non-string is a problem."""
-    value = obj.get("url")
+def _url(obj: Mapping[str, Any], key: str = "url") -> tuple[str | None, str | None]:
+    """``(url, problem)``: an absent, null or blank ``key`` is None; a non-string is a problem."""
+    value = obj.get(key)
     if value is None:
         return None, None
     if not isinstance(value, str):
-        return None, f"url must be a string, got {type(value).__name__}"
+        return None, f"{key} must be a string, got {type(value).__name__}"
     return (value.strip() or None), None
 
 
 def _waiting(obj: Mapping[str, Any], shown: str) -> WaitingHuman | ToolResult:
     problems = [p for p in (_text_problem(obj, "sessionId"), _text_problem(obj, "waitReason")) if p]
     url, url_problem = _url(obj)
-    if url_problem:
-        problems.append(url_problem)
+    act_url, act_problem = _url(obj, "actUrl")
+    problems += [p for p in (url_problem, act_problem) if p]
     if problems:
         what = (
             f"action is {WAITING_HUMAN!r} but {'; '.join(problems)} (a waiting_human result "
             "needs non-empty string sessionId and waitReason)"
         )
         return _malformed(what, shown)
-    return WaitingHuman(wait_reason=obj["waitReason"], browser_session_id=obj["sessionId"], url=url)
+    return WaitingHuman(
+        wait_reason=obj["waitReason"],
+        browser_session_id=obj["sessionId"],
+        url=url,
+        act_url=act_url,
+    )
 
 
 def parse_browse_output(output: str | Mapping[str, Any]) -> WaitingHuman | ToolResult:
