@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -30,6 +31,14 @@ def frame(body: bytes) -> bytes:
 def message(payload: Any) -> bytes:
     """One well-formed frame holding ``payload`` as JSON."""
     return frame(json.dumps(payload).encode())
+
+
+@dataclass(frozen=True)
+class ErrorAnswer:
+    """Returned by an ``answer`` callable: answer the server's request with this error."""
+
+    code: int
+    message: str
 
 
 class FrameError(Exception):
@@ -71,7 +80,7 @@ class RawServer:
     ) -> None:
         self._stderr_file = open(stderr_path, "wb") if stderr_path else None  # noqa: SIM115
         self.answer = answer or (lambda request: None)
-        """The result sent back for each server → client request."""
+        """The result (or ``ErrorAnswer``) sent back for each server → client request."""
         self.proc = subprocess.Popen(
             [*SERVE[:-1], log_level],
             stdin=subprocess.PIPE,
@@ -125,7 +134,11 @@ class RawServer:
             self.raw_bodies.append(body)
             if "method" in msg and "id" in msg:  # a server → client request: answer it
                 result = self.answer(msg)
-                self.send(message({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
+                if isinstance(result, ErrorAnswer):
+                    error = {"code": result.code, "message": result.message}
+                    self.send(message({"jsonrpc": "2.0", "id": msg["id"], "error": error}))
+                else:
+                    self.send(message({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
                 self.notifications.append(msg)
             elif "method" in msg:
                 self.notifications.append(msg)

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,8 +27,9 @@ from hypothesis import strategies as st
 
 from tests.lsp.harness import server_env
 from tests.reliability.knobs import scaled
-from tests.reliability.rawserver import RawServer, frame, initialize_params, message
-from tests.support.fake_openai import FakeOpenAI
+from tests.reliability.rawserver import ErrorAnswer, RawServer, frame, initialize_params, message
+from tests.support.fake_openai import FakeOpenAI, call
+from tests.support.fake_openai import text as fake_text
 
 TOTAL_MESSAGES = scaled(5_000, 100_000)
 BATCH = 50
@@ -356,6 +359,58 @@ def encode(msg: Msg, ids: Ids, real_sessions: list[str]) -> tuple[bytes, int | s
     raise AssertionError(msg.framing)
 
 
+# --- the client's side: hostile answers to the server's requests ------------------------------
+
+CLIENT_CAPABILITIES = {
+    # applyEdit: the server never writes a file itself, even for a session whose hostile rootUri
+    # is a real folder (file:///tmp): every change goes to this client, which never applies it.
+    "workspace": {
+        "applyEdit": True,
+        "workspaceEdit": {"documentChanges": True, "resourceOperations": ["create", "delete"]},
+    },
+    "window": {"workDoneProgress": True, "showDocument": {"support": True}},
+    "experimental": {"cadenza": {"askUser": True, "requestPermission": True}},
+}
+HOSTILE_ANSWERS: list[Any] = [
+    None,
+    {},
+    [],
+    "Allow once",
+    0,
+    {"title": "Allow once"},
+    {"title": 5},
+    {"applied": True},
+    {"applied": "yes", "failureReason": 5},
+    {"applied": False, "failureReason": "x" * 100_000},
+    {"answer": None},
+    {"answer": 5},
+    {"answer": "an answer \x00 \ud800"},
+    {"outcome": {"outcome": "selected", "optionId": "allow_once"}},
+    {"outcome": {"outcome": "selected", "optionId": 7}},
+    {"outcome": "cancelled"},
+    {"action": "continue"},
+    {"success": "no"},
+    ErrorAnswer(-32603, "the client failed"),
+    ErrorAnswer(-32800, "cancelled"),
+]
+"""What the fuzzed client answers to the server's requests (applyEdit, prompts, progress)."""
+
+
+def hostile_answer(rng: random.Random) -> Callable[[dict[str, Any]], Any]:
+    return lambda request: rng.choice(HOSTILE_ANSWERS)
+
+
+MODEL_SCRIPT = [
+    call("write_file", {"path": "fuzz-out.txt", "content": "x\n"}, "c1"),
+    call("run_command", {"command": "true"}, "c2"),
+    call("ask_user", {"question": "which?"}, "c3"),
+    call("edit_file", {"path": "app.py", "old_string": "hi", "new_string": "ho"}, "c4"),
+    call("delete_file", {"path": "app.py"}, "c5"),
+    fake_text("done"),
+]
+"""Replies the fake model gives, in turn, to whichever session asks (then ``done`` forever)."""
+
+
 # --- the server -------------------------------------------------------------------------------
 
 
@@ -377,10 +432,11 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
     workspace = tmp / "ws"
     workspace.mkdir()
     (workspace / "app.py").write_text("print('hi')\n")
-    with FakeOpenAI() as fake:
+    with FakeOpenAI(MODEL_SCRIPT * (TOTAL_MESSAGES // 20)) as fake:
         env = server_env(fake.base_url, tmp / "home")
         env["CADENZA_MODEL"] = "openai/test"
-        server = RawServer(env, stderr_path=tmp / "stderr.log")
+        rng = random.Random(int(os.environ.get("CADENZA_RELIABILITY_SEED", "7")))
+        server = RawServer(env, stderr_path=tmp / "stderr.log", answer=hostile_answer(rng))
         state = Fuzzed(server=server, ids=Ids(), workspace=workspace, stderr=tmp / "stderr.log")
         yield state
         if server.alive():
@@ -457,7 +513,7 @@ def test_requests_before_initialize_are_answered(fuzzed: Fuzzed) -> None:
         "initialize",
         initialize_params(
             fuzzed.workspace,
-            capabilities={"workspace": {"applyEdit": False}, "window": {"workDoneProgress": True}},
+            capabilities=CLIENT_CAPABILITIES,
         ),
         BOUND_S,
     )
@@ -492,6 +548,27 @@ def test_fuzzed_batches_are_answered(fuzzed: Fuzzed, batch: list[Msg]) -> None:
     fuzzed.sent += len(chunks)
     fuzzed.batches += 1
     assert_healthy(fuzzed, expected, sent)
+
+
+def test_every_started_session_ended(fuzzed: Fuzzed) -> None:
+    """Sessions the fuzzing started (the model writes, runs, asks, edits, deletes; the client
+    answers every request of the server with something hostile) all reach ``session_end``."""
+    server = fuzzed.server
+    deadline = time.monotonic() + 60
+    ended: set[str] = set()
+    while time.monotonic() < deadline:
+        ended = {
+            n["params"]["sessionId"]
+            for n in list(server.notifications)
+            if n.get("method") == "cadenza/sessionUpdate"
+            and n["params"]["update"].get("sessionUpdate") == "session_end"
+        }
+        if ended >= set(fuzzed.sessions):
+            break
+        time.sleep(0.1)
+    assert set(fuzzed.sessions) <= ended, sorted(set(fuzzed.sessions) - ended)[:5]
+    assert server.alive()
+    print(f"\nprotocol fuzz: {len(fuzzed.sessions)} sessions started and ended")
 
 
 def test_requests_after_shutdown_are_refused_then_exit(fuzzed: Fuzzed) -> None:

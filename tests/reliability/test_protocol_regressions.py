@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.lsp.harness import server_env
 from tests.reliability.rawserver import RawServer, frame, initialize_params, message
+from tests.support.fake_openai import FakeOpenAI, call
+from tests.support.fake_openai import text as fake_text
 
 LIST = {"command": "cadenza.listSessions"}
 
@@ -96,3 +100,83 @@ def test_stray_body_holding_content_length_text_does_not_swallow_the_next(
     )
     assert not raw.wait_for([9], 10)
     assert "result" in raw.responses[9]
+
+
+def _session_end(raw: RawServer, session_id: str, timeout: float = 15) -> dict[str, Any] | None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for note in list(raw.notifications):
+            params = note.get("params") or {}
+            update = params.get("update") or {}
+            if (
+                params.get("sessionId") == session_id
+                and update.get("sessionUpdate") == "session_end"
+            ):
+                return update
+        time.sleep(0.05)
+    return None
+
+
+@pytest.mark.parametrize("answer", [{}, [], "yes", {"failureReason": "no applied field"}])
+def test_malformed_apply_edit_answer_fails_the_edit_not_the_session(
+    tmp_path: Path, answer: Any
+) -> None:
+    # Found by the fuzzer: pygls dropped a response it could not structure, so the session
+    # waiting for its workspace/applyEdit hung forever.
+    root = tmp_path / "ws"
+    root.mkdir()
+    script = [call("write_file", {"path": "a.txt", "content": "x"}, "c1"), fake_text("done")]
+    with FakeOpenAI(script) as fake:
+        raw = RawServer(
+            server_env(fake.base_url, tmp_path / "home"),
+            answer=lambda request: answer if request["method"] == "workspace/applyEdit" else None,
+        )
+        try:
+            caps = {
+                "workspace": {
+                    "applyEdit": True,
+                    "workspaceEdit": {"documentChanges": True, "resourceOperations": ["create"]},
+                }
+            }
+            assert raw.request(1, "initialize", initialize_params(root, capabilities=caps))
+            start = {
+                "command": "cadenza.startSession",
+                "arguments": [{"task": "t", "model": "openai/test"}],
+            }
+            session_id = raw.request(2, "workspace/executeCommand", start)["result"]["sessionId"]
+            end = _session_end(raw, session_id)
+            assert end is not None and end["stopReason"] == "end_turn", end
+            failed = [
+                n["params"]["update"]
+                for n in raw.notifications
+                if n.get("method") == "cadenza/sessionUpdate"
+                and n["params"]["update"].get("status") == "failed"
+            ]
+            assert failed, "the write_file call should have failed"
+            assert not (root / "a.txt").exists()
+        finally:
+            raw.kill()
+
+
+@pytest.mark.parametrize("token", [{"a": 1}, [1, 2], 1.5, True])
+def test_unusable_work_done_token_still_ends_the_session(tmp_path: Path, token: Any) -> None:
+    # Found by the fuzzer: a workDoneToken that is a JSON object made pygls's progress raise
+    # TypeError before the session ran; it never sent session_end.
+    root = tmp_path / "ws"
+    root.mkdir()
+    with FakeOpenAI([fake_text("done")]) as fake:
+        raw = RawServer(server_env(fake.base_url, tmp_path / "home"))
+        try:
+            assert raw.request(1, "initialize", initialize_params(root))
+            start = {
+                "command": "cadenza.startSession",
+                "workDoneToken": token,
+                "arguments": [{"task": "t", "model": "openai/test"}],
+            }
+            answer = raw.request(2, "workspace/executeCommand", start)
+            assert answer is not None
+            if "result" in answer:  # accepted: it must run to its end
+                end = _session_end(raw, answer["result"]["sessionId"])
+                assert end is not None and end["stopReason"] == "end_turn", end
+        finally:
+            raw.kill()

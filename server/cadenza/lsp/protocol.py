@@ -14,7 +14,9 @@
   pygls's ``window/showMessage``: -32700 for a body that is not JSON, -32600 for an invalid
   request object (a notification method sent with an id included), -32602 for params that
   do not fit the method; notifications and responses are only logged. The response carries
-  the request's id, or null when none is usable.
+  the request's id, or null when none is usable. A client's response that does not fit the
+  server's request (``applyEdit`` answered ``{}``) fails that request (pygls dropped it, and
+  the session waiting for it hung).
 - ``handle_message``: before ``initialize`` pygls runs handlers that need the workspace (an
   internal error); Cadenza answers requests with -32002 and drops notifications (LSP 3.17
   §initialize), ``exit`` excepted. After ``shutdown`` pygls drops every request unanswered
@@ -157,13 +159,32 @@ class CadenzaProtocol(LanguageServerProtocol):
             # structure_message raises JsonRpcInvalidParams / JsonRpcInternalError (logged).
             if is_request:
                 self.send_error(_usable_id(raw), exc)
+            else:
+                self._fail_response(raw, exc.message)
             return
-        except Exception:
+        except Exception as exc:
             log.exception("Unable to deserialize message")
             if is_request:
                 self.send_error(_usable_id(raw), JsonRpcInternalError())
+            else:
+                self._fail_response(raw, repr(exc))
             return
         self.handle_message(message)
+
+    def _fail_response(self, raw: dict[str, Any], problem: str) -> None:
+        """A client's response that does not fit its request fails the request's waiter.
+
+        pygls drops a response it cannot structure (e.g. ``workspace/applyEdit`` answered
+        ``{}``): the request would never complete and its session would hang.
+        """
+        msg_id = _usable_id(raw)
+        if "method" in raw or msg_id is None:
+            return
+        log.warning("malformed response to request %s: %s", msg_id, problem)
+        error = types.ResponseError(
+            code=JsonRpcInternalError.CODE, message=f"malformed response from the client: {problem}"
+        )
+        self._handle_response(msg_id, None, error)
 
     initialize_seen = False
     """True once an ``initialize`` request arrived (requests before it are refused)."""
