@@ -3,8 +3,8 @@
 Session ``n`` has the task ``... TOKEN-n`` and the workspace ``wsN`` holding ``secret.txt``
 (``SECRET-n``); the model (``routing_openai``) reads the secret and writes ``out.txt``. No
 event, tool result, file or prompt may cross sessions: every update of session ``n`` mentions
-only ``TOKEN-n``/``SECRET-n``, every model request of session ``n`` only its own, and each
-workspace ends with exactly its own two files.
+only ``TOKEN-n``/``SECRET-n``, and so does its transcript and every model request it made;
+each workspace ends with exactly its own two files.
 """
 
 from __future__ import annotations
@@ -60,6 +60,11 @@ async def test_concurrent_sessions_are_isolated(tmp_path: Path) -> None:
         out = (roots[n] / "out.txt").read_text()
         assert set(MARK.findall(out)) == {str(n)}, (n, out)
         assert f"SECRET-{n}" in out
+    sessions_dir = tmp_path / "home" / "xdg_state_home" / "cadenza" / "sessions"
+    for n, session_id in enumerate(ids):
+        transcript = (sessions_dir / f"{session_id}.jsonl").read_text()
+        seen = set(MARK.findall(transcript))
+        assert seen == {str(n)}, f"transcript {n} holds the marks of sessions {sorted(seen)}"
     assert overlap > 1, "the sessions did not run concurrently"
     print(
         f"\nisolation: {SESSIONS} concurrent sessions (up to {overlap} model requests at once), "
