@@ -1,4 +1,4 @@
-"""The ``cadenza`` command: ``serve``, ``acp``, ``run``, ``undo``, ``models``."""
+"""The ``cadenza`` command: ``serve``, ``acp``, ``run``, ``reply``, ``undo``, ``models``."""
 
 from __future__ import annotations
 
@@ -83,6 +83,21 @@ def build_parser() -> argparse.ArgumentParser:
         "at once (default: the server's review setting, auto)",
     )
 
+    reply = sub.add_parser(
+        "reply",
+        help="answer a session that waits for you (needs_user_input, waiting_human) and run it on",
+    )
+    reply.add_argument("session_id", help="the session's id (printed by cadenza run)")
+    reply.add_argument(
+        "task", metavar="text", help="the answer (after waiting_human: what you did, or '')"
+    )
+    reply.add_argument("--workspace", default=".", help="workspace folder (default: current)")
+    reply.add_argument(
+        "--yes", action="store_true", help="never prompt: apply every change, decline questions"
+    )
+    reply.add_argument("--events", metavar="FILE", help="as for cadenza run")
+    reply.set_defaults(model=None, workflow=None, max_steps=None, review=None)
+
     acp = sub.add_parser(
         "acp", help="speak the Agent Client Protocol on stdio (Zed, Neovim ACP clients)"
     )
@@ -138,6 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             # The spawned server inherits the environment; the provider registry reads it.
             os.environ["CADENZA_BASE_URL"] = args.base_url
         args.model = model_with_provider(args.model, args.provider)
+
+        return run_main(args)
+    if args.command == "reply":
+        from cadenza.client.cli import run_main
 
         return run_main(args)
     if args.command == "acp":

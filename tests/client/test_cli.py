@@ -340,3 +340,33 @@ def test_escape_sequences_from_the_model_are_shown_escaped(
     lines = done.stdout.splitlines()
     assert any(line.startswith("  R README.txt → sub/READ2.txt") for line in lines), done.stdout
     assert any(line.startswith("  A evil.py") for line in lines), done.stdout
+
+
+def test_a_waiting_session_is_answered_with_cadenza_reply(
+    ws: Path, env: dict[str, str], fake: FakeOpenAI
+) -> None:
+    ask = {
+        "status": "needs_user_input",
+        "summary": "",
+        "missing_info": "the new name",
+        "why_no_default": "two names fit",
+    }
+    fake.script(call("complete", ask, "c1"))
+    first = run(ws, env, "--model", "openai/test", "rename total")
+    assert first.returncode == 3, first.stdout + first.stderr
+    [hint] = [line for line in first.stdout.splitlines() if "cadenza reply" in line]
+    session_id = hint.split("cadenza reply ")[1].split()[0]
+
+    fake.script(text("Renamed to total_of."))
+    second = subprocess.run(
+        [sys.executable, "-m", "cadenza", "reply", session_id, "total_of", "--workspace", str(ws)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "Renamed to total_of." in second.stdout
+    last_user = [m for m in fake.requests[-1]["messages"] if m["role"] == "user"][-1]
+    assert last_user["content"].endswith(": total_of")

@@ -81,7 +81,8 @@ def run_main(args: argparse.Namespace) -> int:
         events_path=Path(args.events) if args.events else None,
         review=getattr(args, "review", None),
     )
-    run = _Run(console=console, errors=errors, options=options, task=args.task)
+    reply_to = getattr(args, "session_id", None)
+    run = _Run(console=console, errors=errors, options=options, task=args.task, reply_to=reply_to)
     display = SessionDisplay(console, declined_note=declined)
     prompter: Prompter = (
         TerminalPrompter(console, pause=display.paused)
@@ -145,6 +146,8 @@ class _Run:
     errors: Console
     options: ClientOptions
     task: str
+    reply_to: str | None = None
+    """``cadenza reply``: the waiting session that ``task`` answers."""
     interrupted: bool = False
     cancel_requested: bool = False
 
@@ -175,7 +178,10 @@ class _Run:
 
     async def _drive(self, client: HeadlessClient) -> SessionOutcome:
         await client.start()
-        await client.start_session(self.task)
+        if self.reply_to is not None:
+            await client.reply_session(self.reply_to, self.task)
+        else:
+            await client.start_session(self.task)
         return await client.wait()
 
     def _on_interrupt(
@@ -229,3 +235,7 @@ class _Run:
         )
         if outcome.changes:
             self.console.print(f"undo these changes: cadenza undo {outcome.session_id}")
+        if outcome.stop_reason in ("needs_user_input", "waiting_human"):
+            self.console.print(
+                f'the session waits for you: cadenza reply {outcome.session_id} "YOUR ANSWER"'
+            )

@@ -44,6 +44,7 @@ from cadenza.client.prompts import DecliningPrompter, Prompter
 from cadenza.client.summary import merge_changes
 from cadenza.client.wire import (
     CANCEL_SESSION,
+    REPLY_SESSION,
     START_SESSION,
     UNDO_SESSION,
     CadenzaClientProtocol,
@@ -380,6 +381,31 @@ class HeadlessClient:
             raise SessionStartError(f"{START_SESSION} returned {raw!r}, not {{sessionId}}")
         tracker.session_id = StartSessionResult.model_validate(raw).session_id
         return tracker.session_id
+
+    async def reply_session(self, session_id: str, text: str) -> None:
+        """Resume a session that waits for the person with ``text`` (``cadenza.replySession``).
+
+        The session may be from an earlier server (it is revived from its transcript); follow
+        it with ``wait`` as after ``start_session``.
+
+        Raises:
+            SessionStartError: The server refused (unknown session, not waiting, ...).
+            ServerExitedError: The server exited before answering.
+        """
+        lsp, tracker = self._started()
+        params = types.ExecuteCommandParams(
+            command=REPLY_SESSION, arguments=[{"sessionId": session_id, "text": text}]
+        )
+        tracker.started = time.monotonic()
+        tracker.session_id = session_id
+        try:
+            await lsp.workspace_execute_command_async(params)
+        except JsonRpcException as exc:
+            raise SessionStartError(f"the server refused the reply: {exc}") from None
+        except RuntimeError:
+            raise ServerExitedError(
+                "the server exited before taking the reply" + await self._stderr_note()
+            ) from None
 
     async def wait(self) -> SessionOutcome:
         """Wait for ``session_end``.

@@ -20,6 +20,7 @@ from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.protocol.json_rpc import MsgId
 
 START_SESSION = "cadenza.startSession"
+REPLY_SESSION = "cadenza.replySession"
 CANCEL_SESSION = "cadenza.cancelSession"
 UNDO_SESSION = "cadenza.undoSession"
 SESSION_UPDATE = "cadenza/sessionUpdate"
