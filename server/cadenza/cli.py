@@ -69,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--yes",
         action="store_true",
-        help="never prompt: apply every change without asking, decline questions",
+        help="never prompt: apply every change without asking, decline questions and permission "
+        "prompts (gated tools such as run_command do not run)",
     )
     run.add_argument(
         "--max-steps",
