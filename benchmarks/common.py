@@ -156,9 +156,10 @@ def machine() -> dict[str, Any]:
     }
 
 
-def save(name: str, results: dict[str, Any], started: float) -> Path:
+def save(name: str, results: dict[str, Any], started: float, folder: Path | None = None) -> Path:
     """Write ``results`` with machine, command, date and commit to ``results/NAME-DATE.json``."""
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    folder = folder or RESULTS
+    folder.mkdir(parents=True, exist_ok=True)
     now = datetime.now(UTC)
     record = {
         "benchmark": name,
@@ -169,7 +170,7 @@ def save(name: str, results: dict[str, Any], started: float) -> Path:
         "wall_s": round(time.monotonic() - started, 1),
         "results": results,
     }
-    path = RESULTS / f"{name}-{now.strftime('%Y%m%dT%H%M%SZ')}.json"
+    path = folder / f"{name}-{now.strftime('%Y%m%dT%H%M%SZ')}.json"
     path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return path
 

@@ -241,7 +241,9 @@ def wall_import(module: str, repeat: int) -> float:
     return full - base
 
 
-def bench_startup(repeat: int) -> dict[str, Any]:
+def bench_startup(
+    repeat: int, modules: tuple[str, ...] = ("cadenza.lsp.server",)
+) -> dict[str, Any]:
     import tempfile
 
     from benchmarks.common import server_env
@@ -263,7 +265,7 @@ def bench_startup(repeat: int) -> dict[str, Any]:
         "target_ms": 300,
     }
     rows = []
-    for module in ("cadenza.lsp.server", "cadenza.cli", "cadenza.lsp.main"):
+    for module in modules:
         profile = import_profile(module)
         profile["wall_ms"] = round(wall_import(module, max(3, repeat // 2)) * 1000, 1)
         result["imports"][module] = profile
@@ -327,7 +329,9 @@ def bench_edits_micro(sizes: tuple[int, ...]) -> dict[str, Any]:
     return {"text_edits": out}
 
 
-async def bench_edits(model: FakeModel, sizes: tuple[int, ...], steps: int) -> dict[str, Any]:
+async def bench_edits(
+    model: FakeModel, sizes: tuple[int, ...], steps: int, *, micro: bool = True
+) -> dict[str, Any]:
     rows, out = [], []
     for size in sizes:
         run = await run_sessions(model, sessions=1, steps=steps, file_text=big_text(size))
@@ -359,9 +363,10 @@ async def bench_edits(model: FakeModel, sizes: tuple[int, ...], steps: int) -> d
             rows,
         )
     )
+    if not micro:
+        return {"end_to_end": out, "target_ms_10mb": 50}
     print()
-    micro = bench_edits_micro(sizes)
-    return {"end_to_end": out, **micro, "target_ms_10mb": 50}
+    return {"end_to_end": out, **bench_edits_micro(sizes), "target_ms_10mb": 50}
 
 
 # --- peer --------------------------------------------------------------------------------------
@@ -415,10 +420,11 @@ async def run_one(name: str, model: FakeModel, args: argparse.Namespace) -> dict
             "step": await bench_step(model, 200),
             "concurrency": await bench_concurrency(model, SMOKE_CONCURRENCY),
             "startup": bench_startup(3),
-            "edits": await bench_edits(model, (1_000_000,), 6),
+            "edits_micro": bench_edits_micro((1_000_000,)),
+            "edits": await bench_edits(model, (1_000_000,), 6, micro=False),
         }
     if name == "startup":
-        return bench_startup(10)
+        return bench_startup(10, ("cadenza.lsp.server", "cadenza.lsp.main", "cadenza.cli"))
     benchmarks = {
         "step": lambda: bench_step(model, args.steps),
         "concurrency": lambda: bench_concurrency(model, CONCURRENCY),
@@ -443,7 +449,7 @@ async def main_async(args: argparse.Namespace) -> None:
             started = time.monotonic()
             print(f"\n## {name}\n", flush=True)
             result = await run_one(name, model, args)
-            path = save(name, result, started)
+            path = save(name, result, started, args.out)
             shown = path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
             print(f"\nsaved {shown}")
             print(f"load average now: {machine()['load_avg']}")
@@ -457,6 +463,9 @@ def main() -> None:
         "names", nargs="*", help="step, concurrency, growth, edits, startup, peer, all"
     )
     parser.add_argument("--smoke", action="store_true", help="quick CI run (< 60 s)")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="folder for the JSON results (benchmarks/results)"
+    )
     parser.add_argument("--steps", type=int, default=1000, help="steps of the step benchmark")
     parser.add_argument("--peer-steps", type=int, default=50, help="tool steps per peer run")
     parser.add_argument(
