@@ -48,6 +48,7 @@ class RunResult:
     server_cpu_s: float = 0.0
     requests: int = 0
     connections: int = 0
+    files_ok: int = 0
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -61,6 +62,7 @@ class RunResult:
             **self.rss,
             "model_requests": self.requests,
             "model_connections": self.connections,
+            "files_edited_as_scripted": f"{self.files_ok}/{self.sessions}",
             "stop_reasons": self.stop_reasons,
         }
 
@@ -123,6 +125,13 @@ async def run_sessions(
             wall = time.monotonic() - started
             rss = rss_mb(pid)
             server_cpu = cpu_seconds(pid) - cpu_before
+            # Every edit applied (through the client, on disk): step k (0-based) is an edit
+            # for odd k, toggling alpha and beta; the file tells whether all of them landed.
+            edits = steps // 2 if script == "rw" else 0
+            want = "value = beta" if edits % 2 else "value = alpha"
+            files_ok = sum(
+                1 for i in range(sessions) if want in (ws / f"f{i}.txt").read_text("utf-8")
+            )
         finally:
             await client.close()
     stats = model.stats()
@@ -143,4 +152,5 @@ async def run_sessions(
         server_cpu_s=server_cpu,
         requests=stats["requests"],
         connections=stats["connections"],
+        files_ok=files_ok,
     )

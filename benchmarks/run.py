@@ -346,6 +346,7 @@ async def bench_edits(
             "read_step_ms": percentiles_ms(read_gaps),
             **run.rss,
             "stop_reasons": summary["stop_reasons"],
+            "files_edited_as_scripted": summary["files_edited_as_scripted"],
         }
         out.append(entry)
         rows.append(

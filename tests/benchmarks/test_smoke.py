@@ -1,0 +1,51 @@
+"""The benchmarks' smoke mode runs end to end and its numbers are sane (not tight timings).
+
+``python benchmarks/run.py --smoke`` drives the real server through the headless client
+against the instant fake model. Bounds here are generous on purpose: they catch a broken
+harness or an order-of-magnitude regression, never a noisy machine (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_smoke_mode_runs_and_is_sane(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "run.py"), "--smoke", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    [saved] = list(tmp_path.glob("smoke-*.json"))
+    record = json.loads(saved.read_text())
+    assert {"machine", "command", "date", "commit"} <= record.keys()
+    results = record["results"]
+
+    step = results["step"]["step"]
+    assert step["stop_reasons"] == {"max_steps": 1}
+    assert step["step_overhead_ms"]["n"] >= 150
+    assert step["step_overhead_ms"]["median"] < 50
+    # Streamed replies are read to the end: the connection is reused, not one per request.
+    assert step["model_connections"] <= 5
+    assert step["files_edited_as_scripted"] == "1/1"  # every edit_file went through the client
+
+    for level in results["concurrency"]["levels"]:
+        assert level["stop_reasons"] == {"max_steps": level["sessions"]}
+        assert level["step_overhead_ms"]["median"] < 200
+        assert level["files_edited_as_scripted"] == f"{level['sessions']}/{level['sessions']}"
+
+    assert results["startup"]["spawn_to_initialize_ms"]["median"] < 5000
+    edits = results["edits"]["end_to_end"][0]
+    assert edits["stop_reasons"] == {"max_steps": 1}
+    assert edits["edit_step_ms"]["median"] < 5000
+    for case in results["edits_micro"]["text_edits"]:
+        assert case["best_of_3_ms"] < 2000
