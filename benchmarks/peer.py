@@ -13,8 +13,10 @@ The agents are installed with ``npm ci`` in ``benchmarks/peers`` (pinned version
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -157,19 +159,22 @@ class AcpClient:
                 future.set_exception(RuntimeError("the agent exited"))
 
     async def close(self) -> None:
-        if self.process.returncode is None:
-            self.process.terminate()
+        """Stop the agent and what it started (its own process group, e.g. Claude Code)."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, sig)
             try:
                 await asyncio.wait_for(self.process.wait(), 10)
+                break
             except TimeoutError:
-                self.process.kill()
+                continue
         self._reader.cancel()
 
 
 async def run_peer(model: FakeModel, name: str, steps: int) -> dict[str, Any]:
     """Run ``steps`` read steps of peer ``name``; its step overhead and start-up."""
     model.reset()
-    with tempfile.TemporaryDirectory(prefix="cadenza-peer-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="cadenza-peer-", ignore_cleanup_errors=True) as tmp:
         home = Path(tmp) / "home"
         ws = Path(tmp) / "ws"
         home.mkdir()
@@ -194,6 +199,7 @@ async def run_peer(model: FakeModel, name: str, steps: int) -> dict[str, Any]:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
             limit=64 * 1024 * 1024,
+            start_new_session=True,
         )
         client = AcpClient(process)
         try:

@@ -1,11 +1,12 @@
 """Cadenza benchmarks: ``python benchmarks/run.py NAME [...]`` prints a table, saves JSON.
 
-Names: ``step`` (step overhead, one session, 1,000 steps), ``concurrency`` (1, 10, 50, 200
-sessions in one server), ``startup`` (spawn → ``initialize`` answered; import time),
-``edits`` (``edit_file`` on 1 MB and 10 MB files; position conversion), ``growth`` (step
-overhead and memory at 10, 100, 1,000 steps), ``peer`` (an ACP agent through the same fake
-model), ``all`` (every one of them). ``--smoke``: a quick run of step, concurrency, startup
-and edits with small counts (< 60 s), for CI.
+Names: ``step`` (step overhead, one session, 1,000 steps), ``compare`` (step overhead of
+an older source tree, ``--baseline``, and this one, alternating in one run), ``concurrency``
+(1, 10, 50, 200 sessions in one server), ``startup`` (spawn → ``initialize`` answered; import
+time), ``edits`` (``edit_file`` on 1 MB and 10 MB files; position conversion), ``growth``
+(step overhead and memory at 10, 100, 1,000 steps), ``peer`` (ACP agents through the same
+fake model), ``all`` (every one but ``compare``). ``--smoke``: a quick run of step,
+concurrency, startup and edits with small counts (< 60 s), for CI.
 
 Results go to ``benchmarks/results/NAME-DATE.json`` with the machine, its load, the command,
 the date and the commit. The model is ``fake_model.py``, an instant scripted server in its own
@@ -37,6 +38,8 @@ from benchmarks.common import (
     table,
 )
 from benchmarks.driver import big_text, run_sessions
+
+REPO_SERVER = Path(__file__).resolve().parent.parent / "server"
 
 STEP_ROW = (
     "sessions",
@@ -114,6 +117,7 @@ async def bench_growth(model: FakeModel, lengths: tuple[int, ...]) -> dict[str, 
             "all_steps_ms": percentiles_ms(gaps),
             "last_10pct_ms": percentiles_ms(tail),
             "last_request_kb": round(sizes[-1] / 1024, 1) if sizes else 0,
+            "server_cpu_ms_per_step": run.summary()["server_cpu_ms_per_step"],
             **run.rss,
         }
         out.append(entry)
@@ -124,6 +128,7 @@ async def bench_growth(model: FakeModel, lengths: tuple[int, ...]) -> dict[str, 
                 entry["last_10pct_ms"]["median"],
                 entry["last_10pct_ms"]["p90"],
                 entry["last_request_kb"],
+                entry["server_cpu_ms_per_step"],
                 run.rss["peak_rss_mb"],
             ]
         )
@@ -135,6 +140,7 @@ async def bench_growth(model: FakeModel, lengths: tuple[int, ...]) -> dict[str, 
                 "median ms (last 10%)",
                 "p90 ms (last 10%)",
                 "last request KB",
+                "server CPU ms/step (all)",
                 "peak RSS MB",
             ),
             rows,
@@ -411,6 +417,71 @@ async def bench_peer(model: FakeModel, steps: int, which: list[str]) -> dict[str
     return out
 
 
+# --- before/after ------------------------------------------------------------------------------
+
+
+def server_from(tree: Path) -> tuple[str, ...]:
+    """The server command running the ``cadenza`` package found in ``tree`` (a source tree)."""
+    code = (
+        f"import sys; sys.path.insert(0, {str(tree)!r}); from cadenza.cli import main; "
+        "sys.argv = ['cadenza', 'serve', '--log-level', 'WARNING']; sys.exit(main())"
+    )
+    return (sys.executable, "-c", code)
+
+
+async def bench_compare(
+    model: FakeModel, baseline: Path, steps: int, rounds: int
+) -> dict[str, Any]:
+    """Step overhead of a baseline tree and of this one, alternating, in the same run."""
+    trees = {"baseline": baseline.resolve(), "current": REPO_SERVER}
+    samples: dict[str, list[int]] = {name: [] for name in trees}
+    cpu: dict[str, list[float]] = {name: [] for name in trees}
+    connections: dict[str, int] = {}
+    for _ in range(rounds):
+        for name, tree in trees.items():
+            run = await run_sessions(
+                model, sessions=1, steps=steps, server_command=server_from(tree)
+            )
+            samples[name] += run.gaps_ns
+            cpu[name].append(run.summary()["server_cpu_ms_per_step"])
+            connections[name] = run.connections
+    rows, out = [], {}
+    for name in trees:
+        stats = percentiles_ms(samples[name])
+        out[name] = {
+            "tree": str(trees[name]),
+            "step_overhead_ms": stats,
+            "server_cpu_ms_per_step": round(statistics.median(cpu[name]), 3),
+            "model_connections_per_run": connections[name],
+        }
+        rows.append(
+            [
+                name,
+                stats["n"],
+                stats["median"],
+                stats["p90"],
+                stats["p99"],
+                out[name]["server_cpu_ms_per_step"],
+                connections[name],
+            ]
+        )
+    print(
+        table(
+            (
+                "server",
+                "n",
+                "median ms",
+                "p90 ms",
+                "p99 ms",
+                "server CPU ms/step",
+                "model connections/run",
+            ),
+            rows,
+        )
+    )
+    return out
+
+
 # --- main --------------------------------------------------------------------------------------
 
 
@@ -432,6 +503,7 @@ async def run_one(name: str, model: FakeModel, args: argparse.Namespace) -> dict
         "growth": lambda: bench_growth(model, (10, 100, 1000)),
         "edits": lambda: bench_edits(model, (1_000_000, 10_000_000), 20),
         "peer": lambda: bench_peer(model, args.peer_steps, args.peers),
+        "compare": lambda: bench_compare(model, args.baseline, 300, 3),
     }
     if name not in benchmarks:
         raise SystemExit(f"unknown benchmark {name!r}")
@@ -468,6 +540,12 @@ def main() -> None:
         "--out", type=Path, default=None, help="folder for the JSON results (benchmarks/results)"
     )
     parser.add_argument("--steps", type=int, default=1000, help="steps of the step benchmark")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=Path("/tmp/cadenza-base/server"),
+        help="compare: a source tree of an older cadenza (git archive OLD server | tar -x)",
+    )
     parser.add_argument("--peer-steps", type=int, default=50, help="tool steps per peer run")
     parser.add_argument(
         "--peers",
