@@ -16,6 +16,7 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
+from cadenza.mcp.config import McpConfig
 from cadenza.tools.browser.settings import BrowserSettings
 
 APP_NAME = "cadenza"
@@ -121,6 +122,10 @@ class CadenzaConfig(BaseModel):
         default_factory=BrowserSettings,
         description="browse_interactive: headless, executablePath, remoteDebuggingPort...",
     )
+    mcp: McpConfig = Field(
+        default_factory=McpConfig,
+        description="MCP servers whose tools each session gets (docs/mcp.md).",
+    )
 
     def merged(self, overrides: dict[str, Any], source: str) -> CadenzaConfig:
         """A copy with ``overrides`` applied (camelCase or snake_case keys).
@@ -163,7 +168,8 @@ WORKSPACE_KEYS = frozenset(
 )
 """What a workspace's own ``cadenza.toml`` may set. A cloned repository is not trusted: it must
 not switch off permission prompts (``permissions``), send API keys to another server
-(``providers``: ``base_url``, ``api_key_env``) or pick the browser binary (``browser``). Those
+(``providers``: ``base_url``, ``api_key_env``), pick the browser binary (``browser``) or start
+MCP servers (``mcp``: processes and request headers). Those
 come from the user's config file, ``initializationOptions`` or the environment only."""
 
 

@@ -29,6 +29,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -67,6 +68,7 @@ from cadenza.engine.workflows import (
     load_catalog,
 )
 from cadenza.lsp.transcripts import GuardedRecorder, open_transcript, reopen_transcript
+from cadenza.mcp.config import McpServerConfig, from_acp
 from cadenza.providers.base import Provider
 from cadenza.providers.registry import create_provider, resolve_model_name
 from cadenza.tools.checkpoints import CheckpointError, SessionCheckpoint
@@ -101,6 +103,8 @@ class AcpSession:
         run: The running prompt's task.
         arrived: Prompts received so far (a prompt's ticket is the count before it).
         cancelled_before: Prompts with a smaller ticket are cancelled.
+        mcp_servers: Its MCP servers (the user's config, then the client's ``mcpServers``),
+            connected when the engine session is made (docs/mcp.md).
     """
 
     session_id: str
@@ -114,6 +118,7 @@ class AcpSession:
     arrived: int = 0
     cancelled_before: int = 0
     turns: asyncio.Lock = field(default_factory=asyncio.Lock)
+    mcp_servers: list[McpServerConfig] = field(default_factory=list)
 
 
 def session_settings(config: CadenzaConfig) -> SessionSettings:
@@ -228,6 +233,7 @@ class CadenzaAgent:
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=False
                 ),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
             ),
             agent_info=Implementation(name="cadenza", title="Cadenza", version=__version__),
         )
@@ -239,11 +245,10 @@ class CadenzaAgent:
         mcp_servers: list[Any] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        """A new session on ``cwd`` (MCP servers are accepted and ignored in this version)."""
-        if mcp_servers:
-            log.info("ignoring %d MCP server(s): not supported yet", len(mcp_servers))
+        """A new session on ``cwd``; its MCP servers start with its first prompt."""
         root = _folder(cwd)
         live = self._new_live(uuid.uuid4().hex, root, DEFAULT_WORKFLOW)
+        live.mcp_servers = _mcp_servers(live, mcp_servers or [])
         return NewSessionResponse(session_id=live.session_id, modes=self._modes(live))
 
     def _new_live(
@@ -344,6 +349,7 @@ class CadenzaAgent:
         live.editor.open_calls.clear()
         if live.engine is None:
             live.engine = self._engine(live, text)
+            await _attach_mcp(live, live.engine)
             return await live.engine.run()
         live.engine.rt.workflow = live.workflow  # the mode chosen since the last turn
         return await live.engine.resume(text)
@@ -408,7 +414,9 @@ class CadenzaAgent:
         if live is None:
             workflow = _last_workflow(records, restored.start.workflow)
             live = self._new_live(session_id, root, workflow, stored=True)
+            live.mcp_servers = _mcp_servers(live, mcp_servers or [])
             live.engine = self._engine(live, restored.start.task, restored=restored)
+            await _attach_mcp(live, live.engine)
         for update in replay_updates(records, root, _catalog(root).workflows):
             live.editor.stream.send(update)
         await live.editor.stream.flush()
@@ -502,6 +510,34 @@ class CadenzaAgent:
             except Exception:
                 log.exception("closing provider %s failed", provider.name)
         self._providers.clear()
+
+
+def _mcp_servers(live: AcpSession, requested: list[Any]) -> list[McpServerConfig]:
+    """The session's MCP servers: the user's config, then the client's (a taken name: skipped)."""
+    servers = list(live.config.mcp.servers)
+    taken = {server.name for server in servers}
+    extra, problems = from_acp(requested)
+    for server in extra:
+        if server.name in taken:
+            problems.append(f"MCP server {server.name!r} is configured already; ignoring it")
+            continue
+        taken.add(server.name)
+        servers.append(server)
+    for problem in problems:
+        log.warning("session %s: %s", live.session_id, problem)
+    return servers
+
+
+async def _attach_mcp(live: AcpSession, engine: Session) -> None:
+    """Connect the session's MCP servers; one that fails is a warning in the log."""
+    if not live.mcp_servers:
+        return
+    from cadenza.mcp.client import attach_mcp  # the MCP SDK loads only when used
+
+    def warn(text: str) -> None:
+        log.warning("session %s: %s", live.session_id, text)
+
+    await attach_mcp(engine, live.config.mcp, live.mcp_servers, warn)
 
 
 def _usage(engine: Session) -> UsageUpdate:

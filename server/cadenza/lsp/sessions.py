@@ -231,8 +231,19 @@ class SessionManager:
         return SessionCheckpoint.for_session(session_id, root, self.checkpoints_base)
 
     def _launch(self, live: LiveSession, drive: Coroutine[Any, Any, SessionOutcome]) -> None:
-        """Run ``drive`` as the session's task; forget the session when it is over."""
+        """Run ``drive`` as the session's task; forget the session when it is over.
+
+        With MCP servers configured, the task connects them first (their tools join the
+        session's; a server that fails is a warning in the session log).
+        """
         session_id = live.session_id
+        mcp = self.config.mcp
+        if mcp.servers:
+            from cadenza.mcp.client import connect_then  # the MCP SDK loads only when used
+
+            drive = connect_then(
+                live.session, mcp, mcp.servers, lambda text: _warn(live.publisher, text), drive
+            )
         task = asyncio.create_task(drive, name=f"cadenza-session-{session_id}")
         live.task = task
         self._live[session_id] = live

@@ -40,6 +40,10 @@ class ToolRegistry:
         """Every tool's spec, for the model request."""
         return [tool.spec() for tool in self._tools.values()]
 
+    def with_tools(self, tools: Iterable[AnyTool]) -> ToolRegistry:
+        """A new registry: these tools, then ``tools`` (a session's MCP tools)."""
+        return ToolRegistry([*self._tools.values(), *tools])
+
 
 def default_tools(browser: BrowserSettings | None = None) -> ToolRegistry:
     """The workspace tools every session has (``browser``: ``browse_interactive``'s settings)."""

@@ -1,0 +1,61 @@
+"""MCP servers through the ACP face: ``session/new`` ``mcpServers`` (stdio)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from acp import text_block
+from acp.schema import EnvVariable, McpServerStdio
+
+from tests.acp.conftest import WAIT_S, Start
+from tests.mcp.conftest import ECHO
+from tests.mcp.test_engine import gone
+from tests.support.fake_openai import FakeOpenAI, call, text, tool_messages
+
+
+async def test_session_new_mcp_servers_give_the_session_tools(
+    start: Start, fake: FakeOpenAI, workspace: Path, tmp_path: Path
+) -> None:
+    fake.script(
+        call("mcp__echo__shout", {"text": "hi"}, "c1"),
+        call("mcp__echo__pid", {}, "c2"),
+        text("shouted"),
+    )
+    agent = await start()
+    init = next(m for m in agent.peer.wire if m["dir"] == "in" and m.get("id") == 0)["result"]
+    assert init["agentCapabilities"]["mcpCapabilities"]["http"] is True
+    servers = [
+        McpServerStdio(
+            name="echo",
+            command=sys.executable,
+            args=[str(ECHO)],
+            env=[EnvVariable(name="ECHO_PREFIX", value="acp:")],
+        ),
+        McpServerStdio(name="broken", command="/nonexistent/mcp", args=[], env=[]),
+    ]
+    session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=servers)
+    response = await asyncio.wait_for(
+        agent.conn.prompt(session_id=session.session_id, prompt=[text_block("shout hi")]),
+        WAIT_S,
+    )
+    assert response.stop_reason == "end_turn"
+    offered = {t["function"]["name"] for t in fake.requests[0]["tools"]}
+    assert "mcp__echo__shout" in offered and not any("broken" in n for n in offered)
+    results = {m["tool_call_id"]: m["content"] for m in tool_messages(fake.requests[2])}
+    assert results["c1"] == "acp:HI"
+    asked = [update.tool_call_id for update, _ in agent.peer.permissions]
+    assert asked == ["c1", "c2"]  # gated by default
+    log = (tmp_path / "agent1.log").read_text(errors="replace")
+    assert "MCP server 'broken' did not start" in log
+
+    other = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
+    fake.script(text("nothing"))
+    await asyncio.wait_for(
+        agent.conn.prompt(session_id=other.session_id, prompt=[text_block("hello")]), WAIT_S
+    )
+    offered = {t["function"]["name"] for t in fake.requests[-1]["tools"]}
+    assert not any(n.startswith("mcp__") for n in offered)  # the first session's only
+    pid = int(results["c2"])
+    assert not gone(pid, within_s=0.2)  # alive while its session is
