@@ -13,6 +13,7 @@ import sys
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel
 
 server = MCPServer("echo")
 
@@ -40,6 +41,19 @@ async def slow(seconds: float) -> str:
     """Sleep, then answer."""
     await asyncio.sleep(seconds)
     return f"slept {seconds:g} s"
+
+
+class Box(BaseModel):
+    """A rectangle."""
+
+    width: float
+    height: float
+
+
+@server.tool()
+def area(box: Box) -> float:
+    """The area of a box (a nested object: the schema has $defs and a $ref)."""
+    return box.width * box.height
 
 
 @server.tool()

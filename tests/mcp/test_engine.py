@@ -16,6 +16,7 @@ from cadenza.engine.session import Session
 from cadenza.mcp.client import McpServers, attach_mcp
 from cadenza.mcp.config import McpConfig, McpServerConfig, from_acp
 from cadenza.mcp.naming import tool_name
+from cadenza.mcp.tools import MAX_REF_DEPTH, model_schema
 from cadenza.messages import ToolMessage
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
 from tests.mcp.conftest import echo_server
@@ -52,6 +53,35 @@ def test_names_are_namespaced_sanitized_and_bounded() -> None:
     long = tool_name("s" * 40, "t" * 40)
     assert len(long) == 64 and long.startswith("mcp__sss")
     assert long != tool_name("s" * 40, "t" * 41)
+
+
+def test_model_schema_inlines_refs() -> None:
+    schema = {
+        "title": "args",
+        "type": "object",
+        "properties": {
+            "node": {"$ref": "#/$defs/Node", "description": "the root"},
+            "anything": True,
+            "kind": {"enum": [{"$ref": "kept as data"}]},
+        },
+        "$defs": {
+            "Node": {
+                "type": "object",
+                "properties": {"child": {"$ref": "#/$defs/Node"}, "v": {"type": "integer"}},
+            }
+        },
+    }
+    out = model_schema(schema)
+    assert "title" not in out and "$defs" not in out
+    node = out["properties"]["node"]
+    assert node["description"] == "the root" and node["properties"]["v"] == {"type": "integer"}
+    depth = 0
+    while "properties" in node:
+        node, depth = node["properties"]["child"], depth + 1
+    assert node == {} and depth == MAX_REF_DEPTH  # a recursive ref ends as "anything"
+    assert out["properties"]["anything"] == {}
+    assert out["properties"]["kind"] == {"enum": [{"$ref": "kept as data"}]}
+    assert model_schema({"properties": {}}) == {"type": "object", "properties": {}}
 
 
 def test_config_shapes_and_acp_conversion() -> None:
@@ -103,6 +133,7 @@ async def test_tools_listed_called_gated_and_closed(tmp_path: Path) -> None:
                 call("mcp__echo__add", "c1", a=2, b=3),
                 call("mcp__echo__shout", "c2", text="hi"),
                 call("mcp__echo__pid", "c3"),
+                call("mcp__echo__area", "c4", box={"width": 2, "height": 3.5}),
             ),
             reply(content="done"),
         ]
@@ -112,7 +143,8 @@ async def test_tools_listed_called_gated_and_closed(tmp_path: Path) -> None:
     server = echo_server(env={"ECHO_PREFIX": ">"})
     names = await attach_mcp(session, McpConfig(), [server], warnings.append)
     assert warnings == []
-    assert names == [f"mcp__echo__{t}" for t in ("add", "shout", "fail", "slow", "crash", "pid")]
+    tools = ("add", "shout", "fail", "slow", "area", "crash", "pid")
+    assert names == [f"mcp__echo__{t}" for t in tools]
     try:
         outcome = await session.run()
     finally:
@@ -129,7 +161,12 @@ async def test_tools_listed_called_gated_and_closed(tmp_path: Path) -> None:
     pid = int(got["c3"].content)
     # Gated by default: the person was asked for each call.
     asked = [r.name for r in editor.asked]
-    assert asked == ["mcp__echo__add", "mcp__echo__shout", "mcp__echo__pid"]
+    assert asked == ["mcp__echo__add", "mcp__echo__shout", "mcp__echo__pid", "mcp__echo__area"]
+    # A nested argument: the $ref is inlined for the model, the call works.
+    area = next(s for s in provider.requests[0].tools if s.name == "mcp__echo__area")
+    assert "$ref" not in json.dumps(area.parameters)
+    assert area.parameters["properties"]["box"]["properties"]["width"]["type"] == "number"
+    assert got["c4"].content == "7.0"
     assert editor.asked[0].kind == "other"
     assert resource is not None and resource.connections == []
     assert gone(pid), "the stdio server outlived its session"
@@ -144,6 +181,7 @@ async def test_errors_invalid_arguments_timeouts_and_rejections(tmp_path: Path) 
                 call("mcp__echo__slow", "e3", seconds=10),
                 call("mcp__echo__shout", "e4", text="no"),
                 call("mcp__echo__slow", "e5", seconds=0),
+                call("mcp__echo__area", "e6", box={"width": "wide"}),
             ),
             reply(content="done"),
         ]
@@ -173,8 +211,11 @@ async def test_errors_invalid_arguments_timeouts_and_rejections(tmp_path: Path) 
     assert got["e4"].is_error and "rejected" in got["e4"].content
     # After a timed-out call the connection still works.
     assert not got["e5"].is_error and got["e5"].content == "slept 0 s"
+    assert got["e6"].is_error and "box.width: 'wide' is not of type 'number'" in got["e6"].content
+    assert "box: 'height' is a required property" in got["e6"].content
     # Invalid arguments are refused before the person is asked.
-    assert [r.name for r in editor.asked].count("mcp__echo__add") == 0
+    asked = {r.name for r in editor.asked}
+    assert asked == {"mcp__echo__fail", "mcp__echo__slow", "mcp__echo__shout"}
 
 
 async def test_two_sessions_with_different_servers_are_isolated(tmp_path: Path) -> None:

@@ -1,10 +1,10 @@
 """An MCP server's tool as a Cadenza ``Tool``: its schema offered, its arguments validated.
 
-The server's ``inputSchema`` goes to the model as it is (only its top-level ``title`` is
-dropped). Arguments are checked against it (``jsonschema``) while the dispatcher prepares the
-call, so an invalid call is an error result before any permission prompt; the server's own
-validation still applies. An ``isError`` result, an MCP error or a lost connection is an error
-result the model reads.
+The server's ``inputSchema`` goes to the model as it is, but for its local ``$ref``s, which are
+inlined (``model_schema``), and its top-level ``title``. Arguments are checked against the
+original (``jsonschema``) while the dispatcher prepares the call, so an invalid call is an
+error result before any permission prompt; the server's own validation still applies. An
+``isError`` result, an MCP error or a lost connection is an error result the model reads.
 """
 
 from __future__ import annotations
@@ -67,6 +67,59 @@ def _args_model(schema: dict[str, Any], name: str) -> type[McpArgs]:
     model = cast(type[McpArgs], type(f"McpArgs_{name}", (McpArgs,), {}))
     model.schema_validator = validator
     return model
+
+
+MAX_REF_DEPTH = 8
+"""How deep ``$ref`` chains are inlined; a deeper (recursive) one becomes ``{}`` (anything)."""
+
+
+_DATA_KEYS = frozenset({"const", "enum", "default", "examples"})
+"""Keys whose values are data, not subschemas (a ``$ref`` in them is not followed)."""
+
+
+def _local_defs(schema: dict[str, Any]) -> dict[str, Any]:
+    defs: dict[str, Any] = {}
+    for key in ("$defs", "definitions"):
+        found = schema.get(key)
+        if isinstance(found, dict):
+            defs.update({f"#/{key}/{name}": sub for name, sub in found.items()})
+    return defs
+
+
+def _inline(node: Any, defs: dict[str, Any], depth: int) -> Any:
+    if isinstance(node, bool):
+        return {} if node else {"not": {}}
+    if isinstance(node, list):
+        return [_inline(item, defs, depth) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref in defs:
+        if depth >= MAX_REF_DEPTH:
+            return {}
+        target = _inline(defs[ref], defs, depth + 1)
+        rest = {k: _inline(v, defs, depth) for k, v in node.items() if k != "$ref"}
+        return {**target, **rest} if isinstance(target, dict) else target
+    return {
+        k: v if k in _DATA_KEYS else _inline(v, defs, depth)
+        for k, v in node.items()
+        if k not in ("$defs", "definitions")
+    }
+
+
+def model_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` as offered to the model: local ``$ref``s inlined, top-level ``title`` dropped.
+
+    A tool's schema is embedded in a larger one by the envelope mode (local models), where
+    ``#/$defs/...`` would no longer resolve; boolean subschemas become objects (``{}`` for
+    true) so code that reads properties as objects keeps working.
+    """
+    top = {k: v for k, v in schema.items() if k != "title"}
+    out: dict[str, Any] = _inline(top, _local_defs(schema), 0)
+    out.setdefault("type", "object")
+    if out.get("type") == "object":
+        out.setdefault("properties", {})
+    return out
 
 
 def tool_kind(remote: mcp_types.Tool) -> ToolKind:
@@ -144,10 +197,7 @@ class McpTool(Tool[McpArgs]):
         return subclass(connection, remote)
 
     def _build_spec(self) -> ToolSpec:
-        schema = {k: v for k, v in self.remote.input_schema.items() if k != "title"}
-        schema.setdefault("type", "object")
-        if schema.get("type") == "object":
-            schema.setdefault("properties", {})
+        schema = model_schema(self.remote.input_schema)
         return ToolSpec(name=self.name, description=self.description, parameters=schema)
 
     def title(self, args: McpArgs) -> str:
