@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -11,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from cadenza.config import CadenzaConfig, load_config
+from cadenza.engine.events import SessionFinished
 from cadenza.engine.permissions import PermissionAnswer
 from cadenza.engine.session import Session
-from cadenza.mcp.client import McpServers, attach_mcp
+from cadenza.mcp.client import McpServers, attach_mcp, connect_then
 from cadenza.mcp.config import McpConfig, McpServerConfig, from_acp
 from cadenza.mcp.naming import tool_name
 from cadenza.mcp.tools import MAX_REF_DEPTH, model_schema
@@ -325,3 +327,34 @@ async def test_a_server_that_hangs_or_crashes(tmp_path: Path) -> None:
     got = results(session)
     assert got["k1"].is_error and got["k2"].is_error
     assert "MCP server 'echo'" in got["k2"].content, got
+
+
+async def test_cancelled_while_connecting_ends_the_session_and_the_server(
+    tmp_path: Path,
+) -> None:
+    session, editor = make_session(tmp_path, ScriptedProvider([]))
+    pid_file = tmp_path / "pid"
+    script = "import os, sys; open(sys.argv[1], 'w').write(str(os.getpid())); sys.stdin.read()"
+    hangs = McpServerConfig(
+        name="hangs", command=sys.executable, args=["-c", script, str(pid_file)]
+    )
+    ran = False
+
+    async def drive() -> None:
+        nonlocal ran
+        ran = True
+
+    task = asyncio.create_task(
+        connect_then(session, McpConfig(startup_timeout_s=60), [hangs], pytest.fail, drive())
+    )
+    deadline = time.monotonic() + 10
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline, "the server did not start"
+        await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert not ran
+    end = editor.events[-1]
+    assert isinstance(end, SessionFinished) and end.stop_reason == "cancelled"
+    assert gone(int(pid_file.read_text()))
