@@ -142,7 +142,8 @@ async def test_tools_listed_called_gated_and_closed(tmp_path: Path) -> None:
     )
     session, editor = make_session(tmp_path, provider)
     warnings: list[str] = []
-    server = echo_server(env={"ECHO_PREFIX": ">"})
+    (tmp_path / "sub").mkdir()
+    server = echo_server(env={"ECHO_PREFIX": ">"}, cwd="sub")
     names = await attach_mcp(session, McpConfig(), [server], warnings.append)
     assert warnings == []
     tools = ("add", "shout", "fail", "slow", "area", "crash", "pid")

@@ -99,7 +99,7 @@ class McpConnection:
                 command=server.command,
                 args=server.args,
                 env=server.env or None,
-                cwd=server.cwd or self.root,
+                cwd=self.root / Path(server.cwd).expanduser() if server.cwd else self.root,
             )
             return await stack.enter_async_context(stdio_client(params))
         assert server.url is not None

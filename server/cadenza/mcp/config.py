@@ -33,7 +33,9 @@ class McpServerConfig(BaseModel):
         default_factory=dict,
         description="stdio: extra environment variables (the rest: PATH, HOME... only).",
     )
-    cwd: str | None = Field(default=None, description="stdio: working folder (default: root).")
+    cwd: str | None = Field(
+        default=None, description="stdio: working folder (relative to the root)."
+    )
     url: str | None = Field(default=None, description="http: the server's MCP endpoint.")
     headers: dict[str, str] = Field(default_factory=dict, description="http: request headers.")
     gated: bool | None = Field(
