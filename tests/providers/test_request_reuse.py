@@ -17,6 +17,7 @@ import pytest
 
 from cadenza.messages import (
     AssistantMessage,
+    Message,
     SystemMessage,
     ToolCall,
     ToolMessage,
@@ -69,7 +70,26 @@ def test_encoded_body_is_build_body(
         assert json.loads(p.encode_body(request)) == p.build_body(request)
 
 
-def test_fragments_are_dropped_with_their_messages() -> None:
+def test_growing_and_rewritten_histories_encode_like_build_body() -> None:
+    p = provider()
+    history: list[Message] = list(MESSAGES)
+    other: list[Message] = [SystemMessage(content="another session"), UserMessage(content="t")]
+    for step in range(6):
+        history.append(UserMessage(content=f"step {step}"))
+        other.append(UserMessage(content=f"other {step}"))
+        for messages in (history, other):  # two conversations through one provider
+            request = ModelRequest(messages=list(messages))
+            assert json.loads(p.encode_body(request)) == p.build_body(request)
+    # A compaction rewrites the history in place: new objects, same first message.
+    history[1:] = [UserMessage(content="summary"), UserMessage(content="next")]
+    request = ModelRequest(messages=list(history))
+    assert json.loads(p.encode_body(request)) == p.build_body(request)
+    request = ModelRequest(messages=history[:2])  # shorter than the cached one
+    assert json.loads(p.encode_body(request)) == p.build_body(request)
+
+
+def test_fragments_are_dropped_with_their_messages(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("cadenza.providers.openai.HISTORIES", 0)  # keep no joined history
     p = provider()
     messages = [UserMessage(content=f"m{i}") for i in range(50)]
     p.encode_body(ModelRequest(messages=messages))

@@ -19,7 +19,9 @@ import dataclasses
 import functools
 import itertools
 import json
+import operator
 import weakref
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, assert_never
@@ -109,6 +111,10 @@ def _dumps(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
+HISTORIES = 64
+"""Conversations whose joined history ``_Fragments`` keeps (least recently used dropped)."""
+
+
 class _Fragments:
     """The encoded JSON of each message and tool spec, made once per object.
 
@@ -120,6 +126,7 @@ class _Fragments:
 
     def __init__(self) -> None:
         self._items: dict[int, tuple[weakref.ref[Any], bytes]] = {}
+        self._histories: OrderedDict[int, tuple[list[Message], bytes]] = OrderedDict()
 
     def get(self, item: Message | ToolSpec) -> bytes:
         key = id(item)
@@ -132,6 +139,32 @@ class _Fragments:
 
     def _forget(self, key: int, _ref: object) -> None:
         self._items.pop(key, None)
+
+    def history(self, messages: list[Message]) -> bytes:
+        """The messages' fragments joined by commas.
+
+        A conversation only grows between requests, so the join of the previous request of
+        the same conversation (known by its first message) is reused when the new history
+        starts with the same message objects (checked by identity, at C speed): each request
+        encodes only what was appended. The last ``HISTORIES`` conversations are kept.
+        """
+        if not messages:
+            return b""
+        key = id(messages[0])
+        known = self._histories.pop(key, None)
+        if (
+            known is not None
+            and len(known[0]) <= len(messages)
+            and all(map(operator.is_, known[0], messages))
+        ):
+            added = b",".join(self.get(m) for m in messages[len(known[0]) :])
+            joined = known[1] + b"," + added if added else known[1]
+        else:
+            joined = b",".join(self.get(m) for m in messages)
+        self._histories[key] = (list(messages), joined)
+        while len(self._histories) > HISTORIES:
+            self._histories.popitem(last=False)
+        return joined
 
 
 def _usage(raw: Any) -> Usage | None:
@@ -410,7 +443,7 @@ class OpenAIProvider:
             return _dumps(self.build_body(request))
         rest = self.build_body(dataclasses.replace(request, messages=[], tools=[]))
         rest.pop("messages", None)
-        parts = [b'{"messages":[', b",".join(self._fragments.get(m) for m in request.messages)]
+        parts = [b'{"messages":[', self._fragments.history(request.messages)]
         if request.tools:
             parts += [b'],"tools":[', b",".join(self._fragments.get(t) for t in request.tools)]
             rest["tool_choice"] = request.tool_choice
