@@ -106,6 +106,11 @@ class FaultyOpenAI:
         with self._lock:
             self._script.extend(faults)
 
+    def clear(self) -> None:
+        """Forget the faults not answered yet (a scenario that ended early)."""
+        with self._lock:
+            self._script.clear()
+
     def left(self) -> int:
         with self._lock:
             return len(self._script)

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.lsp.harness import server_env
-from tests.reliability.rawserver import RawServer, frame, initialize_params, message
+from tests.reliability.rawserver import RawServer, initialize_params, message
 from tests.support.fake_openai import FakeOpenAI, call
 from tests.support.fake_openai import text as fake_text
 
@@ -66,24 +66,26 @@ def test_request_after_shutdown_is_invalid_request(raw: RawServer, tmp_path: Pat
     assert raw.proc.wait(10) == 0
 
 
-@pytest.mark.parametrize("half", [65_536 - 30, 65_536 - 20, 65_536 - 3, 65_536 + 5])
-def test_content_length_split_across_header_pieces_is_found(
-    raw: RawServer, tmp_path: Path, half: int
-) -> None:
+def test_content_length_split_across_header_pieces_is_found(raw: RawServer, tmp_path: Path) -> None:
     # Found by the fuzzer: a frame shorter than its body leaves a stray tail glued to the next
     # header; when the tail ended near a 64 KiB piece boundary, "Content-Length" was split
     # between two pieces and the next message was lost.
     _initialize(raw, tmp_path / "ws")
-    body = b'"' + b"x" * (2 * half) + b'"'
-    raw.send(b"Content-Length: %d\r\n\r\n" % (len(body) // 2) + body)
-    raw.send(
-        frame(
-            b'{"jsonrpc": "2.0", "id": 5, "method": "workspace/executeCommand", '
-            b'"params": {"command": "cadenza.listSessions"}}'
+    for n, half in enumerate([65_536 - 30, 65_536 - 20, 65_536 - 3, 65_536 + 5]):
+        body = b'"' + b"x" * (2 * half) + b'"'
+        raw.send(b"Content-Length: %d\r\n\r\n" % (len(body) // 2) + body)
+        raw.send(
+            message(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 50 + n,
+                    "method": "workspace/executeCommand",
+                    "params": LIST,
+                }
+            )
         )
-    )
-    assert not raw.wait_for([5], 10)
-    assert "result" in raw.responses[5]
+        assert not raw.wait_for([50 + n], 10), f"lost after a stray tail of {half} bytes"
+        assert "result" in raw.responses[50 + n]
 
 
 def test_stray_body_holding_content_length_text_does_not_swallow_the_next(
@@ -117,7 +119,7 @@ def _session_end(raw: RawServer, session_id: str, timeout: float = 15) -> dict[s
     return None
 
 
-@pytest.mark.parametrize("answer", [{}, [], "yes", {"failureReason": "no applied field"}])
+@pytest.mark.parametrize("answer", [{}, "yes"])
 def test_malformed_apply_edit_answer_fails_the_edit_not_the_session(
     tmp_path: Path, answer: Any
 ) -> None:
@@ -158,7 +160,7 @@ def test_malformed_apply_edit_answer_fails_the_edit_not_the_session(
             raw.kill()
 
 
-@pytest.mark.parametrize("token", [{"a": 1}, [1, 2], 1.5, True])
+@pytest.mark.parametrize("token", [{"a": 1}, [1, 2]])
 def test_unusable_work_done_token_still_ends_the_session(tmp_path: Path, token: Any) -> None:
     # Found by the fuzzer: a workDoneToken that is a JSON object made pygls's progress raise
     # TypeError before the session ran; it never sent session_end.

@@ -14,10 +14,9 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-import pytest
-
-from tests.lsp.harness import capabilities, server_env, start_harness, stop_harness
+from tests.lsp.harness import capabilities, file_uri, server_env, start_harness, stop_harness
 from tests.reliability.faulty_openai import Fault, FaultyOpenAI, call, call_events, text
 
 CONTENT = "".join(f"line {i}: {'x' * 40}\n" for i in range(200))
@@ -130,21 +129,7 @@ def _files(root: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
-async def test_provider_fault(tmp_path: Path, scenario: Scenario) -> None:
-    started = time.monotonic()
-    root = tmp_path / "ws"
-    root.mkdir()
-    with FaultyOpenAI() as model:
-        model.script(*scenario.faults)
-        env = server_env(model.base_url, tmp_path / "home")
-        harness, _ = await start_harness(
-            root=root, env=env, caps=capabilities(apply_edit=False), init_options=INIT
-        )
-        try:
-            session_id, end = await harness.run("write the files")
-        finally:
-            await stop_harness(harness)
+def _check(scenario: Scenario, root: Path, end: dict[str, Any], kinds: list[str]) -> None:
     assert end["stopReason"] in scenario.stop, end
     if end["stopReason"] == "error":
         assert end["message"], end
@@ -152,6 +137,33 @@ async def test_provider_fault(tmp_path: Path, scenario: Scenario) -> None:
     assert set(files) == set(scenario.whole), files.keys()
     for name in scenario.whole:
         assert files[name] == CONTENT, f"{name} is half-written"
-    kinds = harness.kinds(session_id)
     assert kinds[-1] == "session_end" and kinds.count("session_end") == 1, kinds
-    print(f"\n{scenario.name}: {end['stopReason']} in {time.monotonic() - started:.1f} s")
+
+
+async def test_provider_faults(tmp_path: Path) -> None:
+    """Every scenario, one after the other, in one server (one workspace each)."""
+    failures = []
+    with FaultyOpenAI() as model:
+        env = server_env(model.base_url, tmp_path / "home")
+        (tmp_path / "ws").mkdir()
+        harness, _ = await start_harness(
+            root=tmp_path / "ws", env=env, caps=capabilities(apply_edit=False), init_options=INIT
+        )
+        try:
+            for n, scenario in enumerate(SCENARIOS):
+                started = time.monotonic()
+                root = tmp_path / f"ws{n}"
+                root.mkdir()
+                model.clear()
+                model.script(*scenario.faults)
+                session_id, end = await harness.run("write the files", rootUri=file_uri(root))
+                try:
+                    _check(scenario, root, end, harness.kinds(session_id))
+                except AssertionError as exc:
+                    failures.append(f"{scenario.name}: {exc}")
+                print(
+                    f"\n{scenario.name}: {end['stopReason']} in {time.monotonic() - started:.1f} s"
+                )
+        finally:
+            await stop_harness(harness)
+    assert not failures, "\n".join(failures)
