@@ -20,7 +20,8 @@ class TranscriptRecorder:
     """Appends a session's records to its transcript file, flushed per record.
 
     fsync'd once per step: the ``step`` event (the first record of a step, written before the
-    model request) syncs everything before it; checkpoints and the session's end sync too.
+    model request) starts a background fsync of everything before it; checkpoints and the
+    session's end sync at once.
     """
 
     def __init__(self, writer: TranscriptWriter) -> None:
@@ -69,7 +70,9 @@ class TranscriptRecorder:
         """Record an event; ``session_end`` also closes the transcript's session."""
         if event.kind == "agent_message_chunk":
             return  # the whole reply is recorded as a message; chunks would double it
-        self.writer.append(EventRecord(event=event), sync=event.kind == "step")
+        self.writer.append(EventRecord(event=event), sync=False)
+        if event.kind == "step":
+            self.writer.sync(wait=False)  # the disk works while the model request goes out
         if isinstance(event, SessionFinished):
             self.writer.append(
                 SessionEndRecord(stop_reason=event.stop_reason, message=event.message)

@@ -4,9 +4,10 @@ Each line is one ``TranscriptRecord`` (a pydantic union tagged by ``type``, came
 whole and flushed before ``append`` returns, so a crash of the process loses at most the line
 being written. That line is then the file's last one, truncated: the reader skips it, and a
 writer reopening the file cuts it off before appending. ``append`` also fsyncs unless told not
-to (``sync=False``); the session's recorder fsyncs once per step (at its ``step`` event, before
-the model request), at checkpoints and at the end, so a crash of the whole machine loses at
-most the step under way (one fsync per record cost ~2 ms a step: docs/performance.md).
+to (``sync=False``); the session's recorder fsyncs once per step (started at its ``step``
+event, before the model request, on a background thread so the event loop never waits for the
+disk), at checkpoints and at the end, so a crash of the whole machine loses at most the last
+step or two (one fsync per record, on the loop, cost ~2 ms a step: docs/performance.md).
 
 Records, in the order a session writes them:
 
@@ -22,10 +23,12 @@ Files live in ``<user state dir>/sessions/<sessionId>.jsonl``; the state dir com
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
 from collections.abc import Collection, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -184,6 +187,12 @@ def _repair_tail(path: Path) -> None:
         os.fsync(f.fileno())
 
 
+@functools.cache
+def _syncer() -> ThreadPoolExecutor:
+    """The one thread that runs background fsyncs (``TranscriptWriter.sync(wait=False)``)."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="cadenza-fsync")
+
+
 class TranscriptWriter:
     """Appends records to one transcript file, each flushed (and by default fsync'd) at once.
 
@@ -201,6 +210,7 @@ class TranscriptWriter:
         _repair_tail(path)
         self._file: BinaryIO | None = path.open("ab")
         self._unsynced = False
+        self._pending: Future[None] | None = None
 
     @classmethod
     def for_session(cls, session_id: str, directory: Path | None = None) -> TranscriptWriter:
@@ -231,18 +241,41 @@ class TranscriptWriter:
         if sync:
             self.sync()
 
-    def sync(self) -> None:
-        """Fsync what was appended since the last fsync (nothing to do when all is on disk)."""
-        if self._file is not None and self._unsynced:
+    def sync(self, *, wait: bool = True) -> None:
+        """Fsync what was appended since the last fsync (nothing to do when all is on disk).
+
+        Args:
+            wait: False starts the fsync on a background thread and returns at once (the
+                event loop never waits for the disk); the next ``sync`` or ``close`` waits for
+                it first and raises its error, if any.
+
+        Raises:
+            OSError: This fsync, or an earlier background one, failed.
+        """
+        if self._file is None or not self._unsynced:
+            return
+        self._settle()
+        self._unsynced = False
+        if wait:
             os.fsync(self._file.fileno())
-            self._unsynced = False
+        else:
+            self._pending = _syncer().submit(os.fsync, self._file.fileno())
+
+    def _settle(self) -> None:
+        """Wait for the background fsync, if any; raise its error."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
 
     def close(self) -> None:
-        """Close the file (idempotent)."""
+        """Close the file (idempotent), after a last fsync."""
         if self._file is not None:
-            self.sync()
-            self._file.close()
-            self._file = None
+            try:
+                self._settle()
+                self.sync()
+            finally:
+                self._file.close()
+                self._file = None
 
     def __enter__(self) -> TranscriptWriter:
         return self
