@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from cadenza.messages import ToolCall
-from cadenza.providers.secrets import REDACTED, register_secret
+from cadenza.providers.secrets import REDACTED, register_known_keys, register_secret
 from cadenza.tools.base import ToolContext
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
 from cadenza.tools.registry import default_tools
@@ -44,3 +46,15 @@ async def test_edit_diffs_redact_keys_but_the_file_keeps_them(tmp_path: Path) ->
     assert editor.edits and SECRET in editor.edits[0].new_text  # what was applied: exact
     edits = result.edits  # type: ignore[attr-defined]
     assert edits and all(SECRET not in (e.old_text or "") + e.new_text for e in edits)
+
+
+async def test_keys_of_providers_not_in_use_are_redacted_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found by suite 6: ANTHROPIC_API_KEY in the environment of a server whose sessions use
+    # openai/... was never registered, so `run_command env` showed it.
+    other = "sk-ant-test-REGRESSION-" + os.urandom(8).hex()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", other)
+    register_known_keys.cache_clear()
+    content, _, _ = await _call(tmp_path, "run_command", '{"command": "env"}')
+    assert other not in content and "ANTHROPIC_API_KEY=" + REDACTED in content

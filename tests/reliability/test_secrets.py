@@ -20,6 +20,11 @@ from tests.reliability.faulty_openai import Fault, FaultyOpenAI, call, text
 from tests.reliability.rawserver import RawServer, initialize_params, message
 
 KEY = "sk-test-SECRET-0123456789abcdefABCDEF"
+OTHER_KEYS = {
+    # keys of providers the sessions do not use: nothing registers them with a provider
+    "ANTHROPIC_API_KEY": "sk-ant-test-SECRET-ANTHROPIC-0123456789",
+    "OPENROUTER_API_KEY": "sk-or-test-SECRET-OPENROUTER-0123456789",
+}
 
 
 def allow(request: dict[str, Any]) -> Any:
@@ -85,6 +90,7 @@ def test_the_api_key_never_appears(tmp_path: Path) -> None:
     with FaultyOpenAI() as model:
         env = server_env(model.base_url, home)
         env["OPENAI_API_KEY"] = KEY
+        env.update(OTHER_KEYS)
         server = RawServer(env, stderr_path=stderr, log_level="DEBUG", answer=allow)
         try:
             options = {"providers": {"openai": {"attempts": 2}}}
@@ -130,8 +136,9 @@ def test_the_api_key_never_appears(tmp_path: Path) -> None:
         if path.is_file() and "blobs" not in path.parts:
             places[str(path.relative_to(home))] = path.read_bytes()
     assert any("transcript" in p or p.endswith(".jsonl") for p in places), places.keys()
-    leaks = [where for where, data in places.items() if KEY.encode() in data]
-    assert not leaks, f"the API key appears in: {leaks}"
+    for key in (KEY, *OTHER_KEYS.values()):
+        leaks = [where for where, data in places.items() if key.encode() in data]
+        assert not leaks, f"the API key {key[:12]}… appears in: {leaks}"
     # the checks saw what they should: the env output and the error reached the client
     stdout = places["stdout (every message the client received)"]
     assert b"OPENAI_BASE_URL" in stdout, "run_command env output not seen"

@@ -8,6 +8,7 @@ loggers get a filter that rewrites any record that would carry a registered key.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -45,6 +46,32 @@ def secret_from_env(name: str | None) -> str | None:
     value = os.environ.get(name) or None
     register_secret(value)
     return value
+
+
+KNOWN_KEY_ENV = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "OPENROUTER_API_KEY",
+    "VLLM_API_KEY",
+    "LLAMA_API_KEY",
+    "CODEX_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "XAI_API_KEY",
+    "GROK_API_KEY",
+)
+"""Well-known API key variables: hidden even when no provider of this process reads them."""
+
+
+@functools.cache
+def register_known_keys() -> None:
+    """Register the values of ``KNOWN_KEY_ENV`` (once per process).
+
+    A provider registers its own key when it is created; a tool's output (``run_command env``)
+    may still print the key of a provider no session uses.
+    """
+    for name in KNOWN_KEY_ENV:
+        secret_from_env(name)
 
 
 def redact(text: str) -> str:

@@ -17,7 +17,7 @@ import anyio
 from pydantic import ValidationError
 
 from cadenza.messages import ToolCall
-from cadenza.providers.secrets import redact
+from cadenza.providers.secrets import redact, register_known_keys
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
 from cadenza.tools.registry import ToolRegistry
 
@@ -77,8 +77,9 @@ def prepare(call: ToolCall, registry: ToolRegistry) -> PreparedCall | ToolResult
 async def run(prepared: PreparedCall, ctx: ToolContext) -> ToolResult:
     """Run a prepared call within its tool's timeout (seconds); API keys in its result redacted.
 
-    A result may quote a registered secret (``run_command env``, a workspace ``.env`` read):
-    it goes to the model, the client and the transcript, so it is replaced by ``[redacted]``;
+    A result may quote an API key (``run_command env``, a workspace ``.env`` read), one a
+    provider registered or one of ``secrets.KNOWN_KEY_ENV``; the result goes to the model,
+    the client and the transcript, so the key is replaced by ``[redacted]``;
     so are the texts of its edits, which are only shown and recorded (``FileEdited``): the
     edits themselves were applied already, and undo keeps its own exact checkpoint.
 
@@ -86,6 +87,7 @@ async def run(prepared: PreparedCall, ctx: ToolContext) -> ToolResult:
         Only cancellation; every failure of the tool becomes an error result.
     """
     result = await _run(prepared, ctx)
+    register_known_keys()
     edits = tuple(
         dataclasses.replace(
             e,
