@@ -48,6 +48,8 @@ COMMANDS = (
 
 ID_SLOT = object()
 """Replaced by a fresh integer or string id when the batch is written."""
+PREVIOUS_ID = object()
+"""Replaced by the id of the message before (``$/cancelRequest`` of a request in flight)."""
 
 json_scalar = st.one_of(
     st.none(),
@@ -227,7 +229,14 @@ def request_like(draw: st.DrawFn) -> Msg:  # noqa: C901
         if method.startswith("textDocument/"):
             payload["params"] = _doc_params(draw)
         elif method == "$/cancelRequest":
-            payload["params"] = draw(st.one_of(st.fixed_dictionaries({"id": hostile}), hostile))
+            payload["params"] = draw(
+                st.one_of(
+                    st.fixed_dictionaries({"id": hostile}),
+                    hostile,
+                    st.just({"id": PREVIOUS_ID}),
+                    st.just({"id": PREVIOUS_ID}),
+                )
+            )
         else:
             payload["params"] = draw(hostile)
         if draw(st.booleans()):
@@ -313,21 +322,25 @@ fuzz_message = st.one_of(
 class Ids:
     def __init__(self) -> None:
         self._counter = itertools.count(1000)
+        self.previous: int | str = 0
 
     def fresh(self) -> int | str:
         n = next(self._counter)
+        self.previous = n - 1 if (n - 1) % 3 else f"s{n - 1}"
         return n if n % 3 else f"s{n}"
 
 
-def _fill(value: Any, fresh_id: int | str, real_sessions: list[str]) -> Any:
+def _fill(value: Any, fresh_id: int | str, real_sessions: list[str], previous: Any = None) -> Any:
     if value is ID_SLOT:
         return fresh_id
+    if value is PREVIOUS_ID:
+        return previous
     if value == "SESSION":
         return real_sessions[-1] if real_sessions else "0" * 32
     if isinstance(value, dict):
-        return {k: _fill(v, fresh_id, real_sessions) for k, v in value.items()}
+        return {k: _fill(v, fresh_id, real_sessions, previous) for k, v in value.items()}
     if isinstance(value, list):
-        return [_fill(v, fresh_id, real_sessions) for v in value]
+        return [_fill(v, fresh_id, real_sessions, previous) for v in value]
     return value
 
 
@@ -337,7 +350,7 @@ def encode(msg: Msg, ids: Ids, real_sessions: list[str]) -> tuple[bytes, int | s
     if msg.body is not None:
         body = msg.body
     else:
-        payload = _fill(msg.payload, msg_id, real_sessions)
+        payload = _fill(msg.payload, msg_id, real_sessions, ids.previous)
         body = json.dumps(payload).encode("utf-8", "surrogatepass")
     expected = msg_id if msg.expect_answer else None
     match msg.framing:
