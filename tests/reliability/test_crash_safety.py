@@ -5,7 +5,8 @@ against a slow scripted model that writes, edits and creates files. At a random 
 server gets SIGKILL. Then: every file is either wholly old or wholly new; a new server's
 ``cadenza.loadSession`` loads the session (state ``interrupted``, or its stop reason if it had
 ended), and its replay (built from the transcript, ``<XDG_STATE_HOME>/cadenza/sessions/<id>.jsonl``)
-holds every ``cadenza/sessionUpdate`` the client had received, in order.
+holds every ``cadenza/sessionUpdate`` the client had received, in order; and its
+``cadenza.undoSession`` puts every file back as it was before the session.
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ async def test_sigkill_at_random_points(tmp_path: Path) -> None:
         try:
             listed = await harness.execute("cadenza.listSessions", {})
             states = {s["sessionId"]: s["state"] for s in listed["sessions"]}
-            compared = interrupted = 0
+            compared = interrupted = undone = 0
             for session_id, _root, events, kill_after in runs:
                 live = [
                     u for u in _live_updates(events, session_id) if u["sessionUpdate"] in COMPARED
@@ -155,9 +156,23 @@ async def test_sigkill_at_random_points(tmp_path: Path) -> None:
                     states[session_id],
                     live[-1:],
                 )
+            # undo after the crash puts every file back as it was before the session
+            harness.autosave = True
+            for session_id, root, _events, kill_after in runs:
+                try:
+                    await harness.execute("cadenza.undoSession", {"sessionId": session_id})
+                except Exception as exc:  # nothing to undo is refused; anything else fails
+                    changed = [n for n in OLD_FILES if (root / n).read_text() != OLD]
+                    changed += [n for n in NEW_FILES if (root / n).exists()]
+                    assert not changed, (kill_after, changed, exc)
+                for name in OLD_FILES:
+                    assert (root / name).read_text() == OLD, (kill_after, name, "not undone")
+                for name in NEW_FILES:
+                    assert not (root / name).exists(), (kill_after, name, "not removed")
+                undone += 1
         finally:
             await stop_harness(harness)
     print(
         f"\ncrash safety: {KILLS} SIGKILLs, {compared} live updates found in the replays, "
-        f"{interrupted} sessions interrupted, {time.monotonic() - started:.1f} s"
+        f"{interrupted} sessions interrupted, {undone} undone, {time.monotonic() - started:.1f} s"
     )
