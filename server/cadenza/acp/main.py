@@ -12,19 +12,30 @@ import logging
 import sys
 from typing import cast
 
-from acp import Agent, run_agent
+from acp import Agent, run_agent, stdio_streams
+from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
 
 from cadenza.acp.agent import CadenzaAgent
+from cadenza.acp.wire import checked_stdin
 
 log = logging.getLogger(__name__)
 
 
 async def serve_stdio() -> None:
-    """Serve one client on stdio until it closes the stream."""
+    """Serve one client on stdio until it closes the stream.
+
+    The SDK reads a checked copy of stdin (``wire.checked_stdin``): lines that are not a
+    JSON-RPC object are answered with an error there and never reach it.
+    """
+    limit = DEFAULT_STDIO_BUFFER_LIMIT_BYTES
+    stdin, stdout = await stdio_streams(limit=limit)
+    messages, pump = checked_stdin(stdin, stdout, limit)
     agent = CadenzaAgent()
     try:
-        await run_agent(cast(Agent, agent))
+        await run_agent(cast(Agent, agent), stdout, messages, stdio_buffer_limit_bytes=limit)
     finally:
+        pump.cancel()
+        await asyncio.gather(pump, return_exceptions=True)
         await agent.aclose()
 
 
