@@ -44,9 +44,16 @@ class Peer:
     wire: list[dict[str, Any]] = field(default_factory=list)
     """Every JSON-RPC message, in order: ``{"dir": "in"|"out", **message}``."""
     writes: list[tuple[str, str]] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
     permissions: list[tuple[ToolCallUpdate, list[PermissionOption]]] = field(default_factory=list)
     permission_asked: asyncio.Event = field(default_factory=asyncio.Event)
     hold_permission: asyncio.Event | None = None
+    raw_permission: Any = None
+    """When set: the raw ``result`` of every permission request (a malformed answer)."""
+    buffers: dict[str, str] | None = None
+    """When set: an editor that keeps writes in unsaved buffers (reads see them first)."""
+    hang_writes: bool = False
+    """Never answer ``fs/write_text_file``."""
 
     def observe(self, event: StreamEvent) -> None:
         direction = "in" if event.direction == StreamDirection.INCOMING else "out"
@@ -64,6 +71,8 @@ class Peer:
         self.permission_asked.set()
         if self.hold_permission is not None:
             await self.hold_permission.wait()
+        if self.raw_permission is not None:
+            return self.raw_permission  # type: ignore[no-any-return]
         if self.answer is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(
@@ -74,6 +83,11 @@ class Peer:
         self, session_id: str, path: str, content: str, **kwargs: Any
     ) -> WriteTextFileResponse:
         self.writes.append((path, content))
+        if self.hang_writes:
+            await asyncio.Event().wait()
+        if self.buffers is not None:
+            self.buffers[path] = content
+            return WriteTextFileResponse()
         Path(path).write_text(content, encoding="utf-8")  # an editor that saves at once
         return WriteTextFileResponse()
 
@@ -85,6 +99,9 @@ class Peer:
         limit: int | None = None,
         **kwargs: Any,
     ) -> ReadTextFileResponse:
+        self.reads.append(path)
+        if self.buffers is not None and path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
         return ReadTextFileResponse(content=Path(path).read_text(encoding="utf-8"))
 
     def on_connect(self, conn: Any) -> None:

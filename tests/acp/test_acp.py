@@ -417,3 +417,25 @@ async def test_question_then_answer_in_the_next_prompt(
     assert last_user["content"] == (
         "The person answered your question (Which file should I edit?): b.py"
     )
+
+
+@pytest.mark.parametrize("raw", ["garbage", {"outcome": {"outcome": "weird"}}])
+async def test_malformed_permission_answer_is_dismissed(
+    start: Start, fake: FakeOpenAI, workspace: Path, raw: object
+) -> None:
+    fake.script(call("run_command", {"command": "echo hi > out.txt"}, "c1"), text("went on"))
+    agent = await start()
+    agent.peer.raw_permission = raw
+    session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
+    sid = session.session_id
+    response = await asyncio.wait_for(
+        agent.conn.prompt(session_id=sid, prompt=[text_block("run it")]), WAIT_S
+    )
+    assert response.stop_reason == "end_turn"
+    assert not (workspace / "out.txt").exists()
+    assert len(fake.requests) == 2  # the turn went on after the dismissal
+    tool_message = next(m for m in fake.requests[-1]["messages"] if m["role"] == "tool")
+    assert "ValidationError" not in tool_message["content"]
+    assert "validation error" not in str(agent.peer.updates(sid))
+    finished = [u for u in agent.peer.updates(sid) if u["sessionUpdate"] == "tool_call_update"]
+    assert finished[-1]["status"] == "failed"

@@ -36,6 +36,7 @@ from acp.schema import (
     ToolCallUpdate,
     WriteTextFileResponse,
 )
+from pydantic import ValidationError
 
 from cadenza.acp.stream import UpdateStream
 from cadenza.acp.updates import UpdateMapper, raw_input
@@ -260,6 +261,13 @@ class AcpEditor:
             )
         except RequestError as exc:
             log.warning("session %s: permission request failed: %s", self.session_id, exc)
+            return PermissionAnswer(outcome="cancelled")
+        except ValidationError as exc:  # a malformed answer: dismissed, as an error is
+            log.warning(
+                "session %s: malformed permission answer, treated as dismissed: %s",
+                self.session_id,
+                exc,
+            )
             return PermissionAnswer(outcome="cancelled")
         return permission_answer(response)
 
