@@ -439,3 +439,62 @@ async def test_malformed_permission_answer_is_dismissed(
     assert "validation error" not in str(agent.peer.updates(sid))
     finished = [u for u in agent.peer.updates(sid) if u["sessionUpdate"] == "tool_call_update"]
     assert finished[-1]["status"] == "failed"
+
+
+def _tool_results(fake: FakeOpenAI) -> dict[str, str]:
+    return {
+        m["tool_call_id"]: m["content"]
+        for m in fake.requests[-1]["messages"]
+        if m["role"] == "tool"
+    }
+
+
+async def test_consecutive_edits_chain_in_an_unsaved_buffer(
+    start: Start, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("one\ntwo\n", encoding="utf-8")
+    fake.script(
+        call("read_file", {"path": "a.txt"}, "c1"),
+        call("edit_file", edit_call("a.txt", "one", "ONE"), "c2"),
+        call("edit_file", edit_call("a.txt", "two", "TWO"), "c3"),
+        text("done"),
+    )
+    agent = await start()
+    agent.peer.buffers = {}  # the editor keeps the writes unsaved
+    session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
+    response = await asyncio.wait_for(
+        agent.conn.prompt(session_id=session.session_id, prompt=[text_block("upper")]), WAIT_S
+    )
+    assert response.stop_reason == "end_turn"
+    path = str(workspace / "a.txt")
+    assert agent.peer.writes == [(path, "ONE\ntwo\n"), (path, "ONE\nTWO\n")]
+    assert agent.peer.buffers == {path: "ONE\nTWO\n"}
+    assert (workspace / "a.txt").read_text(encoding="utf-8") == "one\ntwo\n"  # not saved
+    assert agent.peer.reads == [path, path]  # the editor's text checked before each edit
+
+
+async def test_edit_refused_over_unsaved_changes_then_redone_on_them(
+    start: Start, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("one\ntwo\n", encoding="utf-8")
+    fake.script(
+        call("read_file", {"path": "a.txt"}, "c1"),
+        call("edit_file", edit_call("a.txt", "one", "ONE"), "c2"),
+        call("read_file", {"path": "a.txt"}, "c3"),
+        # (the very same edit again would be refused as a repeat by the engine's stuck guard)
+        call("edit_file", edit_call("a.txt", "one\ntwo", "ONE\ntwo"), "c4"),
+        text("done"),
+    )
+    agent = await start()
+    path = str(workspace / "a.txt")
+    agent.peer.buffers = {path: "one\ntwo\nmine\n"}  # the person's unsaved change
+    session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
+    response = await asyncio.wait_for(
+        agent.conn.prompt(session_id=session.session_id, prompt=[text_block("upper")]), WAIT_S
+    )
+    assert response.stop_reason == "end_turn"
+    assert agent.peer.writes == [(path, "ONE\ntwo\nmine\n")]  # the person's line kept
+    results = _tool_results(fake)
+    assert "editor" in results["c2"] and "nothing was written" in results["c2"]
+    assert "mine" in results["c3"]  # the re-read sees the editor's text
+    assert "mine" not in results["c1"]

@@ -1,14 +1,20 @@
 """The ``Editor`` port over ACP: edits, permission prompts and events of one session.
 
-- ``open_document``: None. Tools read files from disk. ACP's ``fs/read_text_file`` would give
-  the client's unsaved buffers, but it is a request (async) while ``open_document`` is
-  synchronous; reading through the client is left for a later slice.
+- ``open_document``: the editor's text of a file this session knows (see below) while the
+  file on disk has not changed since; else None (tools read the disk). ``open_document`` is
+  synchronous and ``fs/read_text_file`` a request, so the editor's text is learnt in
+  ``apply_edit``.
 - ``apply_edit``: a text change or a new file goes to the client as ``fs/write_text_file``
   with the whole new text when the client has ``fs.writeTextFile`` (so the editor sees it,
-  and can show or undo it); a change is refused when the file on disk no longer holds what
-  the tool read. Files in a legacy encoding or with a BOM, deletions and renames, and every
-  edit for a client without ``fs.writeTextFile``, are written on disk atomically
-  (``tools.fs.apply_on_disk``), which keeps the file's bytes outside the change.
+  and can show or undo it). Before a change, when the client has ``fs.readTextFile``, its
+  current text is read through ``fs/read_text_file`` (unsaved buffers included): when it is
+  not the text the tool changed, the edit is refused (nothing is written) and that text is
+  remembered, so the model's next read sees it and its next edit applies to it. The text
+  this session wrote is remembered too, so consecutive edits chain in an editor that keeps
+  them unsaved. Without ``fs.readTextFile`` a change is refused when the file on disk no
+  longer holds what the tool read. Files in a legacy encoding or with a BOM, deletions and
+  renames, and every edit for a client without ``fs.writeTextFile``, are written on disk
+  atomically (``tools.fs.apply_on_disk``), which keeps the file's bytes outside the change.
 - Before the session's first change to a file its state goes into the session's checkpoint
   (``tools.checkpoints``, as with the LSP face), so ``cadenza undo <sessionId>`` can put the
   files back.
@@ -32,6 +38,7 @@ from acp import RequestError
 from acp.schema import (
     AllowedOutcome,
     PermissionOption,
+    ReadTextFileResponse,
     RequestPermissionResponse,
     ToolCallUpdate,
     WriteTextFileResponse,
@@ -77,6 +84,12 @@ class AcpClient(Protocol):
         self, session_id: str, path: str, content: str
     ) -> WriteTextFileResponse | None:
         """``fs/write_text_file``."""
+        ...
+
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None = None, limit: int | None = None
+    ) -> ReadTextFileResponse:
+        """``fs/read_text_file``."""
         ...
 
 
@@ -144,6 +157,37 @@ def _refused(reason: str) -> EditOutcome:
     return EditOutcome(applied=False, reason=reason, refused_by="cadenza")
 
 
+STALE_BUFFER = (
+    "the file's text in the editor is not the text this edit was made on (unsaved changes "
+    "in the editor, or a change since it was read); nothing was written. Read the file "
+    "again (reads now see the editor's text) and redo the edit"
+)
+
+
+def disk_stamp(path: Path) -> tuple[int, int] | None:
+    """The file's mtime (ns) and size on disk; None when it is missing."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size)
+
+
+@dataclass(frozen=True)
+class KnownText:
+    """The editor's text of a file, as this session last saw or wrote it.
+
+    Attributes:
+        text: The text.
+        version: A counter of this editor (a new one for each text learnt).
+        stamp: The file's ``disk_stamp`` then: when the disk changes, the text is forgotten.
+    """
+
+    text: str
+    version: int
+    stamp: tuple[int, int] | None
+
+
 class AcpEditor:
     """One session's editor over ACP, implementing ``cadenza.engine.ports.Editor``.
 
@@ -176,6 +220,8 @@ class AcpEditor:
         """Tool calls started and not finished (closed as failed when a prompt is cancelled)."""
         self.step_text = ""
         """The assistant text published since the last step started."""
+        self._known: dict[Path, KnownText] = {}
+        self._versions = 0
 
     @property
     def session_id(self) -> str:
@@ -183,8 +229,18 @@ class AcpEditor:
         return self.stream.session_id
 
     def open_document(self, path: Path) -> DocumentSnapshot | None:
-        """None: tools read the file from disk (see the module docstring)."""
-        return None
+        """The editor's text this session knows, while the disk is unchanged; else None."""
+        known = self._known.get(path)
+        if known is None:
+            return None
+        if disk_stamp(path) != known.stamp:
+            del self._known[path]  # changed on disk since (saved, reverted, a command)
+            return None
+        return DocumentSnapshot(path=path, text=known.text, version=known.version)
+
+    def _remember(self, path: Path, text: str) -> None:
+        self._versions += 1
+        self._known[path] = KnownText(text=text, version=self._versions, stamp=disk_stamp(path))
 
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:
         """Write ``edit`` through ``fs/write_text_file`` when the client can, else on disk.
@@ -220,17 +276,34 @@ class AcpEditor:
             if edit.path.exists():
                 return _refused("the file exists already")
             return await self._write(edit)
+        current = await self._client_text(edit.path)
+        if current is not None and current != edit.old_text:
+            self._remember(edit.path, current)
+            return _refused(STALE_BUFFER)
         try:
             decoded = decode_bytes(edit.path.read_bytes())
         except FileNotFoundError:
-            return _refused("the file was removed since it was read")
+            if current is None:
+                return _refused("the file was removed since it was read")
+            return await self._write(edit)  # an editor buffer not saved yet
         except (OSError, UndecodableError) as exc:
             return _refused(f"cannot read the file: {exc}")
-        if decoded.text != edit.old_text:
+        if current is None and decoded.text != edit.old_text:
             return _refused("the file changed on disk since it was read")
-        if decoded.format.encoding != UTF8:
+        if decoded.format.encoding != UTF8 and decoded.text == edit.old_text:
             return apply_on_disk(edit)  # keep its encoding and BOM byte for byte
         return await self._write(edit)
+
+    async def _client_text(self, path: Path) -> str | None:
+        """The client's current text of ``path`` (``fs/read_text_file``); None: not known."""
+        if not self.fs.read_text_file:
+            return None
+        try:
+            response = await self._client.read_text_file(session_id=self.session_id, path=str(path))
+        except (RequestError, ValidationError) as exc:
+            log.warning("session %s: fs/read_text_file %s failed: %s", self.session_id, path, exc)
+            return None
+        return response.content
 
     async def _write(self, edit: FileEdit) -> EditOutcome:
         try:
@@ -238,7 +311,10 @@ class AcpEditor:
                 session_id=self.session_id, path=str(edit.path), content=edit.new_text
             )
         except RequestError as exc:
+            self._known.pop(edit.path, None)
             return EditOutcome(applied=False, reason=f"the editor answered with an error: {exc}")
+        if self.fs.read_text_file:
+            self._remember(edit.path, edit.new_text)
         return EditOutcome(applied=True)
 
     async def ask_user(self, question: str) -> str | None:
