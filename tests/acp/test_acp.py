@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 import time
 from pathlib import Path
@@ -498,3 +499,38 @@ async def test_edit_refused_over_unsaved_changes_then_redone_on_them(
     assert "editor" in results["c2"] and "nothing was written" in results["c2"]
     assert "mine" in results["c3"]  # the re-read sees the editor's text
     assert "mine" not in results["c1"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "\nState:\tZ" not in status  # a zombie waits for its reaper: it is dead
+
+
+async def test_sigterm_kills_the_running_command(
+    start: Start, fake: FakeOpenAI, workspace: Path
+) -> None:
+    fake.script(call("run_command", {"command": "echo $$ > pid.txt; exec sleep 60"}, "c1"))
+    agent = await start()
+    session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
+    prompt = asyncio.create_task(
+        agent.conn.prompt(session_id=session.session_id, prompt=[text_block("run")])
+    )
+    pid_file = workspace / "pid.txt"
+    deadline = time.monotonic() + WAIT_S
+    while not pid_file.exists() or not pid_file.read_text().strip():
+        assert time.monotonic() < deadline, "the command did not start"
+        await asyncio.sleep(0.05)
+    pid = int(pid_file.read_text())
+    assert _alive(pid)
+    agent.process.send_signal(signal.SIGTERM)
+    rc = await asyncio.wait_for(agent.process.wait(), WAIT_S)
+    assert rc == 143
+    deadline = time.monotonic() + 5
+    while _alive(pid):
+        assert time.monotonic() < deadline, "the command outlived the agent"
+        await asyncio.sleep(0.05)
+    prompt.cancel()
+    await asyncio.gather(prompt, return_exceptions=True)

@@ -1,7 +1,8 @@
 """``cadenza acp``: the engine behind the Agent Client Protocol on stdin/stdout.
 
 stdout carries the protocol (newline-delimited JSON-RPC, the SDK's framing); logs go to
-stderr.
+stderr. SIGTERM ends the agent like a closed stdin (running prompts are cancelled, their
+commands' process groups killed), with exit status 143.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import signal
 import sys
 from typing import cast
 
@@ -17,16 +19,38 @@ from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
 
 from cadenza.acp.agent import CadenzaAgent
 from cadenza.acp.wire import checked_stdin
+from cadenza.tools.shell import kill_live_groups
 
 log = logging.getLogger(__name__)
 
 
-async def serve_stdio() -> None:
-    """Serve one client on stdio until it closes the stream.
+async def serve_stdio(terminated: list[int] | None = None) -> None:
+    """Serve one client on stdio until it closes the stream (or SIGTERM).
 
     The SDK reads a checked copy of stdin (``wire.checked_stdin``): lines that are not a
     JSON-RPC object are answered with an error there and never reach it.
+
+    Args:
+        terminated: When given, SIGTERM cancels the serving (sessions are closed as at the
+            end of the stream) and the signal number is appended here.
     """
+    main = asyncio.current_task()
+    if terminated is not None and main is not None:
+
+        def _terminate() -> None:
+            log.info("SIGTERM: stopping")
+            terminated.append(signal.SIGTERM)
+            main.cancel()
+
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, _terminate)
+    try:
+        await _serve()
+    except asyncio.CancelledError:
+        if not terminated:
+            raise
+
+
+async def _serve() -> None:
     limit = DEFAULT_STDIO_BUFFER_LIMIT_BYTES
     stdin, stdout = await stdio_streams(limit=limit)
     messages, pump = checked_stdin(stdin, stdout, limit)
@@ -49,8 +73,12 @@ def acp_main(args: argparse.Namespace) -> int:
     if logging.getLogger().level > logging.DEBUG:
         for noisy in ("httpx", "httpcore"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
+    terminated: list[int] = []
     try:
-        asyncio.run(serve_stdio())
+        asyncio.run(serve_stdio(terminated))
     except KeyboardInterrupt:
         return 130
+    if terminated:
+        kill_live_groups()  # any command the cancellation did not reach
+        return 128 + terminated[0]
     return 0
