@@ -159,16 +159,17 @@ async def test_sigkill_at_random_points(tmp_path: Path) -> None:
             # undo after the crash puts every file back as it was before the session
             harness.autosave = True
             for session_id, root, _events, kill_after in runs:
+                undo: Any = None
                 try:
-                    await harness.execute("cadenza.undoSession", {"sessionId": session_id})
+                    undo = await harness.execute("cadenza.undoSession", {"sessionId": session_id})
                 except Exception as exc:  # nothing to undo is refused; anything else fails
                     changed = [n for n in OLD_FILES if (root / n).read_text() != OLD]
                     changed += [n for n in NEW_FILES if (root / n).exists()]
                     assert not changed, (kill_after, changed, exc)
                 for name in OLD_FILES:
-                    assert (root / name).read_text() == OLD, (kill_after, name, "not undone")
+                    assert (root / name).read_text() == OLD, (kill_after, name, "not undone", undo)
                 for name in NEW_FILES:
-                    assert not (root / name).exists(), (kill_after, name, "not removed")
+                    assert not (root / name).exists(), (kill_after, name, "not removed", undo)
                 undone += 1
         finally:
             await stop_harness(harness)

@@ -170,6 +170,7 @@ class LspEditor:
         touched = [edit.path] if edit.new_path is None else [edit.path, edit.new_path]
         try:
             self._record_before(touched)
+            self._record_pending(edit)
         except CheckpointError as exc:
             return _refused(f"{exc}; nothing was changed")
         outcome = await self._deliver(edit, plan, features)
@@ -273,21 +274,33 @@ class LspEditor:
     def _state_reader(self, path: Path) -> Callable[[], FileState]:
         return lambda: self.current_state(path)
 
+    def _after_states(self, edit: FileEdit) -> list[tuple[Path, FileState]]:
+        """The state each file touched by ``edit`` is in once it is applied."""
+        assert self.checkpoint is not None
+        if edit.kind == "rename":
+            assert edit.new_path is not None
+            origin = self.checkpoint.origin_of(edit.path)
+            return [
+                (edit.path, ABSENT),
+                (edit.new_path, FileState(exists=True, text=edit.new_text, origin=origin)),
+            ]
+        if edit.kind == "delete":
+            return [(edit.path, ABSENT)]
+        return [(edit.path, FileState(exists=True, text=edit.new_text))]
+
+    def _record_pending(self, edit: FileEdit) -> None:
+        """Before sending: where the edit will leave each file (undo after a crash uses it)."""
+        if self.checkpoint is None:
+            return
+        for path, state in self._after_states(edit):
+            self.checkpoint.record_pending(path, state)
+
     def _record_after(self, edit: FileEdit) -> None:
         checkpoint = self.checkpoint
         if checkpoint is None:
             return
-        if edit.kind == "rename":
-            assert edit.new_path is not None
-            origin = checkpoint.origin_of(edit.path)
-            checkpoint.record_after(edit.path, ABSENT)
-            checkpoint.record_after(
-                edit.new_path, FileState(exists=True, text=edit.new_text, origin=origin)
-            )
-        elif edit.kind == "delete":
-            checkpoint.record_after(edit.path, ABSENT)
-        else:
-            checkpoint.record_after(edit.path, FileState(exists=True, text=edit.new_text))
+        for path, state in self._after_states(edit):
+            checkpoint.record_after(path, state)
 
     async def _send(self, workspace_edit: types.WorkspaceEdit, label: str) -> EditOutcome:
         params = types.ApplyWorkspaceEditParams(edit=workspace_edit, label=label)

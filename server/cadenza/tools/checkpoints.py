@@ -70,11 +70,15 @@ class CheckpointEntry:
         path: Workspace-relative path with ``/`` separators.
         before: The state before the session's first change.
         after: The state after its last applied change; None until one was applied.
+        pending: The state the change in flight will leave it in, recorded before the change
+            is sent and cleared once its outcome is known: after a crash in between, a file in
+            this state had the change applied (undo then treats it as ``after``).
     """
 
     path: str
     before: FileState
     after: FileState | None = None
+    pending: FileState | None = None
 
 
 def _digest(data: bytes) -> str:
@@ -135,7 +139,13 @@ class SessionCheckpoint:
             for item in raw["files"]:
                 before = checkpoint._read_state(item["before"])
                 after = None if item["after"] is None else checkpoint._read_state(item["after"])
-                entry = CheckpointEntry(path=str(item["path"]), before=before, after=after)
+                pending = item.get("pending")
+                entry = CheckpointEntry(
+                    path=str(item["path"]),
+                    before=before,
+                    after=after,
+                    pending=None if pending is None else checkpoint._read_state(pending),
+                )
                 checkpoint.entries[entry.path] = entry
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise CheckpointError(f"the checkpoint {manifest} is unreadable: {exc}") from None
@@ -191,6 +201,21 @@ class SessionCheckpoint:
         if state.exists and state.origin is None and entry.after is not None:
             state = replace(state, origin=entry.after.origin)
         entry.after = state
+        entry.pending = None
+        self.save()
+
+    def record_pending(self, path: Path, state: FileState) -> None:
+        """Record the state a change about to be sent will leave ``path`` in (see ``pending``).
+
+        Raises:
+            CheckpointError: The checkpoint cannot be written (then nothing may change).
+        """
+        entry = self.entries.get(self.relative(path))
+        if entry is None:  # pragma: no cover - record_before always comes first
+            raise CheckpointError(f"{path} was changed without a checkpoint")
+        if state.exists and state.origin is None and entry.after is not None:
+            state = replace(state, origin=entry.after.origin)
+        entry.pending = state
         self.save()
 
     def forget_unapplied(self, paths: Iterable[Path]) -> None:
@@ -199,6 +224,9 @@ class SessionCheckpoint:
         for path in paths:
             key = self.relative(path)
             entry = self.entries.get(key)
+            if entry is not None and entry.pending is not None:
+                entry.pending = None
+                dropped = True
             if entry is not None and entry.after is None:
                 del self.entries[key]
                 dropped = True
@@ -232,6 +260,11 @@ class SessionCheckpoint:
                 "path": entry.path,
                 "before": self._write_state(entry.before),
                 "after": None if entry.after is None else self._write_state(entry.after),
+                **(
+                    {"pending": self._write_state(entry.pending)}
+                    if entry.pending is not None
+                    else {}
+                ),
             }
             for entry in self.entries.values()
         ]
@@ -389,6 +422,16 @@ def _step(entry: CheckpointEntry, now: FileState) -> UndoStep | str:
     return step("restore")
 
 
+def _settle(entry: CheckpointEntry, current: Callable[[str], FileState]) -> CheckpointEntry:
+    """``entry`` with its pending change counted as applied when the file shows it.
+
+    A change is pending when the server stopped while the editor applied it.
+    """
+    if entry.pending is not None and _same(current(entry.path), entry.pending):
+        return replace(entry, after=entry.pending, pending=None)
+    return entry
+
+
 def plan_undo(checkpoint: SessionCheckpoint, current: Callable[[str], FileState]) -> list[UndoStep]:
     """The steps that put every file the session changed back as it was before the session.
 
@@ -404,9 +447,10 @@ def plan_undo(checkpoint: SessionCheckpoint, current: Callable[[str], FileState]
         UndoRefused: A file changed since the session's last change to it (its name and why);
             then nothing may be undone.
     """
-    steps, paired = _pair_renames(checkpoint.entries, current)
+    entries = {key: _settle(entry, current) for key, entry in checkpoint.entries.items()}
+    steps, paired = _pair_renames(entries, current)
     problems: list[tuple[str, str]] = []
-    for entry in checkpoint.entries.values():
+    for entry in entries.values():
         if entry.path in paired or entry.after is None:
             continue
         result = _step(entry, current(entry.path))
