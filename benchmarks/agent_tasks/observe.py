@@ -1,0 +1,184 @@
+"""What one session showed: counted from the client's events, its transcript and llama-server's log.
+
+Sources, in order of preference:
+
+- the session updates the client observed (``tool_call``, ``tool_call_update``, ``session_end``):
+  tool calls, failed calls, the stuck detector's notes, cut replies, contract misses;
+- the session's transcript (the server's own record, in the run's private state folder): the
+  model's replies, to count turns that ended without a tool call (the updates have no step
+  boundary other than the progress text ``step N/M``, and a reply without calls and without
+  text leaves no update at all), and repeated calls (a ``tool_call`` update does not name its
+  tool);
+- llama-server's log (also in the private state folder): token counts per request. The updates
+  carry no usage (``AssistantReply.usage`` stops at the engine's context accounting).
+
+Not observable at all (``None`` in the results): contract repairs. The local provider constrains
+every reply with the envelope's grammar and has no repair step; a reply that still is no envelope
+ends the session with a provider error, counted here from the ``session_end`` message.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cadenza.client.events import ClientEvent, EditRejected, EditWritten
+from cadenza.client.wire import SessionEnd, ToolCall, ToolCallUpdate
+from cadenza.engine.runner import CUT_ARGUMENTS
+from cadenza.engine.transcript import MessageRecord, read_transcript
+from cadenza.messages import AssistantMessage
+
+STUCK_NOTE_PREFIX = "You already called "
+"""How the stuck detector's observation starts (``cadenza.engine.stuck``); it is sent as a failed
+``tool_call_update``, with no field that marks it as such."""
+NO_ENVELOPE = "returned no JSON envelope"
+"""In a ``session_end`` message: the provider's reply was not an envelope (a contract miss)."""
+
+_TIMING = re.compile(r"\b(prompt eval|eval) time =\s*[\d.]+ ms /\s*(\d+) tokens")
+_RELEASE = re.compile(r"stop processing: n_tokens = (\d+)")
+
+
+def canonical_arguments(raw: Any) -> str:
+    """Tool arguments as one canonical JSON string (a string that is JSON is parsed first)."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            return raw
+    return json.dumps(raw, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass
+class EventCounts:
+    """Counts over the client's events of one session."""
+
+    tool_calls: int = 0
+    failed_calls: int = 0
+    stuck_notes: int = 0
+    cut_replies: int = 0
+    edits_written: int = 0
+    edits_rejected: int = 0
+    contract_misses: int = 0
+    agent_text_chunks: int = 0
+
+
+def count_events(events: list[ClientEvent]) -> EventCounts:
+    """Tally the updates of one session (see the module docstring for what each means)."""
+    counts = EventCounts()
+    for event in events:
+        if isinstance(event, ToolCall):
+            counts.tool_calls += 1
+        elif isinstance(event, ToolCallUpdate):
+            _count_result(counts, event)
+        elif isinstance(event, EditWritten):
+            counts.edits_written += 1
+        elif isinstance(event, EditRejected):
+            counts.edits_rejected += 1
+        elif isinstance(event, SessionEnd) and NO_ENVELOPE in event.message:
+            counts.contract_misses += 1
+        elif getattr(event, "session_update", None) == "agent_message_chunk":
+            counts.agent_text_chunks += 1
+    return counts
+
+
+def _count_result(counts: EventCounts, event: ToolCallUpdate) -> None:
+    if event.status not in ("completed", "failed"):
+        return
+    text = event.text()
+    if event.status == "failed":
+        counts.failed_calls += 1
+    if text.startswith(STUCK_NOTE_PREFIX):
+        counts.stuck_notes += 1
+    if text == CUT_ARGUMENTS:
+        counts.cut_replies += 1
+
+
+@dataclass(frozen=True)
+class TranscriptCounts:
+    """What the transcript says of the model's replies and calls.
+
+    Repeats are counted here, not from the updates: a ``tool_call`` update carries the call's
+    title, kind and arguments but not the tool's name.
+    """
+
+    replies: int
+    replies_without_calls: int
+    last_reply_had_calls: bool
+    calls: int
+    repeated_calls: int
+    """Calls identical (tool name and canonical arguments) to an earlier call of the session."""
+    tools: dict[str, int] = field(default_factory=dict)
+
+
+def count_transcript(sessions_dir: Path, session_id: str) -> TranscriptCounts | None:
+    """Count the model's replies in the session's transcript; None when there is none."""
+    path = sessions_dir / f"{session_id}.jsonl"
+    if not session_id or not path.is_file():
+        return None
+    replies = [
+        record.message
+        for record in read_transcript(path)
+        if isinstance(record, MessageRecord) and isinstance(record.message, AssistantMessage)
+    ]
+    calls = [(c.name, canonical_arguments(c.arguments)) for m in replies for c in m.tool_calls]
+    seen: Counter[tuple[str, str]] = Counter(calls)
+    return TranscriptCounts(
+        replies=len(replies),
+        replies_without_calls=sum(1 for m in replies if not m.tool_calls),
+        last_reply_had_calls=bool(replies and replies[-1].tool_calls),
+        calls=len(calls),
+        repeated_calls=sum(n - 1 for n in seen.values()),
+        tools=dict(sorted(Counter(name for name, _ in calls).items())),
+    )
+
+
+def narration_turns(counts: TranscriptCounts, *, success: bool) -> int:
+    """Replies that ended a turn with no tool call while the task was not done.
+
+    A reply without calls ends the turn; when the checker passes, the last such reply is the
+    legitimate end (the task was done), every other one is narration.
+    """
+    legit = 1 if success and counts.replies and not counts.last_reply_had_calls else 0
+    return counts.replies_without_calls - legit
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts from llama-server's log: one ``print_timing`` block per request."""
+
+    requests: int
+    prompt_tokens_evaluated: int
+    """Prompt tokens actually evaluated (the cached prefix of the previous request is not)."""
+    completion_tokens: int
+    peak_context_tokens: int
+
+
+def read_usage(log_path: Path) -> Usage | None:
+    """Sum the per-request timings of llama-server's log; None when the log has none."""
+    if not log_path.is_file():
+        return None
+    prompt = completion = requests = peak = 0
+    for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines():
+        timing = _TIMING.search(line)
+        if timing is not None:
+            if timing.group(1) == "prompt eval":
+                prompt += int(timing.group(2))
+                requests += 1
+            else:
+                completion += int(timing.group(2))
+            continue
+        release = _RELEASE.search(line)
+        if release is not None:
+            peak = max(peak, int(release.group(1)))
+    if not requests:
+        return None
+    return Usage(
+        requests=requests,
+        prompt_tokens_evaluated=prompt,
+        completion_tokens=completion,
+        peak_context_tokens=peak,
+    )

@@ -1,0 +1,527 @@
+"""Run the agent task set through the real server and record what each session did.
+
+    python -m benchmarks.agent_tasks.run --model local/smollm2-135m [--tasks t01,t02]
+        [--variant baseline] [--max-steps N] [--timeout S] [--results-dir DIR]
+
+Each task's workspace is copied to a temporary folder and driven through ``cadenza serve`` with
+the client library (``HeadlessClient``, as ``run_task`` uses it, but keeping the session id: a
+session that runs out of time is cancelled and still counted), an observer collecting every
+event. Each run
+gets private ``XDG_STATE_HOME`` / ``XDG_CONFIG_HOME`` folders, so the session's transcript and
+llama-server's log belong to that task alone (see ``observe``). The checker then decides
+success. The table is printed and the results saved as JSON under ``results/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from benchmarks.agent_tasks.observe import (
+    count_events,
+    count_transcript,
+    narration_turns,
+    read_usage,
+)
+from benchmarks.agent_tasks.tasks import Task, load_tasks
+from cadenza.client import ClientError, ClientOptions, FileChange, HeadlessClient
+from cadenza.client.events import ClientEvent
+from cadenza.client.wire import KNOWN_STOP_REASONS
+from cadenza.providers.models import models_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+DEFAULT_MAX_STEPS = 8
+DEFAULT_TIMEOUT_S = 600.0
+RUNNER_STOP_REASONS = ("timeout", "client_error")
+"""Ends the runner records itself: the task ran out of wall time, or the client failed."""
+VALID_STOP_REASONS = frozenset(KNOWN_STOP_REASONS) | frozenset(RUNNER_STOP_REASONS)
+
+UNAVAILABLE = {
+    "repairs": (
+        "not observable: the local provider constrains replies with the envelope's grammar "
+        "and has no repair step; the CLI provider's exactly-once repair (providers/cli.py "
+        "cli_turn) is reported neither in session updates nor in the transcript"
+    ),
+    "contract_misses": (
+        "only fatal ones: an envelope-mode reply that does not parse ends the session with a "
+        "provider error ('returned no JSON envelope' in session_end); nothing else reports it"
+    ),
+    "tokens": (
+        "not in session updates (AssistantReply.usage reaches only the engine's context "
+        "accounting); read from llama-server's log of the run (print_timing per request)"
+    ),
+    "cut_replies": (
+        "indirect: a reply cut by the token limit (finish_reason length) is answered with the "
+        "engine's CUT_ARGUMENTS error result, seen as a failed tool_call_update with that text"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A configuration of the loop under test: user config written for the server it starts."""
+
+    name: str
+    description: str
+    user_config: str = ""
+    """``cadenza.toml`` text for the run's private user config folder (empty: none)."""
+
+
+VARIANTS = {
+    v.name: v
+    for v in (
+        Variant(
+            name="baseline",
+            description=(
+                "the server as it is: JSON envelope under a grammar, stuck detector, default "
+                "workflow; questions and permission prompts declined (run_command does not run)"
+            ),
+        ),
+    )
+}
+
+
+@dataclass
+class TaskResult:
+    """What one task's session did; ``None`` marks a value that could not be observed."""
+
+    task: str
+    success: bool
+    check_reason: str
+    stop_reason: str
+    steps: int
+    wall_s: float
+    """Seconds from startSession to session_end (server start-up not included)."""
+    total_s: float
+    """Seconds for the whole task: server start, session, shutdown, check."""
+    tool_calls: int = 0
+    failed_calls: int = 0
+    repeated_calls: int | None = None
+    stuck_notes: int = 0
+    narration_turns: int | None = None
+    replies: int | None = None
+    cut_replies: int = 0
+    contract_misses: int = 0
+    repairs: int | None = None
+    edits_written: int = 0
+    files_changed: list[str] = field(default_factory=list)
+    tools: dict[str, int] = field(default_factory=dict)
+    tokens: dict[str, int] | None = None
+    final_message: str = ""
+    error: str | None = None
+
+
+@dataclass
+class _Run:
+    session_id: str = ""
+    stop_reason: str = "client_error"
+    steps: int = 0
+    wall: float = 0.0
+    message: str = ""
+    error: str | None = None
+    changes: tuple[FileChange, ...] = ()
+
+
+async def _drive(
+    options: ClientOptions, text: str, events: list[ClientEvent], timeout: float
+) -> _Run:
+    """One session through the client library; on timeout it is cancelled (the id is kept)."""
+    run = _Run()
+    try:
+        async with HeadlessClient(options, observer=events.append) as client:
+            run.session_id = await client.start_session(text)
+            started = time.monotonic()
+            try:
+                outcome = await asyncio.wait_for(client.wait(), timeout)
+            except TimeoutError:
+                run.stop_reason, run.error = "timeout", f"no session_end within {timeout:g} s"
+                run.wall = time.monotonic() - started
+                run.changes = client.changes
+                with contextlib.suppress(ClientError):
+                    await client.cancel()
+                return run
+    except ClientError as exc:
+        run.error = str(exc)
+        return run
+    run.stop_reason, run.steps, run.wall = outcome.stop_reason, outcome.steps, outcome.wall_time
+    run.message, run.changes = outcome.message, outcome.changes
+    return run
+
+
+async def run_one(
+    task: Task,
+    *,
+    model: str,
+    variant: Variant,
+    max_steps: int,
+    timeout: float,
+    scratch: Path,
+) -> TaskResult:
+    """Run ``task`` in a fresh copy under ``scratch``; check it; count what happened."""
+    folder = scratch / task.id
+    workspace = task.copy_workspace(folder / "workspace")
+    state, config = folder / "state", folder / "config"
+    state.mkdir()
+    (config / "cadenza").mkdir(parents=True)
+    if variant.user_config:
+        (config / "cadenza" / "cadenza.toml").write_text(variant.user_config, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "CADENZA_MODEL"}
+    env.update(
+        XDG_STATE_HOME=str(state),
+        XDG_CONFIG_HOME=str(config),
+        CADENZA_MODELS_DIR=str(models_dir()),
+        PYTHONIOENCODING="utf-8",
+    )
+    options = ClientOptions(
+        workspace=workspace,
+        model=model,
+        max_steps=max_steps,
+        env=env,
+        start_timeout=180.0,
+        shutdown_timeout=30.0,
+        review="auto",
+    )
+    events: list[ClientEvent] = []
+    started = time.monotonic()
+    run = await _drive(options, task.text, events, timeout)
+    changed = sorted(c.path.relative_to(workspace).as_posix() for c in run.changes)
+    verdict = task.check(workspace)
+    counts = count_events(events)
+    transcript = count_transcript(state / "cadenza" / "sessions", run.session_id)
+    steps = run.steps
+    if run.stop_reason == "timeout" and transcript is not None:
+        steps = transcript.replies  # no session_end: the replies the model gave so far
+    usage = read_usage(state / "cadenza" / "log" / "llama-server.log")
+    return TaskResult(
+        task=task.id,
+        success=verdict.passed,
+        check_reason=verdict.reason,
+        stop_reason=run.stop_reason,
+        steps=steps,
+        wall_s=round(run.wall, 2),
+        total_s=round(time.monotonic() - started, 2),
+        tool_calls=counts.tool_calls,
+        failed_calls=counts.failed_calls,
+        repeated_calls=transcript.repeated_calls if transcript else None,
+        stuck_notes=counts.stuck_notes,
+        narration_turns=(
+            narration_turns(transcript, success=verdict.passed) if transcript else None
+        ),
+        replies=transcript.replies if transcript else None,
+        cut_replies=counts.cut_replies,
+        contract_misses=counts.contract_misses,
+        repairs=None,
+        edits_written=counts.edits_written,
+        files_changed=changed,
+        tools=transcript.tools if transcript else {},
+        tokens=asdict(usage) if usage else None,
+        final_message=run.message[:300],
+        error=run.error,
+    )
+
+
+def _median(values: list[float]) -> float | None:
+    return round(statistics.median(values), 2) if values else None
+
+
+def summarize(results: list[TaskResult]) -> dict[str, Any]:
+    """Totals over the tasks: done, medians, narration and repeat rates."""
+    replies = sum(r.replies or 0 for r in results)
+    calls = sum(r.tool_calls for r in results)
+    completion = [r.tokens["completion_tokens"] for r in results if r.tokens]
+    return {
+        "tasks": len(results),
+        "done": sum(r.success for r in results),
+        "median_steps": _median([r.steps for r in results]),
+        "median_wall_s": _median([r.wall_s for r in results]),
+        "total_s": round(sum(r.total_s for r in results), 1),
+        "narration_turns": sum(r.narration_turns or 0 for r in results),
+        "narration_rate": round(sum(r.narration_turns or 0 for r in results) / replies, 3)
+        if replies
+        else None,
+        "repeated_calls": sum(r.repeated_calls or 0 for r in results),
+        "repeat_rate": round(sum(r.repeated_calls or 0 for r in results) / calls, 3)
+        if calls
+        else None,
+        "cut_replies": sum(r.cut_replies for r in results),
+        "contract_misses": sum(r.contract_misses for r in results),
+        "completion_tokens": sum(completion) if completion else None,
+        "stop_reasons": {
+            reason: sum(r.stop_reason == reason for r in results)
+            for reason in sorted({r.stop_reason for r in results})
+        },
+    }
+
+
+def _git(*args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=ROOT, capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def machine_info() -> dict[str, Any]:
+    """nproc, CPU model, memory, load: the machine is often shared, so the load matters."""
+    cpu = platform.processor() or None
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        load = list(os.getloadavg())
+    except OSError:
+        load = None
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "loadavg_start": load,
+    }
+
+
+def build_report(
+    *,
+    model: str,
+    variant: Variant,
+    max_steps: int,
+    timeout: float,
+    date: str,
+    machine: dict[str, Any],
+    planned: int,
+    results: list[TaskResult],
+) -> dict[str, Any]:
+    """The report as a JSON-able dict (``complete`` once every planned task has a result)."""
+    return {
+        "model": model,
+        "variant": variant.name,
+        "variant_description": variant.description,
+        "max_steps": max_steps,
+        "timeout_s": timeout,
+        "commit": _git("rev-parse", "HEAD"),
+        "date": date,
+        "machine": machine,
+        "complete": len(results) == planned,
+        "tasks_planned": planned,
+        "unavailable": UNAVAILABLE,
+        "summary": summarize(results),
+        "results": [asdict(r) for r in results],
+    }
+
+
+async def run_tasks(
+    tasks: list[Task],
+    *,
+    model: str,
+    variant: Variant,
+    max_steps: int,
+    timeout: float,
+    console: Console | None = None,
+    checkpoint: Callable[[dict[str, Any]], object] | None = None,
+) -> dict[str, Any]:
+    """Run every task in order (one server each); the whole report as a JSON-able dict.
+
+    ``checkpoint`` is called with the report so far after each task (the runner saves it, so
+    an interrupted run keeps what it measured).
+    """
+    machine = machine_info()
+    date = datetime.now(UTC).isoformat(timespec="seconds")
+    results: list[TaskResult] = []
+
+    def report() -> dict[str, Any]:
+        with contextlib.suppress(OSError):
+            machine["loadavg_end"] = list(os.getloadavg())
+        return build_report(
+            model=model,
+            variant=variant,
+            max_steps=max_steps,
+            timeout=timeout,
+            date=date,
+            machine=machine,
+            planned=len(tasks),
+            results=results,
+        )
+
+    with tempfile.TemporaryDirectory(prefix="cadenza-agent-tasks-") as scratch:
+        for n, task in enumerate(tasks, 1):
+            result = await run_one(
+                task,
+                model=model,
+                variant=variant,
+                max_steps=max_steps,
+                timeout=timeout,
+                scratch=Path(scratch),
+            )
+            results.append(result)
+            if checkpoint is not None:
+                checkpoint(report())
+            if console is not None:
+                mark = "[green]pass[/]" if result.success else "[red]fail[/]"
+                console.print(
+                    f"[{n}/{len(tasks)}] {task.id}: {mark} {result.stop_reason}, "
+                    f"{result.steps} steps, {result.wall_s:.1f} s"
+                )
+                console.file.flush()
+    return report()
+
+
+def save(report: dict[str, Any], results_dir: Path) -> Path:
+    """Write the report as ``<model>-<variant>-<date>.json`` in ``results_dir``."""
+    results_dir.mkdir(parents=True, exist_ok=True)
+    stamp = report["date"].replace("-", "").replace(":", "").replace("+0000", "Z")
+    model = report["model"].replace("/", "_")
+    path = results_dir / f"{model}-{report['variant']}-{stamp}.json"
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def _opt(value: Any) -> str:
+    return "n/a" if value is None else str(value)
+
+
+def table(report: dict[str, Any]) -> Table:
+    """The results as a rich table, one row per task and a summary row."""
+    out = Table(
+        title=f"{report['model']} · {report['variant']} · max {report['max_steps']} steps",
+        caption=f"commit {str(report['commit'])[:12]} · {report['date']} · "
+        f"{report['machine']['nproc']} cores, {report['machine']['cpu']}",
+    )
+    for name in ("task", "ok", "stop", "steps", "s", "calls", "rep", "narr", "cut", "miss"):
+        out.add_column(name, justify="left" if name in ("task", "stop") else "right")
+    out.add_column("out tok", justify="right")
+    out.add_column("checker", overflow="fold", max_width=48)
+    for r in report["results"]:
+        out.add_row(
+            r["task"],
+            "[green]yes[/]" if r["success"] else "[red]no[/]",
+            r["stop_reason"],
+            str(r["steps"]),
+            f"{r['wall_s']:.0f}",
+            str(r["tool_calls"]),
+            _opt(r["repeated_calls"]),
+            _opt(r["narration_turns"]),
+            str(r["cut_replies"]),
+            str(r["contract_misses"]),
+            _opt(r["tokens"]["completion_tokens"] if r["tokens"] else None),
+            r["check_reason"] if r["error"] is None else f"{r['check_reason']} ({r['error']})",
+        )
+    s = report["summary"]
+    out.add_section()
+    out.add_row(
+        "total",
+        f"{s['done']}/{s['tasks']}",
+        "",
+        f"med {_opt(s['median_steps'])}",
+        f"med {_opt(s['median_wall_s'])}",
+        "",
+        _opt(s["repeated_calls"]),
+        _opt(s["narration_turns"]),
+        str(s["cut_replies"]),
+        str(s["contract_misses"]),
+        _opt(s["completion_tokens"]),
+        f"narration {_opt(s['narration_rate'])} of replies; "
+        f"repeats {_opt(s['repeat_rate'])} of calls",
+    )
+    return out
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The per-task results as a Markdown table (for docs/local-model.md)."""
+    rows = [
+        "| task | ok | stop | steps | s | calls | repeated | narration | cut | misses "
+        "| out tokens | checker |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in report["results"]:
+        tokens = r["tokens"]["completion_tokens"] if r["tokens"] else None
+        reason = r["check_reason"].replace("|", "/")
+        rows.append(
+            f"| {r['task']} | {'yes' if r['success'] else 'no'} | {r['stop_reason']} "
+            f"| {r['steps']} | {r['wall_s']:.0f} | {r['tool_calls']} | {_opt(r['repeated_calls'])} "
+            f"| {_opt(r['narration_turns'])} | {r['cut_replies']} | {r['contract_misses']} "
+            f"| {_opt(tokens)} | {reason} |"
+        )
+    return "\n".join(rows)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.agent_tasks.run", description=__doc__.split("\n", 1)[0]
+    )
+    parser.add_argument("--model", default="local/smollm2-135m", help="PROVIDER/MODEL")
+    parser.add_argument("--tasks", help="comma-separated ids or tNN prefixes (default: all)")
+    parser.add_argument("--variant", default="baseline", choices=sorted(VARIANTS))
+    parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS)
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per task")
+    parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
+    parser.add_argument(
+        "--show", type=Path, metavar="JSON", help="print a saved report instead of running"
+    )
+    parser.add_argument(
+        "--markdown", action="store_true", help="with --show: print a Markdown table"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    # Wide enough for the table when the output is a file or a pipe (80 columns otherwise).
+    console = Console(width=None if sys.stdout.isatty() else 180)
+    if args.show is not None:
+        report = json.loads(args.show.read_text(encoding="utf-8"))
+        if args.markdown:
+            print(markdown(report))
+        else:
+            console.print(table(report))
+        return 0
+    try:
+        tasks = load_tasks(args.tasks.split(",") if args.tasks else None)
+    except KeyError as exc:
+        console.print(f"[red]{exc.args[0]}[/]")
+        return 2
+    if shutil.which("node") is None:
+        console.print("[yellow]node is not installed: the JavaScript tasks will fail[/]")
+    report = asyncio.run(
+        run_tasks(
+            tasks,
+            model=args.model,
+            variant=VARIANTS[args.variant],
+            max_steps=args.max_steps,
+            timeout=args.timeout,
+            console=console,
+            checkpoint=lambda partial: save(partial, args.results_dir),
+        )
+    )
+    console.print(table(report))
+    path = save(report, args.results_dir)
+    console.print(f"saved {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,3 @@
+def calc_area(width, height):
+    """The area of a rectangle."""
+    return width * height

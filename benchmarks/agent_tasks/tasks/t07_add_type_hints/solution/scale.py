@@ -1,0 +1,2 @@
+def scale(values: list[float], factor: float) -> list[float]:
+    return [value * factor for value in values]

@@ -1,0 +1,2 @@
+def scale(values, factor):
+    return [value * factor for value in values]

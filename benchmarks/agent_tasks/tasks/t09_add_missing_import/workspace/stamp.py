@@ -1,0 +1,2 @@
+def now_iso():
+    return datetime.now().isoformat()

@@ -1,0 +1,5 @@
+from config import REQUEST_TIMEOUT, RETRIES
+
+
+def settings():
+    return {"timeout": REQUEST_TIMEOUT, "retries": RETRIES}

@@ -1,0 +1,5 @@
+from config import DEFAULT_TIMEOUT, RETRIES
+
+
+def settings():
+    return {"timeout": DEFAULT_TIMEOUT, "retries": RETRIES}

@@ -1,0 +1,4 @@
+def average(values):
+    total = sum(values)
+    result = total / len(values)
+    return result

@@ -1,0 +1,3 @@
+def average(values):
+    total = sum(values)
+    result = total / len(values)

@@ -1,0 +1,6 @@
+import os
+import sys
+
+
+def home_file(name):
+    return os.path.join(os.path.expanduser("~"), name)

@@ -1,0 +1,5 @@
+from config import HOST, PORT
+
+
+def address():
+    return f"http://{HOST}:{PORT}/"

@@ -1,0 +1,5 @@
+from config import HOST
+
+
+def address():
+    return f"http://{HOST}:{8080}/"

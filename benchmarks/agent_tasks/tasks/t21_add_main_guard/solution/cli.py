@@ -1,0 +1,7 @@
+def main():
+    print("running the tool")
+    return 0
+
+
+if __name__ == "__main__":
+    main()

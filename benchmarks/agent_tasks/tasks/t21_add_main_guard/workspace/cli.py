@@ -1,0 +1,6 @@
+def main():
+    print("running the tool")
+    return 0
+
+
+main()
