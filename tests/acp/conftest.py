@@ -191,7 +191,12 @@ async def start(fake: FakeOpenAI, workspace: Path, tmp_path: Path) -> AsyncItera
     count = 0
     async with AsyncExitStack() as stack:
 
-        async def _start(*, write: bool = True, answer: str | None = "allow_once") -> Agent:
+        async def _start(
+            *,
+            write: bool = True,
+            answer: str | None = "allow_once",
+            extra_env: dict[str, str] | None = None,
+        ) -> Agent:
             nonlocal count
             count += 1
             peer = Peer(answer=answer)
@@ -203,7 +208,7 @@ async def start(fake: FakeOpenAI, workspace: Path, tmp_path: Path) -> AsyncItera
                     "-m",
                     "cadenza",
                     "acp",
-                    env=env,
+                    env={**env, **(extra_env or {})},
                     cwd=workspace,
                     transport_kwargs={"stderr": stderr.fileno()},
                     observers=[peer.observe],

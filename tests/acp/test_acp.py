@@ -534,3 +534,30 @@ async def test_sigterm_kills_the_running_command(
         await asyncio.sleep(0.05)
     prompt.cancel()
     await asyncio.gather(prompt, return_exceptions=True)
+
+
+async def test_write_without_answer_times_out_as_a_failed_edit(
+    start: Start, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("one\n", encoding="utf-8")
+    fake.script(
+        call("read_file", {"path": "a.txt"}, "c1"),
+        call("edit_file", edit_call("a.txt", "one", "ONE"), "c2"),
+        text("gave up"),
+    )
+    agent = await start(extra_env={"CADENZA_ACP_FS_TIMEOUT_S": "1"})
+    agent.peer.hang_writes = True
+    session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
+    began = time.monotonic()
+    response = await asyncio.wait_for(
+        agent.conn.prompt(session_id=session.session_id, prompt=[text_block("upper")]), WAIT_S
+    )
+    assert response.stop_reason == "end_turn"
+    assert time.monotonic() - began < 10
+    assert "did not answer the write within 1 s" in _tool_results(fake)["c2"]
+    finished = [
+        u
+        for u in agent.peer.updates(session.session_id)
+        if u["sessionUpdate"] == "tool_call_update" and u["toolCallId"] == "c2" and "status" in u
+    ]
+    assert finished[-1]["status"] == "failed"

@@ -27,7 +27,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -69,6 +71,21 @@ from cadenza.tools.textfile import UTF8, UndecodableError, decode_bytes
 log = logging.getLogger(__name__)
 
 OPTION_KINDS: tuple[PermissionOptionKind, ...] = get_args(PermissionOptionKind)
+
+FS_TIMEOUT_S = 60.0
+"""How long ``fs/read_text_file`` and ``fs/write_text_file`` may take (the environment
+variable ``CADENZA_ACP_FS_TIMEOUT_S`` overrides it)."""
+
+
+def fs_timeout_s() -> float:
+    """The client file-system timeout: ``CADENZA_ACP_FS_TIMEOUT_S`` or ``FS_TIMEOUT_S``."""
+    value = os.environ.get("CADENZA_ACP_FS_TIMEOUT_S", "")
+    try:
+        seconds = float(value) if value.strip() else FS_TIMEOUT_S
+    except ValueError:
+        log.warning("CADENZA_ACP_FS_TIMEOUT_S=%r is not a number; using %s", value, FS_TIMEOUT_S)
+        return FS_TIMEOUT_S
+    return seconds if seconds > 0 else FS_TIMEOUT_S
 
 
 class AcpClient(Protocol):
@@ -222,6 +239,8 @@ class AcpEditor:
         """The assistant text published since the last step started."""
         self._known: dict[Path, KnownText] = {}
         self._versions = 0
+        self.fs_timeout_s = fs_timeout_s()
+        """The bound on ``fs/read_text_file`` and ``fs/write_text_file``."""
 
     @property
     def session_id(self) -> str:
@@ -299,20 +318,41 @@ class AcpEditor:
         if not self.fs.read_text_file:
             return None
         try:
-            response = await self._client.read_text_file(session_id=self.session_id, path=str(path))
-        except (RequestError, ValidationError) as exc:
-            log.warning("session %s: fs/read_text_file %s failed: %s", self.session_id, path, exc)
+            response = await asyncio.wait_for(
+                self._client.read_text_file(session_id=self.session_id, path=str(path)),
+                self.fs_timeout_s,
+            )
+        except (RequestError, ValidationError, TimeoutError) as exc:
+            log.warning(
+                "session %s: fs/read_text_file %s failed: %s",
+                self.session_id,
+                path,
+                str(exc) or "no answer in time",
+            )
             return None
         return response.content
 
     async def _write(self, edit: FileEdit) -> EditOutcome:
         try:
-            await self._client.write_text_file(
-                session_id=self.session_id, path=str(edit.path), content=edit.new_text
+            await asyncio.wait_for(
+                self._client.write_text_file(
+                    session_id=self.session_id, path=str(edit.path), content=edit.new_text
+                ),
+                self.fs_timeout_s,
             )
-        except RequestError as exc:
+        except (RequestError, ValidationError) as exc:
             self._known.pop(edit.path, None)
             return EditOutcome(applied=False, reason=f"the editor answered with an error: {exc}")
+        except TimeoutError:
+            self._known.pop(edit.path, None)
+            log.warning("session %s: fs/write_text_file %s: no answer", self.session_id, edit.path)
+            return EditOutcome(
+                applied=False,
+                reason=(
+                    f"the editor did not answer the write within {self.fs_timeout_s:g} s; the "
+                    "edit is not known to be applied: read the file again before going on"
+                ),
+            )
         if self.fs.read_text_file:
             self._remember(edit.path, edit.new_text)
         return EditOutcome(applied=True)
