@@ -561,3 +561,28 @@ async def test_write_without_answer_times_out_as_a_failed_edit(
         if u["sessionUpdate"] == "tool_call_update" and u["toolCallId"] == "c2" and "status" in u
     ]
     assert finished[-1]["status"] == "failed"
+
+
+async def test_load_checks_cwd(start: Start, fake: FakeOpenAI, workspace: Path) -> None:
+    fake.script(text("hello"))
+    agent = await start()
+    session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
+    sid = session.session_id
+    await asyncio.wait_for(agent.conn.prompt(session_id=sid, prompt=[text_block("hi")]), WAIT_S)
+    other = workspace.parent / "other"
+    other.mkdir()
+    for cwd, expected in [
+        (str(workspace.parent / "missing"), "existing folder"),
+        ("relative", "absolute path"),
+        (str(other), str(workspace.resolve())),
+    ]:
+        with pytest.raises(RequestError) as raised:
+            await asyncio.wait_for(
+                agent.conn.load_session(cwd=cwd, session_id=sid, mcp_servers=[]), WAIT_S
+            )
+        assert raised.value.code == -32602
+        assert expected in str(raised.value), cwd
+    loaded = await asyncio.wait_for(
+        agent.conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[]), WAIT_S
+    )
+    assert loaded.modes is not None

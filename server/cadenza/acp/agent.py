@@ -402,14 +402,25 @@ class CadenzaAgent:
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse:
-        """Replay a stored session's history as updates, then keep it live to go on."""
+        """Replay a stored session's history as updates, then keep it live to go on.
+
+        ``cwd`` must be an existing folder, and the session's stored workspace when that
+        still exists (a session is not moved to another folder); when the stored folder is
+        gone, ``cwd`` is the session's workspace from now on.
+        """
+        folder = _folder(cwd)
         records = self._records(session_id)
         try:
             restored = restore_state(records)
         except NotRestorable as exc:
             raise _error(f"session {session_id} cannot be loaded: {exc}") from None
         stored_root = Path(restored.start.root)
-        root = stored_root if stored_root.is_dir() else _folder(cwd)
+        if stored_root.is_dir() and stored_root.resolve() != folder:
+            raise _error(
+                f"session {session_id} belongs to the workspace {stored_root}, not {cwd}; "
+                f"load it with cwd {str(stored_root)!r}"
+            )
+        root = stored_root.resolve() if stored_root.is_dir() else folder
         live = self._sessions.get(session_id)
         if live is None:
             workflow = _last_workflow(records, restored.start.workflow)
