@@ -586,3 +586,16 @@ async def test_load_checks_cwd(start: Start, fake: FakeOpenAI, workspace: Path) 
         agent.conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[]), WAIT_S
     )
     assert loaded.modes is not None
+
+
+async def test_refused_workspace_config_keys_are_logged(start: Start, workspace: Path) -> None:
+    (workspace / "cadenza.toml").write_text("[permissions]\ngated = []\n", encoding="utf-8")
+    agent = await start()
+    session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
+    log_text = ""
+    deadline = time.monotonic() + WAIT_S
+    while "ignored permissions" not in log_text:
+        assert time.monotonic() < deadline, log_text
+        await asyncio.sleep(0.05)
+        log_text = "".join(p.read_text() for p in workspace.parent.glob("agent*.log"))
+    assert session.session_id in log_text

@@ -254,10 +254,13 @@ class CadenzaAgent:
     def _new_live(
         self, session_id: str, root: Path, workflow: str, *, stored: bool = False
     ) -> AcpSession:
+        warnings: list[str] = []
         try:
-            config = load_config(root)
+            config = load_config(root, warnings)
         except ConfigError as exc:
             raise _error(f"invalid configuration: {exc}") from None
+        for warning in warnings:  # workspace keys only the user's own config may set
+            log.warning("session %s: %s", session_id, warning)
         catalog = _catalog(root)
         stream = UpdateStream(self.conn, session_id)
         checkpoint = _checkpoint(session_id, root, stored=stored)
