@@ -62,10 +62,9 @@ async def test_escaping_tool_calls_through_the_server_all_fail(tmp_path: Path) -
         harness, _ = await start_harness(
             root=root, env=env, caps=capabilities(), init_options={"maxSteps": 100}
         )
+        harness.autosave = True  # text edits land on disk at once, as resource operations do
         try:
-            session_id, end = await harness.run(
-                "fuzz the tools",
-            )
+            session_id, end = await harness.run("fuzz the tools")
             updates = harness.updates[session_id]
         finally:
             await stop_harness(harness)
