@@ -418,6 +418,14 @@ async def test_question_then_answer_in_the_next_prompt(
     assert last_user["content"] == (
         "The person answered your question (Which file should I edit?): b.py"
     )
+    # The replay shows the person's text, not the engine's wording around it.
+    before = len(agent.peer.updates(sid))
+    await asyncio.wait_for(
+        agent.conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[]), WAIT_S
+    )
+    replayed = agent.peer.updates(sid)[before:]
+    person = [u["content"]["text"] for u in replayed if u["sessionUpdate"] == "user_message_chunk"]
+    assert person == ["fix main", "b.py"]
 
 
 @pytest.mark.parametrize("raw", ["garbage", {"outcome": {"outcome": "weird"}}])

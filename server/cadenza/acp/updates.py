@@ -13,7 +13,9 @@
   prompt's response carries the stop reason.
 
 ``replay_updates`` turns a stored transcript into the same updates, plus the person's
-messages as ``user_message_chunk`` and the assistant's whole replies as
+messages as ``user_message_chunk`` (a later prompt as the person typed it: the
+``session_resume`` event's ``reply``, not the ``answer`` message the engine wrote for the
+model around it) and the assistant's whole replies as
 ``agent_message_chunk`` and each run's final message as it was sent live (``turns``), for
 ``session/load``. Pure functions: no I/O here.
 """
@@ -58,13 +60,14 @@ from cadenza.engine.events import (
     MovementStarted,
     SessionEvent,
     SessionFinished,
+    SessionResumed,
     StepStarted,
     ToolCallFinished,
     ToolCallStarted,
 )
 from cadenza.engine.transcript import EventRecord, MessageRecord, TranscriptRecord
 from cadenza.engine.workflows import Workflow
-from cadenza.messages import AssistantMessage, UserMessage
+from cadenza.messages import AssistantMessage, Message, UserMessage
 
 AcpUpdate = (
     UserMessageChunk
@@ -173,6 +176,51 @@ class UpdateMapper:
         return update_plan(entries)
 
 
+def person_text(message: UserMessage, reply: str | None) -> str | None:
+    """What the person wrote of a user message, or None (Cadenza's own messages).
+
+    An ``answer`` (a later prompt) is the ``reply`` of the ``session_resume`` before it: the
+    person's text, without the wording the engine puts around it for the model.
+    """
+    if message.tag == "answer" and reply is not None:
+        return reply if reply.strip() else None
+    return message.content if message.tag in PERSON_TAGS else None
+
+
+class _Replay:
+    """The state of one replay: the updates so far, the step's text, the pending reply."""
+
+    def __init__(self, root: Path, workflows: Mapping[str, Workflow] | None) -> None:
+        self.updates: list[AcpUpdate] = []
+        self.mapper = UpdateMapper(root, workflows)
+        self.said = ""  # the assistant text of the current step, as ``AcpEditor.step_text``
+        self.reply: str | None = None  # the person's text of the last ``session_resume``
+
+    def message(self, message: Message) -> None:
+        if isinstance(message, UserMessage):
+            person = person_text(message, self.reply)
+            if message.tag == "answer":
+                self.reply = None
+            if person:
+                self.updates.append(update_user_message_text(person))
+        elif isinstance(message, AssistantMessage) and message.content:
+            self.said = message.content
+            self.updates.append(update_agent_message_text(message.content))
+
+    def event(self, event: SessionEvent) -> None:
+        if isinstance(event, StepStarted):
+            self.said = ""
+        elif isinstance(event, SessionResumed):
+            self.reply = event.reply
+        update = self.mapper.update(event)
+        if update is not None:
+            self.updates.append(update)
+        if isinstance(event, SessionFinished):
+            final = final_message(event.stop_reason, event.message, self.said, event.missing_info)
+            if final is not None:
+                self.updates.append(update_agent_message_text(final))
+
+
 def replay_updates(
     records: Iterable[TranscriptRecord],
     root: Path,
@@ -185,26 +233,10 @@ def replay_updates(
         root: Its workspace root (diff paths are made absolute against it).
         workflows: The workflows by name (plans of multi-movement runs).
     """
-    updates: list[AcpUpdate] = []
-    mapper = UpdateMapper(root, workflows)
-    said = ""  # the assistant text of the current step, as ``AcpEditor.step_text`` live
+    replay = _Replay(root, workflows)
     for record in records:
         if isinstance(record, MessageRecord):
-            message = record.message
-            if isinstance(message, UserMessage) and message.tag in PERSON_TAGS:
-                updates.append(update_user_message_text(message.content))
-            elif isinstance(message, AssistantMessage) and message.content:
-                said = message.content
-                updates.append(update_agent_message_text(message.content))
+            replay.message(record.message)
         elif isinstance(record, EventRecord):
-            event = record.event
-            if isinstance(event, StepStarted):
-                said = ""
-            update = mapper.update(event)
-            if update is not None:
-                updates.append(update)
-            if isinstance(event, SessionFinished):
-                final = final_message(event.stop_reason, event.message, said, event.missing_info)
-                if final is not None:
-                    updates.append(update_agent_message_text(final))
-    return updates
+            replay.event(record.event)
+    return replay.updates
