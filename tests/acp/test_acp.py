@@ -213,6 +213,7 @@ async def test_cancel_during_slow_model_reply(
     index = agent.peer.response_index(agent.peer.request_id("session/prompt"))
     assert agent.peer.updates_after(index) == []
     assert "too late" not in str(agent.peer.updates(sid))
+    assert agent.peer.updates(sid)[-1]["sessionUpdate"] == "usage_update"
 
 
 async def test_cancel_while_permission_pending(

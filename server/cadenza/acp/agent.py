@@ -366,6 +366,8 @@ class CadenzaAgent:
             for call_id in list(editor.open_calls):
                 editor.stream.send(update_tool_call(call_id, status="failed"))
             editor.open_calls.clear()
+            if live.engine is not None:
+                editor.stream.send(_usage(live.engine))
             await editor.stream.flush()
             return PromptResponse(stop_reason="cancelled")
         exc = task.exception()
