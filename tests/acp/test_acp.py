@@ -190,6 +190,9 @@ async def test_gated_run_command_asks_permission(
     assert started < asked
     finished = [u for u in agent.peer.updates(sid) if u["sessionUpdate"] == "tool_call_update"]
     assert finished[-1]["status"] == ("completed" if ran else "failed")
+    # pending while the person decides; in_progress once allowed.
+    statuses = [u.get("status") for u in agent.peer.updates(sid) if "toolCallId" in u]
+    assert statuses == (["pending", "in_progress", "completed"] if ran else ["pending", "failed"])
     tool_message = next(m for m in fake.requests[-1]["messages"] if m["role"] == "tool")
     if not ran:
         assert "rejected" in tool_message["content"]

@@ -14,7 +14,7 @@ from acp.schema import (
 
 from cadenza.acp.editor import permission_answer, permission_options
 from cadenza.acp.turns import acp_stop_reason, final_message, prompt_text
-from cadenza.acp.updates import UpdateMapper, replay_updates
+from cadenza.acp.updates import UpdateMapper, first_sentence, replay_updates
 from cadenza.engine.events import (
     FileEdited,
     MovementStarted,
@@ -169,3 +169,25 @@ def test_plan_follows_the_movements_of_a_multi_movement_workflow(tmp_path: Path)
         ("implement", "pending"),
         ("review", "pending"),
     ]
+
+
+def test_plan_entries_are_whole_sentences(tmp_path: Path) -> None:
+    workflows = load_catalog(None).workflows
+    mapper = UpdateMapper(tmp_path, workflows)
+    update = mapper.update(
+        MovementStarted(workflow="plan-implement-review", movement="plan", index=1)
+    )
+    assert update is not None
+    assert [e["content"] for e in dump(update)["entries"]] == [
+        "plan: Read what the task needs and make a short plan: which files change and how.",
+        "implement: Carry out the plan: make the edits.",
+        "review: Check the changes against the task: read the edited files.",
+    ]
+
+
+def test_first_sentence() -> None:
+    assert first_sentence("One line\nwrapped here. Second.") == "One line wrapped here."
+    assert first_sentence("Para one\n\nPara two.") == "Para one"
+    assert first_sentence("") == ""
+    long = first_sentence("word " * 100, limit=20)
+    assert long == "word word word word…"

@@ -476,6 +476,7 @@ class CadenzaAgent:
             gated=settings.gated_tools,
             timeout_s=settings.permission_timeout_s,
         )
+        live.editor.gated_by(gate.needs_asking)
         engine = Session(
             session_id=live.session_id,
             task=task,

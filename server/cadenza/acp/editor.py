@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -241,6 +241,10 @@ class AcpEditor:
         self._versions = 0
         self.fs_timeout_s = fs_timeout_s()
         """The bound on ``fs/read_text_file`` and ``fs/write_text_file``."""
+
+    def gated_by(self, asks: Callable[[str], bool]) -> None:
+        """Calls of tools ``asks`` is true for start ``pending``, ``in_progress`` once allowed."""
+        self._mapper.asks = asks
 
     @property
     def session_id(self) -> str:

@@ -1,8 +1,10 @@
 """Engine events → ACP ``session/update`` payloads (the SDK's schema models), and replays.
 
 - ``AgentMessageChunk`` → ``agent_message_chunk``;
-- ``ToolCallStarted`` → ``tool_call`` (``kind`` = the tool's ACP kind, ``in_progress``,
-  ``rawInput`` = the arguments as parsed JSON);
+- ``ToolCallStarted`` → ``tool_call`` (``kind`` = the tool's ACP kind, ``in_progress`` —
+  ``pending`` for a gated tool, which waits for the person —, ``rawInput`` = the arguments
+  as parsed JSON);
+- ``PermissionDecided`` allowed → ``tool_call_update`` ``in_progress`` (the call runs now);
 - ``ToolCallFinished`` → ``tool_call_update`` (``completed``/``failed``, the call's diffs
   again and the result as text content);
 - ``FileEdited`` → ``tool_call_update`` with ``diff`` content (absolute path, old and new
@@ -23,7 +25,8 @@ model around it) and the assistant's whole replies as
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +61,7 @@ from cadenza.engine.events import (
     AgentMessageChunk,
     FileEdited,
     MovementStarted,
+    PermissionDecided,
     SessionEvent,
     SessionFinished,
     SessionResumed,
@@ -106,6 +110,9 @@ class UpdateMapper:
         self.root = root
         self.workflows: Mapping[str, Workflow] = workflows or {}
         """Workflows by name: a run of one with several movements shows them as a plan."""
+        self.asks: Callable[[str], bool] | None = None
+        """Whether a call of a tool waits for a permission (its ``tool_call`` is ``pending``
+        until it is allowed); None: none waits."""
         self._diffs: dict[str, list[FileEditToolCallContent]] = {}
         self._plan: Workflow | None = None
         self._ran: dict[str, None] = {}
@@ -117,13 +124,18 @@ class UpdateMapper:
         if isinstance(event, AgentMessageChunk):
             return update_agent_message_text(event.text)
         if isinstance(event, ToolCallStarted):
+            gated = self.asks is not None and self.asks(event.name)
             return start_tool_call(
                 event.tool_call_id,
                 event.title,
                 kind=event.tool_kind,
-                status="in_progress",
+                status="pending" if gated else "in_progress",
                 raw_input=raw_input(event.raw_input),
             )
+        if isinstance(event, PermissionDecided):
+            if event.verdict != "allowed":
+                return None  # its tool_call_update (failed) follows
+            return update_tool_call(event.tool_call_id, status="in_progress")
         if isinstance(event, ToolCallFinished):
             diffs = self._diffs.pop(event.tool_call_id, [])
             content: list[FileEditToolCallContent | ContentToolCallContent] = [*diffs]
@@ -170,10 +182,25 @@ class UpdateMapper:
                 status = "in_progress"
             elif movement.name in self._ran:
                 status = "completed"
-            summary = movement.instructions.strip().splitlines()[0] if movement.instructions else ""
+            summary = first_sentence(movement.instructions)
             text = f"{movement.name}: {summary}" if summary else movement.name
-            entries.append(plan_entry(text[:200], status=status))
+            entries.append(plan_entry(text, status=status))
         return update_plan(entries)
+
+
+def first_sentence(text: str, limit: int = 160) -> str:
+    """The first sentence of ``text``'s first paragraph, lines joined, bounded.
+
+    Longer than ``limit`` characters: cut after a whole word, with an ellipsis.
+    """
+    paragraph = " ".join(re.split(r"\n\s*\n", text.strip(), maxsplit=1)[0].split())
+    sentence = re.split(r"(?<=[.!?])\s", paragraph, maxsplit=1)[0]
+    if len(sentence) <= limit:
+        return sentence
+    cut = sentence[: limit - 1]
+    if sentence[limit - 1] != " " and " " in cut:
+        cut = cut.rsplit(" ", 1)[0]  # not in the middle of a word
+    return cut.rstrip(" ,;:") + "…"
 
 
 def person_text(message: UserMessage, reply: str | None) -> str | None:
