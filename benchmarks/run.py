@@ -1,7 +1,8 @@
 """Cadenza benchmarks: ``python benchmarks/run.py NAME [...]`` prints a table, saves JSON.
 
 Names: ``step`` (step overhead, one session, 1,000 steps), ``compare`` (step overhead of
-an older source tree, ``--baseline``, and this one, alternating in one run), ``concurrency``
+an older source tree, ``--baseline``, and this one, alternating in one run; and
+``compare-startup`` for spawn → ``initialize``), ``concurrency``
 (1, 10, 50, 200 sessions in one server), ``startup`` (spawn → ``initialize`` answered; import
 time), ``edits`` (``edit_file`` on 1 MB and 10 MB files; position conversion), ``growth``
 (step overhead and memory at 10, 100, 1,000 steps), ``peer`` (ACP agents through the same
@@ -171,11 +172,13 @@ def _read_message(stream: Any) -> dict[str, Any]:
     return data
 
 
-def spawn_to_initialize(env: dict[str, str], root: Path) -> float:
+def spawn_to_initialize(
+    env: dict[str, str], root: Path, command: tuple[str, ...] | None = None
+) -> float:
     """Seconds from spawning ``python -m cadenza serve`` to its ``initialize`` answer."""
     started = time.perf_counter()
     process = subprocess.Popen(
-        [sys.executable, "-m", "cadenza", "serve", "--log-level", "WARNING"],
+        list(command or (sys.executable, "-m", "cadenza", "serve", "--log-level", "WARNING")),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -245,6 +248,31 @@ def wall_import(module: str, repeat: int) -> float:
     base = statistics.median(once("pass") for _ in range(repeat))
     full = statistics.median(once(f"import {module}") for _ in range(repeat))
     return full - base
+
+
+def compare_startup(trees: dict[str, Path], repeat: int) -> dict[str, Any]:
+    """spawn → ``initialize`` of several source trees, alternating (same load for each)."""
+    import tempfile
+
+    from benchmarks.common import server_env
+
+    times: dict[str, list[float]] = {name: [] for name in trees}
+    with tempfile.TemporaryDirectory(prefix="cadenza-start-") as tmp:
+        env = server_env("http://127.0.0.1:9/v1", Path(tmp))
+        for _ in range(repeat + 1):
+            for name, tree in trees.items():
+                times[name].append(spawn_to_initialize(env, Path(tmp), server_from(tree)))
+    out = {
+        name: {
+            "tree": str(trees[name]),
+            "median_ms": round(statistics.median(t[1:]) * 1000, 1),  # the first warms up
+            "min_ms": round(min(t[1:]) * 1000, 1),
+        }
+        for name, t in times.items()
+    }
+    rows = [[name, v["median_ms"], v["min_ms"]] for name, v in out.items()]
+    print(table(("server", "spawn → initialize median ms", "min ms"), rows))
+    return out
 
 
 def bench_startup(
@@ -485,6 +513,10 @@ async def bench_compare(
 # --- main --------------------------------------------------------------------------------------
 
 
+async def _sync(value: dict[str, Any]) -> dict[str, Any]:
+    return value
+
+
 async def run_one(name: str, model: FakeModel, args: argparse.Namespace) -> dict[str, Any]:
     """Run the benchmark ``name``; its results."""
     if name == "smoke":
@@ -504,6 +536,9 @@ async def run_one(name: str, model: FakeModel, args: argparse.Namespace) -> dict
         "edits": lambda: bench_edits(model, (1_000_000, 10_000_000), 20),
         "peer": lambda: bench_peer(model, args.peer_steps, args.peers),
         "compare": lambda: bench_compare(model, args.baseline, 300, 3),
+        "compare-startup": lambda: _sync(
+            compare_startup({"baseline": args.baseline, "current": REPO_SERVER}, 10)
+        ),
     }
     if name not in benchmarks:
         raise SystemExit(f"unknown benchmark {name!r}")

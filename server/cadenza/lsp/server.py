@@ -14,7 +14,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from threading import Event
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -44,8 +44,10 @@ from cadenza.lsp.params import (
     parse_command_args,
 )
 from cadenza.lsp.protocol import CadenzaProtocol, command_work_done_token, current_request_id
-from cadenza.lsp.sessions import SessionManager, SessionRequestFailed
-from cadenza.lsp.undo import UndoFailed
+
+if TYPE_CHECKING:
+    from cadenza.config import CadenzaConfig
+    from cadenza.lsp.sessions import SessionManager
 
 log = logging.getLogger(__name__)
 
@@ -60,10 +62,42 @@ class CadenzaServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Full,
             protocol_cls=CadenzaProtocol,
         )
-        self.sessions = SessionManager(self)
-        self._cadenza_protocol.on_cancel_request = self.sessions.cancel_request
+        self._sessions: SessionManager | None = None
+        self._config: CadenzaConfig | None = None
+        self._cadenza_protocol.on_cancel_request = self._cancel_request
         self.shutdown_received = False
         """True once ``shutdown`` was answered: ``exit`` then ends with status 0, else 1."""
+
+    @property
+    def sessions(self) -> SessionManager:
+        """The session manager, made on first use (after ``initialize`` was answered).
+
+        Importing it imports the engine, the providers and the tools: ~30% of the server's
+        import time, which ``initialize`` no longer waits for (docs/performance.md);
+        ``initialized`` makes it, so the first command does not wait either.
+        """
+        if self._sessions is None:
+            from cadenza.lsp.sessions import SessionManager
+
+            self._sessions = SessionManager(self)
+            if self._config is not None:
+                self._sessions.config = self._config
+        return self._sessions
+
+    def configure(self, config: CadenzaConfig) -> None:
+        """Use ``config`` (from ``initialize``) for the sessions started from now on."""
+        self._config = config
+        if self._sessions is not None:
+            self._sessions.config = config
+
+    async def close_sessions(self) -> None:
+        """Cancel every session and close the providers (nothing to do if none was made)."""
+        if self._sessions is not None:
+            await self._sessions.aclose()
+
+    def _cancel_request(self, request_id: int | str) -> None:
+        if self._sessions is not None:
+            self._sessions.cancel_request(request_id)
 
     @property
     def _cadenza_protocol(self) -> CadenzaProtocol:
@@ -133,6 +167,8 @@ def request_failed(command: str) -> Iterator[None]:
     Raises:
         JsonRpcException: Code -32803 with the reason as the message.
     """
+    from cadenza.lsp.sessions import SessionRequestFailed
+
     try:
         yield
     except SessionRequestFailed as exc:
@@ -152,7 +188,12 @@ def initialize(ls: CadenzaServer, params: types.InitializeParams) -> None:
         ls.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Warning, message=warning)
         )
-    ls.sessions.config = loaded.config
+    ls.configure(loaded.config)
+
+
+def initialized(ls: CadenzaServer, params: types.InitializedParams) -> None:
+    """Make the session manager now (imports the engine), not at the first command."""
+    ls.sessions  # noqa: B018 - the property makes it
 
 
 def did_save(ls: CadenzaServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -162,7 +203,7 @@ def did_save(ls: CadenzaServer, params: types.DidSaveTextDocumentParams) -> None
 
 async def shutdown(ls: CadenzaServer, params: None) -> None:
     """Cancel every session and close the providers (their child processes included)."""
-    await ls.sessions.aclose()
+    await ls.close_sessions()
     ls.shutdown_received = True
 
 
@@ -227,6 +268,8 @@ async def undo_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
         JsonRpcException: Code -32803 (``RequestFailed``, LSP 3.17) when the undo was refused;
             the message names the file and why, and nothing was undone.
     """
+    from cadenza.lsp.undo import UndoFailed
+
     with invalid_params(UNDO_SESSION):
         args = parse_command_args(UndoSessionArgs, arguments)
     try:
@@ -243,6 +286,7 @@ def create_server() -> CadenzaServer:
     """A new server with every handler registered."""
     server = CadenzaServer()
     server.feature(types.INITIALIZE)(initialize)
+    server.feature(types.INITIALIZED)(initialized)
     server.feature(types.TEXT_DOCUMENT_DID_SAVE)(did_save)
     server.feature(types.SHUTDOWN)(shutdown)
     server.command(START_SESSION)(start_session)
