@@ -47,6 +47,7 @@ BAD_LINES: list[tuple[bytes, int]] = [
     (b"null", INVALID_REQUEST),
     (b'{"jsonrpc":"2.0","id":[1],"result":1}', INVALID_REQUEST),
     (b'{"jsonrpc":"2.0","method":5}', INVALID_REQUEST),
+    (b"{}", INVALID_REQUEST),
     (b"{not json", PARSE_ERROR),
     (b"\xff\xfe{}", PARSE_ERROR),
 ]

@@ -10,8 +10,8 @@ itself, with ``id`` null:
 - not UTF-8, not JSON → ``-32700`` Parse error;
 - JSON but not an object (a batch too: Cadenza does not take batches, ACP does not use
   them) → ``-32600`` Invalid Request;
-- an object whose ``method`` is not a string, or whose ``id`` is not a string, a number or
-  null → ``-32600`` Invalid Request.
+- an object with neither ``method`` nor ``id``, whose ``method`` is not a string, or whose
+  ``id`` is not a string, a number or null → ``-32600`` Invalid Request.
 
 An error line is written with one ``write`` call, as the SDK writes its own, so lines never
 interleave.
@@ -48,6 +48,8 @@ def check_line(line: bytes) -> bytes | None:
         return error_line(INVALID_REQUEST, "Invalid Request: batches are not supported")
     if not isinstance(message, dict):
         return error_line(INVALID_REQUEST, "Invalid Request: a message must be a JSON object")
+    if "method" not in message and "id" not in message:
+        return error_line(INVALID_REQUEST, "Invalid Request: neither a method nor an id")
     if "method" in message and not isinstance(message["method"], str):
         return error_line(INVALID_REQUEST, "Invalid Request: method must be a string")
     request_id = message.get("id")
