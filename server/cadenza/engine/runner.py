@@ -286,9 +286,13 @@ class MovementRunner:
         return refusal(verdict, call.name, gate.timeout_s)
 
     def _fingerprint(self, prepared: PreparedCall) -> tuple[object, ...]:
-        """The file's fingerprint for a call on one file; folders and searches have none."""
+        """The file's fingerprint for a call on one file; folders and searches have none.
+
+        A repeated call on a file that changed since (the person edited it, an edit was
+        refused over their unsaved text) is not "stuck": the stuck detector compares these.
+        """
         path = getattr(prepared.args, "path", None)
-        if prepared.tool.name != "read_file" or not isinstance(path, str):
+        if not isinstance(path, str) or prepared.tool.name in ("list_files", "search"):
             return ()
         try:
             return fingerprint(self.rt.editor, resolve_in_workspace(self.rt.root, path))
