@@ -130,6 +130,11 @@ class TaskResult:
     error: str | None = None
 
 
+def changed_files(changes: tuple[FileChange, ...]) -> list[str]:
+    """``<kind> <path>`` of each changed file (paths relative to the workspace), sorted."""
+    return sorted(f"{c.kind} {c.path}" for c in changes)
+
+
 @dataclass
 class _Run:
     session_id: str = ""
@@ -203,7 +208,7 @@ async def run_one(
     events: list[ClientEvent] = []
     started = time.monotonic()
     run = await _drive(options, task.text, events, timeout)
-    changed = sorted(c.path.relative_to(workspace).as_posix() for c in run.changes)
+    changed = changed_files(run.changes)
     verdict = task.check(workspace)
     counts = count_events(events)
     transcript = count_transcript(state / "cadenza" / "sessions", run.session_id)

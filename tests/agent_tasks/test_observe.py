@@ -14,8 +14,9 @@ from benchmarks.agent_tasks.observe import (
     read_usage,
 )
 from benchmarks.agent_tasks.run import VARIANTS as RUN_VARIANTS
-from benchmarks.agent_tasks.run import TaskResult, build_report, markdown, table
+from benchmarks.agent_tasks.run import TaskResult, build_report, changed_files, markdown, table
 
+from cadenza.client.edits import FileChange
 from cadenza.client.events import ClientEvent, EditWritten
 from cadenza.client.wire import (
     SessionEnd,
@@ -147,3 +148,11 @@ def test_report_renders() -> None:
     assert "| t01_x | no | max_steps | 2 |" in markdown(report)
     assert "a / b" in markdown(report)
     assert table(report).row_count == 2
+
+
+def test_changed_files() -> None:
+    changes = (
+        FileChange(path="b/x.py", kind="modified", before="a", after="b"),
+        FileChange(path="a.py", kind="created", before=None, after="c"),
+    )
+    assert changed_files(changes) == ["created a.py", "modified b/x.py"]
