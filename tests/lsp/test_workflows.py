@@ -236,7 +236,7 @@ async def test_needs_user_input_requires_why_no_default(editor: Harness, fake: F
     }
     [reports] = editor.client.progress_reports.values()
     assert isinstance(reports[-1], types.WorkDoneProgressEnd)
-    assert reports[-1].message == "needs_user_input: I need the new name."
+    assert reports[-1].message == "needs_user_input: the new name of greet"
 
 
 async def test_complete_failed_ends_failed(editor: Harness, fake: FakeOpenAI) -> None:
