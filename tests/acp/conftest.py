@@ -18,9 +18,13 @@ from acp import PROTOCOL_VERSION, spawn_agent_process
 from acp.client.connection import ClientSideConnection
 from acp.connection import StreamDirection, StreamEvent
 from acp.schema import (
+    AcceptElicitationResponse,
     AllowedOutcome,
     ClientCapabilities,
+    DeclineElicitationResponse,
     DeniedOutcome,
+    ElicitationCapabilities,
+    ElicitationUrlCapabilities,
     FileSystemCapabilities,
     Implementation,
     PermissionOption,
@@ -54,6 +58,13 @@ class Peer:
     """When set: an editor that keeps writes in unsaved buffers (reads see them first)."""
     hang_writes: bool = False
     """Never answer ``fs/write_text_file``."""
+    human_answer: str = "continue"
+    """The answer to a ``waiting_human`` question: ``continue`` or ``cancel`` (the option
+    id; for an elicitation ``continue`` is ``accept``, ``cancel`` is ``decline``)."""
+    human_gate: asyncio.Event | None = None
+    """When set: a ``waiting_human`` question is answered once it is set (the person acts)."""
+    human_asked: asyncio.Event = field(default_factory=asyncio.Event)
+    elicitations: list[tuple[str, Any]] = field(default_factory=list)
 
     def observe(self, event: StreamEvent) -> None:
         direction = "in" if event.direction == StreamDirection.INCOMING else "out"
@@ -68,6 +79,13 @@ class Peer:
         self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption], **kw: Any
     ) -> RequestPermissionResponse:
         self.permissions.append((tool_call, options))
+        if [o.option_id for o in options] == ["continue", "cancel"]:  # waiting_human
+            self.human_asked.set()
+            if self.human_gate is not None:
+                await self.human_gate.wait()
+            return RequestPermissionResponse(
+                outcome=AllowedOutcome(outcome="selected", option_id=self.human_answer)
+            )
         self.permission_asked.set()
         if self.hold_permission is not None:
             await self.hold_permission.wait()
@@ -103,6 +121,15 @@ class Peer:
         if self.buffers is not None and path in self.buffers:
             return ReadTextFileResponse(content=self.buffers[path])
         return ReadTextFileResponse(content=Path(path).read_text(encoding="utf-8"))
+
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
+        self.elicitations.append((message, mode))
+        self.human_asked.set()
+        if self.human_gate is not None:
+            await self.human_gate.wait()
+        if self.human_answer == "continue":
+            return AcceptElicitationResponse(action="accept")
+        return DeclineElicitationResponse(action="decline")
 
     def on_connect(self, conn: Any) -> None:
         pass
@@ -196,10 +223,13 @@ async def start(fake: FakeOpenAI, workspace: Path, tmp_path: Path) -> AsyncItera
             write: bool = True,
             answer: str | None = "allow_once",
             extra_env: dict[str, str] | None = None,
+            elicitation: bool = False,
+            terminal: bool = False,
+            peer: Peer | None = None,
         ) -> Agent:
             nonlocal count
             count += 1
-            peer = Peer(answer=answer)
+            peer = peer or Peer(answer=answer)
             stderr = stack.enter_context((tmp_path / f"agent{count}.log").open("wb"))
             conn, process = await stack.enter_async_context(
                 spawn_agent_process(
@@ -212,11 +242,17 @@ async def start(fake: FakeOpenAI, workspace: Path, tmp_path: Path) -> AsyncItera
                     cwd=workspace,
                     transport_kwargs={"stderr": stderr.fileno()},
                     observers=[peer.observe],
+                    use_unstable_protocol=True,
                 )
             )
             caps = ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=True, write_text_file=write),
-                terminal=False,
+                terminal=terminal,
+                elicitation=(
+                    ElicitationCapabilities(url=ElicitationUrlCapabilities())
+                    if elicitation
+                    else None
+                ),
             )
             await asyncio.wait_for(
                 conn.initialize(

@@ -44,6 +44,7 @@ from acp.schema import (
 
 from cadenza import __version__
 from cadenza.acp.editor import AcpClient, AcpEditor, ClientFs
+from cadenza.acp.human import ElicitationClient, person_is_done
 from cadenza.acp.stream import UpdateSink, UpdateStream
 from cadenza.acp.turns import PromptBlock, acp_stop_reason, final_message, prompt_text
 from cadenza.acp.updates import replay_updates
@@ -80,7 +81,7 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 
-class AcpConnection(AcpClient, UpdateSink, Protocol):
+class AcpConnection(AcpClient, ElicitationClient, UpdateSink, Protocol):
     """What the agent uses of the SDK's ``AgentSideConnection``."""
 
 
@@ -222,6 +223,7 @@ class CadenzaAgent:
             read_text_file=bool(fs and fs.read_text_file),
             write_text_file=bool(fs and fs.write_text_file),
             terminal=bool(caps.terminal),
+            elicitation_url=bool(caps.elicitation and caps.elicitation.url is not None),
         )
         log.info("client %s: %s", client_info.name if client_info else "?", self._fs)
         return InitializeResponse(
@@ -351,11 +353,21 @@ class CadenzaAgent:
         live.editor.step_text = ""
         live.editor.open_calls.clear()
         if live.engine is None:
-            live.engine = self._engine(live, text)
-            await _attach_mcp(live, live.engine)
-            return await live.engine.run()
-        live.engine.rt.workflow = live.workflow  # the mode chosen since the last turn
-        return await live.engine.resume(text)
+            live.engine = engine = self._engine(live, text)
+            await _attach_mcp(live, engine)
+            outcome = await engine.run()
+        else:
+            engine = live.engine
+            engine.rt.workflow = live.workflow  # the mode chosen since the last turn
+            outcome = await engine.resume(text)
+        while outcome.stop_reason == "waiting_human":  # the person acts, then the turn goes on
+            url_mode = self._fs.elicitation_url
+            if not await person_is_done(self.conn, live.editor, outcome, url_mode=url_mode):
+                engine.end_cancelled()
+                return engine.last or outcome
+            live.editor.step_text = ""
+            outcome = await engine.resume("")
+        return outcome
 
     async def _respond(
         self, live: AcpSession, task: asyncio.Task[SessionOutcome]

@@ -117,6 +117,7 @@ class ClientFs:
     read_text_file: bool = False
     write_text_file: bool = False
     terminal: bool = False
+    elicitation_url: bool = False
 
 
 def permission_options() -> list[PermissionOption]:
@@ -237,6 +238,8 @@ class AcpEditor:
         """Tool calls started and not finished (closed as failed when a prompt is cancelled)."""
         self.step_text = ""
         """The assistant text published since the last step started."""
+        self.last_call_id: str | None = None
+        """The tool call that finished last (a ``waiting_human`` question refers to it)."""
         self._known: dict[Path, KnownText] = {}
         self._versions = 0
         self.fs_timeout_s = fs_timeout_s()
@@ -401,6 +404,7 @@ class AcpEditor:
             self.open_calls[event.tool_call_id] = None
         elif isinstance(event, ToolCallFinished):
             self.open_calls.pop(event.tool_call_id, None)
+            self.last_call_id = event.tool_call_id
         update = self._mapper.update(event)
         if update is not None:
             self.stream.send(update)

@@ -2,7 +2,8 @@
 
 Engine stop reasons → ACP ``stopReason``:
 
-- ``end_turn``, ``needs_user_input``, ``waiting_human``, ``failed``, ``aborted`` and ``error``
+- ``waiting_human`` does not end a turn (the person is asked in it: ``acp.human``).
+- ``end_turn``, ``needs_user_input``, ``failed``, ``aborted`` and ``error``
   → ``end_turn``: the turn is over and the person speaks next (an answer to a question is just
   the next prompt, which resumes the conversation). The final message (the answer, the
   question, the reason it failed, the error) is sent as ``agent_message_chunk`` first, unless
