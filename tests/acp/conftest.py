@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack
@@ -21,6 +22,7 @@ from acp.schema import (
     AcceptElicitationResponse,
     AllowedOutcome,
     ClientCapabilities,
+    CreateTerminalResponse,
     DeclineElicitationResponse,
     DeniedOutcome,
     ElicitationCapabilities,
@@ -30,7 +32,10 @@ from acp.schema import (
     PermissionOption,
     ReadTextFileResponse,
     RequestPermissionResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
     ToolCallUpdate,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 
@@ -65,6 +70,12 @@ class Peer:
     """When set: a ``waiting_human`` question is answered once it is set (the person acts)."""
     human_asked: asyncio.Event = field(default_factory=asyncio.Event)
     elicitations: list[tuple[str, Any]] = field(default_factory=list)
+    terminal_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    """``terminal/*`` requests, in order: ``(method, params)``."""
+    terminals: dict[str, asyncio.subprocess.Process] = field(default_factory=dict)
+    terminal_bytes: dict[str, bytearray] = field(default_factory=dict)
+    terminal_created: asyncio.Event = field(default_factory=asyncio.Event)
+    pumps: list[asyncio.Task[None]] = field(default_factory=list)
 
     def observe(self, event: StreamEvent) -> None:
         direction = "in" if event.direction == StreamDirection.INCOMING else "out"
@@ -130,6 +141,81 @@ class Peer:
         if self.human_answer == "continue":
             return AcceptElicitationResponse(action="accept")
         return DeclineElicitationResponse(action="decline")
+
+    async def create_terminal(
+        self,
+        command: str,
+        session_id: str,
+        args: list[str] | None = None,
+        cwd: str | None = None,
+        env: Any = None,
+        output_byte_limit: int | None = None,
+        **kwargs: Any,
+    ) -> CreateTerminalResponse:
+        params = {"command": command, "args": args, "cwd": cwd, "limit": output_byte_limit}
+        self.terminal_calls.append(("create", params))
+        process = await asyncio.create_subprocess_exec(
+            command,
+            *(args or []),
+            cwd=cwd,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+        )
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        self.terminals[terminal_id] = process
+        buffer = self.terminal_bytes[terminal_id] = bytearray()
+
+        async def pump() -> None:
+            assert process.stdout is not None
+            while chunk := await process.stdout.read(4096):
+                buffer.extend(chunk)
+
+        self.pumps.append(asyncio.create_task(pump()))
+        self.terminal_created.set()
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
+        self.terminal_calls.append(("wait_for_exit", {"terminalId": terminal_id}))
+        code = await self.terminals[terminal_id].wait()
+        return WaitForTerminalExitResponse(
+            exit_code=code if code >= 0 else None,
+            signal=signal.Signals(-code).name if code < 0 else None,
+        )
+
+    async def terminal_output(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> TerminalOutputResponse:
+        self.terminal_calls.append(("output", {"terminalId": terminal_id}))
+        await asyncio.sleep(0.1)  # let the pump read what is left
+        process = self.terminals[terminal_id]
+        code = process.returncode
+        status = None
+        if code is not None:
+            status = TerminalExitStatus(
+                exit_code=code if code >= 0 else None,
+                signal=signal.Signals(-code).name if code < 0 else None,
+            )
+        return TerminalOutputResponse(
+            output=self.terminal_bytes[terminal_id].decode(), truncated=False, exit_status=status
+        )
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
+        self.terminal_calls.append(("kill", {"terminalId": terminal_id}))
+        process = self.terminals[terminal_id]
+        if process.returncode is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
+        self.terminal_calls.append(("release", {"terminalId": terminal_id}))
+        process = self.terminals[terminal_id]
+        if process.returncode is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            await process.wait()
 
     def on_connect(self, conn: Any) -> None:
         pass

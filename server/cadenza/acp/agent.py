@@ -46,6 +46,7 @@ from cadenza import __version__
 from cadenza.acp.editor import AcpClient, AcpEditor, ClientFs
 from cadenza.acp.human import ElicitationClient, person_is_done
 from cadenza.acp.stream import UpdateSink, UpdateStream
+from cadenza.acp.terminal import TerminalClient, with_client_terminal
 from cadenza.acp.turns import PromptBlock, acp_stop_reason, final_message, prompt_text
 from cadenza.acp.updates import replay_updates
 from cadenza.config import CadenzaConfig, ConfigError, load_config
@@ -81,7 +82,7 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 
-class AcpConnection(AcpClient, ElicitationClient, UpdateSink, Protocol):
+class AcpConnection(AcpClient, ElicitationClient, TerminalClient, UpdateSink, Protocol):
     """What the agent uses of the SDK's ``AgentSideConnection``."""
 
 
@@ -495,7 +496,7 @@ class CadenzaAgent:
             root=live.root,
             provider=provider,
             editor=live.editor,
-            tools=default_tools(config.browser),
+            tools=with_client_terminal(default_tools(config.browser), self.conn, live.editor),
             settings=settings,
             workflow=live.workflow,
             recorder=live.recorder,

@@ -238,6 +238,8 @@ class AcpEditor:
         """Tool calls started and not finished (closed as failed when a prompt is cancelled)."""
         self.step_text = ""
         """The assistant text published since the last step started."""
+        self._commands: dict[str, str] = {}
+        """Open ``run_command`` calls: id → their raw arguments."""
         self.last_call_id: str | None = None
         """The tool call that finished last (a ``waiting_human`` question refers to it)."""
         self._known: dict[Path, KnownText] = {}
@@ -394,6 +396,22 @@ class AcpEditor:
             return PermissionAnswer(outcome="cancelled")
         return permission_answer(response)
 
+    def claim_command(self, command: str) -> str | None:
+        """The id of the open ``run_command`` call running ``command``; None: none.
+
+        The call is claimed: a second call with the same command gets the next one.
+        """
+        for call_id, arguments in self._commands.items():
+            parsed = raw_input(arguments)
+            if isinstance(parsed, dict) and parsed.get("command") == command:
+                del self._commands[call_id]
+                return call_id
+        return None
+
+    def show_terminal(self, tool_call_id: str, terminal_id: str) -> None:
+        """Embed the client's terminal in the call's content (``{type: terminal}``)."""
+        self.stream.send(self._mapper.terminal(tool_call_id, terminal_id))
+
     def publish(self, event: SessionEvent) -> None:
         """Queue the event's ``session/update`` (in order; never blocks)."""
         if isinstance(event, StepStarted):
@@ -402,8 +420,11 @@ class AcpEditor:
             self.step_text += event.text
         elif isinstance(event, ToolCallStarted):
             self.open_calls[event.tool_call_id] = None
+            if event.name == "run_command":
+                self._commands[event.tool_call_id] = event.raw_input
         elif isinstance(event, ToolCallFinished):
             self.open_calls.pop(event.tool_call_id, None)
+            self._commands.pop(event.tool_call_id, None)
             self.last_call_id = event.tool_call_id
         update = self._mapper.update(event)
         if update is not None:

@@ -35,6 +35,7 @@ from acp import (
     start_tool_call,
     tool_content,
     tool_diff_content,
+    tool_terminal_ref,
     update_agent_message_text,
     update_plan,
     update_tool_call,
@@ -50,6 +51,7 @@ from acp.schema import (
     FileEditToolCallContent,
     PlanEntry,
     PlanEntryStatus,
+    TerminalToolCallContent,
     ToolCallProgress,
     ToolCallStart,
     UsageUpdate,
@@ -114,6 +116,7 @@ class UpdateMapper:
         """Whether a call of a tool waits for a permission (its ``tool_call`` is ``pending``
         until it is allowed); None: none waits."""
         self._diffs: dict[str, list[FileEditToolCallContent]] = {}
+        self._terminals: dict[str, list[TerminalToolCallContent]] = {}
         self._plan: Workflow | None = None
         self._ran: dict[str, None] = {}
 
@@ -138,7 +141,10 @@ class UpdateMapper:
             return update_tool_call(event.tool_call_id, status="in_progress")
         if isinstance(event, ToolCallFinished):
             diffs = self._diffs.pop(event.tool_call_id, [])
-            content: list[FileEditToolCallContent | ContentToolCallContent] = [*diffs]
+            terminals = self._terminals.pop(event.tool_call_id, [])
+            content: list[
+                FileEditToolCallContent | TerminalToolCallContent | ContentToolCallContent
+            ] = [*terminals, *diffs]
             content.append(tool_content(text_block(event.content)))
             return update_tool_call(event.tool_call_id, status=event.status, content=content)
         if isinstance(event, FileEdited):
@@ -149,6 +155,12 @@ class UpdateMapper:
             diffs.append(diff)
             return update_tool_call(event.tool_call_id, content=list(diffs))
         return None
+
+    def terminal(self, tool_call_id: str, terminal_id: str) -> ToolCallProgress:
+        """``tool_call_update`` embedding a client terminal in the call (kept to its end)."""
+        terminals = self._terminals.setdefault(tool_call_id, [])
+        terminals.append(tool_terminal_ref(terminal_id))
+        return update_tool_call(tool_call_id, content=list(terminals))
 
     def _plan_update(self, event: MovementStarted | SessionFinished) -> AgentPlanUpdate | None:
         """``plan``: the workflow's movements, one entry each, for multi-movement workflows.
