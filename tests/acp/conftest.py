@@ -61,6 +61,9 @@ class Peer:
     """When set: the raw ``result`` of every permission request (a malformed answer)."""
     buffers: dict[str, str] | None = None
     """When set: an editor that keeps writes in unsaved buffers (reads see them first)."""
+    change_after_read: tuple[int, str, str] | None = None
+    """``(n, path, text)``: once the n-th ``fs/read_text_file`` is answered, the person types:
+    the buffer of ``path`` becomes ``text``."""
     hang_writes: bool = False
     """Never answer ``fs/write_text_file``."""
     human_answer: str = "continue"
@@ -130,8 +133,13 @@ class Peer:
     ) -> ReadTextFileResponse:
         self.reads.append(path)
         if self.buffers is not None and path in self.buffers:
-            return ReadTextFileResponse(content=self.buffers[path])
-        return ReadTextFileResponse(content=Path(path).read_text(encoding="utf-8"))
+            content = self.buffers[path]
+        else:
+            content = Path(path).read_text(encoding="utf-8")
+        if self.change_after_read is not None and self.change_after_read[0] == len(self.reads):
+            _, changed, text = self.change_after_read
+            self.buffers = {**(self.buffers or {}), changed: text}
+        return ReadTextFileResponse(content=content)
 
     async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
         self.elicitations.append((message, mode))

@@ -483,7 +483,30 @@ async def test_consecutive_edits_chain_in_an_unsaved_buffer(
     assert agent.peer.writes == [(path, "ONE\ntwo\n"), (path, "ONE\nTWO\n")]
     assert agent.peer.buffers == {path: "ONE\nTWO\n"}
     assert (workspace / "a.txt").read_text(encoding="utf-8") == "one\ntwo\n"  # not saved
-    assert agent.peer.reads == [path, path]  # the editor's text checked before each edit
+    assert agent.peer.reads == [path, path, path]  # the editor's text: the read, each edit
+
+
+async def test_read_file_sees_the_unsaved_buffer_and_the_edit_applies_on_it(
+    start: Start, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "a.txt").write_text("one\ntwo\n", encoding="utf-8")
+    fake.script(
+        call("read_file", {"path": "a.txt"}, "c1"),
+        call("edit_file", edit_call("a.txt", "one", "ONE"), "c2"),
+        text("done"),
+    )
+    agent = await start()
+    path = str(workspace / "a.txt")
+    agent.peer.buffers = {path: "one\ntwo\nmine\n"}  # the person's unsaved change
+    session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
+    response = await asyncio.wait_for(
+        agent.conn.prompt(session_id=session.session_id, prompt=[text_block("upper")]), WAIT_S
+    )
+    assert response.stop_reason == "end_turn"
+    results = _tool_results(fake)
+    assert "mine" in results["c1"]  # fs/read_text_file, not the disk
+    assert agent.peer.writes == [(path, "ONE\ntwo\nmine\n")]  # applied at once, line kept
+    assert agent.peer.reads == [path, path]
 
 
 async def test_edit_refused_over_unsaved_changes_then_redone_on_them(
@@ -500,7 +523,8 @@ async def test_edit_refused_over_unsaved_changes_then_redone_on_them(
     )
     agent = await start()
     path = str(workspace / "a.txt")
-    agent.peer.buffers = {path: "one\ntwo\nmine\n"}  # the person's unsaved change
+    # The person types after the model's read, before its edit (an unsaved change).
+    agent.peer.change_after_read = (1, path, "one\ntwo\nmine\n")
     session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
     response = await asyncio.wait_for(
         agent.conn.prompt(session_id=session.session_id, prompt=[text_block("upper")]), WAIT_S

@@ -46,7 +46,7 @@ from cadenza import __version__
 from cadenza.acp.editor import AcpClient, AcpEditor, ClientFs
 from cadenza.acp.human import ElicitationClient, person_is_done
 from cadenza.acp.stream import UpdateSink, UpdateStream
-from cadenza.acp.terminal import TerminalClient, with_client_terminal
+from cadenza.acp.terminal import TerminalClient, client_tools
 from cadenza.acp.turns import PromptBlock, acp_stop_reason, final_message, prompt_text
 from cadenza.acp.updates import replay_updates
 from cadenza.config import CadenzaConfig, ConfigError, load_config
@@ -496,7 +496,7 @@ class CadenzaAgent:
             root=live.root,
             provider=provider,
             editor=live.editor,
-            tools=with_client_terminal(default_tools(config.browser), self.conn, live.editor),
+            tools=client_tools(default_tools(config.browser), self.conn, live.editor),
             settings=settings,
             workflow=live.workflow,
             recorder=live.recorder,

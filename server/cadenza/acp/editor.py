@@ -3,7 +3,8 @@
 - ``open_document``: the editor's text of a file this session knows (see below) while the
   file on disk has not changed since; else None (tools read the disk). ``open_document`` is
   synchronous and ``fs/read_text_file`` a request, so the editor's text is learnt in
-  ``apply_edit``.
+  ``apply_edit`` and in ``refresh``, which the ACP ``read_file`` awaits before each read
+  (``acp.reads``).
 - ``apply_edit``: a text change or a new file goes to the client as ``fs/write_text_file``
   with the whole new text when the client has ``fs.writeTextFile`` (so the editor sees it,
   and can show or undo it). Before a change, when the client has ``fs.readTextFile``, its
@@ -321,6 +322,30 @@ class AcpEditor:
         if decoded.format.encoding != UTF8 and decoded.text == edit.old_text:
             return apply_on_disk(edit)  # keep its encoding and BOM byte for byte
         return await self._write(edit)
+
+    async def refresh(self, path: Path) -> None:
+        """Learn the client's current text of ``path`` (``fs/read_text_file``) before a read.
+
+        A text other than the file's on disk is remembered (``open_document`` serves it: an
+        unsaved buffer); the disk's text forgets what was remembered. Nothing is learnt when
+        the client has no ``fs.readTextFile`` or cannot read the file.
+        """
+        if not self.fs.read_text_file:
+            return
+        text = await self._client_text(path)
+        if text is None:
+            return
+        known = self.open_document(path)
+        if known is not None and known.text == text:
+            return
+        try:
+            disk: str | None = decode_bytes(path.read_bytes()).text
+        except (OSError, UndecodableError):
+            disk = None
+        if disk == text:
+            self._known.pop(path, None)
+            return
+        self._remember(path, text)
 
     async def _client_text(self, path: Path) -> str | None:
         """The client's current text of ``path`` (``fs/read_text_file``); None: not known."""

@@ -40,6 +40,7 @@ from pydantic import ValidationError
 from typing_extensions import override
 
 from cadenza.acp.editor import AcpEditor
+from cadenza.acp.reads import ClientReadFile
 from cadenza.tools.base import ToolContext, ToolError, ToolResult
 from cadenza.tools.paths import relative_name, resolve_in_workspace
 from cadenza.tools.registry import AnyTool, ToolRegistry
@@ -191,13 +192,19 @@ class ClientRunCommand(RunCommand):
                 log.warning("session %s: terminal %s: %s", session_id, terminal_id, exc)
 
 
-def with_client_terminal(
-    tools: ToolRegistry, client: TerminalClient, editor: AcpEditor
-) -> ToolRegistry:
-    """``tools`` with ``run_command`` replaced by ``ClientRunCommand`` (same place)."""
+def client_tools(tools: ToolRegistry, client: TerminalClient, editor: AcpEditor) -> ToolRegistry:
+    """``tools`` with ``run_command`` and ``read_file`` going through the client when it can.
+
+    ``run_command`` becomes ``ClientRunCommand``, ``read_file`` ``reads.ClientReadFile`` (same
+    places, names, arguments and gating).
+    """
     replaced: list[AnyTool] = []
     for name in tools.names:
         tool = tools.get(name)
         assert tool is not None
-        replaced.append(ClientRunCommand(client, editor) if name == "run_command" else tool)
+        if name == "run_command":
+            tool = ClientRunCommand(client, editor)
+        elif name == "read_file":
+            tool = ClientReadFile(editor)
+        replaced.append(tool)
     return ToolRegistry(replaced)
