@@ -320,6 +320,7 @@ def build_report(
     machine: dict[str, Any],
     planned: int,
     results: list[TaskResult],
+    commit: str | None = None,
 ) -> dict[str, Any]:
     """The report as a JSON-able dict (``complete`` once every planned task has a result)."""
     return {
@@ -328,7 +329,7 @@ def build_report(
         "variant_description": variant.description,
         "max_steps": max_steps,
         "timeout_s": timeout,
-        "commit": _git("rev-parse", "HEAD"),
+        "commit": commit,
         "date": date,
         "machine": machine,
         "complete": len(results) == planned,
@@ -356,6 +357,7 @@ async def run_tasks(
     """
     machine = machine_info()
     date = datetime.now(UTC).isoformat(timespec="seconds")
+    commit = _git("rev-parse", "HEAD")  # at the start: others may commit during a long run
     results: list[TaskResult] = []
 
     def report() -> dict[str, Any]:
@@ -370,6 +372,7 @@ async def run_tasks(
             machine=machine,
             planned=len(tasks),
             results=results,
+            commit=commit,
         )
 
     with tempfile.TemporaryDirectory(prefix="cadenza-agent-tasks-") as scratch:
