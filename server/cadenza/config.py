@@ -133,8 +133,13 @@ class CadenzaConfig(BaseModel):
         Raises:
             ConfigError: An override is unknown or invalid; the message names ``source``.
         """
-        data = self.model_dump(exclude_unset=True)
-        data.update(overrides)
+        # One spelling per field (the camelCase alias where there is one): a field given both
+        # as ``max_tokens`` and ``maxTokens`` would be rejected as an extra input.
+        to_alias = {
+            name: info.alias for name, info in CadenzaConfig.model_fields.items() if info.alias
+        }
+        data = self.model_dump(exclude_unset=True, by_alias=True)
+        data.update({to_alias.get(key, key): value for key, value in overrides.items()})
         return _validate(data, source)
 
 

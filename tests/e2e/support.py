@@ -84,7 +84,8 @@ class Sandbox:
         watched: The workspace's parent folder; nothing but the workspace may change in it.
         workspace: The copy of ``examples/inventory``.
         state: ``XDG_STATE_HOME`` of everything started (transcripts, llama-server log).
-        config: ``XDG_CONFIG_HOME`` (empty: no user config or workflows leak in).
+        config: ``XDG_CONFIG_HOME`` (only ``maxTokens = 256``: no user config or workflows
+            leak in).
         marker: The value of ``MARK_VAR`` in ``env``.
         env: The environment to start the CLI or the server with.
     """
@@ -111,6 +112,10 @@ def make_sandbox(tmp_path: Path) -> Sandbox:
     state, config = tmp_path / "state", tmp_path / "config"
     state.mkdir()
     config.mkdir()
+    # Structural tests: a babbling small model is cut after 256 tokens, not 1,024, so a step
+    # stays short on two loaded cores (a cut reply is a normal outcome the loop handles).
+    (config / "cadenza").mkdir()
+    (config / "cadenza" / "cadenza.toml").write_text("maxTokens = 256\n")
     marker = uuid.uuid4().hex
     env = {k: v for k, v in os.environ.items() if k not in ("CADENZA_MODEL",)}
     env.update(

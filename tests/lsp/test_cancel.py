@@ -128,12 +128,12 @@ async def test_sigterm_stops_the_server_and_its_commands(
     try:
         await client.start_session({"task": "sleep a while"})
         pid_file = workspace / "sleep.pid"
-        await wait_for(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
+        await wait_for(lambda: pid_file.exists() and pid_file.read_text().strip() != "", timeout=60)
         pid = int(pid_file.read_text())
         client.proc.terminate()
-        status = await asyncio.wait_for(client.proc.wait(), 10)
+        status = await asyncio.wait_for(client.proc.wait(), 30)
         assert status != 0
-        await wait_for(lambda: gone(pid), timeout=3)
+        await wait_for(lambda: gone(pid), timeout=10)
     finally:
         if client.proc.returncode is None:
             client.proc.kill()

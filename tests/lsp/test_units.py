@@ -334,3 +334,16 @@ def test_workspace_toml_cannot_set_permissions_providers_or_browser(
     assert loaded.config.browser.executable_path is None
     [warning] = loaded.warnings
     assert "ignored browser, permissions, providers" in warning
+
+
+def test_init_options_override_the_same_key_from_the_user_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = tmp_path / "user" / "cadenza"
+    user.mkdir(parents=True)
+    (user / "cadenza.toml").write_text("maxTokens = 256\nmaxSteps = 9\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user"))
+    monkeypatch.delenv("CADENZA_MODEL", raising=False)
+    loaded = load_server_config(None, {"maxSteps": 4, "max_tokens": 200})
+    assert loaded.warnings == []
+    assert (loaded.config.max_steps, loaded.config.max_tokens) == (4, 200)

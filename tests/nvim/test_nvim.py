@@ -189,6 +189,10 @@ def test_real_local_model(smollm2: Path, workspace: Path, tmp_path: Path) -> Non
         CADENZA_TEST_MODEL="local/smollm2-135m",
         CADENZA_MODELS_DIR=str(smollm2.parent),
     )
+    # A babbling small model is cut after 256 tokens (not 1,024): short steps on loaded cores.
+    user_config = Path(env["XDG_CONFIG_HOME"]) / "cadenza"
+    user_config.mkdir(parents=True, exist_ok=True)
+    (user_config / "cadenza.toml").write_text("maxTokens = 256\n")
     outcome = run_scenario("local_model", workspace=workspace, env=env, timeout=150)
     passed(outcome)
     print(outcome.output, file=sys.stderr)

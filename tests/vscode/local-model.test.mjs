@@ -62,7 +62,7 @@ describe("Cadenza in VS Code with nothing configured (embedded local model)", { 
     // A small model rarely finishes: bound the session in the server's own config file (not a
     // VS Code setting) so the test takes seconds, not minutes.
     fs.mkdirSync(path.join(env.XDG_CONFIG_HOME, "cadenza"), { recursive: true });
-    fs.writeFileSync(path.join(env.XDG_CONFIG_HOME, "cadenza", "cadenza.toml"), `max_steps = ${MAX_STEPS}\n`);
+    fs.writeFileSync(path.join(env.XDG_CONFIG_HOME, "cadenza", "cadenza.toml"), `max_steps = ${MAX_STEPS}\nmax_tokens = 256\n`);
     vscode = await launchVSCode({ tmp, workspace, env, artifacts: ARTIFACTS, settings: {} });
   });
 
