@@ -64,7 +64,12 @@ from cadenza.engine.permissions import (
     PermissionRequest,
 )
 from cadenza.engine.workflows import Workflow
-from cadenza.tools.checkpoints import ABSENT, CheckpointError, FileState, SessionCheckpoint
+from cadenza.tools.checkpoints import (
+    CheckpointError,
+    SessionCheckpoint,
+    disk_state,
+    record_after,
+)
 from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
 from cadenza.tools.textfile import UTF8, UndecodableError, decode_bytes
@@ -138,38 +143,6 @@ def permission_answer(response: RequestPermissionResponse) -> PermissionAnswer:
                 return PermissionAnswer(outcome="selected", option=kind)
         log.warning("unknown permission option %r: treated as dismissed", outcome.option_id)
     return PermissionAnswer(outcome="cancelled")
-
-
-def disk_state(path: Path) -> FileState:
-    """The state of ``path`` on disk: absent, or its bytes and (when it is text) its text."""
-    try:
-        data = path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError):
-        return ABSENT
-    try:
-        text: str | None = decode_bytes(data).text
-    except UndecodableError:
-        text = None
-    return FileState(exists=True, text=text, data=data)
-
-
-def record_after(checkpoint: SessionCheckpoint, edit: FileEdit) -> None:
-    """Record what an applied ``edit`` left its files in (a rename remembers its origin).
-
-    Raises:
-        CheckpointError: The checkpoint cannot be written.
-    """
-    if edit.kind == "rename":
-        assert edit.new_path is not None  # FileEdit.__post_init__
-        origin = checkpoint.origin_of(edit.path)
-        checkpoint.record_after(edit.path, ABSENT)
-        checkpoint.record_after(
-            edit.new_path, FileState(exists=True, text=edit.new_text, origin=origin)
-        )
-    elif edit.kind == "delete":
-        checkpoint.record_after(edit.path, ABSENT)
-    else:
-        checkpoint.record_after(edit.path, FileState(exists=True, text=edit.new_text))
 
 
 def _refused(reason: str) -> EditOutcome:

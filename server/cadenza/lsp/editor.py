@@ -36,10 +36,16 @@ from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, Rev
 from cadenza.lsp.publisher import SessionPublisher
 from cadenza.lsp.review import ReviewMode, annotates, ask_to_apply
 from cadenza.lsp.rpc import shielded
-from cadenza.tools.checkpoints import ABSENT, CheckpointError, FileState, SessionCheckpoint
+from cadenza.tools.checkpoints import (
+    CheckpointError,
+    FileState,
+    SessionCheckpoint,
+    after_states,
+    disk_state,
+    record_after,
+)
 from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
-from cadenza.tools.textfile import UndecodableError, decode_bytes
 
 log = logging.getLogger(__name__)
 
@@ -81,19 +87,6 @@ def legacy_encoding_refusal(encoding: str) -> str:
         "its own settings (possibly as UTF-8, damaging it when saved); ask the person to open "
         "it in the editor with that encoding, then edit it again"
     )
-
-
-def disk_state(path: Path) -> FileState:
-    """The state of ``path`` on disk: absent, or its bytes and (when it is text) its text."""
-    try:
-        data = path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError):
-        return ABSENT
-    try:
-        text: str | None = decode_bytes(data).text
-    except UndecodableError:
-        text = None
-    return FileState(exists=True, text=text, data=data)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -176,7 +169,8 @@ class LspEditor:
         outcome = await self._deliver(edit, plan, features)
         try:
             if outcome.applied:
-                self._record_after(edit)
+                if self.checkpoint is not None:
+                    record_after(self.checkpoint, edit)
             elif self.checkpoint is not None:
                 self.checkpoint.forget_unapplied(touched)
         except CheckpointError as exc:
@@ -274,33 +268,12 @@ class LspEditor:
     def _state_reader(self, path: Path) -> Callable[[], FileState]:
         return lambda: self.current_state(path)
 
-    def _after_states(self, edit: FileEdit) -> list[tuple[Path, FileState]]:
-        """The state each file touched by ``edit`` is in once it is applied."""
-        assert self.checkpoint is not None
-        if edit.kind == "rename":
-            assert edit.new_path is not None
-            origin = self.checkpoint.origin_of(edit.path)
-            return [
-                (edit.path, ABSENT),
-                (edit.new_path, FileState(exists=True, text=edit.new_text, origin=origin)),
-            ]
-        if edit.kind == "delete":
-            return [(edit.path, ABSENT)]
-        return [(edit.path, FileState(exists=True, text=edit.new_text))]
-
     def _record_pending(self, edit: FileEdit) -> None:
         """Before sending: where the edit will leave each file (undo after a crash uses it)."""
         if self.checkpoint is None:
             return
-        for path, state in self._after_states(edit):
+        for path, state in after_states(self.checkpoint, edit):
             self.checkpoint.record_pending(path, state)
-
-    def _record_after(self, edit: FileEdit) -> None:
-        checkpoint = self.checkpoint
-        if checkpoint is None:
-            return
-        for path, state in self._after_states(edit):
-            checkpoint.record_after(path, state)
 
     async def _send(self, workspace_edit: types.WorkspaceEdit, label: str) -> EditOutcome:
         params = types.ApplyWorkspaceEditParams(edit=workspace_edit, label=label)

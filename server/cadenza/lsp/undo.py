@@ -23,7 +23,7 @@ from pygls.lsp.server import LanguageServer
 
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.documents import OpenDocuments, file_uri
-from cadenza.lsp.editor import disk_state, legacy_encoding_refusal, supports, unsupported
+from cadenza.lsp.editor import legacy_encoding_refusal, supports, unsupported
 from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, workspace_edit
 from cadenza.lsp.params import UndoneFile, UndoSessionResult
 from cadenza.lsp.rpc import shielded
@@ -33,6 +33,7 @@ from cadenza.tools.checkpoints import (
     SessionCheckpoint,
     UndoRefused,
     UndoStep,
+    disk_state,
     plan_undo,
 )
 from cadenza.tools.fs import write_atomic

@@ -27,6 +27,8 @@ from typing import Any, Literal
 import platformdirs
 
 from cadenza.tools.fs import write_atomic
+from cadenza.tools.host import FileEdit
+from cadenza.tools.textfile import UndecodableError, decode_bytes
 
 FORMAT = 1
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -461,3 +463,40 @@ def plan_undo(checkpoint: SessionCheckpoint, current: Callable[[str], FileState]
     if problems:
         raise UndoRefused(problems)
     return steps
+
+
+def disk_state(path: Path) -> FileState:
+    """The state of ``path`` on disk: absent, or its bytes and (when it is text) its text."""
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError):
+        return ABSENT
+    try:
+        text: str | None = decode_bytes(data).text
+    except UndecodableError:
+        text = None
+    return FileState(exists=True, text=text, data=data)
+
+
+def after_states(checkpoint: SessionCheckpoint, edit: FileEdit) -> list[tuple[Path, FileState]]:
+    """The state each file touched by ``edit`` is in once applied (a rename keeps its origin)."""
+    if edit.kind == "rename":
+        assert edit.new_path is not None  # FileEdit.__post_init__
+        origin = checkpoint.origin_of(edit.path)
+        return [
+            (edit.path, ABSENT),
+            (edit.new_path, FileState(exists=True, text=edit.new_text, origin=origin)),
+        ]
+    if edit.kind == "delete":
+        return [(edit.path, ABSENT)]
+    return [(edit.path, FileState(exists=True, text=edit.new_text))]
+
+
+def record_after(checkpoint: SessionCheckpoint, edit: FileEdit) -> None:
+    """Record what an applied ``edit`` left its files in.
+
+    Raises:
+        CheckpointError: The checkpoint cannot be written.
+    """
+    for path, state in after_states(checkpoint, edit):
+        checkpoint.record_after(path, state)
