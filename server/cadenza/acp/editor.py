@@ -325,10 +325,10 @@ class AcpEditor:
         if not self.fs.read_text_file:
             return None
         try:
-            response = await asyncio.wait_for(
-                self._client.read_text_file(session_id=self.session_id, path=str(path)),
-                self.fs_timeout_s,
-            )
+            async with asyncio.timeout(self.fs_timeout_s):
+                response = await self._client.read_text_file(
+                    session_id=self.session_id, path=str(path)
+                )
         except (RequestError, ValidationError, TimeoutError) as exc:
             log.warning(
                 "session %s: fs/read_text_file %s failed: %s",
@@ -341,12 +341,10 @@ class AcpEditor:
 
     async def _write(self, edit: FileEdit) -> EditOutcome:
         try:
-            await asyncio.wait_for(
-                self._client.write_text_file(
+            async with asyncio.timeout(self.fs_timeout_s):
+                await self._client.write_text_file(
                     session_id=self.session_id, path=str(edit.path), content=edit.new_text
-                ),
-                self.fs_timeout_s,
-            )
+                )
         except (RequestError, ValidationError) as exc:
             self._known.pop(edit.path, None)
             return EditOutcome(applied=False, reason=f"the editor answered with an error: {exc}")

@@ -118,16 +118,14 @@ class ClientRunCommand(RunCommand):
         session_id = self._editor.session_id
         limit_s = self._editor.fs_timeout_s
         try:
-            created = await asyncio.wait_for(
-                self._client.create_terminal(
+            async with asyncio.timeout(limit_s):
+                created = await self._client.create_terminal(
                     session_id=session_id,
                     command=self.shell,
                     args=["-c", args.command],
                     cwd=str(cwd),
                     output_byte_limit=self.max_output_bytes,
-                ),
-                limit_s,
-            )
+                )
         except (RequestError, ValidationError, TimeoutError) as exc:
             raise ToolError(
                 f"the editor could not start the command: {str(exc) or 'no answer in time'}"
@@ -151,20 +149,18 @@ class ClientRunCommand(RunCommand):
         session_id = self._editor.session_id
         timed_out = False
         try:
-            status = await asyncio.wait_for(
-                self._client.wait_for_terminal_exit(session_id=session_id, terminal_id=terminal_id),
-                timeout_s,
-            )
+            async with asyncio.timeout(timeout_s):
+                status = await self._client.wait_for_terminal_exit(
+                    session_id=session_id, terminal_id=terminal_id
+                )
         except TimeoutError:
             timed_out = True
-            await asyncio.wait_for(
-                self._client.kill_terminal(session_id=session_id, terminal_id=terminal_id),
-                limit_s,
+            async with asyncio.timeout(limit_s):
+                await self._client.kill_terminal(session_id=session_id, terminal_id=terminal_id)
+        async with asyncio.timeout(limit_s):
+            output = await self._client.terminal_output(
+                session_id=session_id, terminal_id=terminal_id
             )
-        output = await asyncio.wait_for(
-            self._client.terminal_output(session_id=session_id, terminal_id=terminal_id),
-            limit_s,
-        )
         await self._cleanup(terminal_id, kill=False)
         text = output.output or "(no output)"
         if output.truncated:

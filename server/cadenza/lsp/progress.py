@@ -65,9 +65,8 @@ class SessionProgress:
                 return None
             token = f"cadenza-{uuid.uuid4().hex}"
             try:
-                await asyncio.wait_for(
-                    shielded(server.work_done_progress.create_async(token)), CREATE_TIMEOUT_S
-                )
+                async with asyncio.timeout(CREATE_TIMEOUT_S):
+                    await shielded(server.work_done_progress.create_async(token))
             except (JsonRpcException, TimeoutError) as exc:
                 log.warning("no progress: the client did not accept token %s: %r", token, exc)
                 return None
