@@ -2,19 +2,14 @@
 
 Sources, in order of preference:
 
-- the session updates the client observed (``tool_call``, ``tool_call_update``, ``session_end``):
-  tool calls, failed calls, the stuck detector's notes, cut replies, contract misses;
-- the session's transcript (the server's own record, in the run's private state folder): the
-  model's replies, to count turns that ended without a tool call (the updates have no step
-  boundary other than the progress text ``step N/M``, and a reply without calls and without
-  text leaves no update at all), and repeated calls (a ``tool_call`` update does not name its
-  tool);
-- llama-server's log (also in the private state folder): token counts per request. The updates
-  carry no usage (``AssistantReply.usage`` stops at the engine's context accounting).
-
-Not observable at all (``None`` in the results): contract repairs. The local provider constrains
-every reply with the envelope's grammar and has no repair step; a reply that still is no envelope
-ends the session with a provider error, counted here from the ``session_end`` message.
+- the session updates the client observed: ``tool_call`` (with the tool's ``name``),
+  ``tool_call_update`` (its ``observation`` marks a call the engine answered itself: ``repeat``
+  from the stuck detector, ``cut`` arguments, ``invalid`` arguments, ``not_allowed``),
+  ``model_reply`` (per step: how many calls, ``finish_reason``, tokens), ``repair`` (an
+  exactly-once repair and whether it recovered), ``session_end``;
+- the session's transcript (the server's own record, in the run's private state folder):
+  repeated calls over the whole session (the stuck detector forgets after each edit);
+- llama-server's log: tokens, when a reply carried no usage.
 """
 
 from __future__ import annotations
@@ -27,14 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from cadenza.client.events import ClientEvent, EditRejected, EditWritten
-from cadenza.client.wire import SessionEnd, ToolCall, ToolCallUpdate
-from cadenza.engine.runner import CUT_ARGUMENTS
+from cadenza.client.wire import ModelReply, Repair, SessionEnd, ToolCall, ToolCallUpdate
 from cadenza.engine.transcript import MessageRecord, read_transcript
 from cadenza.messages import AssistantMessage
 
-STUCK_NOTE_PREFIX = "You already called "
-"""How the stuck detector's observation starts (``cadenza.engine.stuck``); it is sent as a failed
-``tool_call_update``, with no field that marks it as such."""
 NO_ENVELOPE = "returned no JSON envelope"
 """In a ``session_end`` message: the provider's reply was not an envelope (a contract miss)."""
 
@@ -60,10 +51,21 @@ class EventCounts:
     failed_calls: int = 0
     stuck_notes: int = 0
     cut_replies: int = 0
+    cut_calls: int = 0
+    invalid_calls: int = 0
     edits_written: int = 0
     edits_rejected: int = 0
     contract_misses: int = 0
+    repairs: int = 0
+    repairs_recovered: int = 0
+    replies: int = 0
+    replies_without_calls: int = 0
+    last_reply_had_calls: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    usage_reported: bool = False
     agent_text_chunks: int = 0
+    tools: Counter[str] = field(default_factory=Counter)
 
 
 def count_events(events: list[ClientEvent]) -> EventCounts:
@@ -72,6 +74,12 @@ def count_events(events: list[ClientEvent]) -> EventCounts:
     for event in events:
         if isinstance(event, ToolCall):
             counts.tool_calls += 1
+            counts.tools[event.name or "?"] += 1
+        elif isinstance(event, ModelReply):
+            _count_reply(counts, event)
+        elif isinstance(event, Repair):
+            counts.repairs += 1
+            counts.repairs_recovered += event.recovered
         elif isinstance(event, ToolCallUpdate):
             _count_result(counts, event)
         elif isinstance(event, EditWritten):
@@ -85,16 +93,30 @@ def count_events(events: list[ClientEvent]) -> EventCounts:
     return counts
 
 
+def _count_reply(counts: EventCounts, event: ModelReply) -> None:
+    counts.replies += 1
+    counts.replies_without_calls += event.tool_calls == 0
+    counts.last_reply_had_calls = event.tool_calls > 0
+    if event.finish_reason == "length":
+        counts.cut_replies += 1
+        counts.contract_misses += 1  # a cut reply breaks the contract (one whole envelope)
+    if event.prompt_tokens is not None or event.completion_tokens is not None:
+        counts.usage_reported = True
+        counts.prompt_tokens += event.prompt_tokens or 0
+        counts.completion_tokens += event.completion_tokens or 0
+
+
 def _count_result(counts: EventCounts, event: ToolCallUpdate) -> None:
     if event.status not in ("completed", "failed"):
         return
-    text = event.text()
     if event.status == "failed":
         counts.failed_calls += 1
-    if text.startswith(STUCK_NOTE_PREFIX):
+    if event.observation == "repeat":
         counts.stuck_notes += 1
-    if text == CUT_ARGUMENTS:
-        counts.cut_replies += 1
+    elif event.observation == "cut":
+        counts.cut_calls += 1
+    elif event.observation == "invalid":
+        counts.invalid_calls += 1
 
 
 @dataclass(frozen=True)
@@ -136,11 +158,12 @@ def count_transcript(sessions_dir: Path, session_id: str) -> TranscriptCounts | 
     )
 
 
-def narration_turns(counts: TranscriptCounts, *, success: bool) -> int:
+def narration_turns(counts: EventCounts, *, success: bool) -> int:
     """Replies that ended a turn with no tool call while the task was not done.
 
     A reply without calls ends the turn; when the checker passes, the last such reply is the
-    legitimate end (the task was done), every other one is narration.
+    legitimate end (the task was done), every other one is narration. Under the ``complete``
+    ending every reply holds a call, so there is none by construction.
     """
     legit = 1 if success and counts.replies and not counts.last_reply_had_calls else 0
     return counts.replies_without_calls - legit

@@ -56,22 +56,14 @@ RUNNER_STOP_REASONS = ("timeout", "client_error")
 VALID_STOP_REASONS = frozenset(KNOWN_STOP_REASONS) | frozenset(RUNNER_STOP_REASONS)
 
 UNAVAILABLE = {
-    "repairs": (
-        "not observable: the local provider constrains replies with the envelope's grammar "
-        "and has no repair step; the CLI provider's exactly-once repair (providers/cli.py "
-        "cli_turn) is reported neither in session updates nor in the transcript"
-    ),
     "contract_misses": (
-        "only fatal ones: an envelope-mode reply that does not parse ends the session with a "
-        "provider error ('returned no JSON envelope' in session_end); nothing else reports it"
+        "counted as replies cut by the token limit (model_reply finish_reason length) plus "
+        "fatal ones (an envelope-mode reply that does not parse ends the session with 'returned "
+        "no JSON envelope'); the local provider's grammar rules out any other miss"
     ),
     "tokens": (
-        "not in session updates (AssistantReply.usage reaches only the engine's context "
-        "accounting); read from llama-server's log of the run (print_timing per request)"
-    ),
-    "cut_replies": (
-        "indirect: a reply cut by the token limit (finish_reason length) is answered with the "
-        "engine's CUT_ARGUMENTS error result, seen as a failed tool_call_update with that text"
+        "from model_reply updates when the provider reports usage, else from llama-server's "
+        "log of the run (print_timing per request)"
     ),
 }
 
@@ -86,15 +78,67 @@ class Variant:
     """``cadenza.toml`` text for the run's private user config folder (empty: none)."""
 
 
+def _loop(**keys: object) -> str:
+    """A user ``cadenza.toml`` with a ``[loop]`` table (every key given: the run does not
+    depend on the provider's default)."""
+    lines = ["[loop]"]
+    for key, value in keys.items():
+        text = json.dumps(value) if not isinstance(value, bool) else str(value).lower()
+        lines.append(f"{key} = {text}")
+    return "\n".join(lines) + "\n"
+
+
+LOCAL = {
+    "ending": "complete",
+    "prime": True,
+    "repeats": "observe",
+    "stuck_limit": 3,
+    "edit": "old_string",
+    "core_tools": True,
+    "repair": True,
+    "edit_echo": True,
+}
+"""The candidate default (``cadenza.engine.loop.LOCAL_LOOP``); the ``local-*`` variants change
+one knob of it each."""
+BASELINE = {
+    "ending": "empty",
+    "prime": False,
+    "repeats": "observe",
+    "stuck_limit": 0,
+    "edit": "all",
+    "core_tools": False,
+    "repair": False,
+    "edit_echo": False,
+}
+"""The loop before the variants (``API_LOOP``): empty list ends, every tool, the stuck note."""
+
+
+def _variant(name: str, description: str, base: dict[str, object], **changes: object) -> Variant:
+    return Variant(name=name, description=description, user_config=_loop(**{**base, **changes}))
+
+
 VARIANTS = {
     v.name: v
     for v in (
         Variant(
-            name="baseline",
-            description=(
-                "the server as it is: JSON envelope under a grammar, stuck detector, default "
-                "workflow; questions and permission prompts declined (run_command does not run)"
-            ),
+            name="default",
+            description="the server's own defaults for the model (no [loop] table written)",
+        ),
+        _variant("baseline", "empty list ends; all tools; stuck note; no priming", BASELINE),
+        _variant("local", "complete call ends; priming; core tools + edit_file; repair", LOCAL),
+        _variant("local-empty", "local, but an empty list ends the turn", LOCAL, ending="empty"),
+        _variant("local-noprime", "local, without priming", LOCAL, prime=False),
+        _variant(
+            "local-run", "local, repeats run again (no note)", LOCAL, repeats="run", stuck_limit=0
+        ),
+        _variant("local-write", "local, write_file instead of edit_file", LOCAL, edit="write_file"),
+        _variant(
+            "local-lines", "local, replace_lines instead of edit_file", LOCAL, edit="line_range"
+        ),
+        _variant("local-norepair", "local, without the cut-reply repair", LOCAL, repair=False),
+        _variant("local-noecho", "local, edit results without the echo", LOCAL, edit_echo=False),
+        _variant(
+            "local-alltools", "local, every tool offered", LOCAL, core_tools=False, edit="all"
         ),
     )
 }
@@ -115,13 +159,15 @@ class TaskResult:
     """Seconds for the whole task: server start, session, shutdown, check."""
     tool_calls: int = 0
     failed_calls: int = 0
+    invalid_calls: int = 0
     repeated_calls: int | None = None
     stuck_notes: int = 0
     narration_turns: int | None = None
     replies: int | None = None
     cut_replies: int = 0
     contract_misses: int = 0
-    repairs: int | None = None
+    repairs: int = 0
+    repairs_recovered: int = 0
     edits_written: int = 0
     files_changed: list[str] = field(default_factory=list)
     tools: dict[str, int] = field(default_factory=dict)
@@ -215,7 +261,15 @@ async def run_one(
     steps = run.steps
     if run.stop_reason == "timeout" and transcript is not None:
         steps = transcript.replies  # no session_end: the replies the model gave so far
-    usage = read_usage(state / "cadenza" / "log" / "llama-server.log")
+    tokens: dict[str, int] | None = None
+    if counts.usage_reported:
+        tokens = {
+            "requests": counts.replies,
+            "prompt_tokens": counts.prompt_tokens,
+            "completion_tokens": counts.completion_tokens,
+        }
+    elif (usage := read_usage(state / "cadenza" / "log" / "llama-server.log")) is not None:
+        tokens = asdict(usage)
     return TaskResult(
         task=task.id,
         success=verdict.passed,
@@ -226,19 +280,19 @@ async def run_one(
         total_s=round(time.monotonic() - started, 2),
         tool_calls=counts.tool_calls,
         failed_calls=counts.failed_calls,
+        invalid_calls=counts.invalid_calls,
         repeated_calls=transcript.repeated_calls if transcript else None,
         stuck_notes=counts.stuck_notes,
-        narration_turns=(
-            narration_turns(transcript, success=verdict.passed) if transcript else None
-        ),
-        replies=transcript.replies if transcript else None,
+        narration_turns=narration_turns(counts, success=verdict.passed),
+        replies=counts.replies,
         cut_replies=counts.cut_replies,
         contract_misses=counts.contract_misses,
-        repairs=None,
+        repairs=counts.repairs,
+        repairs_recovered=counts.repairs_recovered,
         edits_written=counts.edits_written,
         files_changed=changed,
-        tools=transcript.tools if transcript else {},
-        tokens=asdict(usage) if usage else None,
+        tools=dict(sorted(counts.tools.items())),
+        tokens=tokens,
         final_message=run.message[:300],
         error=run.error,
     )
@@ -269,6 +323,13 @@ def summarize(results: list[TaskResult]) -> dict[str, Any]:
         else None,
         "cut_replies": sum(r.cut_replies for r in results),
         "contract_misses": sum(r.contract_misses for r in results),
+        "repairs": sum(r.repairs for r in results),
+        "repairs_recovered": sum(r.repairs_recovered for r in results),
+        "done_per_minute": round(
+            sum(r.success for r in results) / (sum(r.wall_s for r in results) / 60), 3
+        )
+        if any(r.wall_s for r in results)
+        else None,
         "completion_tokens": sum(completion) if completion else None,
         "stop_reasons": {
             reason: sum(r.stop_reason == reason for r in results)
@@ -349,11 +410,13 @@ async def run_tasks(
     timeout: float,
     console: Console | None = None,
     checkpoint: Callable[[dict[str, Any]], object] | None = None,
+    keep: Path | None = None,
 ) -> dict[str, Any]:
     """Run every task in order (one server each); the whole report as a JSON-able dict.
 
     ``checkpoint`` is called with the report so far after each task (the runner saves it, so
-    an interrupted run keeps what it measured).
+    an interrupted run keeps what it measured). ``keep``: a folder that keeps each task's
+    workspace, transcript and server logs (default: a temporary folder, removed).
     """
     machine = machine_info()
     date = datetime.now(UTC).isoformat(timespec="seconds")
@@ -375,7 +438,14 @@ async def run_tasks(
             commit=commit,
         )
 
-    with tempfile.TemporaryDirectory(prefix="cadenza-agent-tasks-") as scratch:
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+    scratch_dir = (
+        contextlib.nullcontext(str(tempfile.mkdtemp(prefix="run-", dir=keep)))
+        if keep is not None
+        else tempfile.TemporaryDirectory(prefix="cadenza-agent-tasks-")
+    )
+    with scratch_dir as scratch:
         for n, task in enumerate(tasks, 1):
             result = await run_one(
                 task,
@@ -412,6 +482,13 @@ def _opt(value: Any) -> str:
     return "n/a" if value is None else str(value)
 
 
+def _repairs(row: dict[str, Any]) -> str:
+    """``recovered/fired`` of the exactly-once repair (n/a in reports from before it)."""
+    if row.get("repairs") is None:
+        return "n/a"
+    return f"{row.get('repairs_recovered', 0)}/{row['repairs']}"
+
+
 def table(report: dict[str, Any]) -> Table:
     """The results as a rich table, one row per task and a summary row."""
     out = Table(
@@ -419,7 +496,7 @@ def table(report: dict[str, Any]) -> Table:
         caption=f"commit {str(report['commit'])[:12]} · {report['date']} · "
         f"{report['machine']['nproc']} cores, {report['machine']['cpu']}",
     )
-    for name in ("task", "ok", "stop", "steps", "s", "calls", "rep", "narr", "cut", "miss"):
+    for name in ("task", "ok", "stop", "steps", "s", "calls", "rep", "narr", "cut", "miss", "fix"):
         out.add_column(name, justify="left" if name in ("task", "stop") else "right")
     out.add_column("out tok", justify="right")
     out.add_column("checker", overflow="fold", max_width=48)
@@ -435,6 +512,7 @@ def table(report: dict[str, Any]) -> Table:
             _opt(r["narration_turns"]),
             str(r["cut_replies"]),
             str(r["contract_misses"]),
+            _repairs(r),
             _opt(r["tokens"]["completion_tokens"] if r["tokens"] else None),
             r["check_reason"] if r["error"] is None else f"{r['check_reason']} ({r['error']})",
         )
@@ -451,6 +529,7 @@ def table(report: dict[str, Any]) -> Table:
         _opt(s["narration_turns"]),
         str(s["cut_replies"]),
         str(s["contract_misses"]),
+        _repairs(s),
         _opt(s["completion_tokens"]),
         f"narration {_opt(s['narration_rate'])} of replies; "
         f"repeats {_opt(s['repeat_rate'])} of calls",
@@ -462,8 +541,8 @@ def markdown(report: dict[str, Any]) -> str:
     """The per-task results as a Markdown table (for docs/local-model.md)."""
     rows = [
         "| task | ok | stop | steps | s | calls | repeated | narration | cut | misses "
-        "| out tokens | checker |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| repaired | out tokens | checker |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in report["results"]:
         tokens = r["tokens"]["completion_tokens"] if r["tokens"] else None
@@ -472,7 +551,7 @@ def markdown(report: dict[str, Any]) -> str:
             f"| {r['task']} | {'yes' if r['success'] else 'no'} | {r['stop_reason']} "
             f"| {r['steps']} | {r['wall_s']:.0f} | {r['tool_calls']} | {_opt(r['repeated_calls'])} "
             f"| {_opt(r['narration_turns'])} | {r['cut_replies']} | {r['contract_misses']} "
-            f"| {_opt(tokens)} | {reason} |"
+            f"| {_repairs(r)} | {_opt(tokens)} | {reason} |"
         )
     return "\n".join(rows)
 
@@ -483,10 +562,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--model", default="local/smollm2-135m", help="PROVIDER/MODEL")
     parser.add_argument("--tasks", help="comma-separated ids or tNN prefixes (default: all)")
-    parser.add_argument("--variant", default="baseline", choices=sorted(VARIANTS))
+    parser.add_argument("--variant", default="default", choices=sorted(VARIANTS))
     parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS)
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per task")
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
+    parser.add_argument(
+        "--keep", type=Path, metavar="DIR", help="keep each task's workspace, transcript and logs"
+    )
     parser.add_argument(
         "--show", type=Path, metavar="JSON", help="print a saved report instead of running"
     )
@@ -523,6 +605,7 @@ def main(argv: list[str] | None = None) -> int:
             timeout=args.timeout,
             console=console,
             checkpoint=lambda partial: save(partial, args.results_dir),
+            keep=args.keep,
         )
     )
     console.print(table(report))

@@ -91,6 +91,41 @@ class PermissionConfig(BaseModel):
     )
 
 
+class LoopConfig(BaseModel):
+    """``[loop]``: the loop variant (``cadenza.engine.loop``).
+
+    Unset keys keep the provider's default (the ``local`` provider's measured one, or the
+    hosted models' one).
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
+
+    ending: Literal["empty", "complete"] | None = Field(
+        default=None, description="empty: a reply with no call ends; complete: the call does."
+    )
+    prime: bool | None = Field(
+        default=None, description="The files the task names in the first message."
+    )
+    repeats: Literal["observe", "run"] | None = Field(
+        default=None, description="observe: a repeated identical call gets a note, not a rerun."
+    )
+    stuck_limit: int | None = Field(
+        default=None, ge=0, le=100, description="Noted repeats before the movement stops (0: off)."
+    )
+    edit: Literal["all", "old_string", "write_file", "line_range"] | None = Field(
+        default=None, description="The edit tool offered (all: every one)."
+    )
+    core_tools: bool | None = Field(
+        default=None, description="Only read/list/search/create plus the edit tool."
+    )
+    repair: bool | None = Field(
+        default=None, description="Exactly-once repair of a reply cut by the token limit."
+    )
+    edit_echo: bool | None = Field(
+        default=None, description="An edit's result shows the changed lines and how to finish."
+    )
+
+
 class CadenzaConfig(BaseModel):
     """Settings of the server, validated (units in the field descriptions)."""
 
@@ -125,6 +160,9 @@ class CadenzaConfig(BaseModel):
     mcp: McpConfig = Field(
         default_factory=McpConfig,
         description="MCP servers whose tools each session gets (docs/mcp.md).",
+    )
+    loop: LoopConfig = Field(
+        default_factory=LoopConfig, description="The loop variant (docs/local-model.md)."
     )
 
     def merged(self, overrides: dict[str, Any], source: str) -> CadenzaConfig:
@@ -169,6 +207,7 @@ WORKSPACE_KEYS = frozenset(
         "contextSize",
         "context_size",
         "review",
+        "loop",
     }
 )
 """What a workspace's own ``cadenza.toml`` may set. A cloned repository is not trusted: it must
@@ -204,8 +243,9 @@ def load_config(workspace: Path | None, warnings: list[str] | None = None) -> Ca
                 if refused and warnings is not None:
                     warnings.append(
                         f"{path}: ignored {', '.join(refused)}: a workspace's cadenza.toml may "
-                        "only set model, maxSteps, maxTokens, temperature, contextSize and "
-                        "review; set the others in your user config or initializationOptions"
+                        "only set model, maxSteps, maxTokens, temperature, contextSize, "
+                        "review and loop; set the others in your user config or "
+                        "initializationOptions"
                     )
                 data = {k: v for k, v in data.items() if k in WORKSPACE_KEYS}
             config = config.merged(data, str(path))

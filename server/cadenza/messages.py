@@ -32,7 +32,7 @@ class SystemMessage(BaseModel):
     content: str
 
 
-UserTag = Literal["task", "answer", "movement", "checkpoint", "summary"]
+UserTag = Literal["task", "files", "answer", "movement", "checkpoint", "summary", "repair"]
 
 
 class UserMessage(BaseModel):

@@ -438,7 +438,13 @@ class Harness:
         return session_id, await self.wait_end(session_id)
 
     def kinds(self, session_id: str) -> list[str]:
-        return [u["sessionUpdate"] for u in self.updates.get(session_id, [])]
+        """Update kinds in order, without ``model_reply`` (one per step; test_sessions checks
+        those): the tests compare what the person sees."""
+        return [
+            u["sessionUpdate"]
+            for u in self.updates.get(session_id, [])
+            if u["sessionUpdate"] != "model_reply"
+        ]
 
     def open(
         self, path: Path | str, text: str, version: int = 1, *, encoding: str = "utf-8"

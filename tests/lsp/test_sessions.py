@@ -55,6 +55,12 @@ async def test_session_runs_with_progress_and_updates(
         "index": 1,
         "reason": "",
     }
+    replies = [u for u in updates if u["sessionUpdate"] == "model_reply"]
+    assert [(r["step"], r["toolCalls"], r["finishReason"]) for r in replies] == [
+        (1, 1, "tool_calls"),
+        (2, 0, "stop"),
+    ]
+    updates = [u for u in updates if u["sessionUpdate"] != "model_reply"]
     assert [u["sessionUpdate"] for u in updates] == [
         "tool_call",
         "tool_call_update",
@@ -64,6 +70,7 @@ async def test_session_runs_with_progress_and_updates(
     assert updates[0] == {
         "sessionUpdate": "tool_call",
         "toolCallId": "c1",
+        "name": "read_file",
         "title": "reading a.py",
         "kind": "read",
         "status": "in_progress",

@@ -53,7 +53,7 @@ from cadenza.config import CadenzaConfig, ConfigError, load_config
 from cadenza.engine.events import MovementStarted
 from cadenza.engine.permissions import PermissionGate, PermissionStore
 from cadenza.engine.restore import NotRestorable, RestoredState, restore_state
-from cadenza.engine.session import Session, SessionOutcome, SessionSettings
+from cadenza.engine.session import Session, SessionOutcome
 from cadenza.engine.transcript import (
     EventRecord,
     TranscriptError,
@@ -73,6 +73,7 @@ from cadenza.lsp.transcripts import GuardedRecorder, open_transcript, reopen_tra
 from cadenza.mcp.config import McpServerConfig, from_acp
 from cadenza.providers.base import Provider
 from cadenza.providers.registry import create_provider, resolve_model_name
+from cadenza.session_settings import session_settings
 from cadenza.tools.checkpoints import CheckpointError, SessionCheckpoint
 from cadenza.tools.registry import default_tools
 
@@ -121,18 +122,6 @@ class AcpSession:
     cancelled_before: int = 0
     turns: asyncio.Lock = field(default_factory=asyncio.Lock)
     mcp_servers: list[McpServerConfig] = field(default_factory=list)
-
-
-def session_settings(config: CadenzaConfig) -> SessionSettings:
-    """The engine settings of a configuration (as the LSP face uses them)."""
-    return SessionSettings(
-        max_steps=config.max_steps,
-        max_tokens=config.max_tokens,
-        temperature=config.temperature,
-        context_size=config.context_size,
-        gated_tools=frozenset(config.permissions.gated),
-        permission_timeout_s=config.permissions.timeout_s,
-    )
 
 
 def _folder(cwd: str) -> Path:
@@ -465,8 +454,8 @@ class CadenzaAgent:
     ) -> Session:
         """The engine session: its provider, tools, permission gate and transcript."""
         config = live.config
-        settings = session_settings(config)
         model = restored.start.model if restored is not None else resolve_model_name(None, config)
+        settings = session_settings(config, model)
         provider = self._provider(model, config)
 
         def warn(text: str) -> None:

@@ -100,6 +100,8 @@ class ClientOptions:
             appended as one JSON line (:mod:`cadenza.client.eventlog`), or None.
         review: ``confirm``: every edit is shown to the prompter before it is written;
             ``auto``: edits are written at once; None: the server's configured ``review``.
+        open_document: The file the person has open, sent as ``textDocument`` (the server
+            primes it into the first message under the local loop variant), or None.
     """
 
     workspace: Path
@@ -113,6 +115,7 @@ class ClientOptions:
     stderr_sink: Callable[[str], None] | None = None
     events_path: Path | None = None
     review: Literal["auto", "confirm"] | None = None
+    open_document: Path | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -366,6 +369,11 @@ class HeadlessClient:
             model=self.options.model,
             workflow=self.options.workflow,
             review=self.options.review,
+            text_document=(
+                {"uri": self.options.open_document.resolve().as_uri()}
+                if self.options.open_document is not None
+                else None
+            ),
         )
         params = types.ExecuteCommandParams(command=START_SESSION, arguments=[args.wire()])
         tracker.started = time.monotonic()

@@ -105,6 +105,7 @@ class ToolCall(Wire):
 
     session_update: Literal["tool_call"] = "tool_call"
     tool_call_id: str
+    name: str = ""
     title: str = ""
     kind: str = "other"
     status: str | None = None
@@ -119,6 +120,9 @@ class ToolCallUpdate(Wire):
     status: str | None = None
     title: str | None = None
     content: list[ToolCallContent] = Field(default_factory=list)
+    observation: str | None = None
+    """Set when the engine answered the call itself: ``repeat``, ``cut``, ``invalid``,
+    ``not_allowed``."""
 
     def text(self) -> str:
         """The text of the ``content`` blocks, joined by newlines."""
@@ -162,6 +166,26 @@ class SessionEnd(Wire):
     why_no_default: str | None = None
 
 
+class ModelReply(Wire):
+    """``model_reply``: the model answered step ``step`` (calls, finish_reason, tokens)."""
+
+    session_update: Literal["model_reply"] = "model_reply"
+    step: int = 0
+    tool_calls: int = 0
+    finish_reason: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class Repair(Wire):
+    """``repair``: a contract miss was repaired once; ``recovered`` when that worked."""
+
+    session_update: Literal["repair"] = "repair"
+    step: int = 0
+    reason: str = ""
+    recovered: bool = False
+
+
 class OtherUpdate(Wire):
     """An update kind this client does not know (``plan``, ``usage_update``, ...): ignored."""
 
@@ -177,6 +201,8 @@ _UPDATE_KINDS = (
     "movement",
     "compaction",
     "session_end",
+    "model_reply",
+    "repair",
 )
 
 
@@ -195,6 +221,8 @@ SessionUpdate = Annotated[
     | Annotated[Movement, Tag("movement")]
     | Annotated[Compaction, Tag("compaction")]
     | Annotated[SessionEnd, Tag("session_end")]
+    | Annotated[ModelReply, Tag("model_reply")]
+    | Annotated[Repair, Tag("repair")]
     | Annotated[OtherUpdate, Tag("other")],
     Discriminator(_update_tag),
 ]
@@ -230,6 +258,8 @@ class StartSessionArgs(Wire):
     model: str | None = None
     workflow: str | None = None
     review: Literal["auto", "confirm"] | None = None
+    text_document: dict[str, str] | None = None
+    """``{uri}`` of the file the person has open (primed under the local loop variant)."""
 
     def wire(self) -> dict[str, Any]:
         """The argument object, without the optional fields that are not given."""

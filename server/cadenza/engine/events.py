@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
+from cadenza.messages import FinishReason
 from cadenza.tools.base import ToolKind
 
 StopReason = Literal[
@@ -27,6 +28,11 @@ person, a person must act in the browser, ``complete(failed)``, an ``ABORT`` exi
 overflow), a cancel, the session's step bound, or a provider/internal error."""
 
 ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
+
+Observation = Literal["repeat", "cut", "invalid", "not_allowed"]
+"""Why the engine answered a call itself instead of running it: an identical repeat (the stuck
+detector), arguments cut by the token limit, arguments that fail the tool's schema, a tool the
+movement does not offer."""
 
 
 class StepStarted(BaseModel):
@@ -98,6 +104,32 @@ class ToolCallFinished(BaseModel):
     tool_call_id: str
     status: ToolStatus
     content: str
+    observation: Observation | None = None
+    """Set when the engine answered the call instead of running it."""
+
+
+class ModelReplied(BaseModel):
+    """The model answered step ``step``: its calls, why it stopped, its tokens when reported."""
+
+    kind: Literal["model_reply"] = "model_reply"
+    step: int
+    tool_calls: int
+    finish_reason: FinishReason
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class ContractRepaired(BaseModel):
+    """A contract miss was repaired once, before it reached the history.
+
+    ``reason`` ``cut``: the reply was cut by the token limit; the request was made again.
+    ``recovered``: the second reply kept the contract.
+    """
+
+    kind: Literal["repair"] = "repair"
+    step: int
+    reason: Literal["cut"]
+    recovered: bool
 
 
 class FileEdited(BaseModel):
@@ -160,6 +192,8 @@ SessionEvent = Annotated[
     | AgentMessageChunk
     | ToolCallStarted
     | ToolCallFinished
+    | ModelReplied
+    | ContractRepaired
     | FileEdited
     | ToolCacheLookup
     | ContextCompacted

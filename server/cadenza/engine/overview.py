@@ -10,11 +10,11 @@ from cadenza.tools.read import SKIP_DIRS
 MAX_OVERVIEW_FILES = 40
 
 
-def workspace_overview(root: Path, limit: int = MAX_OVERVIEW_FILES) -> str:
+def workspace_files(root: Path, limit: int = MAX_OVERVIEW_FILES) -> tuple[list[str], int]:
     """Up to ``limit`` workspace file paths (relative, sorted, hidden folders skipped).
 
     Returns:
-        Lines of paths, plus a note when more files exist; ``"(empty)"`` for no files.
+        The paths, and how many more files there are.
     """
     names: list[str] = []
     more = 0
@@ -25,6 +25,16 @@ def workspace_overview(root: Path, limit: int = MAX_OVERVIEW_FILES) -> str:
                 names.append((Path(dirpath) / filename).relative_to(root).as_posix())
             else:
                 more += 1
+    return names, more
+
+
+def workspace_overview(root: Path, limit: int = MAX_OVERVIEW_FILES) -> str:
+    """Up to ``limit`` workspace file paths, one per line, plus a note when more exist.
+
+    Returns:
+        ``"(empty)"`` for no files.
+    """
+    names, more = workspace_files(root, limit)
     if not names:
         return "(empty)"
     return "\n".join(names) + (f"\n… and {more} more files" if more else "")

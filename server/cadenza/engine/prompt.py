@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cadenza.engine.loop import Ending
 from cadenza.engine.overview import workspace_overview
 
 DEFAULT_SYSTEM_PROMPT = """\
@@ -13,8 +14,7 @@ You act only through tool calls.
 Rules:
 1. To act, call a tool. Never describe or announce an action you plan to take without making its
    tool call in the same reply.
-2. An empty tool_calls list ends your turn at once. Send it only when the task is done (or
-   cannot be done), with a one-sentence summary in content.
+2. {finish_rule}
 3. Paths are relative to the workspace root. Read a file before you edit it. edit_file needs
    old_string copied exactly from the file: a few lines, not the whole file.
 4. Never repeat a call whose result you already have.
@@ -24,6 +24,27 @@ Files in the workspace:
 """
 
 
-def system_prompt(root: Path, template: str = DEFAULT_SYSTEM_PROMPT) -> str:
-    """The system prompt for a session on ``root`` (placeholders ``{root}``, ``{overview}``)."""
-    return template.format(root=root, overview=workspace_overview(root))
+FINISH_RULES: dict[Ending, str] = {
+    "empty": (
+        "An empty tool_calls list ends your turn at once. Send it only when the task is done (or\n"
+        "   cannot be done), with a one-sentence summary in content."
+    ),
+    "complete": (
+        "Every reply holds a tool call. When the task is done (or cannot be done), call\n"
+        '   complete with status "done" (or "failed") and a one-sentence summary: that call\n'
+        "   ends your turn."
+    ),
+}
+
+
+def system_prompt(
+    root: Path, template: str = DEFAULT_SYSTEM_PROMPT, ending: Ending = "empty"
+) -> str:
+    """The system prompt for a session on ``root``.
+
+    Placeholders: ``{root}``, ``{overview}`` and ``{finish_rule}`` (how a turn ends under
+    ``ending``); a custom template may use any of them.
+    """
+    return template.format(
+        root=root, overview=workspace_overview(root), finish_rule=FINISH_RULES[ending]
+    )

@@ -8,28 +8,41 @@ call in call order before anything else happens.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
 from cadenza.engine.context import bound_result
 from cadenza.engine.control import CONTROL_TOOLS, control_specs, decide
+from cadenza.engine.echo import edit_echo
 from cadenza.engine.events import (
     AgentMessageChunk,
     ContextCompacted,
+    ContractRepaired,
     FileEdited,
+    ModelReplied,
+    Observation,
     PermissionDecided,
     StepStarted,
     ToolCacheLookup,
     ToolCallFinished,
     ToolCallStarted,
 )
+from cadenza.engine.loop import EDIT_TOOLS
 from cadenza.engine.permissions import PermissionRequest, refusal
-from cadenza.engine.results import MovementResult, WaitingHuman, follow_default, overflow_exit
+from cadenza.engine.results import (
+    Completed,
+    MovementResult,
+    WaitingHuman,
+    follow_default,
+    overflow_exit,
+)
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.steps import FinishTurn, RunTools, resolve_step
+from cadenza.engine.stuck import Repeat, repeat_note
 from cadenza.engine.workflows import Movement
-from cadenza.messages import ToolCall, ToolMessage, ToolSpec
-from cadenza.providers.base import ModelRequest
+from cadenza.messages import AssistantReply, ToolCall, ToolMessage, ToolSpec, UserMessage
+from cadenza.providers.base import ModelRequest, ToolChoice
 from cadenza.tools.base import ToolContext, ToolError, ToolResult
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
 from cadenza.tools.dispatch.recording import BatchRecorder
@@ -42,6 +55,10 @@ CUT_ARGUMENTS = (
     "(for example a smaller edit)."
 )
 AFTER_CONTROL = "the movement already ended with an earlier control call in this reply"
+REPAIR_CUT = (
+    "Your last reply was cut by the token limit before it was complete, so it was dropped. "
+    "Reply again with one complete call, with shorter arguments (a smaller edit)."
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,14 +89,21 @@ class MovementRunner:
         self.steps = 0
         self.edited: list[str] = []
         self.calls = 0
+        self.loop = runtime.settings.loop
         allowed = movement.tools if movement.tools is not None else tuple(runtime.tools.names)
-        self.allowed = [name for name in runtime.tools.names if name in allowed]
+        self.allowed = [
+            name
+            for name in runtime.tools.names
+            if name in allowed and (self.loop.offers(name) or name not in BUILTIN_TOOLS)
+        ]
         self._specs: list[ToolSpec] | None = None
+        self._stuck_stop: MovementResult | None = None
         self._ctx = ToolContext(
             root=runtime.root,
             host=runtime.editor,
             session_id=runtime.session_id,
             resources=runtime.resources,
+            line_numbers=self.loop.edit == "line_range",
         )
 
     def tool_specs(self) -> list[ToolSpec]:
@@ -134,12 +158,18 @@ class MovementRunner:
     def _request(self) -> ModelRequest:
         first = not any(isinstance(m, ToolMessage) for m in self.rt.messages)
         settings = self.rt.settings
+        choice: ToolChoice
+        if self.loop.ending == "complete":
+            choice = "required"  # finishing is itself a call: every reply holds one
+        else:
+            choice = settings.first_step_tool_choice if first else "auto"
         return ModelRequest(
             messages=list(self.rt.messages),
             tools=self.tool_specs(),
             max_tokens=settings.max_tokens,
             temperature=settings.temperature,
-            tool_choice=settings.first_step_tool_choice if first else "auto",
+            tool_choice=choice,
+            ending=self.loop.ending,
         )
 
     async def _step(self) -> MovementResult | None:
@@ -147,7 +177,11 @@ class MovementRunner:
         self.steps += 1
         self.rt.publish(StepStarted(step=self.rt.steps, max_steps=self.rt.settings.max_steps))
         sink = _StreamSink(self.rt)
-        reply = await self.rt.provider.complete(self._request(), on_text=sink)
+        request = self._request()
+        reply = await self.rt.provider.complete(request, on_text=sink)
+        self._replied(reply)
+        if self.loop.repair and _is_cut(reply):
+            reply = await self._repair(request)
         if reply.content and not sink.used:
             self.rt.publish(AgentMessageChunk(text=reply.content))
         self.rt.append(reply.to_message())
@@ -156,6 +190,39 @@ class MovementRunner:
         if isinstance(step, FinishTurn):
             return follow_default(self.movement, "the model ended its turn", summary=step.content)
         return await self._run_batch(step)
+
+    def _replied(self, reply: AssistantReply) -> None:
+        usage = reply.usage
+        self.rt.publish(
+            ModelReplied(
+                step=self.rt.steps,
+                tool_calls=len(reply.tool_calls),
+                finish_reason=reply.finish_reason,
+                prompt_tokens=usage.prompt_tokens if usage is not None else None,
+                completion_tokens=usage.completion_tokens if usage is not None else None,
+            )
+        )
+
+    async def _repair(self, request: ModelRequest) -> AssistantReply:
+        """Exactly-once repair of a cut reply: ask once more, with a note and twice the tokens.
+
+        The cut reply never enters the history; a second miss goes on as a miss (the call
+        is answered with ``CUT_ARGUMENTS``).
+        """
+        max_tokens = request.max_tokens * 2 if request.max_tokens else None
+        retry = ModelRequest(
+            messages=[*request.messages, UserMessage(tag="repair", content=REPAIR_CUT)],
+            tools=request.tools,
+            max_tokens=max_tokens,
+            temperature=request.temperature,
+            tool_choice="required",
+            ending=request.ending,
+        )
+        reply = await self.rt.provider.complete(retry)
+        self._replied(reply)
+        recovered = not _is_cut(reply)
+        self.rt.publish(ContractRepaired(step=self.rt.steps, reason="cut", recovered=recovered))
+        return reply
 
     async def _run_batch(self, step: RunTools) -> MovementResult | None:
         """Run every call in order; record one tool message per call, even on cancel."""
@@ -169,7 +236,9 @@ class MovementRunner:
                     result, decided = self._control(call)
                 else:
                     result = await self._workspace_call(call, cut=step.cut)
-                    if (wait := result.waiting_human) is not None:
+                    if self._stuck_stop is not None:
+                        decided = self._stuck_stop
+                    elif (wait := result.waiting_human) is not None:
                         # A person must act: later calls of the batch are not run.
                         decided = WaitingHuman(
                             wait_reason=wait.wait_reason,
@@ -219,12 +288,23 @@ class MovementRunner:
                 raw_input=call.arguments,
             )
         )
-        result = self._observe(call, prepared, cut)
-        if result is None:
-            assert isinstance(prepared, PreparedCall)
-            result = await self._ask_permission(call, prepared)
-        if result is None:
-            assert isinstance(prepared, PreparedCall)
+        observed = self._observe(call, prepared, cut)
+        if observed is not None:
+            answer, observation = observed
+            self.rt.publish(
+                ToolCallFinished(
+                    tool_call_id=call.id,
+                    content=answer.content,
+                    status="failed",
+                    observation=observation,
+                )
+            )
+            return answer
+        assert isinstance(prepared, PreparedCall)
+        refused = await self._ask_permission(call, prepared)
+        if refused is not None:
+            result = refused
+        else:
             try:
                 result = await self._dispatch(call, prepared)
             except BaseException:
@@ -246,24 +326,30 @@ class MovementRunner:
 
     def _observe(
         self, call: ToolCall, prepared: PreparedCall | ToolResult, cut: bool
-    ) -> ToolResult | None:
+    ) -> tuple[ToolResult, Observation] | None:
         """Answer a call without running it: cut arguments, invalid call, not allowed, repeat."""
         if cut:
-            return ToolResult(content=CUT_ARGUMENTS, is_error=True)
+            return ToolResult(content=CUT_ARGUMENTS, is_error=True), "cut"
         if isinstance(prepared, ToolResult):
-            return prepared
+            return prepared, "invalid"
         if call.name not in self.allowed:
-            return ToolResult(
-                is_error=True,
-                content=(
-                    f"{call.name} is not available in movement {self.movement.name!r}; available: "
-                    f"{', '.join(self.allowed + sorted(CONTROL_TOOLS))}"
-                ),
+            available = ", ".join(self.allowed + sorted(CONTROL_TOOLS))
+            content = (
+                f"{call.name} is not available in movement {self.movement.name!r}; "
+                f"available: {available}"
             )
-        note = self.rt.stuck.check(call, self.rt.steps, self._fingerprint(prepared))
-        if note is not None:
-            return ToolResult(content=note, is_error=True)
-        return None
+            return ToolResult(is_error=True, content=content), "not_allowed"
+        if self.loop.repeats == "run":
+            return None
+        repeat = self.rt.stuck.check(call, self.rt.steps, self._fingerprint(prepared))
+        if repeat is None:
+            return None
+        limit = self.loop.stuck_limit
+        if limit and repeat.times >= limit:
+            self._stuck_stop = _stuck_question(repeat, call)
+        edit_tool = next((t for t in EDIT_TOOLS.get(self.loop.edit, ()) if t in self.allowed), "")
+        note = repeat_note(repeat, ending=self.loop.ending, edit_tool=edit_tool or "an edit tool")
+        return ToolResult(content=note, is_error=True), "repeat"
 
     async def _ask_permission(self, call: ToolCall, prepared: PreparedCall) -> ToolResult | None:
         """For a gated tool: None when the person allows the call, else the refusal result."""
@@ -314,8 +400,12 @@ class MovementRunner:
         if result.edits:
             self.rt.stuck.workspace_changed()
             self.rt.cache.invalidate_paths([e.path for e in result.edits], self.rt.root)
+        echoes: list[str] = []
         for edit in result.edits:
             self.edited.append(relative_name(self.rt.root, edit.path))
+            if self.loop.edit_echo and edit.kind == "change":
+                name = relative_name(self.rt.root, edit.path)
+                echoes.append(edit_echo(edit, name, self.loop.ending))
             self.rt.publish(
                 FileEdited(
                     tool_call_id=call.id,
@@ -324,4 +414,47 @@ class MovementRunner:
                     new_text=edit.new_text,
                 )
             )
+        if echoes:
+            return dataclasses.replace(result, content=result.content + "".join(echoes))
         return result
+
+
+BUILTIN_TOOLS = frozenset(
+    {
+        "read_file",
+        "list_files",
+        "search",
+        "edit_file",
+        "write_file",
+        "replace_lines",
+        "create_file",
+        "delete_file",
+        "rename_file",
+        "run_command",
+        "browse",
+        "browse_interactive",
+        "ask_user",
+    }
+)
+"""Cadenza's own tools, which the loop variant may hold back; MCP tools are always offered."""
+
+
+def _is_cut(reply: AssistantReply) -> bool:
+    """A reply cut by the token limit in the middle of a call (a contract miss)."""
+    return reply.finish_reason == "length" and bool(reply.tool_calls)
+
+
+def _stuck_question(repeat: Repeat, call: ToolCall) -> Completed:
+    """The movement's end after ``repeat.times`` noted repeats: a question, not a spent budget."""
+    return Completed(
+        status="needs_user_input",
+        summary=(
+            f"Stopped: the model called {call.name} with the same arguments "
+            f"{repeat.times + 1} times although each repeat was answered with a note."
+        ),
+        missing_info=f"how to go on: the model keeps repeating {call.name}({call.arguments})",
+        why_no_default=(
+            "the model is in a loop of identical calls; going on would spend the remaining "
+            "steps on the same call"
+        ),
+    )

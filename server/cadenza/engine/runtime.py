@@ -12,6 +12,7 @@ from typing import Protocol
 
 from cadenza.engine.context import ContextManager
 from cadenza.engine.events import SessionEvent
+from cadenza.engine.loop import API_LOOP, LoopSettings
 from cadenza.engine.permissions import DEFAULT_GATED, DEFAULT_TIMEOUT_S, PermissionGate
 from cadenza.engine.ports import Editor
 from cadenza.engine.stuck import StuckDetector
@@ -54,6 +55,7 @@ class SessionSettings:
         context_size: The model's context window (tokens), for context pressure.
         gated_tools: Tools that ask the person before each call (``PermissionGate``).
         permission_timeout_s: How long a permission prompt waits for an answer (seconds).
+        loop: The loop variant (``cadenza.engine.loop``).
     """
 
     max_steps: int = 25
@@ -64,6 +66,7 @@ class SessionSettings:
     context_size: int = 8192
     gated_tools: frozenset[str] = frozenset(DEFAULT_GATED)
     permission_timeout_s: float = DEFAULT_TIMEOUT_S
+    loop: LoopSettings = API_LOOP
 
 
 @dataclass(kw_only=True)

@@ -24,6 +24,7 @@ from cadenza.engine.events import (
 from cadenza.engine.history import sanitize_history
 from cadenza.engine.permissions import PermissionGate
 from cadenza.engine.ports import Editor
+from cadenza.engine.prime import priming_message
 from cadenza.engine.prompt import DEFAULT_SYSTEM_PROMPT, system_prompt
 from cadenza.engine.results import (
     AskPerson,
@@ -140,6 +141,7 @@ class Session:
         permissions: PermissionGate | None = None,
         history: list[Message] | None = None,
         last: SessionOutcome | None = None,
+        open_document: Path | None = None,
     ) -> None:
         """Create a session; ``history`` and ``last`` restore one from its transcript.
 
@@ -158,6 +160,8 @@ class Session:
             history: The conversation so far (already sanitized); default: the system prompt
                 and ``task``. A restored history is not recorded again.
             last: How the restored session's last run ended (``resume`` continues it).
+            open_document: The file focused in the editor when the task was given (primed
+                first when the loop variant primes files).
         """
         self.session_id = session_id
         self.task = task
@@ -166,10 +170,21 @@ class Session:
         self._restored = history is not None
         """Rebuilt from a transcript and not run since: in-process state (browsers) is gone."""
         template = self.settings.system_prompt or DEFAULT_SYSTEM_PROMPT
+        loop = self.settings.loop
         messages: list[Message] = [
-            SystemMessage(content=system_prompt(root, template)),
+            SystemMessage(content=system_prompt(root, template, loop.ending)),
             UserMessage(content=task, tag="task"),
         ]
+        if loop.prime and history is None:
+            primed = priming_message(
+                root,
+                task,
+                editor,
+                open_document=open_document,
+                numbered=loop.edit == "line_range",
+            )
+            if primed is not None:
+                messages.append(primed)
         gate = permissions or PermissionGate(
             editor,
             store=None,

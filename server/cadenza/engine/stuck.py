@@ -2,15 +2,21 @@
 
 A call counts as repeated when the same tool was called with the same (canonical) arguments
 since the workspace last changed (an edit by the agent, or for a read a new fingerprint of the
-file: the person may have typed in the meantime); the model then reads a note saying so, and
-the turn goes on. It never ends the turn by itself (the step bound does that).
+file: the person may have typed in the meantime); the model then reads a note saying what it
+repeated and what to do instead, and the turn goes on. After ``stuck_limit`` noted repeats of
+one call the runner stops the movement with a question rather than spend the step budget
+(``LoopSettings.stuck_limit``).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
+from cadenza.engine.loop import Ending, finish_hint
 from cadenza.messages import ToolCall
+
+READS = frozenset({"read_file", "list_files", "search"})
 
 
 def _canonical(arguments: str) -> str:
@@ -20,14 +26,29 @@ def _canonical(arguments: str) -> str:
         return arguments
 
 
+@dataclass(frozen=True, kw_only=True)
+class Repeat:
+    """A call that repeats an earlier identical one.
+
+    Attributes:
+        name: The tool.
+        first_step: The session step of the first identical call.
+        times: How often it was repeated since (1 for the first repeat).
+    """
+
+    name: str
+    first_step: int
+    times: int
+
+
 class StuckDetector:
     """Remembers calls made since the last workspace change."""
 
     def __init__(self) -> None:
-        self._seen: dict[tuple[str, str, tuple[object, ...]], int] = {}
+        self._seen: dict[tuple[str, str, tuple[object, ...]], list[int]] = {}
 
-    def check(self, call: ToolCall, step: int, state: tuple[object, ...] = ()) -> str | None:
-        """Record ``call``; return an observation if it repeats an earlier one, else None.
+    def check(self, call: ToolCall, step: int, state: tuple[object, ...] = ()) -> Repeat | None:
+        """Record ``call``; return the ``Repeat`` if it repeats an earlier one, else None.
 
         Args:
             call: The call.
@@ -36,17 +57,37 @@ class StuckDetector:
                 fingerprint makes the same call new.
         """
         key = (call.name, _canonical(call.arguments), state)
-        first = self._seen.get(key)
-        if first is None:
-            self._seen[key] = step
+        seen = self._seen.setdefault(key, [])
+        seen.append(step)
+        if len(seen) == 1:
             return None
-        return (
-            f"You already called {call.name} with exactly these arguments at step {first}, and "
-            "nothing has changed since: its result is above in the conversation. Do not repeat "
-            "it. Take the next step of the task with a different call, or, if the task is done, "
-            "reply with an empty tool_calls list and a summary."
-        )
+        return Repeat(name=call.name, first_step=seen[0], times=len(seen) - 1)
 
     def workspace_changed(self) -> None:
         """Forget earlier calls: after an edit, the same read may give a new answer."""
         self._seen.clear()
+
+
+def repeat_note(repeat: Repeat, *, ending: Ending, edit_tool: str) -> str:
+    """The observation the model reads instead of the repeated call's result.
+
+    Says what was repeated, that its result is unchanged and above, and what to do instead:
+    after a read, the edit (with ``edit_tool``) or finishing; after another call, different
+    arguments or finishing.
+    """
+    said = (
+        f"You already called {repeat.name} with exactly these arguments at step "
+        f"{repeat.first_step}, and nothing has changed since: the result is the same and it is "
+        "above in the conversation. Do not call it again."
+    )
+    if repeat.name in READS:
+        instead = (
+            f"Use what it showed: if the task still needs a change, make it now with "
+            f"{edit_tool}; if the task is done, {finish_hint(ending)}."
+        )
+    else:
+        instead = (
+            f"It would fail or do the same again: change the arguments (read the result above), "
+            f"or if the task is done, {finish_hint(ending)}."
+        )
+    return f"{said} {instead}"

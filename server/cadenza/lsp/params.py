@@ -75,6 +75,12 @@ class InvalidArguments(ValueError):
     """Command arguments do not match their model; the message names the field and problem."""
 
 
+class DocumentIdentifier(WireModel):
+    """LSP's ``TextDocumentIdentifier``: ``{uri}``."""
+
+    uri: str = Field(min_length=1, max_length=8192)
+
+
 class StartSessionArgs(WireModel):
     """The one argument of ``cadenza.startSession``.
 
@@ -87,6 +93,10 @@ class StartSessionArgs(WireModel):
             or one from ``.cadenza/workflows/*.toml`` of the workspace or the user config dir.
         review: ``auto`` (edits apply at once) or ``confirm`` (the person reviews each change
             first); default: the configured ``review`` (``auto``).
+        text_document: The document focused in the editor (``{uri}``, LSP's
+            ``TextDocumentIdentifier``): primed into the first message under the loop
+            variants that prime (the ``local`` provider's default); ignored when it is not a
+            ``file:`` URI inside the workspace.
     """
 
     task: str = Field(min_length=1)
@@ -94,6 +104,7 @@ class StartSessionArgs(WireModel):
     model: str | None = Field(default=None, min_length=1)
     workflow: str = Field(default=DEFAULT_WORKFLOW, min_length=1)
     review: Literal["auto", "confirm"] | None = None
+    text_document: DocumentIdentifier | None = None
 
     @field_validator("task")
     @classmethod

@@ -25,7 +25,7 @@ from pygls.uris import to_fs_path, uri_scheme
 from cadenza.config import CadenzaConfig, ConfigError
 from cadenza.engine.permissions import PermissionGate, PermissionStore
 from cadenza.engine.restore import NotRestorable, RestoredState, restore_state
-from cadenza.engine.session import WAITING, Session, SessionOutcome, SessionSettings
+from cadenza.engine.session import WAITING, Session, SessionOutcome
 from cadenza.engine.session_lock import SessionLock, SessionLocked
 from cadenza.engine.transcript import (
     SessionSummary,
@@ -41,6 +41,7 @@ from cadenza.lsp.editor import LspEditor
 from cadenza.lsp.live import LiveSession, SessionDriver
 from cadenza.lsp.params import (
     SESSION_UPDATE,
+    DocumentIdentifier,
     InvalidArguments,
     ListSessionsResult,
     LoadSessionResult,
@@ -57,6 +58,7 @@ from cadenza.lsp.undo import SessionUndo, UndoFailed
 from cadenza.lsp.updates import SessionUpdateParams
 from cadenza.providers.base import Provider
 from cadenza.providers.registry import create_provider, resolve_model_name
+from cadenza.session_settings import session_settings
 from cadenza.tools.checkpoints import CheckpointError, SessionCheckpoint
 from cadenza.tools.registry import default_tools
 
@@ -73,6 +75,14 @@ class SessionRequestFailed(Exception):
 
     The server answers with JSON-RPC error -32803 (``RequestFailed``, LSP 3.17) and this message.
     """
+
+
+def _document_path(document: DocumentIdentifier | None) -> Path | None:
+    """The file of a ``file:`` URI, or None (priming checks it is inside the workspace)."""
+    if document is None or uri_scheme(document.uri) != "file":
+        return None
+    fs_path = to_fs_path(document.uri)
+    return Path(fs_path) if fs_path else None
 
 
 def folder_of(uri: str) -> Path:
@@ -149,6 +159,7 @@ class SessionManager:
             publisher=publisher,
             recorder=recorder,
             review=args.review,
+            open_document=_document_path(args.text_document),
         )
         try:
             live.lock = SessionLock.acquire(session_id)
@@ -179,6 +190,7 @@ class SessionManager:
         recorder: GuardedRecorder | None,
         review: ReviewMode | None = None,
         restored: RestoredState | None = None,
+        open_document: Path | None = None,
     ) -> LiveSession:
         """Wire an engine session to this client: editor, checkpoint, permissions, transcript."""
         checkpoint = self._checkpoint(session_id, root, revived=restored is not None)
@@ -188,7 +200,7 @@ class SessionManager:
             review=review or self.config.review,
             checkpoint=checkpoint,
         )
-        settings = self._settings()
+        settings = session_settings(self.config, model)
         gate = PermissionGate(
             editor,
             store=PermissionStore(root),
@@ -208,6 +220,7 @@ class SessionManager:
             permissions=gate,
             history=restored.history if restored is not None else None,
             last=restored.last if restored is not None else None,
+            open_document=open_document,
         )
         if restored is not None:
             session.rt.steps = restored.steps
@@ -480,17 +493,6 @@ class SessionManager:
             return catalog.get(name)
         except WorkflowError as exc:
             raise InvalidArguments(str(exc)) from None
-
-    def _settings(self) -> SessionSettings:
-        config = self.config
-        return SessionSettings(
-            max_steps=config.max_steps,
-            max_tokens=config.max_tokens,
-            temperature=config.temperature,
-            context_size=config.context_size,
-            gated_tools=frozenset(config.permissions.gated),
-            permission_timeout_s=config.permissions.timeout_s,
-        )
 
     def _provider(self, model: str) -> Provider:
         provider = self._providers.get(model)

@@ -22,8 +22,11 @@ from cadenza.engine.events import (
     AgentMessageChunk,
     CheckpointWritten,
     ContextCompacted,
+    ContractRepaired,
     FileEdited,
+    ModelReplied,
     MovementStarted,
+    Observation,
     PermissionDecided,
     SessionEvent,
     SessionFinished,
@@ -83,10 +86,14 @@ class AgentMessageChunkUpdate(WireModel):
 
 
 class ToolCallUpdateStart(WireModel):
-    """``tool_call``: the model called a tool (``raw_input``: its arguments as parsed JSON)."""
+    """``tool_call``: the model called a tool (``raw_input``: its arguments as parsed JSON).
+
+    ``name`` is the tool's name as the model called it (ACP has ``title`` and ``kind`` only).
+    """
 
     session_update: Literal["tool_call"] = "tool_call"
     tool_call_id: str
+    name: str
     title: str
     kind: ToolKind
     status: ToolStatus
@@ -97,19 +104,56 @@ class ToolCallUpdateProgress(WireModel):
     """``tool_call_update``: a result or a diff for an earlier ``tool_call``.
 
     ``status`` is omitted on the wire when None (a diff published while the call still runs).
+    ``observation`` is set when the engine answered the call itself instead of running it
+    (``repeat``, ``cut``, ``invalid``, ``not_allowed``), omitted otherwise.
     """
 
     session_update: Literal["tool_call_update"] = "tool_call_update"
     tool_call_id: str
     status: ToolStatus | None = None
     content: list[ToolContent | DiffContent]
+    observation: Observation | None = None
 
     @model_serializer(mode="wrap")
     def _omit_null_status(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        if data.get("status") is None:
-            data.pop("status", None)
+        for key in ("status", "observation"):
+            if data.get(key) is None:
+                data.pop(key, None)
         return data
+
+
+class ModelReplyUpdate(WireModel):
+    """``model_reply``: the model answered step ``step``.
+
+    ``tool_calls``: how many calls the reply held (0: the turn ends); ``finish_reason`` as the
+    provider said it (``length``: cut by the token limit); tokens as the provider reported
+    them (omitted when it did not).
+    """
+
+    session_update: Literal["model_reply"] = "model_reply"
+    step: int
+    tool_calls: int
+    finish_reason: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {key: value for key, value in data.items() if value is not None}
+
+
+class RepairUpdate(WireModel):
+    """``repair``: a contract miss (``reason`` ``cut``) was repaired once.
+
+    ``recovered``: the second reply kept the contract.
+    """
+
+    session_update: Literal["repair"] = "repair"
+    step: int
+    reason: str
+    recovered: bool
 
 
 class MovementUpdate(WireModel):
@@ -178,6 +222,8 @@ SessionUpdate = Annotated[
     | AgentMessageChunkUpdate
     | ToolCallUpdateStart
     | ToolCallUpdateProgress
+    | ModelReplyUpdate
+    | RepairUpdate
     | MovementUpdate
     | CompactionUpdate
     | SessionResumeUpdate
@@ -217,6 +263,7 @@ def session_update(event: SessionEvent, root: Path) -> SessionUpdate | None:
     if isinstance(event, ToolCallStarted):
         return ToolCallUpdateStart(
             tool_call_id=event.tool_call_id,
+            name=event.name,
             title=event.title,
             kind=event.tool_kind,
             status="in_progress",
@@ -227,7 +274,18 @@ def session_update(event: SessionEvent, root: Path) -> SessionUpdate | None:
             tool_call_id=event.tool_call_id,
             status=event.status,
             content=[ToolContent(content=TextContent(text=event.content))],
+            observation=event.observation,
         )
+    if isinstance(event, ModelReplied):
+        return ModelReplyUpdate(
+            step=event.step,
+            tool_calls=event.tool_calls,
+            finish_reason=event.finish_reason,
+            prompt_tokens=event.prompt_tokens,
+            completion_tokens=event.completion_tokens,
+        )
+    if isinstance(event, ContractRepaired):
+        return RepairUpdate(step=event.step, reason=event.reason, recovered=event.recovered)
     if isinstance(event, FileEdited):
         diff = DiffContent(
             path=str(root / event.path), old_text=event.old_text, new_text=event.new_text

@@ -32,6 +32,9 @@ class ModelRequest:
         parallel_tool_calls: False allows at most one call per reply (OpenAI's
             ``parallel_tool_calls``; in envelope mode ``maxItems: 1``), so a small model sees
             each result before its next call. None: the provider's default.
+        ending: How the session's turns end (``cadenza.engine.loop.Ending``): envelope-mode
+            instructions then describe finishing as an empty list or as the ``complete``
+            call. Native-tool providers need nothing more than ``tool_choice``.
     """
 
     messages: list[Message]
@@ -40,6 +43,7 @@ class ModelRequest:
     temperature: float | None = None
     tool_choice: ToolChoice = "auto"
     parallel_tool_calls: bool | None = None
+    ending: Literal["empty", "complete"] = "empty"
 
 
 class ProviderError(Exception):

@@ -286,7 +286,7 @@ def render_prompt(request: ModelRequest) -> str:
     """
     parts: list[str] = []
     turns: list[str] = []
-    for message in map_envelope_messages(request.messages, request.tools):
+    for message in map_envelope_messages(request.messages, request.tools, request.ending):
         if message["role"] == "system":
             parts.append(message["content"])
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from cadenza.engine.loop import Ending
 from cadenza.messages import (
     AssistantMessage,
     AssistantReply,
@@ -72,21 +73,55 @@ Every reply is exactly one JSON object: {{"tool_calls": [{{"name": "<tool>", \
 "arguments": {{...}}}}], "content": "<short note for the person>"}}.
 - To act, put the call in tool_calls. Example:
   {{"tool_calls": [{{"name": "list_files", "arguments": {{}}}}], "content": ""}}
-- Only when the task is done (your edits succeeded), reply with an empty list and say what
-  you changed: {{"tool_calls": [], "content": "<what you changed>"}}
+- {finish}
 
 Example. Task: "rename helper to assist everywhere". Your replies, one per step:
 1. {{"tool_calls": [{{"name": "search", "arguments": {{"pattern": "helper"}}}}], "content": ""}}
    (the result shows matches in util.py and main.py)
-2. {{"tool_calls": [{{"name": "edit_file", "arguments": {{"path": "util.py", \
-"old_string": "helper", "new_string": "assist", "replace_all": true}}}}], "content": ""}}
-3. {{"tool_calls": [{{"name": "edit_file", "arguments": {{"path": "main.py", \
-"old_string": "helper", "new_string": "assist", "replace_all": true}}}}], "content": ""}}
-4. {{"tool_calls": [], "content": "Renamed helper to assist in util.py and main.py."}}
+2. {{"tool_calls": [{{"name": "{edit}", "arguments": {edit_util}}}], "content": ""}}
+3. {{"tool_calls": [{{"name": "{edit}", "arguments": {edit_main}}}], "content": ""}}
+4. {last}
 
 ## Tools
 {tools}
 """
+
+FINISH_LINES = {
+    "empty": (
+        "Only when the task is done (your edits succeeded), reply with an empty list and say "
+        'what\n  you changed: {"tool_calls": [], "content": "<what you changed>"}'
+    ),
+    "complete": (
+        "Every reply holds a call. Only when the task is done (your edits succeeded), call "
+        'complete:\n  {"tool_calls": [{"name": "complete", "arguments": {"status": "done", '
+        '"summary": "<what you changed>"}}], "content": ""}'
+    ),
+}
+LAST_REPLIES = {
+    "empty": '{"tool_calls": [], "content": "Renamed helper to assist in util.py and main.py."}',
+    "complete": (
+        '{"tool_calls": [{"name": "complete", "arguments": {"status": "done", "summary": '
+        '"Renamed helper to assist in util.py and main.py."}}], "content": ""}'
+    ),
+}
+
+
+def _example_edit(tools: list[ToolSpec], path: str) -> tuple[str, str]:
+    """The worked example's edit call on ``path`` with the edit tool the session offers."""
+    names = {t.name for t in tools}
+    if "edit_file" in names or not names & {"write_file", "replace_lines"}:
+        args = {"path": path, "old_string": "helper", "new_string": "assist", "replace_all": True}
+        return "edit_file", json.dumps(args)
+    if "replace_lines" in names:
+        args2: dict[str, object] = {
+            "path": path,
+            "start_line": 3,
+            "end_line": 3,
+            "new_text": "def assist(x):",
+        }
+        return "replace_lines", json.dumps(args2)
+    args3 = {"path": path, "content": "<the whole new text of the file>"}
+    return "write_file", json.dumps(args3)
 
 
 def signature(tool: ToolSpec) -> str:
@@ -106,10 +141,23 @@ def signature(tool: ToolSpec) -> str:
     return f"{tool.name}({', '.join(params)})"
 
 
-def envelope_instructions(tools: list[ToolSpec]) -> str:
-    """The text appended to the system prompt that describes the envelope and each tool."""
+def envelope_instructions(tools: list[ToolSpec], ending: Ending = "empty") -> str:
+    """The text appended to the system prompt that describes the envelope and each tool.
+
+    ``ending`` (``cadenza.engine.loop.Ending``) says how a turn ends: an empty list, or the
+    ``complete`` call; the worked example uses the edit tool offered.
+    """
     lines = [f"- {signature(t)}: {t.description}" for t in tools]
-    return ENVELOPE_INSTRUCTIONS.format(tools="\n".join(lines))
+    edit, edit_util = _example_edit(tools, "util.py")
+    _, edit_main = _example_edit(tools, "main.py")
+    return ENVELOPE_INSTRUCTIONS.format(
+        finish=FINISH_LINES[ending],
+        edit=edit,
+        edit_util=edit_util,
+        edit_main=edit_main,
+        last=LAST_REPLIES[ending],
+        tools="\n".join(lines),
+    )
 
 
 def render_call(call: ToolCall) -> dict[str, Any]:
@@ -121,7 +169,9 @@ def render_call(call: ToolCall) -> dict[str, Any]:
     return {"name": call.name, "arguments": arguments}
 
 
-def map_messages(messages: list[Message], tools: list[ToolSpec]) -> list[dict[str, Any]]:
+def map_messages(
+    messages: list[Message], tools: list[ToolSpec], ending: Ending = "empty"
+) -> list[dict[str, Any]]:
     """Chat messages for an envelope-mode request.
 
     Assistant turns are rendered as the envelopes the model wrote; tool results become one user
@@ -143,7 +193,10 @@ def map_messages(messages: list[Message], tools: list[ToolSpec]) -> list[dict[st
         flush()
         if isinstance(message, SystemMessage):
             out.append(
-                {"role": "system", "content": message.content + envelope_instructions(tools)}
+                {
+                    "role": "system",
+                    "content": message.content + envelope_instructions(tools, ending),
+                }
             )
         elif isinstance(message, UserMessage):
             out.append({"role": "user", "content": message.content})

@@ -408,7 +408,9 @@ class OpenAIProvider:
         if parallel is None:
             parallel = self.parallel_tool_calls
         if self.envelope:
-            body["messages"] = map_envelope_messages(request.messages, request.tools)
+            body["messages"] = map_envelope_messages(
+                request.messages, request.tools, request.ending
+            )
             body["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {

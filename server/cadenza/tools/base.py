@@ -76,12 +76,15 @@ class ToolContext:
         host: The editor.
         session_id: The agent session's id ("" outside a session, e.g. in unit tests).
         resources: Things kept between this session's calls (browser sessions), closed with it.
+        line_numbers: ``read_file`` prefixes each line with its 1-based number (``12| ``), for
+            the line-range edit style (``replace_lines``).
     """
 
     root: Path
     host: ToolHost
     session_id: str = ""
     resources: SessionResources = field(default_factory=SessionResources)
+    line_numbers: bool = False
 
 
 A = TypeVar("A", bound=ToolArgs)

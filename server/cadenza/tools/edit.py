@@ -55,13 +55,18 @@ def _refusal(outcome: EditOutcome, name: str) -> str:
     return f"the editor refused the edit to {name}{reason}; nothing was written"
 
 
-async def _apply(host: ToolHost, edit: FileEdit, name: str) -> None:
+async def apply_change(host: ToolHost, edit: FileEdit, name: str) -> None:
+    """Send ``edit`` to the editor.
+
+    Raises:
+        ToolError: The person, the editor or Cadenza refused it (nothing was written).
+    """
     outcome = await host.apply_edit(edit)
     if not outcome.applied:
         raise ToolError(_refusal(outcome, name))
 
 
-def _check_encodable(doc: DocumentSnapshot, new_text: str, name: str) -> None:
+def check_encodable(doc: DocumentSnapshot, new_text: str, name: str) -> None:
     """Refuse up front a change that the file's legacy encoding cannot hold exactly."""
     fmt = doc.format
     if fmt is None or fmt.encoding == "utf-8":
@@ -115,6 +120,13 @@ class EditFile(Tool[EditFileArgs]):
         doc = current_document(ctx.host, path, name)
         matches = _occurrences(doc.text, args.old_string)
         if not matches:
+            if _occurrences(doc.text, args.new_string):
+                # Small models redo an edit that already succeeded (measured, issue 11).
+                raise ToolError(
+                    f"old_string is not in {name} but new_string is: this change is already "
+                    "made. Do not repeat it; go on with the rest of the task, or finish if it "
+                    "is done"
+                )
             raise ToolError(
                 f"old_string was not found in {name}; read the file and copy the exact text"
             )
@@ -137,7 +149,7 @@ class EditFile(Tool[EditFileArgs]):
                 "old_string and new_string differ only in line endings, which follow the "
                 f"file's own; nothing to change in {name}"
             )
-        _check_encodable(doc, new_text, name)
+        check_encodable(doc, new_text, name)
         replaced = len(chosen)
         edit = FileEdit(
             path=path,
@@ -151,7 +163,7 @@ class EditFile(Tool[EditFileArgs]):
             ),
             format=doc.format,
         )
-        await _apply(ctx.host, edit, name)
+        await apply_change(ctx.host, edit, name)
         return ToolResult(content=f"edited {name}: {replaced} replacement(s)", edits=(edit,))
 
 
@@ -183,13 +195,13 @@ class WriteFile(Tool[WriteFileArgs]):
             raise ToolError(f"{name} is a folder")
         if not exists(ctx.host, path):
             edit = _create_edit(path, name, args.content, "write_file")
-            await _apply(ctx.host, edit, name)
+            await apply_change(ctx.host, edit, name)
             return ToolResult(
                 content=f"created {name} ({len(args.content)} characters)", edits=(edit,)
             )
         doc = current_document(ctx.host, path, name)
         content = carry_line_endings(doc.text, args.content, dominant_line_ending(doc.text))
-        _check_encodable(doc, content, name)
+        check_encodable(doc, content, name)
         edit = FileEdit(
             path=path,
             old_text=doc.text,
@@ -199,7 +211,7 @@ class WriteFile(Tool[WriteFileArgs]):
             description=f"Cadenza write_file: replace the whole content of {name}",
             format=doc.format,
         )
-        await _apply(ctx.host, edit, name)
+        await apply_change(ctx.host, edit, name)
         return ToolResult(content=f"overwrote {name} ({len(content)} characters)", edits=(edit,))
 
 
@@ -247,7 +259,7 @@ class CreateFile(Tool[CreateFileArgs]):
         if exists(ctx.host, path):
             raise ToolError(f"{name} exists already; change it with edit_file or write_file")
         edit = _create_edit(path, name, args.content, self.name)
-        await _apply(ctx.host, edit, name)
+        await apply_change(ctx.host, edit, name)
         return ToolResult(content=f"created {name} ({len(args.content)} characters)", edits=(edit,))
 
 
@@ -308,7 +320,7 @@ class DeleteFile(Tool[DeleteFileArgs]):
             description=f"Cadenza delete_file: delete {name}",
             format=doc.format,
         )
-        await _apply(ctx.host, edit, name)
+        await apply_change(ctx.host, edit, name)
         return ToolResult(content=f"deleted {name}", edits=(edit,))
 
 
@@ -356,7 +368,7 @@ class RenameFile(Tool[RenameFileArgs]):
             description=f"Cadenza rename_file: rename {name} to {new_name}",
             format=doc.format,
         )
-        await _apply(ctx.host, edit, name)
+        await apply_change(ctx.host, edit, name)
         # For the session: the old path is gone and the new one holds the text.
         gone = FileEdit(
             path=path,

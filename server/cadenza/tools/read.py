@@ -70,28 +70,48 @@ class ReadFile(Tool[ReadFileArgs]):
     async def invoke(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(ctx.root, args.path)
         text = current_document(ctx.host, path).text
-        lines = text.splitlines(keepends=True)
-        total = len(lines)
-        if total and args.offset > total:
-            raise ToolError(f"offset {args.offset} is past the end ({total} lines)")
-        start = args.offset - 1
-        out: list[str] = []
-        used = 0
-        end = start
-        for line in lines[start : start + args.limit]:
-            if len(line) > MAX_LINE_CHARS:
-                line = line[:MAX_LINE_CHARS] + f"… [line cut at {MAX_LINE_CHARS} characters]\n"
-            if used + len(line) > MAX_READ_CHARS and out:
-                break
-            out.append(line)
-            used += len(line)
-            end += 1
         name = relative_name(ctx.root, path)
-        header = f"{name} (lines {start + 1}-{end} of {total})" if total else f"{name} (empty)"
-        note = ""
-        if end < total:
-            note = f"\n[truncated: {total - end} more lines; call read_file with offset={end + 1}]"
-        return ToolResult(content=f"{header}\n{''.join(out)}{note}")
+        return ToolResult(
+            content=render_lines(
+                name, text, offset=args.offset, limit=args.limit, numbered=ctx.line_numbers
+            )
+        )
+
+
+def render_lines(
+    name: str, text: str, *, offset: int = 1, limit: int = 400, numbered: bool = False
+) -> str:
+    """A file's text as ``read_file`` shows it: a header, then lines ``offset``.. (1-based).
+
+    At most ``limit`` lines and ``MAX_READ_CHARS`` characters; lines over ``MAX_LINE_CHARS``
+    are cut; ``numbered`` prefixes each line with ``N| ``.
+
+    Raises:
+        ToolError: ``offset`` is past the last line.
+    """
+    lines = text.splitlines(keepends=True)
+    total = len(lines)
+    if total and offset > total:
+        raise ToolError(f"offset {offset} is past the end ({total} lines)")
+    start = offset - 1
+    out: list[str] = []
+    used = 0
+    end = start
+    for line in lines[start : start + limit]:
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + f"… [line cut at {MAX_LINE_CHARS} characters]\n"
+        if numbered:
+            line = f"{end + 1}| {line}"
+        if used + len(line) > MAX_READ_CHARS and out:
+            break
+        out.append(line)
+        used += len(line)
+        end += 1
+    header = f"{name} (lines {start + 1}-{end} of {total})" if total else f"{name} (empty)"
+    note = ""
+    if end < total:
+        note = f"\n[truncated: {total - end} more lines; call read_file with offset={end + 1}]"
+    return f"{header}\n{''.join(out)}{note}"
 
 
 class ListFilesArgs(ToolArgs):

@@ -11,6 +11,7 @@ from cadenza.tools.base import Tool
 from cadenza.tools.browse import Browse
 from cadenza.tools.browser import BrowseInteractive, BrowserSettings
 from cadenza.tools.edit import CreateFile, DeleteFile, EditFile, RenameFile, WriteFile
+from cadenza.tools.lines import ReplaceLines
 from cadenza.tools.read import ListFiles, ReadFile, Search
 from cadenza.tools.shell import RunCommand
 
@@ -54,6 +55,7 @@ def default_tools(browser: BrowserSettings | None = None) -> ToolRegistry:
             Search(),
             EditFile(),
             WriteFile(),
+            ReplaceLines(),
             CreateFile(),
             DeleteFile(),
             RenameFile(),

@@ -1,0 +1,102 @@
+"""Loop variants: how a session asks its model to act, to edit and to end (issue 11).
+
+Each knob was measured on ``benchmarks/agent_tasks`` with the small local models
+(docs/local-model.md has the tables, losing variants included). ``LOCAL_LOOP`` holds the
+winners and is the default of the ``local`` provider; other providers keep ``API_LOOP``, the
+behaviour before the variants existed. ``[loop]`` in ``cadenza.toml`` overrides either.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Literal
+
+Ending = Literal["empty", "complete"]
+"""How a turn ends. ``empty``: a reply with no tool call (the envelope allows an empty list).
+``complete``: every reply must hold at least one call (``tool_choice: required``, the
+envelope's ``minItems: 1``) and finishing is itself the ``complete`` control call; the
+structural rule stays: the turn continues iff there are tool calls."""
+
+Repeats = Literal["observe", "run"]
+"""An identical repeated call: ``observe`` answers it with a note saying what was repeated and
+what to do instead (the stuck detector); ``run`` runs it again."""
+
+EditStyle = Literal["all", "old_string", "write_file", "line_range"]
+"""Which edit tool is offered: ``edit_file`` (exact ``old_string`` replacement),
+``write_file`` (the whole new text), ``replace_lines`` (a 1-based line range; ``read_file``
+then numbers its lines), or ``all`` (``edit_file`` and ``write_file``)."""
+
+EDIT_TOOLS: dict[EditStyle, tuple[str, ...]] = {
+    "old_string": ("edit_file",),
+    "write_file": ("write_file",),
+    "line_range": ("replace_lines",),
+}
+ALL_EDIT_TOOLS = frozenset({"edit_file", "write_file", "replace_lines"})
+CORE_TOOLS = ("read_file", "list_files", "search", "create_file")
+"""The compact tool set: reading, searching and creating, plus the edit style's tool."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopSettings:
+    """The loop variant of a session.
+
+    Attributes:
+        ending: See ``Ending``.
+        prime: Put the files the task names (and the editor's open document) into the first
+            user message, as ``read_file`` would show them, so no read is needed first.
+        repeats: See ``Repeats``.
+        stuck_limit: Identical repeats, each answered with a note, after which the movement
+            ends with ``needs_user_input`` instead of spending its steps (0: never).
+        edit: See ``EditStyle``.
+        core_tools: Offer only ``CORE_TOOLS`` plus the edit style's tool (and the control
+            tools); False offers the whole registry.
+        repair: Exactly-once repair of a contract miss (a reply cut by the token limit): the
+            request is made once more, with a note, before the miss reaches the history.
+        edit_echo: A successful edit's result also shows the changed lines as the file now
+            reads them and says how to finish (as Claude Code's edit result shows a snippet).
+    """
+
+    ending: Ending = "empty"
+    prime: bool = False
+    repeats: Repeats = "observe"
+    stuck_limit: int = 0
+    edit: EditStyle = "all"
+    core_tools: bool = False
+    repair: bool = False
+    edit_echo: bool = False
+
+    def replace(self, **changes: object) -> LoopSettings:
+        """A copy with ``changes`` (field names as above)."""
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+    def offers(self, name: str) -> bool:
+        """Whether the workspace tool ``name`` is offered under this variant."""
+        if name == "replace_lines":  # it needs numbered reads: never among "all"
+            return self.edit == "line_range"
+        if name in ALL_EDIT_TOOLS:
+            return self.edit == "all" or name in EDIT_TOOLS[self.edit]
+        return not self.core_tools or name in CORE_TOOLS
+
+
+API_LOOP = LoopSettings()
+"""Hosted models: end with an empty reply, every tool, the stuck note, no repair."""
+
+LOCAL_LOOP = LoopSettings(
+    ending="complete",
+    prime=True,
+    repeats="observe",
+    stuck_limit=3,
+    edit="old_string",
+    core_tools=True,
+    repair=True,
+    edit_echo=True,
+)
+"""The embedded small models' default, chosen by measurement (docs/local-model.md)."""
+
+
+def finish_hint(ending: Ending) -> str:
+    """How the model ends its turn under ``ending`` (for notes and results)."""
+    if ending == "complete":
+        return 'call complete with status "done" and a one-sentence summary'
+    return "reply with an empty tool_calls list and a one-sentence summary"

@@ -1,0 +1,86 @@
+"""Priming: the files a task names, and the editor's open document, in the first message.
+
+A loop variant (``LoopSettings.prime``): small models often skip the read or repeat it; with
+the text already in the conversation, as ``read_file`` would show it, the first call can be
+the edit. Which files: the open document the client sent, then workspace files whose relative
+path or file name appears in the task as a whole word (a lookup in the workspace listing, not
+a reading of the task's meaning).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from cadenza.engine.overview import workspace_files
+from cadenza.messages import UserMessage
+from cadenza.tools.base import ToolError
+from cadenza.tools.documents import current_document
+from cadenza.tools.host import ToolHost
+from cadenza.tools.paths import relative_name, resolve_in_workspace
+from cadenza.tools.read import render_lines
+
+MAX_PRIMED_FILES = 4
+MAX_PRIMED_CHARS = 24_000
+"""Characters of file text in the priming message, all files together."""
+
+INTRO = "The files this task is about, as they are now (you do not need to read them first):"
+
+
+def named_files(task: str, names: list[str]) -> list[str]:
+    """The workspace paths (``names``, relative) that ``task`` names, in task order.
+
+    A path matches when the task holds it, or its file name, as a whole word (``util.py``
+    matches "fix util.py." but not "myutil.py").
+    """
+    found: list[tuple[int, str]] = []
+    for name in names:
+        for candidate in dict.fromkeys((name, name.rsplit("/", 1)[-1])):
+            match = re.search(rf"(?<![\w./-]){re.escape(candidate)}(?![\w/-])", task)
+            if match:
+                found.append((match.start(), name))
+                break
+    return [name for _, name in sorted(found)]
+
+
+def priming_message(
+    root: Path,
+    task: str,
+    host: ToolHost,
+    *,
+    open_document: Path | None = None,
+    numbered: bool = False,
+) -> UserMessage | None:
+    """The user message (tag ``files``) with the files to prime, or None when there are none.
+
+    Args:
+        root: The workspace root.
+        task: The task text.
+        host: The editor (unsaved buffers are what the model sees).
+        open_document: The editor's focused file, if the client sent one (first in the list).
+        numbered: Number the lines (the line-range edit style).
+    """
+    files, _ = workspace_files(root)
+    paths = named_files(task, files)
+    if open_document is not None:
+        try:
+            focus = relative_name(root, resolve_in_workspace(root, str(open_document)))
+        except ToolError:
+            focus = None
+        if focus is not None:
+            paths = [focus, *(p for p in paths if p != focus)]
+    blocks: list[str] = []
+    used = 0
+    for name in paths[:MAX_PRIMED_FILES]:
+        try:
+            text = current_document(host, resolve_in_workspace(root, name)).text
+            block = render_lines(name, text, numbered=numbered)
+        except (ToolError, OSError, ValueError):
+            continue  # unreadable or binary: the model can still read_file it and see why
+        if used + len(block) > MAX_PRIMED_CHARS:
+            break
+        blocks.append(block)
+        used += len(block)
+    if not blocks:
+        return None
+    return UserMessage(tag="files", content="\n\n".join([INTRO, *blocks]))

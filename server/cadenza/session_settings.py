@@ -1,0 +1,33 @@
+"""A session's engine settings from the configuration (shared by the LSP and ACP faces)."""
+
+from __future__ import annotations
+
+from cadenza.config import CadenzaConfig
+from cadenza.engine.loop import API_LOOP, LOCAL_LOOP, LoopSettings
+from cadenza.engine.runtime import SessionSettings
+
+LOCAL_PREFIX = "local/"
+
+
+def loop_settings(config: CadenzaConfig, model: str) -> LoopSettings:
+    """The loop variant for ``model`` (``PROVIDER/MODEL``).
+
+    The provider's default (``LOCAL_LOOP`` for ``local/``, ``API_LOOP`` for the others), then
+    the keys ``[loop]`` sets.
+    """
+    base = LOCAL_LOOP if model.startswith(LOCAL_PREFIX) else API_LOOP
+    changes = config.loop.model_dump(exclude_none=True)
+    return base.replace(**changes) if changes else base
+
+
+def session_settings(config: CadenzaConfig, model: str) -> SessionSettings:
+    """The engine settings of a session on ``model`` under ``config``."""
+    return SessionSettings(
+        max_steps=config.max_steps,
+        max_tokens=config.max_tokens,
+        temperature=config.temperature,
+        context_size=config.context_size,
+        gated_tools=frozenset(config.permissions.gated),
+        permission_timeout_s=config.permissions.timeout_s,
+        loop=loop_settings(config, model),
+    )

@@ -1,0 +1,209 @@
+"""Loop variants (issue 11): ending by ``complete``, priming, repeats, repair, edit styles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cadenza.config import CadenzaConfig
+from cadenza.engine.events import ContractRepaired, ModelReplied, ToolCallFinished
+from cadenza.engine.loop import API_LOOP, LOCAL_LOOP, LoopSettings
+from cadenza.engine.prime import named_files, priming_message
+from cadenza.engine.session import CUT_ARGUMENTS, Session, SessionSettings
+from cadenza.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
+from cadenza.providers.envelope import envelope_instructions, envelope_schema
+from cadenza.session_settings import loop_settings
+from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
+
+
+def make_session(
+    tmp_path: Path, provider: ScriptedProvider, loop: LoopSettings, task: str = "do it"
+) -> tuple[Session, MemoryEditor]:
+    editor = MemoryEditor()
+    session = Session(
+        session_id="s1",
+        task=task,
+        root=tmp_path,
+        provider=provider,
+        editor=editor,
+        settings=SessionSettings(loop=loop, max_steps=10),
+    )  # type: ignore[arg-type]
+    return session, editor
+
+
+def events(editor: MemoryEditor, kind: type) -> list:  # type: ignore[type-arg]
+    return [e for e in editor.events if isinstance(e, kind)]
+
+
+def test_loop_settings_by_provider_and_config() -> None:
+    config = CadenzaConfig()
+    assert loop_settings(config, "local/qwen2.5-coder-1.5b") == LOCAL_LOOP
+    assert loop_settings(config, "openai/gpt-4.1") == API_LOOP
+    tuned = config.merged({"loop": {"ending": "empty", "edit": "write_file"}}, "test")
+    local = loop_settings(tuned, "local/x")
+    assert local.ending == "empty" and local.edit == "write_file"
+    assert local.prime == LOCAL_LOOP.prime  # unset keys keep the provider's default
+    assert loop_settings(tuned, "anthropic/claude").edit == "write_file"
+
+
+def test_offers_core_tools_and_one_edit_style() -> None:
+    local = LOCAL_LOOP
+    assert local.offers("read_file") and local.offers("edit_file")
+    assert not local.offers("write_file") and not local.offers("run_command")
+    assert not local.offers("replace_lines")
+    lines = local.replace(edit="line_range")
+    assert lines.offers("replace_lines") and not lines.offers("edit_file")
+    assert API_LOOP.offers("run_command") and API_LOOP.offers("write_file")
+    assert not API_LOOP.offers("replace_lines")  # it needs numbered reads
+
+
+async def test_complete_ending_requires_a_call_every_step(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    provider = ScriptedProvider(
+        [
+            reply(call("read_file", path="a.py")),
+            reply(call("complete", status="done", summary="read it")),
+        ]
+    )
+    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn" and outcome.message == "read it"
+    assert [r.tool_choice for r in provider.requests] == ["required", "required"]
+    assert {r.ending for r in provider.requests} == {"complete"}
+    names = [t.name for t in provider.requests[0].tools]
+    assert names == ["read_file", "list_files", "search", "edit_file", "create_file"] + [
+        "transition",
+        "complete",
+    ]
+    system = session.messages[0].content
+    assert "call\n   complete" in system and "empty tool_calls" not in system
+
+
+def test_envelope_schema_and_instructions_follow_the_ending() -> None:
+    from cadenza.tools.registry import default_tools
+
+    specs = [s for s in default_tools().specs() if s.name in ("read_file", "edit_file")]
+    schema = envelope_schema(specs, require_call=True)
+    assert schema["properties"]["tool_calls"]["minItems"] == 1
+    complete = envelope_instructions(specs, "complete")
+    assert '"name": "complete"' in complete and '"tool_calls": []' not in complete
+    empty = envelope_instructions(specs, "empty")
+    assert '"tool_calls": []' in empty
+    writes = [s for s in default_tools().specs() if s.name == "write_file"]
+    assert '"name": "write_file"' in envelope_instructions(writes, "complete")
+
+
+async def test_repair_asks_once_more_and_keeps_the_cut_reply_out(tmp_path: Path) -> None:
+    cut = ToolCall(id="c0", name="edit_file", arguments='{"path": "a.py", "old_str')
+    provider = ScriptedProvider(
+        [
+            reply(cut, finish="length"),
+            reply(call("complete", status="done", summary="ok")),
+        ]
+    )
+    session, editor = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    repairs = events(editor, ContractRepaired)
+    assert [(r.reason, r.recovered) for r in repairs] == [("cut", True)]
+    retry = provider.requests[1]
+    assert isinstance(retry.messages[-1], UserMessage) and retry.messages[-1].tag == "repair"
+    assert not any(
+        isinstance(m, AssistantMessage) and m.tool_calls and m.tool_calls[0].id == "c0"
+        for m in session.messages
+    )
+    replies = events(editor, ModelReplied)
+    assert [r.finish_reason for r in replies] == ["length", "tool_calls"]
+
+
+async def test_a_second_cut_goes_on_as_a_miss(tmp_path: Path) -> None:
+    cut = ToolCall(id="c0", name="edit_file", arguments='{"path": "a')
+    provider = ScriptedProvider(
+        [
+            reply(cut, finish="length"),
+            reply(cut, finish="length"),
+            reply(call("complete", status="done", summary="ok")),
+        ]
+    )
+    session, editor = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    await session.run()
+    assert [r.recovered for r in events(editor, ContractRepaired)] == [False]
+    finished = [e for e in events(editor, ToolCallFinished) if e.observation == "cut"]
+    assert finished and finished[0].content == CUT_ARGUMENTS
+
+
+async def test_stuck_limit_stops_with_a_question(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    same = call("read_file", path="a.py")
+    provider = ScriptedProvider([reply(same)] * 5)
+    session, editor = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    outcome = await session.run()
+    assert outcome.stop_reason == "needs_user_input"
+    assert "read_file" in (outcome.missing_info or "") and outcome.why_no_default
+    assert outcome.steps == 4  # the first call and three noted repeats
+    notes = [e for e in events(editor, ToolCallFinished) if e.observation == "repeat"]
+    assert len(notes) == 3
+    assert "edit_file" in notes[0].content and "call complete" in notes[0].content
+
+
+async def test_repeats_run_when_told(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    same = call("read_file", path="a.py")
+    provider = ScriptedProvider(
+        [reply(same), reply(same), reply(call("complete", status="done", summary="ok"))]
+    )
+    loop = LOCAL_LOOP.replace(prime=False, repeats="run", stuck_limit=0)
+    session, _ = make_session(tmp_path, provider, loop)
+    await session.run()
+    results = [m.content for m in session.messages if isinstance(m, ToolMessage)]
+    assert results[0] == results[1] and "x = 1" in results[1]
+
+
+def test_named_files_are_whole_words() -> None:
+    names = ["util.py", "myutil.py", "pkg/main.py", "README.md"]
+    assert named_files("Fix util.py and pkg/main.py.", names) == ["util.py", "pkg/main.py"]
+    assert named_files("rename in main.py", names) == ["pkg/main.py"]
+    assert named_files("nothing named", names) == []
+
+
+def test_priming_message_reads_the_named_and_open_files(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
+    (tmp_path / "b.py").write_text("z = 3\n")
+    editor = MemoryEditor()
+    primed = priming_message(tmp_path, "change a.py", editor, open_document=tmp_path / "b.py")
+    assert primed is not None and primed.tag == "files"
+    assert primed.content.index("b.py (lines") < primed.content.index("a.py (lines")
+    assert "x = 1\ny = 2" in primed.content
+    numbered = priming_message(tmp_path, "change a.py", editor, numbered=True)
+    assert numbered is not None and "1| x = 1" in numbered.content
+    outside = priming_message(tmp_path, "no file", editor, open_document=Path("/etc/passwd"))
+    assert outside is None
+
+
+async def test_primed_session_and_edit_echo(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("A = 1\nB = 2\nC = 3\n")
+    provider = ScriptedProvider(
+        [
+            reply(call("edit_file", path="a.py", old_string="B = 2", new_string="B = 5")),
+            reply(call("complete", status="done", summary="ok")),
+        ]
+    )
+    session, _ = make_session(tmp_path, provider, LOCAL_LOOP, task="Set B in a.py to 5.")
+    await session.run()
+    first = provider.requests[0].messages
+    assert isinstance(first[2], UserMessage) and "B = 2" in first[2].content
+    result = [m for m in session.messages if isinstance(m, ToolMessage)][0].content
+    assert result.startswith("edited a.py: 1 replacement(s)")
+    assert "a.py now reads (lines 1-3 of 3):\nA = 1\nB = 5\nC = 3" in result
+    assert "call complete" in result
+
+
+async def test_redone_edit_says_it_is_already_made(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("B = 2\n")
+    edit = call("edit_file", path="a.py", old_string="B = 2", new_string="B = 5")
+    provider = ScriptedProvider(
+        [reply(edit), reply(edit), reply(call("complete", status="done", summary="ok"))]
+    )
+    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    await session.run()
+    second = [m for m in session.messages if isinstance(m, ToolMessage)][1]
+    assert second.is_error and "already made" in second.content

@@ -1,0 +1,80 @@
+"""``replace_lines`` and numbered reads: the line-range edit style."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cadenza.messages import ToolCall
+from cadenza.tools.base import ToolContext, ToolResult
+from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
+from cadenza.tools.registry import default_tools
+from tests.doubles import MemoryEditor
+
+
+async def invoke(root: Path, name: str, numbered: bool = True, **arguments: object) -> ToolResult:
+    prepared = prepare(
+        ToolCall(id="1", name=name, arguments=json.dumps(arguments)), default_tools()
+    )
+    assert isinstance(prepared, PreparedCall), prepared
+    ctx = ToolContext(root=root, host=MemoryEditor(), line_numbers=numbered)
+    return await run(prepared, ctx)
+
+
+async def test_read_file_numbers_lines_when_asked(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
+    numbered = await invoke(tmp_path, "read_file", path="a.py", offset=2)
+    assert numbered.content == "a.py (lines 2-2 of 2)\n2| y = 2\n"
+    plain = await invoke(tmp_path, "read_file", numbered=False, path="a.py")
+    assert plain.content == "a.py (lines 1-2 of 2)\nx = 1\ny = 2\n"
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "new_text", "expected"),
+    [
+        (2, 2, "B = 20", "a = 1\nB = 20\nc = 3\n"),  # replace one line
+        (2, 3, "two\nthree\nfour\n", "a = 1\ntwo\nthree\nfour\n"),  # replace the end
+        (2, 1, "inserted", "a = 1\ninserted\nb = 2\nc = 3\n"),  # insert before line 2
+        (2, 2, "", "a = 1\nc = 3\n"),  # delete
+        (4, 3, "d = 4", "a = 1\nb = 2\nc = 3\nd = 4\n"),  # append
+    ],
+)
+async def test_replace_lines(
+    tmp_path: Path, start: int, end: int, new_text: str, expected: str
+) -> None:
+    (tmp_path / "a.py").write_text("a = 1\nb = 2\nc = 3\n")
+    result = await invoke(
+        tmp_path, "replace_lines", path="a.py", start_line=start, end_line=end, new_text=new_text
+    )
+    assert not result.is_error, result.content
+    assert (tmp_path / "a.py").read_text() == expected
+
+
+async def test_replace_lines_keeps_crlf(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_bytes(b"a\r\nb\r\n")
+    await invoke(tmp_path, "replace_lines", path="a.py", start_line=1, end_line=1, new_text="A")
+    assert (tmp_path / "a.py").read_bytes() == b"A\r\nb\r\n"
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "message"),
+    [(9, 9, "past the end"), (2, 5, "end_line must be"), (3, 1, "end_line must be")],
+)
+async def test_bad_ranges_write_nothing(
+    tmp_path: Path, start: int, end: int, message: str
+) -> None:
+    (tmp_path / "a.py").write_text("a = 1\nb = 2\nc = 3\n")
+    result = await invoke(
+        tmp_path, "replace_lines", path="a.py", start_line=start, end_line=end, new_text="x"
+    )
+    assert result.is_error and message in result.content
+    assert (tmp_path / "a.py").read_text() == "a = 1\nb = 2\nc = 3\n"
+
+
+async def test_replace_lines_stays_in_the_workspace(tmp_path: Path) -> None:
+    result = await invoke(
+        tmp_path, "replace_lines", path="../x.py", start_line=1, end_line=0, new_text="x"
+    )
+    assert result.is_error and not (tmp_path.parent / "x.py").exists()
