@@ -21,10 +21,19 @@ def loop_settings(config: CadenzaConfig, model: str) -> LoopSettings:
 
 
 def session_settings(config: CadenzaConfig, model: str) -> SessionSettings:
-    """The engine settings of a session on ``model`` under ``config``."""
+    """The engine settings of a session on ``model`` under ``config``.
+
+    For ``local/`` models the completion bound is always set (the provider's default when the
+    configuration has none), so the engine knows it: the cut-reply repair doubles it.
+    """
+    max_tokens = config.max_tokens
+    if max_tokens is None and model.startswith(LOCAL_PREFIX):
+        from cadenza.providers.local import DEFAULT_MAX_TOKENS  # imported when a local model is
+
+        max_tokens = DEFAULT_MAX_TOKENS
     return SessionSettings(
         max_steps=config.max_steps,
-        max_tokens=config.max_tokens,
+        max_tokens=max_tokens,
         temperature=config.temperature,
         context_size=config.context_size,
         gated_tools=frozenset(config.permissions.gated),

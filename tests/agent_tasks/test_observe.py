@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from benchmarks.agent_tasks.observe import (
-    TranscriptCounts,
+    EventCounts,
     canonical_arguments,
     count_events,
     count_transcript,
@@ -19,6 +19,8 @@ from benchmarks.agent_tasks.run import TaskResult, build_report, changed_files, 
 from cadenza.client.edits import FileChange
 from cadenza.client.events import ClientEvent, EditWritten
 from cadenza.client.wire import (
+    ModelReply,
+    Repair,
     SessionEnd,
     TextBlock,
     ToolCall,
@@ -31,26 +33,40 @@ from cadenza.messages import AssistantMessage, UserMessage
 from cadenza.messages import ToolCall as ModelCall
 
 
-def result(call_id: str, status: str, text: str) -> ToolCallUpdate:
+def result(
+    call_id: str, status: str, text: str, observation: str | None = None
+) -> ToolCallUpdate:
     return ToolCallUpdate(
-        tool_call_id=call_id, status=status, content=[ToolOutput(content=TextBlock(text=text))]
+        tool_call_id=call_id,
+        status=status,
+        content=[ToolOutput(content=TextBlock(text=text))],
+        observation=observation,
     )
 
 
 def test_count_events() -> None:
     events: list[ClientEvent] = [
-        ToolCall(tool_call_id="a", title="reading a.py", raw_input={"path": "a.py"}),
+        ModelReply(step=1, tool_calls=1, finish_reason="tool_calls", completion_tokens=9),
+        ToolCall(tool_call_id="a", name="read_file", raw_input={"path": "a.py"}),
         result("a", "completed", "x = 1"),
-        ToolCall(tool_call_id="b", title="reading a.py", raw_input={"path": "a.py"}),
-        result("b", "failed", "You already called read_file with exactly these arguments"),
-        ToolCall(tool_call_id="c", title="edit_file", raw_input="{..."),
-        result("c", "failed", CUT_ARGUMENTS),
+        ModelReply(step=2, tool_calls=1, finish_reason="tool_calls", completion_tokens=9),
+        ToolCall(tool_call_id="b", name="read_file", raw_input={"path": "a.py"}),
+        result("b", "failed", "You already called read_file", observation="repeat"),
+        ModelReply(step=3, tool_calls=1, finish_reason="length", completion_tokens=64),
+        Repair(step=3, reason="cut", recovered=False),
+        ModelReply(step=3, tool_calls=1, finish_reason="length", completion_tokens=128),
+        ToolCall(tool_call_id="c", name="edit_file", raw_input="{..."),
+        result("c", "failed", CUT_ARGUMENTS, observation="cut"),
         EditWritten(label=None, changes=()),
         SessionEnd(stop_reason="error", message="local/x returned no JSON envelope (not JSON)"),
     ]
     counts = count_events(events)
     assert (counts.tool_calls, counts.failed_calls) == (3, 2)
-    assert (counts.stuck_notes, counts.cut_replies, counts.contract_misses) == (1, 1, 1)
+    assert (counts.stuck_notes, counts.cut_replies, counts.cut_calls) == (1, 2, 1)
+    assert counts.contract_misses == 3  # two cut replies and the fatal one
+    assert (counts.repairs, counts.repairs_recovered) == (1, 0)
+    assert (counts.replies, counts.completion_tokens, counts.usage_reported) == (4, 210, True)
+    assert counts.tools == {"read_file": 2, "edit_file": 1}
     assert counts.edits_written == 1
 
 
@@ -75,17 +91,16 @@ def test_count_transcript_and_narration(tmp_path: Path) -> None:
     assert counts.repeated_calls == 1
     assert counts.tools == {"read_file": 3}
     assert not counts.last_reply_had_calls
-    assert narration_turns(counts, success=True) == 1  # the last reply ended a done task
-    assert narration_turns(counts, success=False) == 2
     assert count_transcript(tmp_path, "missing") is None
     assert count_transcript(tmp_path, "") is None
 
 
-def test_narration_when_the_session_ran_out_of_steps() -> None:
-    counts = TranscriptCounts(
-        replies=3, replies_without_calls=1, last_reply_had_calls=True, calls=2, repeated_calls=0
-    )
-    assert narration_turns(counts, success=True) == 1
+def test_narration_turns() -> None:
+    ended = EventCounts(replies=5, replies_without_calls=2, last_reply_had_calls=False)
+    assert narration_turns(ended, success=True) == 1  # the last reply ended a done task
+    assert narration_turns(ended, success=False) == 2
+    ran_out = EventCounts(replies=3, replies_without_calls=1, last_reply_had_calls=True)
+    assert narration_turns(ran_out, success=True) == 1
 
 
 def test_canonical_arguments() -> None:

@@ -11,7 +11,7 @@ from cadenza.engine.prime import named_files, priming_message
 from cadenza.engine.session import CUT_ARGUMENTS, Session, SessionSettings
 from cadenza.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
 from cadenza.providers.envelope import envelope_instructions, envelope_schema
-from cadenza.session_settings import loop_settings
+from cadenza.session_settings import loop_settings, session_settings
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
 
 
@@ -43,6 +43,10 @@ def test_loop_settings_by_provider_and_config() -> None:
     assert local.ending == "empty" and local.edit == "write_file"
     assert local.prime == LOCAL_LOOP.prime  # unset keys keep the provider's default
     assert loop_settings(tuned, "anthropic/claude").edit == "write_file"
+    # The engine knows the local completion bound, so the cut repair can double it.
+    assert session_settings(config, "local/x").max_tokens == 1024
+    assert session_settings(config, "openai/x").max_tokens is None
+    assert session_settings(config.merged({"maxTokens": 300}, "t"), "local/x").max_tokens == 300
 
 
 def test_offers_core_tools_and_one_edit_style() -> None:

@@ -12,11 +12,14 @@ from pygls.workspace.position_codec import PositionCodec
 from cadenza.engine.events import (
     CheckpointWritten,
     ContextCompacted,
+    ContractRepaired,
     FileEdited,
+    ModelReplied,
     MovementStarted,
     SessionFinished,
     StepStarted,
     ToolCacheLookup,
+    ToolCallFinished,
     ToolCallStarted,
 )
 from cadenza.engine.transcript import read_transcript
@@ -28,7 +31,7 @@ from cadenza.lsp.edits import (
     text_edits,
 )
 from cadenza.lsp.options import load_server_config
-from cadenza.lsp.params import StartSessionArgs, parse_command_args
+from cadenza.lsp.params import InvalidArguments, StartSessionArgs, parse_command_args
 from cadenza.lsp.transcripts import GuardedRecorder, open_transcript
 from cadenza.lsp.updates import log_line, progress_end, progress_report, session_update
 from cadenza.messages import UserMessage
@@ -244,6 +247,49 @@ def test_step_reports_name_the_movement() -> None:
     assert progress_report(movement, "plan") is None
     asked = progress_end(SessionFinished(stop_reason="needs_user_input", message="Which name?"))
     assert asked == "needs_user_input: Which name?"
+
+
+def test_loop_updates_name_the_tool_and_mark_what_the_engine_answered(tmp_path: Path) -> None:
+    started = ToolCallStarted(
+        tool_call_id="c", name="read_file", title="reading a.py", tool_kind="read", raw_input="{}"
+    )
+    start = session_update(started, tmp_path)
+    assert start is not None and start.wire()["name"] == "read_file"
+    noted = ToolCallFinished(
+        tool_call_id="c", status="failed", content="You already called", observation="repeat"
+    )
+    note = session_update(noted, tmp_path)
+    assert note is not None and note.wire()["observation"] == "repeat"
+    ran = session_update(
+        ToolCallFinished(tool_call_id="c", status="completed", content="x"), tmp_path
+    )
+    assert ran is not None and "observation" not in ran.wire()
+    reply = session_update(
+        ModelReplied(step=2, tool_calls=1, finish_reason="length", completion_tokens=64), tmp_path
+    )
+    assert reply is not None and reply.wire() == {
+        "sessionUpdate": "model_reply",
+        "step": 2,
+        "toolCalls": 1,
+        "finishReason": "length",
+        "completionTokens": 64,
+    }
+    repair = session_update(ContractRepaired(step=2, reason="cut", recovered=True), tmp_path)
+    assert repair is not None and repair.wire() == {
+        "sessionUpdate": "repair",
+        "step": 2,
+        "reason": "cut",
+        "recovered": True,
+    }
+
+
+def test_start_session_text_document_argument() -> None:
+    args = parse_command_args(
+        StartSessionArgs, [{"task": "t", "textDocument": {"uri": "file:///w/a.py"}}]
+    )
+    assert args.text_document is not None and args.text_document.uri == "file:///w/a.py"
+    with pytest.raises(InvalidArguments):
+        parse_command_args(StartSessionArgs, [{"task": "t", "textDocument": {"uri": 3}}])
 
 
 def test_start_session_workflow_argument() -> None:

@@ -206,17 +206,30 @@ export function serverEnvironment(
   return env;
 }
 
+/** The `cadenza.startSession` argument object. */
+export interface SessionArguments {
+  task: string;
+  rootUri?: string;
+  workflow?: string;
+  review?: "confirm";
+  textDocument?: { uri: string };
+}
+
 /**
- * The `cadenza.startSession` arguments: the task, the root, the workflow when one is set, and
- * `review: "confirm"` in review mode (otherwise the server's configured `review` applies).
+ * The `cadenza.startSession` arguments: the task, the root, the workflow when one is set,
+ * `review: "confirm"` in review mode (otherwise the server's configured `review` applies), and
+ * the focused `file:` document as `textDocument` (the local model's loop primes it into the
+ * first message).
  */
 export function sessionArguments(
   settings: Pick<Settings, "workflow" | "reviewMode">,
   task: string,
   rootUri: string | undefined,
-): { task: string; rootUri?: string; workflow?: string; review?: "confirm" } {
-  const args: { task: string; rootUri?: string; workflow?: string; review?: "confirm" } = { task };
+  documentUri?: string,
+): SessionArguments {
+  const args: SessionArguments = { task };
   if (rootUri) args.rootUri = rootUri;
+  if (documentUri?.startsWith("file:")) args.textDocument = { uri: documentUri };
   if (settings.workflow) args.workflow = settings.workflow;
   if (settings.reviewMode) args.review = "confirm";
   return args;

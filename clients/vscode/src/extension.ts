@@ -263,7 +263,8 @@ class Cadenza implements vscode.Disposable {
       return;
     }
     const settings = readSettings(vscode.workspace.getConfiguration("cadenza"));
-    const args = sessionArguments(settings, task, rootUri?.toString());
+    const focused = vscode.window.activeTextEditor?.document.uri.toString();
+    const args = sessionArguments(settings, task, rootUri?.toString(), focused);
     // Reveal before starting: revealing later would hide a refactor preview (review mode) that
     // shares the bottom panel, and VS Code discards a preview that gets hidden.
     if (settings.revealOnRun) await this.panel.reveal();

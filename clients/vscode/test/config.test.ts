@@ -166,4 +166,12 @@ describe("sessionArguments", () => {
       review: "confirm",
     });
   });
+
+  it("sends the focused file document, not other schemes", () => {
+    const settings = { workflow: "", reviewMode: false };
+    expect(sessionArguments(settings, "t", "file:///w", "file:///w/a.py").textDocument).toEqual({
+      uri: "file:///w/a.py",
+    });
+    expect(sessionArguments(settings, "t", "file:///w", "untitled:Untitled-1").textDocument).toBeUndefined();
+  });
 });

@@ -64,6 +64,10 @@ local function start_session(task, bufnr, range)
       task = M.task_with_context(task, bufnr, range[1], range[2], root)
     end
     local argument = { task = task, rootUri = vim.uri_from_fname(root) }
+    -- The focused file: the local model's loop primes it into the first message.
+    if vim.api.nvim_buf_get_name(bufnr) ~= "" and vim.bo[bufnr].buftype == "" then
+      argument.textDocument = { uri = vim.uri_from_bufnr(bufnr) }
+    end
     argument.model = config.options.model
     argument.workflow = config.options.workflow
     client_mod.execute(client, "cadenza.startSession", argument, function(err, result)
