@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 from pydantic.alias_generators import to_camel
 
 from cadenza.mcp.config import McpConfig
@@ -103,25 +103,25 @@ class LoopConfig(BaseModel):
     ending: Literal["empty", "complete"] | None = Field(
         default=None, description="empty: a reply with no call ends; complete: the call does."
     )
-    prime: bool | None = Field(
+    prime: StrictBool | None = Field(
         default=None, description="The files the task names in the first message."
     )
     repeats: Literal["observe", "run"] | None = Field(
         default=None, description="observe: a repeated identical call gets a note, not a rerun."
     )
-    stuck_limit: int | None = Field(
+    stuck_limit: StrictInt | None = Field(
         default=None, ge=0, le=100, description="Noted repeats before the movement stops (0: off)."
     )
     edit: Literal["all", "old_string", "write_file", "line_range"] | None = Field(
         default=None, description="The edit tool offered (all: every one)."
     )
-    core_tools: bool | None = Field(
+    core_tools: StrictBool | None = Field(
         default=None, description="Only read/list/search/create plus the edit tool."
     )
-    repair: bool | None = Field(
+    repair: StrictBool | None = Field(
         default=None, description="Exactly-once repair of a reply cut by the token limit."
     )
-    edit_echo: bool | None = Field(
+    edit_echo: StrictBool | None = Field(
         default=None, description="An edit's result shows the changed lines and how to finish."
     )
 
@@ -177,7 +177,17 @@ class CadenzaConfig(BaseModel):
             name: info.alias for name, info in CadenzaConfig.model_fields.items() if info.alias
         }
         data = self.model_dump(exclude_unset=True, by_alias=True)
-        data.update({to_alias.get(key, key): value for key, value in overrides.items()})
+        for key, value in overrides.items():
+            key = to_alias.get(key, key)
+            if key == "loop" and isinstance(value, dict) and isinstance(data.get(key), dict):
+                # Key by key: an override of one knob keeps the others the user set.
+                ours = LoopConfig.model_validate(data[key]).model_dump(
+                    exclude_none=True, by_alias=True
+                )
+                fields = LoopConfig.model_fields
+                theirs = {(fields[k].alias if k in fields else k): v for k, v in value.items()}
+                value = {**ours, **theirs}
+            data[key] = value
         return _validate(data, source)
 
 
@@ -207,13 +217,13 @@ WORKSPACE_KEYS = frozenset(
         "contextSize",
         "context_size",
         "review",
-        "loop",
     }
 )
 """What a workspace's own ``cadenza.toml`` may set. A cloned repository is not trusted: it must
 not switch off permission prompts (``permissions``), send API keys to another server
 (``providers``: ``base_url``, ``api_key_env``), pick the browser binary (``browser``) or start
-MCP servers (``mcp``: processes and request headers). Those
+MCP servers (``mcp``: processes and request headers), nor change the loop (``loop``: priming
+would send the focused file to a hosted model unasked). Those
 come from the user's config file, ``initializationOptions`` or the environment only."""
 
 
@@ -243,9 +253,8 @@ def load_config(workspace: Path | None, warnings: list[str] | None = None) -> Ca
                 if refused and warnings is not None:
                     warnings.append(
                         f"{path}: ignored {', '.join(refused)}: a workspace's cadenza.toml may "
-                        "only set model, maxSteps, maxTokens, temperature, contextSize, "
-                        "review and loop; set the others in your user config or "
-                        "initializationOptions"
+                        "only set model, maxSteps, maxTokens, temperature, contextSize and "
+                        "review; set the others in your user config or initializationOptions"
                     )
                 data = {k: v for k, v in data.items() if k in WORKSPACE_KEYS}
             config = config.merged(data, str(path))

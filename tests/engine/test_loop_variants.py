@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cadenza.config import CadenzaConfig
+import pytest
+
+from cadenza.config import CadenzaConfig, ConfigError, load_config
 from cadenza.engine.events import ContractRepaired, ModelReplied, ToolCallFinished
 from cadenza.engine.loop import API_LOOP, LOCAL_LOOP, LoopSettings
 from cadenza.engine.prime import named_files, priming_message
@@ -74,9 +76,9 @@ async def test_complete_ending_requires_a_call_every_step(tmp_path: Path) -> Non
     assert [r.tool_choice for r in provider.requests] == ["required", "required"]
     assert {r.ending for r in provider.requests} == {"complete"}
     names = [t.name for t in provider.requests[0].tools]
-    assert names == ["read_file", "list_files", "search", "edit_file", "create_file"] + [
-        "transition",
-        "complete",
+    assert names == [
+        *("read_file", "list_files", "search", "edit_file", "create_file"),
+        *("transition", "complete"),
     ]
     system = session.messages[0].content
     assert "call\n   complete" in system and "empty tool_calls" not in system
@@ -195,9 +197,9 @@ async def test_primed_session_and_edit_echo(tmp_path: Path) -> None:
     await session.run()
     first = provider.requests[0].messages
     assert isinstance(first[2], UserMessage) and "B = 2" in first[2].content
-    result = [m for m in session.messages if isinstance(m, ToolMessage)][0].content
+    result = next(m for m in session.messages if isinstance(m, ToolMessage)).content
     assert result.startswith("edited a.py: 1 replacement(s)")
-    assert "a.py now reads (lines 1-3 of 3):\nA = 1\nB = 5\nC = 3" in result
+    assert "a.py now reads (around the change, 3 lines in all):\nA = 1\nB = 5\nC = 3" in result
     assert "call complete" in result
 
 
@@ -211,3 +213,87 @@ async def test_redone_edit_says_it_is_already_made(tmp_path: Path) -> None:
     await session.run()
     second = [m for m in session.messages if isinstance(m, ToolMessage)][1]
     assert second.is_error and "already made" in second.content
+
+
+def test_builtin_tools_are_the_registry_s() -> None:
+    from cadenza.engine.loop import BUILTIN_TOOLS
+    from cadenza.tools.registry import default_tools
+
+    assert frozenset(default_tools().names) == BUILTIN_TOOLS
+
+
+def test_movement_tool_lists_keep_an_edit_tool_and_what_they_name() -> None:
+    names = ["read_file", "search", "edit_file", "write_file", "replace_lines", "ask_user"]
+    lines = LOCAL_LOOP.replace(edit="line_range")
+    listed = ("read_file", "edit_file", "write_file", "ask_user")
+    assert lines.movement_tools(listed, names) == ["read_file", "replace_lines", "ask_user"]
+    assert lines.movement_tools(("read_file", "search"), names) == ["read_file", "search"]
+    assert LOCAL_LOOP.movement_tools(None, [*names, "mcp__x__y"]) == [
+        "read_file",
+        "search",
+        "edit_file",
+        "mcp__x__y",  # not Cadenza's own: always offered
+    ]
+
+
+def test_user_and_init_loop_tables_merge_key_by_key(tmp_path: Path) -> None:
+    config = CadenzaConfig().merged({"loop": {"stuck_limit": 7, "prime": False}}, "user")
+    merged = config.merged({"loop": {"edit": "line_range"}}, "init")
+    assert (merged.loop.stuck_limit, merged.loop.prime, merged.loop.edit) == (
+        7,
+        False,
+        "line_range",
+    )
+    assert config.merged({"loop": {"stuckLimit": 2}}, "init").loop.stuck_limit == 2
+
+
+def test_a_workspace_cannot_change_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    (tmp_path / "cadenza.toml").write_text("[loop]\nprime = true\n")
+    warnings: list[str] = []
+    assert load_config(tmp_path, warnings).loop.prime is None
+    assert warnings and "loop" in warnings[0]
+    with pytest.raises(ConfigError):
+        CadenzaConfig().merged({"loop": {"prime": "yes"}}, "init")  # strict booleans
+
+
+def test_named_files_edge_cases() -> None:
+    names = ["a.py", "a/__init__.py", "b/__init__.py", "pkg/only.py"]
+    assert named_files("fix a.py.bak", names) == []
+    assert named_files("fix __init__.py", names) == []  # two files of that name
+    assert named_files("fix only.py.", names) == ["pkg/only.py"]
+
+
+def test_priming_finds_files_past_the_overview_and_skips_big_ones(tmp_path: Path) -> None:
+    for i in range(60):
+        (tmp_path / f"f{i:02}.py").write_text("x\n")
+    (tmp_path / "zeta.py").write_text("z = 1\n")
+    (tmp_path / "big.py").write_text("y = 2\n" * 5000)
+    primed = priming_message(tmp_path, "fix big.py and zeta.py", MemoryEditor())
+    assert primed is not None and "zeta.py (lines 1-1 of 1)" in primed.content
+
+
+async def test_stuck_limit_counts_repeated_invalid_calls(tmp_path: Path) -> None:
+    bad = ToolCall(id="b", name="read_file", arguments='{"path": 3}')
+    provider = ScriptedProvider([reply(bad)] * 6)
+    session, editor = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    outcome = await session.run()
+    assert outcome.stop_reason == "needs_user_input" and outcome.steps == 4
+    assert {e.observation for e in events(editor, ToolCallFinished)} == {"invalid"}
+
+
+def test_edit_echo_shows_each_change() -> None:
+    from cadenza.engine.echo import edit_echo
+    from cadenza.tools.host import FileEdit
+
+    old = "".join(f"l{i}\n" for i in range(1, 101))
+    new = old.replace("l1\n", "L1\n").replace("l100\n", "L100\n")
+    echo = edit_echo(
+        FileEdit(path=Path("/w/a.py"), old_text=old, new_text=new, version=None, label="e"),
+        "a.py",
+        "complete",
+        numbered=True,
+    )
+    assert "1| L1\n2| l2\n3| l3\n...\n98| l98\n99| l99\n100| L100\n" in echo

@@ -52,6 +52,31 @@ async def test_replace_lines(
     assert (tmp_path / "a.py").read_text() == expected
 
 
+@pytest.mark.parametrize(
+    ("start", "end", "new_text", "expected"),
+    [
+        (3, 2, "c", b"a\nb\nc\n"),  # append after a last line with no break: not glued on
+        (2, 2, "B", b"a\nB"),  # replace the last line: the file still has no final break
+        (1, 1, "x\x0cy", b"x\x0cy\nb"),  # a form feed is no line break
+    ],
+)
+async def test_files_without_a_final_newline(
+    tmp_path: Path, start: int, end: int, new_text: str, expected: bytes
+) -> None:
+    (tmp_path / "b.py").write_bytes(b"a\nb")
+    result = await invoke(
+        tmp_path, "replace_lines", path="b.py", start_line=start, end_line=end, new_text=new_text
+    )
+    assert not result.is_error, result.content
+    assert (tmp_path / "b.py").read_bytes() == expected
+
+
+async def test_numbers_count_only_lsp_line_breaks(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("a\x0cb\nc\n")
+    numbered = await invoke(tmp_path, "read_file", path="f.txt")
+    assert numbered.content == "f.txt (lines 1-2 of 2)\n1| a\x0cb\n2| c\n"
+
+
 async def test_replace_lines_keeps_crlf(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_bytes(b"a\r\nb\r\n")
     await invoke(tmp_path, "replace_lines", path="a.py", start_line=1, end_line=1, new_text="A")

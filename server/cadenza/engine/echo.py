@@ -7,43 +7,77 @@ file now reads them (as Claude Code's edit result shows a snippet) and says how 
 
 from __future__ import annotations
 
+import difflib
+
 from cadenza.engine.loop import Ending, finish_hint
 from cadenza.tools.host import FileEdit
+from cadenza.tools.textfile import lines_with_ends
 
 CONTEXT_LINES = 2
+MAX_DIFF_LINES = 2_000
 MAX_ECHO_LINES = 30
+"""Lines shown in all (the changed ones first come first); a note says how many were left."""
 
 
-def changed_lines(old: str, new: str) -> tuple[int, int]:
-    """The 0-based line range ``[start, end)`` of ``new`` that differs from ``old``.
+def changed_blocks(old: str, new: str) -> list[tuple[int, int]]:
+    """The 0-based line ranges ``[start, end)`` of ``new`` that differ from ``old``.
 
-    The common prefix and suffix of the two texts' lines are left out; an edit that only
-    removed lines gives an empty range at the place of the removal.
+    One range per change (``difflib.SequenceMatcher`` over the lines between the common head
+    and tail; one range when that middle exceeds ``MAX_DIFF_LINES``, as the matcher is
+    quadratic); a deletion is an empty range at the place of the removal.
     """
-    a, b = old.splitlines(), new.splitlines()
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
-    end_a, end_b = len(a), len(b)
-    while end_a > start and end_b > start and a[end_a - 1] == b[end_b - 1]:
-        end_a -= 1
-        end_b -= 1
-    return start, end_b
+    a = [line.rstrip("\r\n") for line in lines_with_ends(old)]
+    b = [line.rstrip("\r\n") for line in lines_with_ends(new)]
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    middle_a, middle_b = a[head : len(a) - tail], b[head : len(b) - tail]
+    if not middle_a and not middle_b:
+        return []
+    if max(len(middle_a), len(middle_b)) > MAX_DIFF_LINES:
+        return [(head, len(b) - tail)]
+    matcher = difflib.SequenceMatcher(a=middle_a, b=middle_b, autojunk=False)
+    return [(head + j1, head + j2) for tag, _, _, j1, j2 in matcher.get_opcodes() if tag != "equal"]
 
 
-def edit_echo(edit: FileEdit, name: str, ending: Ending) -> str:
+def _windows(blocks: list[tuple[int, int]], total: int) -> list[tuple[int, int]]:
+    """Each change with ``CONTEXT_LINES`` either side, overlapping windows merged."""
+    merged: list[tuple[int, int]] = []
+    for start, end in blocks:
+        lo, hi = max(start - CONTEXT_LINES, 0), min(max(end, start) + CONTEXT_LINES, total)
+        if merged and lo <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return merged
+
+
+def edit_echo(edit: FileEdit, name: str, ending: Ending, *, numbered: bool = False) -> str:
     """The text added to the result of ``edit`` on the file ``name``.
 
-    Up to ``MAX_ECHO_LINES`` lines around the change (``CONTEXT_LINES`` either side), with
-    their 1-based line numbers in the header, then how to finish under ``ending``.
+    The changed lines as the file now reads them, ``CONTEXT_LINES`` either side, at most
+    ``MAX_ECHO_LINES`` in all (``...`` between separate changes, a note for what is left
+    out), numbered ``N| `` when ``numbered`` (the line-range style); then how to finish.
     """
-    lines = edit.new_text.splitlines()
-    start, end = changed_lines(edit.old_text or "", edit.new_text)
-    first = max(start - CONTEXT_LINES, 0)
-    last = min(max(end, start + 1) + CONTEXT_LINES, len(lines), first + MAX_ECHO_LINES)
-    shown = "\n".join(lines[first:last])
-    where = f"lines {first + 1}-{last}" if last > first else "now empty"
-    return (
-        f"\n{name} now reads ({where} of {len(lines)}):\n{shown}\n"
-        f"If the task is done, {finish_hint(ending)}; otherwise make the next change."
+    lines = [line.rstrip("\r\n") for line in lines_with_ends(edit.new_text)]
+    finish = f"If the task is done, {finish_hint(ending)}; otherwise make the next change."
+    if not lines:
+        return f"\n{name} is now empty.\n{finish}"
+    shown: list[str] = []
+    left = 0
+    for lo, hi in _windows(changed_blocks(edit.old_text or "", edit.new_text), len(lines)):
+        if shown:
+            shown.append("...")
+        for i in range(lo, hi):
+            if len(shown) >= MAX_ECHO_LINES:
+                left += 1
+                continue
+            shown.append(f"{i + 1}| {lines[i]}" if numbered else lines[i])
+    if left:
+        shown.append(f"[{left} more changed or nearby lines not shown: read_file to see them]")
+    return f"\n{name} now reads (around the change, {len(lines)} lines in all):\n" + (
+        "\n".join(shown) + f"\n{finish}"
     )

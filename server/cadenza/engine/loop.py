@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Ending = Literal["empty", "complete"]
 """How a turn ends. ``empty``: a reply with no tool call (the envelope allows an empty list).
@@ -35,6 +35,20 @@ EDIT_TOOLS: dict[EditStyle, tuple[str, ...]] = {
 ALL_EDIT_TOOLS = frozenset({"edit_file", "write_file", "replace_lines"})
 CORE_TOOLS = ("read_file", "list_files", "search", "create_file")
 """The compact tool set: reading, searching and creating, plus the edit style's tool."""
+BUILTIN_TOOLS = frozenset(
+    {
+        *CORE_TOOLS,
+        *ALL_EDIT_TOOLS,
+        "delete_file",
+        "rename_file",
+        "run_command",
+        "browse",
+        "browse_interactive",
+        "ask_user",
+    }
+)
+"""Cadenza's own workspace tools (``tools.registry.default_tools``; a test keeps the two
+equal): the variant selects among them; other tools (MCP) are always offered."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,17 +80,37 @@ class LoopSettings:
     repair: bool = False
     edit_echo: bool = False
 
-    def replace(self, **changes: object) -> LoopSettings:
+    def replace(self, **changes: Any) -> LoopSettings:
         """A copy with ``changes`` (field names as above)."""
-        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+        return dataclasses.replace(self, **changes)
 
     def offers(self, name: str) -> bool:
-        """Whether the workspace tool ``name`` is offered under this variant."""
+        """Whether the workspace tool ``name`` is offered when a movement names no tools."""
+        if name in ALL_EDIT_TOOLS:
+            return self.edits(name)
+        return not self.core_tools or name in CORE_TOOLS
+
+    def edits(self, name: str) -> bool:
+        """Whether the edit tool ``name`` is this variant's edit style."""
         if name == "replace_lines":  # it needs numbered reads: never among "all"
             return self.edit == "line_range"
-        if name in ALL_EDIT_TOOLS:
-            return self.edit == "all" or name in EDIT_TOOLS[self.edit]
-        return not self.core_tools or name in CORE_TOOLS
+        return self.edit == "all" or name in EDIT_TOOLS[self.edit]
+
+    def movement_tools(self, listed: tuple[str, ...] | None, names: list[str]) -> list[str]:
+        """The tools (of the registry's ``names``, in order) a movement offers.
+
+        ``listed`` None (every tool): the variant's selection, plus every tool that is not
+        Cadenza's own (MCP tools). A movement that lists its tools keeps them (``core_tools``
+        does not remove what a workflow asks for), except that its edit tools become the
+        variant's edit style, so an ``implement`` movement still has one.
+        """
+        if listed is None:
+            return [n for n in names if self.offers(n) or n not in BUILTIN_TOOLS]
+        wanted = set(listed)
+        if wanted & ALL_EDIT_TOOLS:
+            wanted = {n for n in wanted if n not in ALL_EDIT_TOOLS}
+            wanted |= {n for n in ALL_EDIT_TOOLS if self.edits(n)}
+        return [n for n in names if n in wanted]
 
 
 API_LOOP = LoopSettings()

@@ -21,25 +21,39 @@ from cadenza.tools.paths import relative_name, resolve_in_workspace
 from cadenza.tools.read import render_lines
 
 MAX_PRIMED_FILES = 4
+MAX_SCANNED_FILES = 20_000
+"""Workspace files looked at for names (the overview shows 40; a named file may be any)."""
 MAX_PRIMED_CHARS = 24_000
 """Characters of file text in the priming message, all files together."""
 
 INTRO = "The files this task is about, as they are now (you do not need to read them first):"
 
 
+def _mention(word: str, task: str) -> int | None:
+    """Where ``task`` holds ``word`` as a whole word (a sentence's full stop may follow)."""
+    match = re.search(rf"(?<![\w./-]){re.escape(word)}(?![\w/-]|\.\w)", task)
+    return match.start() if match else None
+
+
 def named_files(task: str, names: list[str]) -> list[str]:
     """The workspace paths (``names``, relative) that ``task`` names, in task order.
 
-    A path matches when the task holds it, or its file name, as a whole word (``util.py``
-    matches "fix util.py." but not "myutil.py").
+    A path matches when the task holds it as a whole word (``util.py`` matches "fix util.py."
+    but not "myutil.py" or "util.py.bak"), or holds its file name and no other workspace file
+    has that name (a bare ``__init__.py`` names none of several).
     """
+    counts: dict[str, int] = {}
+    for name in names:
+        base = name.rsplit("/", 1)[-1]
+        counts[base] = counts.get(base, 0) + 1
     found: list[tuple[int, str]] = []
     for name in names:
-        for candidate in dict.fromkeys((name, name.rsplit("/", 1)[-1])):
-            match = re.search(rf"(?<![\w./-]){re.escape(candidate)}(?![\w/-])", task)
-            if match:
-                found.append((match.start(), name))
-                break
+        base = name.rsplit("/", 1)[-1]
+        at = _mention(name, task)
+        if at is None and base != name and counts[base] == 1:
+            at = _mention(base, task)
+        if at is not None:
+            found.append((at, name))
     return [name for _, name in sorted(found)]
 
 
@@ -60,7 +74,7 @@ def priming_message(
         open_document: The editor's focused file, if the client sent one (first in the list).
         numbered: Number the lines (the line-range edit style).
     """
-    files, _ = workspace_files(root)
+    files, _ = workspace_files(root, limit=MAX_SCANNED_FILES)
     paths = named_files(task, files)
     if open_document is not None:
         try:
@@ -78,7 +92,7 @@ def priming_message(
         except (ToolError, OSError, ValueError):
             continue  # unreadable or binary: the model can still read_file it and see why
         if used + len(block) > MAX_PRIMED_CHARS:
-            break
+            continue  # a smaller file later in the list may still fit
         blocks.append(block)
         used += len(block)
     if not blocks:

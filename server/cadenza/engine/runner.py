@@ -55,6 +55,7 @@ CUT_ARGUMENTS = (
     "(for example a smaller edit)."
 )
 AFTER_CONTROL = "the movement already ended with an earlier control call in this reply"
+AFTER_STUCK = "the movement stopped at an earlier call of this reply, repeated too often"
 REPAIR_CUT = (
     "Your last reply was cut by the token limit before it was complete, so it was dropped. "
     "Reply again with one complete call, with shorter arguments (a smaller edit)."
@@ -90,12 +91,7 @@ class MovementRunner:
         self.edited: list[str] = []
         self.calls = 0
         self.loop = runtime.settings.loop
-        allowed = movement.tools if movement.tools is not None else tuple(runtime.tools.names)
-        self.allowed = [
-            name
-            for name in runtime.tools.names
-            if name in allowed and (self.loop.offers(name) or name not in BUILTIN_TOOLS)
-        ]
+        self.allowed = self.loop.movement_tools(movement.tools, runtime.tools.names)
         self._specs: list[ToolSpec] | None = None
         self._stuck_stop: MovementResult | None = None
         self._ctx = ToolContext(
@@ -181,7 +177,8 @@ class MovementRunner:
         reply = await self.rt.provider.complete(request, on_text=sink)
         self._replied(reply)
         if self.loop.repair and _is_cut(reply):
-            reply = await self._repair(request)
+            sink = _StreamSink(self.rt)  # the retry's own text is shown too
+            reply = await self._repair(request, sink)
         if reply.content and not sink.used:
             self.rt.publish(AgentMessageChunk(text=reply.content))
         self.rt.append(reply.to_message())
@@ -203,10 +200,11 @@ class MovementRunner:
             )
         )
 
-    async def _repair(self, request: ModelRequest) -> AssistantReply:
+    async def _repair(self, request: ModelRequest, sink: _StreamSink) -> AssistantReply:
         """Exactly-once repair of a cut reply: ask once more, with a note and twice the tokens.
 
-        The cut reply never enters the history; a second miss goes on as a miss (the call
+        Twice the tokens when the request set a bound (``local/`` sessions always do). The cut
+        reply never enters the history; a second miss goes on as a miss (the call
         is answered with ``CUT_ARGUMENTS``).
         """
         max_tokens = request.max_tokens * 2 if request.max_tokens else None
@@ -218,7 +216,7 @@ class MovementRunner:
             tool_choice="required",
             ending=request.ending,
         )
-        reply = await self.rt.provider.complete(retry)
+        reply = await self.rt.provider.complete(retry, on_text=sink)
         self._replied(reply)
         recovered = not _is_cut(reply)
         self.rt.publish(ContractRepaired(step=self.rt.steps, reason="cut", recovered=recovered))
@@ -231,7 +229,8 @@ class MovementRunner:
         try:
             for call in step.tool_calls:
                 if decided is not None:
-                    result = ToolResult(content=f"not run: {AFTER_CONTROL}", is_error=True)
+                    why = AFTER_STUCK if decided is self._stuck_stop else AFTER_CONTROL
+                    result = ToolResult(content=f"not run: {why}", is_error=True)
                 elif call.name in CONTROL_TOOLS:
                     result, decided = self._control(call)
                 else:
@@ -331,8 +330,10 @@ class MovementRunner:
         if cut:
             return ToolResult(content=CUT_ARGUMENTS, is_error=True), "cut"
         if isinstance(prepared, ToolResult):
+            self._count_repeat(call, ())  # the same bad call again counts towards the limit
             return prepared, "invalid"
         if call.name not in self.allowed:
+            self._count_repeat(call, ())
             available = ", ".join(self.allowed + sorted(CONTROL_TOOLS))
             content = (
                 f"{call.name} is not available in movement {self.movement.name!r}; "
@@ -341,15 +342,20 @@ class MovementRunner:
             return ToolResult(is_error=True, content=content), "not_allowed"
         if self.loop.repeats == "run":
             return None
-        repeat = self.rt.stuck.check(call, self.rt.steps, self._fingerprint(prepared))
+        repeat = self._count_repeat(call, self._fingerprint(prepared))
         if repeat is None:
             return None
-        limit = self.loop.stuck_limit
-        if limit and repeat.times >= limit:
-            self._stuck_stop = _stuck_question(repeat, call)
         edit_tool = next((t for t in EDIT_TOOLS.get(self.loop.edit, ()) if t in self.allowed), "")
         note = repeat_note(repeat, ending=self.loop.ending, edit_tool=edit_tool or "an edit tool")
         return ToolResult(content=note, is_error=True), "repeat"
+
+    def _count_repeat(self, call: ToolCall, state: tuple[object, ...]) -> Repeat | None:
+        """Record ``call`` with the stuck detector; past ``stuck_limit`` repeats, stop."""
+        repeat = self.rt.stuck.check(call, self.rt.steps, state)
+        limit = self.loop.stuck_limit
+        if repeat is not None and limit and repeat.times >= limit:
+            self._stuck_stop = _stuck_question(repeat, call)
+        return repeat
 
     async def _ask_permission(self, call: ToolCall, prepared: PreparedCall) -> ToolResult | None:
         """For a gated tool: None when the person allows the call, else the refusal result."""
@@ -405,7 +411,8 @@ class MovementRunner:
             self.edited.append(relative_name(self.rt.root, edit.path))
             if self.loop.edit_echo and edit.kind == "change":
                 name = relative_name(self.rt.root, edit.path)
-                echoes.append(edit_echo(edit, name, self.loop.ending))
+                numbered = self.loop.edit == "line_range"
+                echoes.append(edit_echo(edit, name, self.loop.ending, numbered=numbered))
             self.rt.publish(
                 FileEdited(
                     tool_call_id=call.id,
@@ -417,26 +424,6 @@ class MovementRunner:
         if echoes:
             return dataclasses.replace(result, content=result.content + "".join(echoes))
         return result
-
-
-BUILTIN_TOOLS = frozenset(
-    {
-        "read_file",
-        "list_files",
-        "search",
-        "edit_file",
-        "write_file",
-        "replace_lines",
-        "create_file",
-        "delete_file",
-        "rename_file",
-        "run_command",
-        "browse",
-        "browse_interactive",
-        "ask_user",
-    }
-)
-"""Cadenza's own tools, which the loop variant may hold back; MCP tools are always offered."""
 
 
 def _is_cut(reply: AssistantReply) -> bool:

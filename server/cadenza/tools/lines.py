@@ -17,7 +17,7 @@ from cadenza.tools.documents import current_document
 from cadenza.tools.edit import EDIT_TIMEOUT_S, apply_change, check_encodable
 from cadenza.tools.host import FileEdit
 from cadenza.tools.paths import relative_name, resolve_for_change
-from cadenza.tools.textfile import dominant_line_ending
+from cadenza.tools.textfile import dominant_line_ending, lines_with_ends
 
 
 class ReplaceLinesArgs(ToolArgs):
@@ -52,7 +52,7 @@ class ReplaceLines(Tool[ReplaceLinesArgs]):
         path = resolve_for_change(ctx.root, args.path)
         name = relative_name(ctx.root, path)
         doc = current_document(ctx.host, path, name)
-        lines = doc.text.splitlines(keepends=True)
+        lines = lines_with_ends(doc.text)
         total = len(lines)
         if args.start_line > total + 1:
             raise ToolError(
@@ -64,11 +64,15 @@ class ReplaceLines(Tool[ReplaceLinesArgs]):
                 f"line ({total}); got {args.end_line}"
             )
         ending = dominant_line_ending(doc.text)
-        body = args.new_text
-        if body and not body.endswith(("\n", "\r")):
-            body += ending  # the model writes lines; the range it replaces ended with a break
-        body = ending.join(body.splitlines()) + (ending if body else "")
-        new_text = "".join(lines[: args.start_line - 1]) + body + "".join(lines[args.end_line :])
+        body = "".join(line.rstrip("\r\n") + ending for line in lines_with_ends(args.new_text))
+        before, after = lines[: args.start_line - 1], lines[args.end_line :]
+        unterminated = bool(lines) and not lines[-1].endswith(("\n", "\r"))
+        if body and unterminated and not after:
+            if before and len(before) == total:  # appending after a last line with no break
+                before[-1] += ending
+            else:  # the range held the last line: keep the file's missing final break
+                body = body[: -len(ending)]
+        new_text = "".join(before) + body + "".join(after)
         if new_text == doc.text:
             raise ToolError(f"new_text is the same as lines {args.start_line}-{args.end_line}")
         check_encodable(doc, new_text, name)

@@ -19,6 +19,7 @@ from typing_extensions import override
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from cadenza.tools.documents import current_document
 from cadenza.tools.paths import relative_name, resolve_in_workspace
+from cadenza.tools.textfile import lines_with_ends
 
 MAX_READ_CHARS = 20_000
 MAX_LINE_CHARS = 2_000
@@ -89,7 +90,7 @@ def render_lines(
     Raises:
         ToolError: ``offset`` is past the last line.
     """
-    lines = text.splitlines(keepends=True)
+    lines = lines_with_ends(text)
     total = len(lines)
     if total and offset > total:
         raise ToolError(f"offset {offset} is past the end ({total} lines)")

@@ -35,6 +35,17 @@ UTF8_BOM = b"\xef\xbb\xbf"
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 """An LSP line terminator (LSP 3.17 §Text Documents, ``EOL``)."""
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def lines_with_ends(text: str) -> list[str]:
+    r"""``text`` split after each ``\r\n``, ``\r`` or ``\n`` only, breaks kept.
+
+    Unlike ``str.splitlines`` a form feed, ``\x1c``-``\x1e`` or U+2028 does not end a line,
+    so line numbers agree with editors (LSP counts these three breaks only).
+    """
+    return _LINE.findall(text)
+
 
 MAX_ALIGNED_LINES = 20_000
 """Above this many lines on either side, replaced lines are paired by position, not by diff."""
