@@ -301,7 +301,11 @@ class Session:
                 )
             )
             if len(workflow.movements) > 1 and not (resumed and index == 1):
-                self.rt.append(UserMessage(tag="movement", content=movement_prompt(movement)))
+                offered = None
+                if movement.tools is not None:  # as the loop variant offers them
+                    offered = self.settings.loop.movement_tools(movement.tools, self.rt.tools.names)
+                prompt = movement_prompt(movement, offered)
+                self.rt.append(UserMessage(tag="movement", content=prompt))
             runner = MovementRunner(self.rt, movement)
             result = await runner.run()
             self._checkpoint(runner, result)
@@ -362,9 +366,13 @@ class Session:
             self.rt.append(UserMessage(tag="checkpoint", content=note))
 
 
-def movement_prompt(movement: Movement) -> str:
-    """The user message that starts a movement: its name, instructions and tools."""
-    tools = ", ".join(movement.tools) if movement.tools is not None else "all workspace tools"
+def movement_prompt(movement: Movement, offered: list[str] | None = None) -> str:
+    """The user message that starts a movement: its name, instructions and tools.
+
+    ``offered``: the tools the movement offers when it lists them (default: its list).
+    """
+    listed = offered if offered is not None else movement.tools
+    tools = ", ".join(listed) if listed is not None else "all workspace tools"
     return (
         f"Movement {movement.name!r} starts. {movement.instructions}\n"
         f"Tools in this movement: {tools}; plus transition and complete."
