@@ -15,8 +15,9 @@ Rules:
 1. To act, call a tool. Never describe or announce an action you plan to take without making its
    tool call in the same reply.
 2. {finish_rule}
-3. Paths are relative to the workspace root. Read a file before you edit it. edit_file needs
-   old_string copied exactly from the file: a few lines, not the whole file.
+3. Paths are relative to the workspace root. Read a file before you edit it (a file shown in
+   the conversation is read). edit_file needs old_string copied exactly from the file: the
+   few lines that change, as they are now; new_string: those lines as they must become.
 4. Never repeat a call whose result you already have.
 
 Files in the workspace:

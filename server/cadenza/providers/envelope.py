@@ -75,12 +75,14 @@ Every reply is exactly one JSON object: {{"tool_calls": [{{"name": "<tool>", \
   {{"tool_calls": [{{"name": "list_files", "arguments": {{}}}}], "content": ""}}
 - {finish}
 
-Example. Task: "rename helper to assist everywhere". Your replies, one per step:
-1. {{"tool_calls": [{{"name": "search", "arguments": {{"pattern": "helper"}}}}], "content": ""}}
-   (the result shows matches in util.py and main.py)
-2. {{"tool_calls": [{{"name": "{edit}", "arguments": {edit_util}}}], "content": ""}}
-3. {{"tool_calls": [{{"name": "{edit}", "arguments": {edit_main}}}], "content": ""}}
-4. {last}
+Example. Task: "in util.py, make scale return twice its argument". util.py, as read:
+def scale(x):
+    return x
+Your replies, one per step:
+1. {{"tool_calls": [{{"name": "{edit}", "arguments": {edit_args}}}], "content": ""}}
+2. {last}
+For a change in several places, make one edit per place (or search first to find them), \
+then finish.
 
 ## Tools
 {tools}
@@ -97,31 +99,39 @@ FINISH_LINES = {
         '"summary": "<what you changed>"}}], "content": ""}'
     ),
 }
+_SUMMARY = "scale in util.py now returns twice its argument."
 LAST_REPLIES = {
-    "empty": '{"tool_calls": [], "content": "Renamed helper to assist in util.py and main.py."}',
-    "complete": (
-        '{"tool_calls": [{"name": "complete", "arguments": {"status": "done", "summary": '
-        '"Renamed helper to assist in util.py and main.py."}}], "content": ""}'
+    "empty": json.dumps({"tool_calls": [], "content": _SUMMARY}),
+    "complete": json.dumps(
+        {
+            "tool_calls": [
+                {"name": "complete", "arguments": {"status": "done", "summary": _SUMMARY}}
+            ],
+            "content": "",
+        }
     ),
 }
 
 
-def _example_edit(tools: list[ToolSpec], path: str) -> tuple[str, str]:
-    """The worked example's edit call on ``path`` with the edit tool the session offers."""
+def _example_edit(tools: list[ToolSpec]) -> tuple[str, str]:
+    """The worked example's edit call with the edit tool the session offers.
+
+    Several lines, copied as they are and changed as they must become: small models copied
+    the earlier example's single-line edits after a search (measured, issue 11).
+    """
     names = {t.name for t in tools}
     if "edit_file" in names or not names & {"write_file", "replace_lines"}:
-        args = {"path": path, "old_string": "helper", "new_string": "assist", "replace_all": True}
+        args: dict[str, object] = {
+            "path": "util.py",
+            "old_string": "def scale(x):\n    return x",
+            "new_string": "def scale(x):\n    return 2 * x",
+        }
         return "edit_file", json.dumps(args)
     if "replace_lines" in names:
-        args2: dict[str, object] = {
-            "path": path,
-            "start_line": 3,
-            "end_line": 3,
-            "new_text": "def assist(x):",
-        }
-        return "replace_lines", json.dumps(args2)
-    args3 = {"path": path, "content": "<the whole new text of the file>"}
-    return "write_file", json.dumps(args3)
+        args = {"path": "util.py", "start_line": 2, "end_line": 2, "new_text": "    return 2 * x"}
+        return "replace_lines", json.dumps(args)
+    args = {"path": "util.py", "content": "def scale(x):\n    return 2 * x\n"}
+    return "write_file", json.dumps(args)
 
 
 def signature(tool: ToolSpec) -> str:
@@ -148,13 +158,11 @@ def envelope_instructions(tools: list[ToolSpec], ending: Ending = "empty") -> st
     ``complete`` call; the worked example uses the edit tool offered.
     """
     lines = [f"- {signature(t)}: {t.description}" for t in tools]
-    edit, edit_util = _example_edit(tools, "util.py")
-    _, edit_main = _example_edit(tools, "main.py")
+    edit, edit_args = _example_edit(tools)
     return ENVELOPE_INSTRUCTIONS.format(
         finish=FINISH_LINES[ending],
         edit=edit,
-        edit_util=edit_util,
-        edit_main=edit_main,
+        edit_args=edit_args,
         last=LAST_REPLIES[ending],
         tools="\n".join(lines),
     )

@@ -116,7 +116,10 @@ class EditFile(Tool[EditFileArgs]):
         if args.old_string == "":
             raise ToolError("old_string is empty; use write_file to create a file")
         if args.old_string == args.new_string:
-            raise ToolError("old_string and new_string are the same; nothing to change")
+            raise ToolError(
+                "old_string and new_string are the same, so nothing would change: old_string is "
+                "the text as it is now, new_string the text as it must become (empty to delete)"
+            )
         doc = current_document(ctx.host, path, name)
         matches = _occurrences(doc.text, args.old_string)
         if not matches:
@@ -257,7 +260,7 @@ class CreateFile(Tool[CreateFileArgs]):
         if path.is_dir():
             raise ToolError(f"{name} is a folder")
         if exists(ctx.host, path):
-            raise ToolError(f"{name} exists already; change it with edit_file or write_file")
+            raise ToolError(f"{name} exists already; edit it instead of creating it")
         edit = _create_edit(path, name, args.content, self.name)
         await apply_change(ctx.host, edit, name)
         return ToolResult(content=f"created {name} ({len(args.content)} characters)", edits=(edit,))
