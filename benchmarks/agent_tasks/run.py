@@ -97,6 +97,7 @@ LOCAL = {
     "core_tools": True,
     "repair": True,
     "edit_echo": True,
+    "syntax_guard": True,
 }
 """The candidate default (``cadenza.engine.loop.LOCAL_LOOP``); the ``local-*`` variants change
 one knob of it each."""
@@ -109,6 +110,7 @@ BASELINE = {
     "core_tools": False,
     "repair": False,
     "edit_echo": False,
+    "syntax_guard": False,
 }
 """The loop before the variants (``API_LOOP``): empty list ends, every tool, the stuck note."""
 
@@ -137,6 +139,7 @@ VARIANTS = {
         ),
         _variant("local-norepair", "local, without the cut-reply repair", LOCAL, repair=False),
         _variant("local-noecho", "local, edit results without the echo", LOCAL, edit_echo=False),
+        _variant("local-noguard", "local, without the syntax guard", LOCAL, syntax_guard=False),
         _variant(
             "local-alltools", "local, every tool offered", LOCAL, core_tools=False, edit="all"
         ),

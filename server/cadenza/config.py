@@ -124,6 +124,9 @@ class LoopConfig(BaseModel):
     edit_echo: StrictBool | None = Field(
         default=None, description="An edit's result shows the changed lines and how to finish."
     )
+    syntax_guard: StrictBool | None = Field(
+        default=None, description="Refuse edits that break a file's syntax (py, sh, js)."
+    )
 
 
 class CadenzaConfig(BaseModel):

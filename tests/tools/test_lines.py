@@ -87,9 +87,7 @@ async def test_replace_lines_keeps_crlf(tmp_path: Path) -> None:
     ("start", "end", "message"),
     [(9, 9, "past the end"), (2, 5, "end_line must be"), (3, 1, "end_line must be")],
 )
-async def test_bad_ranges_write_nothing(
-    tmp_path: Path, start: int, end: int, message: str
-) -> None:
+async def test_bad_ranges_write_nothing(tmp_path: Path, start: int, end: int, message: str) -> None:
     (tmp_path / "a.py").write_text("a = 1\nb = 2\nc = 3\n")
     result = await invoke(
         tmp_path, "replace_lines", path="a.py", start_line=start, end_line=end, new_text="x"
@@ -103,3 +101,40 @@ async def test_replace_lines_stays_in_the_workspace(tmp_path: Path) -> None:
         tmp_path, "replace_lines", path="../x.py", start_line=1, end_line=0, new_text="x"
     )
     assert result.is_error and not (tmp_path.parent / "x.py").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new", "broken"),
+    [
+        ("cli.py", "def main():\n    pass\n", "def if x:\n    pass\n", True),
+        ("cli.py", "def main(:\n", "def main(x:\n", False),  # it did not parse before either
+        ("cli.py", "x = 1\n", "x = 2\n", False),
+        ("run.sh", "echo hi\n", "if then\n", True),
+        ("a.js", "let a = 1;\n", "let a = ;\n", True),
+        ("notes.txt", "a\n", "((\n", False),
+    ],
+)
+def test_syntax_guard_checks(name: str, old: str, new: str, broken: bool) -> None:
+    import shutil
+
+    from cadenza.tools.syntax import breaks_syntax
+
+    if name.endswith(".js") and shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    assert (breaks_syntax(Path(name), old, new) is not None) == broken
+
+
+async def test_a_guarded_edit_that_breaks_syntax_writes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "cli.py").write_text("def main():\n    return 0\n\n\nmain()\n")
+    args = {"path": "cli.py", "old_string": "main()", "new_string": "if x:\n    main()"}
+    prepared = prepare(
+        ToolCall(id="1", name="edit_file", arguments=json.dumps({**args, "replace_all": True})),
+        default_tools(),
+    )
+    assert isinstance(prepared, PreparedCall)
+    guarded = ToolContext(root=tmp_path, host=MemoryEditor(), syntax_guard=True)
+    result = await run(prepared, guarded)
+    assert result.is_error and "invalid (line 1" in result.content
+    assert (tmp_path / "cli.py").read_text() == "def main():\n    return 0\n\n\nmain()\n"
+    unguarded = await run(prepared, ToolContext(root=tmp_path, host=MemoryEditor()))
+    assert not unguarded.is_error  # off by default (hosted models' loop)

@@ -69,6 +69,8 @@ class LoopSettings:
             request is made once more, with a note, before the miss reaches the history.
         edit_echo: A successful edit's result also shows the changed lines as the file now
             reads them and says how to finish (as Claude Code's edit result shows a snippet).
+        syntax_guard: An edit that makes a file that parsed stop parsing is refused
+            (``tools.syntax``; SWE-agent's edit linting).
     """
 
     ending: Ending = "empty"
@@ -79,6 +81,7 @@ class LoopSettings:
     core_tools: bool = False
     repair: bool = False
     edit_echo: bool = False
+    syntax_guard: bool = False
 
     def replace(self, **changes: Any) -> LoopSettings:
         """A copy with ``changes`` (field names as above)."""
@@ -125,6 +128,7 @@ LOCAL_LOOP = LoopSettings(
     core_tools=True,
     repair=True,
     edit_echo=True,
+    syntax_guard=True,
 )
 """The embedded small models' default, chosen by measurement (docs/local-model.md)."""
 

@@ -100,6 +100,7 @@ class MovementRunner:
             session_id=runtime.session_id,
             resources=runtime.resources,
             line_numbers=self.loop.edit == "line_range",
+            syntax_guard=self.loop.syntax_guard,
         )
 
     def tool_specs(self) -> list[ToolSpec]:

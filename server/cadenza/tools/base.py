@@ -78,6 +78,7 @@ class ToolContext:
         resources: Things kept between this session's calls (browser sessions), closed with it.
         line_numbers: ``read_file`` prefixes each line with its 1-based number (``12| ``), for
             the line-range edit style (``replace_lines``).
+        syntax_guard: Edits that break a file's syntax are refused (``tools.syntax``).
     """
 
     root: Path
@@ -85,6 +86,7 @@ class ToolContext:
     session_id: str = ""
     resources: SessionResources = field(default_factory=SessionResources)
     line_numbers: bool = False
+    syntax_guard: bool = False
 
 
 A = TypeVar("A", bound=ToolArgs)

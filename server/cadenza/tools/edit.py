@@ -15,14 +15,16 @@ import re
 from pathlib import Path
 from typing import ClassVar
 
+import anyio
 from pydantic import Field
 from typing_extensions import override
 
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from cadenza.tools.documents import current_document, exists
 from cadenza.tools.fs import read_decoded
-from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit, ToolHost
+from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
 from cadenza.tools.paths import relative_name, resolve_for_change
+from cadenza.tools.syntax import breaks_syntax
 from cadenza.tools.textfile import (
     LINE_BREAK,
     UnencodableError,
@@ -55,13 +57,23 @@ def _refusal(outcome: EditOutcome, name: str) -> str:
     return f"the editor refused the edit to {name}{reason}; nothing was written"
 
 
-async def apply_change(host: ToolHost, edit: FileEdit, name: str) -> None:
-    """Send ``edit`` to the editor.
+async def apply_change(ctx: ToolContext, edit: FileEdit, name: str) -> None:
+    """Send ``edit`` to the editor (after the syntax guard, when ``ctx`` has it on).
 
     Raises:
-        ToolError: The person, the editor or Cadenza refused it (nothing was written).
+        ToolError: The change would break the file's syntax (``ctx.syntax_guard``), or the
+            person, the editor or Cadenza refused it; either way nothing was written.
     """
-    outcome = await host.apply_edit(edit)
+    if ctx.syntax_guard and edit.kind == "change" and edit.old_text is not None:
+        error = await anyio.to_thread.run_sync(
+            breaks_syntax, edit.path, edit.old_text, edit.new_text
+        )
+        if error is not None:
+            raise ToolError(
+                f"this change would make {name} invalid ({error}); nothing was written. Look "
+                "at the lines you replace and make the edit again"
+            )
+    outcome = await ctx.host.apply_edit(edit)
     if not outcome.applied:
         raise ToolError(_refusal(outcome, name))
 
@@ -166,7 +178,7 @@ class EditFile(Tool[EditFileArgs]):
             ),
             format=doc.format,
         )
-        await apply_change(ctx.host, edit, name)
+        await apply_change(ctx, edit, name)
         return ToolResult(content=f"edited {name}: {replaced} replacement(s)", edits=(edit,))
 
 
@@ -198,7 +210,7 @@ class WriteFile(Tool[WriteFileArgs]):
             raise ToolError(f"{name} is a folder")
         if not exists(ctx.host, path):
             edit = _create_edit(path, name, args.content, "write_file")
-            await apply_change(ctx.host, edit, name)
+            await apply_change(ctx, edit, name)
             return ToolResult(
                 content=f"created {name} ({len(args.content)} characters)", edits=(edit,)
             )
@@ -214,7 +226,7 @@ class WriteFile(Tool[WriteFileArgs]):
             description=f"Cadenza write_file: replace the whole content of {name}",
             format=doc.format,
         )
-        await apply_change(ctx.host, edit, name)
+        await apply_change(ctx, edit, name)
         return ToolResult(content=f"overwrote {name} ({len(content)} characters)", edits=(edit,))
 
 
@@ -262,7 +274,7 @@ class CreateFile(Tool[CreateFileArgs]):
         if exists(ctx.host, path):
             raise ToolError(f"{name} exists already; edit it instead of creating it")
         edit = _create_edit(path, name, args.content, self.name)
-        await apply_change(ctx.host, edit, name)
+        await apply_change(ctx, edit, name)
         return ToolResult(content=f"created {name} ({len(args.content)} characters)", edits=(edit,))
 
 
@@ -323,7 +335,7 @@ class DeleteFile(Tool[DeleteFileArgs]):
             description=f"Cadenza delete_file: delete {name}",
             format=doc.format,
         )
-        await apply_change(ctx.host, edit, name)
+        await apply_change(ctx, edit, name)
         return ToolResult(content=f"deleted {name}", edits=(edit,))
 
 
@@ -371,7 +383,7 @@ class RenameFile(Tool[RenameFileArgs]):
             description=f"Cadenza rename_file: rename {name} to {new_name}",
             format=doc.format,
         )
-        await apply_change(ctx.host, edit, name)
+        await apply_change(ctx, edit, name)
         # For the session: the old path is gone and the new one holds the text.
         gone = FileEdit(
             path=path,

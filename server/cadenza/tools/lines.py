@@ -87,7 +87,7 @@ class ReplaceLines(Tool[ReplaceLinesArgs]):
             ),
             format=doc.format,
         )
-        await apply_change(ctx.host, edit, name)
+        await apply_change(ctx, edit, name)
         count = len(body.splitlines())
         return ToolResult(
             content=(
