@@ -75,14 +75,20 @@ Every reply is exactly one JSON object: {{"tool_calls": [{{"name": "<tool>", \
   {{"tool_calls": [{{"name": "list_files", "arguments": {{}}}}], "content": ""}}
 - {finish}
 
-Example. Task: "in util.py, make scale return twice its argument". util.py, as read:
+Example 1, a change in one place. Task: "in util.py, make scale return twice its argument". \
+util.py, as read:
 def scale(x):
     return x
 Your replies, one per step:
 1. {{"tool_calls": [{{"name": "{edit}", "arguments": {edit_args}}}], "content": ""}}
 2. {last}
-For a change in several places, make one edit per place (or search first to find them), \
-then finish.
+
+Example 2, a rename everywhere. Task: "rename helper to assist everywhere". Your replies:
+1. {{"tool_calls": [{{"name": "search", "arguments": {{"pattern": "helper"}}}}], "content": ""}}
+   (the result shows matches in util.py and main.py)
+2. {{"tool_calls": [{{"name": "{edit}", "arguments": {rename_util}}}], "content": ""}}
+3. {{"tool_calls": [{{"name": "{edit}", "arguments": {rename_main}}}], "content": ""}}
+4. then finish as in example 1.
 
 ## Tools
 {tools}
@@ -113,11 +119,28 @@ LAST_REPLIES = {
 }
 
 
+def _example_rename(edit: str, path: str) -> str:
+    """The rename example's edit of ``path`` with the session's edit tool."""
+    if edit == "edit_file":
+        args: dict[str, object] = {
+            "path": path,
+            "old_string": "helper",
+            "new_string": "assist",
+            "replace_all": True,
+        }
+    elif edit == "replace_lines":
+        args = {"path": path, "start_line": 1, "end_line": 1, "new_text": "def assist(x):"}
+    else:
+        args = {"path": path, "content": "<the whole new text, with helper renamed to assist>"}
+    return json.dumps(args)
+
+
 def _example_edit(tools: list[ToolSpec]) -> tuple[str, str]:
     """The worked example's edit call with the edit tool the session offers.
 
-    Several lines, copied as they are and changed as they must become: small models copied
-    the earlier example's single-line edits after a search (measured, issue 11).
+    Several lines, copied as they are and changed as they must become. Small models imitate
+    the examples closely (measured, issue 11): with only a rename example they edited single
+    lines found by a search; with only this one they stopped finding every place of a rename.
     """
     names = {t.name for t in tools}
     if "edit_file" in names or not names & {"write_file", "replace_lines"}:
@@ -163,6 +186,8 @@ def envelope_instructions(tools: list[ToolSpec], ending: Ending = "empty") -> st
         finish=FINISH_LINES[ending],
         edit=edit,
         edit_args=edit_args,
+        rename_util=_example_rename(edit, "util.py"),
+        rename_main=_example_rename(edit, "main.py"),
         last=LAST_REPLIES[ending],
         tools="\n".join(lines),
     )
