@@ -98,6 +98,7 @@ LOCAL = {
     "repair": True,
     "edit_echo": True,
     "syntax_guard": True,
+    "done_gate": True,
 }
 """The candidate default (``cadenza.engine.loop.LOCAL_LOOP``); the ``local-*`` variants change
 one knob of it each."""
@@ -111,6 +112,7 @@ BASELINE = {
     "repair": False,
     "edit_echo": False,
     "syntax_guard": False,
+    "done_gate": False,
 }
 """The loop before the variants (``API_LOOP``): empty list ends, every tool, the stuck note."""
 
@@ -140,6 +142,7 @@ VARIANTS = {
         _variant("local-norepair", "local, without the cut-reply repair", LOCAL, repair=False),
         _variant("local-noecho", "local, edit results without the echo", LOCAL, edit_echo=False),
         _variant("local-noguard", "local, without the syntax guard", LOCAL, syntax_guard=False),
+        _variant("local-nogate", "local, without the done gate", LOCAL, done_gate=False),
         _variant(
             "local-alltools", "local, every tool offered", LOCAL, core_tools=False, edit="all"
         ),

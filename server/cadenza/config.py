@@ -127,6 +127,9 @@ class LoopConfig(BaseModel):
     syntax_guard: StrictBool | None = Field(
         default=None, description="Refuse edits that break a file's syntax (py, sh, js)."
     )
+    done_gate: StrictBool | None = Field(
+        default=None, description="Refuse complete(done) right after a failed call, once."
+    )
 
 
 class CadenzaConfig(BaseModel):

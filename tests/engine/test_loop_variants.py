@@ -9,7 +9,7 @@ import pytest
 from cadenza.config import CadenzaConfig, ConfigError, load_config
 from cadenza.engine.events import ContractRepaired, ModelReplied, ToolCallFinished
 from cadenza.engine.loop import API_LOOP, LOCAL_LOOP, LoopSettings
-from cadenza.engine.prime import named_files, priming_message
+from cadenza.engine.prime import named_files, priming_message, task_files
 from cadenza.engine.session import CUT_ARGUMENTS, Session, SessionSettings
 from cadenza.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
 from cadenza.providers.envelope import envelope_instructions, envelope_schema
@@ -175,14 +175,14 @@ def test_priming_message_reads_the_named_and_open_files(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\ny = 2\n")
     (tmp_path / "b.py").write_text("z = 3\n")
     editor = MemoryEditor()
-    primed = priming_message(tmp_path, "change a.py", editor, open_document=tmp_path / "b.py")
+    paths = task_files(tmp_path, "change a.py", tmp_path / "b.py")
+    primed = priming_message(tmp_path, paths, editor)
     assert primed is not None and primed.tag == "files"
     assert primed.content.index("b.py (lines") < primed.content.index("a.py (lines")
     assert "x = 1\ny = 2" in primed.content
-    numbered = priming_message(tmp_path, "change a.py", editor, numbered=True)
+    numbered = priming_message(tmp_path, task_files(tmp_path, "change a.py"), editor, numbered=True)
     assert numbered is not None and "1| x = 1" in numbered.content
-    outside = priming_message(tmp_path, "no file", editor, open_document=Path("/etc/passwd"))
-    assert outside is None
+    assert task_files(tmp_path, "no file", Path("/etc/passwd")) == []
 
 
 async def test_primed_session_and_edit_echo(tmp_path: Path) -> None:
@@ -271,7 +271,8 @@ def test_priming_finds_files_past_the_overview_and_skips_big_ones(tmp_path: Path
         (tmp_path / f"f{i:02}.py").write_text("x\n")
     (tmp_path / "zeta.py").write_text("z = 1\n")
     (tmp_path / "big.py").write_text("y = 2\n" * 5000)
-    primed = priming_message(tmp_path, "fix big.py and zeta.py", MemoryEditor())
+    paths = task_files(tmp_path, "fix big.py and zeta.py")
+    primed = priming_message(tmp_path, paths, MemoryEditor())
     assert primed is not None and "zeta.py (lines 1-1 of 1)" in primed.content
 
 
@@ -297,3 +298,56 @@ def test_edit_echo_shows_each_change() -> None:
         numbered=True,
     )
     assert "1| L1\n2| l2\n3| l3\n...\n98| l98\n99| l99\n100| L100\n" in echo
+
+
+async def test_done_gate_refuses_done_right_after_a_failure_once(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    bad = call("edit_file", path="a.py", old_string="y = 1", new_string="y = 2")
+    done = call("complete", status="done", summary="changed y")
+    provider = ScriptedProvider([reply(bad), reply(done), reply(done)])
+    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn" and outcome.steps == 3  # the second one counts
+    refused = [m for m in session.messages if isinstance(m, ToolMessage)][1]
+    assert refused.is_error and refused.content.startswith("not accepted yet")
+    assert "old_string was not found" in refused.content
+
+
+async def test_done_gate_lets_done_after_a_success_and_failed_through(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    ok = call("edit_file", path="a.py", old_string="x = 1", new_string="x = 2")
+    provider = ScriptedProvider([reply(ok), reply(call("complete", status="done", summary="s"))])
+    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    assert (await session.run()).steps == 2
+    bad = call("read_file", path="missing.py")
+    give_up = call("complete", status="failed", summary="no such file")
+    provider = ScriptedProvider([reply(bad), reply(give_up)])
+    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    assert (await session.run()).stop_reason == "failed"
+
+
+def test_renamed_recognizes_a_rename_shaped_change() -> None:
+    from cadenza.engine.echo import renamed
+
+    assert renamed("def calc_area(w):\n", "def compute_area(w):\n") == ("calc_area", "compute_area")
+    assert renamed("let cnt = 0;\nf(cnt)\n", "let count = 0;\nf(count)\n") == ("cnt", "count")
+    assert renamed("x = a + b\n", "x = a * b\n") is None
+    assert renamed("print('x')\n", "logger.info('x')\n") is None
+    assert renamed("a = 1\n", "a = 2\n") is None
+
+
+async def test_echo_lists_what_a_rename_left_behind(tmp_path: Path) -> None:
+    (tmp_path / "geometry.py").write_text("def calc_area(w, h):\n    return w * h\n")
+    (tmp_path / "main.py").write_text("from geometry import calc_area\n\nprint(calc_area(1, 2))\n")
+    edit = call(
+        "edit_file",
+        path="geometry.py",
+        old_string="def calc_area(w, h):",
+        new_string="def compute_area(w, h):",
+    )
+    provider = ScriptedProvider([reply(edit), reply(call("complete", status="done", summary="s"))])
+    task = "Rename calc_area to compute_area in geometry.py and main.py."
+    session, _ = make_session(tmp_path, provider, LOCAL_LOOP, task=task)
+    await session.run()
+    result = next(m for m in session.messages if isinstance(m, ToolMessage)).content
+    assert "calc_area is still used in: main.py lines 1, 3." in result

@@ -8,11 +8,16 @@ file now reads them (as Claude Code's edit result shows a snippet) and says how 
 from __future__ import annotations
 
 import difflib
+import re
 
 from cadenza.engine.loop import Ending, finish_hint
 from cadenza.tools.host import FileEdit
-from cadenza.tools.textfile import lines_with_ends
+from cadenza.tools.textfile import changed_span, lines_with_ends
 
+_WORD = re.compile(r"[A-Za-z_]\w*")
+MAX_RENAME_SPAN = 4_000
+"""Characters of changed text looked at for a rename (a larger change is no rename)."""
+MAX_LEFTOVER_LINES = 8
 CONTEXT_LINES = 2
 MAX_DIFF_LINES = 2_000
 MAX_ECHO_LINES = 30
@@ -81,3 +86,44 @@ def edit_echo(edit: FileEdit, name: str, ending: Ending, *, numbered: bool = Fal
     return f"\n{name} now reads (around the change, {len(lines)} lines in all):\n" + (
         "\n".join(shown) + f"\n{finish}"
     )
+
+
+def renamed(old: str, new: str) -> tuple[str, str] | None:
+    """The identifier a change renamed, ``(old_name, new_name)``, or None.
+
+    The changed span (after the common head and tail, widened to whole words) must hold the
+    same words in both texts except one name replaced by another wherever they differ: the
+    shape of a rename, whether of one use or several (``replace_all``).
+    """
+    head, old_end, new_end = changed_span(old, new)
+    while head and (old[head - 1].isalnum() or old[head - 1] == "_"):
+        head -= 1
+    while old_end < len(old) and (old[old_end].isalnum() or old[old_end] == "_"):
+        old_end, new_end = old_end + 1, new_end + 1
+    if max(old_end - head, new_end - head) > MAX_RENAME_SPAN:
+        return None
+    before, after = _WORD.findall(old[head:old_end]), _WORD.findall(new[head:new_end])
+    if len(before) != len(after):
+        return None
+    pairs = {(a, b) for a, b in zip(before, after, strict=True) if a != b}
+    if len(pairs) != 1:
+        return None
+    (a, b) = next(iter(pairs))
+    return (a, b) if a not in after else None
+
+
+def leftover_lines(name: str, text: str) -> list[int]:
+    """1-based lines of ``text`` that still use the identifier ``name`` as a whole word."""
+    pattern = re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
+    return [i for i, line in enumerate(lines_with_ends(text), 1) if pattern.search(line)]
+
+
+def leftover_note(old_name: str, where: dict[str, list[int]]) -> str:
+    """What the echo adds when a rename left uses of the old name (``where``: file → lines)."""
+    places = "; ".join(
+        f"{path} line{'s' if len(lines) > 1 else ''} "
+        + ", ".join(str(n) for n in lines[:MAX_LEFTOVER_LINES])
+        + (" …" if len(lines) > MAX_LEFTOVER_LINES else "")
+        for path, lines in where.items()
+    )
+    return f"\n{old_name} is still used in: {places}. Rename those too before you finish."

@@ -71,6 +71,8 @@ class LoopSettings:
             reads them and says how to finish (as Claude Code's edit result shows a snippet).
         syntax_guard: An edit that makes a file that parsed stop parsing is refused
             (``tools.syntax``; SWE-agent's edit linting).
+        done_gate: ``complete(done)`` right after a failed call is refused once per movement
+            (``engine.gate``).
     """
 
     ending: Ending = "empty"
@@ -82,6 +84,7 @@ class LoopSettings:
     repair: bool = False
     edit_echo: bool = False
     syntax_guard: bool = False
+    done_gate: bool = False
 
     def replace(self, **changes: Any) -> LoopSettings:
         """A copy with ``changes`` (field names as above)."""
@@ -129,6 +132,7 @@ LOCAL_LOOP = LoopSettings(
     repair=True,
     edit_echo=True,
     syntax_guard=True,
+    done_gate=True,
 )
 """The embedded small models' default, chosen by measurement (docs/local-model.md)."""
 

@@ -57,22 +57,14 @@ def named_files(task: str, names: list[str]) -> list[str]:
     return [name for _, name in sorted(found)]
 
 
-def priming_message(
-    root: Path,
-    task: str,
-    host: ToolHost,
-    *,
-    open_document: Path | None = None,
-    numbered: bool = False,
-) -> UserMessage | None:
-    """The user message (tag ``files``) with the files to prime, or None when there are none.
+def task_files(root: Path, task: str, open_document: Path | None = None) -> list[str]:
+    """The workspace files a task is about: the focused document, then the files it names.
 
     Args:
         root: The workspace root.
         task: The task text.
-        host: The editor (unsaved buffers are what the model sees).
-        open_document: The editor's focused file, if the client sent one (first in the list).
-        numbered: Number the lines (the line-range edit style).
+        open_document: The editor's focused file, if the client sent one; ignored outside
+            the workspace.
     """
     files, _ = workspace_files(root, limit=MAX_SCANNED_FILES)
     paths = named_files(task, files)
@@ -83,6 +75,20 @@ def priming_message(
             focus = None
         if focus is not None:
             paths = [focus, *(p for p in paths if p != focus)]
+    return paths
+
+
+def priming_message(
+    root: Path, paths: list[str], host: ToolHost, *, numbered: bool = False
+) -> UserMessage | None:
+    """The user message (tag ``files``) with the files to prime, or None when there are none.
+
+    Args:
+        root: The workspace root.
+        paths: Workspace-relative files (``task_files``), the first ``MAX_PRIMED_FILES``.
+        host: The editor (unsaved buffers are what the model sees).
+        numbered: Number the lines (the line-range edit style).
+    """
     blocks: list[str] = []
     used = 0
     for name in paths[:MAX_PRIMED_FILES]:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cadenza.engine.context import bound_result
-from cadenza.engine.control import CONTROL_TOOLS, control_specs, decide
-from cadenza.engine.echo import edit_echo
+from cadenza.engine.control import COMPLETE, CONTROL_TOOLS, ControlDecision, control_specs, decide
+from cadenza.engine.echo import edit_echo, leftover_lines, leftover_note, renamed
 from cadenza.engine.events import (
     AgentMessageChunk,
     ContextCompacted,
@@ -28,6 +28,8 @@ from cadenza.engine.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
+from cadenza.engine.gate import claims_done, failed_before
+from cadenza.engine.gate import refusal as gate_refusal
 from cadenza.engine.loop import EDIT_TOOLS
 from cadenza.engine.permissions import PermissionRequest, refusal
 from cadenza.engine.results import (
@@ -46,7 +48,8 @@ from cadenza.providers.base import ModelRequest, ToolChoice
 from cadenza.tools.base import ToolContext, ToolError, ToolResult
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
 from cadenza.tools.dispatch.recording import BatchRecorder
-from cadenza.tools.documents import fingerprint
+from cadenza.tools.documents import current_document, fingerprint
+from cadenza.tools.host import FileEdit
 from cadenza.tools.paths import relative_name, resolve_in_workspace
 
 CUT_ARGUMENTS = (
@@ -94,6 +97,8 @@ class MovementRunner:
         self.allowed = self.loop.movement_tools(movement.tools, runtime.tools.names)
         self._specs: list[ToolSpec] | None = None
         self._stuck_stop: MovementResult | None = None
+        self._gated = ""
+        """The done gate's refusal, once it refused (it refuses once per movement)."""
         self._ctx = ToolContext(
             root=runtime.root,
             host=runtime.editor,
@@ -265,6 +270,8 @@ class MovementRunner:
             )
         )
         decision = decide(call, self.rt.workflow)
+        if decision.result is not None and self._gate_done(call):
+            decision = ControlDecision(content=self._gated, result=None)
         self.rt.publish(
             ToolCallFinished(
                 tool_call_id=call.id,
@@ -273,6 +280,17 @@ class MovementRunner:
             )
         )
         return ToolResult(content=decision.content, is_error=decision.is_error), decision.result
+
+    def _gate_done(self, call: ToolCall) -> bool:
+        """Once per movement: refuse ``complete(done)`` right after a failed call."""
+        if not self.loop.done_gate or self._gated or call.name != COMPLETE:
+            return False
+        # The reply itself is the last message; the tool results before it are the last step's.
+        failed = failed_before(self.rt.messages[:-1])
+        if failed is None or not claims_done(call):
+            return False
+        self._gated = gate_refusal(failed)
+        return True
 
     async def _workspace_call(self, call: ToolCall, *, cut: bool) -> ToolResult:
         self.calls += 1
@@ -378,6 +396,27 @@ class MovementRunner:
             return None
         return refusal(verdict, call.name, gate.timeout_s)
 
+    def _leftovers(self, edit: FileEdit, name: str) -> str:
+        """After a rename-shaped edit: where the old name is still used, or "".
+
+        Looked for in the edited file and the files the task is about (``task_files``).
+        """
+        pair = renamed(edit.old_text or "", edit.new_text)
+        if pair is None:
+            return ""
+        where: dict[str, list[int]] = {}
+        for path in dict.fromkeys([name, *self.rt.task_files]):
+            try:
+                text = edit.new_text if path == name else self._text(path)
+            except (ToolError, OSError, ValueError):
+                continue
+            if lines := leftover_lines(pair[0], text):
+                where[path] = lines
+        return leftover_note(pair[0], where) if where else ""
+
+    def _text(self, path: str) -> str:
+        return current_document(self.rt.editor, resolve_in_workspace(self.rt.root, path)).text
+
     def _fingerprint(self, prepared: PreparedCall) -> tuple[object, ...]:
         """The file's fingerprint for a call on one file; folders and searches have none.
 
@@ -414,6 +453,7 @@ class MovementRunner:
                 name = relative_name(self.rt.root, edit.path)
                 numbered = self.loop.edit == "line_range"
                 echoes.append(edit_echo(edit, name, self.loop.ending, numbered=numbered))
+                echoes.append(self._leftovers(edit, name))
             self.rt.publish(
                 FileEdited(
                     tool_call_id=call.id,

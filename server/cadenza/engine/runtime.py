@@ -90,6 +90,9 @@ class Runtime:
     resources: SessionResources = field(default_factory=SessionResources)
     stuck: StuckDetector = field(default_factory=StuckDetector)
     cache: ReadCache = field(default_factory=ReadCache)
+    task_files: list[str] = field(default_factory=list)
+    """Workspace files the task is about (``engine.prime.task_files``): the edit echo looks
+    there for what a rename left behind."""
     fingerprints: dict[str, tuple[object, ...]] = field(default_factory=dict)
     """Cache key → file fingerprint when stored: a buffer the person changed is read again."""
 

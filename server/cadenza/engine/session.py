@@ -24,7 +24,7 @@ from cadenza.engine.events import (
 from cadenza.engine.history import sanitize_history
 from cadenza.engine.permissions import PermissionGate
 from cadenza.engine.ports import Editor
-from cadenza.engine.prime import priming_message
+from cadenza.engine.prime import priming_message, task_files
 from cadenza.engine.prompt import DEFAULT_SYSTEM_PROMPT, system_prompt
 from cadenza.engine.results import (
     AskPerson,
@@ -175,14 +175,9 @@ class Session:
             SystemMessage(content=system_prompt(root, template, loop.ending)),
             UserMessage(content=task, tag="task"),
         ]
+        named = task_files(root, task, open_document) if loop.prime or loop.edit_echo else []
         if loop.prime and history is None:
-            primed = priming_message(
-                root,
-                task,
-                editor,
-                open_document=open_document,
-                numbered=loop.edit == "line_range",
-            )
+            primed = priming_message(root, named, editor, numbered=loop.edit == "line_range")
             if primed is not None:
                 messages.append(primed)
         gate = permissions or PermissionGate(
@@ -203,6 +198,7 @@ class Session:
             permissions=gate,
             messages=list(history) if history is not None else [],
             context=ContextManager(ContextLimits(context_size=self.settings.context_size)),
+            task_files=named,
         )
         if history is None:
             for message in messages:
