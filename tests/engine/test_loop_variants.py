@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,9 @@ from cadenza.engine.session import CUT_ARGUMENTS, Session, SessionSettings
 from cadenza.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
 from cadenza.providers.envelope import envelope_instructions, envelope_schema
 from cadenza.session_settings import loop_settings, session_settings
+from cadenza.tools.base import ToolContext
+from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
+from cadenza.tools.registry import default_tools
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
 
 
@@ -351,3 +355,57 @@ async def test_echo_lists_what_a_rename_left_behind(tmp_path: Path) -> None:
     await session.run()
     result = next(m for m in session.messages if isinstance(m, ToolMessage)).content
     assert "calc_area is still used in: main.py lines 1, 3." in result
+
+
+async def test_done_gate_judges_the_same_reply_and_settled_errors(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    loop = LOCAL_LOOP.replace(prime=False)
+    done = call("complete", status="done", summary="s")
+    bad = call("edit_file", path="a.py", old_string="nope", new_string="y")
+    ok = call("edit_file", path="a.py", old_string="x = 1", new_string="x = 2")
+    # A failed edit and done in one reply: refused (and a second done in it too).
+    done2 = call("complete", "c2", status="done", summary="s")
+    provider = ScriptedProvider([reply(bad, done, done2), reply(done)])
+    session, _ = make_session(tmp_path, provider, loop)
+    assert (await session.run()).steps == 2
+    # A failure fixed in the same reply as done: accepted at once.
+    (tmp_path / "a.py").write_text("x = 1\n")
+    provider = ScriptedProvider([reply(bad), reply(ok, done)])
+    session, _ = make_session(tmp_path, provider, loop)
+    assert (await session.run()).steps == 2
+    # A redone edit ("already made") is no failure.
+    (tmp_path / "a.py").write_text("x = 1\n")
+    provider = ScriptedProvider([reply(ok), reply(ok), reply(done)])
+    session, _ = make_session(tmp_path, provider, loop)
+    assert (await session.run()).steps == 3
+
+
+def test_keywords_are_no_renames() -> None:
+    from cadenza.engine.echo import renamed
+
+    assert renamed("if x:\n    pass\n", "while x:\n    pass\n") is None
+    assert renamed("f(self)\n", "f(this)\n") is None
+
+
+def test_guard_edge_cases() -> None:
+    from cadenza.tools.syntax import breaks_syntax
+
+    deep = "x = " + "+".join(["1"] * 100_000) + "\n"
+    assert breaks_syntax(Path("a.py"), "x = 1\n", deep) is None  # no crash, no verdict
+    zsh = "#!/bin/zsh\necho hi\n"
+    assert breaks_syntax(Path("a.sh"), zsh, zsh + "for f (*.txt) echo $f\n") is None
+    jsx = "const a = 1;\n"
+    assert breaks_syntax(Path("a.js"), jsx, jsx + "const b = <div/>;\n") is None
+
+
+async def test_the_same_refused_change_made_again_is_written(tmp_path: Path) -> None:
+    (tmp_path / "cli.py").write_text("x = 1\n")
+    args = {"path": "cli.py", "old_string": "x = 1", "new_string": "x = ("}
+    prepared = prepare(
+        ToolCall(id="1", name="edit_file", arguments=json.dumps(args)), default_tools()
+    )
+    assert isinstance(prepared, PreparedCall)
+    ctx = ToolContext(root=tmp_path, host=MemoryEditor(), syntax_guard=True)
+    assert (await run(prepared, ctx)).is_error
+    assert not (await run(prepared, ctx)).is_error
+    assert (tmp_path / "cli.py").read_text() == "x = (\n"

@@ -8,6 +8,7 @@ file now reads them (as Claude Code's edit result shows a snippet) and says how 
 from __future__ import annotations
 
 import difflib
+import keyword
 import re
 
 from cadenza.engine.loop import Ending, finish_hint
@@ -88,12 +89,25 @@ def edit_echo(edit: FileEdit, name: str, ending: Ending, *, numbered: bool = Fal
     )
 
 
+NOT_NAMES = frozenset(
+    {
+        *keyword.kwlist,
+        *keyword.softkwlist,
+        *("self", "cls", "this", "let", "const", "var", "function", "new", "typeof"),
+        *("then", "fi", "do", "done", "esac", "echo", "local", "export", "true", "false"),
+    }
+)
+"""Words that are never the subject of a rename (keywords, ``self``/``this``)."""
+
+
 def renamed(old: str, new: str) -> tuple[str, str] | None:
     """The identifier a change renamed, ``(old_name, new_name)``, or None.
 
     The changed span (after the common head and tail, widened to whole words) must hold the
     same words in both texts except one name replaced by another wherever they differ: the
-    shape of a rename, whether of one use or several (``replace_all``).
+    shape of a rename, whether of one use or several (``replace_all``). Keywords are not
+    names (``if`` to ``while`` is no rename); the caller also requires the task to mention
+    the old name.
     """
     head, old_end, new_end = changed_span(old, new)
     while head and (old[head - 1].isalnum() or old[head - 1] == "_"):
@@ -109,7 +123,9 @@ def renamed(old: str, new: str) -> tuple[str, str] | None:
     if len(pairs) != 1:
         return None
     (a, b) = next(iter(pairs))
-    return (a, b) if a not in after else None
+    if a in after or a in NOT_NAMES or b in NOT_NAMES:
+        return None
+    return a, b
 
 
 def leftover_lines(name: str, text: str) -> list[int]:
@@ -126,4 +142,7 @@ def leftover_note(old_name: str, where: dict[str, list[int]]) -> str:
         + (" …" if len(lines) > MAX_LEFTOVER_LINES else "")
         for path, lines in where.items()
     )
-    return f"\n{old_name} is still used in: {places}. Rename those too before you finish."
+    return (
+        f"\n{old_name} is still used in: {places}. If this edit is part of renaming "
+        f"{old_name}, change those too before you finish."
+    )

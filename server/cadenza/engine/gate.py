@@ -3,14 +3,16 @@
 Measured with the 1.5B local model (issue 11): after an edit failed (``old_string`` not found,
 a syntax error refused) it often called ``complete`` with status ``done`` at once, claiming a
 change that was never made. The gate refuses such a call once per movement, structurally (the
-previous tool result was an error), and says what failed; a second ``complete`` is accepted.
+last workspace call of this movement run failed, and not with a settled error such as "already
+made"), and says what failed; a later ``complete`` is accepted (the same reply's later ones are
+refused too).
 """
 
 from __future__ import annotations
 
 import json
 
-from cadenza.messages import Message, ToolCall, ToolMessage
+from cadenza.messages import ToolCall
 
 
 def _first_line(text: str) -> str:
@@ -26,18 +28,10 @@ def claims_done(call: ToolCall) -> bool:
     return isinstance(arguments, dict) and arguments.get("status") == "done"
 
 
-def failed_before(messages: list[Message]) -> ToolMessage | None:
-    """The last tool result of the history when it is an error, else None."""
-    for message in reversed(messages):
-        if isinstance(message, ToolMessage):
-            return message if message.is_error else None
-    return None
-
-
-def refusal(failed: ToolMessage) -> str:
-    """The error result that answers the gated ``complete``."""
+def refusal(name: str, failure: str) -> str:
+    """The error result that answers the gated ``complete`` (``name`` failed with ``failure``)."""
     return (
-        f"not accepted yet: your last call ({failed.name}) failed: {_first_line(failed.content)} "
+        f"not accepted yet: your last call ({name}) failed: {_first_line(failure)} "
         "So that change was not made. Make it again with corrected arguments (read the file if "
         'needed), or call complete with status "failed" if it cannot be done.'
     )

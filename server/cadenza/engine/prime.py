@@ -29,10 +29,14 @@ MAX_PRIMED_CHARS = 24_000
 INTRO = "The files this task is about, as they are now (you do not need to read them first):"
 
 
-def _mention(word: str, task: str) -> int | None:
-    """Where ``task`` holds ``word`` as a whole word (a sentence's full stop may follow)."""
-    match = re.search(rf"(?<![\w./-]){re.escape(word)}(?![\w/-]|\.\w)", task)
-    return match.start() if match else None
+MAX_SCANNED_BYTES = 2_000_000
+"""Larger files are neither primed nor scanned (the model can still read_file them)."""
+_PATHLIKE = re.compile(r"[\w./-]+")
+
+
+def mentions(text: str, word: str) -> bool:
+    """Whether ``text`` holds ``word`` as a whole word (a sentence's full stop may follow)."""
+    return re.search(rf"(?<![\w./-]){re.escape(word)}(?![\w/-]|\.\w)", text) is not None
 
 
 def named_files(task: str, names: list[str]) -> list[str]:
@@ -42,19 +46,24 @@ def named_files(task: str, names: list[str]) -> list[str]:
     but not "myutil.py" or "util.py.bak"), or holds its file name and no other workspace file
     has that name (a bare ``__init__.py`` names none of several).
     """
-    counts: dict[str, int] = {}
+    by_base: dict[str, list[str]] = {}
     for name in names:
-        base = name.rsplit("/", 1)[-1]
-        counts[base] = counts.get(base, 0) + 1
-    found: list[tuple[int, str]] = []
-    for name in names:
-        base = name.rsplit("/", 1)[-1]
-        at = _mention(name, task)
-        if at is None and base != name and counts[base] == 1:
-            at = _mention(base, task)
-        if at is not None:
-            found.append((at, name))
-    return [name for _, name in sorted(found)]
+        by_base.setdefault(name.rsplit("/", 1)[-1], []).append(name)
+    known = set(names)
+    found: list[str] = []
+    # One pass over the task's path-like words, looked up in sets: a regex per workspace
+    # file took seconds on 20,000 files.
+    for match in _PATHLIKE.finditer(task):
+        word = match.group().rstrip(".")
+        if word in known:
+            hit = word
+        elif len(by_base.get(word, ())) == 1:
+            hit = by_base[word][0]
+        else:
+            continue
+        if hit not in found:
+            found.append(hit)
+    return found
 
 
 def task_files(root: Path, task: str, open_document: Path | None = None) -> list[str]:
@@ -93,7 +102,10 @@ def priming_message(
     used = 0
     for name in paths[:MAX_PRIMED_FILES]:
         try:
-            text = current_document(host, resolve_in_workspace(root, name)).text
+            path = resolve_in_workspace(root, name)
+            if not path.is_file() or path.stat().st_size > MAX_SCANNED_BYTES:
+                continue  # a FIFO would block; a huge file would crowd out the rest
+            text = current_document(host, path).text
             block = render_lines(name, text, numbered=numbered)
         except (ToolError, OSError, ValueError):
             continue  # unreadable or binary: the model can still read_file it and see why

@@ -28,10 +28,11 @@ from cadenza.engine.events import (
     ToolCallFinished,
     ToolCallStarted,
 )
-from cadenza.engine.gate import claims_done, failed_before
+from cadenza.engine.gate import claims_done
 from cadenza.engine.gate import refusal as gate_refusal
 from cadenza.engine.loop import EDIT_TOOLS
 from cadenza.engine.permissions import PermissionRequest, refusal
+from cadenza.engine.prime import MAX_SCANNED_BYTES, mentions
 from cadenza.engine.results import (
     Completed,
     MovementResult,
@@ -98,7 +99,11 @@ class MovementRunner:
         self._specs: list[ToolSpec] | None = None
         self._stuck_stop: MovementResult | None = None
         self._gated = ""
-        """The done gate's refusal, once it refused (it refuses once per movement)."""
+        """The done gate's refusal, once it refused (it refuses once per movement run)."""
+        self._gated_step = 0
+        self._last_workspace: tuple[str, ToolResult] | None = None
+        """The last workspace call of this run and its result (a new run starts afresh: a
+        resume, the next movement)."""
         self._ctx = ToolContext(
             root=runtime.root,
             host=runtime.editor,
@@ -241,6 +246,7 @@ class MovementRunner:
                     result, decided = self._control(call)
                 else:
                     result = await self._workspace_call(call, cut=step.cut)
+                    self._last_workspace = (call.name, result)
                     if self._stuck_stop is not None:
                         decided = self._stuck_stop
                     elif (wait := result.waiting_human) is not None:
@@ -282,14 +288,21 @@ class MovementRunner:
         return ToolResult(content=decision.content, is_error=decision.is_error), decision.result
 
     def _gate_done(self, call: ToolCall) -> bool:
-        """Once per movement: refuse ``complete(done)`` right after a failed call."""
-        if not self.loop.done_gate or self._gated or call.name != COMPLETE:
+        """Once per movement run: refuse ``complete(done)`` right after a failed call.
+
+        "Right after": the last workspace call of this run (this reply's earlier calls
+        included) failed, not with a settled error. Later ``complete`` calls of the reply that
+        was refused are refused too, so one reply cannot slip past the gate.
+        """
+        if not self.loop.done_gate or call.name != COMPLETE or not claims_done(call):
             return False
-        # The reply itself is the last message; the tool results before it are the last step's.
-        failed = failed_before(self.rt.messages[:-1])
-        if failed is None or not claims_done(call):
+        if self._gated:
+            return self._gated_step == self.rt.steps
+        last = self._last_workspace
+        if last is None or not last[1].is_error or last[1].settled:
             return False
-        self._gated = gate_refusal(failed)
+        self._gated = gate_refusal(last[0], last[1].content)
+        self._gated_step = self.rt.steps
         return True
 
     async def _workspace_call(self, call: ToolCall, *, cut: bool) -> ToolResult:
@@ -402,20 +415,30 @@ class MovementRunner:
         Looked for in the edited file and the files the task is about (``task_files``).
         """
         pair = renamed(edit.old_text or "", edit.new_text)
-        if pair is None:
+        if pair is None or not mentions(self._task(), pair[0]):
             return ""
         where: dict[str, list[int]] = {}
         for path in dict.fromkeys([name, *self.rt.task_files]):
-            try:
-                text = edit.new_text if path == name else self._text(path)
-            except (ToolError, OSError, ValueError):
-                continue
-            if lines := leftover_lines(pair[0], text):
+            text = edit.new_text if path == name else self._text(path)
+            if text is not None and (lines := leftover_lines(pair[0], text)):
                 where[path] = lines
         return leftover_note(pair[0], where) if where else ""
 
-    def _text(self, path: str) -> str:
-        return current_document(self.rt.editor, resolve_in_workspace(self.rt.root, path)).text
+    def _task(self) -> str:
+        return next(
+            (m.content for m in self.rt.messages if isinstance(m, UserMessage) and m.tag == "task"),
+            "",
+        )
+
+    def _text(self, path: str) -> str | None:
+        """A task file's current text: regular files up to ``MAX_SCANNED_BYTES`` only."""
+        try:
+            resolved = resolve_in_workspace(self.rt.root, path)
+            if not resolved.is_file() or resolved.stat().st_size > MAX_SCANNED_BYTES:
+                return None
+            return current_document(self.rt.editor, resolved).text
+        except (ToolError, OSError, ValueError):
+            return None
 
     def _fingerprint(self, prepared: PreparedCall) -> tuple[object, ...]:
         """The file's fingerprint for a call on one file; folders and searches have none.

@@ -22,7 +22,15 @@ ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "fetch
 
 
 class ToolError(Exception):
-    """Raised inside a tool for a failure the model should read and correct (never fatal)."""
+    """Raised inside a tool for a failure the model should read and correct (never fatal).
+
+    ``settled``: nothing is left to do for the call although it failed (e.g. the edit is
+    already made); the done gate does not count it as a failure.
+    """
+
+    def __init__(self, message: str, *, settled: bool = False) -> None:
+        super().__init__(message)
+        self.settled = settled
 
 
 class ToolArgs(BaseModel):
@@ -59,12 +67,14 @@ class ToolResult:
         edits: File changes the editor applied during the call.
         waiting_human: Set by the interactive browse tool when a person must act: the
             movement ends with a ``waiting_human`` result after this call's batch.
+        settled: An error after which nothing is left to do (``ToolError.settled``).
     """
 
     content: str
     is_error: bool = False
     edits: tuple[FileEdit, ...] = field(default=())
     waiting_human: HumanWait | None = None
+    settled: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,7 +88,8 @@ class ToolContext:
         resources: Things kept between this session's calls (browser sessions), closed with it.
         line_numbers: ``read_file`` prefixes each line with its 1-based number (``12| ``), for
             the line-range edit style (``replace_lines``).
-        syntax_guard: Edits that break a file's syntax are refused (``tools.syntax``).
+        syntax_guard: Edits that break a file's syntax are refused (``tools.syntax``) once:
+            ``syntax_warned`` remembers the refused changes, made again they are written.
     """
 
     root: Path
@@ -87,6 +98,7 @@ class ToolContext:
     resources: SessionResources = field(default_factory=SessionResources)
     line_numbers: bool = False
     syntax_guard: bool = False
+    syntax_warned: set[tuple[str, int, int]] = field(default_factory=set)
 
 
 A = TypeVar("A", bound=ToolArgs)

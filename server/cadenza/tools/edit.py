@@ -65,14 +65,17 @@ async def apply_change(ctx: ToolContext, edit: FileEdit, name: str) -> None:
             person, the editor or Cadenza refused it; either way nothing was written.
     """
     if ctx.syntax_guard and edit.kind == "change" and edit.old_text is not None:
-        error = await anyio.to_thread.run_sync(
-            breaks_syntax, edit.path, edit.old_text, edit.new_text
-        )
-        if error is not None:
-            raise ToolError(
-                f"this change would make {name} invalid ({error}); nothing was written. Look "
-                "at the lines you replace and make the edit again"
+        change = (str(edit.path), hash(edit.old_text), hash(edit.new_text))
+        if change not in ctx.syntax_warned:
+            error = await anyio.to_thread.run_sync(
+                breaks_syntax, edit.path, edit.old_text, edit.new_text
             )
+            if error is not None:
+                ctx.syntax_warned.add(change)  # the same change again is let through
+                raise ToolError(
+                    f"this change would make {name} invalid ({error}); nothing was written. "
+                    "Look at the lines you replace and make the edit again"
+                )
     outcome = await ctx.host.apply_edit(edit)
     if not outcome.applied:
         raise ToolError(_refusal(outcome, name))
@@ -140,7 +143,8 @@ class EditFile(Tool[EditFileArgs]):
                 raise ToolError(
                     f"old_string is not in {name} but new_string is: this change is already "
                     "made. Do not repeat it; go on with the rest of the task, or finish if it "
-                    "is done"
+                    "is done",
+                    settled=True,
                 )
             raise ToolError(
                 f"old_string was not found in {name}; read the file and copy the exact text"

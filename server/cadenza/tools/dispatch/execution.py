@@ -105,7 +105,7 @@ async def _run(prepared: PreparedCall, ctx: ToolContext) -> ToolResult:
         with anyio.fail_after(tool.timeout_s):
             return await tool.invoke(prepared.args, ctx)
     except ToolError as exc:
-        return ToolResult(content=str(exc), is_error=True)
+        return ToolResult(content=str(exc), is_error=True, settled=exc.settled)
     except TimeoutError:
         return ToolResult(
             content=f"{tool.name} timed out after {tool.timeout_s:g} s", is_error=True
