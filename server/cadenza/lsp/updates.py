@@ -45,6 +45,15 @@ PROGRESS_END_CHARS = 300
 """Longest ``end`` message of a progress (characters); the full text is in ``session_end``."""
 
 
+class SparseWireModel(WireModel):
+    """A wire model whose top-level fields that are None are left out of the JSON."""
+
+    @model_serializer(mode="wrap")
+    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {key: value for key, value in data.items() if value is not None}
+
+
 class TextContent(WireModel):
     """ACP ``ContentBlock`` of type text."""
 
@@ -100,7 +109,7 @@ class ToolCallUpdateStart(WireModel):
     raw_input: Any
 
 
-class ToolCallUpdateProgress(WireModel):
+class ToolCallUpdateProgress(SparseWireModel):
     """``tool_call_update``: a result or a diff for an earlier ``tool_call``.
 
     ``status`` is omitted on the wire when None (a diff published while the call still runs).
@@ -114,16 +123,8 @@ class ToolCallUpdateProgress(WireModel):
     content: list[ToolContent | DiffContent]
     observation: Observation | None = None
 
-    @model_serializer(mode="wrap")
-    def _omit_null_status(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        for key in ("status", "observation"):
-            if data.get(key) is None:
-                data.pop(key, None)
-        return data
 
-
-class ModelReplyUpdate(WireModel):
+class ModelReplyUpdate(SparseWireModel):
     """``model_reply``: the model answered step ``step``.
 
     ``tool_calls``: how many calls the reply held (0: the turn ends); ``finish_reason`` as the
@@ -137,11 +138,6 @@ class ModelReplyUpdate(WireModel):
     finish_reason: str
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
-
-    @model_serializer(mode="wrap")
-    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        return {key: value for key, value in data.items() if value is not None}
 
 
 class RepairUpdate(WireModel):
@@ -192,7 +188,7 @@ class SessionResumeUpdate(WireModel):
     reply: str
 
 
-class SessionEndUpdate(WireModel):
+class SessionEndUpdate(SparseWireModel):
     """``session_end``: the session stopped; ``message``: the answer, question or error.
 
     ``missing_info`` and ``why_no_default`` come with ``needs_user_input`` when the agent asked
@@ -210,11 +206,6 @@ class SessionEndUpdate(WireModel):
     browser_session_id: str | None = None
     url: str | None = None
     act_url: str | None = None
-
-    @model_serializer(mode="wrap")
-    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        return {key: value for key, value in data.items() if value is not None}
 
 
 SessionUpdate = Annotated[
