@@ -354,7 +354,11 @@ async def test_echo_lists_what_a_rename_left_behind(tmp_path: Path) -> None:
     session, _ = make_session(tmp_path, provider, LOCAL_LOOP, task=task)
     await session.run()
     result = next(m for m in session.messages if isinstance(m, ToolMessage)).content
-    assert "calc_area is still used in: main.py lines 1, 3." in result
+    assert result.endswith(
+        "Not done yet if this edit is part of renaming calc_area: calc_area is still used in: "
+        "main.py lines 1, 3. Change those next."
+    )
+    assert "call complete" not in result
 
 
 async def test_done_gate_judges_the_same_reply_and_settled_errors(tmp_path: Path) -> None:

@@ -61,15 +61,21 @@ def _windows(blocks: list[tuple[int, int]], total: int) -> list[tuple[int, int]]
     return merged
 
 
-def edit_echo(edit: FileEdit, name: str, ending: Ending, *, numbered: bool = False) -> str:
+def edit_echo(
+    edit: FileEdit, name: str, ending: Ending, *, numbered: bool = False, next_step: str = ""
+) -> str:
     """The text added to the result of ``edit`` on the file ``name``.
 
     The changed lines as the file now reads them, ``CONTEXT_LINES`` either side, at most
     ``MAX_ECHO_LINES`` in all (``...`` between separate changes, a note for what is left
-    out), numbered ``N| `` when ``numbered`` (the line-range style); then how to finish.
+    out), numbered ``N| `` when ``numbered`` (the line-range style); then ``next_step``, or
+    by default how to finish. (The model acts on the last sentence it reads: a note on what
+    is left must replace the finish hint, not follow it; measured, issue 11.)
     """
     lines = [line.rstrip("\r\n") for line in lines_with_ends(edit.new_text)]
-    finish = f"If the task is done, {finish_hint(ending)}; otherwise make the next change."
+    finish = next_step or (
+        f"If the task is done, {finish_hint(ending)}; otherwise make the next change."
+    )
     if not lines:
         return f"\n{name} is now empty.\n{finish}"
     shown: list[str] = []
@@ -143,6 +149,6 @@ def leftover_note(old_name: str, where: dict[str, list[int]]) -> str:
         for path, lines in where.items()
     )
     return (
-        f"\n{old_name} is still used in: {places}. If this edit is part of renaming "
-        f"{old_name}, change those too before you finish."
+        f"Not done yet if this edit is part of renaming {old_name}: {old_name} is still used "
+        f"in: {places}. Change those next."
     )

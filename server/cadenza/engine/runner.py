@@ -475,8 +475,10 @@ class MovementRunner:
             if self.loop.edit_echo and edit.kind == "change":
                 name = relative_name(self.rt.root, edit.path)
                 numbered = self.loop.edit == "line_range"
-                echoes.append(edit_echo(edit, name, self.loop.ending, numbered=numbered))
-                echoes.append(self._leftovers(edit, name))
+                left = self._leftovers(edit, name)
+                echoes.append(
+                    edit_echo(edit, name, self.loop.ending, numbered=numbered, next_step=left)
+                )
             self.rt.publish(
                 FileEdited(
                     tool_call_id=call.id,
