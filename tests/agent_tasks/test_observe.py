@@ -33,9 +33,7 @@ from cadenza.messages import AssistantMessage, UserMessage
 from cadenza.messages import ToolCall as ModelCall
 
 
-def result(
-    call_id: str, status: str, text: str, observation: str | None = None
-) -> ToolCallUpdate:
+def result(call_id: str, status: str, text: str, observation: str | None = None) -> ToolCallUpdate:
     return ToolCallUpdate(
         tool_call_id=call_id,
         status=status,
