@@ -49,7 +49,7 @@ T.run(function()
     "Hello!",
     "■ end_turn after 1 step",
     "  Hello!",
-    "  loaded 4 update(s); end_turn",
+    "  loaded 5 update(s); end_turn", -- movement, agent text, model_reply, session_end + the task
   }, "the replay in the Cadenza buffer")
   T.eq(session.state, "ended", "still ended after the replay")
 
