@@ -12,9 +12,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
+from cadenza.engine.after_edit import edit_notes
 from cadenza.engine.context import bound_result
 from cadenza.engine.control import COMPLETE, CONTROL_TOOLS, ControlDecision, control_specs, decide
-from cadenza.engine.echo import edit_echo, leftover_lines, leftover_note, renamed
 from cadenza.engine.events import (
     AgentMessageChunk,
     ContextCompacted,
@@ -32,7 +32,6 @@ from cadenza.engine.gate import claims_done
 from cadenza.engine.gate import refusal as gate_refusal
 from cadenza.engine.loop import EDIT_TOOLS
 from cadenza.engine.permissions import PermissionRequest, refusal
-from cadenza.engine.prime import MAX_SCANNED_BYTES, mentions
 from cadenza.engine.results import (
     Completed,
     MovementResult,
@@ -49,8 +48,7 @@ from cadenza.providers.base import ModelRequest, ToolChoice
 from cadenza.tools.base import ToolContext, ToolError, ToolResult
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
 from cadenza.tools.dispatch.recording import BatchRecorder
-from cadenza.tools.documents import current_document, fingerprint
-from cadenza.tools.host import FileEdit
+from cadenza.tools.documents import fingerprint
 from cadenza.tools.paths import relative_name, resolve_in_workspace
 
 CUT_ARGUMENTS = (
@@ -409,37 +407,6 @@ class MovementRunner:
             return None
         return refusal(verdict, call.name, gate.timeout_s)
 
-    def _leftovers(self, edit: FileEdit, name: str) -> str:
-        """After a rename-shaped edit: where the old name is still used, or "".
-
-        Looked for in the edited file and the files the task is about (``task_files``).
-        """
-        pair = renamed(edit.old_text or "", edit.new_text)
-        if pair is None or not mentions(self._task(), pair[0]):
-            return ""
-        where: dict[str, list[int]] = {}
-        for path in dict.fromkeys([name, *self.rt.task_files]):
-            text = edit.new_text if path == name else self._text(path)
-            if text is not None and (lines := leftover_lines(pair[0], text)):
-                where[path] = lines
-        return leftover_note(pair[0], where) if where else ""
-
-    def _task(self) -> str:
-        return next(
-            (m.content for m in self.rt.messages if isinstance(m, UserMessage) and m.tag == "task"),
-            "",
-        )
-
-    def _text(self, path: str) -> str | None:
-        """A task file's current text: regular files up to ``MAX_SCANNED_BYTES`` only."""
-        try:
-            resolved = resolve_in_workspace(self.rt.root, path)
-            if not resolved.is_file() or resolved.stat().st_size > MAX_SCANNED_BYTES:
-                return None
-            return current_document(self.rt.editor, resolved).text
-        except (ToolError, OSError, ValueError):
-            return None
-
     def _fingerprint(self, prepared: PreparedCall) -> tuple[object, ...]:
         """The file's fingerprint for a call on one file; folders and searches have none.
 
@@ -473,12 +440,7 @@ class MovementRunner:
         for edit in result.edits:
             self.edited.append(relative_name(self.rt.root, edit.path))
             if self.loop.edit_echo and edit.kind == "change":
-                name = relative_name(self.rt.root, edit.path)
-                numbered = self.loop.edit == "line_range"
-                left = self._leftovers(edit, name)
-                echoes.append(
-                    edit_echo(edit, name, self.loop.ending, numbered=numbered, next_step=left)
-                )
+                echoes.append(edit_notes(self.rt, edit, relative_name(self.rt.root, edit.path)))
             self.rt.publish(
                 FileEdited(
                     tool_call_id=call.id,
