@@ -18,6 +18,7 @@ from pydantic.alias_generators import to_camel
 
 from cadenza.mcp.config import McpConfig
 from cadenza.tools.browser.settings import BrowserSettings
+from cadenza.types import Ending
 
 APP_NAME = "cadenza"
 DEFAULT_LOCAL_MODEL = "local/qwen2.5-coder-1.5b"
@@ -100,7 +101,7 @@ class LoopConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
 
-    ending: Literal["empty", "complete"] | None = Field(
+    ending: Ending | None = Field(
         default=None, description="empty: a reply with no call ends; complete: the call does."
     )
     prime: StrictBool | None = Field(

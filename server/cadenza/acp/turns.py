@@ -29,7 +29,7 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from cadenza.engine.events import StopReason as EngineStopReason
+from cadenza.types import StopReason as EngineStopReason
 
 PromptBlock = (
     TextContentBlock

@@ -11,9 +11,10 @@ import difflib
 import keyword
 import re
 
-from cadenza.engine.loop import Ending, finish_hint
+from cadenza.engine.loop import finish_hint
 from cadenza.tools.host import FileEdit
 from cadenza.tools.textfile import changed_span, lines_with_ends
+from cadenza.types import Ending
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
 MAX_RENAME_SPAN = 4_000

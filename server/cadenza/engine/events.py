@@ -12,22 +12,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 from cadenza.messages import FinishReason
 from cadenza.tools.base import ToolKind
-
-StopReason = Literal[
-    "end_turn",
-    "needs_user_input",
-    "waiting_human",
-    "failed",
-    "aborted",
-    "cancelled",
-    "max_steps",
-    "error",
-]
-"""Why a session ended (DESIGN §3): a final answer or ``complete(done)``, a question for the
-person, a person must act in the browser, ``complete(failed)``, an ``ABORT`` exit (e.g. context
-overflow), a cancel, the session's step bound, or a provider/internal error."""
-
-ToolStatus = Literal["pending", "in_progress", "completed", "failed"]
+from cadenza.types import StopReason, ToolStatus
 
 Observation = Literal["repeat", "cut", "invalid", "not_allowed"]
 """Why the engine answered a call itself instead of running it: an identical repeat (the stuck

@@ -12,11 +12,12 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Ending = Literal["empty", "complete"]
-"""How a turn ends. ``empty``: a reply with no tool call (the envelope allows an empty list).
-``complete``: every reply must hold at least one call (``tool_choice: required``, the
-envelope's ``minItems: 1``) and finishing is itself the ``complete`` control call; the
-structural rule stays: the turn continues iff there are tool calls."""
+from cadenza.types import Ending
+
+# Ending: ``empty``: a reply with no tool call (the envelope allows an empty list).
+# ``complete``: every reply must hold at least one call (``tool_choice: required``, the
+# envelope's ``minItems: 1``) and finishing is itself the ``complete`` control call; the
+# structural rule stays: the turn continues iff there are tool calls.
 
 Repeats = Literal["observe", "run"]
 """An identical repeated call: ``observe`` answers it with a note saying what was repeated and

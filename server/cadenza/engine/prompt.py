@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cadenza.engine.loop import Ending
 from cadenza.engine.overview import workspace_overview
+from cadenza.types import Ending
 
 DEFAULT_SYSTEM_PROMPT = """\
 You are Cadenza, a coding agent working inside the person's editor on the workspace at {root}.

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from cadenza.engine.events import StopReason
 from cadenza.engine.workflows import Movement
+from cadenza.types import StopReason
 
 CompleteStatus = Literal["done", "needs_user_input", "failed"]
 

@@ -19,7 +19,6 @@ from cadenza.engine.events import (
     MovementStarted,
     SessionFinished,
     SessionResumed,
-    StopReason,
 )
 from cadenza.engine.history import sanitize_history
 from cadenza.engine.permissions import PermissionGate
@@ -42,6 +41,7 @@ from cadenza.messages import Message, SystemMessage, UserMessage
 from cadenza.providers.base import Provider, ProviderError
 from cadenza.tools.dispatch.cache import ReadCache
 from cadenza.tools.registry import ToolRegistry, default_tools
+from cadenza.types import StopReason
 
 __all__ = ["CUT_ARGUMENTS", "Session", "SessionOutcome", "SessionSettings"]
 

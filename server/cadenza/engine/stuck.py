@@ -13,8 +13,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from cadenza.engine.loop import Ending, finish_hint
+from cadenza.engine.loop import finish_hint
 from cadenza.messages import ToolCall
+from cadenza.types import Ending
 
 READS = frozenset({"read_file", "list_files", "search"})
 

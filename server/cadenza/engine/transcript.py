@@ -39,8 +39,9 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic.alias_generators import to_camel
 
-from cadenza.engine.events import SessionEvent, StopReason
+from cadenza.engine.events import SessionEvent
 from cadenza.messages import Message
+from cadenza.types import StopReason
 
 log = logging.getLogger(__name__)
 

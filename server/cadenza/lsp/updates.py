@@ -32,14 +32,13 @@ from cadenza.engine.events import (
     SessionFinished,
     SessionResumed,
     StepStarted,
-    StopReason,
     ToolCacheLookup,
     ToolCallFinished,
     ToolCallStarted,
-    ToolStatus,
 )
 from cadenza.lsp.params import WireModel
 from cadenza.tools.base import ToolKind
+from cadenza.types import StopReason, ToolStatus
 
 PROGRESS_END_CHARS = 300
 """Longest ``end`` message of a progress (characters); the full text is in ``session_end``."""

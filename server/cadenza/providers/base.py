@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
 from cadenza.messages import AssistantReply, Message, ToolSpec
+from cadenza.types import Ending
 
 ToolChoice = Literal["auto", "required"]
 
@@ -43,7 +44,7 @@ class ModelRequest:
     temperature: float | None = None
     tool_choice: ToolChoice = "auto"
     parallel_tool_calls: bool | None = None
-    ending: Literal["empty", "complete"] = "empty"
+    ending: Ending = "empty"
 
 
 class ProviderError(Exception):

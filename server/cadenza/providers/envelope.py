@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from cadenza.engine.loop import Ending
 from cadenza.messages import (
     AssistantMessage,
     AssistantReply,
@@ -24,6 +23,7 @@ from cadenza.messages import (
     Usage,
     UserMessage,
 )
+from cadenza.types import Ending
 
 
 class EnvelopeError(ValueError):
