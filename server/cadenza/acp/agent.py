@@ -348,7 +348,7 @@ class CadenzaAgent:
             outcome = await engine.run()
         else:
             engine = live.engine
-            engine.rt.workflow = live.workflow  # the mode chosen since the last turn
+            engine.set_workflow(live.workflow)  # the mode chosen since the last turn
             outcome = await engine.resume(text)
         while outcome.stop_reason == "waiting_human":  # the person acts, then the turn goes on
             url_mode = self._fs.elicitation_url
@@ -494,7 +494,7 @@ class CadenzaAgent:
             last=restored.last if restored is not None else None,
         )
         if restored is not None:
-            engine.rt.steps = restored.steps
+            engine.restore_steps(restored.steps)
         return engine
 
     def _provider(self, model: str, config: CadenzaConfig) -> Provider:
@@ -560,9 +560,5 @@ async def _attach_mcp(live: AcpSession, engine: Session) -> None:
 
 
 def _usage(engine: Session) -> UsageUpdate:
-    context = engine.rt.context
-    return UsageUpdate(
-        session_update="usage_update",
-        used=context.tokens(engine.messages),
-        size=context.limits.context_size,
-    )
+    used, size = engine.context_usage()
+    return UsageUpdate(session_update="usage_update", used=used, size=size)

@@ -8,8 +8,10 @@ checkpoint (what was done, what is next) is written into the conversation and th
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -39,8 +41,10 @@ from cadenza.engine.runtime import Recorder, Runtime, SessionSettings
 from cadenza.engine.workflows import Movement, Workflow, default_workflow
 from cadenza.messages import Message, SystemMessage, UserMessage
 from cadenza.providers.base import Provider, ProviderError
+from cadenza.tools.base import Tool
 from cadenza.tools.dispatch.cache import ReadCache
 from cadenza.tools.registry import ToolRegistry, default_tools
+from cadenza.tools.resources import SessionResources
 from cadenza.types import StopReason
 
 __all__ = ["CUT_ARGUMENTS", "Session", "SessionOutcome", "SessionSettings"]
@@ -213,6 +217,45 @@ class Session:
     def steps(self) -> int:
         """Model requests made so far."""
         return self.rt.steps
+
+    @property
+    def root(self) -> Path:
+        """The workspace root."""
+        return self.rt.root
+
+    @property
+    def workflow(self) -> Workflow:
+        """The workflow the next run follows."""
+        return self.rt.workflow
+
+    def set_workflow(self, workflow: Workflow) -> None:
+        """Follow ``workflow`` from the next run on (a mode or workflow change between turns)."""
+        self.rt.workflow = workflow
+
+    def restore_steps(self, steps: int) -> None:
+        """Carry the step count of a session rebuilt from its transcript."""
+        self.rt.steps = steps
+
+    def context_usage(self) -> tuple[int, int]:
+        """Tokens the conversation holds now and the model's context size."""
+        context = self.rt.context
+        return context.tokens(self.rt.messages), context.limits.context_size
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the session's tools."""
+        return list(self.rt.tools.names)
+
+    def add_tools(self, tools: Sequence[Tool[Any]], *, gated: Iterable[str] = ()) -> None:
+        """Offer ``tools`` from the next request on; those named in ``gated`` ask first."""
+        rt = self.rt
+        rt.tools = rt.tools.with_tools(tools)
+        rt.permissions.gated = rt.permissions.gated | frozenset(gated)
+
+    @property
+    def resources(self) -> SessionResources:
+        """What the session's tools hold (browser sessions, MCP connections), closed at the end."""
+        return self.rt.resources
 
     async def run(self) -> SessionOutcome:
         """Run the workflow until it ends, waits, the step bound, a cancel, or an error.

@@ -223,7 +223,7 @@ class SessionManager:
             open_document=open_document,
         )
         if restored is not None:
-            session.rt.steps = restored.steps
+            session.restore_steps(restored.steps)
         return LiveSession(
             session=session, publisher=publisher, recorder=recorder, root=root, model=model
         )

@@ -251,15 +251,12 @@ async def attach_mcp(
     """
     if not servers:
         return []
-    rt = session.rt
-    resource = rt.resources.get(McpServers, McpServers)
+    resource = session.resources.get(McpServers, McpServers)
     tools = await resource.connect(
-        servers, root=rt.root, config=config, taken=set(rt.tools.names), warn=warn
+        servers, root=session.root, config=config, taken=set(session.tool_names), warn=warn
     )
     if tools:
-        rt.tools = rt.tools.with_tools(tools)
-        gated = {tool.name for tool in tools if tool.gated}
-        rt.permissions.gated = rt.permissions.gated | gated
+        session.add_tools(tools, gated=[tool.name for tool in tools if tool.gated])
     return [tool.name for tool in tools]
 
 
