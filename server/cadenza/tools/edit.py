@@ -1,11 +1,11 @@
 """The file-changing tools: edit, write, create, delete and rename a file.
 
-``edit_file``, ``write_file``, ``create_file``, ``delete_file`` and ``rename_file`` each
-compute one ``FileEdit`` and hand it to the editor (``ToolHost.apply_edit``); nothing here
-writes to disk, so a refused or stale edit writes nothing. Text is matched and written with the
-file's own line endings: ``old_string`` matches whatever line endings the file has, and the
-replacement's lines get the endings of the lines they replace, new lines the file's dominant
-ending (``textfile.carry_line_endings``). A file read from disk in a legacy encoding is
+Each tool here only decides its change: ``edit_file``, ``write_file``, ``create_file``,
+``delete_file`` and ``rename_file`` each compute one ``FileEdit``; finding, reading, checking and
+delivering it to the editor are the shared steps of :mod:`cadenza.tools.change`. Text is matched
+and written with the file's own line endings: ``old_string`` matches whatever line endings the file
+has, and the replacement's lines get the endings of the lines they replace, new lines the file's
+dominant ending (``textfile.carry_line_endings``). A file read from disk in a legacy encoding is
 checked up front: text that its encoding cannot hold is refused before anything is sent.
 """
 
@@ -15,27 +15,22 @@ import re
 from pathlib import Path
 from typing import ClassVar
 
-import anyio
 from pydantic import Field
 from typing_extensions import override
 
-from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from cadenza.tools.documents import current_document, exists
-from cadenza.tools.fs import read_decoded
-from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
-from cadenza.tools.paths import relative_name, resolve_for_change
-from cadenza.tools.syntax import breaks_syntax
-from cadenza.tools.textfile import (
-    LINE_BREAK,
-    UnencodableError,
-    carry_line_endings,
-    dominant_line_ending,
-    encode_change,
-    encode_text,
+from cadenza.tools.base import ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from cadenza.tools.change import (
+    FileChangeTool,
+    apply_change,
+    creation,
+    deliver_text,
+    edit_of,
+    existing_file,
+    target,
 )
-
-EDIT_TIMEOUT_S = 3600.0
-"""Seconds an edit may take: in review mode ``confirm`` a person reads the change first."""
+from cadenza.tools.documents import current_document, exists
+from cadenza.tools.host import FileEdit
+from cadenza.tools.textfile import LINE_BREAK, carry_line_endings, dominant_line_ending
 
 SNIPPET_CHARS = 60
 
@@ -45,51 +40,6 @@ def _snippet(text: str) -> str:
     line = LINE_BREAK.split(text, maxsplit=1)[0]
     more = len(line) > SNIPPET_CHARS or len(line) < len(text)
     return line[:SNIPPET_CHARS] + ("…" if more else "")
-
-
-def _refusal(outcome: EditOutcome, name: str) -> str:
-    """The tool's error text for an edit that was not applied."""
-    reason = f": {outcome.reason}" if outcome.reason else ""
-    if outcome.refused_by == "person":
-        return f"the person rejected the change to {name}{reason}; nothing was written"
-    if outcome.refused_by == "cadenza":
-        return f"{name} was not changed{reason}"
-    return f"the editor refused the edit to {name}{reason}; nothing was written"
-
-
-async def apply_change(ctx: ToolContext, edit: FileEdit, name: str) -> None:
-    """Send ``edit`` to the editor (after the syntax guard, when ``ctx`` has it on).
-
-    Raises:
-        ToolError: The change would break the file's syntax (``ctx.syntax_guard``), or the
-            person, the editor or Cadenza refused it; either way nothing was written.
-    """
-    if ctx.syntax_guard and edit.kind == "change" and edit.old_text is not None:
-        change = (str(edit.path), hash(edit.old_text), hash(edit.new_text))
-        if change not in ctx.syntax_warned:
-            error = await anyio.to_thread.run_sync(
-                breaks_syntax, edit.path, edit.old_text, edit.new_text
-            )
-            if error is not None:
-                ctx.syntax_warned.add(change)  # the same change again is let through
-                raise ToolError(
-                    f"this change would make {name} invalid ({error}); nothing was written. "
-                    "Look at the lines you replace and make the edit again"
-                )
-    outcome = await ctx.host.apply_edit(edit)
-    if not outcome.applied:
-        raise ToolError(_refusal(outcome, name))
-
-
-def check_encodable(doc: DocumentSnapshot, new_text: str, name: str) -> None:
-    """Refuse up front a change that the file's legacy encoding cannot hold exactly."""
-    fmt = doc.format
-    if fmt is None or fmt.encoding == "utf-8":
-        return
-    try:
-        encode_change(encode_text(doc.text, fmt), doc.text, new_text, fmt)
-    except UnencodableError as exc:
-        raise ToolError(f"{name} cannot take this change: {exc}; nothing was written") from None
 
 
 def _occurrences(text: str, old_string: str) -> list[re.Match[str]]:
@@ -107,7 +57,49 @@ class EditFileArgs(ToolArgs):
     replace_all: bool = Field(default=False, description="Replace every occurrence.")
 
 
-class EditFile(Tool[EditFileArgs]):
+def _replaced(text: str, args: EditFileArgs, name: str) -> tuple[str, int]:
+    """``text`` with ``old_string`` replaced as asked, and how many occurrences were replaced.
+
+    Raises:
+        ToolError: ``old_string`` is missing (or already replaced), not unique without
+            ``replace_all``, or the replacement changes nothing but line endings.
+    """
+    matches = _occurrences(text, args.old_string)
+    if not matches:
+        if _occurrences(text, args.new_string):
+            # Small models redo an edit that already succeeded (measured, issue 11).
+            raise ToolError(
+                f"old_string is not in {name} but new_string is: this change is already "
+                "made. Do not repeat it; go on with the rest of the task, or finish if it "
+                "is done",
+                settled=True,
+            )
+        raise ToolError(
+            f"old_string was not found in {name}; read the file and copy the exact text"
+        )
+    if len(matches) > 1 and not args.replace_all:
+        raise ToolError(
+            f"old_string occurs {len(matches)} times in {name}; include more surrounding "
+            "lines to make it unique, or set replace_all to true"
+        )
+    chosen = matches if args.replace_all else matches[:1]
+    ending = dominant_line_ending(text)
+    parts: list[str] = []
+    last = 0
+    for match in chosen:
+        parts.append(text[last : match.start()])
+        parts.append(carry_line_endings(match.group(), args.new_string, ending))
+        last = match.end()
+    new_text = "".join(parts) + text[last:]
+    if new_text == text:
+        raise ToolError(
+            "old_string and new_string differ only in line endings, which follow the "
+            f"file's own; nothing to change in {name}"
+        )
+    return new_text, len(chosen)
+
+
+class EditFile(FileChangeTool[EditFileArgs]):
     """Replace exact text in a file."""
 
     name = "edit_file"
@@ -117,8 +109,6 @@ class EditFile(Tool[EditFileArgs]):
         "lines around the change, not the whole file."
     )
     args_model = EditFileArgs
-    kind: ClassVar[ToolKind] = "edit"
-    timeout_s = EDIT_TIMEOUT_S
 
     @override
     def title(self, args: EditFileArgs) -> str:
@@ -126,8 +116,7 @@ class EditFile(Tool[EditFileArgs]):
 
     @override
     async def invoke(self, args: EditFileArgs, ctx: ToolContext) -> ToolResult:
-        path = resolve_for_change(ctx.root, args.path)
-        name = relative_name(ctx.root, path)
+        path, name = target(ctx, args.path)
         if args.old_string == "":
             raise ToolError("old_string is empty; use write_file to create a file")
         if args.old_string == args.new_string:
@@ -136,54 +125,22 @@ class EditFile(Tool[EditFileArgs]):
                 "the text as it is now, new_string the text as it must become (empty to delete)"
             )
         doc = current_document(ctx.host, path, name)
-        matches = _occurrences(doc.text, args.old_string)
-        if not matches:
-            if _occurrences(doc.text, args.new_string):
-                # Small models redo an edit that already succeeded (measured, issue 11).
-                raise ToolError(
-                    f"old_string is not in {name} but new_string is: this change is already "
-                    "made. Do not repeat it; go on with the rest of the task, or finish if it "
-                    "is done",
-                    settled=True,
-                )
-            raise ToolError(
-                f"old_string was not found in {name}; read the file and copy the exact text"
-            )
-        if len(matches) > 1 and not args.replace_all:
-            raise ToolError(
-                f"old_string occurs {len(matches)} times in {name}; include more surrounding "
-                "lines to make it unique, or set replace_all to true"
-            )
-        chosen = matches if args.replace_all else matches[:1]
-        ending = dominant_line_ending(doc.text)
-        parts: list[str] = []
-        last = 0
-        for match in chosen:
-            parts.append(doc.text[last : match.start()])
-            parts.append(carry_line_endings(match.group(), args.new_string, ending))
-            last = match.end()
-        new_text = "".join(parts) + doc.text[last:]
-        if new_text == doc.text:
-            raise ToolError(
-                "old_string and new_string differ only in line endings, which follow the "
-                f"file's own; nothing to change in {name}"
-            )
-        check_encodable(doc, new_text, name)
-        replaced = len(chosen)
-        edit = FileEdit(
-            path=path,
-            old_text=doc.text,
-            new_text=new_text,
-            version=doc.version,
-            label=f"edit_file {name}",
-            description=(
-                f"Cadenza edit_file: replace {replaced} occurrence(s) of "
-                f"`{_snippet(args.old_string)}` with `{_snippet(args.new_string)}` in {name}"
-            ),
-            format=doc.format,
+        new_text, replaced = _replaced(doc.text, args, name)
+        description = (
+            f"Cadenza edit_file: replace {replaced} occurrence(s) of "
+            f"`{_snippet(args.old_string)}` with `{_snippet(args.new_string)}` in {name}"
         )
-        await apply_change(ctx, edit, name)
+        edit = await deliver_text(
+            ctx, path, name, doc, new_text, label=f"edit_file {name}", description=description
+        )
         return ToolResult(content=f"edited {name}: {replaced} replacement(s)", edits=(edit,))
+
+
+async def _create(ctx: ToolContext, path: Path, name: str, content: str, tool: str) -> ToolResult:
+    """Create ``path`` with ``content`` (``write_file`` of a new file, ``create_file``)."""
+    edit = creation(path, name, content, tool)
+    await apply_change(ctx, edit, name)
+    return ToolResult(content=f"created {name} ({len(content)} characters)", edits=(edit,))
 
 
 class WriteFileArgs(ToolArgs):
@@ -193,14 +150,12 @@ class WriteFileArgs(ToolArgs):
     content: str = Field(description="The complete new content of the file.")
 
 
-class WriteFile(Tool[WriteFileArgs]):
+class WriteFile(FileChangeTool[WriteFileArgs]):
     """Create a file or replace its whole content."""
 
     name = "write_file"
     description = "Create a file, or overwrite an existing one, with the given complete content."
     args_model = WriteFileArgs
-    kind: ClassVar[ToolKind] = "edit"
-    timeout_s = EDIT_TIMEOUT_S
 
     @override
     def title(self, args: WriteFileArgs) -> str:
@@ -208,42 +163,23 @@ class WriteFile(Tool[WriteFileArgs]):
 
     @override
     async def invoke(self, args: WriteFileArgs, ctx: ToolContext) -> ToolResult:
-        path = resolve_for_change(ctx.root, args.path)
-        name = relative_name(ctx.root, path)
+        path, name = target(ctx, args.path)
         if path.is_dir():
             raise ToolError(f"{name} is a folder")
         if not exists(ctx.host, path):
-            edit = _create_edit(path, name, args.content, "write_file")
-            await apply_change(ctx, edit, name)
-            return ToolResult(
-                content=f"created {name} ({len(args.content)} characters)", edits=(edit,)
-            )
+            return await _create(ctx, path, name, args.content, self.name)
         doc = current_document(ctx.host, path, name)
         content = carry_line_endings(doc.text, args.content, dominant_line_ending(doc.text))
-        check_encodable(doc, content, name)
-        edit = FileEdit(
-            path=path,
-            old_text=doc.text,
-            new_text=content,
-            version=doc.version,
+        edit = await deliver_text(
+            ctx,
+            path,
+            name,
+            doc,
+            content,
             label=f"write_file {name}",
             description=f"Cadenza write_file: replace the whole content of {name}",
-            format=doc.format,
         )
-        await apply_change(ctx, edit, name)
         return ToolResult(content=f"overwrote {name} ({len(content)} characters)", edits=(edit,))
-
-
-def _create_edit(path: Path, name: str, content: str, tool: str) -> FileEdit:
-    return FileEdit(
-        path=path,
-        old_text=None,
-        new_text=content,
-        version=None,
-        label=f"{tool} {name}",
-        kind="create",
-        description=f"Cadenza {tool}: create {name}",
-    )
 
 
 class CreateFileArgs(ToolArgs):
@@ -253,7 +189,7 @@ class CreateFileArgs(ToolArgs):
     content: str = Field(default="", description="The content of the new file.")
 
 
-class CreateFile(Tool[CreateFileArgs]):
+class CreateFile(FileChangeTool[CreateFileArgs]):
     """Create a new file; never overwrites."""
 
     name = "create_file"
@@ -262,8 +198,6 @@ class CreateFile(Tool[CreateFileArgs]):
         "the file exists: change existing files with edit_file or write_file."
     )
     args_model = CreateFileArgs
-    kind: ClassVar[ToolKind] = "edit"
-    timeout_s = EDIT_TIMEOUT_S
 
     @override
     def title(self, args: CreateFileArgs) -> str:
@@ -271,38 +205,12 @@ class CreateFile(Tool[CreateFileArgs]):
 
     @override
     async def invoke(self, args: CreateFileArgs, ctx: ToolContext) -> ToolResult:
-        path = resolve_for_change(ctx.root, args.path)
-        name = relative_name(ctx.root, path)
+        path, name = target(ctx, args.path)
         if path.is_dir():
             raise ToolError(f"{name} is a folder")
         if exists(ctx.host, path):
             raise ToolError(f"{name} exists already; edit it instead of creating it")
-        edit = _create_edit(path, name, args.content, self.name)
-        await apply_change(ctx, edit, name)
-        return ToolResult(content=f"created {name} ({len(args.content)} characters)", edits=(edit,))
-
-
-def _existing_file(ctx: ToolContext, path: Path, name: str) -> DocumentSnapshot:
-    """The text of a file that exists on disk, refusing buffers that differ from it.
-
-    Raises:
-        ToolError: No file on disk (an untitled buffer included), a folder, not text, or an
-            open buffer with unsaved changes (deleting or moving it would lose them).
-    """
-    if path.is_dir():
-        raise ToolError(f"{name} is a folder; only files can be deleted or renamed")
-    if not path.is_file():
-        if ctx.host.open_document(path) is not None:
-            raise ToolError(f"{name} is an unsaved editor buffer, not a file on disk")
-        raise ToolError(f"file not found: {name}")
-    buffer = ctx.host.open_document(path)
-    on_disk = read_decoded(path, name)
-    if buffer is not None and buffer.text != on_disk.text:
-        raise ToolError(
-            f"{name} has unsaved changes in the editor; ask the person to save or revert it first"
-        )
-    version = buffer.version if buffer is not None else None
-    return DocumentSnapshot(path=path, text=on_disk.text, version=version, format=on_disk.format)
+        return await _create(ctx, path, name, args.content, self.name)
 
 
 class DeleteFileArgs(ToolArgs):
@@ -311,14 +219,13 @@ class DeleteFileArgs(ToolArgs):
     path: str = Field(description="File path relative to the workspace root.")
 
 
-class DeleteFile(Tool[DeleteFileArgs]):
+class DeleteFile(FileChangeTool[DeleteFileArgs]):
     """Delete a text file (the session's undo can restore it)."""
 
     name = "delete_file"
     description = "Delete a file of the workspace (text files only; folders are not deleted)."
     args_model = DeleteFileArgs
     kind: ClassVar[ToolKind] = "delete"
-    timeout_s = EDIT_TIMEOUT_S
 
     @override
     def title(self, args: DeleteFileArgs) -> str:
@@ -326,18 +233,15 @@ class DeleteFile(Tool[DeleteFileArgs]):
 
     @override
     async def invoke(self, args: DeleteFileArgs, ctx: ToolContext) -> ToolResult:
-        path = resolve_for_change(ctx.root, args.path, link_itself=True)
-        name = relative_name(ctx.root, path)
-        doc = _existing_file(ctx, path, name)
-        edit = FileEdit(
-            path=path,
-            old_text=doc.text,
-            new_text="",
-            version=doc.version,
+        path, name = target(ctx, args.path, link_itself=True)
+        doc = existing_file(ctx, path, name)
+        edit = edit_of(
+            path,
+            doc,
+            "",
             label=f"delete_file {name}",
             kind="delete",
             description=f"Cadenza delete_file: delete {name}",
-            format=doc.format,
         )
         await apply_change(ctx, edit, name)
         return ToolResult(content=f"deleted {name}", edits=(edit,))
@@ -350,7 +254,7 @@ class RenameFileArgs(ToolArgs):
     new_path: str = Field(description="Its new path, relative to the workspace root.")
 
 
-class RenameFile(Tool[RenameFileArgs]):
+class RenameFile(FileChangeTool[RenameFileArgs]):
     """Rename or move a file; never overwrites."""
 
     name = "rename_file"
@@ -360,7 +264,6 @@ class RenameFile(Tool[RenameFileArgs]):
     )
     args_model = RenameFileArgs
     kind: ClassVar[ToolKind] = "move"
-    timeout_s = EDIT_TIMEOUT_S
 
     @override
     def title(self, args: RenameFileArgs) -> str:
@@ -368,24 +271,22 @@ class RenameFile(Tool[RenameFileArgs]):
 
     @override
     async def invoke(self, args: RenameFileArgs, ctx: ToolContext) -> ToolResult:
-        path = resolve_for_change(ctx.root, args.path, link_itself=True)
-        new_path = resolve_for_change(ctx.root, args.new_path)
-        name, new_name = relative_name(ctx.root, path), relative_name(ctx.root, new_path)
+        path, name = target(ctx, args.path, link_itself=True)
+        new_path, new_name = target(ctx, args.new_path)
         if new_path == path:
             raise ToolError(f"{name} and {new_name} are the same path; nothing to rename")
-        doc = _existing_file(ctx, path, name)
+        doc = existing_file(ctx, path, name)
         if new_path.exists() or ctx.host.open_document(new_path) is not None:
             raise ToolError(f"{new_name} exists already; choose another new_path")
-        edit = FileEdit(
-            path=path,
-            old_text=doc.text,
-            new_text=doc.text,
-            version=doc.version,
-            label=f"rename_file {name} {new_name}",
+        label = f"rename_file {name} {new_name}"
+        edit = edit_of(
+            path,
+            doc,
+            doc.text,
+            label=label,
             kind="rename",
             new_path=new_path,
             description=f"Cadenza rename_file: rename {name} to {new_name}",
-            format=doc.format,
         )
         await apply_change(ctx, edit, name)
         # For the session: the old path is gone and the new one holds the text.
@@ -394,7 +295,7 @@ class RenameFile(Tool[RenameFileArgs]):
             old_text=doc.text,
             new_text="",
             version=doc.version,
-            label=edit.label,
+            label=label,
             kind="delete",
         )
         made = FileEdit(
@@ -402,7 +303,7 @@ class RenameFile(Tool[RenameFileArgs]):
             old_text=None,
             new_text=doc.text,
             version=None,
-            label=edit.label,
+            label=label,
             kind="create",
         )
         return ToolResult(content=f"renamed {name} to {new_name}", edits=(gone, made))

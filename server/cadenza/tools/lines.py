@@ -13,8 +13,8 @@ from pydantic import Field
 from typing_extensions import override
 
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from cadenza.tools.change import EDIT_TIMEOUT_S, apply_change, check_encodable
 from cadenza.tools.documents import current_document
-from cadenza.tools.edit import EDIT_TIMEOUT_S, apply_change, check_encodable
 from cadenza.tools.host import FileEdit
 from cadenza.tools.paths import relative_name, resolve_for_change
 from cadenza.tools.textfile import dominant_line_ending, lines_with_ends
