@@ -1,12 +1,12 @@
 """Apply ``workspace/applyEdit`` to the files on disk: all or nothing, atomically per file.
 
-The server describes every file change as a ``WorkspaceEdit`` (LSP 3.17, "Workspace Edit"):
-``documentChanges`` (``TextDocumentEdit``, ``CreateFile``, ``RenameFile``, ``DeleteFile``, applied
-in order) or, when absent, ``changes`` (a map from URI to ``TextEdit`` lists). The applier first
-computes the final bytes of every touched file in memory (:meth:`WorkspaceEditApplier.prepare`);
-only if every operation is valid does it write them (:meth:`WorkspaceEditApplier.commit`), each
-through a temp file and a rename (:func:`cadenza.tools.fs.write_atomic`). A refused edit writes
-nothing and says why, which the server turns into an error tool result.
+The server describes every file change as a ``WorkspaceEdit`` (LSP 3.17, "Workspace Edit"). The
+applier first computes the final bytes of every touched file in memory
+(:meth:`WorkspaceEditApplier.prepare`, through :mod:`cadenza.client.plan`); only if every
+operation is valid does it write them (:meth:`WorkspaceEditApplier.commit`), each through a temp
+file and a rename (:func:`cadenza.tools.fs.write_atomic`), rolling back what it wrote if a write
+fails. A refused edit writes nothing and says why, which the server turns into an error tool
+result.
 
 Files keep their bytes: the text is decoded as the server decodes it (UTF-8, a BOM, or a legacy
 encoding detected by charset-normalizer; undecodable files are refused) and written back in the
@@ -19,23 +19,20 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from lsprotocol import types
-from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
-from cadenza.client.text import DocumentText, TextError
+from cadenza.client.plan import EditPlan, EditRefusedError, Staged, plan_edit
 from cadenza.tools.fs import write_atomic
 from cadenza.tools.textfile import UndecodableError, decode_bytes
 
 ChangeKind = Literal["created", "modified", "deleted", "renamed"]
-DocumentChange = types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,19 +86,6 @@ class EditReview:
 ApplyResult = EditApplied | EditRefused
 
 
-class EditRefusedError(Exception):
-    """One operation of a ``WorkspaceEdit`` is invalid; the message says which and why."""
-
-
-@dataclass(kw_only=True)
-class _Staged:
-    """A file's planned final state: ``data`` None means absent; ``origin`` is a rename source."""
-
-    data: bytes | None
-    mode: int | None = None
-    origin: Path | None = None
-
-
 def _display_text(data: bytes | None) -> str | None:
     """The text of ``data`` for the summary (undecodable bytes shown as U+FFFD)."""
     if data is None:
@@ -118,69 +102,6 @@ def _new_file_mode() -> int:
     umask = os.umask(0o022)
     os.umask(umask)
     return 0o666 & ~umask
-
-
-class _Plan:
-    """The in-memory overlay of one ``WorkspaceEdit``: originals read once, final states staged."""
-
-    def __init__(self, root: Path, codec: PositionCodec, versions: Mapping[str, int]) -> None:
-        self.root = root
-        self.codec = codec
-        self.versions = versions
-        self.original: dict[Path, bytes | None] = {}
-        self.modes: dict[Path, int | None] = {}
-        self.staged: dict[Path, _Staged] = {}
-
-    def path_of(self, uri: str) -> Path:
-        """The resolved path of a ``file:`` URI inside the workspace root.
-
-        Raises:
-            EditRefusedError: Not a ``file:`` URI, or the path (symlinks followed) is outside
-                the root or is the root itself.
-        """
-        fs_path = to_fs_path(uri) if uri.startswith("file:") else None
-        if fs_path is None:
-            raise EditRefusedError(f"{uri} is not a file: URI")
-        path = Path(fs_path).resolve()
-        if path == self.root or not path.is_relative_to(self.root):
-            raise EditRefusedError(f"{uri} is outside the workspace {self.root}")
-        return path
-
-    def current(self, path: Path) -> bytes | None:
-        """The bytes of ``path`` as planned so far (None: absent).
-
-        Raises:
-            EditRefusedError: The path is a folder, or cannot be read.
-        """
-        if path in self.staged:
-            return self.staged[path].data
-        if path not in self.original:
-            if path.is_dir():
-                raise EditRefusedError(f"{self.name(path)} is a folder")
-            try:
-                self.original[path] = path.read_bytes()
-                self.modes[path] = path.stat().st_mode & 0o7777
-            except FileNotFoundError:
-                self.original[path], self.modes[path] = None, None
-            except OSError as exc:
-                raise EditRefusedError(f"cannot read {self.name(path)}: {exc.strerror}") from None
-        return self.original[path]
-
-    def stage(self, path: Path, data: bytes | None, origin: Path | None = None) -> None:
-        """Plan ``data`` as the final bytes of ``path`` (None: delete it)."""
-        self.current(path)
-        previous = self.staged.get(path)
-        if origin is None and previous is not None:  # a later edit of a staged file
-            origin, mode = previous.origin, previous.mode
-        elif origin in self.staged:
-            mode = self.staged[origin].mode
-        else:
-            mode = self.modes.get(origin or path)
-        self.staged[path] = _Staged(data=data, mode=mode, origin=origin)
-
-    def name(self, path: Path) -> str:
-        """``path`` relative to the root, ``/``-separated."""
-        return path.relative_to(self.root).as_posix()
 
 
 class WorkspaceEditApplier:
@@ -220,10 +141,9 @@ class WorkspaceEditApplier:
             stale version, an existing file to create, an undecodable file, text its encoding
             cannot hold).
         """
-        plan = _Plan(self.root, self.codec, self.open_versions)
+        plan = EditPlan(self.root, self.codec, self.open_versions)
         try:
-            for op in _operations(edit):
-                _plan_operation(plan, op)
+            plan_edit(plan, edit)
             changes = _changes(plan)
         except EditRefusedError as exc:
             return EditRefused(reason=str(exc))
@@ -266,7 +186,7 @@ class PreparedEdit:
         review: Set when an annotation of the edit needs confirmation.
     """
 
-    plan: _Plan
+    plan: EditPlan
     changes: tuple[FileChange, ...]
     review: EditReview | None
 
@@ -294,7 +214,7 @@ def _review(edit: types.WorkspaceEdit, changes: tuple[FileChange, ...]) -> EditR
     return None
 
 
-def _unchanged_since_prepared(plan: _Plan) -> None:
+def _unchanged_since_prepared(plan: EditPlan) -> None:
     """Raise when a file the plan read holds other bytes now (changed during a review)."""
     for path, original in plan.original.items():
         try:
@@ -309,122 +229,7 @@ def _unchanged_since_prepared(plan: _Plan) -> None:
             )
 
 
-def _operations(edit: types.WorkspaceEdit) -> list[DocumentChange]:
-    if edit.document_changes is not None:
-        return list(edit.document_changes)
-    return [
-        types.TextDocumentEdit(
-            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None),
-            edits=list(edits),
-        )
-        for uri, edits in (edit.changes or {}).items()
-    ]
-
-
-def _plan_operation(plan: _Plan, op: DocumentChange) -> None:
-    if isinstance(op, types.TextDocumentEdit):
-        _plan_text_edit(plan, op)
-    elif isinstance(op, types.CreateFile):
-        _plan_create(plan, op)
-    elif isinstance(op, types.RenameFile):
-        _plan_rename(plan, op)
-    else:
-        _plan_delete(plan, op)
-
-
-def _plan_text_edit(plan: _Plan, op: types.TextDocumentEdit) -> None:
-    uri, version = op.text_document.uri, op.text_document.version
-    path = plan.path_of(uri)
-    if version is not None and plan.versions.get(uri) != version:
-        have = plan.versions.get(uri)
-        held = f"version {have}" if have is not None else "no open document"
-        raise EditRefusedError(
-            f"version mismatch for {plan.name(path)}: edit for version {version}, {held}"
-        )
-    data = plan.current(path)
-    if data is None:
-        raise EditRefusedError(f"{plan.name(path)} does not exist")
-    try:
-        doc = DocumentText.decode(data, plan.codec)
-        new_data = doc.encode(apply_text_edits(doc, op.edits))
-    except TextError as exc:
-        raise EditRefusedError(f"{plan.name(path)}: {exc}") from None
-    plan.stage(path, new_data)
-
-
-def apply_text_edits(
-    doc: DocumentText,
-    edits: Sequence[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit],
-) -> str:
-    """Apply edits that all refer to ``doc``'s text, from the last to the first.
-
-    Inserts at one position keep their array order in the result (LSP 3.17, ``TextEdit``).
-
-    Args:
-        doc: The text the edit ranges refer to.
-        edits: Non-overlapping edits with ranges in the codec's units.
-
-    Returns:
-        The new text (code points, BOM not included).
-
-    Raises:
-        TextError: A range is invalid, two ranges overlap, or an edit is a snippet.
-    """
-    spans: list[tuple[int, int, int, str]] = []
-    for index, edit in enumerate(edits):
-        if isinstance(edit, types.SnippetTextEdit):
-            raise TextError("snippet edits are not supported by this client")
-        start, end = doc.span(edit.range)
-        spans.append((start, end, index, edit.new_text))
-    spans.sort()
-    for (_, end, _, _), (start, _, _, _) in itertools.pairwise(spans):
-        if start < end:
-            raise TextError("two edits overlap")
-    text = doc.text
-    for start, end, _, new_text in reversed(spans):
-        text = text[:start] + new_text + text[end:]
-    return text
-
-
-def _plan_create(plan: _Plan, op: types.CreateFile) -> None:
-    path = plan.path_of(op.uri)
-    options = op.options or types.CreateFileOptions()
-    if plan.current(path) is not None:
-        if options.overwrite:
-            plan.stage(path, b"")
-        elif not options.ignore_if_exists:
-            raise EditRefusedError(f"{plan.name(path)} already exists")
-        return
-    plan.stage(path, b"")
-
-
-def _plan_rename(plan: _Plan, op: types.RenameFile) -> None:
-    old, new = plan.path_of(op.old_uri), plan.path_of(op.new_uri)
-    options = op.options or types.RenameFileOptions()
-    data = plan.current(old)
-    if data is None:
-        raise EditRefusedError(f"{plan.name(old)} does not exist")
-    if old == new:
-        return
-    if plan.current(new) is not None and not options.overwrite:
-        if options.ignore_if_exists:
-            return
-        raise EditRefusedError(f"{plan.name(new)} already exists")
-    plan.stage(new, data, origin=old)
-    plan.stage(old, None)
-
-
-def _plan_delete(plan: _Plan, op: types.DeleteFile) -> None:
-    path = plan.path_of(op.uri)
-    options = op.options or types.DeleteFileOptions()
-    if plan.current(path) is None:
-        if not options.ignore_if_not_exists:
-            raise EditRefusedError(f"{plan.name(path)} does not exist")
-        return
-    plan.stage(path, None)
-
-
-def _changes(plan: _Plan) -> tuple[FileChange, ...]:
+def _changes(plan: EditPlan) -> tuple[FileChange, ...]:
     """The differences between the originals and the plan, in the order files were staged."""
     rename_sources = {s.origin for s in plan.staged.values() if s.data is not None and s.origin}
     changes: list[FileChange] = []
@@ -453,7 +258,7 @@ def _changes(plan: _Plan) -> tuple[FileChange, ...]:
     return tuple(changes)
 
 
-def _commit(plan: _Plan) -> None:
+def _commit(plan: EditPlan) -> None:
     """Write the staged files (writes first, then deletions); on an OS error, roll back.
 
     Raises:
@@ -473,7 +278,7 @@ def _commit(plan: _Plan) -> None:
         raise EditRefusedError(f"writing {plan.name(done[-1])} failed: {exc}") from None
 
 
-def _write_one(path: Path, staged: _Staged) -> None:
+def _write_one(path: Path, staged: Staged) -> None:
     if staged.data is None:
         path.unlink()
         return

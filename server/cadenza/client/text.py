@@ -1,4 +1,4 @@
-r"""File text as LSP sees it: exact bytes, LSP line rules, client position units.
+r"""File text as LSP sees it: exact bytes, LSP line rules, client position units, text edits.
 
 Bytes are decoded as the server decodes them (``cadenza.tools.textfile``): UTF-8, UTF-8 with a
 BOM (the BOM is not part of the text, so positions on the first line do not count it), or the
@@ -15,7 +15,9 @@ negotiated position encoding, UTF-16 by default (LSP 3.17, ``Position`` and
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from lsprotocol import types
@@ -32,7 +34,7 @@ from cadenza.tools.textfile import (
     encode_text,
 )
 
-__all__ = ["UTF8_BOM", "DocumentText", "TextError", "split_lines"]
+__all__ = ["UTF8_BOM", "DocumentText", "TextError", "apply_text_edits", "split_lines"]
 _EOL = re.compile(r"\r\n|\r|\n")
 
 
@@ -174,3 +176,37 @@ class DocumentText:
                 f"{range_.start.line}:{range_.start.character}"
             )
         return start, end
+
+
+def apply_text_edits(
+    doc: DocumentText,
+    edits: Sequence[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit],
+) -> str:
+    """Apply edits that all refer to ``doc``'s text, from the last to the first.
+
+    Inserts at one position keep their array order in the result (LSP 3.17, ``TextEdit``).
+
+    Args:
+        doc: The text the edit ranges refer to.
+        edits: Non-overlapping edits with ranges in the codec's units.
+
+    Returns:
+        The new text (code points, BOM not included).
+
+    Raises:
+        TextError: A range is invalid, two ranges overlap, or an edit is a snippet.
+    """
+    spans: list[tuple[int, int, int, str]] = []
+    for index, edit in enumerate(edits):
+        if isinstance(edit, types.SnippetTextEdit):
+            raise TextError("snippet edits are not supported by this client")
+        start, end = doc.span(edit.range)
+        spans.append((start, end, index, edit.new_text))
+    spans.sort()
+    for (_, end, _, _), (start, _, _, _) in itertools.pairwise(spans):
+        if start < end:
+            raise TextError("two edits overlap")
+    text = doc.text
+    for start, end, _, new_text in reversed(spans):
+        text = text[:start] + new_text + text[end:]
+    return text
