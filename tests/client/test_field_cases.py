@@ -19,8 +19,8 @@ import pytest
 
 from cadenza.client import ClientError, ClientOptions, HeadlessClient
 from cadenza.client.edits import EditReview
+from cadenza.client.outcome import RunResult
 from cadenza.client.prompts import DecliningPrompter
-from cadenza.client.session import SessionOutcome
 from cadenza.client.wire import AskUserParams
 from tests.support.fake_openai import FakeOpenAI, call, text, tool_messages
 
@@ -46,7 +46,7 @@ class Reviewer:
         return self.answers.pop(0)
 
 
-async def run(opts: ClientOptions, task: str, prompter: Any = None) -> SessionOutcome:
+async def run(opts: ClientOptions, task: str, prompter: Any = None) -> RunResult:
     async with asyncio.timeout(TIMEOUT_S), HeadlessClient(opts, prompter=prompter) as client:
         await client.start_session(task)
         return await client.wait()

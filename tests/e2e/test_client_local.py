@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from cadenza.client.events import ClientEvent, EditRejected, EditWritten, Progress
-from cadenza.client.session import ClientOptions, run_task
+from cadenza.client.options import ClientOptions
+from cadenza.client.session import run_task
 from cadenza.client.wire import SessionEnd, ToolCall, ToolCallUpdate
 from tests.e2e.support import (
     FINISHED_REASONS,

@@ -1,7 +1,8 @@
 """The headless client of the Cadenza server, and the ``cadenza run`` CLI built on it.
 
-:class:`HeadlessClient` spawns ``cadenza serve``, runs one agent session and reports its
-outcome; :class:`WorkspaceEditApplier` writes the server's ``workspace/applyEdit`` to disk.
+:class:`HeadlessClient` spawns ``cadenza serve``, runs one agent session and reports how it
+ended (:class:`RunResult`); :class:`WorkspaceEditApplier` writes the server's
+``workspace/applyEdit`` to disk.
 """
 
 from cadenza.client.edits import (
@@ -11,16 +12,15 @@ from cadenza.client.edits import (
     FileChange,
     WorkspaceEditApplier,
 )
-from cadenza.client.session import (
+from cadenza.client.errors import (
     ClientError,
-    ClientOptions,
-    HeadlessClient,
     ServerExitedError,
     ServerStartError,
-    SessionOutcome,
     SessionStartError,
-    run_task,
 )
+from cadenza.client.options import ClientOptions
+from cadenza.client.outcome import RunResult
+from cadenza.client.session import HeadlessClient, run_task
 
 __all__ = [
     "ApplyResult",
@@ -30,9 +30,9 @@ __all__ = [
     "EditRefused",
     "FileChange",
     "HeadlessClient",
+    "RunResult",
     "ServerExitedError",
     "ServerStartError",
-    "SessionOutcome",
     "SessionStartError",
     "WorkspaceEditApplier",
     "run_task",

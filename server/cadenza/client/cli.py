@@ -34,9 +34,12 @@ from pathlib import Path
 from rich.console import Console
 
 from cadenza.client.display import SessionDisplay, print_summary
+from cadenza.client.errors import ClientError
+from cadenza.client.options import ClientOptions
+from cadenza.client.outcome import RunResult
 from cadenza.client.prompts import DecliningPrompter, Prompter, TerminalPrompter
 from cadenza.client.safe_text import visible_markup
-from cadenza.client.session import ClientError, ClientOptions, HeadlessClient, SessionOutcome
+from cadenza.client.session import HeadlessClient
 from cadenza.client.wire import UndoSessionResult
 
 EXIT_OK = 0
@@ -176,7 +179,7 @@ class _Run:
             return EXIT_INTERRUPTED
         return exit_status(outcome.stop_reason) if outcome else EXIT_ERROR
 
-    async def _drive(self, client: HeadlessClient) -> SessionOutcome:
+    async def _drive(self, client: HeadlessClient) -> RunResult:
         await client.start()
         if self.reply_to is not None:
             await client.reply_session(self.reply_to, self.task)
@@ -185,7 +188,7 @@ class _Run:
         return await client.wait()
 
     def _on_interrupt(
-        self, client: HeadlessClient, drive: asyncio.Task[SessionOutcome], display: SessionDisplay
+        self, client: HeadlessClient, drive: asyncio.Task[RunResult], display: SessionDisplay
     ) -> None:
         """First Ctrl-C of a running session: cancel it; otherwise stop waiting at once."""
         self.interrupted = True
@@ -196,7 +199,7 @@ class _Run:
         display.note("[yellow]interrupted: cancelling the session (Ctrl-C again to quit now)[/]")
         asyncio.get_running_loop().create_task(self._cancel(client, drive))
 
-    async def _cancel(self, client: HeadlessClient, drive: asyncio.Task[SessionOutcome]) -> None:
+    async def _cancel(self, client: HeadlessClient, drive: asyncio.Task[RunResult]) -> None:
         try:
             await client.cancel()
         except ClientError as exc:
@@ -209,7 +212,7 @@ class _Run:
             drive.cancel()
 
     def _summary(
-        self, outcome: SessionOutcome | None, client: HeadlessClient, wall: float, streamed: bool
+        self, outcome: RunResult | None, client: HeadlessClient, wall: float, streamed: bool
     ) -> None:
         if outcome is None:
             print_summary(

@@ -1,45 +1,46 @@
-"""The headless client: spawn ``cadenza serve``, run one agent session, report the outcome.
+"""The headless client: spawn ``cadenza serve``, run one agent session, report how it ended.
 
-It speaks to the server through pygls's :class:`~pygls.lsp.client.BaseLanguageClient` over the
-server's stdio (LSP base protocol framing), declares the capabilities of a small editor
-(``workspace/applyEdit`` with resource operations, work-done progress, UTF-16 positions,
-``experimental.cadenza.askUser``), and serves the server's requests: edits are written to disk by
+It speaks to the server over the server's stdio (:mod:`cadenza.client.connection`) and serves
+the server's requests: edits are written to disk by
 :class:`~cadenza.client.edits.WorkspaceEditApplier`, questions go to a
-:class:`~cadenza.client.prompts.Prompter`. Everything else is handed to an observer.
+:class:`~cadenza.client.prompts.Prompter`. Everything else is handed to an observer; the run's
+end is decided by :class:`~cadenza.client.outcome.RunTracker`.
 
 Typical use::
 
     async with HeadlessClient(ClientOptions(workspace=Path("."))) as client:
         await client.start_session("rename foo to bar")
-        outcome = await client.wait()
+        result = await client.wait()
 """
 
 from __future__ import annotations
 
-import asyncio
-import collections
-import contextlib
-import logging
-import os
-import signal
-import sys
-import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
-from cadenza import __version__
+from cadenza.client.connection import (
+    ServerLanguageClient,
+    StderrTail,
+    initialize,
+    initialize_params,
+    shut_down,
+    spawn,
+)
 from cadenza.client.edits import FileChange, WorkspaceEditApplier
+from cadenza.client.errors import (
+    ClientError,
+    ServerExitedError,
+    ServerStartError,
+    SessionStartError,
+)
 from cadenza.client.eventlog import EventLog
-from cadenza.client.events import ClientEvent, Observer, UserAsked, ignore_events
+from cadenza.client.events import ClientEvent, Observer, ignore_events
 from cadenza.client.handlers import ServerRequests
+from cadenza.client.options import ClientOptions
+from cadenza.client.outcome import RunResult, RunTracker
 from cadenza.client.prompts import DecliningPrompter, Prompter
 from cadenza.client.summary import merge_changes
 from cadenza.client.wire import (
@@ -47,165 +48,11 @@ from cadenza.client.wire import (
     REPLY_SESSION,
     START_SESSION,
     UNDO_SESSION,
-    CadenzaClientProtocol,
     CancelSessionResult,
-    MessageSink,
-    SessionEnd,
     StartSessionArgs,
     StartSessionResult,
     UndoSessionResult,
-    client_converter,
 )
-
-log = logging.getLogger(__name__)
-
-DEFAULT_SERVER_COMMAND: tuple[str, ...] = (sys.executable, "-m", "cadenza", "serve")
-STDERR_TAIL_LINES = 40
-
-
-class ClientError(Exception):
-    """The client could not run the session; the message is meant for the person."""
-
-
-class ServerStartError(ClientError):
-    """The server could not be started or initialized (missing command, crash, refusal)."""
-
-
-class ServerExitedError(ClientError):
-    """The server process ended before the session did."""
-
-
-class SessionStartError(ClientError):
-    """The server refused ``cadenza.startSession`` (e.g. invalid arguments or unknown model)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ClientOptions:
-    """How to start the server and the session.
-
-    Attributes:
-        workspace: The workspace folder (edits outside it are refused).
-        model: ``PROVIDER/MODEL`` for the session, or None for the server's configured default.
-        workflow: The workflow to run (e.g. ``plan-implement-review``), or None for the
-            server's ``default``.
-        max_steps: Model requests allowed in the session (``initializationOptions.maxSteps``).
-        server_command: The command that starts a server speaking LSP framing on stdio.
-        env: The server's environment (default: this process's).
-        start_timeout: Seconds to wait for the ``initialize`` answer.
-        shutdown_timeout: Seconds to wait for ``shutdown`` and for the process to exit after
-            ``exit`` before it is terminated.
-        stderr_sink: Called with each line the server writes to stderr (default: kept only as
-            the tail shown when the server fails).
-        events_path: A file to which every request and notification from the server is
-            appended as one JSON line (:mod:`cadenza.client.eventlog`), or None.
-        review: ``confirm``: every edit is shown to the prompter before it is written;
-            ``auto``: edits are written at once; None: the server's configured ``review``.
-        open_document: The file the person has open, sent as ``textDocument`` (the server
-            primes it into the first message under the local loop variant), or None.
-    """
-
-    workspace: Path
-    model: str | None = None
-    workflow: str | None = None
-    max_steps: int | None = None
-    server_command: Sequence[str] = DEFAULT_SERVER_COMMAND
-    env: Mapping[str, str] | None = None
-    start_timeout: float = 60.0
-    shutdown_timeout: float = 5.0
-    stderr_sink: Callable[[str], None] | None = None
-    events_path: Path | None = None
-    review: Literal["auto", "confirm"] | None = None
-    open_document: Path | None = None
-
-
-@dataclass(frozen=True, kw_only=True)
-class SessionOutcome:
-    """How a session ended.
-
-    Attributes:
-        session_id: The server's id of the session.
-        stop_reason: One of ``wire.KNOWN_STOP_REASONS`` (or a newer reason).
-        message: The final answer, or the error.
-        steps: Model requests made.
-        changes: Files changed on disk, one entry per path.
-        wall_time: Seconds from ``cadenza.startSession`` to ``session_end``.
-        missing_info: For ``needs_user_input``: what the agent needs from the person.
-        why_no_default: For ``needs_user_input``: why it could not pick a default.
-    """
-
-    session_id: str
-    stop_reason: str
-    message: str
-    steps: int
-    changes: tuple[FileChange, ...]
-    wall_time: float
-    missing_info: str | None = None
-    why_no_default: str | None = None
-
-
-class _LanguageClient(LanguageClient):
-    """pygls's client with a hook that reports the server's exit."""
-
-    def __init__(self, on_exit: Callable[[int | None], None]) -> None:
-        super().__init__(
-            "cadenza-run",
-            __version__,
-            protocol_cls=CadenzaClientProtocol,
-            converter_factory=client_converter,
-        )
-        self._on_exit = on_exit
-
-    @property
-    def message_sink(self) -> MessageSink | None:
-        """What sees every raw request and notification from the server (``--events``)."""
-        return self._cadenza_protocol.message_sink
-
-    @message_sink.setter
-    def message_sink(self, sink: MessageSink | None) -> None:
-        self._cadenza_protocol.message_sink = sink
-
-    @property
-    def _cadenza_protocol(self) -> CadenzaClientProtocol:
-        protocol = self.protocol
-        assert isinstance(protocol, CadenzaClientProtocol)  # protocol_cls above
-        return protocol
-
-    @property
-    def process(self) -> asyncio.subprocess.Process | None:
-        """The server process started by ``start_io`` (pygls keeps it in a private field)."""
-        return self._server
-
-    async def server_exit(self, server: asyncio.subprocess.Process) -> None:
-        """Called by pygls when the server process has exited."""
-        self._on_exit(server.returncode)
-
-    def report_server_error(self, error: Exception, source: Any) -> None:
-        """Called by pygls when a message cannot be handled; logged, the session goes on."""
-        log.warning("protocol error (%s): %s", getattr(source, "__name__", source), error)
-
-
-@dataclass(kw_only=True)
-class _Tracker:
-    """What the client has seen of its session."""
-
-    session_id: str | None = None
-    started: float = 0.0
-    end: asyncio.Future[SessionEnd] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
-    exited: asyncio.Future[int | None] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
-    changes: list[FileChange] = field(default_factory=list)
-    waiting: SessionEnd | None = None
-    """A ``session_end`` after which the session waits for the person (the server asks next)."""
-    grace: asyncio.TimerHandle | None = None
-
-
-WAITING_STOP_REASONS = frozenset({"needs_user_input", "waiting_human"})
-PROMPT_GRACE_S = 5.0
-"""Seconds to wait for the server's prompt after a waiting ``session_end`` (older servers
-send none); then the waiting end is the outcome."""
 
 
 class HeadlessClient:
@@ -228,10 +75,9 @@ class HeadlessClient:
         self.root = options.workspace.resolve()
         self.observer = observer
         self.prompter: Prompter = prompter or DecliningPrompter()
-        self._tracker: _Tracker | None = None
-        self._lsp: _LanguageClient | None = None
-        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
-        self._stderr_task: asyncio.Task[None] | None = None
+        self._tracker: RunTracker | None = None
+        self._lsp: ServerLanguageClient | None = None
+        self._stderr = StderrTail(options.stderr_sink)
         self._events: EventLog | None = None
 
     async def __aenter__(self) -> HeadlessClient:
@@ -260,7 +106,7 @@ class HeadlessClient:
     @property
     def stderr_tail(self) -> str:
         """The last lines the server wrote to stderr."""
-        return "\n".join(self._stderr)
+        return "\n".join(self._stderr.lines)
 
     @property
     def changes(self) -> tuple[FileChange, ...]:
@@ -279,8 +125,8 @@ class HeadlessClient:
         if not self.root.is_dir():
             raise ServerStartError(f"the workspace {self.root} is not a folder")
         self._open_events()
-        tracker = self._tracker = _Tracker()
-        lsp = self._lsp = _LanguageClient(on_exit=self._server_exited)
+        tracker = self._tracker = RunTracker()
+        lsp = self._lsp = ServerLanguageClient(on_exit=tracker.server_exited)
         lsp.message_sink = self._events
         requests = ServerRequests(
             applier=WorkspaceEditApplier(self.root),
@@ -289,8 +135,13 @@ class HeadlessClient:
             on_change=tracker.changes.extend,
         )
         requests.register(lsp)
-        await self._spawn(lsp)
-        result = await self._initialize(lsp)
+        await spawn(lsp, self.options, self._stderr)
+        result = await initialize(
+            lsp,
+            initialize_params(self.root, self.options.max_steps),
+            timeout=self.options.start_timeout,
+            stderr=self._stderr,
+        )
         encoding = result.capabilities.position_encoding or types.PositionEncodingKind.Utf16
         requests.applier = WorkspaceEditApplier(self.root, position_encoding=encoding)
         lsp.initialized(types.InitializedParams())
@@ -305,55 +156,6 @@ class HeadlessClient:
             raise ClientError(
                 f"cannot write the events file {path}: {exc.strerror or exc}"
             ) from None
-
-    async def _spawn(self, lsp: _LanguageClient) -> None:
-        command = list(self.options.server_command)
-        env = dict(self.options.env) if self.options.env is not None else None
-        try:
-            # A session of its own: Ctrl-C in the terminal reaches this client only, which then
-            # cancels the session cleanly instead of the server dying mid-edit.
-            await lsp.start_io(command[0], *command[1:], env=env, start_new_session=True)
-        except OSError as exc:
-            raise ServerStartError(
-                f"cannot start the Cadenza server ({' '.join(command)}): {exc.strerror or exc}"
-            ) from None
-        process = lsp.process
-        if process is not None and process.stderr is not None:
-            self._stderr_task = asyncio.create_task(self._drain_stderr(process.stderr))
-
-    async def _initialize(self, lsp: _LanguageClient) -> types.InitializeResult:
-        try:
-            result = await asyncio.wait_for(
-                lsp.initialize_async(self._initialize_params()), self.options.start_timeout
-            )
-        except TimeoutError:
-            raise ServerStartError(
-                f"the server did not answer initialize within {self.options.start_timeout:g} s"
-                + await self._stderr_note()
-            ) from None
-        except JsonRpcException as exc:
-            raise ServerStartError(f"the server refused initialize: {exc}") from None
-        except RuntimeError:  # pygls fails pending requests this way when the server exits
-            raise ServerStartError(
-                "the server exited during start-up" + await self._stderr_note()
-            ) from None
-        commands = result.capabilities.execute_command_provider
-        if commands is None or START_SESSION not in commands.commands:
-            raise ServerStartError(f"the server does not offer the command {START_SESSION}")
-        return result
-
-    def _initialize_params(self) -> types.InitializeParams:
-        options: dict[str, Any] = {}
-        if self.options.max_steps is not None:
-            options["maxSteps"] = self.options.max_steps
-        return types.InitializeParams(
-            process_id=os.getpid(),
-            client_info=types.ClientInfo(name="cadenza-run", version=__version__),
-            root_uri=self.root_uri,
-            workspace_folders=[types.WorkspaceFolder(uri=self.root_uri, name=self.root.name)],
-            initialization_options=options,
-            capabilities=client_capabilities(),
-        )
 
     async def start_session(self, task: str) -> str:
         """Send ``cadenza.startSession`` and return the session id (the run goes on).
@@ -376,14 +178,14 @@ class HeadlessClient:
             ),
         )
         params = types.ExecuteCommandParams(command=START_SESSION, arguments=[args.wire()])
-        tracker.started = time.monotonic()
+        tracker.begin()
         try:
             raw = await lsp.workspace_execute_command_async(params)
         except JsonRpcException as exc:
             raise SessionStartError(f"the server refused the session: {exc}") from None
         except RuntimeError:
             raise ServerExitedError(
-                "the server exited before starting the session" + await self._stderr_note()
+                "the server exited before starting the session" + await self._stderr.note()
             ) from None
         if not isinstance(raw, dict) or not isinstance(raw.get("sessionId"), str):
             raise SessionStartError(f"{START_SESSION} returned {raw!r}, not {{sessionId}}")
@@ -404,43 +206,30 @@ class HeadlessClient:
         params = types.ExecuteCommandParams(
             command=REPLY_SESSION, arguments=[{"sessionId": session_id, "text": text}]
         )
-        tracker.started = time.monotonic()
-        tracker.session_id = session_id
+        tracker.begin(session_id)
         try:
             await lsp.workspace_execute_command_async(params)
         except JsonRpcException as exc:
             raise SessionStartError(f"the server refused the reply: {exc}") from None
         except RuntimeError:
             raise ServerExitedError(
-                "the server exited before taking the reply" + await self._stderr_note()
+                "the server exited before taking the reply" + await self._stderr.note()
             ) from None
 
-    async def wait(self) -> SessionOutcome:
+    async def wait(self) -> RunResult:
         """Wait for ``session_end``.
 
         Raises:
             ServerExitedError: The server process ended first.
         """
         _, tracker = self._started()
-        waiters: list[asyncio.Future[Any]] = [tracker.end, tracker.exited]
-        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        if not tracker.end.done():
+        if not await tracker.ended():
             code = tracker.exited.result()
             raise ServerExitedError(
                 f"the server exited (status {code}) before the session ended"
-                + await self._stderr_note()
+                + await self._stderr.note()
             )
-        end = tracker.end.result()
-        return SessionOutcome(
-            session_id=tracker.session_id or "",
-            stop_reason=end.stop_reason,
-            message=end.message,
-            steps=end.steps,
-            changes=self.changes,
-            wall_time=time.monotonic() - tracker.started,
-            missing_info=end.missing_info,
-            why_no_default=end.why_no_default,
-        )
+        return tracker.result()
 
     async def cancel(self) -> bool:
         """Send ``cadenza.cancelSession``; True when the server was running the session.
@@ -484,127 +273,22 @@ class HeadlessClient:
     async def close(self) -> None:
         """``shutdown`` then ``exit`` the server; terminate it if it lingers. Idempotent."""
         lsp, self._lsp = self._lsp, None
-        if lsp is None:
-            if self._events is not None:
-                self._events.close()
-            return
-        process = lsp.process
-        timeout = self.options.shutdown_timeout
-        if process is not None and process.returncode is None:
-            with contextlib.suppress(JsonRpcException, RuntimeError, TimeoutError):
-                await asyncio.wait_for(lsp.shutdown_async(None), timeout)
-                lsp.exit(None)
-            await _reap(process, timeout)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(lsp.stop(), timeout)  # type: ignore[no-untyped-call]
-        if self._stderr_task is not None:
-            self._stderr_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._stderr_task
+        if lsp is not None:
+            await shut_down(lsp, self.options.shutdown_timeout)
+            await self._stderr.stop()
         if self._events is not None:
             self._events.close()
 
-    def _started(self) -> tuple[_LanguageClient, _Tracker]:
+    def _started(self) -> tuple[ServerLanguageClient, RunTracker]:
         if self._lsp is None or self._tracker is None:
             raise ClientError("the client is not started")
         return self._lsp, self._tracker
 
     def _publish(self, event: ClientEvent) -> None:
-        """Pass ``event`` on; resolve the session's end.
-
-        After ``needs_user_input`` or ``waiting_human`` the server prompts the person: an
-        answer resumes the session (the outcome is a later ``session_end``); a declined
-        prompt, or none within ``PROMPT_GRACE_S``, makes the waiting end the outcome.
-        """
-        tracker = self._tracker
-        if tracker is not None and not tracker.end.done():
-            if isinstance(event, SessionEnd):
-                if event.stop_reason in WAITING_STOP_REASONS:
-                    tracker.waiting = event
-                    tracker.grace = asyncio.get_running_loop().call_later(
-                        PROMPT_GRACE_S, self._settle_waiting
-                    )
-                else:
-                    tracker.end.set_result(event)
-            elif isinstance(event, UserAsked) and tracker.waiting is not None:
-                if tracker.grace is not None:
-                    tracker.grace.cancel()
-                if event.answer is None or event.answer == "Answer in the agent panel":
-                    self._settle_waiting()
-                else:
-                    tracker.waiting = None  # it resumes; its next session_end counts
+        """Let the tracker see ``event`` (it may end the run), then pass it on."""
+        if self._tracker is not None:
+            self._tracker.see(event)
         self.observer(event)
-
-    def _settle_waiting(self) -> None:
-        tracker = self._tracker
-        if tracker is not None and tracker.waiting is not None and not tracker.end.done():
-            tracker.end.set_result(tracker.waiting)
-
-    def _server_exited(self, code: int | None) -> None:
-        if self._tracker is not None and not self._tracker.exited.done():
-            self._tracker.exited.set_result(code)
-
-    async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
-        """Read the server's stderr so it never blocks on a full pipe; keep the tail."""
-        while line := await stream.readline():
-            text = line.decode("utf-8", errors="replace").rstrip()
-            self._stderr.append(text)
-            if self.options.stderr_sink is not None:
-                self.options.stderr_sink(text)
-
-    async def _stderr_note(self) -> str:
-        """``: <last stderr lines>`` once the pipe is drained (waits at most one second)."""
-        if self._stderr_task is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self._stderr_task), 1.0)
-        tail = [line for line in self._stderr if line.strip()][-12:]
-        return (":\n" + "\n".join(tail)) if tail else ""
-
-
-async def _reap(process: asyncio.subprocess.Process, timeout: float) -> None:
-    """Wait for ``process`` to exit; then SIGTERM, then SIGKILL its process group."""
-    for sig in (None, signal.SIGTERM, signal.SIGKILL):
-        if sig is not None:
-            with contextlib.suppress(ProcessLookupError):
-                # The server leads its own process group (start_new_session): this reaches
-                # helpers it started, such as a llama-server, if it did not stop them.
-                os.killpg(process.pid, sig)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), timeout)
-            return
-
-
-def client_capabilities() -> types.ClientCapabilities:
-    """What the headless client supports (LSP 3.17 ``ClientCapabilities``)."""
-    return types.ClientCapabilities(
-        workspace=types.WorkspaceClientCapabilities(
-            apply_edit=True,
-            workspace_edit=types.WorkspaceEditClientCapabilities(
-                document_changes=True,
-                resource_operations=[
-                    types.ResourceOperationKind.Create,
-                    types.ResourceOperationKind.Rename,
-                    types.ResourceOperationKind.Delete,
-                ],
-                failure_handling=types.FailureHandlingKind.Transactional,
-                # Review mode ``confirm``: annotated edits are shown and confirmed here.
-                change_annotation_support=types.ChangeAnnotationsSupportOptions(
-                    groups_on_label=False
-                ),
-            ),
-            workspace_folders=True,
-        ),
-        window=types.WindowClientCapabilities(
-            work_done_progress=True,
-            show_message=types.ShowMessageRequestClientCapabilities(),
-        ),
-        general=types.GeneralClientCapabilities(
-            position_encodings=[types.PositionEncodingKind.Utf16]
-        ),
-        # exactEncodings: closed files are decoded as the server decodes them and written
-        # back in their own encoding (cadenza.client.text).
-        experimental={"cadenza": {"askUser": True, "exactEncodings": True}},
-    )
 
 
 async def run_task(
@@ -613,7 +297,7 @@ async def run_task(
     *,
     observer: Observer = ignore_events,
     prompter: Prompter | None = None,
-) -> SessionOutcome:
+) -> RunResult:
     """Start a server, run ``task`` to its end, shut the server down.
 
     Raises:

@@ -1,0 +1,50 @@
+"""How the headless client starts the server and the session (:class:`ClientOptions`)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+DEFAULT_SERVER_COMMAND: tuple[str, ...] = (sys.executable, "-m", "cadenza", "serve")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClientOptions:
+    """How to start the server and the session.
+
+    Attributes:
+        workspace: The workspace folder (edits outside it are refused).
+        model: ``PROVIDER/MODEL`` for the session, or None for the server's configured default.
+        workflow: The workflow to run (e.g. ``plan-implement-review``), or None for the
+            server's ``default``.
+        max_steps: Model requests allowed in the session (``initializationOptions.maxSteps``).
+        server_command: The command that starts a server speaking LSP framing on stdio.
+        env: The server's environment (default: this process's).
+        start_timeout: Seconds to wait for the ``initialize`` answer.
+        shutdown_timeout: Seconds to wait for ``shutdown`` and for the process to exit after
+            ``exit`` before it is terminated.
+        stderr_sink: Called with each line the server writes to stderr (default: kept only as
+            the tail shown when the server fails).
+        events_path: A file to which every request and notification from the server is
+            appended as one JSON line (:mod:`cadenza.client.eventlog`), or None.
+        review: ``confirm``: every edit is shown to the prompter before it is written;
+            ``auto``: edits are written at once; None: the server's configured ``review``.
+        open_document: The file the person has open, sent as ``textDocument`` (the server
+            primes it into the first message under the local loop variant), or None.
+    """
+
+    workspace: Path
+    model: str | None = None
+    workflow: str | None = None
+    max_steps: int | None = None
+    server_command: Sequence[str] = DEFAULT_SERVER_COMMAND
+    env: Mapping[str, str] | None = None
+    start_timeout: float = 60.0
+    shutdown_timeout: float = 5.0
+    stderr_sink: Callable[[str], None] | None = None
+    events_path: Path | None = None
+    review: Literal["auto", "confirm"] | None = None
+    open_document: Path | None = None

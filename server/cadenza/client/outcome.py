@@ -1,0 +1,126 @@
+"""How one run of a session ends: :class:`RunResult`, and the tracking that decides it.
+
+The run ends with the server's ``session_end``, except when the session stops to wait for the
+person (``needs_user_input``, ``waiting_human``): then the server prompts next, and an answer
+resumes the session (the result is a later ``session_end``), while a declined prompt, or none
+within ``PROMPT_GRACE_S``, makes the waiting end the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from cadenza.client.edits import FileChange
+from cadenza.client.events import ClientEvent, UserAsked
+from cadenza.client.summary import merge_changes
+from cadenza.client.wire import SessionEnd
+
+WAITING_STOP_REASONS = frozenset({"needs_user_input", "waiting_human"})
+PROMPT_GRACE_S = 5.0
+"""Seconds to wait for the server's prompt after a waiting ``session_end`` (older servers
+send none); then the waiting end is the outcome."""
+
+PANEL_ANSWER = "Answer in the agent panel"
+"""The prompt's choice that leaves the answer for later: the waiting end is the result."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunResult:
+    """How a run of a session ended, as the headless client saw it.
+
+    Attributes:
+        session_id: The server's id of the session.
+        stop_reason: One of ``wire.KNOWN_STOP_REASONS`` (or a newer reason).
+        message: The final answer, or the error.
+        steps: Model requests made.
+        changes: Files changed on disk, one entry per path.
+        wall_time: Seconds from ``cadenza.startSession`` to ``session_end``.
+        missing_info: For ``needs_user_input``: what the agent needs from the person.
+        why_no_default: For ``needs_user_input``: why it could not pick a default.
+    """
+
+    session_id: str
+    stop_reason: str
+    message: str
+    steps: int
+    changes: tuple[FileChange, ...]
+    wall_time: float
+    missing_info: str | None = None
+    why_no_default: str | None = None
+
+
+@dataclass(kw_only=True)
+class RunTracker:
+    """What the client has seen of its session, and the futures its end resolves."""
+
+    session_id: str | None = None
+    started: float = 0.0
+    end: asyncio.Future[SessionEnd] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+    exited: asyncio.Future[int | None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+    changes: list[FileChange] = field(default_factory=list)
+    waiting: SessionEnd | None = None
+    """A ``session_end`` after which the session waits for the person (the server asks next)."""
+    grace: asyncio.TimerHandle | None = None
+
+    def begin(self, session_id: str | None = None) -> None:
+        """A run starts now (``cadenza.startSession`` or ``cadenza.replySession`` is sent)."""
+        self.started = time.monotonic()
+        if session_id is not None:
+            self.session_id = session_id
+
+    def see(self, event: ClientEvent) -> None:
+        """Resolve the run's end from ``event`` (see the module docstring)."""
+        if self.end.done():
+            return
+        if isinstance(event, SessionEnd):
+            if event.stop_reason in WAITING_STOP_REASONS:
+                self.waiting = event
+                self.grace = asyncio.get_running_loop().call_later(
+                    PROMPT_GRACE_S, self.settle_waiting
+                )
+            else:
+                self.end.set_result(event)
+        elif isinstance(event, UserAsked) and self.waiting is not None:
+            if self.grace is not None:
+                self.grace.cancel()
+            if event.answer is None or event.answer == PANEL_ANSWER:
+                self.settle_waiting()
+            else:
+                self.waiting = None  # it resumes; its next session_end counts
+
+    def settle_waiting(self) -> None:
+        """The waiting ``session_end`` is the result (no answer came)."""
+        if self.waiting is not None and not self.end.done():
+            self.end.set_result(self.waiting)
+
+    def server_exited(self, code: int | None) -> None:
+        """The server process ended with status ``code``."""
+        if not self.exited.done():
+            self.exited.set_result(code)
+
+    async def ended(self) -> bool:
+        """Wait for the run's end or the server's exit; True when the run ended."""
+        waiters: list[asyncio.Future[Any]] = [self.end, self.exited]
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        return self.end.done()
+
+    def result(self) -> RunResult:
+        """The result of the ended run (call once :meth:`ended` is True)."""
+        end = self.end.result()
+        return RunResult(
+            session_id=self.session_id or "",
+            stop_reason=end.stop_reason,
+            message=end.message,
+            steps=end.steps,
+            changes=merge_changes(self.changes),
+            wall_time=time.monotonic() - self.started,
+            missing_info=end.missing_info,
+            why_no_default=end.why_no_default,
+        )
