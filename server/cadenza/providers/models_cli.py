@@ -18,15 +18,8 @@ from rich.progress import (
 from rich.table import Table
 
 from cadenza.config import DEFAULT_LOCAL_MODEL
-from cadenza.providers.models import (
-    MODELS,
-    ModelError,
-    PullProgress,
-    get_spec,
-    model_path,
-    models_dir,
-    pull,
-)
+from cadenza.providers.model_catalog import MODELS, ModelError, get_spec
+from cadenza.providers.models import PullProgress, model_path, models_dir, pull
 
 DEFAULT_MODEL_NAME = DEFAULT_LOCAL_MODEL.removeprefix("local/")
 

