@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from pydantic import Field
 from typing_extensions import override
 
+from cadenza.config.browser import BrowserSettings
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from cadenza.tools.browse import check_url
 from cadenza.tools.browser.sessions import BrowserSession, BrowserSessions, error_text
-from cadenza.tools.browser.settings import BrowserSettings
 from cadenza.tools.dispatch.browse_result import WAITING_HUMAN, browse_tool_result
 
 if TYPE_CHECKING:

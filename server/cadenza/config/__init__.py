@@ -16,8 +16,8 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 from pydantic.alias_generators import to_camel
 
-from cadenza.mcp.config import McpConfig
-from cadenza.tools.browser.settings import BrowserSettings
+from cadenza.config.browser import BrowserSettings
+from cadenza.config.mcp import McpConfig
 from cadenza.types import Ending
 
 APP_NAME = "cadenza"
