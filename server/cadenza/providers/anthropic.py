@@ -49,7 +49,7 @@ from cadenza.messages import (
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
 from cadenza.providers.http import HttpTransport, StreamEnded, json_event
 from cadenza.providers.retry import RetryPolicy
-from cadenza.providers.secrets import redact, register_secret
+from cadenza.secrets import redact, register_secret
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"

@@ -53,7 +53,7 @@ from cadenza.messages import AssistantReply, Usage
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
 from cadenza.providers.envelope import find_envelope
 from cadenza.providers.envelope import map_messages as map_envelope_messages
-from cadenza.providers.secrets import redact, secret_from_env
+from cadenza.secrets import redact, secret_from_env
 
 DEFAULT_TIMEOUT_S = 300.0
 """Longest time one CLI call may take before it is killed (seconds)."""

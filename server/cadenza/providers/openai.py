@@ -45,7 +45,7 @@ from cadenza.providers.envelope import EnvelopeError, envelope_reply, envelope_s
 from cadenza.providers.envelope import map_messages as map_envelope_messages
 from cadenza.providers.http import HttpTransport, StreamEnded, json_event
 from cadenza.providers.retry import RetryPolicy
-from cadenza.providers.secrets import redact, register_secret
+from cadenza.secrets import redact, register_secret
 
 DEFAULT_TIMEOUT_S = 600.0
 """Read timeout: the longest silence between two chunks (seconds); local models are slow."""
