@@ -31,8 +31,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
 from cadenza.client.text import DocumentText, TextError
-from cadenza.tools.fs import write_atomic
-from cadenza.tools.textfile import UndecodableError, decode_bytes
+from cadenza.textio import UndecodableError, decode_bytes, write_atomic
 
 ChangeKind = Literal["created", "modified", "deleted", "renamed"]
 DocumentChange = types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile

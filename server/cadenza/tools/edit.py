@@ -19,20 +19,14 @@ import anyio
 from pydantic import Field
 from typing_extensions import override
 
+from cadenza.textio import UnencodableError, encode_change, encode_text
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from cadenza.tools.documents import current_document, exists
 from cadenza.tools.fs import read_decoded
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
 from cadenza.tools.paths import relative_name, resolve_for_change
 from cadenza.tools.syntax import breaks_syntax
-from cadenza.tools.textfile import (
-    LINE_BREAK,
-    UnencodableError,
-    carry_line_endings,
-    dominant_line_ending,
-    encode_change,
-    encode_text,
-)
+from cadenza.tools.textfile import LINE_BREAK, carry_line_endings, dominant_line_ending
 
 EDIT_TIMEOUT_S = 3600.0
 """Seconds an edit may take: in review mode ``confirm`` a person reads the change first."""
