@@ -11,7 +11,7 @@ import dataclasses
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import ValidationError
@@ -19,7 +19,9 @@ from pydantic import ValidationError
 from cadenza.messages import ToolCall
 from cadenza.secrets import redact, register_known_keys
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from cadenza.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:  # the registry holds the tools, some of which use dispatch's results
+    from cadenza.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
