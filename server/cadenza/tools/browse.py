@@ -8,6 +8,8 @@ cut. Anything else (a scheme other than http(s), no connection, HTTP 4xx/5xx, im
 an error the model reads.
 
 No JavaScript runs: a page that needs a browser (or a person) is ``browse_interactive``'s job.
+The HTTP side (``cadenza.tools.web``, with httpx) is imported by the first call, not with the
+tools: the engine imports the tools and must not load httpx (DESIGN §1).
 """
 
 from __future__ import annotations
