@@ -25,7 +25,7 @@ from cadenza.lsp.edits import (
     text_edits,
     workspace_edit,
 )
-from cadenza.tools.textfile import changed_span
+from cadenza.textio import changed_span
 from tests.lsp.harness import apply_text_edits, position_to_offset
 
 ENCODINGS = ("utf-16", "utf-8", "utf-32")

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from pygls.workspace.position_codec import PositionCodec, ServerTextPosition
 
 from cadenza.lsp.edits import LineIndex, client_units, split_lines
-from cadenza.tools.textfile import LINE_BREAK, changed_span, dominant_line_ending
+from cadenza.textio import changed_span
+from cadenza.tools.textfile import LINE_BREAK, dominant_line_ending
 
 PIECES = st.sampled_from(["a", "é", "😀", "中", "\r", "\n", "\r\n", "\u2028", "\x0b"])
 TEXT = st.lists(PIECES, max_size=24).map("".join)

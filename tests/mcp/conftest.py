@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from cadenza.mcp.config import McpServerConfig
+from cadenza.config.mcp import McpServerConfig
 
 # The LSP harness's and the ACP peer's fixtures (same ``fake`` and ``workspace`` in both).
 from tests.acp.conftest import start  # noqa: F401

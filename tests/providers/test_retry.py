@@ -14,7 +14,7 @@ import pytest
 from cadenza.config import CadenzaConfig
 from cadenza.providers.base import ProviderError
 from cadenza.providers.retry import Retryable, RetryPolicy, parse_retry_after, with_retries
-from cadenza.providers.secrets import REDACTED, redact, register_secret
+from cadenza.secrets import REDACTED, redact, register_secret
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
 

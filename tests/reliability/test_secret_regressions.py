@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cadenza.messages import ToolCall
-from cadenza.providers.secrets import REDACTED, register_known_keys, register_secret
+from cadenza.secrets import REDACTED, register_known_keys, register_secret
 from cadenza.tools.base import ToolContext
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
 from cadenza.tools.registry import default_tools

@@ -19,13 +19,9 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import async_playwright
 
+from cadenza.config.browser import BrowserSettings, find_chromium
 from cadenza.tools.base import ToolContext, ToolResult
-from cadenza.tools.browser import (
-    BrowseInteractive,
-    BrowserSessions,
-    BrowserSettings,
-    find_chromium,
-)
+from cadenza.tools.browser import BrowseInteractive, BrowserSessions
 from cadenza.tools.browser.detect import find_obstacle
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
 from cadenza.tools.registry import ToolRegistry

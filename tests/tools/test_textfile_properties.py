@@ -21,21 +21,19 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from cadenza.messages import ToolCall
-from cadenza.tools.base import ToolContext
-from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
-from cadenza.tools.registry import default_tools
-from cadenza.tools.textfile import (
+from cadenza.textio import (
     PLAIN_UTF8,
     TextFormat,
     UnencodableError,
-    carry_line_endings,
     changed_span,
     decode_bytes,
-    dominant_line_ending,
     encode_change,
     encode_text,
-    split_ending,
 )
+from cadenza.tools.base import ToolContext
+from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
+from cadenza.tools.registry import default_tools
+from cadenza.tools.textfile import carry_line_endings, dominant_line_ending, split_ending
 from tests.doubles import MemoryEditor
 
 PROPERTY = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

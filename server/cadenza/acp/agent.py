@@ -50,6 +50,7 @@ from cadenza.acp.terminal import TerminalClient, client_tools
 from cadenza.acp.turns import PromptBlock, acp_stop_reason, final_message, prompt_text
 from cadenza.acp.updates import replay_updates
 from cadenza.config import CadenzaConfig, ConfigError, load_config
+from cadenza.config.mcp import McpServerConfig, from_acp
 from cadenza.engine.events import MovementStarted
 from cadenza.engine.permissions import PermissionGate, PermissionStore
 from cadenza.engine.restore import NotRestorable, RestoredState, restore_state
@@ -70,7 +71,6 @@ from cadenza.engine.workflows import (
     load_catalog,
 )
 from cadenza.lsp.transcripts import GuardedRecorder, open_transcript, reopen_transcript
-from cadenza.mcp.config import McpServerConfig, from_acp
 from cadenza.providers.base import Provider
 from cadenza.providers.registry import create_provider, resolve_model_name
 from cadenza.session_settings import session_settings

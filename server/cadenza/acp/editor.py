@@ -64,6 +64,7 @@ from cadenza.engine.permissions import (
     PermissionRequest,
 )
 from cadenza.engine.workflows import Workflow
+from cadenza.textio import UTF8, UndecodableError, decode_bytes
 from cadenza.tools.checkpoints import (
     CheckpointError,
     SessionCheckpoint,
@@ -72,7 +73,6 @@ from cadenza.tools.checkpoints import (
 )
 from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
-from cadenza.tools.textfile import UTF8, UndecodableError, decode_bytes
 
 log = logging.getLogger(__name__)
 

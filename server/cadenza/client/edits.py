@@ -29,8 +29,7 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from cadenza.client.plan import EditPlan, EditRefusedError, Staged, plan_edit
-from cadenza.tools.fs import write_atomic
-from cadenza.tools.textfile import UndecodableError, decode_bytes
+from cadenza.textio import UndecodableError, decode_bytes, write_atomic
 
 ChangeKind = Literal["created", "modified", "deleted", "renamed"]
 

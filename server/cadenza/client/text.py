@@ -1,6 +1,6 @@
 r"""File text as LSP sees it: exact bytes, LSP line rules, client position units, text edits.
 
-Bytes are decoded as the server decodes them (``cadenza.tools.textfile``): UTF-8, UTF-8 with a
+Bytes are decoded as the server decodes them (``cadenza.textio``): UTF-8, UTF-8 with a
 BOM (the BOM is not part of the text, so positions on the first line do not count it), or the
 legacy encoding charset-normalizer detects, accepted only when it gives the bytes back exactly.
 The edited text is written back in the same format, every byte outside the edited span as it
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from cadenza.tools.textfile import (
+from cadenza.textio import (
     PLAIN_UTF8,
     UTF8_BOM,
     TextFormat,
@@ -112,7 +112,7 @@ class DocumentText:
         """The bytes of ``text`` (default: this text) in this document's format.
 
         When the document was decoded from bytes, every byte outside the changed span is the
-        original byte (``textfile.encode_change``).
+        original byte (``textio.encode_change``).
 
         Raises:
             TextError: The new text cannot be written in the format exactly (a character the

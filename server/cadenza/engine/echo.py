@@ -12,8 +12,9 @@ import keyword
 import re
 
 from cadenza.engine.loop import finish_hint
+from cadenza.textio import changed_span
 from cadenza.tools.host import FileEdit
-from cadenza.tools.textfile import changed_span, lines_with_ends
+from cadenza.tools.textfile import lines_with_ends
 from cadenza.types import Ending
 
 _WORD = re.compile(r"[A-Za-z_]\w*")

@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from cadenza.tools.textfile import LINE_BREAK, changed_span
+from cadenza.textio import changed_span
+from cadenza.tools.textfile import LINE_BREAK
 
 ANNOTATION_ID = "cadenza"
 """The one ``ChangeAnnotationIdentifier`` of an edit that needs confirmation."""

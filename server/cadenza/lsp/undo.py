@@ -27,6 +27,14 @@ from cadenza.lsp.editor import legacy_encoding_refusal, supports, unsupported
 from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, workspace_edit
 from cadenza.lsp.params import UndoneFile, UndoSessionResult
 from cadenza.lsp.rpc import shielded
+from cadenza.textio import (
+    PLAIN_UTF8,
+    UndecodableError,
+    UnencodableError,
+    decode_bytes,
+    encode_text,
+    write_atomic,
+)
 from cadenza.tools.checkpoints import (
     CheckpointError,
     FileState,
@@ -35,14 +43,6 @@ from cadenza.tools.checkpoints import (
     UndoStep,
     disk_state,
     plan_undo,
-)
-from cadenza.tools.fs import write_atomic
-from cadenza.tools.textfile import (
-    PLAIN_UTF8,
-    UndecodableError,
-    UnencodableError,
-    decode_bytes,
-    encode_text,
 )
 
 _ACTIONS = {

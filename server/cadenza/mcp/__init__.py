@@ -1,5 +1,5 @@
-"""MCP servers as session tools: config, naming, the client connections (docs/mcp.md).
+"""MCP servers as session tools: naming, the client connections (docs/mcp.md).
 
-Only ``cadenza.mcp.config`` is imported by ``cadenza.config``; the SDK (``mcp``) is imported
-by ``cadenza.mcp.client`` and ``cadenza.mcp.tools`` when a session has MCP servers.
+The servers' settings live with the configuration (``cadenza.config.mcp``); the SDK (``mcp``)
+is imported by ``cadenza.mcp.client`` and ``cadenza.mcp.tools`` when a session has MCP servers.
 """

@@ -29,8 +29,8 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from cadenza import __version__
+from cadenza.config.mcp import McpConfig, McpServerConfig
 from cadenza.engine.session import Session
-from cadenza.mcp.config import McpConfig, McpServerConfig
 from cadenza.mcp.naming import tool_name
 from cadenza.mcp.tools import McpTool
 from cadenza.tools.base import ToolError

@@ -6,17 +6,12 @@ long keeps its start and ends with a short hash of the full name, so it stays un
 
 from __future__ import annotations
 
-import re
 from hashlib import sha256
+
+from cadenza.config.mcp import sanitize
 
 PREFIX = "mcp__"
 MAX_NAME = 64
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
-
-
-def sanitize(text: str) -> str:
-    """``text`` with every character outside ``[A-Za-z0-9_-]`` replaced by ``_``."""
-    return _UNSAFE.sub("_", text) or "_"
 
 
 def tool_name(server: str, tool: str) -> str:

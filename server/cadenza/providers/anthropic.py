@@ -21,7 +21,7 @@ from cadenza.providers.anthropic_request import EPHEMERAL, map_messages, map_too
 from cadenza.providers.base import ModelRequest, TextSink
 from cadenza.providers.http import HttpTransport
 from cadenza.providers.retry import RetryPolicy
-from cadenza.providers.secrets import register_secret
+from cadenza.secrets import register_secret
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"

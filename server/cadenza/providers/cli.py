@@ -28,7 +28,7 @@ from cadenza.messages import AssistantReply
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
 from cadenza.providers.cli_adapters import CliAdapter
 from cadenza.providers.cli_turn import CliAnswer, cli_turn
-from cadenza.providers.secrets import redact, secret_from_env
+from cadenza.secrets import redact, secret_from_env
 
 DEFAULT_TIMEOUT_S = 300.0
 """Longest time one CLI call may take before it is killed (seconds)."""

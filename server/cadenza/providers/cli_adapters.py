@@ -25,7 +25,7 @@ from cadenza.messages import Usage
 from cadenza.providers.base import ProviderError
 from cadenza.providers.cli_turn import CliAnswer
 from cadenza.providers.replies import cached_prompt_tokens, reported_error
-from cadenza.providers.secrets import redact
+from cadenza.secrets import redact
 
 
 def _load_json(stdout: str, who: str) -> Any:

@@ -25,7 +25,7 @@ from httpx_sse import EventSource, ServerSentEvent, SSEError
 from cadenza.providers.base import ProviderError
 from cadenza.providers.retry import RETRY_STATUS, Retryable, RetryableStatus, RetryPolicy
 from cadenza.providers.retry import with_retries as _with_retries
-from cadenza.providers.secrets import redact
+from cadenza.secrets import redact
 
 T = TypeVar("T")
 

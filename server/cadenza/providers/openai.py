@@ -30,7 +30,7 @@ from cadenza.providers.http import HttpTransport
 from cadenza.providers.openai_reply import process_response, process_streamed_response
 from cadenza.providers.openai_request import Fragments, dumps, map_messages, map_tools
 from cadenza.providers.retry import RetryPolicy
-from cadenza.providers.secrets import register_secret
+from cadenza.secrets import register_secret
 
 DEFAULT_TIMEOUT_S = 600.0
 """Read timeout: the longest silence between two chunks (seconds); local models are slow."""

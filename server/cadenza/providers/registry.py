@@ -38,7 +38,7 @@ from cadenza.providers.cli_adapters import ADAPTERS
 from cadenza.providers.openai import DEFAULT_TIMEOUT_S as OPENAI_TIMEOUT_S
 from cadenza.providers.openai import OpenAIProvider
 from cadenza.providers.retry import RetryPolicy
-from cadenza.providers.secrets import secret_from_env
+from cadenza.secrets import secret_from_env
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BASE_URL_ENV = "CADENZA_BASE_URL"

@@ -12,7 +12,7 @@ from typing import Any
 
 from cadenza.messages import FinishReason
 from cadenza.providers.base import ProviderError
-from cadenza.providers.secrets import redact
+from cadenza.secrets import redact
 
 
 def finish_reason(

@@ -8,21 +8,24 @@ cut. Anything else (a scheme other than http(s), no connection, HTTP 4xx/5xx, im
 an error the model reads.
 
 No JavaScript runs: a page that needs a browser (or a person) is ``browse_interactive``'s job.
+The HTTP side (``cadenza.tools.web``, with httpx) is imported by the first call, not with the
+tools: the engine imports the tools and must not load httpx (DESIGN §1).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import anyio
 import charset_normalizer
-import httpx
 from pydantic import Field
 from typing_extensions import override
 
 from cadenza import __version__
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+
+if TYPE_CHECKING:  # httpx loads with the first fetch (cadenza.tools.web), not with the engine
+    import httpx
 
 DEFAULT_TIMEOUT_S = 30.0
 """Seconds for the whole fetch (connect, redirects and body)."""
@@ -31,25 +34,6 @@ DEFAULT_MAX_BYTES = 5_000_000
 DEFAULT_MAX_CHARS = 20_000
 MAX_CHARS_LIMIT = 100_000
 USER_AGENT = f"cadenza/{__version__} (LLM coding agent; browse tool)"
-ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.5"
-
-HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-TEXT_APPLICATION_TYPES = frozenset(
-    {
-        "application/json",
-        "application/xml",
-        "application/javascript",
-        "application/ecmascript",
-        "application/x-javascript",
-        "application/yaml",
-        "application/x-yaml",
-        "application/toml",
-        "application/x-sh",
-        "application/graphql",
-        "application/sql",
-    }
-)
-TEXT_SUFFIXES = ("+json", "+xml", "+yaml")
 
 
 class BrowseArgs(ToolArgs):
@@ -62,63 +46,6 @@ class BrowseArgs(ToolArgs):
         le=MAX_CHARS_LIMIT,
         description=f"Most characters of text to return (default {DEFAULT_MAX_CHARS}).",
     )
-
-
-@dataclass(frozen=True, kw_only=True)
-class Fetched:
-    """A successful response, its body read up to the cap.
-
-    Attributes:
-        url: The final URL, after redirects.
-        media_type: The content type without parameters, lower case ("" when absent).
-        charset: The charset the server declared, if any.
-        body: The body bytes (at most the cap).
-        cut: True when the body was longer than the cap.
-    """
-
-    url: str
-    media_type: str
-    charset: str | None
-    body: bytes
-    cut: bool
-
-
-def check_url(url: str) -> httpx.URL:
-    """``url`` parsed, when it is an absolute http(s) URL.
-
-    Raises:
-        ToolError: Another scheme, no host, or not a URL at all.
-    """
-    try:
-        parsed = httpx.URL(url.strip())
-    except httpx.InvalidURL as exc:
-        raise ToolError(f"not a valid URL: {url!r} ({exc})") from None
-    if parsed.scheme not in ("http", "https"):
-        scheme = f"the scheme {parsed.scheme!r}" if parsed.scheme else "a URL without a scheme"
-        raise ToolError(f"only http:// and https:// URLs can be opened, not {scheme}: {url}")
-    if not parsed.host:
-        raise ToolError(f"the URL has no host: {url}")
-    return parsed
-
-
-def text_kind(media_type: str, body: bytes) -> str | None:
-    """``"html"``, ``"text"``, or None when the content is not text the model can read.
-
-    A missing content type counts as text when the body has no NUL byte, and as HTML when it
-    starts like an HTML document.
-    """
-    if media_type in HTML_TYPES:
-        return "html"
-    if (
-        media_type.startswith("text/")
-        or media_type in TEXT_APPLICATION_TYPES
-        or media_type.endswith(TEXT_SUFFIXES)
-    ):
-        return "text"
-    if not media_type and b"\x00" not in body[:4096]:
-        start = body[:512].lstrip().lower()
-        return "html" if start.startswith((b"<!doctype html", b"<html")) else "text"
-    return None
 
 
 def decode(body: bytes, charset: str | None, cut: bool) -> str:
@@ -216,13 +143,21 @@ class Browse(Tool[BrowseArgs]):
 
     @override
     async def invoke(self, args: BrowseArgs, ctx: ToolContext) -> ToolResult:
-        url = check_url(args.url)
+        from cadenza.tools import web  # httpx: on the first fetch, not at the engine's import
+
+        url = web.check_url(args.url)
+        options = web.FetchOptions(
+            timeout_s=self._timeout_s,
+            max_bytes=self._max_bytes,
+            user_agent=self._user_agent,
+            transport=self._transport,
+        )
         try:
             with anyio.fail_after(self._timeout_s):
-                fetched = await self._fetch(url)
+                fetched = await web.fetch(url, options)
         except TimeoutError:
             raise ToolError(f"no complete answer from {url} within {self._timeout_s:g} s") from None
-        kind = text_kind(fetched.media_type, fetched.body)
+        kind = web.text_kind(fetched.media_type, fetched.body)
         text = decode(fetched.body, fetched.charset, fetched.cut)
         title: str | None = None
         if kind == "html":
@@ -237,62 +172,3 @@ class Browse(Tool[BrowseArgs]):
         shown, note = bounded(text, args.max_chars or self._max_chars)
         body = shown if shown.strip() else "(the page has no readable text)"
         return ToolResult(content="\n".join(header) + "\n\n" + body + (f"\n{note}" if note else ""))
-
-    async def _fetch(self, url: httpx.URL) -> Fetched:
-        """GET ``url`` following redirects; the body is read up to ``max_bytes``.
-
-        Raises:
-            ToolError: No connection, an HTTP error status, or content that is not text.
-        """
-        headers = {"User-Agent": self._user_agent, "Accept": ACCEPT}
-        try:
-            async with (
-                httpx.AsyncClient(
-                    follow_redirects=True,
-                    timeout=self._timeout_s,
-                    headers=headers,
-                    transport=self._transport,
-                ) as client,
-                client.stream("GET", url) as response,
-            ):
-                return await self._read(response)
-        except httpx.ConnectError as exc:
-            raise ToolError(
-                f"could not connect to {url.host}: {exc or 'connection failed'}"
-            ) from None
-        except httpx.TimeoutException:
-            raise ToolError(f"no answer from {url} within {self._timeout_s:g} s") from None
-        except httpx.TooManyRedirects:
-            raise ToolError(f"too many redirects from {url}") from None
-        except httpx.HTTPError as exc:
-            raise ToolError(f"fetching {url} failed: {type(exc).__name__}: {exc}") from None
-
-    async def _read(self, response: httpx.Response) -> Fetched:
-        final = str(response.url)
-        if response.status_code >= 400:
-            reason = f" {response.reason_phrase}" if response.reason_phrase else ""
-            raise ToolError(f"HTTP {response.status_code}{reason} from {final}")
-        content_type = response.headers.get("content-type", "")
-        media_type = content_type.split(";", 1)[0].strip().lower()
-        chunks: list[bytes] = []
-        size = 0
-        cut = False
-        async for chunk in response.aiter_bytes():
-            if size >= self._max_bytes:  # more body after the cap
-                cut = True
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if size == len(chunk) and text_kind(media_type, chunk) is None:
-                break  # not text: no need to download the rest
-        body = b"".join(chunks)
-        if len(body) > self._max_bytes:
-            body, cut = body[: self._max_bytes], True
-        if text_kind(media_type, body) is None:
-            raise ToolError(
-                f"{final} is {media_type or 'binary content'}, not text: browse reads HTML, "
-                "plain text, JSON and XML"
-            )
-        return Fetched(
-            url=final, media_type=media_type, charset=response.charset_encoding, body=body, cut=cut
-        )

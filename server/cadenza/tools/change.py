@@ -14,12 +14,12 @@ from typing import ClassVar
 
 import anyio
 
+from cadenza.textio import UnencodableError, encode_change, encode_text
 from cadenza.tools.base import A, Tool, ToolContext, ToolError, ToolKind
 from cadenza.tools.fs import read_decoded
 from cadenza.tools.host import DocumentSnapshot, EditKind, EditOutcome, FileEdit
 from cadenza.tools.paths import relative_name, resolve_for_change
 from cadenza.tools.syntax import breaks_syntax
-from cadenza.tools.textfile import UnencodableError, encode_change, encode_text
 
 EDIT_TIMEOUT_S = 3600.0
 """Seconds an edit may take: in review mode ``confirm`` a person reads the change first."""

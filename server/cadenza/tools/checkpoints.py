@@ -26,9 +26,8 @@ from typing import Any, Literal
 
 import platformdirs
 
-from cadenza.tools.fs import write_atomic
+from cadenza.textio import UndecodableError, decode_bytes, write_atomic
 from cadenza.tools.host import FileEdit
-from cadenza.tools.textfile import UndecodableError, decode_bytes
 
 FORMAT = 1
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")

@@ -1,6 +1,6 @@
-"""Byte-exact file reading, atomic writing, and ``FileEdit``s applied on disk.
+"""Byte-exact file reading for tools, and ``FileEdit``s applied on disk.
 
-Files are read as bytes and decoded deliberately (``textfile.decode_bytes``): no
+Files are read as bytes and decoded deliberately (``textio.decode_bytes``): no
 universal-newline translation, so CRLF survives (pygls's ``TextDocument.source`` would turn
 CRLF into LF, field case F04), a BOM is remembered, and a legacy encoding is detected and kept
 (F05). ``apply_on_disk`` is the one disk writer of edits: for clients without
@@ -9,14 +9,10 @@ CRLF into LF, field case F04), a BOM is remembered, and a legacy encoding is det
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from pathlib import Path
 
-from cadenza.tools.base import ToolError
-from cadenza.tools.host import EditOutcome, FileEdit
-from cadenza.tools.textfile import (
+from cadenza.textio import (
     PLAIN_UTF8,
     DecodedText,
     UndecodableError,
@@ -24,7 +20,10 @@ from cadenza.tools.textfile import (
     decode_bytes,
     encode_change,
     encode_text,
+    write_atomic,
 )
+from cadenza.tools.base import ToolError
+from cadenza.tools.host import EditOutcome, FileEdit
 
 
 def read_decoded(path: Path, name: str | None = None) -> DecodedText:
@@ -62,37 +61,6 @@ def read_text(path: Path) -> str:
         ToolError: As ``read_decoded``.
     """
     return read_decoded(path).text
-
-
-def _new_file_mode() -> int:
-    """The mode ``open()`` would give a new file (0o666 less the umask); mkstemp uses 0o600."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: a temp file in the same folder, then rename.
-
-    A reader sees either the old or the new bytes, never a mix; an existing file keeps its
-    mode, a new one gets the usual 0o666 less the umask.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = _new_file_mode()
-    with contextlib.suppress(FileNotFoundError):
-        mode = path.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".cadenza-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def _refused(reason: str) -> EditOutcome:

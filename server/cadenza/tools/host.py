@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from cadenza.tools.textfile import TextFormat
+from cadenza.textio import TextFormat
 
 EditKind = Literal["change", "create", "delete", "rename"]
 """A text change of an existing document, or one of LSP's resource operations

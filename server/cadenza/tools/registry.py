@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from cadenza.config.browser import BrowserSettings
 from cadenza.messages import ToolSpec
 from cadenza.tools.ask import AskUser
 from cadenza.tools.base import Tool
 from cadenza.tools.browse import Browse
-from cadenza.tools.browser import BrowseInteractive, BrowserSettings
+from cadenza.tools.browser import BrowseInteractive
 from cadenza.tools.edit import CreateFile, DeleteFile, EditFile, RenameFile, WriteFile
 from cadenza.tools.lines import ReplaceLines
 from cadenza.tools.read import ListFiles, ReadFile, Search

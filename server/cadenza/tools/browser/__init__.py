@@ -1,11 +1,12 @@
 """``browse_interactive``: a real browser the model drives and a person can take over.
 
-Modules: ``settings`` (``BrowserSettings``, finding chromium), ``sessions`` (the per-session
-browser and its browser sessions), ``detect`` (does a page need a person?), ``reading`` (what the
-model reads of a page) and ``tool`` (the tool itself).
+Modules: ``sessions`` (the per-session browser and its browser sessions), ``detect`` (does a
+page need a person?), ``reading`` (what the model reads of a page) and ``tool`` (the tool
+itself). Its settings (``BrowserSettings``, finding chromium) live with the configuration, in
+``cadenza.config.browser``.
 
-The names below are loaded on first use (PEP 562), so that ``cadenza.config``, which needs only
-``settings``, does not load the tool and its dependencies at the server's start-up.
+The names below are loaded on first use (PEP 562), so that importing the package loads neither
+the tool nor its dependencies.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cadenza.tools.browser.sessions import BrowserSession, BrowserSessions
-    from cadenza.tools.browser.settings import BrowserSettings, find_chromium
     from cadenza.tools.browser.tool import BrowseInteractive, BrowseInteractiveArgs
 
 __all__ = [
@@ -23,8 +23,6 @@ __all__ = [
     "BrowseInteractiveArgs",
     "BrowserSession",
     "BrowserSessions",
-    "BrowserSettings",
-    "find_chromium",
 ]
 
 _HOMES = {
@@ -32,8 +30,6 @@ _HOMES = {
     "BrowseInteractiveArgs": "tool",
     "BrowserSession": "sessions",
     "BrowserSessions": "sessions",
-    "BrowserSettings": "settings",
-    "find_chromium": "settings",
 }
 
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from cadenza.config.browser import BrowserSettings
 from cadenza.tools.base import ToolError
-from cadenza.tools.browser.settings import BrowserSettings
 
 if TYPE_CHECKING:  # Playwright is imported when a browser starts (~80 ms at start-up otherwise)
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
@@ -180,7 +180,10 @@ class BrowserSessions:
                 return self._browser
             self._sessions.clear()  # a browser that went away took its sessions with it
             self._browser = None
-            executable = self.settings.chromium()
+            try:
+                executable = self.settings.chromium()
+            except FileNotFoundError as exc:
+                raise ToolError(str(exc)) from None
             if self._playwright is None:
                 try:
                     self._playwright = await async_playwright().start()

@@ -16,10 +16,9 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from pydantic import Field
 from typing_extensions import override
 
+from cadenza.config.browser import BrowserSettings
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from cadenza.tools.browse import check_url
 from cadenza.tools.browser.sessions import BrowserSession, BrowserSessions, error_text
-from cadenza.tools.browser.settings import BrowserSettings
 from cadenza.tools.dispatch.browse_result import WAITING_HUMAN, browse_tool_result
 
 if TYPE_CHECKING:
@@ -199,6 +198,8 @@ class BrowseInteractive(Tool[BrowseInteractiveArgs]):
     async def _open(self, sessions: BrowserSessions, args: BrowseInteractiveArgs) -> ToolResult:
         from playwright.async_api import Error as PlaywrightError
         from playwright.async_api import TimeoutError as PlaywrightTimeoutError
+
+        from cadenza.tools.web import check_url
 
         url = str(check_url(_required(args.url, "url", "open")))
         latest = sessions.latest() if args.session_id is None else sessions.get(args.session_id)

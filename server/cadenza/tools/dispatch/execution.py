@@ -2,7 +2,7 @@
 
 Unknown tools, malformed JSON, schema violations, timeouts and exceptions all become error
 results the model can read; nothing here raises into the loop except cancellation. Registered
-secrets (API keys, ``providers.secrets``) in a result are redacted.
+secrets (API keys, ``cadenza.secrets``) in a result are redacted.
 """
 
 from __future__ import annotations
@@ -11,15 +11,17 @@ import dataclasses
 import json
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import ValidationError
 
 from cadenza.messages import ToolCall
-from cadenza.providers.secrets import redact, register_known_keys
+from cadenza.secrets import redact, register_known_keys
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
-from cadenza.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:  # the registry holds the tools, some of which use dispatch's results
+    from cadenza.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 

@@ -3,6 +3,9 @@
 Precedence for the model, highest first (DESIGN §4): the ``model`` argument of
 ``cadenza.startSession``, ``initializationOptions``, ``CADENZA_MODEL``, ``cadenza.toml``, the
 embedded default. Secrets never live here: API keys come only from the environment.
+
+The ground floor: it imports nothing above it, so the settings of MCP servers (``config.mcp``)
+and of the interactive browser (``config.browser``) live here, not with the code that uses them.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 from pydantic.alias_generators import to_camel
 
-from cadenza.mcp.config import McpConfig
-from cadenza.tools.browser.settings import BrowserSettings
+from cadenza.config.browser import BrowserSettings
+from cadenza.config.mcp import McpConfig
 from cadenza.types import Ending
 
 APP_NAME = "cadenza"

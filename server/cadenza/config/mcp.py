@@ -7,15 +7,24 @@ may not set any of it: a server is a process Cadenza starts (``WORKSPACE_KEYS``)
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
-from cadenza.mcp.naming import sanitize
-
 DEFAULT_CALL_TIMEOUT_S = 60.0
 DEFAULT_STARTUP_TIMEOUT_S = 30.0
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def sanitize(text: str) -> str:
+    """``text`` with every character outside ``[A-Za-z0-9_-]`` replaced by ``_``.
+
+    Server names become part of tool names (``cadenza.mcp.naming``); it lives here so that
+    two servers whose names would give the same tool prefix are refused with the config.
+    """
+    return _UNSAFE.sub("_", text) or "_"
 
 
 class McpServerConfig(BaseModel):

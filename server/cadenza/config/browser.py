@@ -1,4 +1,4 @@
-"""Settings of the interactive browser, and where its chromium is.
+"""Settings of the interactive browser (``[browser]``), and where its chromium is.
 
 Cadenza never downloads a browser: it drives the system's chromium (Debian's ``chromium``
 package) through Playwright's ``executable_path``.
@@ -13,8 +13,6 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
-
-from cadenza.tools.base import ToolError
 
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser")
 """Where Debian and Ubuntu install chromium."""
@@ -61,16 +59,19 @@ class BrowserSettings(BaseModel):
         """The chromium executable to launch.
 
         Raises:
-            ToolError: The configured path does not exist, or no chromium was found.
+            FileNotFoundError: The configured path is not an executable file, or no chromium
+                was found; the message says how to install one (the tool reports it).
         """
         if self.executable_path:
             path = Path(self.executable_path).expanduser()
             if path.is_file() and os.access(path, os.X_OK):
                 return str(path)
-            raise ToolError(f"no chromium executable at {self.executable_path}: {INSTALL_HINT}")
+            raise FileNotFoundError(
+                f"no chromium executable at {self.executable_path}: {INSTALL_HINT}"
+            )
         found = find_chromium()
         if found is None:
-            raise ToolError(f"no chromium browser found: {INSTALL_HINT}")
+            raise FileNotFoundError(f"no chromium browser found: {INSTALL_HINT}")
         return found
 
 
