@@ -11,7 +11,7 @@ import difflib
 import keyword
 import re
 
-from cadenza.engine.loop import finish_hint
+from cadenza.engine.variants import finish_hint
 from cadenza.tools.host import FileEdit
 from cadenza.tools.textfile import changed_span, lines_with_ends
 from cadenza.types import Ending

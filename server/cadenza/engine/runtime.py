@@ -12,10 +12,10 @@ from typing import Protocol
 
 from cadenza.engine.context import ContextManager
 from cadenza.engine.events import SessionEvent
-from cadenza.engine.loop import API_LOOP, LoopSettings
 from cadenza.engine.permissions import DEFAULT_GATED, DEFAULT_TIMEOUT_S, PermissionGate
 from cadenza.engine.ports import Editor
 from cadenza.engine.stuck import StuckDetector
+from cadenza.engine.variants import API_LOOP, LoopSettings
 from cadenza.engine.workflows import Workflow
 from cadenza.messages import Message
 from cadenza.providers.base import Provider, ToolChoice
@@ -55,7 +55,7 @@ class SessionSettings:
         context_size: The model's context window (tokens), for context pressure.
         gated_tools: Tools that ask the person before each call (``PermissionGate``).
         permission_timeout_s: How long a permission prompt waits for an answer (seconds).
-        loop: The loop variant (``cadenza.engine.loop``).
+        loop: The loop variant (``cadenza.engine.variants``).
     """
 
     max_steps: int = 25
