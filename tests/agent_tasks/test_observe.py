@@ -28,7 +28,8 @@ from cadenza.client.wire import (
     ToolOutput,
 )
 from cadenza.engine.pipeline import CUT_ARGUMENTS
-from cadenza.engine.transcript import MessageRecord, TranscriptWriter
+from cadenza.engine.transcript import MessageRecord
+from cadenza.engine.transcript_writer import TranscriptWriter
 from cadenza.messages import AssistantMessage, UserMessage
 from cadenza.messages import ToolCall as ModelCall
 
