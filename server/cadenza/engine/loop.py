@@ -6,7 +6,7 @@ Each step, top to bottom in ``MovementRunner``:
 2. context pressure: compact above the soft limit; above the hard limit the one overflow
    policy ends the movement (``results.overflow_exit``);
 3. the model request (``engine.request.ask_model``): streamed, a cut reply repaired once, the
-   reply appended to the history;
+   reply appended to the history with call ids unique in the session;
 4. ``resolve_step``: a reply with tool calls runs them, one without ends the turn (DESIGN §2
    rule 1: structure alone, never the text);
 5. the batch, in call order: control calls (``transition``, ``complete``) answered by the

@@ -4,8 +4,8 @@ The request offers the movement's tools with the loop variant's tool choice; str
 shown as ``agent_message_chunk`` as it comes. A reply cut by the token limit in the middle of a
 call is a contract miss: under ``LoopSettings.repair`` the request is made exactly once more
 (a note, twice the tokens) before anything reaches the history. The reply that stays then
-enters the session: its text shown if it was not streamed, the history, the context's token
-count.
+enters the session: call ids unique in the session (``engine.call_ids``), its text shown if it
+was not streamed, the history, the context's token count.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ async def ask_model(rt: Runtime, tools: list[ToolSpec]) -> AssistantReply:
     """Make this step's request (repaired once if cut) and append the reply to the history.
 
     Returns:
-        The reply as the history holds it.
+        The reply as the history holds it (call ids made unique in the session).
     """
     sink = StreamSink(rt)
     request = model_request(rt, tools)
@@ -47,6 +47,7 @@ async def ask_model(rt: Runtime, tools: list[ToolSpec]) -> AssistantReply:
     if rt.settings.loop.repair and is_cut(reply):
         sink = StreamSink(rt)  # the retry's own text is shown too
         reply = await _repair(rt, request, sink)
+    reply = rt.call_ids.fresh(reply)
     if reply.content and not sink.used:
         rt.publish(AgentMessageChunk(text=reply.content))
     rt.append(reply.to_message())

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from cadenza.engine.call_ids import CallIds
 from cadenza.engine.context import ContextManager
 from cadenza.engine.events import SessionEvent
 from cadenza.engine.permissions import DEFAULT_GATED, DEFAULT_TIMEOUT_S, PermissionGate
@@ -95,6 +96,11 @@ class Runtime:
     there for what a rename left behind."""
     fingerprints: dict[str, tuple[object, ...]] = field(default_factory=dict)
     """Cache key → file fingerprint when stored: a buffer the person changed is read again."""
+    call_ids: CallIds = field(init=False)
+    """Every tool-call id the session used (a restored history's too): ids stay unique."""
+
+    def __post_init__(self) -> None:
+        self.call_ids = CallIds(self.messages)
 
     def append(self, message: Message) -> None:
         """Append to the live history (and the transcript)."""
