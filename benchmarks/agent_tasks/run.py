@@ -100,7 +100,7 @@ LOCAL = {
     "syntax_guard": True,
     "done_gate": True,
 }
-"""The candidate default (``cadenza.engine.loop.LOCAL_LOOP``); the ``local-*`` variants change
+"""The candidate default (``cadenza.engine.variants.LOCAL_LOOP``); the ``local-*`` variants change
 one knob of it each."""
 BASELINE = {
     "ending": "empty",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from cadenza.config import CadenzaConfig
-from cadenza.engine.loop import API_LOOP, LOCAL_LOOP, LoopSettings
 from cadenza.engine.runtime import SessionSettings
+from cadenza.engine.variants import API_LOOP, LOCAL_LOOP, LoopSettings
 
 LOCAL_PREFIX = "local/"
 

@@ -27,8 +27,9 @@ from cadenza.client.wire import (
     ToolCallUpdate,
     ToolOutput,
 )
-from cadenza.engine.runner import CUT_ARGUMENTS
-from cadenza.engine.transcript import MessageRecord, TranscriptWriter
+from cadenza.engine.pipeline import CUT_ARGUMENTS
+from cadenza.engine.transcript import MessageRecord
+from cadenza.engine.transcript_writer import TranscriptWriter
 from cadenza.messages import AssistantMessage, UserMessage
 from cadenza.messages import ToolCall as ModelCall
 

@@ -8,8 +8,8 @@ import anyio
 import pytest
 
 from cadenza.engine.events import SessionFinished, ToolCallFinished
+from cadenza.engine.loop import FinishTurn, RunTools, resolve_step
 from cadenza.engine.session import CUT_ARGUMENTS, Session, SessionSettings
-from cadenza.engine.steps import FinishTurn, RunTools, resolve_step
 from cadenza.messages import AssistantMessage, AssistantReply, ToolCall, ToolMessage
 from cadenza.providers.base import ProviderError
 from tests.doubles import LoopingProvider, MemoryEditor, ScriptedProvider, call, reply

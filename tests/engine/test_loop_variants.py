@@ -9,9 +9,9 @@ import pytest
 
 from cadenza.config import CadenzaConfig, ConfigError, load_config
 from cadenza.engine.events import ContractRepaired, ModelReplied, ToolCallFinished
-from cadenza.engine.loop import API_LOOP, LOCAL_LOOP, LoopSettings
 from cadenza.engine.prime import named_files, priming_message, task_files
 from cadenza.engine.session import CUT_ARGUMENTS, Session, SessionSettings
+from cadenza.engine.variants import API_LOOP, LOCAL_LOOP, LoopSettings
 from cadenza.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
 from cadenza.providers.envelope import envelope_instructions, envelope_schema
 from cadenza.session_settings import loop_settings, session_settings
@@ -220,7 +220,7 @@ async def test_redone_edit_says_it_is_already_made(tmp_path: Path) -> None:
 
 
 def test_builtin_tools_are_the_registry_s() -> None:
-    from cadenza.engine.loop import BUILTIN_TOOLS
+    from cadenza.engine.variants import BUILTIN_TOOLS
     from cadenza.tools.registry import default_tools
 
     assert frozenset(default_tools().names) == BUILTIN_TOOLS

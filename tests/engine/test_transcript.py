@@ -12,6 +12,7 @@ import pytest
 
 from cadenza.engine.events import SessionFinished, StepStarted
 from cadenza.engine.history import check_strict, sanitize_history
+from cadenza.engine.session_list import list_sessions, session_state
 from cadenza.engine.transcript import (
     CheckpointRecord,
     EventRecord,
@@ -20,14 +21,12 @@ from cadenza.engine.transcript import (
     SessionStartRecord,
     TranscriptError,
     TranscriptRecord,
-    TranscriptWriter,
     history_from_records,
-    list_sessions,
     read_transcript,
-    session_state,
     transcript_dir,
     transcript_path,
 )
+from cadenza.engine.transcript_writer import TranscriptWriter
 from cadenza.messages import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
 
 T0 = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)

@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from cadenza.engine.history import check_strict_wire
-from cadenza.engine.runner import CUT_ARGUMENTS
+from cadenza.engine.pipeline import CUT_ARGUMENTS
 from cadenza.engine.session import Session, SessionSettings
 from cadenza.messages import UserMessage
 from cadenza.providers.anthropic import AnthropicProvider

@@ -55,11 +55,11 @@ from cadenza.engine.events import MovementStarted
 from cadenza.engine.permissions import PermissionGate, PermissionStore
 from cadenza.engine.restore import NotRestorable, RestoredState, restore_state
 from cadenza.engine.session import Session, SessionOutcome
+from cadenza.engine.session_list import list_sessions
 from cadenza.engine.transcript import (
     EventRecord,
     TranscriptError,
     TranscriptRecord,
-    list_sessions,
     read_transcript,
     transcript_path,
 )

@@ -96,7 +96,7 @@ class PermissionConfig(BaseModel):
 
 
 class LoopConfig(BaseModel):
-    """``[loop]``: the loop variant (``cadenza.engine.loop``).
+    """``[loop]``: the loop variant (``cadenza.engine.variants``).
 
     Unset keys keep the provider's default (the ``local`` provider's measured one, or the
     hosted models' one).

@@ -11,7 +11,7 @@ import difflib
 import keyword
 import re
 
-from cadenza.engine.loop import finish_hint
+from cadenza.engine.variants import finish_hint
 from cadenza.textio import changed_span
 from cadenza.tools.host import FileEdit
 from cadenza.tools.textfile import lines_with_ends

@@ -11,8 +11,8 @@ from cadenza.engine.transcript import (
     MessageRecord,
     SessionEndRecord,
     SessionStartRecord,
-    TranscriptWriter,
 )
+from cadenza.engine.transcript_writer import TranscriptWriter
 from cadenza.messages import Message
 
 

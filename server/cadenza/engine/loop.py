@@ -1,145 +1,225 @@
-"""Loop variants: how a session asks its model to act, to edit and to end (issue 11).
+"""The agent loop: one movement's steps, from the first model request to its result.
 
-Each knob was measured on ``benchmarks/agent_tasks`` with the small local models
-(docs/local-model.md has the tables, losing variants included). ``LOCAL_LOOP`` holds the
-winners and is the default of the ``local`` provider; other providers keep ``API_LOOP``, the
-behaviour before the variants existed. ``[loop]`` in ``cadenza.toml`` overrides either.
+Each step, top to bottom in ``MovementRunner``:
+
+1. bounds: the session's step budget, then the movement's ``max_steps``;
+2. context pressure: compact above the soft limit; above the hard limit the one overflow
+   policy ends the movement (``results.overflow_exit``);
+3. the model request (``engine.request.ask_model``): streamed, a cut reply repaired once, the
+   reply appended to the history with call ids unique in the session;
+4. ``resolve_step``: a reply with tool calls runs them, one without ends the turn (DESIGN §2
+   rule 1: structure alone, never the text);
+5. the batch, in call order: control calls (``transition``, ``complete``) answered by the
+   engine, workspace calls through the call pipeline (``engine.pipeline``); the first call
+   that ends the movement (a control call, a person to wait for, a call repeated too often)
+   leaves the later calls not run; one tool message per call is recorded, even on cancel.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
-from cadenza.types import Ending
+from cadenza.engine.context import bound_result
+from cadenza.engine.control import COMPLETE, CONTROL_TOOLS, ControlDecision, control_specs, decide
+from cadenza.engine.events import ContextCompacted, StepStarted, ToolCallFinished, ToolCallStarted
+from cadenza.engine.gate import claims_done
+from cadenza.engine.gate import refusal as gate_refusal
+from cadenza.engine.pipeline import CallPipeline
+from cadenza.engine.request import ask_model
+from cadenza.engine.results import MovementResult, WaitingHuman, follow_default, overflow_exit
+from cadenza.engine.runtime import Runtime
+from cadenza.engine.workflows import Movement
+from cadenza.messages import AssistantReply, ToolCall
+from cadenza.tools.base import ToolResult
+from cadenza.tools.dispatch.recording import BatchRecorder
 
-# Ending: ``empty``: a reply with no tool call (the envelope allows an empty list).
-# ``complete``: every reply must hold at least one call (``tool_choice: required``, the
-# envelope's ``minItems: 1``) and finishing is itself the ``complete`` control call; the
-# structural rule stays: the turn continues iff there are tool calls.
-
-Repeats = Literal["observe", "run"]
-"""An identical repeated call: ``observe`` answers it with a note saying what was repeated and
-what to do instead (the stuck detector); ``run`` runs it again."""
-
-EditStyle = Literal["all", "old_string", "write_file", "line_range"]
-"""Which edit tool is offered: ``edit_file`` (exact ``old_string`` replacement),
-``write_file`` (the whole new text), ``replace_lines`` (a 1-based line range; ``read_file``
-then numbers its lines), or ``all`` (``edit_file`` and ``write_file``)."""
-
-EDIT_TOOLS: dict[EditStyle, tuple[str, ...]] = {
-    "old_string": ("edit_file",),
-    "write_file": ("write_file",),
-    "line_range": ("replace_lines",),
-}
-ALL_EDIT_TOOLS = frozenset({"edit_file", "write_file", "replace_lines"})
-CORE_TOOLS = ("read_file", "list_files", "search", "create_file")
-"""The compact tool set: reading, searching and creating, plus the edit style's tool."""
-BUILTIN_TOOLS = frozenset(
-    {
-        *CORE_TOOLS,
-        *ALL_EDIT_TOOLS,
-        "delete_file",
-        "rename_file",
-        "run_command",
-        "browse",
-        "browse_interactive",
-        "ask_user",
-    }
-)
-"""Cadenza's own workspace tools (``tools.registry.default_tools``; a test keeps the two
-equal): the variant selects among them; other tools (MCP) are always offered."""
+AFTER_CONTROL = "the movement already ended with an earlier control call in this reply"
+AFTER_STUCK = "the movement stopped at an earlier call of this reply, repeated too often"
+CANCELLED = "the session was cancelled (a call that was running was stopped)"
 
 
 @dataclass(frozen=True, kw_only=True)
-class LoopSettings:
-    """The loop variant of a session.
+class RunTools:
+    """Run these calls, then ask the model again."""
 
-    Attributes:
-        ending: See ``Ending``.
-        prime: Put the files the task names (and the editor's open document) into the first
-            user message, as ``read_file`` would show them, so no read is needed first.
-        repeats: See ``Repeats``.
-        stuck_limit: Identical repeats, each answered with a note, after which the movement
-            ends with ``needs_user_input`` instead of spending its steps (0: never).
-        edit: See ``EditStyle``.
-        core_tools: Offer only ``CORE_TOOLS`` plus the edit style's tool (and the control
-            tools); False offers the whole registry.
-        repair: Exactly-once repair of a contract miss (a reply cut by the token limit): the
-            request is made once more, with a note, before the miss reaches the history.
-        edit_echo: A successful edit's result also shows the changed lines as the file now
-            reads them and says how to finish (as Claude Code's edit result shows a snippet).
-        syntax_guard: An edit that makes a file that parsed stop parsing is refused
-            (``tools.syntax``; SWE-agent's edit linting).
-        done_gate: ``complete(done)`` right after a failed call is refused once per movement
-            (``engine.gate``).
+    tool_calls: list[ToolCall]
+    cut: bool
+    """True when the reply was cut by the token limit: its arguments may be incomplete."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class FinishTurn:
+    """The model ended its turn; ``content`` is its final answer."""
+
+    content: str
+
+
+NextStep = RunTools | FinishTurn
+
+
+def resolve_step(reply: AssistantReply) -> NextStep:
+    """Decide what follows a model reply, from its structure alone (DESIGN §2 rule 1).
+
+    A turn continues if and only if the reply carries tool calls; assistant prose never drives
+    control flow: there is no test on the text here, or anywhere.
     """
+    if reply.tool_calls:
+        return RunTools(tool_calls=list(reply.tool_calls), cut=reply.finish_reason == "length")
+    return FinishTurn(content=reply.content)
 
-    ending: Ending = "empty"
-    prime: bool = False
-    repeats: Repeats = "observe"
-    stuck_limit: int = 0
-    edit: EditStyle = "all"
-    core_tools: bool = False
-    repair: bool = False
-    edit_echo: bool = False
-    syntax_guard: bool = False
-    done_gate: bool = False
 
-    def replace(self, **changes: Any) -> LoopSettings:
-        """A copy with ``changes`` (field names as above)."""
-        return dataclasses.replace(self, **changes)
+@dataclass(frozen=True, kw_only=True)
+class BudgetSpent:
+    """The session's own step bound ran out (stop reason ``max_steps``)."""
 
-    def offers(self, name: str) -> bool:
-        """Whether the workspace tool ``name`` is offered when a movement names no tools."""
-        if name in ALL_EDIT_TOOLS:
-            return self.edits(name)
-        return not self.core_tools or name in CORE_TOOLS
+    kind: Literal["budget"] = "budget"
 
-    def edits(self, name: str) -> bool:
-        """Whether the edit tool ``name`` is this variant's edit style."""
-        if name == "replace_lines":  # it needs numbered reads: never among "all"
-            return self.edit == "line_range"
-        return self.edit == "all" or name in EDIT_TOOLS[self.edit]
 
-    def movement_tools(self, listed: tuple[str, ...] | None, names: list[str]) -> list[str]:
-        """The tools (of the registry's ``names``, in order) a movement offers.
+class MovementRunner:
+    """Runs one movement of a workflow on the shared runtime."""
 
-        ``listed`` None (every tool): the variant's selection, plus every tool that is not
-        Cadenza's own (MCP tools). A movement that lists its tools keeps them (``core_tools``
-        does not remove what a workflow asks for), except that its edit tools become the
-        variant's edit style, so an ``implement`` movement still has one.
+    def __init__(self, runtime: Runtime, movement: Movement) -> None:
+        self.rt = runtime
+        self.movement = movement
+        self.steps = 0
+        self.loop = runtime.settings.loop
+        allowed = self.loop.movement_tools(movement.tools, runtime.tools.names)
+        self.pipeline = CallPipeline(runtime, movement, allowed)
+        self._specs = [s for s in runtime.tools.specs() if s.name in allowed]
+        self._specs += control_specs(runtime.workflow)
+        self._gated = ""
+        """The done gate's refusal, once it refused (it refuses once per movement run)."""
+        self._gated_step = 0
+        self._last_workspace: tuple[str, ToolResult] | None = None
+        """The last workspace call of this run and its result (a new run starts afresh: a
+        resume, the next movement)."""
+
+    async def run(self) -> MovementResult | BudgetSpent:
+        """Step until the movement ends, its step bound, or the session's budget."""
+        limit = self.movement.max_steps
+        while True:
+            if self.rt.steps - self.rt.run_start >= self.rt.settings.max_steps:
+                return BudgetSpent()
+            if limit is not None and self.steps >= limit:
+                return follow_default(
+                    self.movement,
+                    f"movement {self.movement.name!r} reached its step bound ({limit})",
+                )
+            overflow = self._relieve_pressure()
+            if overflow is not None:
+                return overflow
+            result = await self._step()
+            if result is not None:
+                return result
+
+    def _relieve_pressure(self) -> MovementResult | None:
+        """Compact above the soft limit; above the hard limit, the one overflow policy."""
+        ctx, messages = self.rt.context, list(self.rt.messages)  # a copy: counted after
+        if ctx.pressure(messages) == "ok":
+            return None
+        before = ctx.tokens(messages)
+        compacted = ctx.compact(messages)
+        if compacted is not messages:
+            self.rt.messages[:] = compacted
+            self.rt.publish(
+                ContextCompacted(
+                    tokens_before=before,
+                    tokens_after=ctx.tokens(compacted),
+                    messages_summarized=len(messages) - len(compacted) + 1,
+                )
+            )
+        if ctx.pressure(self.rt.messages) == "hard":
+            return overflow_exit(
+                self.movement,
+                f"{ctx.tokens(self.rt.messages)} tokens in history "
+                f"over the hard limit of {ctx.limits.hard}",
+            )
+        return None
+
+    async def _step(self) -> MovementResult | None:
+        self.rt.steps += 1
+        self.steps += 1
+        self.rt.publish(StepStarted(step=self.rt.steps, max_steps=self.rt.settings.max_steps))
+        reply = await ask_model(self.rt, list(self._specs))
+        step = resolve_step(reply)
+        if isinstance(step, FinishTurn):
+            return follow_default(self.movement, "the model ended its turn", summary=step.content)
+        return await self._run_batch(step)
+
+    async def _run_batch(self, step: RunTools) -> MovementResult | None:
+        """Run every call in order; record one tool message per call, even on cancel."""
+        recorder = BatchRecorder(step.tool_calls)
+        decided: MovementResult | None = None
+        try:
+            for call in step.tool_calls:
+                if decided is not None:
+                    why = AFTER_STUCK if decided is self.pipeline.stuck_stop else AFTER_CONTROL
+                    result = ToolResult(content=f"not run: {why}", is_error=True)
+                elif call.name in CONTROL_TOOLS:
+                    result, decided = self._control(call)
+                else:
+                    result = await self.pipeline.run(call, cut=step.cut)
+                    self._last_workspace = (call.name, result)
+                    decided = self._after_workspace(result)
+                bounded = bound_result(result.content, self.rt.context.limits.result_chars)
+                recorder.add(call.id, ToolResult(content=bounded, is_error=result.is_error))
+        finally:
+            for message in recorder.messages(not_run_reason=CANCELLED):
+                self.rt.append(message)
+        return decided
+
+    def _after_workspace(self, result: ToolResult) -> MovementResult | None:
+        """The movement's end after a workspace call: stuck, or a person must act, or None."""
+        if self.pipeline.stuck_stop is not None:
+            return self.pipeline.stuck_stop
+        wait = result.waiting_human
+        if wait is None:
+            return None
+        # A person must act: later calls of the batch are not run.
+        return WaitingHuman(
+            wait_reason=wait.wait_reason,
+            browser_session_id=wait.browser_session_id,
+            url=wait.url,
+            act_url=wait.act_url,
+        )
+
+    def _control(self, call: ToolCall) -> tuple[ToolResult, MovementResult | None]:
+        self.rt.publish(
+            ToolCallStarted(
+                tool_call_id=call.id,
+                name=call.name,
+                title=call.name,
+                tool_kind="think",
+                raw_input=call.arguments,
+            )
+        )
+        decision = decide(call, self.rt.workflow)
+        if decision.result is not None and self._gate_done(call):
+            decision = ControlDecision(content=self._gated, result=None)
+        self.rt.publish(
+            ToolCallFinished(
+                tool_call_id=call.id,
+                content=decision.content,
+                status="failed" if decision.is_error else "completed",
+            )
+        )
+        return ToolResult(content=decision.content, is_error=decision.is_error), decision.result
+
+    def _gate_done(self, call: ToolCall) -> bool:
+        """Once per movement run: refuse ``complete(done)`` right after a failed call.
+
+        "Right after": the last workspace call of this run (this reply's earlier calls
+        included) failed, not with a settled error. Later ``complete`` calls of the reply that
+        was refused are refused too, so one reply cannot slip past the gate.
         """
-        if listed is None:
-            return [n for n in names if self.offers(n) or n not in BUILTIN_TOOLS]
-        wanted = set(listed)
-        if wanted & ALL_EDIT_TOOLS:
-            wanted = {n for n in wanted if n not in ALL_EDIT_TOOLS}
-            wanted |= {n for n in ALL_EDIT_TOOLS if self.edits(n)}
-        return [n for n in names if n in wanted]
-
-
-API_LOOP = LoopSettings()
-"""Hosted models: end with an empty reply, every tool, the stuck note, no repair."""
-
-LOCAL_LOOP = LoopSettings(
-    ending="complete",
-    prime=True,
-    repeats="observe",
-    stuck_limit=3,
-    edit="old_string",
-    core_tools=True,
-    repair=True,
-    edit_echo=True,
-    syntax_guard=True,
-    done_gate=True,
-)
-"""The embedded small models' default, chosen by measurement (docs/local-model.md)."""
-
-
-def finish_hint(ending: Ending) -> str:
-    """How the model ends its turn under ``ending`` (for notes and results)."""
-    if ending == "complete":
-        return 'call complete with status "done" and a one-sentence summary'
-    return "reply with an empty tool_calls list and a one-sentence summary"
+        if not self.loop.done_gate or call.name != COMPLETE or not claims_done(call):
+            return False
+        if self._gated:
+            return self._gated_step == self.rt.steps
+        last = self._last_workspace
+        if last is None or not last[1].is_error or last[1].settled:
+            return False
+        self._gated = gate_refusal(last[0], last[1].content)
+        self._gated_step = self.rt.steps
+        return True

@@ -1,10 +1,18 @@
-"""The default system prompt: the prompt contract of DESIGN §2 item 3."""
+"""The conversation's start: the system prompt, the task, and the files the task names.
+
+The system prompt holds the prompt contract of DESIGN §2 item 3; the files come when the loop
+variant primes them (``LoopSettings.prime``), so a small model's first call can be the edit.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from cadenza.engine.overview import workspace_overview
+from cadenza.engine.prime import priming_message
+from cadenza.engine.variants import LoopSettings
+from cadenza.messages import Message, SystemMessage, UserMessage
+from cadenza.tools.host import ToolHost
 from cadenza.types import Ending
 
 DEFAULT_SYSTEM_PROMPT = """\
@@ -49,3 +57,22 @@ def system_prompt(
     return template.format(
         root=root, overview=workspace_overview(root), finish_rule=FINISH_RULES[ending]
     )
+
+
+def opening_messages(
+    root: Path, task: str, template: str, loop: LoopSettings, host: ToolHost, named: list[str]
+) -> list[Message]:
+    """A new session's first messages (a restored one has its history instead).
+
+    The system prompt from ``template``, the task, then under ``loop.prime`` the files
+    ``named`` (``prime.task_files``) as they are now in the editor ``host``.
+    """
+    messages: list[Message] = [
+        SystemMessage(content=system_prompt(root, template, loop.ending)),
+        UserMessage(content=task, tag="task"),
+    ]
+    if loop.prime:
+        primed = priming_message(root, named, host, numbered=loop.edit == "line_range")
+        if primed is not None:
+            messages.append(primed)
+    return messages

@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from cadenza.engine.call_ids import CallIds
 from cadenza.engine.context import ContextManager
 from cadenza.engine.events import SessionEvent
-from cadenza.engine.loop import API_LOOP, LoopSettings
 from cadenza.engine.permissions import DEFAULT_GATED, DEFAULT_TIMEOUT_S, PermissionGate
 from cadenza.engine.ports import Editor
 from cadenza.engine.stuck import StuckDetector
+from cadenza.engine.variants import API_LOOP, LoopSettings
 from cadenza.engine.workflows import Workflow
 from cadenza.messages import Message
 from cadenza.providers.base import Provider, ToolChoice
@@ -55,7 +56,7 @@ class SessionSettings:
         context_size: The model's context window (tokens), for context pressure.
         gated_tools: Tools that ask the person before each call (``PermissionGate``).
         permission_timeout_s: How long a permission prompt waits for an answer (seconds).
-        loop: The loop variant (``cadenza.engine.loop``).
+        loop: The loop variant (``cadenza.engine.variants``).
     """
 
     max_steps: int = 25
@@ -95,6 +96,11 @@ class Runtime:
     there for what a rename left behind."""
     fingerprints: dict[str, tuple[object, ...]] = field(default_factory=dict)
     """Cache key → file fingerprint when stored: a buffer the person changed is read again."""
+    call_ids: CallIds = field(init=False)
+    """Every tool-call id the session used (a restored history's too): ids stay unique."""
+
+    def __post_init__(self) -> None:
+        self.call_ids = CallIds(self.messages)
 
     def append(self, message: Message) -> None:
         """Append to the live history (and the transcript)."""

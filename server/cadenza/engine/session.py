@@ -23,10 +23,12 @@ from cadenza.engine.events import (
     SessionResumed,
 )
 from cadenza.engine.history import sanitize_history
+from cadenza.engine.loop import BudgetSpent, MovementRunner
 from cadenza.engine.permissions import PermissionGate
+from cadenza.engine.pipeline import CUT_ARGUMENTS
 from cadenza.engine.ports import Editor
-from cadenza.engine.prime import priming_message, task_files
-from cadenza.engine.prompt import DEFAULT_SYSTEM_PROMPT, system_prompt
+from cadenza.engine.prime import task_files
+from cadenza.engine.prompt import DEFAULT_SYSTEM_PROMPT, opening_messages
 from cadenza.engine.results import (
     AskPerson,
     Completed,
@@ -36,10 +38,9 @@ from cadenza.engine.results import (
     result_message,
     stop_reason_of,
 )
-from cadenza.engine.runner import CUT_ARGUMENTS, BudgetSpent, MovementRunner
 from cadenza.engine.runtime import Recorder, Runtime, SessionSettings
 from cadenza.engine.workflows import Movement, Workflow, default_workflow
-from cadenza.messages import Message, SystemMessage, UserMessage
+from cadenza.messages import Message, UserMessage
 from cadenza.providers.base import Provider, ProviderError
 from cadenza.tools.base import Tool
 from cadenza.tools.dispatch.cache import ReadCache
@@ -173,17 +174,8 @@ class Session:
         self.last: SessionOutcome | None = last
         self._restored = history is not None
         """Rebuilt from a transcript and not run since: in-process state (browsers) is gone."""
-        template = self.settings.system_prompt or DEFAULT_SYSTEM_PROMPT
         loop = self.settings.loop
-        messages: list[Message] = [
-            SystemMessage(content=system_prompt(root, template, loop.ending)),
-            UserMessage(content=task, tag="task"),
-        ]
         named = task_files(root, task, open_document) if loop.prime or loop.edit_echo else []
-        if loop.prime and history is None:
-            primed = priming_message(root, named, editor, numbered=loop.edit == "line_range")
-            if primed is not None:
-                messages.append(primed)
         gate = permissions or PermissionGate(
             editor,
             store=None,
@@ -205,7 +197,8 @@ class Session:
             task_files=named,
         )
         if history is None:
-            for message in messages:
+            template = self.settings.system_prompt or DEFAULT_SYSTEM_PROMPT
+            for message in opening_messages(root, task, template, loop, editor, named):
                 self.rt.append(message)
 
     @property
@@ -340,10 +333,7 @@ class Session:
                 )
             )
             if len(workflow.movements) > 1 and not (resumed and index == 1):
-                offered = None
-                if movement.tools is not None:  # as the loop variant offers them
-                    offered = self.settings.loop.movement_tools(movement.tools, self.rt.tools.names)
-                prompt = movement_prompt(movement, offered)
+                prompt = movement.prompt(self.settings.loop, self.rt.tools.names)
                 self.rt.append(UserMessage(tag="movement", content=prompt))
             runner = MovementRunner(self.rt, movement)
             result = await runner.run()
@@ -384,9 +374,9 @@ class Session:
     def _checkpoint(self, runner: MovementRunner, result: MovementResult | BudgetSpent) -> None:
         """Write the movement's memory checkpoint: what was done, how it ended, what is next."""
         done = (
-            f"edited {', '.join(dict.fromkeys(runner.edited))}"
-            if runner.edited
-            else f"{runner.calls} tool calls, no edits"
+            f"edited {', '.join(dict.fromkeys(runner.pipeline.edited))}"
+            if runner.pipeline.edited
+            else f"{runner.pipeline.calls} tool calls, no edits"
         )
         following = result.movement if isinstance(result, NextMovement) else "end of the task"
         ending = (
@@ -403,16 +393,3 @@ class Session:
         self.rt.publish(CheckpointWritten(movement=runner.movement.name, note=note))
         if isinstance(result, NextMovement):
             self.rt.append(UserMessage(tag="checkpoint", content=note))
-
-
-def movement_prompt(movement: Movement, offered: list[str] | None = None) -> str:
-    """The user message that starts a movement: its name, instructions and tools.
-
-    ``offered``: the tools the movement offers when it lists them (default: its list).
-    """
-    listed = offered if offered is not None else movement.tools
-    tools = ", ".join(listed) if listed is not None else "all workspace tools"
-    return (
-        f"Movement {movement.name!r} starts. {movement.instructions}\n"
-        f"Tools in this movement: {tools}; plus transition and complete."
-    )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from cadenza.engine.loop import finish_hint
+from cadenza.engine.variants import finish_hint
 from cadenza.messages import ToolCall
 from cadenza.types import Ending
 

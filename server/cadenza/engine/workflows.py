@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from cadenza.config import ConfigError, user_config_dir
+from cadenza.engine.variants import LoopSettings
 
 Terminal = Literal["COMPLETE", "ASK", "ABORT"]
 TERMINALS: frozenset[str] = frozenset({"COMPLETE", "ASK", "ABORT"})
@@ -42,6 +43,18 @@ class Movement(BaseModel):
     tools: tuple[str, ...] | None = None
     max_steps: int | None = Field(default=None, ge=1, le=1000)
     default_next: str = "COMPLETE"
+
+    def prompt(self, variant: LoopSettings, names: list[str]) -> str:
+        """The user message that starts the movement: its name, instructions and tools.
+
+        The tools it lists as the loop ``variant`` offers them (of the registry's ``names``).
+        """
+        offered = variant.movement_tools(self.tools, names) if self.tools is not None else None
+        tools = ", ".join(offered) if offered is not None else "all workspace tools"
+        return (
+            f"Movement {self.name!r} starts. {self.instructions}\n"
+            f"Tools in this movement: {tools}; plus transition and complete."
+        )
 
 
 class Workflow(BaseModel):

@@ -24,8 +24,8 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from cadenza.engine.session import Session, SessionOutcome
+from cadenza.engine.session_list import SessionState
 from cadenza.engine.session_lock import SessionLock
-from cadenza.engine.transcript import SessionState
 from cadenza.lsp import prompts
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.progress import SessionProgress

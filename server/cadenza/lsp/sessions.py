@@ -26,14 +26,12 @@ from cadenza.config import CadenzaConfig, ConfigError
 from cadenza.engine.permissions import PermissionGate, PermissionStore
 from cadenza.engine.restore import NotRestorable, RestoredState, restore_state
 from cadenza.engine.session import WAITING, Session, SessionOutcome
+from cadenza.engine.session_list import SessionSummary, list_sessions, summary_of
 from cadenza.engine.session_lock import SessionLock, SessionLocked
 from cadenza.engine.transcript import (
-    SessionSummary,
     TranscriptError,
     TranscriptRecord,
-    list_sessions,
     read_transcript,
-    summary_of,
     transcript_path,
 )
 from cadenza.engine.workflows import Workflow, WorkflowError, load_catalog

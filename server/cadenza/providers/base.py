@@ -33,7 +33,7 @@ class ModelRequest:
         parallel_tool_calls: False allows at most one call per reply (OpenAI's
             ``parallel_tool_calls``; in envelope mode ``maxItems: 1``), so a small model sees
             each result before its next call. None: the provider's default.
-        ending: How the session's turns end (``cadenza.engine.loop.Ending``): envelope-mode
+        ending: How the session's turns end (``cadenza.types.Ending``): envelope-mode
             instructions then describe finishing as an empty list or as the ``complete``
             call. Native-tool providers need nothing more than ``tool_choice``.
     """

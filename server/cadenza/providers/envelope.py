@@ -177,7 +177,7 @@ def signature(tool: ToolSpec) -> str:
 def envelope_instructions(tools: list[ToolSpec], ending: Ending = "empty") -> str:
     """The text appended to the system prompt that describes the envelope and each tool.
 
-    ``ending`` (``cadenza.engine.loop.Ending``) says how a turn ends: an empty list, or the
+    ``ending`` (``cadenza.types.Ending``) says how a turn ends: an empty list, or the
     ``complete`` call; the worked example uses the edit tool offered.
     """
     lines = [f"- {signature(t)}: {t.description}" for t in tools]

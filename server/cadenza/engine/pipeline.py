@@ -1,0 +1,261 @@
+"""The call pipeline (DESIGN §2 rule 6): one workspace call from the model to its result.
+
+In order, each step from ``tools.dispatch`` or the engine:
+
+1. preparation (``dispatch.execution.prepare``): the tool exists, the arguments validate;
+   the editor learns of the call (``tool_call``) before anything is done on its behalf;
+2. observation: a call the engine answers itself, without running it: arguments cut by the
+   token limit, an invalid call, a tool the movement does not offer, an identical repeat (the
+   stuck detector; past ``stuck_limit`` repeats the movement stops with a question);
+3. permission (``engine.permissions``): a gated tool asks the person first;
+4. cache routing (``dispatch.cache``): a read-only call answered from the cache while the
+   file it read is unchanged, else executed;
+5. execution (``dispatch.execution.run``): timeouts and failures become error results;
+6. invalidation: edits drop the cached results they may change and reset the stuck detector
+   (a command, or any call that may change files without saying which, drops every cached
+   result); each edit is published (``file_edited``) and, under ``edit_echo``, echoed;
+7. the call's end (``tool_call_update``), cancellation included.
+
+Result recording (one tool message per call of a batch, in call order) is the batch's:
+``dispatch.recording.BatchRecorder`` in ``engine.loop``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from cadenza.engine.after_edit import edit_notes
+from cadenza.engine.control import CONTROL_TOOLS
+from cadenza.engine.events import (
+    FileEdited,
+    Observation,
+    PermissionDecided,
+    ToolCacheLookup,
+    ToolCallFinished,
+    ToolCallStarted,
+)
+from cadenza.engine.permissions import PermissionRequest, refusal
+from cadenza.engine.results import Completed, MovementResult
+from cadenza.engine.runtime import Runtime
+from cadenza.engine.stuck import Repeat, repeat_note
+from cadenza.engine.variants import EDIT_TOOLS
+from cadenza.engine.workflows import Movement
+from cadenza.messages import ToolCall
+from cadenza.tools.base import ToolContext, ToolError, ToolKind, ToolResult
+from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
+from cadenza.tools.documents import fingerprint
+from cadenza.tools.paths import relative_name, resolve_in_workspace
+
+CUT_ARGUMENTS = (
+    "your reply was cut by the token limit before this call's arguments were complete; the "
+    "call was not run and nothing was written. Make the call again with shorter arguments "
+    "(for example a smaller edit)."
+)
+
+
+class CallPipeline:
+    """Runs the workspace calls of one movement run.
+
+    Attributes:
+        calls: Workspace calls made (for the movement's checkpoint).
+        edited: Workspace-relative names of the files edited, in order (repeats kept).
+        stuck_stop: The movement's end once a call was repeated past ``stuck_limit``.
+    """
+
+    def __init__(self, runtime: Runtime, movement: Movement, allowed: list[str]) -> None:
+        self.rt = runtime
+        self.movement = movement
+        self.allowed = allowed
+        self.loop = runtime.settings.loop
+        self.calls = 0
+        self.edited: list[str] = []
+        self.stuck_stop: MovementResult | None = None
+        self._ctx = ToolContext(
+            root=runtime.root,
+            host=runtime.editor,
+            session_id=runtime.session_id,
+            resources=runtime.resources,
+            line_numbers=self.loop.edit == "line_range",
+            syntax_guard=self.loop.syntax_guard,
+        )
+
+    async def run(self, call: ToolCall, *, cut: bool) -> ToolResult:
+        """Take ``call`` through the pipeline; its result (an answer when it did not run)."""
+        self.calls += 1
+        prepared = prepare(call, self.rt.tools)
+        self._started(call, prepared)
+        observed = self._observe(call, prepared, cut)
+        if observed is not None:
+            answer, observation = observed
+            self._finished(call, answer, observation)
+            return answer
+        assert isinstance(prepared, PreparedCall)
+        result = await self._ask_permission(call, prepared)
+        if result is None:
+            try:
+                result = await self._dispatch(call, prepared)
+            except BaseException:
+                # Cancelled mid-call: the editor still sees the call end (ACP: a final status).
+                self.rt.publish(
+                    ToolCallFinished(
+                        tool_call_id=call.id, content="cancelled while running", status="failed"
+                    )
+                )
+                raise
+        self._finished(call, result)
+        return result
+
+    def _started(self, call: ToolCall, prepared: PreparedCall | ToolResult) -> None:
+        title: str = call.name
+        kind: ToolKind = "other"
+        if isinstance(prepared, PreparedCall):
+            title, kind = prepared.title, prepared.tool.kind
+        self.rt.publish(
+            ToolCallStarted(
+                tool_call_id=call.id,
+                name=call.name,
+                title=title,
+                tool_kind=kind,
+                raw_input=call.arguments,
+            )
+        )
+
+    def _finished(
+        self, call: ToolCall, result: ToolResult, observation: Observation | None = None
+    ) -> None:
+        self.rt.publish(
+            ToolCallFinished(
+                tool_call_id=call.id,
+                content=result.content,
+                status="failed" if result.is_error or observation else "completed",
+                observation=observation,
+            )
+        )
+
+    def _observe(
+        self, call: ToolCall, prepared: PreparedCall | ToolResult, cut: bool
+    ) -> tuple[ToolResult, Observation] | None:
+        """Answer a call without running it: cut arguments, invalid call, not allowed, repeat."""
+        if cut:
+            return ToolResult(content=CUT_ARGUMENTS, is_error=True), "cut"
+        if isinstance(prepared, ToolResult):
+            self._count_repeat(call, ())  # the same bad call again counts towards the limit
+            return prepared, "invalid"
+        if call.name not in self.allowed:
+            self._count_repeat(call, ())
+            available = ", ".join(self.allowed + sorted(CONTROL_TOOLS))
+            content = (
+                f"{call.name} is not available in movement {self.movement.name!r}; "
+                f"available: {available}"
+            )
+            return ToolResult(is_error=True, content=content), "not_allowed"
+        if self.loop.repeats == "run":
+            return None
+        repeat = self._count_repeat(call, self._fingerprint(prepared))
+        if repeat is None:
+            return None
+        edit_tool = next((t for t in EDIT_TOOLS.get(self.loop.edit, ()) if t in self.allowed), "")
+        note = repeat_note(repeat, ending=self.loop.ending, edit_tool=edit_tool or "an edit tool")
+        return ToolResult(content=note, is_error=True), "repeat"
+
+    def _count_repeat(self, call: ToolCall, state: tuple[object, ...]) -> Repeat | None:
+        """Record ``call`` with the stuck detector; past ``stuck_limit`` repeats, stop."""
+        repeat = self.rt.stuck.check(call, self.rt.steps, state)
+        limit = self.loop.stuck_limit
+        if repeat is not None and limit and repeat.times >= limit:
+            self.stuck_stop = _stuck_question(repeat, call)
+        return repeat
+
+    async def _ask_permission(self, call: ToolCall, prepared: PreparedCall) -> ToolResult | None:
+        """For a gated tool: None when the person allows the call, else the refusal result."""
+        gate = self.rt.permissions
+        if not gate.needs_asking(call.name):
+            return None
+        request = PermissionRequest(
+            tool_call_id=call.id,
+            name=call.name,
+            title=prepared.title,
+            kind=prepared.tool.kind,
+            raw_input=call.arguments,
+        )
+        verdict, option = await gate.check(request)
+        self.rt.publish(
+            PermissionDecided(tool_call_id=call.id, name=call.name, verdict=verdict, option=option)
+        )
+        if verdict == "allowed":
+            return None
+        return refusal(verdict, call.name, gate.timeout_s)
+
+    def _fingerprint(self, prepared: PreparedCall) -> tuple[object, ...]:
+        """The file's fingerprint for a call on one file; folders and searches have none.
+
+        A repeated call on a file that changed since (the person edited it, an edit was
+        refused over their unsaved text) is not "stuck": the stuck detector compares these.
+        """
+        path = getattr(prepared.args, "path", None)
+        if not isinstance(path, str) or prepared.tool.name in ("list_files", "search"):
+            return ()
+        try:
+            return fingerprint(self.rt.editor, resolve_in_workspace(self.rt.root, path))
+        except ToolError:
+            return ()
+
+    async def _dispatch(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:
+        """Cache routing, then execution, then invalidation after edits."""
+        lookup = self.rt.cache.lookup(prepared)
+        current = self._fingerprint(prepared)
+        hit = lookup.hit and self.rt.fingerprints.get(lookup.key) == current
+        if lookup.outcome != "bypass":
+            self.rt.publish(ToolCacheLookup(tool_call_id=call.id, name=call.name, hit=hit))
+        if hit and lookup.result is not None:
+            return lookup.result
+        result = await run(prepared, self._ctx)
+        if lookup.outcome != "bypass" and self.rt.cache.store(prepared, result):
+            self.rt.fingerprints[lookup.key] = current
+        return self._invalidate(call, prepared, result)
+
+    def _invalidate(self, call: ToolCall, prepared: PreparedCall, result: ToolResult) -> ToolResult:
+        """Drop the cached results the call may have changed; publish and echo its edits.
+
+        Edits drop what they touch; a call that may change files without saying which (a
+        command, an MCP tool) drops every cached result.
+        """
+        if not result.edits:
+            if not prepared.tool.read_only:
+                self.rt.cache.invalidate_all()
+            return result
+        self.rt.stuck.workspace_changed()
+        self.rt.cache.invalidate_paths([e.path for e in result.edits], self.rt.root)
+        echoes: list[str] = []
+        for edit in result.edits:
+            name = relative_name(self.rt.root, edit.path)
+            self.edited.append(name)
+            if self.loop.edit_echo and edit.kind == "change":
+                echoes.append(edit_notes(self.rt, edit, name))
+            self.rt.publish(
+                FileEdited(
+                    tool_call_id=call.id,
+                    path=name,
+                    old_text=edit.old_text,
+                    new_text=edit.new_text,
+                )
+            )
+        if echoes:
+            return dataclasses.replace(result, content=result.content + "".join(echoes))
+        return result
+
+
+def _stuck_question(repeat: Repeat, call: ToolCall) -> Completed:
+    """The movement's end after ``repeat.times`` noted repeats: a question, not a spent budget."""
+    return Completed(
+        status="needs_user_input",
+        summary=(
+            f"Stopped: the model called {call.name} with the same arguments "
+            f"{repeat.times + 1} times although each repeat was answered with a note."
+        ),
+        missing_info=f"how to go on: the model keeps repeating {call.name}({call.arguments})",
+        why_no_default=(
+            "the model is in a loop of identical calls; going on would spend the remaining "
+            "steps on the same call"
+        ),
+    )

@@ -1,0 +1,115 @@
+"""One step's model request: build it, stream the reply, repair a cut reply once, take it in.
+
+The request offers the movement's tools with the loop variant's tool choice; streamed text is
+shown as ``agent_message_chunk`` as it comes. A reply cut by the token limit in the middle of a
+call is a contract miss: under ``LoopSettings.repair`` the request is made exactly once more
+(a note, twice the tokens) before anything reaches the history. The reply that stays then
+enters the session: call ids unique in the session (``engine.call_ids``), its text shown if it
+was not streamed, the history, the context's token count.
+"""
+
+from __future__ import annotations
+
+from cadenza.engine.events import AgentMessageChunk, ContractRepaired, ModelReplied
+from cadenza.engine.runtime import Runtime
+from cadenza.messages import AssistantReply, ToolMessage, ToolSpec, UserMessage
+from cadenza.providers.base import ModelRequest, ToolChoice
+
+REPAIR_CUT = (
+    "Your last reply was cut by the token limit before it was complete, so it was dropped. "
+    "Reply again with one complete call, with shorter arguments (a smaller edit)."
+)
+
+
+class StreamSink:
+    """Forwards streamed text as ``agent_message_chunk`` and remembers that it did."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.used = False
+
+    def __call__(self, delta: str) -> None:
+        """Show ``delta`` now: the person reads the reply as the model writes it."""
+        self.used = True
+        self.runtime.publish(AgentMessageChunk(text=delta))
+
+
+async def ask_model(rt: Runtime, tools: list[ToolSpec]) -> AssistantReply:
+    """Make this step's request (repaired once if cut) and append the reply to the history.
+
+    Returns:
+        The reply as the history holds it (call ids made unique in the session).
+    """
+    sink = StreamSink(rt)
+    request = model_request(rt, tools)
+    reply = await rt.provider.complete(request, on_text=sink)
+    _replied(rt, reply)
+    if rt.settings.loop.repair and is_cut(reply):
+        sink = StreamSink(rt)  # the retry's own text is shown too
+        reply = await _repair(rt, request, sink)
+    reply = rt.call_ids.fresh(reply)
+    if reply.content and not sink.used:
+        rt.publish(AgentMessageChunk(text=reply.content))
+    rt.append(reply.to_message())
+    rt.context.record_usage(reply.usage, covered=len(rt.messages))
+    return reply
+
+
+def model_request(rt: Runtime, tools: list[ToolSpec]) -> ModelRequest:
+    """The request of this step: the whole history, ``tools``, the variant's tool choice."""
+    loop, settings = rt.settings.loop, rt.settings
+    first = not any(isinstance(m, ToolMessage) for m in rt.messages)
+    choice: ToolChoice
+    if loop.ending == "complete":
+        choice = "required"  # finishing is itself a call: every reply holds one
+    else:
+        choice = settings.first_step_tool_choice if first else "auto"
+    return ModelRequest(
+        messages=list(rt.messages),
+        tools=tools,
+        max_tokens=settings.max_tokens,
+        temperature=settings.temperature,
+        tool_choice=choice,
+        ending=loop.ending,
+    )
+
+
+def is_cut(reply: AssistantReply) -> bool:
+    """A reply cut by the token limit in the middle of a call (a contract miss)."""
+    return reply.finish_reason == "length" and bool(reply.tool_calls)
+
+
+def _replied(rt: Runtime, reply: AssistantReply) -> None:
+    usage = reply.usage
+    rt.publish(
+        ModelReplied(
+            step=rt.steps,
+            tool_calls=len(reply.tool_calls),
+            finish_reason=reply.finish_reason,
+            prompt_tokens=usage.prompt_tokens if usage is not None else None,
+            completion_tokens=usage.completion_tokens if usage is not None else None,
+        )
+    )
+
+
+async def _repair(rt: Runtime, request: ModelRequest, sink: StreamSink) -> AssistantReply:
+    """Exactly-once repair of a cut reply: ask once more, with a note and twice the tokens.
+
+    Twice the tokens when the request set a bound (``local/`` sessions always do). The cut
+    reply never enters the history; a second miss goes on as a miss (the call is answered
+    with ``pipeline.CUT_ARGUMENTS``).
+    """
+    max_tokens = request.max_tokens * 2 if request.max_tokens else None
+    retry = ModelRequest(
+        messages=[*request.messages, UserMessage(tag="repair", content=REPAIR_CUT)],
+        tools=request.tools,
+        max_tokens=max_tokens,
+        temperature=request.temperature,
+        tool_choice="required",
+        ending=request.ending,
+    )
+    reply = await rt.provider.complete(retry, on_text=sink)
+    _replied(rt, reply)
+    recovered = not is_cut(reply)
+    rt.publish(ContractRepaired(step=rt.steps, reason="cut", recovered=recovered))
+    return reply

@@ -1,0 +1,145 @@
+"""Loop variants: how a session asks its model to act, to edit and to end (issue 11).
+
+Each knob was measured on ``benchmarks/agent_tasks`` with the small local models
+(docs/local-model.md has the tables, losing variants included). ``LOCAL_LOOP`` holds the
+winners and is the default of the ``local`` provider; other providers keep ``API_LOOP``, the
+behaviour before the variants existed. ``[loop]`` in ``cadenza.toml`` overrides either.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from cadenza.types import Ending
+
+# Ending: ``empty``: a reply with no tool call (the envelope allows an empty list).
+# ``complete``: every reply must hold at least one call (``tool_choice: required``, the
+# envelope's ``minItems: 1``) and finishing is itself the ``complete`` control call; the
+# structural rule stays: the turn continues iff there are tool calls.
+
+Repeats = Literal["observe", "run"]
+"""An identical repeated call: ``observe`` answers it with a note saying what was repeated and
+what to do instead (the stuck detector); ``run`` runs it again."""
+
+EditStyle = Literal["all", "old_string", "write_file", "line_range"]
+"""Which edit tool is offered: ``edit_file`` (exact ``old_string`` replacement),
+``write_file`` (the whole new text), ``replace_lines`` (a 1-based line range; ``read_file``
+then numbers its lines), or ``all`` (``edit_file`` and ``write_file``)."""
+
+EDIT_TOOLS: dict[EditStyle, tuple[str, ...]] = {
+    "old_string": ("edit_file",),
+    "write_file": ("write_file",),
+    "line_range": ("replace_lines",),
+}
+ALL_EDIT_TOOLS = frozenset({"edit_file", "write_file", "replace_lines"})
+CORE_TOOLS = ("read_file", "list_files", "search", "create_file")
+"""The compact tool set: reading, searching and creating, plus the edit style's tool."""
+BUILTIN_TOOLS = frozenset(
+    {
+        *CORE_TOOLS,
+        *ALL_EDIT_TOOLS,
+        "delete_file",
+        "rename_file",
+        "run_command",
+        "browse",
+        "browse_interactive",
+        "ask_user",
+    }
+)
+"""Cadenza's own workspace tools (``tools.registry.default_tools``; a test keeps the two
+equal): the variant selects among them; other tools (MCP) are always offered."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LoopSettings:
+    """The loop variant of a session.
+
+    Attributes:
+        ending: See ``Ending``.
+        prime: Put the files the task names (and the editor's open document) into the first
+            user message, as ``read_file`` would show them, so no read is needed first.
+        repeats: See ``Repeats``.
+        stuck_limit: Identical repeats, each answered with a note, after which the movement
+            ends with ``needs_user_input`` instead of spending its steps (0: never).
+        edit: See ``EditStyle``.
+        core_tools: Offer only ``CORE_TOOLS`` plus the edit style's tool (and the control
+            tools); False offers the whole registry.
+        repair: Exactly-once repair of a contract miss (a reply cut by the token limit): the
+            request is made once more, with a note, before the miss reaches the history.
+        edit_echo: A successful edit's result also shows the changed lines as the file now
+            reads them and says how to finish (as Claude Code's edit result shows a snippet).
+        syntax_guard: An edit that makes a file that parsed stop parsing is refused
+            (``tools.syntax``; SWE-agent's edit linting).
+        done_gate: ``complete(done)`` right after a failed call is refused once per movement
+            (``engine.gate``).
+    """
+
+    ending: Ending = "empty"
+    prime: bool = False
+    repeats: Repeats = "observe"
+    stuck_limit: int = 0
+    edit: EditStyle = "all"
+    core_tools: bool = False
+    repair: bool = False
+    edit_echo: bool = False
+    syntax_guard: bool = False
+    done_gate: bool = False
+
+    def replace(self, **changes: Any) -> LoopSettings:
+        """A copy with ``changes`` (field names as above)."""
+        return dataclasses.replace(self, **changes)
+
+    def offers(self, name: str) -> bool:
+        """Whether the workspace tool ``name`` is offered when a movement names no tools."""
+        if name in ALL_EDIT_TOOLS:
+            return self.edits(name)
+        return not self.core_tools or name in CORE_TOOLS
+
+    def edits(self, name: str) -> bool:
+        """Whether the edit tool ``name`` is this variant's edit style."""
+        if name == "replace_lines":  # it needs numbered reads: never among "all"
+            return self.edit == "line_range"
+        return self.edit == "all" or name in EDIT_TOOLS[self.edit]
+
+    def movement_tools(self, listed: tuple[str, ...] | None, names: list[str]) -> list[str]:
+        """The tools (of the registry's ``names``, in order) a movement offers.
+
+        ``listed`` None (every tool): the variant's selection, plus every tool that is not
+        Cadenza's own (MCP tools). A movement that lists its tools keeps them (``core_tools``
+        does not remove what a workflow asks for), except that its edit tools become the
+        variant's edit style, so an ``implement`` movement still has one.
+        """
+        if listed is None:
+            return [n for n in names if self.offers(n) or n not in BUILTIN_TOOLS]
+        wanted = set(listed)
+        if wanted & ALL_EDIT_TOOLS:
+            wanted = {n for n in wanted if n not in ALL_EDIT_TOOLS}
+            wanted |= {n for n in ALL_EDIT_TOOLS if self.edits(n)}
+        return [n for n in names if n in wanted]
+
+
+API_LOOP = LoopSettings()
+"""Hosted models: end with an empty reply, every tool, the stuck note, no repair."""
+
+LOCAL_LOOP = LoopSettings(
+    ending="complete",
+    prime=True,
+    repeats="observe",
+    stuck_limit=3,
+    edit="old_string",
+    core_tools=True,
+    repair=True,
+    edit_echo=True,
+    syntax_guard=True,
+    done_gate=True,
+)
+"""The embedded small models' default, chosen by measurement (docs/local-model.md)."""
+
+
+def finish_hint(ending: Ending) -> str:
+    """How the model ends its turn under ``ending`` (for notes and results)."""
+    if ending == "complete":
+        return 'call complete with status "done" and a one-sentence summary'
+    return "reply with an empty tool_calls list and a one-sentence summary"
