@@ -12,7 +12,7 @@ from acp.schema import (
     TextContentBlock,
 )
 
-from cadenza.acp.editor import permission_answer, permission_options
+from cadenza.acp.permissions import permission_answer, permission_options
 from cadenza.acp.turns import acp_stop_reason, final_message, prompt_text
 from cadenza.acp.updates import UpdateMapper, first_sentence, replay_updates
 from cadenza.engine.events import (

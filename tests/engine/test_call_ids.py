@@ -13,9 +13,9 @@ from cadenza.engine.events import (
     ToolCallStarted,
 )
 from cadenza.engine.journal import TranscriptRecorder
-from cadenza.engine.restore import restore_state
 from cadenza.engine.session import Session, SessionSettings
 from cadenza.engine.transcript import EventRecord, MessageRecord, read_transcript
+from cadenza.host.restore import restore_state
 from cadenza.messages import AssistantMessage, AssistantReply, Message, ToolCall, ToolMessage
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
 

@@ -12,9 +12,9 @@ from cadenza.engine.events import ContractRepaired, ModelReplied, ToolCallFinish
 from cadenza.engine.prime import named_files, priming_message, task_files
 from cadenza.engine.session import CUT_ARGUMENTS, Session, SessionSettings
 from cadenza.engine.variants import API_LOOP, LOCAL_LOOP, LoopSettings
+from cadenza.host.settings import loop_settings, session_settings
 from cadenza.messages import AssistantMessage, ToolCall, ToolMessage, UserMessage
 from cadenza.providers.envelope import envelope_instructions, envelope_schema
-from cadenza.session_settings import loop_settings, session_settings
 from cadenza.tools.base import ToolContext
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
 from cadenza.tools.registry import default_tools

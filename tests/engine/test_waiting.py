@@ -8,10 +8,10 @@ from typing import Any
 from cadenza.engine.events import PermissionDecided, SessionFinished, SessionResumed
 from cadenza.engine.journal import TranscriptRecorder
 from cadenza.engine.permissions import PermissionAnswer, PermissionGate, PermissionStore
-from cadenza.engine.restore import restore_state
 from cadenza.engine.session import Session, SessionSettings
 from cadenza.engine.transcript import read_transcript
 from cadenza.engine.workflows import load_catalog
+from cadenza.host.restore import restore_state
 from cadenza.messages import ToolMessage, UserMessage
 from cadenza.tools.base import HumanWait, Tool, ToolArgs, ToolContext, ToolResult
 from cadenza.tools.registry import ToolRegistry, default_tools

@@ -23,6 +23,7 @@ from cadenza.engine.events import (
     ToolCallStarted,
 )
 from cadenza.engine.transcript import read_transcript
+from cadenza.host.transcripts import GuardedRecorder, open_transcript
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.edits import (
     minimal_replacement,
@@ -32,7 +33,6 @@ from cadenza.lsp.edits import (
 )
 from cadenza.lsp.options import load_server_config
 from cadenza.lsp.params import InvalidArguments, StartSessionArgs, parse_command_args
-from cadenza.lsp.transcripts import GuardedRecorder, open_transcript
 from cadenza.lsp.updates import log_line, progress_end, progress_report, session_update
 from cadenza.messages import UserMessage
 from tests.lsp.harness import apply_text_edits

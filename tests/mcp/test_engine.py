@@ -16,7 +16,8 @@ from cadenza.config.mcp import McpConfig, McpServerConfig, from_acp
 from cadenza.engine.events import SessionFinished
 from cadenza.engine.permissions import PermissionAnswer
 from cadenza.engine.session import Session
-from cadenza.mcp.client import McpServers, attach_mcp, connect_then
+from cadenza.host.mcp import attach_mcp, connect_then
+from cadenza.mcp.client import McpServers
 from cadenza.mcp.naming import tool_name
 from cadenza.mcp.tools import MAX_REF_DEPTH, model_schema
 from cadenza.messages import ToolMessage

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cadenza.tools.checkpoints import ABSENT, FileState, SessionCheckpoint, plan_undo
+from cadenza.host.checkpoints import ABSENT, FileState, SessionCheckpoint
+from cadenza.host.undo_plan import plan_undo
 
 ID = "0123456789abcdef0123456789abcdef"
 

@@ -16,10 +16,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text, update_tool_call
 from acp.schema import (
@@ -39,89 +38,27 @@ from acp.schema import (
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
-    UsageUpdate,
 )
 
 from cadenza import __version__
-from cadenza.acp.editor import AcpClient, AcpEditor, ClientFs
-from cadenza.acp.human import ElicitationClient, person_is_done
-from cadenza.acp.stream import UpdateSink, UpdateStream
-from cadenza.acp.terminal import TerminalClient, client_tools
+from cadenza.acp.editor import AcpEditor, ClientFs
+from cadenza.acp.ordered import AcpConnection, OrderedClient
+from cadenza.acp.session import INTERNAL_ERROR, AcpSession, request_error
+from cadenza.acp.stream import UpdateStream
 from cadenza.acp.turns import PromptBlock, acp_stop_reason, final_message, prompt_text
 from cadenza.acp.updates import replay_updates
-from cadenza.config import CadenzaConfig, ConfigError, load_config
-from cadenza.config.mcp import McpServerConfig, from_acp
-from cadenza.engine.events import MovementStarted
-from cadenza.engine.permissions import PermissionGate, PermissionStore
-from cadenza.engine.restore import NotRestorable, RestoredState, restore_state
-from cadenza.engine.session import Session, SessionOutcome
+from cadenza.config import ConfigError, load_config
+from cadenza.engine.session import SessionOutcome
 from cadenza.engine.session_list import list_sessions
-from cadenza.engine.transcript import (
-    EventRecord,
-    TranscriptError,
-    TranscriptRecord,
-    read_transcript,
-    transcript_path,
-)
-from cadenza.engine.workflows import (
-    DEFAULT_WORKFLOW,
-    Workflow,
-    WorkflowCatalog,
-    WorkflowError,
-    load_catalog,
-)
-from cadenza.lsp.transcripts import GuardedRecorder, open_transcript, reopen_transcript
-from cadenza.providers.base import Provider
-from cadenza.providers.registry import create_provider, resolve_model_name
-from cadenza.session_settings import session_settings
-from cadenza.tools.checkpoints import CheckpointError, SessionCheckpoint
-from cadenza.tools.registry import default_tools
+from cadenza.engine.workflows import DEFAULT_WORKFLOW
+from cadenza.host import stored
+from cadenza.host.build import find_workflow, open_checkpoint, workflow_catalog
+from cadenza.host.errors import SetupError, Unavailable
+from cadenza.host.providers import ProviderPool
 
 log = logging.getLogger(__name__)
 
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-
-
-class AcpConnection(AcpClient, ElicitationClient, TerminalClient, UpdateSink, Protocol):
-    """What the agent uses of the SDK's ``AgentSideConnection``."""
-
-
-def _error(message: str, code: int = INVALID_PARAMS) -> RequestError:
-    return RequestError(code, message)
-
-
-@dataclass(kw_only=True)
-class AcpSession:
-    """One ACP session of this connection.
-
-    Attributes:
-        session_id: Its id (also the transcript's name).
-        root: Its workspace folder.
-        config: The configuration of that folder.
-        workflow: The workflow the next run uses (the session's mode).
-        editor: Its editor port (updates, edits, permissions).
-        engine: The engine session; None until the first prompt.
-        recorder: Its transcript.
-        run: The running prompt's task.
-        arrived: Prompts received so far (a prompt's ticket is the count before it).
-        cancelled_before: Prompts with a smaller ticket are cancelled.
-        mcp_servers: Its MCP servers (the user's config, then the client's ``mcpServers``),
-            connected when the engine session is made (docs/mcp.md).
-    """
-
-    session_id: str
-    root: Path
-    config: CadenzaConfig
-    workflow: Workflow
-    editor: AcpEditor
-    engine: Session | None = None
-    recorder: GuardedRecorder | None = None
-    run: asyncio.Task[SessionOutcome] | None = None
-    arrived: int = 0
-    cancelled_before: int = 0
-    turns: asyncio.Lock = field(default_factory=asyncio.Lock)
-    mcp_servers: list[McpServerConfig] = field(default_factory=list)
+_error = request_error
 
 
 def _folder(cwd: str) -> Path:
@@ -131,52 +68,10 @@ def _folder(cwd: str) -> Path:
     return path.resolve()
 
 
-def _catalog(root: Path) -> WorkflowCatalog:
-    """The workflows of ``root`` (read afresh: edits to workflow files apply at once)."""
-    catalog = load_catalog(root, known_tools=frozenset(default_tools().names))
-    for problem in catalog.errors.values():
-        log.warning("skipping a workflow file: %s", problem)
-    return catalog
-
-
-def _workflow(catalog: WorkflowCatalog, name: str, *, fallback: bool = False) -> Workflow:
-    """The workflow ``name``; with ``fallback``, ``default`` when it is gone or broken now.
-
-    Raises:
-        RequestError: Unknown or invalid (without ``fallback``).
-    """
-    try:
-        return catalog.get(name)
-    except WorkflowError as exc:
-        if fallback and name != DEFAULT_WORKFLOW:
-            log.warning("workflow %s: %s; going on with %s", name, exc, DEFAULT_WORKFLOW)
-            return _workflow(catalog, DEFAULT_WORKFLOW)
-        raise _error(str(exc)) from None
-
-
-def _checkpoint(session_id: str, root: Path, *, stored: bool) -> SessionCheckpoint | None:
-    """The session's undo checkpoint: the stored one for a loaded session, else a new one."""
-    try:
-        found = SessionCheckpoint.load(session_id) if stored else None
-        return found or SessionCheckpoint.for_session(session_id, root)
-    except CheckpointError as exc:
-        log.warning("session %s runs without undo: %s", session_id, exc)
-        return None
-
-
 def _title(task: str, limit: int = 80) -> str:
     """A session's title: the first line of its task, bounded."""
     line = task.strip().splitlines()[0] if task.strip() else "(no task)"
     return line if len(line) <= limit else line[: limit - 1] + "…"
-
-
-def _last_workflow(records: list[TranscriptRecord], default: str) -> str:
-    """The workflow the stored session ran last (a mode change shows in its movements)."""
-    name = default
-    for record in records:
-        if isinstance(record, EventRecord) and isinstance(record.event, MovementStarted):
-            name = record.event.workflow
-    return name
 
 
 class CadenzaAgent:
@@ -186,7 +81,7 @@ class CadenzaAgent:
         self._conn: AcpConnection | None = None
         self._fs = ClientFs()
         self._sessions: dict[str, AcpSession] = {}
-        self._providers: dict[str, Provider] = {}
+        self._providers = ProviderPool()
 
     def on_connect(self, conn: AcpConnection) -> None:
         """Keep the connection (the SDK calls this before any request)."""
@@ -240,11 +135,11 @@ class CadenzaAgent:
         """A new session on ``cwd``; its MCP servers start with its first prompt."""
         root = _folder(cwd)
         live = self._new_live(uuid.uuid4().hex, root, DEFAULT_WORKFLOW)
-        live.mcp_servers = _mcp_servers(live, mcp_servers or [])
+        live.take_mcp_servers(mcp_servers or [])
         return NewSessionResponse(session_id=live.session_id, modes=self._modes(live))
 
     def _new_live(
-        self, session_id: str, root: Path, workflow: str, *, stored: bool = False
+        self, session_id: str, root: Path, workflow: str, *, revived: bool = False
     ) -> AcpSession:
         warnings: list[str] = []
         try:
@@ -253,22 +148,28 @@ class CadenzaAgent:
             raise _error(f"invalid configuration: {exc}") from None
         for warning in warnings:  # workspace keys only the user's own config may set
             log.warning("session %s: %s", session_id, warning)
-        catalog = _catalog(root)
+        catalog = workflow_catalog(root)
+        try:
+            chosen = find_workflow(catalog, workflow, fallback=revived)
+        except SetupError as exc:
+            raise _error(str(exc)) from None
         stream = UpdateStream(self.conn, session_id)
-        checkpoint = _checkpoint(session_id, root, stored=stored)
-        editor = AcpEditor(self.conn, stream, root, self._fs, catalog.workflows, checkpoint)
+        client = OrderedClient(self.conn, stream)
+        checkpoint = open_checkpoint(session_id, root, revived=revived)
+        editor = AcpEditor(client, stream, root, self._fs, catalog.workflows, checkpoint)
         live = AcpSession(
             session_id=session_id,
             root=root,
             config=config,
-            workflow=_workflow(catalog, workflow, fallback=stored),
+            workflow=chosen,
+            client=client,
             editor=editor,
         )
         self._sessions[session_id] = live
         return live
 
     def _modes(self, live: AcpSession) -> SessionModeState:
-        workflows = _catalog(live.root).workflows
+        workflows = workflow_catalog(live.root).workflows
         names = sorted(workflows, key=lambda name: (name != DEFAULT_WORKFLOW, name))
         return SessionModeState(
             current_mode_id=live.workflow.name,
@@ -312,7 +213,10 @@ class CadenzaAgent:
     ) -> SetSessionModeResponse:
         """Use the workflow ``mode_id`` from the session's next run on."""
         live = self._live(session_id)
-        live.workflow = _workflow(_catalog(live.root), mode_id)  # a running turn keeps its own
+        try:  # a running turn keeps its own
+            live.workflow = find_workflow(workflow_catalog(live.root), mode_id)
+        except SetupError as exc:
+            raise _error(str(exc)) from None
         return SetSessionModeResponse()
 
     async def prompt(
@@ -328,7 +232,8 @@ class CadenzaAgent:
         async with live.turns:
             if ticket < live.cancelled_before:
                 return PromptResponse(stop_reason="cancelled")
-            task = asyncio.create_task(self._turn(live, text), name=f"cadenza-acp-{session_id}")
+            turn = live.turn(text, self._providers, url_mode=self._fs.elicitation_url)
+            task = asyncio.create_task(turn, name=f"cadenza-acp-{session_id}")
             live.run = task
             try:
                 await asyncio.wait({task})
@@ -339,26 +244,6 @@ class CadenzaAgent:
                 live.run = None
             return await self._respond(live, task)
 
-    async def _turn(self, live: AcpSession, text: str) -> SessionOutcome:
-        live.editor.step_text = ""
-        live.editor.open_calls.clear()
-        if live.engine is None:
-            live.engine = engine = self._engine(live, text)
-            await _attach_mcp(live, engine)
-            outcome = await engine.run()
-        else:
-            engine = live.engine
-            engine.set_workflow(live.workflow)  # the mode chosen since the last turn
-            outcome = await engine.resume(text)
-        while outcome.stop_reason == "waiting_human":  # the person acts, then the turn goes on
-            url_mode = self._fs.elicitation_url
-            if not await person_is_done(self.conn, live.editor, outcome, url_mode=url_mode):
-                engine.end_cancelled()
-                return engine.last or outcome
-            live.editor.step_text = ""
-            outcome = await engine.resume("")
-        return outcome
-
     async def _respond(
         self, live: AcpSession, task: asyncio.Task[SessionOutcome]
     ) -> PromptResponse:
@@ -368,9 +253,7 @@ class CadenzaAgent:
             for call_id in list(editor.open_calls):
                 editor.stream.send(update_tool_call(call_id, status="failed"))
             editor.open_calls.clear()
-            if live.engine is not None:
-                editor.stream.send(_usage(live.engine))
-            await editor.stream.flush()
+            await self._close_turn(live)
             return PromptResponse(stop_reason="cancelled")
         exc = task.exception()
         if exc is not None:
@@ -387,10 +270,16 @@ class CadenzaAgent:
             text += f"\n{outcome.url}"  # waiting_human: the page the person should open
         if text is not None:
             editor.stream.send(update_agent_message_text(text))
-        if live.engine is not None:
-            editor.stream.send(_usage(live.engine))
-        await editor.stream.flush()
+        await self._close_turn(live)
         return PromptResponse(stop_reason=acp_stop_reason(outcome.stop_reason))
+
+    @staticmethod
+    async def _close_turn(live: AcpSession) -> None:
+        """The turn's last update (the context's usage), then every update is sent."""
+        usage = live.usage()
+        if usage is not None:
+            live.editor.stream.send(usage)
+        await live.editor.stream.flush()
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """Cancel the session's running prompt (and any prompt received before this)."""
@@ -416,11 +305,11 @@ class CadenzaAgent:
         gone, ``cwd`` is the session's workspace from now on.
         """
         folder = _folder(cwd)
-        records = self._records(session_id)
         try:
-            restored = restore_state(records)
-        except NotRestorable as exc:
-            raise _error(f"session {session_id} cannot be loaded: {exc}") from None
+            records = stored.read_records(session_id)
+            restored = stored.restored(session_id, records)
+        except Unavailable as exc:
+            raise _error(str(exc)) from None
         stored_root = Path(restored.start.root)
         if stored_root.is_dir() and stored_root.resolve() != folder:
             raise _error(
@@ -430,82 +319,14 @@ class CadenzaAgent:
         root = stored_root.resolve() if stored_root.is_dir() else folder
         live = self._sessions.get(session_id)
         if live is None:
-            workflow = _last_workflow(records, restored.start.workflow)
-            live = self._new_live(session_id, root, workflow, stored=True)
-            live.mcp_servers = _mcp_servers(live, mcp_servers or [])
-            live.engine = self._engine(live, restored.start.task, restored=restored)
-            await _attach_mcp(live, live.engine)
-        for update in replay_updates(records, root, _catalog(root).workflows):
+            workflow = stored.last_workflow(records, restored.start.workflow)
+            live = self._new_live(session_id, root, workflow, revived=True)
+            live.take_mcp_servers(mcp_servers or [])
+            await live.make_engine(restored.start.task, self._providers, restored)
+        for update in replay_updates(records, root, workflow_catalog(root).workflows):
             live.editor.stream.send(update)
         await live.editor.stream.flush()
         return LoadSessionResponse(modes=self._modes(live))
-
-    @staticmethod
-    def _records(session_id: str) -> list[TranscriptRecord]:
-        try:
-            return read_transcript(transcript_path(session_id))
-        except FileNotFoundError:
-            raise _error(f"unknown session {session_id!r}") from None
-        except (ValueError, TranscriptError, OSError) as exc:
-            raise _error(f"session {session_id!r} cannot be read: {exc}") from None
-
-    def _engine(
-        self, live: AcpSession, task: str, *, restored: RestoredState | None = None
-    ) -> Session:
-        """The engine session: its provider, tools, permission gate and transcript."""
-        config = live.config
-        model = restored.start.model if restored is not None else resolve_model_name(None, config)
-        settings = session_settings(config, model)
-        provider = self._provider(model, config)
-
-        def warn(text: str) -> None:
-            log.warning("session %s: %s", live.session_id, text)
-
-        if restored is None:
-            live.recorder = open_transcript(
-                session_id=live.session_id,
-                task=task,
-                root=live.root,
-                workflow=live.workflow.name,
-                model=model,
-                warn=warn,
-            )
-        else:
-            live.recorder = reopen_transcript(live.session_id, warn)
-        gate = PermissionGate(
-            live.editor,
-            store=PermissionStore(live.root),
-            gated=settings.gated_tools,
-            timeout_s=settings.permission_timeout_s,
-        )
-        live.editor.gated_by(gate.needs_asking)
-        engine = Session(
-            session_id=live.session_id,
-            task=task,
-            root=live.root,
-            provider=provider,
-            editor=live.editor,
-            tools=client_tools(default_tools(config.browser), self.conn, live.editor),
-            settings=settings,
-            workflow=live.workflow,
-            recorder=live.recorder,
-            permissions=gate,
-            history=restored.history if restored is not None else None,
-            last=restored.last if restored is not None else None,
-        )
-        if restored is not None:
-            engine.restore_steps(restored.steps)
-        return engine
-
-    def _provider(self, model: str, config: CadenzaConfig) -> Provider:
-        provider = self._providers.get(model)
-        if provider is None:
-            try:
-                provider = create_provider(model, config)
-            except ConfigError as exc:
-                raise _error(str(exc)) from None
-            self._providers[model] = provider
-        return provider
 
     async def aclose(self) -> None:
         """Cancel running prompts, close sessions, transcripts and providers."""
@@ -515,50 +336,5 @@ class CadenzaAgent:
         if runs:
             await asyncio.wait(runs, timeout=5.0)
         for live in self._sessions.values():
-            if live.engine is not None:
-                try:
-                    await asyncio.wait_for(live.engine.aclose(), 5.0)
-                except Exception:
-                    log.exception("session %s: closing its resources failed", live.session_id)
-            if live.recorder is not None:
-                live.recorder.close()
-            await live.editor.stream.aclose()
-        for provider in self._providers.values():
-            try:
-                await provider.aclose()
-            except Exception:
-                log.exception("closing provider %s failed", provider.name)
-        self._providers.clear()
-
-
-def _mcp_servers(live: AcpSession, requested: list[Any]) -> list[McpServerConfig]:
-    """The session's MCP servers: the user's config, then the client's (a taken name: skipped)."""
-    servers = list(live.config.mcp.servers)
-    taken = {server.name for server in servers}
-    extra, problems = from_acp(requested)
-    for server in extra:
-        if server.name in taken:
-            problems.append(f"MCP server {server.name!r} is configured already; ignoring it")
-            continue
-        taken.add(server.name)
-        servers.append(server)
-    for problem in problems:
-        log.warning("session %s: %s", live.session_id, problem)
-    return servers
-
-
-async def _attach_mcp(live: AcpSession, engine: Session) -> None:
-    """Connect the session's MCP servers; one that fails is a warning in the log."""
-    if not live.mcp_servers:
-        return
-    from cadenza.mcp.client import attach_mcp  # the MCP SDK loads only when used
-
-    def warn(text: str) -> None:
-        log.warning("session %s: %s", live.session_id, text)
-
-    await attach_mcp(engine, live.config.mcp, live.mcp_servers, warn)
-
-
-def _usage(engine: Session) -> UsageUpdate:
-    used, size = engine.context_usage()
-    return UsageUpdate(session_update="usage_update", used=used, size=size)
+            await live.aclose()
+        await self._providers.aclose()

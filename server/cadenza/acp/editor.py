@@ -16,9 +16,8 @@
   longer holds what the tool read. Files in a legacy encoding or with a BOM, deletions and
   renames, and every edit for a client without ``fs.writeTextFile``, are written on disk
   atomically (``tools.fs.apply_on_disk``), which keeps the file's bytes outside the change.
-- Before the session's first change to a file its state goes into the session's checkpoint
-  (``tools.checkpoints``, as with the LSP face), so ``cadenza undo <sessionId>`` can put the
-  files back.
+- Every edit goes through the host's checkpointed delivery (``host.edits``, as on the LSP
+  face: before, pending, after), so ``cadenza undo <sessionId>`` can put the files back.
 - ``request_permission``: ``session/request_permission`` with ACP's four options (the option
   id is the option kind), the outcome mapped to ``PermissionAnswer``.
 - ``ask_user``: None (declined). A permission request is not a question with a free-text
@@ -35,11 +34,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Protocol, get_args
+from typing import Protocol
 
 from acp import RequestError
 from acp.schema import (
-    AllowedOutcome,
     PermissionOption,
     ReadTextFileResponse,
     RequestPermissionResponse,
@@ -48,6 +46,7 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
+from cadenza.acp.permissions import ask_permission
 from cadenza.acp.stream import UpdateStream
 from cadenza.acp.updates import UpdateMapper, raw_input
 from cadenza.engine.events import (
@@ -58,25 +57,17 @@ from cadenza.engine.events import (
     ToolCallStarted,
 )
 from cadenza.engine.permissions import (
-    OPTION_NAMES,
     PermissionAnswer,
-    PermissionOptionKind,
     PermissionRequest,
 )
 from cadenza.engine.workflows import Workflow
+from cadenza.host.checkpoints import SessionCheckpoint, disk_state
+from cadenza.host.edits import deliver_checkpointed
 from cadenza.textio import UTF8, UndecodableError, decode_bytes
-from cadenza.tools.checkpoints import (
-    CheckpointError,
-    SessionCheckpoint,
-    disk_state,
-    record_after,
-)
 from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
 
 log = logging.getLogger(__name__)
-
-OPTION_KINDS: tuple[PermissionOptionKind, ...] = get_args(PermissionOptionKind)
 
 FS_TIMEOUT_S = 60.0
 """How long ``fs/read_text_file`` and ``fs/write_text_file`` may take (the environment
@@ -124,25 +115,6 @@ class ClientFs:
     write_text_file: bool = False
     terminal: bool = False
     elicitation_url: bool = False
-
-
-def permission_options() -> list[PermissionOption]:
-    """ACP's four options, in the order the person sees them (id = kind)."""
-    return [
-        PermissionOption(option_id=kind, name=OPTION_NAMES[kind], kind=kind)
-        for kind in OPTION_KINDS
-    ]
-
-
-def permission_answer(response: RequestPermissionResponse) -> PermissionAnswer:
-    """The engine's answer for the client's outcome (an unknown option is a dismissal)."""
-    outcome = response.outcome
-    if isinstance(outcome, AllowedOutcome):
-        for kind in OPTION_KINDS:
-            if outcome.option_id == kind:
-                return PermissionAnswer(outcome="selected", option=kind)
-        log.warning("unknown permission option %r: treated as dismissed", outcome.option_id)
-    return PermissionAnswer(outcome="cancelled")
 
 
 def _refused(reason: str) -> EditOutcome:
@@ -247,29 +219,19 @@ class AcpEditor:
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:
         """Write ``edit`` through ``fs/write_text_file`` when the client can, else on disk.
 
-        Before the session's first change to a file, its state goes into the session's
-        checkpoint (when there is one), so ``cadenza undo`` can put it back.
+        Delivered through the host's checkpointed edit path (``host.edits``), as on the LSP
+        face: the state before, the pending state, then the state after, so ``cadenza undo``
+        can put it back (also after a crash mid-edit).
         """
         if edit.kind == "change" and edit.old_text == edit.new_text:
             return EditOutcome(applied=True)
-        checkpoint = self.checkpoint
-        if checkpoint is None:
-            return await self._deliver(edit)
-        touched = [edit.path] if edit.new_path is None else [edit.path, edit.new_path]
-        try:
-            for path in touched:
-                checkpoint.record_before(path, partial(disk_state, path))
-        except CheckpointError as exc:
-            return _refused(f"{exc}; nothing was changed")
-        outcome = await self._deliver(edit)
-        try:
-            if outcome.applied:
-                record_after(checkpoint, edit)
-            else:
-                checkpoint.forget_unapplied(touched)
-        except CheckpointError as exc:
-            log.warning("session %s: %s", self.session_id, exc)
-        return outcome
+        return await deliver_checkpointed(
+            self.checkpoint,
+            edit,
+            state_of=disk_state,
+            deliver=partial(self._deliver, edit),
+            warn=lambda text: log.warning("session %s: %s", self.session_id, text),
+        )
 
     async def _deliver(self, edit: FileEdit) -> EditOutcome:
         if not self.fs.write_text_file or edit.kind in ("delete", "rename"):
@@ -367,30 +329,8 @@ class AcpEditor:
         return None
 
     async def request_permission(self, request: PermissionRequest) -> PermissionAnswer:
-        """Ask through ``session/request_permission``; an error counts as dismissed."""
-        tool_call = ToolCallUpdate(
-            tool_call_id=request.tool_call_id,
-            title=request.title,
-            kind=request.kind,
-            status="pending",
-            raw_input=raw_input(request.raw_input),
-        )
-        await self.stream.flush()  # the tool_call update first, then the question
-        try:
-            response = await self._client.request_permission(
-                session_id=self.session_id, tool_call=tool_call, options=permission_options()
-            )
-        except RequestError as exc:
-            log.warning("session %s: permission request failed: %s", self.session_id, exc)
-            return PermissionAnswer(outcome="cancelled")
-        except ValidationError as exc:  # a malformed answer: dismissed, as an error is
-            log.warning(
-                "session %s: malformed permission answer, treated as dismissed: %s",
-                self.session_id,
-                exc,
-            )
-            return PermissionAnswer(outcome="cancelled")
-        return permission_answer(response)
+        """Ask through ``session/request_permission`` (``permissions.ask_permission``)."""
+        return await ask_permission(self._client, self.session_id, request)
 
     def claim_command(self, command: str) -> str | None:
         """The id of the open ``run_command`` call running ``command``; None: none.

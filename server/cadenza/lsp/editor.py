@@ -9,8 +9,9 @@
   gets the edit written on disk atomically (``tools.fs.apply_on_disk``), except for files it
   has open, which are never written behind its back (field cases F01, F03). The server keeps
   no copy of a buffer that it could write back later.
-- Before the session's first change to a file, its state goes into the session's checkpoint
-  (``tools.checkpoints``), so ``cadenza.undoSession`` can restore it.
+- Every edit goes out through the host's checkpointed delivery (``host.edits``): the file's
+  state before the session's first change, the pending state, then the state after, so
+  ``cadenza.undoSession`` can restore it (also after a crash mid-edit).
 - In review mode ``confirm`` the person sees each change first (``review``).
 - ``ask_user`` and ``request_permission``: the person's prompts (``prompts``).
 - ``publish``: delegated to ``SessionPublisher``.
@@ -19,8 +20,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from lsprotocol import types
@@ -29,6 +30,8 @@ from pygls.lsp.server import LanguageServer
 
 from cadenza.engine.events import SessionEvent
 from cadenza.engine.permissions import PermissionAnswer, PermissionRequest
+from cadenza.host.checkpoints import FileState, SessionCheckpoint, disk_state
+from cadenza.host.edits import deliver_checkpointed
 from cadenza.lsp import prompts
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.documents import OpenDocuments, file_uri
@@ -36,14 +39,6 @@ from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, Rev
 from cadenza.lsp.publisher import SessionPublisher
 from cadenza.lsp.review import ReviewMode, annotates, ask_to_apply
 from cadenza.lsp.rpc import shielded
-from cadenza.tools.checkpoints import (
-    CheckpointError,
-    FileState,
-    SessionCheckpoint,
-    after_states,
-    disk_state,
-    record_after,
-)
 from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
 
@@ -160,23 +155,18 @@ class LspEditor:
         plan = self._plan(edit, features)
         if isinstance(plan, EditOutcome):
             return plan
-        touched = [edit.path] if edit.new_path is None else [edit.path, edit.new_path]
-        try:
-            self._record_before(touched)
-            self._record_pending(edit)
-        except CheckpointError as exc:
-            return _refused(f"{exc}; nothing was changed")
-        outcome = await self._deliver(edit, plan, features)
-        try:
-            if outcome.applied:
-                if self.checkpoint is not None:
-                    record_after(self.checkpoint, edit)
-            elif self.checkpoint is not None:
-                self.checkpoint.forget_unapplied(touched)
-        except CheckpointError as exc:
-            log.warning("session %s: %s", self.publisher.session_id, exc)
-            self.publisher.log(f"the checkpoint could not be updated: {exc}")
-        return outcome
+        return await deliver_checkpointed(
+            self.checkpoint,
+            edit,
+            state_of=self.current_state,
+            deliver=partial(self._deliver, edit, plan, features),
+            warn=self._warn,
+        )
+
+    def _warn(self, text: str) -> None:
+        """The checkpoint could not be updated: the server log and the session log."""
+        log.warning("session %s: %s", self.publisher.session_id, text)
+        self.publisher.log(text)
 
     async def _deliver(
         self, edit: FileEdit, plan: _Send | _Write, features: ClientFeatures
@@ -258,22 +248,6 @@ class LspEditor:
         if document.source == edit.old_text:
             return document.uri, document.version
         return _refused("the file was opened in the editor and changed since it was read")
-
-    def _record_before(self, paths: list[Path]) -> None:
-        if self.checkpoint is None:
-            return
-        for path in paths:
-            self.checkpoint.record_before(path, self._state_reader(path))
-
-    def _state_reader(self, path: Path) -> Callable[[], FileState]:
-        return lambda: self.current_state(path)
-
-    def _record_pending(self, edit: FileEdit) -> None:
-        """Before sending: where the edit will leave each file (undo after a crash uses it)."""
-        if self.checkpoint is None:
-            return
-        for path, state in after_states(self.checkpoint, edit):
-            self.checkpoint.record_pending(path, state)
 
     async def _send(self, workspace_edit: types.WorkspaceEdit, label: str) -> EditOutcome:
         params = types.ApplyWorkspaceEditParams(edit=workspace_edit, label=label)

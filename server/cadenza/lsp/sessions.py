@@ -1,20 +1,18 @@
-"""The session manager: starts sessions as tracked tasks, cancels them, owns the providers.
+"""The LSP face of the session host: ``cadenza.*Session`` commands in, sessions out.
 
-A session runs as an asyncio task whose failures are logged in a done-callback (esbonio's
-``run_task``), so ``cadenza.startSession`` answers at once. Before it starts, the workflow is
-looked up in the catalog of the session's root (built-ins, the user's and the workspace's
-``.cadenza/workflows/*.toml``, read afresh for each session so edits apply at once; a broken
-file only matters to a session that asks for it) and the transcript is opened. Providers are
-created once per model name and shared by the sessions that use it (the ``local`` provider
-owns a ``llama-server`` process); all are closed on ``shutdown``.
+The host makes, drives and revives sessions (``cadenza.host``); this module only translates:
+a command's arguments into a ``SessionPlan`` (the workspace folder from ``rootUri`` or the
+client's folders), host errors into the JSON-RPC errors the server answers with, and stored
+sessions into ``SessionInfo`` and replayed ``cadenza/sessionUpdate`` notifications. A session
+runs as a tracked task, so ``cadenza.startSession`` answers at once.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import logging
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,21 +20,28 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path, uri_scheme
 
-from cadenza.config import CadenzaConfig, ConfigError
-from cadenza.engine.permissions import PermissionGate, PermissionStore
-from cadenza.engine.restore import NotRestorable, RestoredState, restore_state
-from cadenza.engine.session import WAITING, Session, SessionOutcome
-from cadenza.engine.session_list import SessionSummary, list_sessions, summary_of
-from cadenza.engine.session_lock import SessionLock, SessionLocked
-from cadenza.engine.transcript import (
-    TranscriptError,
-    TranscriptRecord,
-    read_transcript,
-    transcript_path,
+from cadenza.config import CadenzaConfig
+from cadenza.engine.session import WAITING, SessionOutcome
+from cadenza.engine.session_list import SessionSummary, list_sessions
+from cadenza.engine.transcript import TranscriptRecord
+from cadenza.host import stored
+from cadenza.host.build import (
+    SessionPlan,
+    build_session,
+    find_workflow,
+    open_checkpoint,
+    open_recorder,
+    workflow_catalog,
 )
-from cadenza.engine.workflows import Workflow, WorkflowError, load_catalog
+from cadenza.host.driver import drive
+from cadenza.host.errors import SetupError, Unavailable
+from cadenza.host.live import LiveSessions
+from cadenza.host.lock import SessionLock, SessionLocked
+from cadenza.host.mcp import connect_then
+from cadenza.host.providers import ProviderPool
+from cadenza.host.restore import RestoredState
 from cadenza.lsp.editor import LspEditor
-from cadenza.lsp.live import LiveSession, SessionDriver
+from cadenza.lsp.live import LspLive, LspPerson
 from cadenza.lsp.params import (
     SESSION_UPDATE,
     DocumentIdentifier,
@@ -51,21 +56,12 @@ from cadenza.lsp.params import (
 from cadenza.lsp.publisher import SessionPublisher
 from cadenza.lsp.replay import replay_updates
 from cadenza.lsp.review import ReviewMode
-from cadenza.lsp.transcripts import GuardedRecorder, open_transcript, reopen_transcript
-from cadenza.lsp.undo import SessionUndo, UndoFailed
+from cadenza.lsp.undo import undo_session
 from cadenza.lsp.updates import SessionUpdateParams
-from cadenza.providers.base import Provider
-from cadenza.providers.registry import create_provider, resolve_model_name
-from cadenza.session_settings import session_settings
-from cadenza.tools.checkpoints import CheckpointError, SessionCheckpoint
+from cadenza.providers.registry import resolve_model_name
 from cadenza.tools.registry import default_tools
 
 log = logging.getLogger(__name__)
-
-SHUTDOWN_GRACE_S = 5.0
-"""Seconds to wait for cancelled sessions to finish on shutdown."""
-ENDING_GRACE_S = 1.0
-"""Seconds an undo waits for a session that is finishing (its end already published)."""
 
 
 class SessionRequestFailed(Exception):
@@ -103,11 +99,8 @@ class SessionManager:
     def __init__(self, server: LanguageServer) -> None:
         self._server = server
         self.config = CadenzaConfig()
-        self._live: dict[str, LiveSession] = {}
-        self._driver = SessionDriver(server)
-        self._providers: dict[str, Provider] = {}
-        self._ended: set[str] = set()
-        """Sessions that ran and ended in this server run (undo reads their checkpoints)."""
+        self.live: LiveSessions[SessionPublisher] = LiveSessions()
+        self.providers = ProviderPool()
         self._by_request: dict[int | str, str] = {}
         """``cadenza.startSession`` request id → session id, for ``$/cancelRequest``."""
         self.checkpoints_base: Path | None = None
@@ -134,136 +127,68 @@ class SessionManager:
                 unknown provider.
         """
         root = self._root(args.root_uri)
-        workflow = self._workflow(root, args.workflow)
-        model = resolve_model_name(args.model, self.config)
-        provider = self._provider(model)
-        session_id = uuid.uuid4().hex
-        publisher = SessionPublisher(self._server, session_id=session_id, root=root)
-        recorder = open_transcript(
-            session_id=session_id,
-            task=args.task,
-            root=root,
-            workflow=workflow.name,
-            model=model,
-            warn=lambda text: _warn(publisher, text),
-        )
-        live = self._live_session(
-            session_id=session_id,
+        try:
+            workflow = find_workflow(workflow_catalog(root), args.workflow)
+            model = resolve_model_name(args.model, self.config)
+            self.providers.get(model, self.config)
+        except SetupError as exc:
+            raise InvalidArguments(str(exc)) from None
+        plan = SessionPlan(
+            session_id=uuid.uuid4().hex,
             task=args.task,
             root=root,
             model=model,
-            provider=provider,
             workflow=workflow,
-            publisher=publisher,
-            recorder=recorder,
-            review=args.review,
             open_document=_document_path(args.text_document),
         )
+        live = self._live_session(plan, review=args.review)
         try:
-            live.lock = SessionLock.acquire(session_id)
+            live.lock = SessionLock.acquire(plan.session_id)
         except SessionLocked:  # a fresh id: cannot be held elsewhere
-            log.warning("session %s: its lock is held elsewhere", session_id)
+            log.warning("session %s: its lock is held elsewhere", plan.session_id)
         if request_id is not None:
-            self._by_request[request_id] = session_id
-        self._launch(live, self._driver.drive(live, work_done_token=work_done_token))
-        log.info(
-            "session %s started on %s with %s, workflow %s",
-            session_id,
-            root,
-            provider.name,
-            workflow.name,
-        )
-        return session_id
+            self._by_request[request_id] = plan.session_id
+        self._launch(live, drive(live, LspPerson(self._server, work_done_token)))
+        log.info("session %s started on %s with %s, workflow %s", *_described(plan))
+        return plan.session_id
 
-    def _live_session(
-        self,
-        *,
-        session_id: str,
-        task: str,
-        root: Path,
-        model: str,
-        provider: Provider,
-        workflow: Workflow,
-        publisher: SessionPublisher,
-        recorder: GuardedRecorder | None,
-        review: ReviewMode | None = None,
-        restored: RestoredState | None = None,
-        open_document: Path | None = None,
-    ) -> LiveSession:
-        """Wire an engine session to this client: editor, checkpoint, permissions, transcript."""
-        checkpoint = self._checkpoint(session_id, root, revived=restored is not None)
+    def _live_session(self, plan: SessionPlan, review: ReviewMode | None = None) -> LspLive:
+        """Wire a host session to this client: publisher, editor, transcript, engine."""
+        publisher = SessionPublisher(self._server, session_id=plan.session_id, root=plan.root)
+        recorder = open_recorder(plan, lambda text: _warn(publisher, text))
+        checkpoint = open_checkpoint(
+            plan.session_id,
+            plan.root,
+            revived=plan.restored is not None,
+            base=self.checkpoints_base,
+        )
         editor = LspEditor(
-            self._server,
-            publisher,
-            review=review or self.config.review,
-            checkpoint=checkpoint,
+            self._server, publisher, review=review or self.config.review, checkpoint=checkpoint
         )
-        settings = session_settings(self.config, model)
-        gate = PermissionGate(
-            editor,
-            store=PermissionStore(root),
-            gated=settings.gated_tools,
-            timeout_s=settings.permission_timeout_s,
-        )
-        session = Session(
-            session_id=session_id,
-            task=task,
-            root=root,
-            provider=provider,
+        session, _gate = build_session(
+            plan,
+            config=self.config,
+            provider=self.providers.get(plan.model, self.config),
             editor=editor,
             tools=default_tools(self.config.browser),
-            settings=settings,
-            workflow=workflow,
             recorder=recorder,
-            permissions=gate,
-            history=restored.history if restored is not None else None,
-            last=restored.last if restored is not None else None,
-            open_document=open_document,
         )
-        if restored is not None:
-            session.restore_steps(restored.steps)
-        return LiveSession(
-            session=session, publisher=publisher, recorder=recorder, root=root, model=model
+        return LspLive(
+            session=session, face=publisher, recorder=recorder, root=plan.root, model=plan.model
         )
 
-    def _checkpoint(self, session_id: str, root: Path, *, revived: bool) -> SessionCheckpoint:
-        """The session's checkpoint (a revived session keeps its stored one).
-
-        So an undo after a restart still puts back what was changed before it.
-        """
-        if revived:
-            try:
-                stored = SessionCheckpoint.load(session_id, self.checkpoints_base)
-            except CheckpointError as exc:
-                log.warning("session %s: its checkpoint is unreadable: %s", session_id, exc)
-                stored = None
-            if stored is not None:
-                return stored
-        return SessionCheckpoint.for_session(session_id, root, self.checkpoints_base)
-
-    def _launch(self, live: LiveSession, drive: Coroutine[Any, Any, SessionOutcome]) -> None:
-        """Run ``drive`` as the session's task; forget the session when it is over.
-
-        With MCP servers configured, the task connects them first (their tools join the
-        session's; a server that fails is a warning in the session log).
-        """
-        session_id = live.session_id
+    def _launch(self, live: LspLive, run: Coroutine[Any, Any, SessionOutcome]) -> None:
+        """Run the session's drive as its task; with MCP servers, connect them first."""
         mcp = self.config.mcp
         if mcp.servers:
-            from cadenza.mcp.client import connect_then  # the MCP SDK loads only when used
-
-            drive = connect_then(
-                live.session, mcp, mcp.servers, lambda text: _warn(live.publisher, text), drive
+            run = connect_then(
+                live.session, mcp, mcp.servers, lambda text: _warn(live.face, text), run
             )
-        task = asyncio.create_task(drive, name=f"cadenza-session-{session_id}")
-        live.task = task
-        self._live[session_id] = live
-        task.add_done_callback(lambda done: self._finished(session_id, done))
+        self.live.launch(live, run)
 
     def cancel(self, session_id: str) -> bool:
         """Cancel a running or waiting session; False when no such session is live."""
-        live = self._live.get(session_id)
-        return live is not None and live.cancel()
+        return self.live.cancel(session_id)
 
     def cancel_request(self, request_id: int | str) -> None:
         """``$/cancelRequest`` for a ``cadenza.startSession`` request: cancel its session."""
@@ -280,7 +205,7 @@ class SessionManager:
         Raises:
             SessionRequestFailed: The session is running, over, or unknown.
         """
-        live = self._live.get(session_id)
+        live = self.live.get(session_id)
         if not text.strip() and self._waits_for_answer(session_id, live):
             raise SessionRequestFailed(
                 f"session {session_id} asked a question: the answer must not be blank"
@@ -291,113 +216,78 @@ class SessionManager:
             raise SessionRequestFailed(
                 f"session {session_id} is {live.state}, not waiting for a reply"
             )
-        restored, start = self._stored_waiting(session_id)
-        live = self._revive(session_id, restored, start)
-        self._launch(live, self._driver.drive(live, reply=text))
+        with _failed():
+            restored, found = stored.stored_waiting(session_id)
+            live = self._revive(session_id, restored, found)
+        self._launch(live, drive(live, LspPerson(self._server), reply=text))
         return ReplySessionResult(resumed=True, state="running")
 
-    def _waits_for_answer(self, session_id: str, live: LiveSession | None) -> bool:
+    @staticmethod
+    def _waits_for_answer(session_id: str, live: LspLive | None) -> bool:
         """Whether the session waits for an answer to a question (not a browser action)."""
         if live is not None:
             return live.state == "needs_user_input"
-        try:
-            records = self._records(session_id)
-        except SessionRequestFailed:
-            return False
-        return self._summary(session_id, records).state == "needs_user_input"
+        return stored.waits_for_answer(session_id)
 
-    def _stored_waiting(self, session_id: str) -> tuple[RestoredState, SessionSummary]:
-        """A stored session that waits for the person, rebuilt from its transcript.
+    def _revive(self, session_id: str, restored: RestoredState, summary: SessionSummary) -> LspLive:
+        """A live session from a stored one (its transcript appended to).
 
         Raises:
-            SessionRequestFailed: Unknown, unreadable, or not waiting.
+            Unavailable: Its folder is gone, its workflow or model cannot be used, or another
+                server holds it.
         """
-        records = self._records(session_id)
-        summary = self._summary(session_id, records)
-        if summary.state not in WAITING:
-            raise SessionRequestFailed(
-                f"session {session_id} is {summary.state}, not waiting for a reply"
-            )
-        try:
-            return restore_state(records), summary
-        except NotRestorable as exc:
-            raise SessionRequestFailed(f"session {session_id} cannot go on: {exc}") from None
-
-    @staticmethod
-    def _summary(session_id: str, records: list[TranscriptRecord]) -> SessionSummary:
-        try:
-            return summary_of(session_id, records)
-        except TranscriptError as exc:
-            raise SessionRequestFailed(str(exc)) from None
-
-    def _records(self, session_id: str) -> list[TranscriptRecord]:
-        try:
-            return read_transcript(transcript_path(session_id))
-        except ValueError:  # an unsafe id, or a damaged transcript
-            raise SessionRequestFailed(f"no readable session {session_id!r}") from None
-        except FileNotFoundError:
-            raise SessionRequestFailed(f"unknown session {session_id!r}") from None
-        except OSError as exc:
-            raise SessionRequestFailed(f"session {session_id}: {exc}") from None
-
-    def _revive(
-        self, session_id: str, restored: RestoredState, summary: SessionSummary
-    ) -> LiveSession:
-        """A live session from a stored one (its transcript appended to)."""
         root = Path(restored.start.root)
         if not root.is_dir():
-            raise SessionRequestFailed(f"session {session_id}: its folder {root} is gone")
+            raise Unavailable(f"session {session_id}: its folder {root} is gone")
         try:
-            workflow = self._workflow(root, summary.workflow)
-            provider = self._provider(summary.model)
-        except InvalidArguments as exc:
-            raise SessionRequestFailed(f"session {session_id} cannot go on: {exc}") from None
+            workflow = find_workflow(workflow_catalog(root), summary.workflow)
+            self.providers.get(summary.model, self.config)
+        except SetupError as exc:
+            raise Unavailable(f"session {session_id} cannot go on: {exc}") from None
         try:
             lock = SessionLock.acquire(session_id)
         except (SessionLocked, ValueError) as exc:
-            raise SessionRequestFailed(str(exc)) from None
-        publisher = SessionPublisher(self._server, session_id=session_id, root=root)
-        recorder = reopen_transcript(session_id, lambda text: _warn(publisher, text))
-        live = self._live_session(
+            raise Unavailable(str(exc)) from None
+        plan = SessionPlan(
             session_id=session_id,
             task=summary.task,
             root=root,
             model=summary.model,
-            provider=provider,
             workflow=workflow,
-            publisher=publisher,
-            recorder=recorder,
             restored=restored,
         )
+        live = self._live_session(plan)
         live.started = summary.started
         live.lock = lock
         return live
 
     def _revive_waiting(
         self, session_id: str, records: list[TranscriptRecord], summary: SessionSummary
-    ) -> LiveSession | None:
+    ) -> LspLive | None:
         """Revive a stored waiting session: it prompts again and takes a reply."""
         try:
-            restored = restore_state(records)
-            if restored.last is None or not restored.last.waiting:
-                raise NotRestorable("its transcript does not end waiting")
+            restored = stored.restored(session_id, records)
+            last = restored.last
+            if last is None or not last.waiting:
+                raise Unavailable(f"session {session_id}: its transcript does not end waiting")
             live = self._revive(session_id, restored, summary)
-        except (NotRestorable, SessionRequestFailed) as exc:
+        except Unavailable as exc:
             log.warning("session %s stays stored: %s", session_id, exc)
             return None
-        live.outcome, live.state = restored.last, restored.last.stop_reason
-        self._launch(live, self._driver.drive(live, waiting=restored.last))
+        live.outcome, live.state = last, last.stop_reason
+        self._launch(live, drive(live, LspPerson(self._server), waiting=last))
         return live
 
     def list(self) -> ListSessionsResult:
         """Every stored session, newest first (live ones with their current state)."""
-        live = {sid: s for sid, s in self._live.items()}
+        live = dict(self.live.by_id)
         infos = []
         for summary in list_sessions(live=[sid for sid, s in live.items() if not s.waiting]):
             infos.append(self._info(summary, live.get(summary.session_id)))
         return ListSessionsResult(sessions=infos)
 
-    def _info(self, summary: SessionSummary, live: LiveSession | None) -> SessionInfo:
+    @staticmethod
+    def _info(summary: SessionSummary, live: LspLive | None) -> SessionInfo:
         state = live.state if live is not None else summary.state
         question = None
         if live is not None and live.waiting and live.outcome is not None:
@@ -424,48 +314,25 @@ class SessionManager:
         Raises:
             SessionRequestFailed: Unknown or unreadable.
         """
-        records = self._records(session_id)
-        summary = self._summary(session_id, records)
-        root = Path(summary.root)
-        updates = replay_updates(records, root)
+        with _failed():
+            records = stored.read_records(session_id)
+            summary = stored.summary(session_id, records)
+        updates = replay_updates(records, Path(summary.root))
         for update in updates:
             params = SessionUpdateParams(session_id=session_id, update=update)
             self._server.protocol.notify(SESSION_UPDATE, params.wire())
-        live = self._live.get(session_id)
+        live = self.live.get(session_id)
         if live is None and summary.state in WAITING:
             live = self._revive_waiting(session_id, records, summary)
         return LoadSessionResult(session=self._info(summary, live), updates=len(updates))
 
     async def undo(self, session_id: str) -> UndoSessionResult:
-        """Undo the changes of a session that is over (see ``undo``).
-
-        The session may be from an earlier run of the server: its checkpoint is on disk.
+        """Undo the changes of a session that is over (``undo.undo_session``).
 
         Raises:
-            UndoFailed: The session is still running, unknown (no checkpoint), or its undo was
-                refused (the message names the file and why).
+            UndoFailed: Still running, unknown, or refused (the message says why).
         """
-        live = self._live.get(session_id)
-        if live is not None and live.task is not None and not live.waiting:
-            # Its session_end may be out already while the task winds down.
-            await asyncio.wait({live.task}, timeout=ENDING_GRACE_S)
-        if session_id in self._live:
-            raise UndoFailed(
-                f"session {session_id} is still {self._live[session_id].state}; cancel it "
-                "(cadenza.cancelSession) before undoing it"
-            )
-        try:
-            checkpoint = SessionCheckpoint.load(session_id, self.checkpoints_base)
-        except CheckpointError as exc:
-            raise UndoFailed(str(exc)) from None
-        if checkpoint is None:
-            if session_id in self._ended:  # it changed no file
-                return UndoSessionResult(session_id=session_id, files=[], unchanged=[])
-            raise UndoFailed(
-                f"Cadenza has no record of session {session_id}: it changed no file, or its "
-                "checkpoint was removed"
-            )
-        return await SessionUndo(self._server, checkpoint).run()
+        return await undo_session(self._server, self.live, session_id, self.checkpoints_base)
 
     def _root(self, root_uri: str | None) -> Path:
         if root_uri is not None:
@@ -477,65 +344,23 @@ class SessionManager:
             return folder_of(workspace.root_uri)
         raise InvalidArguments("no rootUri given and the client opened no workspace folder")
 
-    def _workflow(self, root: Path, name: str) -> Workflow:
-        """The workflow called ``name`` in the catalog of ``root``.
-
-        Raises:
-            InvalidArguments: Unknown, or its file is invalid (the message names the file and
-                the field).
-        """
-        catalog = load_catalog(root, known_tools=frozenset(default_tools().names))
-        for problem in catalog.errors.values():
-            log.warning("skipping a workflow file: %s", problem)
-        try:
-            return catalog.get(name)
-        except WorkflowError as exc:
-            raise InvalidArguments(str(exc)) from None
-
-    def _provider(self, model: str) -> Provider:
-        provider = self._providers.get(model)
-        if provider is None:
-            try:
-                provider = create_provider(model, self.config)
-            except ConfigError as exc:
-                raise InvalidArguments(str(exc)) from None
-            self._providers[model] = provider
-        return provider
-
-    def _finished(self, session_id: str, task: asyncio.Task[SessionOutcome]) -> None:
-        """Done-callback: forget the session and log how it ended.
-
-        A done-callback rather than a ``finally`` in the task: it also runs for a task
-        cancelled before its first step (e.g. on ``shutdown``).
-        """
-        live = self._live.pop(session_id, None)
-        if live is not None:
-            if live.recorder is not None:
-                live.recorder.close()
-            if live.lock is not None:
-                live.lock.release()
-        self._ended.add(session_id)
-        if task.cancelled():
-            log.info("session %s cancelled", session_id)
-        elif (exc := task.exception()) is not None:
-            log.error("session %s failed", session_id, exc_info=exc)
-        else:
-            log.info("session %s ended: %s", session_id, task.result().stop_reason)
-
     async def aclose(self) -> None:
         """Cancel every session, wait briefly for them, and close every provider."""
-        tasks = [live.task for live in self._live.values() if live.task is not None]
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=SHUTDOWN_GRACE_S)
-        providers = list(self._providers.values())
-        self._providers.clear()
-        for provider in providers:
-            try:
-                await provider.aclose()
-            except Exception:
-                log.exception("closing provider %s failed", provider.name)
+        await self.live.aclose()
+        await self.providers.aclose()
+
+
+@contextlib.contextmanager
+def _failed() -> Iterator[None]:
+    """Turn the host's ``Unavailable`` into ``SessionRequestFailed``."""
+    try:
+        yield
+    except Unavailable as exc:
+        raise SessionRequestFailed(str(exc)) from None
+
+
+def _described(plan: SessionPlan) -> tuple[str, Path, str, str]:
+    return plan.session_id, plan.root, plan.model, plan.workflow.name
 
 
 def _warn(publisher: SessionPublisher, text: str) -> None:

@@ -1,6 +1,6 @@
 """``cadenza.undoSession``: put back every file a session changed, and nothing else.
 
-The session's checkpoint (``tools.checkpoints``) says which files it changed and how they
+The session's checkpoint (``host.checkpoints``) says which files it changed and how they
 were before. ``plan_undo`` compares each with the state the session left it in, as the editor
 sees it now (the open buffer, else the disk); a file the person changed since is refused by
 name and nothing is undone. The steps then go out as one ``workspace/applyEdit`` (LSP 3.17
@@ -13,14 +13,19 @@ person created meanwhile (field case F16), are not in the checkpoint and are nev
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
+from cadenza.host.checkpoints import CheckpointError, FileState, SessionCheckpoint, disk_state
+from cadenza.host.live import LiveSessions
+from cadenza.host.undo_plan import UndoRefused, UndoStep, plan_undo
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.documents import OpenDocuments, file_uri
 from cadenza.lsp.editor import legacy_encoding_refusal, supports, unsupported
@@ -35,15 +40,6 @@ from cadenza.textio import (
     encode_text,
     write_atomic,
 )
-from cadenza.tools.checkpoints import (
-    CheckpointError,
-    FileState,
-    SessionCheckpoint,
-    UndoRefused,
-    UndoStep,
-    disk_state,
-    plan_undo,
-)
 
 _ACTIONS = {
     "restore": "restored",
@@ -54,8 +50,55 @@ _ACTIONS = {
 _RESOURCE = {"remove": "delete", "recreate": "create", "move_back": "rename"}
 
 
+ENDING_GRACE_S = 1.0
+"""Seconds an undo waits for a session that is finishing (its end already published)."""
+
+
 class UndoFailed(Exception):
     """Undo did not happen; the message names the file and the reason (nothing was undone)."""
+
+
+async def undo_session(
+    server: LanguageServer,
+    live: LiveSessions[Any],
+    session_id: str,
+    base: Path | None = None,
+) -> UndoSessionResult:
+    """Undo the changes of a session that is over (``cadenza.undoSession``).
+
+    The session may be from an earlier run of the server: its checkpoint is on disk.
+
+    Args:
+        server: The language server (its client applies the undo).
+        live: The server's live sessions (a running one is refused).
+        session_id: The session.
+        base: Where checkpoints live (None: ``<user state dir>/checkpoints``).
+
+    Raises:
+        UndoFailed: The session is still running, unknown (no checkpoint), or its undo was
+            refused (the message names the file and why).
+    """
+    running = live.get(session_id)
+    if running is not None and running.task is not None and not running.waiting:
+        # Its session_end may be out already while the task winds down.
+        await asyncio.wait({running.task}, timeout=ENDING_GRACE_S)
+    if (running := live.get(session_id)) is not None:
+        raise UndoFailed(
+            f"session {session_id} is still {running.state}; cancel it "
+            "(cadenza.cancelSession) before undoing it"
+        )
+    try:
+        checkpoint = SessionCheckpoint.load(session_id, base)
+    except CheckpointError as exc:
+        raise UndoFailed(str(exc)) from None
+    if checkpoint is None:
+        if session_id in live.ended:  # it changed no file
+            return UndoSessionResult(session_id=session_id, files=[], unchanged=[])
+        raise UndoFailed(
+            f"Cadenza has no record of session {session_id}: it changed no file, or its "
+            "checkpoint was removed"
+        )
+    return await SessionUndo(server, checkpoint).run()
 
 
 class SessionUndo:

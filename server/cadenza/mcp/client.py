@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 import mcp_types
@@ -30,7 +30,6 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from cadenza import __version__
 from cadenza.config.mcp import McpConfig, McpServerConfig
-from cadenza.engine.session import Session
 from cadenza.mcp.naming import tool_name
 from cadenza.mcp.tools import McpTool
 from cadenza.tools.base import ToolError
@@ -40,7 +39,6 @@ log = logging.getLogger(__name__)
 CLOSE_S = 4.0
 """Seconds a connection has to close on its own before its task is cancelled."""
 
-T = TypeVar("T")
 Warn = Callable[[str], None]
 
 
@@ -240,43 +238,3 @@ class McpServers:
         """Close every connection (at the same time)."""
         connections, self.connections = self.connections, []
         await asyncio.gather(*(c.aclose() for c in connections), return_exceptions=True)
-
-
-async def attach_mcp(
-    session: Session, config: McpConfig, servers: Sequence[McpServerConfig], warn: Warn
-) -> list[str]:
-    """Connect ``servers`` for ``session``: their tools join its tool list (gated as set).
-
-    Failures are warnings; only cancellation raises. Returns the names of the added tools.
-    """
-    if not servers:
-        return []
-    resource = session.resources.get(McpServers, McpServers)
-    tools = await resource.connect(
-        servers, root=session.root, config=config, taken=set(session.tool_names), warn=warn
-    )
-    if tools:
-        session.add_tools(tools, gated=[tool.name for tool in tools if tool.gated])
-    return [tool.name for tool in tools]
-
-
-async def connect_then(
-    session: Session,
-    config: McpConfig,
-    servers: Sequence[McpServerConfig],
-    warn: Warn,
-    then: Coroutine[Any, Any, T],
-) -> T:
-    """Attach the MCP servers, then run ``then`` (the session's drive).
-
-    Cancelled while connecting, ``then`` never runs: the session ends (``session_end``
-    cancelled) and its resources close here.
-    """
-    try:
-        await attach_mcp(session, config, servers, warn)
-    except BaseException:
-        then.close()
-        session.end_before_start()
-        await asyncio.shield(session.aclose())
-        raise
-    return await then

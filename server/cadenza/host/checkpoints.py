@@ -1,4 +1,4 @@
-"""Checkpoints of a session's file changes, and the plan that undoes them.
+"""Checkpoints of a session's file changes: what each file was before, and after.
 
 Before a session first changes a file it records the file's state (its text, its exact bytes
 when read from disk, or its absence); after each change it records the state it left. The
@@ -6,12 +6,8 @@ records live outside the workspace, in ``<user state dir>/checkpoints/<sessionId
 (platformdirs: ``$XDG_STATE_HOME/cadenza`` on Linux): a ``manifest.json`` and content-addressed
 blobs. Nothing here touches the person's repository (no ``git stash``, no ``git clean``), and
 only files the session changed are ever listed, so a file the person created meanwhile is
-never touched (field case F16).
-
-``plan_undo`` compares each file's state now with the state the session left: a file the
-person changed since is refused by name (no silent clobber), one already back as it was is
-left alone, and the rest get one step each. Applying the steps is the editor face's job
-(``workspace/applyEdit``, or the disk for clients without it).
+never touched (field case F16). ``host.edits`` records around every edit; ``host.undo_plan``
+reads the records back into the steps that undo a session.
 """
 
 from __future__ import annotations
@@ -22,12 +18,11 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import platformdirs
 
 from cadenza.textio import UndecodableError, decode_bytes, write_atomic
-from cadenza.tools.host import FileEdit
 
 FORMAT = 1
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -326,144 +321,6 @@ def _session_dir(session_id: str, base: Path | None) -> Path:
     return (base or checkpoints_dir()) / session_id
 
 
-# --- undo ---------------------------------------------------------------------------------
-
-UndoAction = Literal["restore", "remove", "recreate", "move_back", "unchanged"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class UndoStep:
-    """What undo does to one file.
-
-    Attributes:
-        action: ``restore`` the text it had; ``remove`` a file the session created;
-            ``recreate`` a file the session deleted; ``move_back`` a file the session renamed
-            (then restore its text if it changed); ``unchanged``: already as before.
-        path: The file as it will be after undo (workspace-relative).
-        current_path: Where the file is now (``move_back``: the new name), else ``path``.
-        current: The file's state now (its text, or absent).
-        target: The state to restore (``before``): text and, when known, exact bytes.
-    """
-
-    action: UndoAction
-    path: str
-    current_path: str
-    current: FileState
-    target: FileState
-
-
-class UndoRefused(Exception):
-    """Undo would overwrite changes made since the session's; ``files`` says which and why."""
-
-    def __init__(self, problems: list[tuple[str, str]]) -> None:
-        self.problems = problems
-        listed = "; ".join(f"{path} {why}" for path, why in problems)
-        super().__init__(f"{listed}. Nothing was undone")
-
-
-def _same(state: FileState, expected: FileState) -> bool:
-    if state.exists != expected.exists:
-        return False
-    return not state.exists or state.text == expected.text
-
-
-def _pair_renames(
-    entries: dict[str, CheckpointEntry], current: Callable[[str], FileState]
-) -> tuple[list[UndoStep], set[str]]:
-    """``move_back`` steps for files the session renamed, when both ends are as it left them."""
-    steps: list[UndoStep] = []
-    done: set[str] = set()
-    for entry in entries.values():
-        after = entry.after
-        if after is None or entry.before.exists or not after.exists or after.origin is None:
-            continue
-        source = entries.get(after.origin)
-        if source is None or not source.before.exists or source.after is None:
-            continue
-        if source.after.exists or source.path in done:
-            continue
-        now, source_now = current(entry.path), current(source.path)
-        if source_now.exists or not _same(now, after):
-            continue
-        steps.append(
-            UndoStep(
-                action="move_back",
-                path=source.path,
-                current_path=entry.path,
-                current=now,
-                target=source.before,
-            )
-        )
-        done.update((entry.path, source.path))
-    return steps, done
-
-
-def _step(entry: CheckpointEntry, now: FileState) -> UndoStep | str:
-    """The step for one file, or why undo must not touch it."""
-    before, after = entry.before, entry.after
-    assert after is not None
-
-    def step(action: UndoAction) -> UndoStep:
-        return UndoStep(
-            action=action, path=entry.path, current_path=entry.path, current=now, target=before
-        )
-
-    if _same(now, before):
-        return step("unchanged")
-    if not _same(now, after):
-        if not now.exists:
-            return "was deleted after the session's last change to it"
-        if not after.exists:
-            return "was created again after the session deleted it"
-        return "changed after the session's last change to it"
-    if not before.exists:
-        return step("remove")
-    if not after.exists:
-        return step("recreate")
-    return step("restore")
-
-
-def _settle(entry: CheckpointEntry, current: Callable[[str], FileState]) -> CheckpointEntry:
-    """``entry`` with its pending change counted as applied when the file shows it.
-
-    A change is pending when the server stopped while the editor applied it.
-    """
-    if entry.pending is not None and _same(current(entry.path), entry.pending):
-        return replace(entry, after=entry.pending, pending=None)
-    return entry
-
-
-def plan_undo(checkpoint: SessionCheckpoint, current: Callable[[str], FileState]) -> list[UndoStep]:
-    """The steps that put every file the session changed back as it was before the session.
-
-    Args:
-        checkpoint: The session's checkpoint.
-        current: The state of a workspace-relative path now, as the editor sees it (an open
-            buffer's text, else the disk).
-
-    Returns:
-        One step per changed file (``unchanged`` ones included), renames first.
-
-    Raises:
-        UndoRefused: A file changed since the session's last change to it (its name and why);
-            then nothing may be undone.
-    """
-    entries = {key: _settle(entry, current) for key, entry in checkpoint.entries.items()}
-    steps, paired = _pair_renames(entries, current)
-    problems: list[tuple[str, str]] = []
-    for entry in entries.values():
-        if entry.path in paired or entry.after is None:
-            continue
-        result = _step(entry, current(entry.path))
-        if isinstance(result, str):
-            problems.append((entry.path, result))
-        else:
-            steps.append(result)
-    if problems:
-        raise UndoRefused(problems)
-    return steps
-
-
 def disk_state(path: Path) -> FileState:
     """The state of ``path`` on disk: absent, or its bytes and (when it is text) its text."""
     try:
@@ -475,27 +332,3 @@ def disk_state(path: Path) -> FileState:
     except UndecodableError:
         text = None
     return FileState(exists=True, text=text, data=data)
-
-
-def after_states(checkpoint: SessionCheckpoint, edit: FileEdit) -> list[tuple[Path, FileState]]:
-    """The state each file touched by ``edit`` is in once applied (a rename keeps its origin)."""
-    if edit.kind == "rename":
-        assert edit.new_path is not None  # FileEdit.__post_init__
-        origin = checkpoint.origin_of(edit.path)
-        return [
-            (edit.path, ABSENT),
-            (edit.new_path, FileState(exists=True, text=edit.new_text, origin=origin)),
-        ]
-    if edit.kind == "delete":
-        return [(edit.path, ABSENT)]
-    return [(edit.path, FileState(exists=True, text=edit.new_text))]
-
-
-def record_after(checkpoint: SessionCheckpoint, edit: FileEdit) -> None:
-    """Record what an applied ``edit`` left its files in.
-
-    Raises:
-        CheckpointError: The checkpoint cannot be written.
-    """
-    for path, state in after_states(checkpoint, edit):
-        checkpoint.record_after(path, state)

@@ -1,0 +1,86 @@
+"""Permission prompts over ACP: ``session/request_permission`` with ACP's four options.
+
+The option id is the option kind; the client's outcome maps to the engine's
+``PermissionAnswer``. An error or a malformed answer counts as dismissed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol, get_args
+
+from acp import RequestError
+from acp.schema import (
+    AllowedOutcome,
+    PermissionOption,
+    RequestPermissionResponse,
+    ToolCallUpdate,
+)
+from pydantic import ValidationError
+
+from cadenza.acp.updates import raw_input
+from cadenza.engine.permissions import (
+    OPTION_NAMES,
+    PermissionAnswer,
+    PermissionOptionKind,
+    PermissionRequest,
+)
+
+log = logging.getLogger(__name__)
+
+OPTION_KINDS: tuple[PermissionOptionKind, ...] = get_args(PermissionOptionKind)
+
+
+class PermissionClient(Protocol):
+    """The request a permission prompt makes (the SDK's ``AgentSideConnection``)."""
+
+    async def request_permission(
+        self, session_id: str, tool_call: ToolCallUpdate, options: list[PermissionOption]
+    ) -> RequestPermissionResponse:
+        """``session/request_permission``."""
+        ...
+
+
+def permission_options() -> list[PermissionOption]:
+    """ACP's four options, in the order the person sees them (id = kind)."""
+    return [
+        PermissionOption(option_id=kind, name=OPTION_NAMES[kind], kind=kind)
+        for kind in OPTION_KINDS
+    ]
+
+
+def permission_answer(response: RequestPermissionResponse) -> PermissionAnswer:
+    """The engine's answer for the client's outcome (an unknown option is a dismissal)."""
+    outcome = response.outcome
+    if isinstance(outcome, AllowedOutcome):
+        for kind in OPTION_KINDS:
+            if outcome.option_id == kind:
+                return PermissionAnswer(outcome="selected", option=kind)
+        log.warning("unknown permission option %r: treated as dismissed", outcome.option_id)
+    return PermissionAnswer(outcome="cancelled")
+
+
+async def ask_permission(
+    client: PermissionClient, session_id: str, request: PermissionRequest
+) -> PermissionAnswer:
+    """Ask whether a gated call may run; an error or a malformed answer counts as dismissed."""
+    tool_call = ToolCallUpdate(
+        tool_call_id=request.tool_call_id,
+        title=request.title,
+        kind=request.kind,
+        status="pending",
+        raw_input=raw_input(request.raw_input),
+    )
+    try:
+        response = await client.request_permission(
+            session_id=session_id, tool_call=tool_call, options=permission_options()
+        )
+    except RequestError as exc:
+        log.warning("session %s: permission request failed: %s", session_id, exc)
+        return PermissionAnswer(outcome="cancelled")
+    except ValidationError as exc:  # a malformed answer: dismissed, as an error is
+        log.warning(
+            "session %s: malformed permission answer, treated as dismissed: %s", session_id, exc
+        )
+        return PermissionAnswer(outcome="cancelled")
+    return permission_answer(response)

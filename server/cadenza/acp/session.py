@@ -1,0 +1,183 @@
+"""One ACP session of a connection: its workspace, mode, editor and (from the first prompt) engine.
+
+The host makes the engine session (``host.build``) with this face's editor port and client
+tools; a prompt turn runs it (or resumes it) and settles its browser waits within the turn
+(``host.driver.settle``), while a question ends the turn (the answer is the next prompt).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp import RequestError
+from acp.schema import UsageUpdate
+
+from cadenza.acp.editor import AcpEditor
+from cadenza.acp.human import person_is_done
+from cadenza.acp.ordered import OrderedClient
+from cadenza.acp.terminal import client_tools
+from cadenza.config import CadenzaConfig
+from cadenza.config.mcp import McpServerConfig, from_acp
+from cadenza.engine.session import Session, SessionOutcome
+from cadenza.engine.workflows import Workflow
+from cadenza.host.build import SessionPlan, build_session, open_recorder
+from cadenza.host.driver import Step, settle
+from cadenza.host.errors import SetupError
+from cadenza.host.mcp import attach_mcp, merge_servers
+from cadenza.host.providers import ProviderPool
+from cadenza.host.restore import RestoredState
+from cadenza.host.transcripts import GuardedRecorder
+from cadenza.providers.registry import resolve_model_name
+from cadenza.tools.registry import default_tools
+
+log = logging.getLogger(__name__)
+
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+
+def request_error(message: str, code: int = INVALID_PARAMS) -> RequestError:
+    """The JSON-RPC error the client gets (invalid params unless told otherwise)."""
+    return RequestError(code, message)
+
+
+@dataclass(kw_only=True)
+class AcpSession:
+    """One ACP session of this connection.
+
+    Attributes:
+        session_id: Its id (also the transcript's name).
+        root: Its workspace folder.
+        config: The configuration of that folder.
+        workflow: The workflow the next run uses (the session's mode).
+        client: The connection, ordered after the session's updates (``ordered``).
+        editor: Its editor port (updates, edits, permissions).
+        engine: The engine session; None until the first prompt.
+        recorder: Its transcript.
+        run: The running prompt's task.
+        arrived: Prompts received so far (a prompt's ticket is the count before it).
+        cancelled_before: Prompts with a smaller ticket are cancelled.
+        mcp_servers: Its MCP servers (the user's config, then the client's ``mcpServers``),
+            connected when the engine session is made (docs/mcp.md).
+    """
+
+    session_id: str
+    root: Path
+    config: CadenzaConfig
+    workflow: Workflow
+    client: OrderedClient
+    editor: AcpEditor
+    engine: Session | None = None
+    recorder: GuardedRecorder | None = None
+    run: asyncio.Task[SessionOutcome] | None = None
+    arrived: int = 0
+    cancelled_before: int = 0
+    turns: asyncio.Lock = field(default_factory=asyncio.Lock)
+    mcp_servers: list[McpServerConfig] = field(default_factory=list)
+
+    def warn(self, text: str) -> None:
+        """A problem that does not stop the session (the agent's log)."""
+        log.warning("session %s: %s", self.session_id, text)
+
+    def take_mcp_servers(self, requested: list[Any]) -> None:
+        """Take the session's MCP servers: the user's config, then the client's.
+
+        A client's server whose name is taken already is skipped (a warning).
+        """
+        extra, problems = from_acp(requested)
+        for problem in problems:
+            self.warn(problem)
+        self.mcp_servers = merge_servers(self.config.mcp.servers, extra, self.warn)
+
+    async def make_engine(
+        self, task: str, providers: ProviderPool, restored: RestoredState | None = None
+    ) -> Session:
+        """The engine session (through the host), its MCP servers attached.
+
+        Raises:
+            RequestError: Its model cannot be set up.
+        """
+        config = self.config
+        model = restored.start.model if restored is not None else resolve_model_name(None, config)
+        try:
+            provider = providers.get(model, config)
+        except SetupError as exc:
+            raise request_error(str(exc)) from None
+        plan = SessionPlan(
+            session_id=self.session_id,
+            task=task,
+            root=self.root,
+            model=model,
+            workflow=self.workflow,
+            restored=restored,
+        )
+        self.recorder = open_recorder(plan, self.warn)
+        tools = client_tools(default_tools(config.browser), self.client, self.editor)
+        engine, gate = build_session(
+            plan,
+            config=config,
+            provider=provider,
+            editor=self.editor,
+            tools=tools,
+            recorder=self.recorder,
+        )
+        self.editor.gated_by(gate.needs_asking)
+        self.engine = engine
+        if self.mcp_servers:
+            await attach_mcp(engine, config.mcp, self.mcp_servers, self.warn)
+        return engine
+
+    async def turn(self, text: str, providers: ProviderPool, *, url_mode: bool) -> SessionOutcome:
+        """One prompt turn: the first starts the session, later ones resume it.
+
+        A browser wait is asked within the turn (``human``); "go on" resumes, anything else
+        ends the session's run cancelled.
+        """
+        editor = self.editor
+        editor.step_text = ""
+        editor.open_calls.clear()
+        if self.engine is None:
+            engine = await self.make_engine(text, providers)
+            outcome = await engine.run()
+        else:
+            engine = self.engine
+            engine.set_workflow(self.workflow)  # the mode chosen since the last turn
+            outcome = await engine.resume(text)
+
+        async def ask(waiting: SessionOutcome) -> str | None:
+            done = await person_is_done(self.client, editor, waiting, url_mode=url_mode)
+            return "" if done else None
+
+        async def run(step: Step) -> SessionOutcome:
+            editor.step_text = ""
+            return await step()
+
+        return await settle(
+            engine,
+            outcome,
+            waits=lambda o: o.stop_reason == "waiting_human",
+            ask=ask,
+            run=run,
+        )
+
+    def usage(self) -> UsageUpdate | None:
+        """The ``usage_update`` of the engine session's context, once it exists."""
+        if self.engine is None:
+            return None
+        used, size = self.engine.context_usage()
+        return UsageUpdate(session_update="usage_update", used=used, size=size)
+
+    async def aclose(self) -> None:
+        """Close the engine's resources, the transcript and the update stream."""
+        if self.engine is not None:
+            try:
+                await asyncio.wait_for(self.engine.aclose(), 5.0)
+            except Exception:
+                log.exception("session %s: closing its resources failed", self.session_id)
+        if self.recorder is not None:
+            self.recorder.close()
+        await self.editor.stream.aclose()

@@ -1,0 +1,95 @@
+"""Stored sessions: their transcripts read back, summarised and made ready to go on.
+
+Every face lists, loads and revives stored sessions from the same transcripts
+(``<user state dir>/sessions/<sessionId>.jsonl``). The functions here turn each way reading
+one can fail into ``Unavailable`` with a sentence for the person, so a face only words it in
+its protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from cadenza.engine.events import MovementStarted
+from cadenza.engine.session import WAITING
+from cadenza.engine.session_list import SessionSummary, summary_of
+from cadenza.engine.transcript import (
+    EventRecord,
+    TranscriptError,
+    TranscriptRecord,
+    read_transcript,
+    transcript_path,
+)
+from cadenza.host.errors import Unavailable
+from cadenza.host.restore import NotRestorable, RestoredState, restore_state
+
+
+def read_records(session_id: str) -> list[TranscriptRecord]:
+    """The transcript records of ``session_id``, in file order.
+
+    Raises:
+        Unavailable: Unknown, an unsafe id, or a damaged or unreadable transcript.
+    """
+    try:
+        return read_transcript(transcript_path(session_id))
+    except ValueError:  # an unsafe id, or a damaged transcript
+        raise Unavailable(f"no readable session {session_id!r}") from None
+    except FileNotFoundError:
+        raise Unavailable(f"unknown session {session_id!r}") from None
+    except OSError as exc:
+        raise Unavailable(f"session {session_id}: {exc}") from None
+
+
+def summary(session_id: str, records: list[TranscriptRecord]) -> SessionSummary:
+    """What the stored session is and how it stands (task, state, model, workflow...).
+
+    Raises:
+        Unavailable: The records do not describe a session.
+    """
+    try:
+        return summary_of(session_id, records)
+    except TranscriptError as exc:
+        raise Unavailable(str(exc)) from None
+
+
+def restored(session_id: str, records: Sequence[TranscriptRecord]) -> RestoredState:
+    """The stored session's state, rebuilt so it can go on.
+
+    Raises:
+        Unavailable: Its transcript records no start or no conversation.
+    """
+    try:
+        return restore_state(records)
+    except NotRestorable as exc:
+        raise Unavailable(f"session {session_id} cannot go on: {exc}") from None
+
+
+def stored_waiting(session_id: str) -> tuple[RestoredState, SessionSummary]:
+    """A stored session that waits for the person, rebuilt from its transcript.
+
+    Raises:
+        Unavailable: Unknown, unreadable, not waiting, or not restorable.
+    """
+    records = read_records(session_id)
+    found = summary(session_id, records)
+    if found.state not in WAITING:
+        raise Unavailable(f"session {session_id} is {found.state}, not waiting for a reply")
+    return restored(session_id, records), found
+
+
+def waits_for_answer(session_id: str) -> bool:
+    """Whether the stored session waits for an answer to a question (not a browser action)."""
+    try:
+        records = read_records(session_id)
+        return summary(session_id, records).state == "needs_user_input"
+    except Unavailable:
+        return False
+
+
+def last_workflow(records: Sequence[TranscriptRecord], default: str) -> str:
+    """The workflow the stored session ran last (a workflow change shows in its movements)."""
+    name = default
+    for record in records:
+        if isinstance(record, EventRecord) and isinstance(record.event, MovementStarted):
+            name = record.event.workflow
+    return name

@@ -1,0 +1,151 @@
+"""The plan that undoes a session's changes, from its checkpoint (``host.checkpoints``).
+
+``plan_undo`` compares each file's state now with the state the session left: a file the
+person changed since is refused by name (no silent clobber), one already back as it was is
+left alone, and the rest get one step each. A change recorded as pending (the server stopped
+while the editor applied it) counts as applied when the file shows it. Applying the steps is
+the editor face's job (``workspace/applyEdit``, or the disk for clients without it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from cadenza.host.checkpoints import CheckpointEntry, FileState, SessionCheckpoint
+
+UndoAction = Literal["restore", "remove", "recreate", "move_back", "unchanged"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class UndoStep:
+    """What undo does to one file.
+
+    Attributes:
+        action: ``restore`` the text it had; ``remove`` a file the session created;
+            ``recreate`` a file the session deleted; ``move_back`` a file the session renamed
+            (then restore its text if it changed); ``unchanged``: already as before.
+        path: The file as it will be after undo (workspace-relative).
+        current_path: Where the file is now (``move_back``: the new name), else ``path``.
+        current: The file's state now (its text, or absent).
+        target: The state to restore (``before``): text and, when known, exact bytes.
+    """
+
+    action: UndoAction
+    path: str
+    current_path: str
+    current: FileState
+    target: FileState
+
+
+class UndoRefused(Exception):
+    """Undo would overwrite changes made since the session's; ``files`` says which and why."""
+
+    def __init__(self, problems: list[tuple[str, str]]) -> None:
+        self.problems = problems
+        listed = "; ".join(f"{path} {why}" for path, why in problems)
+        super().__init__(f"{listed}. Nothing was undone")
+
+
+def _same(state: FileState, expected: FileState) -> bool:
+    if state.exists != expected.exists:
+        return False
+    return not state.exists or state.text == expected.text
+
+
+def _pair_renames(
+    entries: dict[str, CheckpointEntry], current: Callable[[str], FileState]
+) -> tuple[list[UndoStep], set[str]]:
+    """``move_back`` steps for files the session renamed, when both ends are as it left them."""
+    steps: list[UndoStep] = []
+    done: set[str] = set()
+    for entry in entries.values():
+        after = entry.after
+        if after is None or entry.before.exists or not after.exists or after.origin is None:
+            continue
+        source = entries.get(after.origin)
+        if source is None or not source.before.exists or source.after is None:
+            continue
+        if source.after.exists or source.path in done:
+            continue
+        now, source_now = current(entry.path), current(source.path)
+        if source_now.exists or not _same(now, after):
+            continue
+        steps.append(
+            UndoStep(
+                action="move_back",
+                path=source.path,
+                current_path=entry.path,
+                current=now,
+                target=source.before,
+            )
+        )
+        done.update((entry.path, source.path))
+    return steps, done
+
+
+def _step(entry: CheckpointEntry, now: FileState) -> UndoStep | str:
+    """The step for one file, or why undo must not touch it."""
+    before, after = entry.before, entry.after
+    assert after is not None
+
+    def step(action: UndoAction) -> UndoStep:
+        return UndoStep(
+            action=action, path=entry.path, current_path=entry.path, current=now, target=before
+        )
+
+    if _same(now, before):
+        return step("unchanged")
+    if not _same(now, after):
+        if not now.exists:
+            return "was deleted after the session's last change to it"
+        if not after.exists:
+            return "was created again after the session deleted it"
+        return "changed after the session's last change to it"
+    if not before.exists:
+        return step("remove")
+    if not after.exists:
+        return step("recreate")
+    return step("restore")
+
+
+def _settle(entry: CheckpointEntry, current: Callable[[str], FileState]) -> CheckpointEntry:
+    """``entry`` with its pending change counted as applied when the file shows it.
+
+    A change is pending when the server stopped while the editor applied it.
+    """
+    if entry.pending is not None and _same(current(entry.path), entry.pending):
+        return replace(entry, after=entry.pending, pending=None)
+    return entry
+
+
+def plan_undo(checkpoint: SessionCheckpoint, current: Callable[[str], FileState]) -> list[UndoStep]:
+    """The steps that put every file the session changed back as it was before the session.
+
+    Args:
+        checkpoint: The session's checkpoint.
+        current: The state of a workspace-relative path now, as the editor sees it (an open
+            buffer's text, else the disk).
+
+    Returns:
+        One step per changed file (``unchanged`` ones included), renames first.
+
+    Raises:
+        UndoRefused: A file changed since the session's last change to it (its name and why);
+            then nothing may be undone.
+    """
+    entries = {key: _settle(entry, current) for key, entry in checkpoint.entries.items()}
+    steps, paired = _pair_renames(entries, current)
+    problems: list[tuple[str, str]] = []
+    for entry in entries.values():
+        if entry.path in paired or entry.after is None:
+            continue
+        result = _step(entry, current(entry.path))
+        if isinstance(result, str):
+            problems.append((entry.path, result))
+        else:
+            steps.append(result)
+    if problems:
+        raise UndoRefused(problems)
+    return steps
