@@ -18,7 +18,11 @@ from benchmarks.agent_tasks.run import TaskResult, build_report, changed_files, 
 
 from cadenza.client.edits import FileChange
 from cadenza.client.events import ClientEvent, EditWritten
-from cadenza.client.wire import (
+from cadenza.engine.runner import CUT_ARGUMENTS
+from cadenza.engine.transcript import MessageRecord, TranscriptWriter
+from cadenza.messages import AssistantMessage, UserMessage
+from cadenza.messages import ToolCall as ModelCall
+from cadenza.schema.updates import (
     ModelReply,
     Repair,
     SessionEnd,
@@ -27,10 +31,6 @@ from cadenza.client.wire import (
     ToolCallUpdate,
     ToolOutput,
 )
-from cadenza.engine.runner import CUT_ARGUMENTS
-from cadenza.engine.transcript import MessageRecord, TranscriptWriter
-from cadenza.messages import AssistantMessage, UserMessage
-from cadenza.messages import ToolCall as ModelCall
 
 
 def result(call_id: str, status: str, text: str, observation: str | None = None) -> ToolCallUpdate:

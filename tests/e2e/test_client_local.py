@@ -17,7 +17,7 @@ import pytest
 
 from cadenza.client.events import ClientEvent, EditRejected, EditWritten, Progress
 from cadenza.client.session import ClientOptions, run_task
-from cadenza.client.wire import SessionEnd, ToolCall, ToolCallUpdate
+from cadenza.schema.updates import SessionEnd, ToolCall, ToolCallUpdate
 from tests.e2e.support import (
     FINISHED_REASONS,
     MODEL,

@@ -49,7 +49,7 @@ from acp.schema import (
 from pydantic import ValidationError
 
 from cadenza.acp.stream import UpdateStream
-from cadenza.acp.updates import UpdateMapper, raw_input
+from cadenza.acp.updates import UpdateMapper
 from cadenza.engine.events import (
     AgentMessageChunk,
     SessionEvent,
@@ -64,6 +64,7 @@ from cadenza.engine.permissions import (
     PermissionRequest,
 )
 from cadenza.engine.workflows import Workflow
+from cadenza.schema.updates import raw_input
 from cadenza.tools.checkpoints import (
     CheckpointError,
     SessionCheckpoint,

@@ -37,7 +37,7 @@ from cadenza.client.display import SessionDisplay, print_summary
 from cadenza.client.prompts import DecliningPrompter, Prompter, TerminalPrompter
 from cadenza.client.safe_text import visible_markup
 from cadenza.client.session import ClientError, ClientOptions, HeadlessClient, SessionOutcome
-from cadenza.client.wire import UndoSessionResult
+from cadenza.schema.commands import UndoSessionResult
 
 EXIT_OK = 0
 EXIT_ERROR = 1

@@ -42,20 +42,17 @@ from cadenza.client.events import ClientEvent, Observer, UserAsked, ignore_event
 from cadenza.client.handlers import ServerRequests
 from cadenza.client.prompts import DecliningPrompter, Prompter
 from cadenza.client.summary import merge_changes
-from cadenza.client.wire import (
-    CANCEL_SESSION,
-    REPLY_SESSION,
-    START_SESSION,
-    UNDO_SESSION,
-    CadenzaClientProtocol,
+from cadenza.client.wire import CadenzaClientProtocol, MessageSink, client_converter
+from cadenza.schema.commands import (
+    DEFAULT_WORKFLOW,
     CancelSessionResult,
-    MessageSink,
-    SessionEnd,
+    DocumentIdentifier,
     StartSessionArgs,
     StartSessionResult,
     UndoSessionResult,
-    client_converter,
 )
+from cadenza.schema.methods import CANCEL_SESSION, REPLY_SESSION, START_SESSION, UNDO_SESSION
+from cadenza.schema.updates import SessionEnd
 
 log = logging.getLogger(__name__)
 
@@ -367,10 +364,10 @@ class HeadlessClient:
             task=task,
             root_uri=self.root_uri,
             model=self.options.model,
-            workflow=self.options.workflow,
+            workflow=self.options.workflow or DEFAULT_WORKFLOW,
             review=self.options.review,
             text_document=(
-                {"uri": self.options.open_document.resolve().as_uri()}
+                DocumentIdentifier(uri=self.options.open_document.resolve().as_uri())
                 if self.options.open_document is not None
                 else None
             ),

@@ -39,10 +39,16 @@ from cadenza.engine.transcript import (
 from cadenza.engine.workflows import Workflow, WorkflowError, load_catalog
 from cadenza.lsp.editor import LspEditor
 from cadenza.lsp.live import LiveSession, SessionDriver
-from cadenza.lsp.params import (
-    SESSION_UPDATE,
+from cadenza.lsp.params import InvalidArguments
+from cadenza.lsp.publisher import SessionPublisher
+from cadenza.lsp.replay import replay_updates
+from cadenza.lsp.review import ReviewMode
+from cadenza.lsp.transcripts import GuardedRecorder, open_transcript, reopen_transcript
+from cadenza.lsp.undo import SessionUndo, UndoFailed
+from cadenza.providers.base import Provider
+from cadenza.providers.registry import create_provider, resolve_model_name
+from cadenza.schema.commands import (
     DocumentIdentifier,
-    InvalidArguments,
     ListSessionsResult,
     LoadSessionResult,
     ReplySessionResult,
@@ -50,14 +56,8 @@ from cadenza.lsp.params import (
     StartSessionArgs,
     UndoSessionResult,
 )
-from cadenza.lsp.publisher import SessionPublisher
-from cadenza.lsp.replay import replay_updates
-from cadenza.lsp.review import ReviewMode
-from cadenza.lsp.transcripts import GuardedRecorder, open_transcript, reopen_transcript
-from cadenza.lsp.undo import SessionUndo, UndoFailed
-from cadenza.lsp.updates import SessionUpdateParams
-from cadenza.providers.base import Provider
-from cadenza.providers.registry import create_provider, resolve_model_name
+from cadenza.schema.methods import SESSION_UPDATE
+from cadenza.schema.updates import SessionUpdateParams
 from cadenza.session_settings import session_settings
 from cadenza.tools.checkpoints import CheckpointError, SessionCheckpoint
 from cadenza.tools.registry import default_tools
