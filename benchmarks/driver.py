@@ -21,7 +21,9 @@ from lsprotocol import types
 from benchmarks.common import FakeModel, cpu_seconds, percentiles_ms, rss_mb, server_env
 from cadenza.client import ClientOptions, HeadlessClient
 from cadenza.client.events import ClientEvent
-from cadenza.client.wire import START_SESSION, SessionEnd, StartSessionArgs
+from cadenza.schema.commands import StartSessionArgs
+from cadenza.schema.methods import START_SESSION
+from cadenza.schema.updates import SessionEnd
 
 SMALL_FILE = "line one\nvalue = alpha\nline three\n"
 

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from cadenza.client.events import ClientEvent, EditRejected, EditWritten
-from cadenza.client.wire import ModelReply, Repair, SessionEnd, ToolCall, ToolCallUpdate
 from cadenza.engine.transcript import MessageRecord, read_transcript
 from cadenza.messages import AssistantMessage
+from cadenza.schema.updates import ModelReply, Repair, SessionEnd, ToolCall, ToolCallUpdate
 
 NO_ENVELOPE = "returned no JSON envelope"
 """In a ``session_end`` message: the provider's reply was not an envelope (a contract miss)."""

@@ -44,8 +44,8 @@ from benchmarks.agent_tasks.observe import (
 from benchmarks.agent_tasks.tasks import Task, load_tasks
 from cadenza.client import ClientError, ClientOptions, FileChange, HeadlessClient
 from cadenza.client.events import ClientEvent
-from cadenza.client.wire import KNOWN_STOP_REASONS
 from cadenza.providers.models import models_dir
+from cadenza.schema.methods import KNOWN_STOP_REASONS
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS_DIR = Path(__file__).resolve().parent / "results"

@@ -18,7 +18,12 @@ from benchmarks.agent_tasks.run import TaskResult, build_report, changed_files, 
 
 from cadenza.client.edits import FileChange
 from cadenza.client.events import ClientEvent, EditWritten
-from cadenza.client.wire import (
+from cadenza.engine.pipeline import CUT_ARGUMENTS
+from cadenza.engine.transcript import MessageRecord
+from cadenza.engine.transcript_writer import TranscriptWriter
+from cadenza.messages import AssistantMessage, UserMessage
+from cadenza.messages import ToolCall as ModelCall
+from cadenza.schema.updates import (
     ModelReply,
     Repair,
     SessionEnd,
@@ -27,11 +32,6 @@ from cadenza.client.wire import (
     ToolCallUpdate,
     ToolOutput,
 )
-from cadenza.engine.pipeline import CUT_ARGUMENTS
-from cadenza.engine.transcript import MessageRecord
-from cadenza.engine.transcript_writer import TranscriptWriter
-from cadenza.messages import AssistantMessage, UserMessage
-from cadenza.messages import ToolCall as ModelCall
 
 
 def result(call_id: str, status: str, text: str, observation: str | None = None) -> ToolCallUpdate:

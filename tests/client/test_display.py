@@ -11,7 +11,7 @@ from cadenza.client.display import SessionDisplay, print_summary
 from cadenza.client.edits import FileChange
 from cadenza.client.events import EditRejected, EditWritten, Progress, ServerMessage, UserAsked
 from cadenza.client.summary import diff_stat, merge_changes, unified_diff
-from cadenza.client.wire import (
+from cadenza.schema.updates import (
     AgentMessageChunk,
     Compaction,
     Movement,

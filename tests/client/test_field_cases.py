@@ -21,7 +21,7 @@ from cadenza.client import ClientError, ClientOptions, HeadlessClient
 from cadenza.client.edits import EditReview
 from cadenza.client.outcome import RunResult
 from cadenza.client.prompts import DecliningPrompter
-from cadenza.client.wire import AskUserParams
+from cadenza.schema.requests import AskUserParams
 from tests.support.fake_openai import FakeOpenAI, call, text, tool_messages
 
 TIMEOUT_S = 60

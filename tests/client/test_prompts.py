@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.prompt import Prompt
 
 from cadenza.client.prompts import DecliningPrompter, TerminalPrompter
-from cadenza.client.wire import AskUserParams
+from cadenza.schema.requests import AskUserParams
 
 
 @dataclass

@@ -20,9 +20,9 @@ from cadenza.client import (
     run_task,
 )
 from cadenza.client.events import ClientEvent, EditRejected, EditWritten, Progress, UserAsked
-from cadenza.client.wire import (
+from cadenza.schema.requests import AskUserParams
+from cadenza.schema.updates import (
     AgentMessageChunk,
-    AskUserParams,
     Compaction,
     Movement,
     OtherUpdate,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cadenza.client import ClientOptions
-from cadenza.client.wire import AskUserParams
+from cadenza.schema.requests import AskUserParams
 from tests.client.test_field_cases import run
 from tests.support.fake_openai import FakeOpenAI, call, text
 

@@ -18,7 +18,7 @@ import pytest
 from cadenza.client.events import ClientEvent, EditRejected, EditWritten, Progress
 from cadenza.client.options import ClientOptions
 from cadenza.client.session import run_task
-from cadenza.client.wire import SessionEnd, ToolCall, ToolCallUpdate
+from cadenza.schema.updates import SessionEnd, ToolCall, ToolCallUpdate
 from tests.e2e.support import (
     FINISHED_REASONS,
     MODEL,

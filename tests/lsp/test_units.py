@@ -32,9 +32,10 @@ from cadenza.lsp.edits import (
     text_edits,
 )
 from cadenza.lsp.options import load_server_config
-from cadenza.lsp.params import InvalidArguments, StartSessionArgs, parse_command_args
+from cadenza.lsp.params import InvalidArguments, parse_command_args
 from cadenza.lsp.updates import log_line, progress_end, progress_report, session_update
 from cadenza.messages import UserMessage
+from cadenza.schema.commands import StartSessionArgs
 from tests.lsp.harness import apply_text_edits
 
 ENCODINGS = ["utf-8", "utf-16", "utf-32"]

@@ -48,7 +48,7 @@ from pydantic import ValidationError
 
 from cadenza.acp.permissions import ask_permission
 from cadenza.acp.stream import UpdateStream
-from cadenza.acp.updates import UpdateMapper, raw_input
+from cadenza.acp.updates import UpdateMapper
 from cadenza.engine.events import (
     AgentMessageChunk,
     SessionEvent,
@@ -63,6 +63,7 @@ from cadenza.engine.permissions import (
 from cadenza.engine.workflows import Workflow
 from cadenza.host.checkpoints import SessionCheckpoint, disk_state
 from cadenza.host.edits import deliver_checkpointed
+from cadenza.schema.updates import raw_input
 from cadenza.textio import UTF8, UndecodableError, decode_bytes
 from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit

@@ -18,13 +18,13 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
-from cadenza.acp.updates import raw_input
 from cadenza.engine.permissions import (
     OPTION_NAMES,
     PermissionAnswer,
     PermissionOptionKind,
     PermissionRequest,
 )
+from cadenza.schema.updates import raw_input
 
 log = logging.getLogger(__name__)
 

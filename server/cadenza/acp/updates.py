@@ -24,11 +24,10 @@ model around it) and the assistant's whole replies as
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import assert_never
 
 from acp import (
     plan_entry,
@@ -61,19 +60,25 @@ from acp.schema import (
 from cadenza.acp.turns import final_message
 from cadenza.engine.events import (
     AgentMessageChunk,
+    CheckpointWritten,
+    ContextCompacted,
+    ContractRepaired,
     FileEdited,
+    ModelReplied,
     MovementStarted,
     PermissionDecided,
     SessionEvent,
     SessionFinished,
     SessionResumed,
     StepStarted,
+    ToolCacheLookup,
     ToolCallFinished,
     ToolCallStarted,
 )
 from cadenza.engine.transcript import EventRecord, MessageRecord, TranscriptRecord
 from cadenza.engine.workflows import Workflow
 from cadenza.messages import AssistantMessage, Message, UserMessage
+from cadenza.schema.updates import raw_input
 
 AcpUpdate = (
     UserMessageChunk
@@ -87,14 +92,6 @@ AcpUpdate = (
 
 PERSON_TAGS = frozenset({"task", "answer"})
 """User messages the person wrote (the rest are Cadenza's own: movements, checkpoints)."""
-
-
-def raw_input(arguments: str) -> Any:
-    """The call's arguments as JSON when they parse, else the raw text the model wrote."""
-    try:
-        return json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
-        return arguments
 
 
 class UpdateMapper:
@@ -121,40 +118,66 @@ class UpdateMapper:
         self._ran: dict[str, None] = {}
 
     def update(self, event: SessionEvent) -> AcpUpdate | None:
-        """The ``session/update`` payload for ``event``, or None when ACP has none."""
-        if isinstance(event, MovementStarted | SessionFinished):
-            return self._plan_update(event)
-        if isinstance(event, AgentMessageChunk):
-            return update_agent_message_text(event.text)
-        if isinstance(event, ToolCallStarted):
-            gated = self.asks is not None and self.asks(event.name)
-            return start_tool_call(
-                event.tool_call_id,
-                event.title,
-                kind=event.tool_kind,
-                status="pending" if gated else "in_progress",
-                raw_input=raw_input(event.raw_input),
-            )
-        if isinstance(event, PermissionDecided):
-            if event.verdict != "allowed":
-                return None  # its tool_call_update (failed) follows
-            return update_tool_call(event.tool_call_id, status="in_progress")
-        if isinstance(event, ToolCallFinished):
-            diffs = self._diffs.pop(event.tool_call_id, [])
-            terminals = self._terminals.pop(event.tool_call_id, [])
-            content: list[
-                FileEditToolCallContent | TerminalToolCallContent | ContentToolCallContent
-            ] = [*terminals, *diffs]
-            content.append(tool_content(text_block(event.content)))
-            return update_tool_call(event.tool_call_id, status=event.status, content=content)
-        if isinstance(event, FileEdited):
-            diff = tool_diff_content(
-                str(self.root / event.path), new_text=event.new_text, old_text=event.old_text
-            )
-            diffs = self._diffs.setdefault(event.tool_call_id, [])
-            diffs.append(diff)
-            return update_tool_call(event.tool_call_id, content=list(diffs))
-        return None
+        """The ``session/update`` payload for ``event``, or None when ACP has none.
+
+        An exhaustive ``match`` over the engine's events: a new event kind is a type error
+        here until it is given its update (or None).
+        """
+        match event:
+            case MovementStarted() | SessionFinished():
+                return self._plan_update(event)
+            case AgentMessageChunk():
+                return update_agent_message_text(event.text)
+            case ToolCallStarted() | PermissionDecided() | ToolCallFinished() | FileEdited():
+                return self._call_update(event)
+            case (
+                StepStarted()
+                | ModelReplied()
+                | ContractRepaired()
+                | ToolCacheLookup()
+                | ContextCompacted()
+                | CheckpointWritten()
+                | SessionResumed()
+            ):
+                return None
+            case _:
+                assert_never(event)
+
+    def _call_update(
+        self, event: ToolCallStarted | PermissionDecided | ToolCallFinished | FileEdited
+    ) -> ToolCallStart | ToolCallProgress | None:
+        """``tool_call`` or ``tool_call_update`` of one call (None: a call not allowed)."""
+        match event:
+            case ToolCallStarted():
+                gated = self.asks is not None and self.asks(event.name)
+                return start_tool_call(
+                    event.tool_call_id,
+                    event.title,
+                    kind=event.tool_kind,
+                    status="pending" if gated else "in_progress",
+                    raw_input=raw_input(event.raw_input),
+                )
+            case PermissionDecided():
+                if event.verdict != "allowed":
+                    return None  # its tool_call_update (failed) follows
+                return update_tool_call(event.tool_call_id, status="in_progress")
+            case ToolCallFinished():
+                diffs = self._diffs.pop(event.tool_call_id, [])
+                terminals = self._terminals.pop(event.tool_call_id, [])
+                content: list[
+                    FileEditToolCallContent | TerminalToolCallContent | ContentToolCallContent
+                ] = [*terminals, *diffs]
+                content.append(tool_content(text_block(event.content)))
+                return update_tool_call(event.tool_call_id, status=event.status, content=content)
+            case FileEdited():
+                diff = tool_diff_content(
+                    str(self.root / event.path), new_text=event.new_text, old_text=event.old_text
+                )
+                diffs = self._diffs.setdefault(event.tool_call_id, [])
+                diffs.append(diff)
+                return update_tool_call(event.tool_call_id, content=list(diffs))
+            case _:
+                assert_never(event)
 
     def terminal(self, tool_call_id: str, terminal_id: str) -> ToolCallProgress:
         """``tool_call_update`` embedding a client terminal in the call (kept to its end)."""

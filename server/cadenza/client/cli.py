@@ -40,7 +40,7 @@ from cadenza.client.outcome import RunResult
 from cadenza.client.prompts import DecliningPrompter, Prompter, TerminalPrompter
 from cadenza.client.safe_text import visible_markup
 from cadenza.client.session import HeadlessClient
-from cadenza.client.wire import UndoSessionResult
+from cadenza.schema.commands import UndoSessionResult
 
 EXIT_OK = 0
 EXIT_ERROR = 1

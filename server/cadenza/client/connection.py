@@ -29,7 +29,8 @@ from pygls.uris import from_fs_path
 from cadenza import __version__
 from cadenza.client.errors import ServerStartError
 from cadenza.client.options import ClientOptions
-from cadenza.client.wire import START_SESSION, CadenzaClientProtocol, MessageSink, client_converter
+from cadenza.client.wire import CadenzaClientProtocol, MessageSink, client_converter
+from cadenza.schema.methods import START_SESSION
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from cadenza.client.events import (
 )
 from cadenza.client.safe_text import visible, visible_markup
 from cadenza.client.summary import diff_stat, unified_diff
-from cadenza.client.wire import (
+from cadenza.schema.updates import (
     AgentMessageChunk,
     Compaction,
     Movement,
@@ -180,7 +180,7 @@ class SessionDisplay:
     def _tool_result(self, event: ToolCallUpdate) -> None:
         if event.status not in ("completed", "failed"):
             return
-        title = event.title or self._tools.pop(event.tool_call_id, "tool call")
+        title = self._tools.pop(event.tool_call_id, "tool call")
         if event.status == "completed":
             self._line(f"[green]{self.marks.ok}[/] {visible_markup(title)}")
             return

@@ -1,6 +1,6 @@
 """What the headless client tells its observer (the CLI display, a test, another program).
 
-Session updates arrive as the wire models of :mod:`cadenza.client.wire`; the rest are the
+Session updates arrive as the wire models of :mod:`cadenza.schema.updates`; the rest are the
 client's own observations: work-done progress, edits written or refused, questions answered,
 and the server's messages.
 """
@@ -12,14 +12,18 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cadenza.client.edits import FileChange
-from cadenza.client.wire import (
+from cadenza.schema.updates import (
     AgentMessageChunk,
     Compaction,
+    ModelReply,
     Movement,
     OtherUpdate,
+    Repair,
     SessionEnd,
+    SessionResume,
     ToolCall,
     ToolCallUpdate,
+    UserMessageChunk,
 )
 
 
@@ -74,11 +78,15 @@ class ServerMessage:
 
 
 ClientEvent = (
-    AgentMessageChunk
+    UserMessageChunk
+    | AgentMessageChunk
     | ToolCall
     | ToolCallUpdate
+    | ModelReply
+    | Repair
     | Movement
     | Compaction
+    | SessionResume
     | SessionEnd
     | OtherUpdate
     | Progress

@@ -26,7 +26,8 @@ from cadenza.client.events import (
     UserAsked,
 )
 from cadenza.client.prompts import Prompter
-from cadenza.client.wire import ASK_USER, SESSION_UPDATE, AskUserParams, AskUserResult
+from cadenza.schema.methods import ASK_USER, SESSION_UPDATE
+from cadenza.schema.requests import AskUserParams, AskUserResult
 
 DECLINED = "the person declined the change"
 """``failureReason`` of an edit the person did not confirm."""

@@ -16,7 +16,7 @@ from typing import Any
 from cadenza.client.edits import FileChange
 from cadenza.client.events import ClientEvent, UserAsked
 from cadenza.client.summary import merge_changes
-from cadenza.client.wire import SessionEnd
+from cadenza.schema.updates import SessionEnd
 
 WAITING_STOP_REASONS = frozenset({"needs_user_input", "waiting_human"})
 PROMPT_GRACE_S = 5.0

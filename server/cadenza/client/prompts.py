@@ -24,7 +24,7 @@ from rich.prompt import Prompt
 from cadenza.client.display import print_diffs
 from cadenza.client.edits import EditReview
 from cadenza.client.safe_text import visible_markup
-from cadenza.client.wire import AskUserParams
+from cadenza.schema.requests import AskUserParams
 
 T = TypeVar("T")
 

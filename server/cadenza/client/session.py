@@ -43,16 +43,15 @@ from cadenza.client.options import ClientOptions
 from cadenza.client.outcome import RunResult, RunTracker
 from cadenza.client.prompts import DecliningPrompter, Prompter
 from cadenza.client.summary import merge_changes
-from cadenza.client.wire import (
-    CANCEL_SESSION,
-    REPLY_SESSION,
-    START_SESSION,
-    UNDO_SESSION,
+from cadenza.schema.commands import (
+    DEFAULT_WORKFLOW,
     CancelSessionResult,
+    DocumentIdentifier,
     StartSessionArgs,
     StartSessionResult,
     UndoSessionResult,
 )
+from cadenza.schema.methods import CANCEL_SESSION, REPLY_SESSION, START_SESSION, UNDO_SESSION
 
 
 class HeadlessClient:
@@ -169,10 +168,10 @@ class HeadlessClient:
             task=task,
             root_uri=self.root_uri,
             model=self.options.model,
-            workflow=self.options.workflow,
+            workflow=self.options.workflow or DEFAULT_WORKFLOW,
             review=self.options.review,
             text_document=(
-                {"uri": self.options.open_document.resolve().as_uri()}
+                DocumentIdentifier(uri=self.options.open_document.resolve().as_uri())
                 if self.options.open_document is not None
                 else None
             ),

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from lsprotocol import types
 from pydantic import BaseModel, ValidationError
@@ -37,10 +37,10 @@ from cadenza.engine.permissions import (
     PermissionRequest,
 )
 from cadenza.lsp.capabilities import ClientFeatures
-from cadenza.lsp.params import (
-    ASK_USER,
-    REQUEST_PERMISSION,
-    WAITING_HUMAN,
+from cadenza.lsp.rpc import cancellable_request
+from cadenza.schema.base import strict_validate
+from cadenza.schema.methods import ASK_USER, REQUEST_PERMISSION, WAITING_HUMAN
+from cadenza.schema.requests import (
     AskUserParams,
     AskUserResult,
     PermissionOption,
@@ -51,7 +51,7 @@ from cadenza.lsp.params import (
     WaitingHumanParams,
     WaitingHumanResult,
 )
-from cadenza.lsp.rpc import cancellable_request
+from cadenza.schema.updates import raw_input
 from cadenza.tools.base import ToolError
 
 log = logging.getLogger(__name__)
@@ -60,6 +60,7 @@ ANSWER_IN_PANEL = "Answer in the agent panel"
 CONTINUE = "Continue when done"
 CANCEL = "Cancel"
 HumanAction = Literal["continue", "cancel"]
+M = TypeVar("M", bound=BaseModel)
 
 
 class PromptError(Exception):
@@ -70,9 +71,10 @@ def _features(server: LanguageServer) -> ClientFeatures:
     return ClientFeatures.of(server.client_capabilities)
 
 
-def _parse(model: type[BaseModel], method: str, raw: Any) -> Any:
+def _parse(model: type[M], method: str, raw: Any) -> M:
+    """The client's answer to ``method``, validated strictly (unknown fields aside)."""
     try:
-        return model.model_validate(raw if raw is not None else {})
+        return strict_validate(model, raw if raw is not None else {})
     except ValidationError:
         raise PromptError(f"the editor's answer to {method} is malformed: {raw!r}") from None
 
@@ -125,7 +127,7 @@ async def ask(
             options=options or None,
         )
         raw = await _request(server, ASK_USER, params.wire())
-        result: AskUserResult = _parse(AskUserResult, ASK_USER, raw)
+        result = _parse(AskUserResult, ASK_USER, raw)
         answer = result.answer
         return answer if answer is not None and answer.strip() else None
     message = question if not why_no_default else f"{question}\n({why_no_default})"
@@ -162,7 +164,7 @@ def fallback_permission_message(request: PermissionRequest) -> str:
     Arguments are shown as JSON (newlines escaped as ``\n``); past ``FALLBACK_INPUT_CHARS``
     the text is cut with a note.
     """
-    raw = _raw_input(request.raw_input)
+    raw = raw_input(request.raw_input)
     shown = json.dumps(raw, ensure_ascii=False) if not isinstance(raw, str) else repr(raw)
     if len(shown) > FALLBACK_INPUT_CHARS:
         shown = (
@@ -170,13 +172,6 @@ def fallback_permission_message(request: PermissionRequest) -> str:
             + f"… ({len(shown) - FALLBACK_INPUT_CHARS} more characters: see the agent panel)"
         )
     return f"Cadenza wants to call {request.name} with {shown}"
-
-
-def _raw_input(arguments: str) -> Any:
-    try:
-        return json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
-        return arguments
 
 
 async def permission(
@@ -197,7 +192,7 @@ async def permission(
                     tool_call_id=request.tool_call_id,
                     title=request.title,
                     kind=request.kind,
-                    raw_input=_raw_input(request.raw_input),
+                    raw_input=raw_input(request.raw_input),
                 ),
                 options=[
                     PermissionOption(option_id=kind, name=OPTION_NAMES[kind], kind=kind)
@@ -205,9 +200,7 @@ async def permission(
                 ],
             )
             raw = await _request(server, REQUEST_PERMISSION, params.wire())
-            result: RequestPermissionResult = _parse(
-                RequestPermissionResult, REQUEST_PERMISSION, raw
-            )
+            result = _parse(RequestPermissionResult, REQUEST_PERMISSION, raw)
             outcome = result.outcome
             chosen = outcome.option_id if isinstance(outcome, SelectedOutcome) else None
         else:
@@ -252,7 +245,7 @@ async def confirm_human(
             session_id=session_id, wait_reason=wait_reason, uri=uri, opened=opened
         )
         raw = await _request(server, WAITING_HUMAN, params.wire())
-        result: WaitingHumanResult = _parse(WaitingHumanResult, WAITING_HUMAN, raw)
+        result = _parse(WaitingHumanResult, WAITING_HUMAN, raw)
         return result.action
     where = f" at {uri}" if uri else ""
     chosen = await _buttons(

@@ -1,7 +1,7 @@
 """pygls's protocol with Cadenza's additions: typed custom responses, the command's token.
 
 - ``get_result_type``: responses to ``cadenza/askUser`` are kept as raw JSON and validated by
-  pydantic (``params.AskUserResult``). pygls's fallback turns unknown results into namedtuples,
+  the schema (``cadenza.schema.requests``). pygls's fallback turns unknown results into namedtuples,
   and a strict type would make a malformed answer undeliverable (the waiting session would
   hang), so the raw value is taken and checked where it is used.
 - ``exit`` over TCP: pygls calls ``sys.exit`` inside the connection callback, which asyncio
@@ -44,7 +44,7 @@ from pygls.exceptions import (
 )
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
-from cadenza.lsp.params import RAW_RESULT_REQUESTS
+from cadenza.schema.methods import RAW_RESULT_REQUESTS
 
 log = logging.getLogger(__name__)
 

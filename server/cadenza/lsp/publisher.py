@@ -15,15 +15,10 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from cadenza.engine.events import MovementStarted, SessionEvent, SessionFinished
-from cadenza.lsp.params import SESSION_UPDATE
 from cadenza.lsp.progress import SessionProgress
-from cadenza.lsp.updates import (
-    SessionUpdateParams,
-    log_line,
-    progress_end,
-    progress_report,
-    session_update,
-)
+from cadenza.lsp.updates import log_line, progress_end, progress_report, session_update
+from cadenza.schema.methods import SESSION_UPDATE
+from cadenza.schema.updates import SessionUpdateParams
 
 
 class SessionPublisher:

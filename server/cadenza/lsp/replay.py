@@ -13,14 +13,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from cadenza.engine.transcript import EventRecord, MessageRecord, TranscriptRecord
-from cadenza.lsp.updates import (
-    AgentMessageChunkUpdate,
-    SessionUpdate,
-    TextContent,
-    UserMessageChunkUpdate,
-    session_update,
-)
+from cadenza.lsp.updates import session_update
 from cadenza.messages import AssistantMessage, UserMessage
+from cadenza.schema.updates import AgentMessageChunk as AgentMessageChunkUpdate
+from cadenza.schema.updates import SessionUpdate
+from cadenza.schema.updates import TextBlock as TextContent
+from cadenza.schema.updates import UserMessageChunk as UserMessageChunkUpdate
 
 PERSON_TAGS = frozenset({"task", "answer"})
 """User messages the person wrote (the rest are Cadenza's own: movements, checkpoints)."""

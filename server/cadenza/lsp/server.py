@@ -25,25 +25,26 @@ from pygls.uris import to_fs_path
 from cadenza import __version__
 from cadenza.lsp.framing import BoundedStdinReader, serve_messages
 from cadenza.lsp.options import load_server_config
-from cadenza.lsp.params import (
-    CANCEL_SESSION,
-    LIST_SESSIONS,
-    LOAD_SESSION,
-    REPLY_SESSION,
-    START_SESSION,
-    UNDO_SESSION,
+from cadenza.lsp.params import InvalidArguments, parse_command_args
+from cadenza.lsp.protocol import CadenzaProtocol, command_work_done_token, current_request_id
+from cadenza.schema.commands import (
     CancelSessionArgs,
     CancelSessionResult,
-    InvalidArguments,
     ListSessionsArgs,
     LoadSessionArgs,
     ReplySessionArgs,
     StartSessionArgs,
     StartSessionResult,
     UndoSessionArgs,
-    parse_command_args,
 )
-from cadenza.lsp.protocol import CadenzaProtocol, command_work_done_token, current_request_id
+from cadenza.schema.methods import (
+    CANCEL_SESSION,
+    LIST_SESSIONS,
+    LOAD_SESSION,
+    REPLY_SESSION,
+    START_SESSION,
+    UNDO_SESSION,
+)
 
 if TYPE_CHECKING:
     from cadenza.config import CadenzaConfig

@@ -42,10 +42,14 @@ from cadenza.host.providers import ProviderPool
 from cadenza.host.restore import RestoredState
 from cadenza.lsp.editor import LspEditor
 from cadenza.lsp.live import LspLive, LspPerson
-from cadenza.lsp.params import (
-    SESSION_UPDATE,
+from cadenza.lsp.params import InvalidArguments
+from cadenza.lsp.publisher import SessionPublisher
+from cadenza.lsp.replay import replay_updates
+from cadenza.lsp.review import ReviewMode
+from cadenza.lsp.undo import undo_session
+from cadenza.providers.registry import resolve_model_name
+from cadenza.schema.commands import (
     DocumentIdentifier,
-    InvalidArguments,
     ListSessionsResult,
     LoadSessionResult,
     ReplySessionResult,
@@ -53,12 +57,8 @@ from cadenza.lsp.params import (
     StartSessionArgs,
     UndoSessionResult,
 )
-from cadenza.lsp.publisher import SessionPublisher
-from cadenza.lsp.replay import replay_updates
-from cadenza.lsp.review import ReviewMode
-from cadenza.lsp.undo import undo_session
-from cadenza.lsp.updates import SessionUpdateParams
-from cadenza.providers.registry import resolve_model_name
+from cadenza.schema.methods import SESSION_UPDATE
+from cadenza.schema.updates import SessionUpdateParams
 from cadenza.tools.registry import default_tools
 
 log = logging.getLogger(__name__)

@@ -30,8 +30,8 @@ from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.documents import OpenDocuments, file_uri
 from cadenza.lsp.editor import legacy_encoding_refusal, supports, unsupported
 from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, workspace_edit
-from cadenza.lsp.params import UndoneFile, UndoSessionResult
 from cadenza.lsp.rpc import shielded
+from cadenza.schema.commands import UndoneFile, UndoSessionResult
 from cadenza.textio import (
     PLAIN_UTF8,
     UndecodableError,

@@ -1,0 +1,198 @@
+"""The ``cadenza.*`` commands' arguments and results (``workspace/executeCommand``).
+
+Each command takes one JSON object (``ExecuteCommandParams.arguments: [object]``; ``cadenza.
+listSessions`` also none) and answers one. The server parses arguments strictly
+(``base.strict_validate``); the client reads results leniently (``base``).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+
+from cadenza.schema.base import (
+    MAX_REPLY_CHARS,
+    OPEN,
+    SparseWireModel,
+    WireModel,
+    encodable,
+)
+
+DEFAULT_WORKFLOW = "default"
+"""The workflow a session runs when ``cadenza.startSession`` names none."""
+
+
+class DocumentIdentifier(WireModel):
+    """LSP's ``TextDocumentIdentifier``: ``{uri}``."""
+
+    uri: str = Field(min_length=1, max_length=8192)
+
+
+class StartSessionArgs(SparseWireModel):
+    """The one argument of ``cadenza.startSession`` (optional fields left out when None).
+
+    Attributes:
+        task: What the agent should do (non-blank).
+        root_uri: ``file:`` URI of the workspace folder; default: the first workspace folder
+            (or ``rootUri``) of ``initialize``.
+        model: ``PROVIDER/MODEL`` (e.g. ``openai/gpt-4.1``); default: the configured model.
+        workflow: The workflow's name: a built-in (``default``, ``plan-implement-review``),
+            or one from ``.cadenza/workflows/*.toml`` of the workspace or the user config dir.
+        review: ``auto`` (edits apply at once) or ``confirm`` (the person reviews each change
+            first); default: the configured ``review`` (``auto``).
+        text_document: The document focused in the editor (``{uri}``, LSP's
+            ``TextDocumentIdentifier``): primed into the first message under the loop
+            variants that prime (the ``local`` provider's default); ignored when it is not a
+            ``file:`` URI inside the workspace.
+    """
+
+    task: str = Field(min_length=1)
+    root_uri: str | None = None
+    model: str | None = Field(default=None, min_length=1)
+    workflow: str = Field(default=DEFAULT_WORKFLOW, min_length=1)
+    review: Literal["auto", "confirm"] | None = None
+    text_document: DocumentIdentifier | None = None
+
+    @field_validator("task")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("task must not be blank")
+        return value
+
+
+class StartSessionResult(WireModel):
+    """The result of ``cadenza.startSession``: ``{sessionId}``."""
+
+    session_id: str
+
+
+class CancelSessionArgs(WireModel):
+    """The one argument of ``cadenza.cancelSession``: ``{sessionId}``."""
+
+    session_id: str = Field(min_length=1)
+
+
+class CancelSessionResult(WireModel):
+    """``{cancelled}``: True when a running session was asked to stop."""
+
+    cancelled: bool = False
+
+
+class UndoSessionArgs(WireModel):
+    """The one argument of ``cadenza.undoSession``: ``{sessionId}``."""
+
+    session_id: str = Field(min_length=1)
+
+
+UndoAction = Literal["restored", "removed", "recreated", "moved_back"]
+"""What undo did to a file (a newer server may send others: kept as strings)."""
+
+
+class UndoneFile(SparseWireModel):
+    """A file that ``cadenza.undoSession`` put back.
+
+    Attributes:
+        path: Workspace-relative path, ``/``-separated (where the file is after undo).
+        action: ``restored`` (its text), ``removed`` (the session created it), ``recreated``
+            (the session deleted it), ``moved_back`` (the session renamed it).
+        old_path: For ``moved_back``: the name the session had given it (omitted otherwise).
+    """
+
+    path: str
+    action: Annotated[UndoAction, OPEN]
+    old_path: str | None = None
+
+
+class UndoSessionResult(WireModel):
+    """The result of ``cadenza.undoSession``.
+
+    Attributes:
+        session_id: The session undone.
+        files: The files changed back, in the order the edit applied them.
+        unchanged: Files the session changed that were already as before (e.g. the person
+            undid the change in the editor), left alone.
+    """
+
+    session_id: str
+    files: list[UndoneFile] = Field(default_factory=list)
+    unchanged: list[str] = Field(default_factory=list)
+
+
+class ReplySessionArgs(WireModel):
+    """The one argument of ``cadenza.replySession``: ``{sessionId, text}``.
+
+    ``text`` is the answer to a ``needs_user_input`` question, or (after ``waiting_human``)
+    what the person did in the browser (may be empty: "done").
+    """
+
+    session_id: str = Field(min_length=1)
+    text: str = Field(max_length=MAX_REPLY_CHARS)
+
+    @field_validator("text")
+    @classmethod
+    def _valid_text(cls, value: str) -> str:
+        return encodable(value)
+
+
+class ReplySessionResult(WireModel):
+    """``{resumed, state}``: ``resumed`` is True when the reply resumed the session."""
+
+    resumed: bool
+    state: str
+
+
+class ListSessionsArgs(WireModel):
+    """The optional argument of ``cadenza.listSessions``: ``{limit?}`` (newest first)."""
+
+    limit: int | None = Field(default=None, ge=1)
+
+
+class SessionInfo(SparseWireModel):
+    """One session in ``cadenza.listSessions``.
+
+    Attributes:
+        session_id: The id.
+        task: The task it started with.
+        state: ``running``, ``interrupted`` (the server stopped while it ran), or its last
+            stop reason (``needs_user_input`` and ``waiting_human``: it waits for a reply).
+        started: When it started (ISO 8601, UTC).
+        workflow: The workflow it runs.
+        model: ``PROVIDER/MODEL``.
+        root: The workspace folder.
+        question: For a session waiting for the person: what it asks.
+    """
+
+    session_id: str
+    task: str
+    state: str
+    started: str
+    workflow: str
+    model: str
+    root: str
+    question: str | None = None
+
+
+class ListSessionsResult(WireModel):
+    """``{sessions: SessionInfo[]}``, newest first."""
+
+    sessions: list[SessionInfo]
+
+
+class LoadSessionArgs(WireModel):
+    """The one argument of ``cadenza.loadSession``: ``{sessionId}``."""
+
+    session_id: str = Field(min_length=1)
+
+
+class LoadSessionResult(WireModel):
+    """``cadenza.loadSession``'s result, sent after the replayed updates.
+
+    Attributes:
+        session: The session as ``cadenza.listSessions`` lists it.
+        updates: How many ``cadenza/sessionUpdate`` notifications were replayed.
+    """
+
+    session: SessionInfo
+    updates: int

@@ -1,0 +1,30 @@
+"""The names of Cadenza's own protocol surface: commands, requests, notifications, stop reasons.
+
+Commands go through ``workspace/executeCommand`` (LSP); the ``cadenza/*`` methods are the
+server's own requests and notifications to the client.
+"""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from cadenza.types import StopReason
+
+START_SESSION = "cadenza.startSession"
+CANCEL_SESSION = "cadenza.cancelSession"
+UNDO_SESSION = "cadenza.undoSession"
+REPLY_SESSION = "cadenza.replySession"
+LIST_SESSIONS = "cadenza.listSessions"
+LOAD_SESSION = "cadenza.loadSession"
+
+SESSION_UPDATE = "cadenza/sessionUpdate"
+"""Server → client notification: one update of a session (``updates.SessionUpdateParams``)."""
+ASK_USER = "cadenza/askUser"
+REQUEST_PERMISSION = "cadenza/requestPermission"
+WAITING_HUMAN = "cadenza/waitingHuman"
+RAW_RESULT_REQUESTS = frozenset({ASK_USER, REQUEST_PERMISSION, WAITING_HUMAN})
+"""Cadenza's own server → client requests: their results are validated by the schema (strictly,
+``base.strict_validate``), not by pygls."""
+
+KNOWN_STOP_REASONS: tuple[str, ...] = get_args(StopReason)
+"""Stop reasons of this protocol version; a newer server may send others (kept as strings)."""

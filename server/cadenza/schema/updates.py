@@ -1,0 +1,276 @@
+"""``cadenza/sessionUpdate``: the notification that tells the client what a session does.
+
+The update kinds and field names follow the Agent Client Protocol's ``session/update``
+(``user_message_chunk``, ``agent_message_chunk``, ``tool_call``, ``tool_call_update``), plus
+Cadenza's ``model_reply``, ``repair``, ``movement``, ``compaction``, ``session_resume`` and
+``session_end``. A kind this protocol version does not know (a newer server's, or ACP's
+``plan``) parses leniently as :class:`OtherUpdate`, which a client ignores; a tool-call content
+block of an unknown type as :class:`OtherContent`.
+
+Fields an older server may leave out have defaults; the server always sends them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import Discriminator, Field, Tag
+
+from cadenza.schema.base import OPEN, SparseWireModel, UnknownKind, WireModel
+from cadenza.types import StopReason, ToolStatus
+
+
+def raw_input(arguments: str) -> Any:
+    """A call's ``rawInput``: its arguments as JSON when they parse, else the text as written."""
+    try:
+        return json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return arguments
+
+
+class TextBlock(WireModel):
+    """ACP ``ContentBlock`` of type text."""
+
+    type: Annotated[Literal["text"], OPEN] = "text"
+    text: str = ""
+
+
+class ToolOutput(WireModel):
+    """ACP ``ToolCallContent`` of type ``content``: what the tool returned."""
+
+    type: Literal["content"] = "content"
+    content: TextBlock = TextBlock()
+
+
+class ToolDiff(WireModel):
+    """ACP ``ToolCallContent`` of type ``diff``; ``old_text`` is null for a new file."""
+
+    type: Literal["diff"] = "diff"
+    path: str = Field(description="Absolute file path.")
+    old_text: str | None = None
+    new_text: str = ""
+
+
+class OtherContent(UnknownKind):
+    """A tool-call content block of a type this protocol version does not know."""
+
+    type: str = ""
+
+
+def _content_tag(value: Any) -> str:
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return kind if kind in ("content", "diff") else "other"
+
+
+ToolCallContent = Annotated[
+    Annotated[ToolOutput, Tag("content")]
+    | Annotated[ToolDiff, Tag("diff")]
+    | Annotated[OtherContent, Tag("other")],
+    Discriminator(_content_tag),
+]
+
+
+class UserMessageChunk(WireModel):
+    """``user_message_chunk``: the person's text (the task, an answer).
+
+    Sent when ``cadenza.loadSession`` replays a history (as ACP's ``session/load`` does).
+    """
+
+    session_update: Literal["user_message_chunk"] = "user_message_chunk"
+    content: TextBlock = TextBlock()
+
+
+class AgentMessageChunk(WireModel):
+    """``agent_message_chunk``: assistant text, streamed."""
+
+    session_update: Literal["agent_message_chunk"] = "agent_message_chunk"
+    content: TextBlock = TextBlock()
+
+
+class ToolCall(WireModel):
+    """``tool_call``: the model called a tool (``raw_input``: its arguments as parsed JSON).
+
+    ``name`` is the tool's name as the model called it (ACP has ``title`` and ``kind`` only);
+    ``kind`` is ACP's ``ToolKind`` (``read``, ``edit``, ``execute``...: an editor's icon).
+    """
+
+    session_update: Literal["tool_call"] = "tool_call"
+    tool_call_id: str
+    name: str = ""
+    title: str = ""
+    kind: str = "other"
+    status: Annotated[ToolStatus, OPEN] | None = None
+    raw_input: Any = None
+
+
+class ToolCallUpdate(SparseWireModel):
+    """``tool_call_update``: a result or a diff for an earlier ``tool_call``.
+
+    ``status`` is omitted on the wire when None (a diff published while the call still runs).
+    ``observation`` is set when the engine answered the call itself instead of running it
+    (``repeat``, ``cut``, ``invalid``, ``not_allowed``), omitted otherwise.
+    """
+
+    session_update: Literal["tool_call_update"] = "tool_call_update"
+    tool_call_id: str
+    status: Annotated[ToolStatus, OPEN] | None = None
+    content: list[ToolCallContent] = Field(default_factory=list)
+    observation: str | None = None
+
+    def text(self) -> str:
+        """The text of the ``content`` blocks, joined by newlines."""
+        return "\n".join(b.content.text for b in self.content if isinstance(b, ToolOutput))
+
+
+class ModelReply(SparseWireModel):
+    """``model_reply``: the model answered step ``step``.
+
+    ``tool_calls``: how many calls the reply held (0: the turn ends); ``finish_reason`` as the
+    provider said it (``length``: cut by the token limit); tokens as the provider reported
+    them (omitted when it did not).
+    """
+
+    session_update: Literal["model_reply"] = "model_reply"
+    step: int = 0
+    tool_calls: int = 0
+    finish_reason: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class Repair(WireModel):
+    """``repair``: a contract miss (``reason`` ``cut``) was repaired once.
+
+    ``recovered``: the second reply kept the contract.
+    """
+
+    session_update: Literal["repair"] = "repair"
+    step: int = 0
+    reason: str = ""
+    recovered: bool = False
+
+
+class Movement(WireModel):
+    """``movement``: a movement of the workflow starts.
+
+    ``index`` counts the movements run so far, from 1 (a movement run twice, e.g. ``implement``
+    again after ``review``, gets a new index); ``reason`` is why the previous movement handed
+    over (empty for the first movement).
+    """
+
+    session_update: Literal["movement"] = "movement"
+    workflow: str = ""
+    movement: str
+    index: int = 0
+    reason: str = ""
+
+
+class Compaction(WireModel):
+    """``compaction``: older turns were summarized to relieve context pressure (tokens)."""
+
+    session_update: Literal["compaction"] = "compaction"
+    tokens_before: int = 0
+    tokens_after: int = 0
+    messages_summarized: int = 0
+
+
+class SessionResume(WireModel):
+    """``session_resume``: a session that waited (or ended) runs again.
+
+    ``after`` is the stop reason it resumes from; ``reply`` what the person gave (the answer,
+    or what they did in the browser; may be empty).
+    """
+
+    session_update: Literal["session_resume"] = "session_resume"
+    after: Annotated[StopReason, OPEN]
+    reply: str = ""
+
+
+class WaitingFields(SparseWireModel):
+    """What a session that waits for the person needs from them (each omitted when None).
+
+    Attributes:
+        missing_info: ``needs_user_input`` asked through ``complete``: what the agent needs.
+        why_no_default: ``needs_user_input``: why it could not pick a reasonable default.
+        browser_session_id: ``waiting_human``: the browser session the person acts in.
+        url: ``waiting_human``: the page, when known.
+        act_url: ``waiting_human``: where the person acts on the page, when not in a window
+            on their screen (e.g. the DevTools page of a headless browser's tab).
+    """
+
+    missing_info: str | None = None
+    why_no_default: str | None = None
+    browser_session_id: str | None = None
+    url: str | None = None
+    act_url: str | None = None
+
+
+class _SessionEndHead(SparseWireModel):
+    """The fields of ``session_end`` before the waiting fields (the wire's key order)."""
+
+    session_update: Literal["session_end"] = "session_end"
+    stop_reason: Annotated[StopReason, OPEN]
+    message: str = ""
+    steps: int = 0
+
+
+class SessionEnd(WaitingFields, _SessionEndHead):
+    """``session_end``: the session stopped; ``message``: the answer, question or error.
+
+    After ``needs_user_input`` and ``waiting_human`` the session waits (its ``WaitingFields``
+    say for what): ``cadenza.replySession`` (or the answered prompt) resumes it.
+    """
+
+
+class OtherUpdate(UnknownKind):
+    """An update kind this protocol version does not know (``plan``, ``usage_update``, ...)."""
+
+    session_update: str
+
+
+_UPDATE_KINDS = frozenset(
+    {
+        "user_message_chunk",
+        "agent_message_chunk",
+        "tool_call",
+        "tool_call_update",
+        "model_reply",
+        "repair",
+        "movement",
+        "compaction",
+        "session_resume",
+        "session_end",
+    }
+)
+
+
+def _update_tag(value: Any) -> str:
+    if isinstance(value, dict):
+        kind = value.get("sessionUpdate", value.get("session_update"))
+    else:
+        kind = getattr(value, "session_update", None)
+    return kind if kind in _UPDATE_KINDS else "other"
+
+
+SessionUpdate = Annotated[
+    Annotated[UserMessageChunk, Tag("user_message_chunk")]
+    | Annotated[AgentMessageChunk, Tag("agent_message_chunk")]
+    | Annotated[ToolCall, Tag("tool_call")]
+    | Annotated[ToolCallUpdate, Tag("tool_call_update")]
+    | Annotated[ModelReply, Tag("model_reply")]
+    | Annotated[Repair, Tag("repair")]
+    | Annotated[Movement, Tag("movement")]
+    | Annotated[Compaction, Tag("compaction")]
+    | Annotated[SessionResume, Tag("session_resume")]
+    | Annotated[SessionEnd, Tag("session_end")]
+    | Annotated[OtherUpdate, Tag("other")],
+    Discriminator(_update_tag),
+]
+
+
+class SessionUpdateParams(WireModel):
+    """Params of the notification ``cadenza/sessionUpdate``."""
+
+    session_id: str
+    update: SessionUpdate
