@@ -27,19 +27,16 @@ Rules, from LSP 3.17:
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
+from cadenza.tools.linediff import line_opcodes
 from cadenza.tools.textfile import LINE_BREAK, changed_span
 
 ANNOTATION_ID = "cadenza"
 """The one ``ChangeAnnotationIdentifier`` of an edit that needs confirmation."""
-
-MAX_DIFF_LINES = 20_000
-"""Above this many changed lines, one replacement is sent instead of a line diff."""
 
 
 def split_lines(text: str) -> list[str]:
@@ -188,7 +185,9 @@ def minimal_replacements(old: str, new: str) -> list[Replacement]:
 
     The changed middle (after the common prefix and suffix), widened to whole lines, is split
     into hunks by a line diff; each hunk is trimmed to the characters that differ. No range
-    splits a CRLF.
+    splits a CRLF. The line diff (``linediff.line_opcodes``) has no size limit: a change of a
+    few lines in a file of any length gives edits of a few lines (a replacement spanning the
+    lines between two distant changes loses the editor's cursors, folds and undo steps there).
     """
     if old == new:
         return []
@@ -199,16 +198,12 @@ def minimal_replacements(old: str, new: str) -> list[Replacement]:
     new_start, new_end = start, whole.start + len(whole.text) + (end - whole.end)
     old_mid, new_mid = old[start:end], new[new_start:new_end]
     old_lines, new_lines = split_lines(old_mid), split_lines(new_mid)
-    if (
-        min(len(old_lines), len(new_lines)) < 2
-        or max(len(old_lines), len(new_lines)) > MAX_DIFF_LINES
-    ):
+    if min(len(old_lines), len(new_lines)) < 2:
         return [whole]
     old_starts = _starts(old_lines)
     new_starts = _starts(new_lines)
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines)
     out: list[Replacement] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in line_opcodes(old_lines, new_lines):
         if tag == "equal":
             continue
         old_span = old_mid[old_starts[i1] : old_starts[i2]]

@@ -1,0 +1,407 @@
+"""A line diff whose hunks are as small as the change, in time that grows with the change.
+
+Why not ``difflib.SequenceMatcher``: it is quadratic in the worst case (and its ``autojunk``
+heuristic, which avoids that, drops popular lines and gives hunks far larger than the change),
+so its callers capped it at 20,000 lines and sent one replacement above: two lines changed
+26,000 lines apart went to the editor as one ``TextEdit`` over all of them, and the editor
+lost cursors, folds and undo steps between (issue 21). Neither ``patiencediff`` (it leaves a
+region without unique lines as one hunk) nor the pure-Python ``diff-match-patch`` (its bisection
+gives up after a time limit with one coarse hunk) keeps a repetitive file's hunks small.
+
+How, for lines ``a`` → ``b`` (the result is always exact; it is minimal in the usual cases):
+
+1. Each distinct line becomes one token, a character of a string, so runs of equal lines are
+   compared by slice equality (``memcmp``), never line by line in Python.
+2. The common head and tail of a region are matched (an exponential search over slices).
+3. Patience anchors (Bram Cohen's patience diff, ``git diff --patience``): the lines that occur
+   exactly once on each side, longest increasing run of them; the region splits at them and
+   every gap between is diffed the same way. Ordinary code and prose end here, in linear time
+   plus ``O(u log u)`` for the ``u`` unique lines.
+4. A region without such lines (a repetitive file: blank lines, braces, data rows, identical
+   lines) goes to Myers' greedy ``O(ND)`` algorithm ("An O(ND) difference algorithm and its
+   variations", 1986), in rounds of at most ``ROUND_EDITS`` edits: each round ends at its
+   furthest-reaching point and the next starts there, so the work is ``O(D * ROUND_EDITS)``
+   plus the equal runs at C speed. A region where most lines must change anyway (too few lines
+   in common to keep half of it), or whose rounds outgrow ``WORK_PER_LINE`` steps a line, is
+   one hunk: its replacement is then no larger than about twice the change.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Sequence
+from itertools import pairwise
+from typing import Literal
+
+Tag = Literal["equal", "replace", "delete", "insert"]
+Opcode = tuple[Tag, int, int, int, int]
+"""As ``difflib.SequenceMatcher.get_opcodes``: ``a[i1:i2]`` becomes ``b[j1:j2]``."""
+Match = tuple[int, int, int]
+"""``a[i:i + size] == b[j:j + size]``: ``(i, j, size)``."""
+
+ROUND_EDITS = 64
+"""Edits per Myers round: a round costs ``ROUND_EDITS ** 2 / 2`` steps at most."""
+WORK_PER_LINE = 8
+"""Myers steps allowed per line of a region (plus ``BASE_WORK``) before it becomes one hunk."""
+BASE_WORK = 100_000
+_MAX_TOKEN = 0x110000
+
+
+def tokens(a: Sequence[str], b: Sequence[str]) -> tuple[list[int], list[int]]:
+    """``a`` and ``b`` as token lists: equal lines, equal numbers (numbered from 0)."""
+    ids: dict[str, int] = {}
+    return [ids.setdefault(line, len(ids)) for line in a], [
+        ids.setdefault(line, len(ids)) for line in b
+    ]
+
+
+def _as_text(xl: list[int], yl: list[int]) -> tuple[Sequence[object], Sequence[object]]:
+    """The token lists as strings, one character a token, compared with ``memcmp``.
+
+    Past ``0x110000`` distinct lines (no character for each) the lists themselves: slices of
+    them compare the same way, only slower.
+    """
+    if max(max(xl, default=0), max(yl, default=0)) >= _MAX_TOKEN:
+        return xl, yl
+    return "".join(map(chr, xl)), "".join(map(chr, yl))
+
+
+def _forward(x: Sequence[object], y: Sequence[object], i: int, j: int, limit: int) -> int:
+    """How many items ``x[i:]`` and ``y[j:]`` have in common at their start (at most ``limit``)."""
+    if limit <= 0 or x[i] != y[j]:
+        return 0
+    low, step = 1, 1  # x[i:i + low] == y[j:j + low]
+    while low < limit:
+        high = min(low + step, limit)
+        if x[i + low : i + high] != y[j + low : j + high]:
+            limit = high - 1
+            break
+        low, step = high, step * 2
+    while low < limit:  # x[i:i + low] equal; the common run is at most limit
+        mid = (low + limit + 1) // 2
+        if x[i + low : i + mid] == y[j + low : j + mid]:
+            low = mid
+        else:
+            limit = mid - 1
+    return low
+
+
+def _backward(x: Sequence[object], y: Sequence[object], i: int, j: int, limit: int) -> int:
+    """How many items ``x[:i]`` and ``y[:j]`` have in common at their end (at most ``limit``)."""
+    if limit <= 0 or x[i - 1] != y[j - 1]:
+        return 0
+    low, step = 1, 1  # x[i - low:i] == y[j - low:j]
+    while low < limit:
+        high = min(low + step, limit)
+        if x[i - high : i - low] != y[j - high : j - low]:
+            limit = high - 1
+            break
+        low, step = high, step * 2
+    while low < limit:
+        mid = (low + limit + 1) // 2
+        if x[i - mid : i - low] == y[j - mid : j - low]:
+            low = mid
+        else:
+            limit = mid - 1
+    return low
+
+
+def line_matches(xl: list[int], yl: list[int]) -> list[Match]:
+    """The matching blocks of token lists ``xl`` and ``yl``, in order, touching ones joined.
+
+    Regions are taken from a stack: head and tail matched; then split at a long common run
+    (``_half_match``), else at patience anchors, else diffed by Myers rounds.
+    """
+    x, y = _as_text(xl, yl)
+    found: list[Match] = []
+    stack = [(0, len(x), 0, len(y))]
+    while stack:
+        alo, ahi, blo, bhi = stack.pop()
+        head = _forward(x, y, alo, blo, min(ahi - alo, bhi - blo))
+        tail = _backward(x, y, ahi, bhi, min(ahi - alo, bhi - blo) - head)
+        found += [m for m in ((alo, blo, head), (ahi - tail, bhi - tail, tail)) if m[2]]
+        region = (alo + head, ahi - tail, blo + head, bhi - tail)
+        if region[0] == region[1] or region[2] == region[3]:
+            continue
+        half = _half_match(x, y, region)
+        if half is not None:
+            found.append(half)
+            i, j, size = half
+            stack += [(region[0], i, region[2], j), (i + size, region[1], j + size, region[3])]
+            continue
+        _divide((x, y, xl, yl), region, found, stack)
+    return _merged(found)
+
+
+def _divide(
+    seqs: tuple[Sequence[object], Sequence[object], list[int], list[int]],
+    region: tuple[int, int, int, int],
+    found: list[Match],
+    stack: list[tuple[int, int, int, int]],
+) -> None:
+    """Split ``region`` at its patience anchors, or diff it by Myers rounds, or leave it.
+
+    A large region with too few lines in common to keep a quarter of them is left as one
+    hunk: most of its lines change anyway (the replacement is at most about twice the
+    change), and the rounds would take time in proportion to all its lines.
+    """
+    x, y, xl, yl = seqs
+    alo, ahi, blo, bhi = region
+    counts_a, counts_b = Counter(xl[alo:ahi]), Counter(yl[blo:bhi])
+    common = sum((counts_a & counts_b).values())  # no alignment keeps more lines
+    anchors = _anchors(xl, yl, region, counts_a, counts_b)
+    size = ahi - alo + bhi - blo
+    if anchors and _kept(anchors, region) + common // 64 >= common:
+        _split(x, y, anchors, region, found, stack)
+    elif common and (4 * common >= size or size <= 4 * ROUND_EDITS):
+        _myers(x, y, region, found)
+
+
+def _half_match(
+    x: Sequence[object], y: Sequence[object], region: tuple[int, int, int, int]
+) -> Match | None:
+    """A run common to both sides, unique on each and at least half the longer side, or None.
+
+    diff-match-patch's half-match: such a run holds a quarter of the longer side that starts
+    at its quarter or its middle, so two ``str.find`` calls (C speed) find it; a sparse change
+    in a long region is split in linear time, before any per-line work. Taken only when
+    unique (a repetitive region is left to the line-by-line steps).
+    """
+    alo, ahi, blo, bhi = region
+    if not isinstance(x, str) or not isinstance(y, str) or min(ahi - alo, bhi - blo) < 64:
+        return None
+    swap = ahi - alo < bhi - blo
+    (long, llo, lhi), (short, slo, shi) = (
+        ((y, blo, bhi), (x, alo, ahi))
+        if swap
+        else (
+            (x, alo, ahi),
+            (y, blo, bhi),
+        )
+    )
+    quarter = (lhi - llo) // 4
+    for seed_at in (llo + quarter, llo + 2 * quarter):
+        seed = long[seed_at : seed_at + quarter]
+        at = short.find(seed, slo, shi)
+        if at < 0 or short.find(seed, at + 1, shi) >= 0 or long.find(seed, llo, lhi) != seed_at:
+            continue
+        if long.find(seed, seed_at + 1, lhi) >= 0:
+            continue
+        before = _backward(long, short, seed_at, at, min(seed_at - llo, at - slo))
+        after = _forward(
+            long, short, seed_at + quarter, at + quarter, min(lhi - seed_at, shi - at) - quarter
+        )
+        if before + quarter + after >= (lhi - llo + 1) // 2:
+            i, j = (at, seed_at) if swap else (seed_at, at)
+            return i - before, j - before, before + quarter + after
+    return None
+
+
+def _anchors(
+    xl: list[int],
+    yl: list[int],
+    region: tuple[int, int, int, int],
+    counts_a: Counter[int],
+    counts_b: Counter[int],
+) -> list[tuple[int, int]]:
+    """Lines unique on both sides of ``region``: the longest run in the same order."""
+    alo, ahi, blo, bhi = region
+    unique = {t for t, n in counts_a.items() if n == 1 and counts_b.get(t) == 1}
+    if not unique:
+        return []
+    where = {t: j for j, t in enumerate(yl[blo:bhi], blo) if t in unique}
+    pairs = [(i, where[t]) for i, t in enumerate(xl[alo:ahi], alo) if t in unique]
+    if all(p[1] < q[1] for p, q in pairwise(pairs)):
+        return pairs
+    # Patience sorting: tails[k] ends the best increasing run of length k + 1 so far.
+    tails: list[int] = []
+    tail_pair: list[int] = []
+    back = [-1] * len(pairs)
+    for n, (_, j) in enumerate(pairs):
+        k = bisect_left(tails, j)
+        if k == len(tails):
+            tails.append(j)
+            tail_pair.append(n)
+        else:
+            tails[k], tail_pair[k] = j, n
+        back[n] = tail_pair[k - 1] if k else -1
+    run: list[tuple[int, int]] = []
+    n = tail_pair[-1]
+    while n >= 0:
+        run.append(pairs[n])
+        n = back[n]
+    return run[::-1]
+
+
+def _kept(anchors: list[tuple[int, int]], region: tuple[int, int, int, int]) -> int:
+    """The most lines an alignment through ``anchors`` can keep: a bound to check them by.
+
+    Patience's known failure: in a repetitive region one unique line that moved (a header
+    from the top to the bottom) becomes the only anchor, and every repeated line around it is
+    replaced. Anchors are used when they can keep (nearly) as many lines as the region has in
+    common; otherwise the region goes to the Myers rounds, which find the few edits.
+    """
+    alo, ahi, blo, bhi = region
+    kept = len(anchors)
+    i0, j0 = alo, blo
+    for i, j in [*anchors, (ahi, bhi)]:
+        kept += min(i - i0, j - j0)
+        i0, j0 = i + 1, j + 1
+    return kept
+
+
+def _split(
+    x: Sequence[object],
+    y: Sequence[object],
+    anchors: list[tuple[int, int]],
+    region: tuple[int, int, int, int],
+    found: list[Match],
+    stack: list[tuple[int, int, int, int]],
+) -> None:
+    """Match the anchors; queue the gaps before, between and after them.
+
+    A gap of equal size and equal lines (a repeated line between two anchors, the common case
+    in code: blank lines, braces) is matched here, not queued.
+    """
+    alo, ahi, blo, bhi = region
+    run_i, run_j, size = alo, blo, 0  # the matched run ending where the next gap starts
+    for i, j in [*anchors, (ahi, bhi)]:
+        i0, j0 = run_i + size, run_j + size
+        if i - i0 == j - j0 and x[i0:i] == y[j0:j]:
+            size += i - i0 + (i < ahi)
+            continue
+        if size:
+            found.append((run_i, run_j, size))
+        stack.append((i0, i, j0, j))
+        run_i, run_j, size = i, j, int(i < ahi)
+    if size:
+        found.append((run_i, run_j, size))
+
+
+def _myers(
+    x: Sequence[object], y: Sequence[object], region: tuple[int, int, int, int], found: list[Match]
+) -> None:
+    """Diff ``region`` by Myers rounds; what is left when the work budget runs out stays a hunk."""
+    alo, ahi, blo, bhi = region
+    budget = WORK_PER_LINE * (ahi - alo + bhi - blo) + BASE_WORK
+    while alo < ahi and blo < bhi and budget > 0:
+        common = _forward(x, y, alo, blo, min(ahi - alo, bhi - blo))
+        if common:
+            found.append((alo, blo, common))
+            alo, blo = alo + common, blo + common
+            continue
+        alo, blo, work = _round(x, y, (alo, ahi, blo, bhi), found)
+        budget -= work
+
+
+def _step(v: list[int], off: int, k: int, n: int, m: int) -> tuple[int, int]:
+    """Where diagonal ``k`` (``x - y``) starts in this step: ``(x, move)``, ``x == -1`` if nowhere.
+
+    ``v`` holds the previous step's furthest ``x`` per diagonal (-1: not reached). The move is
+    0 for a replaced line (from ``k``), 1 for a deleted one (from ``k - 1``), 2 for an inserted
+    one (from ``k + 1``); the furthest start wins, a replacement first on a tie, so a changed
+    line is one replaced line, never an insertion here and a deletion far below.
+    """
+    best, move = -1, 0
+    here, left, up = v[off + k], v[off + k - 1], v[off + k + 1]
+    if 0 <= here < n and here - k < m:
+        best = here + 1
+    if 0 <= left < n and left + 1 > best:
+        best, move = left + 1, 1
+    if up >= 0 and up - k <= m and up > best:
+        best, move = up, 2
+    return best, move
+
+
+def _round(
+    x: Sequence[object], y: Sequence[object], region: tuple[int, int, int, int], found: list[Match]
+) -> tuple[int, int, int]:
+    """One round of the greedy diagonal edit-distance search (Myers; Ukkonen for replacements).
+
+    Step ``d`` holds, per diagonal, the furthest point reached with ``d`` line edits (a line
+    replaced, deleted or inserted); equal runs are followed at C speed.
+
+    Returns:
+        Where the round ended in ``a`` and ``b`` (the end of the region when it got there)
+        and the steps it took; its matches go to ``found``.
+    """
+    alo, ahi, blo, bhi = region
+    n, m = ahi - alo, bhi - blo
+    off = ROUND_EDITS + 2
+    v = [-1] * (2 * off + 1)
+    v[off] = _forward(x, y, alo, blo, min(n, m))
+    trace = [v]
+    work = 1
+    for d in range(1, ROUND_EDITS + 1):
+        if abs(n - m) < d and v[off + n - m] == n:
+            break
+        prev, v = v, [-1] * (2 * off + 1)
+        for k in range(max(-d, -m), min(d, n) + 1):
+            start, _ = _step(prev, off, k, n, m)
+            if 0 <= start < n and start - k < m and x[alo + start] == y[blo + start - k]:
+                start += _forward(x, y, alo + start, blo + start - k, min(n - start, m - start + k))
+            v[off + k] = start
+        work += 2 * d + 1
+        trace.append(v)
+    if abs(n - m) < len(trace) and v[off + n - m] == n:
+        return ahi, bhi, _traced(trace, (n, m), region, found) + work
+    k = max(
+        (k for k in range(-ROUND_EDITS, ROUND_EDITS + 1) if v[off + k] >= 0),
+        key=lambda k: (2 * v[off + k] - k, -abs(k - (n - m))),
+    )
+    end = (v[off + k], v[off + k] - k)
+    return alo + end[0], blo + end[1], _traced(trace, end, region, found) + work
+
+
+def _traced(
+    trace: list[list[int]],
+    end: tuple[int, int],
+    region: tuple[int, int, int, int],
+    found: list[Match],
+) -> int:
+    """Follow the path to ``end`` back through ``trace``; its equal runs go to ``found``.
+
+    Each step's start is found again by ``_step`` on the step before, as the round chose it.
+    """
+    alo, ahi, blo, bhi = region
+    off = ROUND_EDITS + 2
+    x, y = end
+    for d in range(len(trace) - 1, 0, -1):
+        k = x - y
+        start, move = _step(trace[d - 1], off, k, ahi - alo, bhi - blo)
+        if x > start:
+            found.append((alo + start, blo + start - k, x - start))
+        x, y = start - (move < 2), start - k - (move != 1)
+    if x:
+        found.append((alo, blo, x))
+    return len(trace)
+
+
+def _merged(found: list[Match]) -> list[Match]:
+    """``found`` in order, touching matches joined."""
+    out: list[Match] = []
+    for i, j, size in sorted(found):
+        if out and out[-1][0] + out[-1][2] == i and out[-1][1] + out[-1][2] == j:
+            out[-1] = (out[-1][0], out[-1][1], out[-1][2] + size)
+        else:
+            out.append((i, j, size))
+    return out
+
+
+def line_opcodes(a: Sequence[str], b: Sequence[str]) -> list[Opcode]:
+    """The opcodes turning lines ``a`` into lines ``b``, as ``SequenceMatcher.get_opcodes``."""
+    x, y = tokens(a, b)
+    ops: list[Opcode] = []
+    i = j = 0
+    for mi, mj, size in [*line_matches(x, y), (len(a), len(b), 0)]:
+        if i < mi and j < mj:
+            ops.append(("replace", i, mi, j, mj))
+        elif i < mi:
+            ops.append(("delete", i, mi, j, mj))
+        elif j < mj:
+            ops.append(("insert", i, mi, j, mj))
+        if size:
+            ops.append(("equal", mi, mi + size, mj, mj + size))
+        i, j = mi + size, mj + size
+    return ops
