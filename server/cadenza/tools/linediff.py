@@ -1,29 +1,30 @@
 """A line diff whose hunks are as small as the change, in time that grows with the change.
 
-Why not ``difflib.SequenceMatcher``: it is quadratic in the worst case (and its ``autojunk``
-heuristic, which avoids that, drops popular lines and gives hunks far larger than the change),
-so its callers capped it at 20,000 lines and sent one replacement above: two lines changed
-26,000 lines apart went to the editor as one ``TextEdit`` over all of them, and the editor
-lost cursors, folds and undo steps between (issue 21). Neither ``patiencediff`` (it leaves a
-region without unique lines as one hunk) nor the pure-Python ``diff-match-patch`` (its bisection
-gives up after a time limit with one coarse hunk) keeps a repetitive file's hunks small.
+Why not ``difflib.SequenceMatcher``: it is quadratic in the worst case, and its ``autojunk``
+heuristic, which avoids that, ignores popular lines and gives hunks far larger than the
+change; so its callers capped it at 20,000 lines and sent one replacement above: two lines
+changed 26,000 lines apart went to the editor as one ``TextEdit`` over all of them, and the
+editor lost cursors, folds and undo steps between (issue 21). ``patiencediff`` leaves a region
+without unique lines as one hunk, and the pure-Python ``diff-match-patch`` gives up after a
+time limit with one coarse hunk: neither keeps a repetitive file's hunks small.
 
-How, for lines ``a`` → ``b`` (the result is always exact; it is minimal in the usual cases):
+How, for lines ``a`` → ``b`` (the result is always exact, and as small as the change in the
+usual cases), region by region from a stack:
 
-1. Each distinct line becomes one token, a character of a string, so runs of equal lines are
+1. Each distinct line becomes a token, a character of a string, so runs of equal lines are
    compared by slice equality (``memcmp``), never line by line in Python.
-2. The common head and tail of a region are matched (an exponential search over slices).
-3. Patience anchors (Bram Cohen's patience diff, ``git diff --patience``): the lines that occur
-   exactly once on each side, longest increasing run of them; the region splits at them and
-   every gap between is diffed the same way. Ordinary code and prose end here, in linear time
-   plus ``O(u log u)`` for the ``u`` unique lines.
-4. A region without such lines (a repetitive file: blank lines, braces, data rows, identical
-   lines) goes to Myers' greedy ``O(ND)`` algorithm ("An O(ND) difference algorithm and its
-   variations", 1986), in rounds of at most ``ROUND_EDITS`` edits: each round ends at its
-   furthest-reaching point and the next starts there, so the work is ``O(D * ROUND_EDITS)``
-   plus the equal runs at C speed. A region where most lines must change anyway (too few lines
-   in common to keep half of it), or whose rounds outgrow ``WORK_PER_LINE`` steps a line, is
-   one hunk: its replacement is then no larger than about twice the change.
+2. The common head and tail of the region are matched (exponential search over slices).
+3. Half-match (from diff-match-patch): a run common to both sides, unique on each and at
+   least half the region, is found with two ``str.find`` and splits the region: sparse changes
+   far apart cost a few C-speed scans.
+4. Patience anchors (Bram Cohen's patience diff, ``git diff --patience``): lines that occur
+   once on each side, the longest run of them in the same order; the region splits at them.
+   Ordinary code and prose end here, in linear time plus ``O(u log u)`` for ``u`` anchors.
+   Anchors that would keep clearly fewer lines than the region has in common (one unique
+   line moved across a repetitive region) are not used.
+5. Otherwise (a repetitive region: blank lines, braces, data rows, one line repeated): the
+   greedy edit-distance rounds of ``linerounds``, linear in the number of edits.
+   A large region with too few lines in common to keep a quarter of it is one hunk.
 """
 
 from __future__ import annotations
@@ -34,17 +35,12 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import Literal
 
+from cadenza.tools.linerounds import ROUND_EDITS, Match, common_head, common_tail, diff_rounds
+
 Tag = Literal["equal", "replace", "delete", "insert"]
 Opcode = tuple[Tag, int, int, int, int]
 """As ``difflib.SequenceMatcher.get_opcodes``: ``a[i1:i2]`` becomes ``b[j1:j2]``."""
-Match = tuple[int, int, int]
-"""``a[i:i + size] == b[j:j + size]``: ``(i, j, size)``."""
 
-ROUND_EDITS = 64
-"""Edits per Myers round: a round costs ``ROUND_EDITS ** 2 / 2`` steps at most."""
-WORK_PER_LINE = 8
-"""Myers steps allowed per line of a region (plus ``BASE_WORK``) before it becomes one hunk."""
-BASE_WORK = 100_000
 _MAX_TOKEN = 0x110000
 
 
@@ -67,46 +63,6 @@ def _as_text(xl: list[int], yl: list[int]) -> tuple[Sequence[object], Sequence[o
     return "".join(map(chr, xl)), "".join(map(chr, yl))
 
 
-def _forward(x: Sequence[object], y: Sequence[object], i: int, j: int, limit: int) -> int:
-    """How many items ``x[i:]`` and ``y[j:]`` have in common at their start (at most ``limit``)."""
-    if limit <= 0 or x[i] != y[j]:
-        return 0
-    low, step = 1, 1  # x[i:i + low] == y[j:j + low]
-    while low < limit:
-        high = min(low + step, limit)
-        if x[i + low : i + high] != y[j + low : j + high]:
-            limit = high - 1
-            break
-        low, step = high, step * 2
-    while low < limit:  # x[i:i + low] equal; the common run is at most limit
-        mid = (low + limit + 1) // 2
-        if x[i + low : i + mid] == y[j + low : j + mid]:
-            low = mid
-        else:
-            limit = mid - 1
-    return low
-
-
-def _backward(x: Sequence[object], y: Sequence[object], i: int, j: int, limit: int) -> int:
-    """How many items ``x[:i]`` and ``y[:j]`` have in common at their end (at most ``limit``)."""
-    if limit <= 0 or x[i - 1] != y[j - 1]:
-        return 0
-    low, step = 1, 1  # x[i - low:i] == y[j - low:j]
-    while low < limit:
-        high = min(low + step, limit)
-        if x[i - high : i - low] != y[j - high : j - low]:
-            limit = high - 1
-            break
-        low, step = high, step * 2
-    while low < limit:
-        mid = (low + limit + 1) // 2
-        if x[i - mid : i - low] == y[j - mid : j - low]:
-            low = mid
-        else:
-            limit = mid - 1
-    return low
-
-
 def line_matches(xl: list[int], yl: list[int]) -> list[Match]:
     """The matching blocks of token lists ``xl`` and ``yl``, in order, touching ones joined.
 
@@ -118,8 +74,8 @@ def line_matches(xl: list[int], yl: list[int]) -> list[Match]:
     stack = [(0, len(x), 0, len(y))]
     while stack:
         alo, ahi, blo, bhi = stack.pop()
-        head = _forward(x, y, alo, blo, min(ahi - alo, bhi - blo))
-        tail = _backward(x, y, ahi, bhi, min(ahi - alo, bhi - blo) - head)
+        head = common_head(x, y, alo, blo, min(ahi - alo, bhi - blo))
+        tail = common_tail(x, y, ahi, bhi, min(ahi - alo, bhi - blo) - head)
         found += [m for m in ((alo, blo, head), (ahi - tail, bhi - tail, tail)) if m[2]]
         region = (alo + head, ahi - tail, blo + head, bhi - tail)
         if region[0] == region[1] or region[2] == region[3]:
@@ -155,7 +111,7 @@ def _divide(
     if anchors and _kept(anchors, region) + common // 64 >= common:
         _split(x, y, anchors, region, found, stack)
     elif common and (4 * common >= size or size <= 4 * ROUND_EDITS):
-        _myers(x, y, region, found)
+        diff_rounds(x, y, region, found)
 
 
 def _half_match(
@@ -188,8 +144,8 @@ def _half_match(
             continue
         if long.find(seed, seed_at + 1, lhi) >= 0:
             continue
-        before = _backward(long, short, seed_at, at, min(seed_at - llo, at - slo))
-        after = _forward(
+        before = common_tail(long, short, seed_at, at, min(seed_at - llo, at - slo))
+        after = common_head(
             long, short, seed_at + quarter, at + quarter, min(lhi - seed_at, shi - at) - quarter
         )
         if before + quarter + after >= (lhi - llo + 1) // 2:
@@ -277,105 +233,6 @@ def _split(
         run_i, run_j, size = i, j, int(i < ahi)
     if size:
         found.append((run_i, run_j, size))
-
-
-def _myers(
-    x: Sequence[object], y: Sequence[object], region: tuple[int, int, int, int], found: list[Match]
-) -> None:
-    """Diff ``region`` by Myers rounds; what is left when the work budget runs out stays a hunk."""
-    alo, ahi, blo, bhi = region
-    budget = WORK_PER_LINE * (ahi - alo + bhi - blo) + BASE_WORK
-    while alo < ahi and blo < bhi and budget > 0:
-        common = _forward(x, y, alo, blo, min(ahi - alo, bhi - blo))
-        if common:
-            found.append((alo, blo, common))
-            alo, blo = alo + common, blo + common
-            continue
-        alo, blo, work = _round(x, y, (alo, ahi, blo, bhi), found)
-        budget -= work
-
-
-def _step(v: list[int], off: int, k: int, n: int, m: int) -> tuple[int, int]:
-    """Where diagonal ``k`` (``x - y``) starts in this step: ``(x, move)``, ``x == -1`` if nowhere.
-
-    ``v`` holds the previous step's furthest ``x`` per diagonal (-1: not reached). The move is
-    0 for a replaced line (from ``k``), 1 for a deleted one (from ``k - 1``), 2 for an inserted
-    one (from ``k + 1``); the furthest start wins, a replacement first on a tie, so a changed
-    line is one replaced line, never an insertion here and a deletion far below.
-    """
-    best, move = -1, 0
-    here, left, up = v[off + k], v[off + k - 1], v[off + k + 1]
-    if 0 <= here < n and here - k < m:
-        best = here + 1
-    if 0 <= left < n and left + 1 > best:
-        best, move = left + 1, 1
-    if up >= 0 and up - k <= m and up > best:
-        best, move = up, 2
-    return best, move
-
-
-def _round(
-    x: Sequence[object], y: Sequence[object], region: tuple[int, int, int, int], found: list[Match]
-) -> tuple[int, int, int]:
-    """One round of the greedy diagonal edit-distance search (Myers; Ukkonen for replacements).
-
-    Step ``d`` holds, per diagonal, the furthest point reached with ``d`` line edits (a line
-    replaced, deleted or inserted); equal runs are followed at C speed.
-
-    Returns:
-        Where the round ended in ``a`` and ``b`` (the end of the region when it got there)
-        and the steps it took; its matches go to ``found``.
-    """
-    alo, ahi, blo, bhi = region
-    n, m = ahi - alo, bhi - blo
-    off = ROUND_EDITS + 2
-    v = [-1] * (2 * off + 1)
-    v[off] = _forward(x, y, alo, blo, min(n, m))
-    trace = [v]
-    work = 1
-    for d in range(1, ROUND_EDITS + 1):
-        if abs(n - m) < d and v[off + n - m] == n:
-            break
-        prev, v = v, [-1] * (2 * off + 1)
-        for k in range(max(-d, -m), min(d, n) + 1):
-            start, _ = _step(prev, off, k, n, m)
-            if 0 <= start < n and start - k < m and x[alo + start] == y[blo + start - k]:
-                start += _forward(x, y, alo + start, blo + start - k, min(n - start, m - start + k))
-            v[off + k] = start
-        work += 2 * d + 1
-        trace.append(v)
-    if abs(n - m) < len(trace) and v[off + n - m] == n:
-        return ahi, bhi, _traced(trace, (n, m), region, found) + work
-    k = max(
-        (k for k in range(-ROUND_EDITS, ROUND_EDITS + 1) if v[off + k] >= 0),
-        key=lambda k: (2 * v[off + k] - k, -abs(k - (n - m))),
-    )
-    end = (v[off + k], v[off + k] - k)
-    return alo + end[0], blo + end[1], _traced(trace, end, region, found) + work
-
-
-def _traced(
-    trace: list[list[int]],
-    end: tuple[int, int],
-    region: tuple[int, int, int, int],
-    found: list[Match],
-) -> int:
-    """Follow the path to ``end`` back through ``trace``; its equal runs go to ``found``.
-
-    Each step's start is found again by ``_step`` on the step before, as the round chose it.
-    """
-    alo, ahi, blo, bhi = region
-    off = ROUND_EDITS + 2
-    x, y = end
-    for d in range(len(trace) - 1, 0, -1):
-        k = x - y
-        start, move = _step(trace[d - 1], off, k, ahi - alo, bhi - blo)
-        if x > start:
-            found.append((alo + start, blo + start - k, x - start))
-        x, y = start - (move < 2), start - k - (move != 1)
-    if x:
-        found.append((alo, blo, x))
-    return len(trace)
 
 
 def _merged(found: list[Match]) -> list[Match]:
