@@ -165,8 +165,13 @@ def minimal_replacement(old: str, new: str) -> Replacement:
 
 
 def _line_start(text: str, offset: int) -> int:
-    """The offset where the line holding ``offset`` starts."""
-    return max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+    """The offset where the line holding ``offset`` starts.
+
+    The CR is looked for after the last LF only: in a file without CRs, ``rfind`` of one from
+    ``offset`` scanned back to the start of the text, for every edit (issue 21).
+    """
+    lf = text.rfind("\n", 0, offset)
+    return max(lf, text.rfind("\r", lf + 1, offset)) + 1
 
 
 def _line_end(text: str, offset: int) -> int:
