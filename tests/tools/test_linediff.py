@@ -12,7 +12,7 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cadenza.tools.linediff import Opcode, line_opcodes
+from cadenza.tools.linediff import Opcode, changed_line_spans, line_opcodes
 from cadenza.tools.textfile import carry_line_endings
 
 PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -148,3 +148,24 @@ def test_line_endings_are_carried_past_a_distant_change() -> None:
     typed = "inserted\n" + "".join(line.rstrip("\r\n") + "\n" for line in old_lines[:-1])
     result = carry_line_endings("".join(old_lines), typed, "\n")
     assert result == "inserted\n" + "".join(old_lines[:-1])
+
+
+def test_text_spans_of_sparse_and_moved_changes() -> None:
+    """``changed_line_spans`` on 40,000 lines: long runs are cut on characters, exactly."""
+    lines = [f"line {n}\r\n" if n % 3 else f"line {n}\n" for n in range(40_000)]
+    old = "".join(lines)
+    sparse = list(lines)
+    for at in range(1_000, 40_000, 4_000):
+        sparse[at] = "changed\n"
+    moved = lines[:1_000] + lines[1_500:] + lines[1_000:1_500]
+    for new_lines, most in ((sparse, 10), (moved, 1_000)):
+        new = "".join(new_lines)
+        spans = changed_line_spans(old, new)
+        text = old
+        for a1, a2, b1, b2 in reversed(spans):
+            text = text[:a1] + new[b1:b2] + text[a2:]
+        assert text == new
+        changed = sum(
+            max(old.count("\n", a1, a2), new.count("\n", b1, b2)) for a1, a2, b1, b2 in spans
+        )
+        assert changed <= most

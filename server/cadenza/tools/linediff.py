@@ -45,7 +45,7 @@ Opcode = tuple[Tag, int, int, int, int]
 _MAX_TOKEN = 0x110000
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 """An LSP line with its break (LF, CRLF or CR), as ``textfile.lines_with_ends``."""
-_OTHER_BREAKS = re.compile("[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 """What ``str.splitlines`` also splits at, and LSP does not."""
 TEXT_SPLIT_CHARS = 4_096
 """Texts from this many characters on are first split at long common runs of characters."""
@@ -299,7 +299,7 @@ def changed_line_spans(a: str, b: str) -> list[tuple[int, int, int, int]]:
 
 def _lines(text: str) -> list[str]:
     """``text`` in lines with their breaks; a final empty line after a final break."""
-    if _OTHER_BREAKS.search(text) is None:  # splitlines is C speed, exact without these
+    if not any(c in text for c in _OTHER_BREAKS):  # splitlines: C speed, exact without these
         lines = text.splitlines(keepends=True)
     else:
         lines = _LINE.findall(text)
@@ -320,7 +320,9 @@ def _text_regions(a: str, b: str) -> list[tuple[int, int, int, int]]:
     stack = [(0, len(a), 0, len(b))]
     while stack:
         alo, ahi, blo, bhi = stack.pop()
-        run = _half_match(a, b, (alo, ahi, blo, bhi), TEXT_SPLIT_CHARS)
+        run = _half_match(a, b, (alo, ahi, blo, bhi), TEXT_SPLIT_CHARS) or _seeded_run(
+            a, b, (alo, ahi, blo, bhi)
+        )
         first = a.find("\n", run[0], run[0] + run[2]) + 1 if run else 0
         last = a.rfind("\n", first, run[0] + run[2]) + 1 if run and first else 0
         if not run or not first < last:
@@ -329,3 +331,31 @@ def _text_regions(a: str, b: str) -> list[tuple[int, int, int, int]]:
         shift = run[1] - run[0]
         stack += [(last, ahi, last + shift, bhi), (alo, first, blo, first + shift)]
     return sorted(out)
+
+
+def _seeded_run(a: str, b: str, region: tuple[int, int, int, int]) -> Match | None:
+    """A long common run of characters, unique on both sides, found from one of 8 seeds.
+
+    When no run holds half the region (changes spread over it), a sixteenth of ``a`` at 8
+    evenly spread places is looked for in ``b``; a seed found once on each side, extended
+    both ways, is taken when it is longer than its shift from the region's diagonal (a block
+    moved far is no anchor: its own lines are better replaced than everything around it).
+    """
+    alo, ahi, blo, bhi = region
+    n = ahi - alo
+    size = min(n, bhi - blo) // 16
+    if size < TEXT_SPLIT_CHARS // 4:
+        return None
+    for part in range(1, 16, 2):
+        at = alo + part * n // 16
+        seed = a[at : at + size]
+        j = b.find(seed, blo, bhi)
+        if j < 0 or b.find(seed, j + 1, bhi) >= 0 or a.find(seed, at + 1, ahi) >= 0:
+            continue
+        if a.find(seed, alo, at + size - 1) >= 0:  # an occurrence that starts before
+            continue
+        before = common_tail(a, b, at, j, min(at - alo, j - blo))
+        after = common_head(a, b, at + size, j + size, min(ahi - at, bhi - j) - size)
+        if before + size + after > abs((j - blo) - (at - alo)):
+            return at - before, j - before, before + size + after
+    return None
