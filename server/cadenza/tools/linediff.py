@@ -8,15 +8,18 @@ editor lost cursors, folds and undo steps between (issue 21). ``patiencediff`` l
 without unique lines as one hunk, and the pure-Python ``diff-match-patch`` gives up after a
 time limit with one coarse hunk: neither keeps a repetitive file's hunks small.
 
-How, for lines ``a`` → ``b`` (the result is always exact, and as small as the change in the
-usual cases), region by region from a stack:
+How, for texts ``a`` → ``b`` (``changed_line_spans``; the result is always exact, and as
+small as the change in the usual cases):
 
-1. Each distinct line becomes a token, a character of a string, so runs of equal lines are
-   compared by slice equality (``memcmp``), never line by line in Python.
-2. The common head and tail of the region are matched (exponential search over slices).
-3. Half-match (from diff-match-patch): a run common to both sides, unique on each and at
-   least half the region, is found with two ``str.find`` and splits the region: sparse changes
-   far apart cost a few C-speed scans.
+1. The texts are cut at long common runs found on their characters with ``str.find`` (C
+   speed): a run unique on both sides and half the region long (diff-match-patch's
+   half-match), or else one from 8 seeds of a sixteenth, cut to the whole lines it holds.
+   Sparse changes far apart cost a few scans; the lines between are never split or hashed.
+2. In what is left, each distinct line becomes a token, a character of a string, so runs of
+   equal lines are compared by slice equality (``memcmp``), never line by line in Python;
+   then, region by region from a stack (``line_matches``):
+3. The common head and tail of the region are matched (exponential search over slices), and
+   a half-match on the tokens splits it.
 4. Patience anchors (Bram Cohen's patience diff, ``git diff --patience``): lines that occur
    once on each side, the longest run of them in the same order; the region splits at them.
    Ordinary code and prose end here, in linear time plus ``O(u log u)`` for ``u`` anchors.
