@@ -110,20 +110,24 @@ def _divide(
 ) -> None:
     """Split ``region`` at its patience anchors, or diff it by Myers rounds, or leave it.
 
-    A large region with too few lines in common to keep a quarter of them is left as one
-    hunk: most of its lines change anyway (the replacement is at most about twice the
-    change), and the rounds would take time in proportion to all its lines.
+    A large region is left as one hunk when it has too few lines in common to keep a quarter
+    of them (most of its lines change anyway: the replacement is at most about twice the
+    change), or when its lines in common are mostly unique ones out of order (lines
+    reordered: rounds would find few equal runs, in time in proportion to all its lines).
     """
     x, y, xl, yl = seqs
     alo, ahi, blo, bhi = region
     counts_a, counts_b = Counter(xl[alo:ahi]), Counter(yl[blo:bhi])
     common = sum((counts_a & counts_b).values())  # no alignment keeps more lines
-    anchors = _anchors(xl, yl, region, counts_a, counts_b)
+    unique = {t for t, n in counts_a.items() if n == 1 and counts_b.get(t) == 1}
+    anchors = _anchors(xl, yl, region, unique)
     size = ahi - alo + bhi - blo
     if anchors and _kept(anchors, region) + common // 64 >= common:
         _split(x, y, anchors, region, found, stack)
-    elif common and (4 * common >= size or size <= 4 * ROUND_EDITS):
-        diff_rounds(x, y, region, found)
+    else:
+        small = size <= 4 * ROUND_EDITS
+        if common and (small or (4 * common >= size and 2 * len(unique) <= common)):
+            diff_rounds(x, y, region, found)
 
 
 def _half_match(
@@ -170,12 +174,10 @@ def _anchors(
     xl: list[int],
     yl: list[int],
     region: tuple[int, int, int, int],
-    counts_a: Counter[int],
-    counts_b: Counter[int],
+    unique: set[int],
 ) -> list[tuple[int, int]]:
-    """Lines unique on both sides of ``region``: the longest run in the same order."""
+    """The ``unique`` lines (once on each side of ``region``): the longest run in order."""
     alo, ahi, blo, bhi = region
-    unique = {t for t, n in counts_a.items() if n == 1 and counts_b.get(t) == 1}
     if not unique:
         return []
     # compress, zip and map: C speed, no loop per line in Python.

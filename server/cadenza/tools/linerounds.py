@@ -23,9 +23,9 @@ Match = tuple[int, int, int]
 
 ROUND_EDITS = 64
 """Edits per round: a round costs ``ROUND_EDITS ** 2`` steps at most."""
-WORK_PER_LINE = 8
+WORK_PER_LINE = 2
 """Steps allowed per line of a region (plus ``BASE_WORK``) before the rest is one hunk."""
-BASE_WORK = 100_000
+BASE_WORK = 50_000
 
 
 def common_head(x: Sequence[object], y: Sequence[object], i: int, j: int, limit: int) -> int:
