@@ -169,3 +169,13 @@ def test_text_spans_of_sparse_and_moved_changes() -> None:
             max(old.count("\n", a1, a2), new.count("\n", b1, b2)) for a1, a2, b1, b2 in spans
         )
         assert changed <= most
+
+
+def test_reordered_files_are_rebuilt() -> None:
+    """Worst cases (lines shuffled, reversed): exact, whatever the hunks."""
+    rnd = random.Random(5)
+    unique = [f"line {n}" for n in range(20_000)]
+    repetitive = [str(rnd.randrange(5)) for _ in range(20_000)]
+    for a in (unique, repetitive):
+        for b in (rnd.sample(a, len(a)), a[::-1]):
+            assert rebuilt(a, b, line_opcodes(a, b)) == b
