@@ -13,7 +13,7 @@ small as the change in the usual cases):
 
 1. The texts are cut at long common runs found on their characters with ``str.find`` (C
    speed): a run unique on both sides and half the region long (diff-match-patch's
-   half-match), or else one from 8 seeds of a sixteenth, cut to the whole lines it holds.
+   half-match), or else one grown from a seed (``SEEDS``), cut to the whole lines it holds.
    Sparse changes far apart cost a few scans; the lines between are never split or hashed.
 2. In what is left, each distinct line becomes a token, a character of a string, so runs of
    equal lines are compared by slice equality (``memcmp``), never line by line in Python;
@@ -50,6 +50,8 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 """An LSP line with its break (LF, CRLF or CR), as ``textfile.lines_with_ends``."""
 _OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 """What ``str.splitlines`` also splits at, and LSP does not."""
+SEEDS = ((16, 8), (128, 16))
+"""Seeds tried by ``_seeded_run``: (a seed is this part of the region, this many of them)."""
 TEXT_SPLIT_CHARS = 4_096
 """Texts from this many characters on are first split at long common runs of characters."""
 
@@ -339,28 +341,30 @@ def _text_regions(a: str, b: str) -> list[tuple[int, int, int, int]]:
 
 
 def _seeded_run(a: str, b: str, region: tuple[int, int, int, int]) -> Match | None:
-    """A long common run of characters, unique on both sides, found from one of 8 seeds.
+    """A long common run of characters, unique on both sides, found from a seed.
 
-    When no run holds half the region (changes spread over it), a sixteenth of ``a`` at 8
-    evenly spread places is looked for in ``b``; a seed found once on each side, extended
-    both ways, is taken when it is longer than its shift from the region's diagonal (a block
-    moved far is no anchor: its own lines are better replaced than everything around it).
+    When no run holds half the region (changes spread over it), pieces of ``a`` (8 of a
+    sixteenth, then 16 of a 128th, evenly spread) are looked for in ``b``; a seed found once
+    on each side, extended both ways, is taken when it is longer than its shift from the
+    region's diagonal (a block moved far is no anchor: its own lines are better replaced than
+    everything around it). A failed seed costs one ``str.find`` over the region.
     """
     alo, ahi, blo, bhi = region
     n = ahi - alo
-    size = min(n, bhi - blo) // 16
-    if size < TEXT_SPLIT_CHARS // 4:
-        return None
-    for part in range(1, 16, 2):
-        at = alo + part * n // 16
-        seed = a[at : at + size]
-        j = b.find(seed, blo, bhi)
-        if j < 0 or b.find(seed, j + 1, bhi) >= 0 or a.find(seed, at + 1, ahi) >= 0:
-            continue
-        if a.find(seed, alo, at + size - 1) >= 0:  # an occurrence that starts before
-            continue
-        before = common_tail(a, b, at, j, min(at - alo, j - blo))
-        after = common_head(a, b, at + size, j + size, min(ahi - at, bhi - j) - size)
-        if before + size + after > abs((j - blo) - (at - alo)):
-            return at - before, j - before, before + size + after
+    for parts, seeds in SEEDS:
+        size = min(n, bhi - blo) // parts
+        if size < TEXT_SPLIT_CHARS // 4:
+            return None
+        for part in range(seeds):
+            at = alo + (2 * part + 1) * n // (2 * seeds)
+            seed = a[at : at + size]
+            j = b.find(seed, blo, bhi)
+            if j < 0 or b.find(seed, j + 1, bhi) >= 0 or a.find(seed, at + 1, ahi) >= 0:
+                continue
+            if a.find(seed, alo, at + size - 1) >= 0:  # an occurrence that starts before
+                continue
+            before = common_tail(a, b, at, j, min(at - alo, j - blo))
+            after = common_head(a, b, at + size, j + size, min(ahi - at, bhi - j) - size)
+            if before + size + after > abs((j - blo) - (at - alo)):
+                return at - before, j - before, before + size + after
     return None
