@@ -27,20 +27,17 @@ Rules, from LSP 3.17:
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from cadenza.textio import changed_span
-from cadenza.tools.textfile import LINE_BREAK
+from cadenza.tools.linediff import changed_line_spans
+from cadenza.tools.textfile import LINE_BREAK, lines_with_ends
 
 ANNOTATION_ID = "cadenza"
 """The one ``ChangeAnnotationIdentifier`` of an edit that needs confirmation."""
-
-MAX_DIFF_LINES = 20_000
-"""Above this many changed lines, one replacement is sent instead of a line diff."""
 
 
 def split_lines(text: str) -> list[str]:
@@ -50,12 +47,9 @@ def split_lines(text: str) -> list[str]:
         At least one line; text ending in a terminator gets a final empty line, so every
         offset from 0 to ``len(text)`` has a line.
     """
-    lines: list[str] = []
-    start = 0
-    for match in LINE_BREAK.finditer(text):
-        lines.append(text[start : match.end()])
-        start = match.end()
-    lines.append(text[start:])
+    lines = lines_with_ends(text)  # one regex findall: C speed, no loop per line in Python
+    if not lines or lines[-1][-1] in "\r\n":
+        lines.append("")
     return lines
 
 
@@ -172,8 +166,13 @@ def minimal_replacement(old: str, new: str) -> Replacement:
 
 
 def _line_start(text: str, offset: int) -> int:
-    """The offset where the line holding ``offset`` starts."""
-    return max(text.rfind("\n", 0, offset), text.rfind("\r", 0, offset)) + 1
+    """The offset where the line holding ``offset`` starts.
+
+    The CR is looked for after the last LF only: in a file without CRs, ``rfind`` of one from
+    ``offset`` scanned back to the start of the text, for every edit (issue 21).
+    """
+    lf = text.rfind("\n", 0, offset)
+    return max(lf, text.rfind("\r", lf + 1, offset)) + 1
 
 
 def _line_end(text: str, offset: int) -> int:
@@ -189,7 +188,9 @@ def minimal_replacements(old: str, new: str) -> list[Replacement]:
 
     The changed middle (after the common prefix and suffix), widened to whole lines, is split
     into hunks by a line diff; each hunk is trimmed to the characters that differ. No range
-    splits a CRLF.
+    splits a CRLF. The line diff (``linediff.changed_line_spans``) has no size limit: a change of a
+    few lines in a file of any length gives edits of a few lines (a replacement spanning the
+    lines between two distant changes loses the editor's cursors, folds and undo steps there).
     """
     if old == new:
         return []
@@ -199,31 +200,10 @@ def minimal_replacements(old: str, new: str) -> list[Replacement]:
     # The widening only takes in common text: the same on both sides.
     new_start, new_end = start, whole.start + len(whole.text) + (end - whole.end)
     old_mid, new_mid = old[start:end], new[new_start:new_end]
-    old_lines, new_lines = split_lines(old_mid), split_lines(new_mid)
-    if (
-        min(len(old_lines), len(new_lines)) < 2
-        or max(len(old_lines), len(new_lines)) > MAX_DIFF_LINES
-    ):
-        return [whole]
-    old_starts = _starts(old_lines)
-    new_starts = _starts(new_lines)
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines)
-    out: list[Replacement] = []
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        old_span = old_mid[old_starts[i1] : old_starts[i2]]
-        new_span = new_mid[new_starts[j1] : new_starts[j2]]
-        out.append(_trimmed(old, new, start + old_starts[i1], old_span, new_span))
-    return out
-
-
-def _starts(lines: list[str]) -> list[int]:
-    """Offsets where each line starts, plus the total length."""
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-    return starts
+    return [
+        _trimmed(old, new, start + a1, old_mid[a1:a2], new_mid[b1:b2])
+        for a1, a2, b1, b2 in changed_line_spans(old_mid, new_mid)
+    ]
 
 
 def text_edits(

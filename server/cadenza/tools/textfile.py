@@ -9,9 +9,9 @@ and encodings are ``cadenza.textio``'s.
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Sequence
+
+from cadenza.tools.linediff import line_opcodes
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 """An LSP line terminator (LSP 3.17 §Text Documents, ``EOL``)."""
@@ -25,10 +25,6 @@ def lines_with_ends(text: str) -> list[str]:
     so line numbers agree with editors (LSP counts these three breaks only).
     """
     return _LINE.findall(text)
-
-
-MAX_ALIGNED_LINES = 20_000
-"""Above this many lines on either side, replaced lines are paired by position, not by diff."""
 
 
 def split_ending(text: str) -> list[tuple[str, str]]:
@@ -73,7 +69,8 @@ def _pair_endings(
     """For each new line with a break: the ending of the old line it replaces, or ``default``.
 
     Lines equal at both ends pair up directly (cheap for whole-file rewrites); the middle is
-    paired by a line diff of the contents, or by position when it is very long.
+    paired by a line diff of the contents (``linediff``, linear for a sparse change at any
+    length, so a long file's lines are never paired by position past a distant change).
     """
     endings = [default if ending else "" for _, ending in new]
 
@@ -91,15 +88,7 @@ def _pair_endings(
         pair(n - 1 - tail, m - 1 - tail)
         tail += 1
     old_mid, new_mid = old[head : n - tail], new[head : m - tail]
-    opcodes: Sequence[tuple[str, int, int, int, int]]
-    if len(old_mid) > MAX_ALIGNED_LINES or len(new_mid) > MAX_ALIGNED_LINES:
-        opcodes = [("replace", 0, len(old_mid), 0, len(new_mid))]
-    else:
-        matcher = difflib.SequenceMatcher(
-            None, [c for c, _ in old_mid], [c for c, _ in new_mid], autojunk=False
-        )
-        opcodes = matcher.get_opcodes()
-    for tag, i1, i2, j1, j2 in opcodes:
+    for tag, i1, i2, j1, j2 in line_opcodes([c for c, _ in old_mid], [c for c, _ in new_mid]):
         if tag != "insert":
             for k in range(min(i2 - i1, j2 - j1)):
                 pair(head + i1 + k, head + j1 + k)
