@@ -7,15 +7,19 @@ worker outlived the session.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 import time
 from pathlib import Path
 
 import mcp_types
+from acp import text_block
+from acp.schema import McpServerStdio
 from mcp import ClientSession, StdioServerParameters
 
 from cadenza.mcp.stdio import _LIVE_GROUPS, stdio_server
+from tests.acp.conftest import WAIT_S, Start
 from tests.lsp.conftest import Connect
 from tests.lsp.harness import capabilities
 from tests.support.fake_openai import FakeOpenAI, call, text, tool_messages
@@ -90,3 +94,24 @@ async def test_lsp_session_end_stops_the_mcp_servers_worker(
     [result] = tool_messages(fake.requests[-1])
     worker = int(result["content"])
     assert stopped(worker), "the MCP server's worker outlived the session"
+
+
+async def test_acp_agent_exit_stops_the_mcp_servers_worker(
+    start: Start, fake: FakeOpenAI, workspace: Path
+) -> None:
+    fake.script(call("mcp__spawner__worker_pid", {}, "c1"), text("done"))
+    agent = await start()
+    server = McpServerStdio(name="spawner", command=sys.executable, args=[str(SPAWNER)], env=[])
+    session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[server])
+    response = await asyncio.wait_for(
+        agent.conn.prompt(session_id=session.session_id, prompt=[text_block("find it")]), WAIT_S
+    )
+    assert response.stop_reason == "end_turn"
+    [result] = tool_messages(fake.requests[-1])
+    worker = int(result["content"])
+    assert running(worker)  # an ACP session lives as long as its agent
+
+    assert agent.process.stdin is not None
+    agent.process.stdin.close()  # the client goes away: the agent ends its sessions and exits
+    await asyncio.wait_for(agent.process.wait(), WAIT_S)
+    assert stopped(worker), "the MCP server's worker outlived the agent"
