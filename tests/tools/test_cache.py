@@ -217,7 +217,7 @@ def test_max_entries_must_be_positive() -> None:
 
 
 async def test_read_edit_read_through_the_real_tools_sees_the_new_text(tmp_path: Path) -> None:
-    """Session routing: a hit answers a repeat, an edit invalidates, a re-read is fresh."""
+    """Session routing: a hit answers a repeat, a change misses, an edit invalidates."""
     (tmp_path / "app.py").write_text("x = 1\n")
     ctx = ToolContext(root=tmp_path, host=MemoryEditor())
     cache = ReadCache()
@@ -234,8 +234,9 @@ async def test_read_edit_read_through_the_real_tools_sees_the_new_text(tmp_path:
 
     first = await routed(prep("read_file", path="app.py"))
     assert "x = 1" in first.content
-    (tmp_path / "app.py").write_text("changed behind the cache\n")
     assert await routed(prep("read_file", path="app.py")) is first
+    (tmp_path / "app.py").write_text("changed behind the cache\n")  # stamps see it
+    assert "behind" in (await routed(prep("read_file", path="app.py"))).content
 
     edit = await routed(prep("write_file", path="app.py", content="x = 2\n"))
     assert not edit.is_error and edit.edits

@@ -5,7 +5,7 @@ and left in one task. So each server gets a task (``McpConnection._serve``) that
 initializes, lists the tools, then waits until the session closes it; tool calls from the
 session's task go through the connected ``ClientSession``. ``McpServers`` is the session's
 resource (``SessionResources``): closing the session closes every connection (a stdio
-server's process is stopped: stdin closed, then terminated, then killed).
+server's stdin is closed, then its whole process group is stopped: ``mcp.stdio``).
 
 A server that cannot start, or does not list its tools within ``startup_timeout_s``, is left
 out with a warning: the session goes on without its tools.
@@ -24,13 +24,13 @@ import anyio
 import mcp_types
 from mcp import ClientSession, MCPError, StdioServerParameters
 from mcp.client._transport import TransportStreams
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from cadenza import __version__
 from cadenza.config.mcp import McpConfig, McpServerConfig
 from cadenza.mcp.naming import tool_name
+from cadenza.mcp.stdio import stdio_server
 from cadenza.mcp.tools import McpTool
 from cadenza.tools.base import ToolError
 
@@ -99,7 +99,7 @@ class McpConnection:
                 env=server.env or None,
                 cwd=self.root / Path(server.cwd).expanduser() if server.cwd else self.root,
             )
-            return await stack.enter_async_context(stdio_client(params))
+            return await stack.enter_async_context(stdio_server(params))
         assert server.url is not None
         client = create_mcp_http_client(headers=server.headers or None)
         await stack.enter_async_context(client)

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from cadenza.messages import ToolSpec
+from cadenza.tools.freshness import ReadStamp
 from cadenza.tools.host import FileEdit, ToolHost
 from cadenza.tools.resources import SessionResources
 
@@ -68,6 +69,8 @@ class ToolResult:
         waiting_human: Set by the interactive browse tool when a person must act: the
             movement ends with a ``waiting_human`` result after this call's batch.
         settled: An error after which nothing is left to do (``ToolError.settled``).
+        stamp: For a read-only workspace tool, what it read as it was (``Tool.stamp``): the
+            read cache answers from this result only while the stamp is fresh.
     """
 
     content: str
@@ -75,6 +78,7 @@ class ToolResult:
     edits: tuple[FileEdit, ...] = field(default=())
     waiting_human: HumanWait | None = None
     settled: bool = False
+    stamp: ReadStamp | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -142,6 +146,14 @@ class Tool(ABC, Generic[A]):
     def title(self, args: A) -> str:
         """A short human line for progress reports, e.g. ``reading src/app.py``."""
         return self.name
+
+    def stamp(self, args: A, ctx: ToolContext) -> ReadStamp | None:
+        """What a read-only call with ``args`` reads, as it is now (``tools.freshness``).
+
+        None (the default): the tool's answer is not tied to workspace state it can probe.
+        A read tool takes its stamp before reading and returns it in its result.
+        """
+        return None
 
     @abstractmethod
     async def invoke(self, args: A, ctx: ToolContext) -> ToolResult:

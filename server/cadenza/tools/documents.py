@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cadenza.tools.freshness import file_state
 from cadenza.tools.fs import read_decoded
 from cadenza.tools.host import DocumentSnapshot, ToolHost
 
@@ -34,14 +35,8 @@ def exists(host: ToolHost, path: Path) -> bool:
 def fingerprint(host: ToolHost, path: Path) -> tuple[object, ...]:
     """A cheap token that changes when the file's text may have.
 
-    The buffer's version when the editor has it open, else the file's mtime (ns) and size
-    (bytes) on disk.
+    ``tools.freshness.file_state``: the buffer's version and text hash when the editor has it
+    open, else the file's stat fields on disk (with its content hash while its timestamps are
+    too recent to prove anything).
     """
-    snapshot = host.open_document(path)
-    if snapshot is not None:
-        return ("buffer", snapshot.version, len(snapshot.text))
-    try:
-        stat = path.stat()
-    except OSError:
-        return ("missing",)
-    return ("disk", stat.st_mtime_ns, stat.st_size)
+    return (file_state(host, path),)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from pathlib import Path
 from typing import ClassVar
 
@@ -18,6 +18,7 @@ from typing_extensions import override
 
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from cadenza.tools.documents import current_document
+from cadenza.tools.freshness import ReadStamp, file_state, tree_state
 from cadenza.tools.paths import relative_name, resolve_in_workspace
 from cadenza.tools.textfile import lines_with_ends
 
@@ -68,15 +69,39 @@ class ReadFile(Tool[ReadFileArgs]):
         return f"reading {args.path}"
 
     @override
+    def stamp(self, args: ReadFileArgs, ctx: ToolContext) -> ReadStamp:
+        return ReadStamp.take(lambda: _path_state(ctx, args.path, contents=None))
+
+    @override
     async def invoke(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
         path = resolve_in_workspace(ctx.root, args.path)
+        stamp = self.stamp(args, ctx)
         text = current_document(ctx.host, path).text
         name = relative_name(ctx.root, path)
         return ToolResult(
             content=render_lines(
                 name, text, offset=args.offset, limit=args.limit, numbered=ctx.line_numbers
-            )
+            ),
+            stamp=stamp,
         )
+
+
+def _path_state(ctx: ToolContext, name: str, *, contents: bool | None) -> Hashable:
+    """The state of what a read tool reads at ``name``: a file, or the tree of a folder.
+
+    Args:
+        ctx: The tool's context.
+        name: The tool's ``path`` argument.
+        contents: None: ``name`` is a file (``read_file``); False: a folder whose names are
+            read (``list_files``); True: a file or a folder whose texts are read (``search``).
+    """
+    try:
+        path = resolve_in_workspace(ctx.root, name)
+    except ToolError:
+        return ("unresolved",)
+    if contents is None or (contents and path.is_file()):
+        return file_state(ctx.host, path)
+    return tree_state(ctx.host, path, skip=SKIP_DIRS, contents=contents)
 
 
 def render_lines(
@@ -153,10 +178,15 @@ class ListFiles(Tool[ListFilesArgs]):
         return f"listing {args.path}"
 
     @override
+    def stamp(self, args: ListFilesArgs, ctx: ToolContext) -> ReadStamp:
+        return ReadStamp.take(lambda: _path_state(ctx, args.path, contents=False))
+
+    @override
     async def invoke(self, args: ListFilesArgs, ctx: ToolContext) -> ToolResult:
         folder = resolve_in_workspace(ctx.root, args.path)
         if not folder.is_dir():
             raise ToolError(f"{args.path} is not a folder")
+        stamp = self.stamp(args, ctx)
         names: list[str] = []
         more = 0
         for path in _walk(ctx.root, folder):
@@ -168,9 +198,9 @@ class ListFiles(Tool[ListFilesArgs]):
             else:
                 more += 1
         if not names:
-            return ToolResult(content="no files found")
+            return ToolResult(content="no files found", stamp=stamp)
         note = f"\n[{more} more files not shown; narrow with path or glob]" if more else ""
-        return ToolResult(content="\n".join(names) + note)
+        return ToolResult(content="\n".join(names) + note, stamp=stamp)
 
 
 class SearchArgs(ToolArgs):
@@ -197,6 +227,10 @@ class Search(Tool[SearchArgs]):
         return f"searching {args.pattern!r}"
 
     @override
+    def stamp(self, args: SearchArgs, ctx: ToolContext) -> ReadStamp:
+        return ReadStamp.take(lambda: _path_state(ctx, args.path, contents=True))
+
+    @override
     async def invoke(self, args: SearchArgs, ctx: ToolContext) -> ToolResult:
         # Models often pass code as the pattern (``len(x) - 1``, ``a[0]``): a line that holds
         # the pattern literally matches too, and a pattern that is no valid regex is literal.
@@ -205,6 +239,7 @@ class Search(Tool[SearchArgs]):
         except re.error:
             regex = None
         target = resolve_in_workspace(ctx.root, args.path)
+        stamp = self.stamp(args, ctx)
         files = [target] if target.is_file() else list(_walk(ctx.root, target))
         by_file: dict[str, list[str]] = {}
         shown = total = 0
@@ -218,7 +253,7 @@ class Search(Tool[SearchArgs]):
                     lines = by_file.setdefault(relative_name(ctx.root, path), [])
                     lines.append(f"  {lineno}: {line[:MAX_LINE_CHARS]}")
         if not total:
-            return ToolResult(content="no matches")
+            return ToolResult(content="no matches", stamp=stamp)
         # Grouped by file, with the file count first: the list of files to visit stands out.
         out = [f"{total} matches in {len(by_file)} files: {', '.join(by_file)}"]
         for name, lines in by_file.items():
@@ -226,7 +261,7 @@ class Search(Tool[SearchArgs]):
             out.extend(lines)
         if total > shown:
             out.append(f"[{total - shown} more matches not shown; narrow the pattern or path]")
-        return ToolResult(content="\n".join(out))
+        return ToolResult(content="\n".join(out), stamp=stamp)
 
 
 def _searchable_lines(ctx: ToolContext, path: Path) -> Iterator[tuple[int, str]]:

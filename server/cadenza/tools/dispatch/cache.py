@@ -1,21 +1,25 @@
 """Cache routing: results of read-only tools, cached by their normalized arguments.
 
 A read-only call (``Tool.read_only``: ``read_file``, ``list_files``, ``search``) made twice with
-the same validated arguments gets the first result back without touching the workspace again,
-until something that may change the answer happens:
+the same validated arguments gets the first result back without running the tool again, as
+long as what it read is unchanged. Changes come from many places, most of which the session
+never hears about: an edit by the agent, a command it ran (``touch b.txt``), the person typing
+in an open buffer, another process writing a file. So every lookup checks the entry's stamp
+(``tools.freshness``: the result's ``ToolResult.stamp``, taken by the tool before it read): an
+entry whose files, buffers or folder tree changed since is dropped and the lookup is a miss.
+A result without a stamp (a tool that reads nothing it can probe) is trusted until dropped.
+
+Dropping stays available, and the engine uses it to free entries early (a stale entry would be
+a miss anyway):
 
 - an edit, write, rename or delete of a path ``P`` drops every entry whose target (the call's
   ``path`` argument, resolved against the workspace root) is ``P``, contains ``P`` (a folder
   listed or searched) or lies inside ``P`` (a folder deleted or moved);
-- a command drops everything (it may have changed any file).
+- ``invalidate_all`` drops everything.
 
 The key is the tool name plus the validated argument model dumped canonically, so
 ``{"path": "a.py"}`` and ``{"path": "a.py", "offset": 1}`` (the default) share one entry. Paths
 are not resolved in the key: ``./a.py`` and ``a.py`` are two entries, which only costs a miss.
-
-The cache knows only what the session tells it: a person typing in an open buffer changes what
-``read_file`` returns without any tool call, so the session should call ``invalidate_paths`` (or
-``invalidate_all``) when the editor reports a change and before each new user turn.
 
 This module returns the outcome of each lookup (``hit``, ``miss``, ``bypass``); the engine
 publishes it as an event for the session log. It imports nothing from the engine.
@@ -109,19 +113,24 @@ class ReadCache:
         return len(self._entries)
 
     def lookup(self, prepared: PreparedCall) -> CacheLookup:
-        """Find the cached result of a call.
+        """Find the cached result of a call, if what it read is unchanged.
 
         Args:
             prepared: A validated call.
 
         Returns:
-            ``bypass`` for a tool that is not read-only, ``hit`` with the result, or ``miss``.
+            ``bypass`` for a tool that is not read-only, ``hit`` with the result, or ``miss``
+            (nothing stored, or the stored result's stamp is no longer fresh).
         """
         key = cache_key(prepared)
         if not prepared.tool.read_only:
             return CacheLookup(outcome="bypass", key=key)
         entry = self._entries.get(key)
         if entry is None:
+            return CacheLookup(outcome="miss", key=key)
+        stamp = entry.result.stamp
+        if stamp is not None and not stamp.fresh():
+            del self._entries[key]  # what it read changed: the answer would be stale
             return CacheLookup(outcome="miss", key=key)
         self._entries.move_to_end(key)
         return CacheLookup(outcome="hit", key=key, result=entry.result)
@@ -183,7 +192,7 @@ class ReadCache:
         return any(_overlaps(target, path) for path in changed)
 
     def invalidate_all(self) -> int:
-        """Drop every entry (a command ran: it may have changed any file).
+        """Drop every entry (e.g. to free them: stale entries would miss anyway).
 
         Returns:
             The number of entries dropped.
