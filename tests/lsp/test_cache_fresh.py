@@ -40,16 +40,7 @@ def on_question(editor: Harness, act: Callable[[], None]) -> None:
     editor._on_ask_user = answer  # type: ignore[method-assign]
 
 
-NEEDS_PIPELINE = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "the stuck detector still sees no state for list_files/search: the call pipeline must "
-        "pass prepared.tool.stamp(prepared.args, ctx).state as the repeat state"
-    ),
-)
-
-
-@pytest.mark.parametrize("repeats", ["run", pytest.param("observe", marks=NEEDS_PIPELINE)])
+@pytest.mark.parametrize("repeats", ["run", "observe"])
 async def test_list_files_after_a_command_shows_the_new_file(
     connect: Connect, fake: FakeOpenAI, workspace: Path, repeats: str
 ) -> None:

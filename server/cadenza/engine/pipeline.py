@@ -41,10 +41,9 @@ from cadenza.engine.stuck import Repeat, repeat_note
 from cadenza.engine.variants import EDIT_TOOLS
 from cadenza.engine.workflows import Movement
 from cadenza.messages import ToolCall
-from cadenza.tools.base import ToolContext, ToolError, ToolKind, ToolResult
+from cadenza.tools.base import ToolContext, ToolKind, ToolResult
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
-from cadenza.tools.documents import fingerprint
-from cadenza.tools.paths import relative_name, resolve_in_workspace
+from cadenza.tools.paths import relative_name
 
 CUT_ARGUMENTS = (
     "your reply was cut by the token limit before this call's arguments were complete; the "
@@ -187,31 +186,27 @@ class CallPipeline:
         return refusal(verdict, call.name, gate.timeout_s)
 
     def _fingerprint(self, prepared: PreparedCall) -> tuple[object, ...]:
-        """The file's fingerprint for a call on one file; folders and searches have none.
+        """What the call reads, as it is now (``Tool.stamp``); calls that read nothing: ``()``.
 
-        A repeated call on a file that changed since (the person edited it, an edit was
-        refused over their unsaved text) is not "stuck": the stuck detector compares these.
+        A repeated call on a file, folder or search whose answer may differ since (the person
+        edited it, a command created a file, another process wrote it) is not "stuck": the
+        stuck detector compares these.
         """
-        path = getattr(prepared.args, "path", None)
-        if not isinstance(path, str) or prepared.tool.name in ("list_files", "search"):
-            return ()
-        try:
-            return fingerprint(self.rt.editor, resolve_in_workspace(self.rt.root, path))
-        except ToolError:
-            return ()
+        stamp = prepared.tool.stamp(prepared.args, self._ctx)
+        return () if stamp is None else (stamp.state,)
 
     async def _dispatch(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:
         """Cache routing, then execution, then invalidation after edits."""
+        # The cache checks each entry's stamp itself: a changed file, buffer or folder misses.
         lookup = self.rt.cache.lookup(prepared)
-        current = self._fingerprint(prepared)
-        hit = lookup.hit and self.rt.fingerprints.get(lookup.key) == current
+        hit = lookup.hit
         if lookup.outcome != "bypass":
             self.rt.publish(ToolCacheLookup(tool_call_id=call.id, name=call.name, hit=hit))
         if hit and lookup.result is not None:
             return lookup.result
         result = await run(prepared, self._ctx)
-        if lookup.outcome != "bypass" and self.rt.cache.store(prepared, result):
-            self.rt.fingerprints[lookup.key] = current
+        if lookup.outcome != "bypass":
+            self.rt.cache.store(prepared, result)
         return self._invalidate(call, prepared, result)
 
     def _invalidate(self, call: ToolCall, prepared: PreparedCall, result: ToolResult) -> ToolResult:

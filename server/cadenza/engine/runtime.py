@@ -94,8 +94,6 @@ class Runtime:
     task_files: list[str] = field(default_factory=list)
     """Workspace files the task is about (``engine.prime.task_files``): the edit echo looks
     there for what a rename left behind."""
-    fingerprints: dict[str, tuple[object, ...]] = field(default_factory=dict)
-    """Cache key → file fingerprint when stored: a buffer the person changed is read again."""
     call_ids: CallIds = field(init=False)
     """Every tool-call id the session used (a restored history's too): ids stay unique."""
 

@@ -292,7 +292,6 @@ class Session:
         # longer "stuck", and cached reads may be stale.
         self.rt.stuck.workspace_changed()
         self.rt.cache = ReadCache()
-        self.rt.fingerprints.clear()
         return await self.run()
 
     def end_cancelled(self) -> None:
