@@ -18,7 +18,8 @@ from acp import text_block
 from acp.schema import McpServerStdio
 from mcp import ClientSession, StdioServerParameters
 
-from cadenza.mcp.stdio import _LIVE_GROUPS, stdio_server
+from cadenza.mcp.stdio import stdio_server
+from cadenza.procgroups import live_groups
 from tests.acp.conftest import WAIT_S, Start
 from tests.lsp.conftest import Connect
 from tests.lsp.harness import capabilities
@@ -67,7 +68,7 @@ async def test_a_server_that_exits_on_stdin_close_takes_its_worker_along() -> No
         worker = await worker_of(session)
         assert running(worker)
     assert stopped(worker, within_s=0.5), "the worker outlived the connection"
-    assert not _LIVE_GROUPS
+    assert not live_groups()
 
 
 async def test_a_server_that_lingers_after_stdin_close_is_stopped_with_its_group() -> None:

@@ -19,7 +19,7 @@ from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES
 
 from cadenza.acp.agent import CadenzaAgent
 from cadenza.acp.wire import checked_stdin
-from cadenza.tools.shell import kill_live_groups
+from cadenza.procgroups import kill_live_groups
 
 log = logging.getLogger(__name__)
 

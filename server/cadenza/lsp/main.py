@@ -14,7 +14,7 @@ import sys
 from pygls.exceptions import JsonRpcInvalidParams
 
 from cadenza.lsp.server import create_server
-from cadenza.tools.shell import kill_live_groups
+from cadenza.procgroups import kill_live_groups
 
 log = logging.getLogger(__name__)
 

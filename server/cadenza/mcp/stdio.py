@@ -7,17 +7,16 @@ watcher) running after the session, and the SDK offers no way to reach the group
 So this transport spawns the server itself, in a new session, and its end follows the MCP
 lifecycle's shutdown (stdin closed, a grace to exit) and then, always, the group's end as
 ``run_command`` does it: SIGTERM to the group, SIGKILL after ``KILL_GRACE_S``. Groups still
-alive when the Cadenza process exits are killed then (``atexit``).
+alive when the Cadenza process exits, or the server gets SIGTERM, are killed then
+(``cadenza.procgroups``).
 
 Messages are newline-delimited JSON-RPC, parsed and serialized as the SDK's transport does.
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import logging
-import os
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -33,6 +32,8 @@ from mcp import StdioServerParameters
 from mcp.client._transport import TransportStreams
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
+
+from cadenza.procgroups import forget, register, signal_group
 
 log = logging.getLogger(__name__)
 
@@ -50,30 +51,6 @@ REAP_S = 2.0
 
 POLL_S = 0.02
 
-_LIVE_GROUPS: set[int] = set()
-"""Process groups of the MCP servers running now, killed when the Cadenza process exits."""
-
-
-def kill_live_groups() -> None:
-    """SIGKILL every MCP server group still running (registered with ``atexit``)."""
-    for pgid in list(_LIVE_GROUPS):
-        _signal_group(pgid, signal.SIGKILL)
-    _LIVE_GROUPS.clear()
-
-
-atexit.register(kill_live_groups)
-
-
-def _signal_group(pgid: int, sig: int) -> bool:
-    """Send ``sig`` to the group ``pgid``; False when the group has no process left."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # a member changed user; the others were signalled
-        return True
-    return True
-
 
 async def stop_group(process: anyio.abc.Process) -> None:
     """End the server's whole process group: SIGTERM, SIGKILL after ``KILL_GRACE_S``, reap.
@@ -84,12 +61,12 @@ async def stop_group(process: anyio.abc.Process) -> None:
     """
     pgid = process.pid
     with anyio.CancelScope(shield=True):
-        if _signal_group(pgid, signal.SIGTERM):
+        if signal_group(pgid, signal.SIGTERM):
             with anyio.move_on_after(KILL_GRACE_S):
-                while _signal_group(pgid, 0):
+                while signal_group(pgid, 0):
                     await anyio.sleep(POLL_S)
-            _signal_group(pgid, signal.SIGKILL)
-        _LIVE_GROUPS.discard(pgid)
+            signal_group(pgid, signal.SIGKILL)
+        forget(pgid)
         with anyio.move_on_after(REAP_S):
             await process.wait()
         with contextlib.suppress(OSError, anyio.BrokenResourceError):
@@ -191,7 +168,7 @@ async def stdio_server(
         stderr=errlog or sys.stderr,
         start_new_session=True,
     )
-    _LIVE_GROUPS.add(process.pid)
+    register(process.pid)
     try:
         async with _bridge(process, params) as streams:
             yield streams

@@ -15,10 +15,8 @@ the command ends while processes it started in the background still run.
 
 from __future__ import annotations
 
-import atexit
 import codecs
 import contextlib
-import os
 import shutil
 import signal
 import subprocess
@@ -30,6 +28,7 @@ from pydantic import Field
 from typing_extensions import override
 
 from cadenza.messages import ToolSpec
+from cadenza.procgroups import forget, register, signal_group
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from cadenza.tools.paths import relative_name, resolve_in_workspace
 
@@ -104,31 +103,6 @@ class _Capture:
         return f"{head}{sep}{note}\n{tail}"
 
 
-_LIVE_GROUPS: set[int] = set()
-"""Process groups of commands running now, killed when the server process exits."""
-
-
-def kill_live_groups() -> None:
-    """SIGKILL every command still running (registered with ``atexit``; also on SIGTERM)."""
-    for pgid in list(_LIVE_GROUPS):
-        _signal_group(pgid, signal.SIGKILL)
-    _LIVE_GROUPS.clear()
-
-
-atexit.register(kill_live_groups)
-
-
-def _signal_group(pgid: int, sig: int) -> bool:
-    """Send ``sig`` to the process group ``pgid``; False when the group has no process left."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # a member changed user (setuid); the others were signalled
-        return True
-    return True
-
-
 async def _pump(stream: anyio.abc.ByteReceiveStream, capture: _Capture, done: anyio.Event) -> None:
     """Read ``stream`` into ``capture`` until its end; then set ``done``."""
     try:
@@ -146,18 +120,18 @@ async def _stop_group(process: anyio.abc.Process, output_done: anyio.Event) -> N
     The grace ends early once the leader has exited and the output pipe is closed (every
     process that held it is gone).
     """
-    _signal_group(process.pid, signal.SIGTERM)
+    signal_group(process.pid, signal.SIGTERM)
     with anyio.move_on_after(KILL_GRACE_S):
         await process.wait()
         await output_done.wait()
-    _signal_group(process.pid, signal.SIGKILL)
+    signal_group(process.pid, signal.SIGKILL)
     with anyio.move_on_after(REAP_S):
         await process.wait()
 
 
 async def _kill_now(process: anyio.abc.Process) -> None:
     """SIGKILL the command's group at once and reap the leader, even inside a cancelled scope."""
-    _signal_group(process.pid, signal.SIGKILL)
+    signal_group(process.pid, signal.SIGKILL)
     with anyio.CancelScope(shield=True), anyio.move_on_after(REAP_S):
         await process.wait()
 
@@ -304,14 +278,14 @@ class RunCommand(Tool[RunCommandArgs]):
         except OSError as exc:
             raise ToolError(f"cannot start {self.shell}: {exc}") from None
         capture = _Capture(self.max_output_bytes)
-        _LIVE_GROUPS.add(process.pid)
+        register(process.pid)
         try:
             timed_out = await self._supervise(process, capture, timeout_s)
         except BaseException:  # cancelled (or broken): nothing of the command may outlive it
             await _kill_now(process)
             raise
         finally:
-            _LIVE_GROUPS.discard(process.pid)
+            forget(process.pid)
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
                 await process.aclose()
         output = capture.text() or "(no output)"
@@ -344,7 +318,7 @@ class RunCommand(Tool[RunCommandArgs]):
                 await process.wait()
             timed_out = deadline.cancelled_caught
             # The leader is reaped when it exited, so a live group means leftovers.
-            if timed_out or _signal_group(process.pid, 0):
+            if timed_out or signal_group(process.pid, 0):
                 await _stop_group(process, output_done)
             with anyio.move_on_after(DRAIN_S):
                 await output_done.wait()
