@@ -12,7 +12,7 @@ import { describeContext, relativePath, taskWithContext, type EditorContext } fr
 import { DIFF_SCHEME, DiffContentProvider, openDiff } from "./diff";
 import { applyEditHandler, saveDocuments } from "./edits";
 import { errorText, isUnsupportedCommand, unsupportedMessage } from "./errors";
-import { PANEL_VIEW_ID, PanelProvider, type PanelMessage } from "./panel";
+import { PANEL_VIEW_ID, PanelProvider, openableLink, type PanelMessage } from "./panel";
 import { SessionProgress } from "./progress";
 import { askUser, requestPermission, waitingHuman, type PromptHost } from "./prompts";
 import {
@@ -265,8 +265,8 @@ class Cadenza implements vscode.Disposable {
     const settings = readSettings(vscode.workspace.getConfiguration("cadenza"));
     const focused = vscode.window.activeTextEditor?.document.uri.toString();
     const args = sessionArguments(settings, task, rootUri?.toString(), focused);
-    // Reveal before starting: revealing later would hide a refactor preview (review mode) that
-    // shares the bottom panel, and VS Code discards a preview that gets hidden.
+    // Reveal before starting: the view lives in the side bar, and revealing it later could move
+    // focus while a refactor preview (review mode, in the bottom panel) is open.
     if (settings.revealOnRun) await this.panel.reveal();
     const progress = new SessionProgress(
       client,
@@ -300,7 +300,11 @@ class Cadenza implements vscode.Disposable {
       void vscode.window.showErrorMessage(`Cadenza: the server answered ${START_SESSION} without a sessionId.`);
       return;
     }
-    const session = this.store.add(result.sessionId, { task, root: rootUri?.fsPath });
+    const session = this.store.add(result.sessionId, {
+      task,
+      root: rootUri?.fsPath,
+      contextSize: settings.contextSize ?? undefined,
+    });
     progress.sessionId = session.id;
     if (session.state === "ended" || session.state === "waiting") progress.dispose();
     else this.progress.set(session.id, progress);
@@ -569,6 +573,11 @@ class Cadenza implements vscode.Disposable {
         // waiting_human: the person is done in the browser.
         await this.reply({ sessionId: message.sessionId, text: "" });
         break;
+      case "openLink": {
+        const href = openableLink(message.href);
+        if (href) await vscode.env.openExternal(vscode.Uri.parse(href));
+        break;
+      }
       case "run":
         await this.runTask();
         break;

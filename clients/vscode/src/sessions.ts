@@ -13,6 +13,7 @@
  */
 
 import { WAITING_REASONS } from "./protocol";
+import { addModelReply, addUsageUpdate, emptyUsage, formatUsage, type TurnUsage } from "./usage";
 import type {
   DiffContentItem,
   SessionInfo,
@@ -67,6 +68,8 @@ export type Entry =
       /** The session waits for the person after this end (needs_user_input, waiting_human). */
       waiting?: boolean;
       url?: string;
+      /** The turn's token usage in words (formatUsage), "" when none was reported. */
+      usage?: string;
     }
   | { kind: "note"; text: string; level: "info" | "warning" | "error" };
 
@@ -94,6 +97,12 @@ export interface SessionView {
   entries: Entry[];
   /** Absolute paths of the files the session changed, in the order first changed. */
   edited: string[];
+  /** The model's context window when known (the `cadenza.contextSize` setting). */
+  contextSize?: number;
+  /** Token usage of the current (or last) turn, from `model_reply` and `usage_update`. */
+  turnUsage?: TurnUsage;
+  /** `turnUsage` in words, for the panel ("" before the first model reply). */
+  usage?: string;
 }
 
 /** Stop reasons after which the task is done (the others need a look). */
@@ -423,13 +432,23 @@ export class SessionStore {
         session.question = undefined;
         session.whyNoDefault = undefined;
         session.url = undefined;
+        session.turnUsage = undefined;
+        const reply = typeof u.reply === "string" ? u.reply : "";
         session.entries.push({
           kind: "resume",
           after: String(u.after ?? ""),
-          reply: typeof u.reply === "string" ? u.reply : "",
+          reply,
         });
         return undefined;
       }
+      case "model_reply":
+        addModelReply(this.turn(session), u);
+        session.usage = formatUsage(session.turnUsage, session.contextSize);
+        return undefined;
+      case "usage_update":
+        addUsageUpdate(this.turn(session), u);
+        session.usage = formatUsage(session.turnUsage, session.contextSize);
+        return undefined;
       case "tool_call":
       case "tool_call_update":
         this.applyTool(session, u);
@@ -484,16 +503,28 @@ export class SessionStore {
         };
         if (waiting) entry.waiting = true;
         if (url) entry.url = url;
+        const usage = formatUsage(session.turnUsage, session.contextSize);
+        if (usage) entry.usage = usage;
+        session.turnUsage = undefined;
         session.entries.push(entry);
         return end;
       }
       default:
-        return undefined; // kinds this version does not know (usage_update, ...)
+        return undefined; // kinds this version does not know (repair, ...)
     }
+  }
+
+  private turn(session: SessionView): TurnUsage {
+    if (!session.turnUsage) session.turnUsage = emptyUsage();
+    return session.turnUsage;
   }
 
   private appendText(session: SessionView, text: string, kind: "text" | "user"): void {
     const last = session.entries[session.entries.length - 1];
+    // A replay carries the person's answer twice: the `session_resume` with the reply as the
+    // person wrote it, then the user message the model got (the server's wording around the
+    // reply: "The person answered your question (…): …"). The resume line shows the reply.
+    if (kind === "user" && last?.kind === "resume") return;
     if (last?.kind === kind) last.text += text;
     else session.entries.push({ kind, text });
   }

@@ -90,7 +90,7 @@ describe("SessionStore.apply", () => {
   it("waits after needs_user_input, runs again on session_resume, and ignores unknown kinds", () => {
     const s = store();
     s.add("s", { task: "Rename greet" });
-    expect(s.apply("s", { sessionUpdate: "usage_update", used: 5 })).toBeUndefined();
+    expect(s.apply("s", { sessionUpdate: "some_later_kind", used: 5 })).toBeUndefined();
     const end = s.apply("s", {
       sessionUpdate: "session_end",
       stopReason: "needs_user_input",
@@ -338,5 +338,40 @@ describe("describeStopReason", () => {
       expect(describeStopReason(reason)).not.toBe(reason);
     }
     expect(describeStopReason("later_reason")).toBe("later_reason");
+  });
+});
+
+describe("usage and replays", () => {
+  it("shows each turn's token usage at its end, and live while it runs", () => {
+    const s = store();
+    s.add("u", { task: "t", contextSize: 8192 });
+    s.apply("u", { sessionUpdate: "model_reply", step: 1, toolCalls: 1, finishReason: "tool_calls", promptTokens: 1000, completionTokens: 20 });
+    expect(s.get("u")!.usage).toBe("context 1,000 / 8,192 tokens (12%) · 20 tokens out · 1 request");
+    s.apply("u", { sessionUpdate: "model_reply", step: 2, toolCalls: 0, finishReason: "stop", promptTokens: 1843, completionTokens: 41 });
+    s.apply("u", { sessionUpdate: "session_end", stopReason: "needs_user_input", message: "which?", steps: 2 });
+    const first = s.get("u")!.entries.at(-1)!;
+    expect(first).toMatchObject({ kind: "end", usage: "context 1,843 / 8,192 tokens (22%) · 61 tokens out · 2 requests" });
+    // The next turn counts anew.
+    s.apply("u", { sessionUpdate: "session_resume", after: "needs_user_input", reply: "this" });
+    s.apply("u", { sessionUpdate: "model_reply", step: 3, toolCalls: 0, finishReason: "stop" });
+    s.apply("u", { sessionUpdate: "session_end", stopReason: "end_turn", message: "ok", steps: 3 });
+    expect(s.get("u")!.entries.at(-1)).toMatchObject({ kind: "end", usage: "1 request · no token counts reported" });
+  });
+
+  it("a replay shows the person's reply, not the server's wording around it", () => {
+    const s = store();
+    s.reset("r", { task: "Show the currency" });
+    s.apply("r", { sessionUpdate: "user_message_chunk", content: { type: "text", text: "Show the currency" } });
+    s.apply("r", { sessionUpdate: "session_end", stopReason: "needs_user_input", message: "", missingInfo: "which currency" });
+    s.apply("r", { sessionUpdate: "session_resume", after: "needs_user_input", reply: "CHF" });
+    s.apply("r", {
+      sessionUpdate: "user_message_chunk",
+      content: { type: "text", text: "The person answered your question (which currency): CHF" },
+    });
+    s.apply("r", { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Done." } });
+    const entries = s.get("r")!.entries;
+    expect(entries.filter((e) => e.kind === "user")).toEqual([{ kind: "user", text: "Show the currency" }]);
+    expect(entries.find((e) => e.kind === "resume")).toEqual({ kind: "resume", after: "needs_user_input", reply: "CHF" });
+    expect(JSON.stringify(entries)).not.toContain("The person answered");
   });
 });
