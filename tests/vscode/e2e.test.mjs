@@ -296,7 +296,7 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       await wb.waitForQuickInput("Cadenza: Run Task");
       await page.keyboard.type("Make a marker file");
       await page.keyboard.press("Enter");
-      const dialog = page.locator(".monaco-dialog-box", { hasText: "Cadenza wants to run running `touch marker.txt`" });
+      const dialog = page.locator(".monaco-dialog-box", { hasText: "Cadenza wants to run `touch marker.txt`" });
       await dialog.waitFor({ timeout: 60000 });
       assert.match(await dialog.innerText(), /touch marker\.txt/);
       for (const name of ["Allow once", "Always allow", "Reject", "Always reject"]) {
@@ -309,7 +309,7 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       assert.ok(fs.existsSync(path.join(workspace, "marker.txt")), "marker.txt was not created");
       const [tool] = toolMessages((await requests())[1]);
       assert.match(tool.content, /^exit code 0/);
-      await wb.panel().locator(".note", { hasText: "Cadenza wants to run running `touch marker.txt`: Allow once" }).waitFor();
+      await wb.panel().locator(".note", { hasText: "Cadenza wants to run `touch marker.txt`: Allow once" }).waitFor();
       fs.rmSync(path.join(workspace, "marker.txt"));
     }));
 
@@ -382,8 +382,13 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       await wb.answerQuickInput("Show the currency");
       const session = wb.panel().locator('section.session[data-stop-reason="end_turn"]', { hasText: "Show the currency in the report" });
       await session.locator(".user-text", { hasText: "Show the currency in the report" }).waitFor({ timeout: 30000 });
-      await session.locator(".user-text", { hasText: "The person answered your question (which currency the report should use): CHF" }).waitFor();
-      assert.equal(await session.locator(".resume").count(), 2, "the replay shows both resumes");
+      await waitFor("the replay's two resumes", async () => (await session.locator(".resume").count()) === 2);
+      // The person's answers as they wrote them, not the server's wording around them.
+      assert.deepEqual(
+        await session.locator(".resume").allInnerTexts(),
+        ["▸ resumed with your answer: CHF", "▸ resumed with your answer: 2"],
+      );
+      assert.ok(!(await session.innerText()).includes("The person answered your question"), "the replay shows internal prompt text");
       await session.locator(".end").last().scrollIntoViewIfNeeded();
       await wb.shot("sessions-replayed", "the picked session replayed by cadenza.loadSession: the person's messages, the agent's, the ends");
       assert.equal((await requests()).length, 0, "the replay asked the model nothing");

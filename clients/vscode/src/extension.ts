@@ -13,6 +13,7 @@ import { DIFF_SCHEME, DiffContentProvider, openDiff } from "./diff";
 import { applyEditHandler, saveDocuments } from "./edits";
 import { errorText, isUnsupportedCommand, unsupportedMessage } from "./errors";
 import { PANEL_VIEW_ID, PanelProvider, openableLink, type PanelMessage } from "./panel";
+import { Notices } from "./notices";
 import { SessionProgress } from "./progress";
 import { askUser, requestPermission, waitingHuman, type PromptHost } from "./prompts";
 import {
@@ -53,6 +54,7 @@ class Cadenza implements vscode.Disposable {
   private readonly progress = new Map<string, SessionProgress>(); // by sessionId
   /** Sessions whose history `cadenza.loadSession` is replaying: no notifications for them. */
   private readonly replaying = new Set<string>();
+  private readonly notices = new Notices();
   private readonly status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -158,22 +160,27 @@ class Cadenza implements vscode.Disposable {
     if (settings.saveEdits === "onSessionEnd" && session.edited.length) {
       await saveDocuments(session.edited.map((p) => vscode.Uri.file(p).toString()));
     }
-    const text = endNotice(end.stopReason, end.message);
-    const showPanel = "Show Panel";
-    let choice: string | undefined;
-    switch (end.stopReason) {
-      case "end_turn":
-      case "cancelled":
-        choice = await vscode.window.showInformationMessage(text, showPanel);
-        break;
-      case "max_steps":
-        choice = await vscode.window.showWarningMessage(text, showPanel);
-        break;
-      default:
-        choice = await vscode.window.showErrorMessage(text, showPanel, "Show Log");
-        if (choice === "Show Log") this.output.show(true);
-    }
-    if (choice === showPanel) await this.panel.reveal();
+    const text = endNotice(end.stopReason, session.message ?? end.message);
+    const reason = end.stopReason;
+    // One end notification at a time (the latest replaces one still waiting): several sessions
+    // ending together no longer pile up toasts; the panel shows every end.
+    this.notices.show(async () => {
+      const showPanel = "Show Panel";
+      let choice: string | undefined;
+      switch (reason) {
+        case "end_turn":
+        case "cancelled":
+          choice = await vscode.window.showInformationMessage(text, showPanel);
+          break;
+        case "max_steps":
+          choice = await vscode.window.showWarningMessage(text, showPanel);
+          break;
+        default:
+          choice = await vscode.window.showErrorMessage(text, showPanel, "Show Log");
+          if (choice === "Show Log") this.output.show(true);
+      }
+      if (choice === showPanel) await this.panel.reveal();
+    });
   }
 
   /**
@@ -256,10 +263,7 @@ class Cadenza implements vscode.Disposable {
     try {
       client = await this.server.ensure();
     } catch (error) {
-      const settings = "Open Settings";
-      const choice = await vscode.window.showErrorMessage(errorText(error instanceof Error ? error.message : error), settings, "Show Log");
-      if (choice === settings) await vscode.commands.executeCommand("workbench.action.openSettings", "cadenza.server");
-      else if (choice === "Show Log") this.output.show(true);
+      await this.serverFailed(error);
       return;
     }
     const settings = readSettings(vscode.workspace.getConfiguration("cadenza"));
@@ -353,13 +357,21 @@ class Cadenza implements vscode.Disposable {
     }
   }
 
+  /** The one message of a server that did not start: what to do, with Open Settings and Show Log. */
+  private async serverFailed(error: unknown): Promise<void> {
+    const settings = "Open Settings";
+    const choice = await vscode.window.showErrorMessage(errorText(error instanceof Error ? error.message : error), settings, "Show Log");
+    if (choice === settings) await vscode.commands.executeCommand("workbench.action.openSettings", "cadenza.server");
+    else if (choice === "Show Log") this.output.show(true);
+  }
+
   /** Run a server command that may not exist yet; undefined (after a message) when it fails. */
   private async optionalCommand(what: string, command: string, argument: object): Promise<unknown> {
     let client: LanguageClient;
     try {
       client = await this.server.ensure();
     } catch (error) {
-      void vscode.window.showErrorMessage(errorText(error instanceof Error ? error.message : error));
+      void this.serverFailed(error);
       return undefined;
     }
     try {

@@ -12,6 +12,7 @@
  * for an unknown tool call creates it (robust to a lost `tool_call`).
  */
 
+import { providerErrorText } from "./errors";
 import { WAITING_REASONS } from "./protocol";
 import { addModelReply, addUsageUpdate, emptyUsage, formatUsage, type TurnUsage } from "./usage";
 import type {
@@ -70,6 +71,8 @@ export type Entry =
       url?: string;
       /** The turn's token usage in words (formatUsage), "" when none was reported. */
       usage?: string;
+      /** The server's own text when `message` is a readable rewording of it (a provider error). */
+      detail?: string;
     }
   | { kind: "note"; text: string; level: "info" | "warning" | "error" };
 
@@ -200,7 +203,7 @@ export function describeStopReason(reason: string): string {
 
 /** The notification shown when a session ends. */
 export function endNotice(reason: string, message: string | undefined): string {
-  const text = message ? (message.length > 200 ? `${message.slice(0, 199)}…` : message) : "";
+  const text = message ? (message.length > 300 ? `${message.slice(0, 299)}…` : message) : "";
   switch (reason) {
     case "end_turn":
       return text ? `Cadenza finished: ${text}` : "Cadenza finished the task.";
@@ -484,6 +487,9 @@ export class SessionStore {
         const waiting = isWaitingReason(session.stopReason);
         session.state = waiting ? "waiting" : "ended";
         session.message = typeof end.message === "string" ? end.message : "";
+        const raw = session.message;
+        const readable = session.stopReason === "error" ? providerErrorText(raw) : undefined;
+        if (readable) session.message = readable;
         session.steps = typeof end.steps === "number" ? end.steps : undefined;
         session.endedAt = this.now();
         session.progress = undefined;
@@ -505,6 +511,7 @@ export class SessionStore {
         if (url) entry.url = url;
         const usage = formatUsage(session.turnUsage, session.contextSize);
         if (usage) entry.usage = usage;
+        if (readable) entry.detail = raw;
         session.turnUsage = undefined;
         session.entries.push(entry);
         return end;

@@ -328,7 +328,7 @@ describe("endNotice", () => {
     expect(endNotice("cancelled", "")).toBe("Cadenza: the task was cancelled.");
     expect(endNotice("max_steps", "stopped after 25 steps")).toBe("Cadenza stopped at the step limit: stopped after 25 steps");
     expect(endNotice("error", undefined)).toBe("Cadenza failed with an error.");
-    expect(endNotice("end_turn", "x".repeat(300))).toHaveLength("Cadenza finished: ".length + 200);
+    expect(endNotice("end_turn", "x".repeat(400))).toHaveLength("Cadenza finished: ".length + 300);
   });
 });
 
@@ -373,5 +373,18 @@ describe("usage and replays", () => {
     expect(entries.filter((e) => e.kind === "user")).toEqual([{ kind: "user", text: "Show the currency" }]);
     expect(entries.find((e) => e.kind === "resume")).toEqual({ kind: "resume", after: "needs_user_input", reply: "CHF" });
     expect(JSON.stringify(entries)).not.toContain("The person answered");
+  });
+});
+
+describe("provider errors", () => {
+  it("ends with one readable sentence; the server's text stays as the detail", () => {
+    const s = store();
+    s.add("e", { task: "t" });
+    const raw = 'openai/test chat completion: HTTP 401: {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}';
+    s.apply("e", { sessionUpdate: "session_end", stopReason: "error", message: raw, steps: 1 });
+    const session = s.get("e")!;
+    expect(session.message).toMatch(/^The openai provider refused the API key \(HTTP 401\)/);
+    expect(session.entries.at(-1)).toMatchObject({ kind: "end", message: session.message, detail: raw });
+    expect(endNotice("error", session.message)).toMatch(/^Cadenza failed with an error: The openai provider refused the API key/);
   });
 });

@@ -53,7 +53,7 @@ local function permission_rejected()
   local response = handle(prompts.request_permission, PERMISSION)
   T.eq(response, { outcome = { outcome = "selected", optionId = "reject-once" } }, "a rejection")
   T.eq(seen, {
-    prompt = "Cadenza wants to run running a command: rm -rf build",
+    prompt = "Cadenza wants to run `rm -rf build`",
     kind = "cadenza.permission",
     names = { "Allow once", "Always allow", "Reject", "Always reject" },
   }, "the permission prompt with the four options")

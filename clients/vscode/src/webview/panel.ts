@@ -139,6 +139,11 @@ function renderEntry(entry: Entry): HTMLElement {
       if (entry.missingInfo) node.append(el("div", "missing", `Needs: ${entry.missingInfo}`));
       if (entry.whyNoDefault) node.append(el("div", "missing", `Why: ${entry.whyNoDefault}`));
       if (entry.url) node.append(el("div", "missing", `Page: ${entry.url}`));
+      if (entry.detail) {
+        const details = el("details", "error-details");
+        details.append(el("summary", "", "what the server said"), el("pre", "", entry.detail));
+        node.append(details);
+      }
       if (entry.usage) node.append(el("div", "usage", entry.usage));
       return node;
     }
