@@ -455,4 +455,71 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       await wb.waitForToast("Cadenza finished: Hello from the restarted server.", 60000);
       await wb.shot("after-restart", "after Cadenza: Restart Server, a new session on the new server");
     }));
+
+  it("renders the model's Markdown in the side bar view, HTML in it inert; usage per turn; a 401 as one sentence", async () =>
+    step("markdown", async () => {
+      await control("/reset", {});
+      const reply = [
+        "## Summary",
+        "",
+        "Renamed **calc_total** and added `typing` hints:",
+        "",
+        "- inventory.py",
+        "- report.py",
+        "",
+        "```python",
+        "def calc_total(items: list[Item]) -> float:",
+        "```",
+        "",
+        '<script>document.body.dataset.pwned = "script"</script>',
+        '<img src="x" onerror="document.body.dataset.pwned = \'img\'">',
+        "[a link](javascript:document.body.dataset.pwned='link')",
+      ].join("\n");
+      await script({ content: reply });
+      await wb.clearNotifications();
+      await wb.command("Cadenza: Run Task…");
+      await wb.waitForQuickInput("Cadenza: Run Task");
+      await page.keyboard.type("Summarize the change in Markdown");
+      await page.keyboard.press("Enter");
+      const session = wb.panel().locator('section.session[data-stop-reason="end_turn"]', { hasText: "Summarize the change in Markdown" });
+      await session.waitFor({ timeout: 60000 });
+      // The view lives in the side bar (its container in the activity bar), not the bottom panel.
+      assert.equal(await page.locator('.part.sidebar iframe[src*="extensionId=cadenza.cadenza"]').count(), 1, "the view is not in the side bar");
+      assert.equal(await page.locator('.part.panel iframe[src*="extensionId=cadenza.cadenza"]').count(), 0, "the view is in the bottom panel");
+      const text = session.locator(".agent-text.markdown");
+      await text.locator("h2", { hasText: "Summary" }).waitFor();
+      assert.equal(await text.locator("strong").innerText(), "calc_total");
+      assert.deepEqual(await text.locator("li").allInnerTexts(), ["inventory.py", "report.py"]);
+      assert.match(await text.locator("pre code").innerText(), /def calc_total\(items: list\[Item\]\) -> float:/);
+      // The HTML the model wrote is text, nothing of it runs.
+      const shown = await text.innerText();
+      assert.ok(shown.includes('<script>document.body.dataset.pwned = "script"</script>'), `the script tag is not shown as text: ${shown}`);
+      assert.ok(shown.includes('<img src="x" onerror='), `the img tag is not shown as text: ${shown}`);
+      assert.equal(await session.locator("script, img, iframe, [onerror], a[href^='javascript']").count(), 0, "model HTML became elements");
+      assert.equal(await wb.panel().locator("body[data-pwned]").count(), 0, "model HTML ran in the webview");
+      assert.equal(await wb.panel().locator("script").count(), 1, "a script other than the panel's own is in the webview");
+      // The final message is the streamed text: shown once.
+      assert.equal(await session.locator("h2", { hasText: "Summary" }).count(), 1, "the final message is shown twice");
+      // Usage of the turn (the scripted model reports 10 prompt and 5 completion tokens).
+      assert.equal(await session.locator(".end .usage").innerText(), "context 10 tokens · 5 tokens out · 1 request");
+      await session.scrollIntoViewIfNeeded();
+      await wb.shot("markdown", "the Cadenza view in the side bar: the reply rendered as Markdown, its <script>/<img onerror> shown as inert text, the turn's usage");
+
+      // A provider error: one sentence with the fix, the server's text behind "what the server said".
+      await control("/reset", {});
+      await script({ status: 401 });
+      await wb.clearNotifications();
+      await wb.command("Cadenza: Run Task…");
+      await wb.waitForQuickInput("Cadenza: Run Task");
+      await page.keyboard.type("Fail with a 401");
+      await page.keyboard.press("Enter");
+      const toast = await wb.waitForToast("The openai provider refused the API key (HTTP 401)", 60000);
+      const toastText = await toast.innerText();
+      assert.ok(toastText.includes("set OPENAI_API_KEY"), `the toast names no fix: ${toastText}`);
+      assert.ok(!toastText.includes("{"), `the toast shows raw JSON: ${toastText}`);
+      const failed = wb.panel().locator('section.session[data-stop-reason="error"]', { hasText: "Fail with a 401" });
+      await failed.locator(".end-message", { hasText: "refused the API key" }).waitFor({ timeout: 20000 });
+      assert.equal(await failed.locator(".end details.error-details").count(), 1, "no details with the server's text");
+      await wb.shot("provider-401", "a provider 401: one sentence with the fix in the toast and the panel, the raw text folded away");
+    }));
 });

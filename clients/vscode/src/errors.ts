@@ -71,17 +71,18 @@ function bodyMessage(body: string): string | undefined {
 }
 
 /**
- * A provider failure from the server (a `session_end` with `error`: "openai/gpt-4.1 chat
- * completion: HTTP 401: {…json…}", "… failed after 3 attempts: ConnectError: … Connection
- * refused (POST http://…)") as one sentence a person can act on; undefined when `message` is
+ * A provider failure from the server (a `session_end` with `error`: "openai: HTTP 401:
+ * {…json…}", "openai failed after 3 attempts: ConnectError: … Connection refused (POST
+ * http://…)") as one sentence a person can act on; undefined when `message` is
  * not such a failure (shown as it is then).
  *
  * @param model the session's model (`PROVIDER/MODEL`) when known, for the fix.
  */
 export function providerErrorText(message: string, model?: string): string | undefined {
-  const head = /^\s*([A-Za-z0-9_.-]+)\/(\S+)/.exec(message);
+  // The server names the provider first ("openai: HTTP 401: …", "openai/gpt-4.1 …: …").
+  const head = /^\s*([A-Za-z][\w.-]*)(?:\/([^\s:]+))?[: ]/.exec(message);
   const provider = (head?.[1] ?? model?.split("/")[0] ?? "").toLowerCase();
-  const modelName = head ? `${head[1]}/${head[2]}` : model;
+  const modelName = model || (head?.[2] ? `${head[1]}/${head[2]}` : undefined);
   const status = /\bHTTP (\d{3})\b/.exec(message);
   const said = status ? bodyMessage(message.slice(status.index + status[0].length)) : undefined;
   const because = said ? ` (the provider said: ${said.length > 160 ? `${said.slice(0, 159)}…` : said.replace(/\s*\.$/, "")})` : "";

@@ -308,6 +308,7 @@ class Cadenza implements vscode.Disposable {
       task,
       root: rootUri?.fsPath,
       contextSize: settings.contextSize ?? undefined,
+      model: settings.model || undefined,
     });
     progress.sessionId = session.id;
     if (session.state === "ended" || session.state === "waiting") progress.dispose();

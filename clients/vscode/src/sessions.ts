@@ -100,6 +100,8 @@ export interface SessionView {
   entries: Entry[];
   /** Absolute paths of the files the session changed, in the order first changed. */
   edited: string[];
+  /** The session's model (`PROVIDER/MODEL`) when known (the `cadenza.model` setting). */
+  model?: string;
   /** The model's context window when known (the `cadenza.contextSize` setting). */
   contextSize?: number;
   /** Token usage of the current (or last) turn, from `model_reply` and `usage_update`. */
@@ -488,7 +490,7 @@ export class SessionStore {
         session.state = waiting ? "waiting" : "ended";
         session.message = typeof end.message === "string" ? end.message : "";
         const raw = session.message;
-        const readable = session.stopReason === "error" ? providerErrorText(raw) : undefined;
+        const readable = session.stopReason === "error" ? providerErrorText(raw, session.model) : undefined;
         if (readable) session.message = readable;
         session.steps = typeof end.steps === "number" ? end.steps : undefined;
         session.endedAt = this.now();

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { providerErrorText, startFailure } from "../src/errors";
 
 const OPENAI_401 =
-  'openai/gpt-4.1 chat completion: HTTP 401: {"error": {"message": "Incorrect API key provided: sk-***. You can find your API key at https://platform.openai.com/account/api-keys.", "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}';
+  'openai: HTTP 401: {"error": {"message": "Incorrect API key provided: sk-***. You can find your API key at https://platform.openai.com/account/api-keys.", "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}';
 
 describe("providerErrorText", () => {
   it("turns a 401 with a JSON body into one sentence with the fix", () => {
@@ -15,15 +15,15 @@ describe("providerErrorText", () => {
   });
 
   it("names the fix for a 404 model, a 429 and a refused connection", () => {
-    expect(providerErrorText('ollama/qwen2.5-coder:7b chat completion: HTTP 404: {"error":"model \\"qwen2.5-coder:7b\\" not found, try pulling it first"}')).toBe(
+    expect(providerErrorText('ollama: HTTP 404: {"error":"model \\"qwen2.5-coder:7b\\" not found, try pulling it first"}', "ollama/qwen2.5-coder:7b")).toBe(
       'The ollama provider does not know the model ollama/qwen2.5-coder:7b (HTTP 404) (the provider said: model "qwen2.5-coder:7b" not found, try pulling it first): run `ollama pull qwen2.5-coder:7b` or pick another model in cadenza.model.',
     );
-    expect(providerErrorText("anthropic/claude-x messages failed after 3 attempts: HTTP 429: {}")).toMatch(
+    expect(providerErrorText("anthropic failed after 3 attempts: HTTP 429: {}")).toMatch(
       /^The anthropic provider is rate-limiting requests \(HTTP 429\): wait a moment/,
     );
     expect(
       providerErrorText(
-        "openai/test chat completion failed after 3 attempts: ConnectError: [Errno 111] Connection refused (POST http://127.0.0.1:9/v1/chat/completions)",
+        "openai failed after 3 attempts: ConnectError: [Errno 111] Connection refused (POST http://127.0.0.1:9/v1/chat/completions)",
       ),
     ).toBe("Cadenza could not reach the model server at http://127.0.0.1:9: start it, or fix cadenza.baseUrl (or cadenza.model).");
   });
