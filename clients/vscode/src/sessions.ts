@@ -203,9 +203,30 @@ export function describeStopReason(reason: string): string {
   }
 }
 
-/** The notification shown when a session ends. */
+/**
+ * Markdown as one line of plain text, for notifications (which show text as it is): the marks
+ * (headings, emphasis, code, fences, list bullets, quotes, link targets) dropped, whitespace
+ * collapsed. `_` is left alone (identifiers such as calc_total).
+ */
+export function plainText(markdown: string): string {
+  return markdown
+    .replace(/^\s*(```|~~~).*$/gm, "")
+    .replace(/^\s{0,3}#{1,6}\s+/gm, "")
+    .replace(/^\s*>\s?/gm, "")
+    .replace(/^\s*(?:[-*+]|\d+[.)])\s+/gm, "")
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/\*\*(.+?)\*\*/g, "$1")
+    .replace(/\*(\S(?:.*?\S)?)\*/g, "$1")
+    .replace(/~~(.+?)~~/g, "$1")
+    .replace(/`([^`]*)`/g, "$1")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+/** The notification shown when a session ends (the message as plain text, at most 300 characters). */
 export function endNotice(reason: string, message: string | undefined): string {
-  const text = message ? (message.length > 300 ? `${message.slice(0, 299)}…` : message) : "";
+  const plain = message ? plainText(message) : "";
+  const text = plain.length > 300 ? `${plain.slice(0, 299)}…` : plain;
   switch (reason) {
     case "end_turn":
       return text ? `Cadenza finished: ${text}` : "Cadenza finished the task.";

@@ -7,6 +7,7 @@ import {
   describeStopReason,
   endNotice,
   isWaitingReason,
+  plainText,
   lineStats,
   replyPrompt,
   sessionItems,
@@ -386,5 +387,15 @@ describe("provider errors", () => {
     expect(session.message).toMatch(/^The openai provider refused the API key \(HTTP 401\)/);
     expect(session.entries.at(-1)).toMatchObject({ kind: "end", message: session.message, detail: raw });
     expect(endNotice("error", session.message)).toMatch(/^Cadenza failed with an error: The openai provider refused the API key/);
+  });
+});
+
+describe("plainText", () => {
+  it("drops the Markdown marks for a notification", () => {
+    expect(
+      plainText("## Summary\n\nRenamed **calc_total** and added `typing` hints:\n\n- inventory.py\n- report.py\n\n```python\nx = 1\n```\n> see [the docs](https://x.y) *now*"),
+    ).toBe("Summary Renamed calc_total and added typing hints: inventory.py report.py x = 1 see the docs now");
+    expect(plainText("Added type hints to calc_total.")).toBe("Added type hints to calc_total.");
+    expect(endNotice("end_turn", "## Done\n\n**Yes**")).toBe("Cadenza finished: Done Yes");
   });
 });
