@@ -535,4 +535,25 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       assert.equal(await failed.locator(".end details.error-details").count(), 1, "no details with the server's text");
       await wb.shot("provider-401", "a provider 401: one sentence with the fix in the toast and the panel, the raw text folded away");
     }));
+
+  it("the view's input runs a task (Enter) and recalls it (Up)", async () =>
+    step("panel-input", async () => {
+      await control("/reset", {});
+      await script({ content: "Ran from the **panel**." });
+      await wb.clearNotifications();
+      const input = wb.panel().locator("textarea#prompt");
+      await input.click();
+      await page.keyboard.type("Say where you were started");
+      await page.keyboard.press("Enter");
+      await wb.waitForToast("Cadenza finished: Ran from the panel.", 60000);
+      const session = wb.panel().locator('section.session[data-stop-reason="end_turn"]', { hasText: "Say where you were started" });
+      await session.locator(".agent-text strong", { hasText: "panel" }).waitFor({ timeout: 20000 });
+      assert.equal(await input.inputValue(), "", "the input was not cleared");
+      const sent = await requests();
+      assert.match(userTask(sent[0]), /^Say where you were started/);
+      await input.click();
+      await page.keyboard.press("ArrowUp");
+      assert.equal(await input.inputValue(), "Say where you were started", "Up does not recall the last prompt");
+      await wb.shot("panel-input", "the input at the bottom of the Cadenza view: a task sent with Enter, recalled with Up");
+    }));
 });

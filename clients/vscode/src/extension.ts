@@ -21,6 +21,7 @@ import {
   CANCEL_SESSION,
   LIST_SESSIONS,
   LOAD_SESSION,
+  PROMPT_SESSION,
   REPLY_SESSION,
   REQUEST_PERMISSION,
   SESSION_UPDATE,
@@ -565,6 +566,26 @@ class Cadenza implements vscode.Disposable {
       .then((choice) => (choice === "Restart" ? this.restart() : undefined));
   }
 
+  /**
+   * The panel's input: the answer of the newest session that waits for one
+   * (`cadenza.replySession`); else a follow-up of the newest ended session when the server
+   * advertises `cadenza.promptSession`; else a new task with the editor's context.
+   */
+  private async prompt(text: unknown): Promise<void> {
+    if (typeof text !== "string" || !text.trim()) return;
+    const waiting = this.store.latest((s) => s.state === "waiting");
+    if (waiting) {
+      await this.reply({ sessionId: waiting.id, text });
+      return;
+    }
+    const ended = this.store.latest((s) => s.state === "ended");
+    if (ended && (this.server.advertisedCommands() ?? []).includes(PROMPT_SESSION)) {
+      const result = await this.optionalCommand("Follow-up", PROMPT_SESSION, { sessionId: ended.id, text });
+      if (result !== undefined && !(typeof result === "object" && result !== null && "unsupported" in result)) return;
+    }
+    await this.runTask(text);
+  }
+
   private async onPanelMessage(message: PanelMessage): Promise<void> {
     switch (message?.type) {
       case "openDiff":
@@ -585,6 +606,9 @@ class Cadenza implements vscode.Disposable {
       case "continue":
         // waiting_human: the person is done in the browser.
         await this.reply({ sessionId: message.sessionId, text: "" });
+        break;
+      case "prompt":
+        await this.prompt(message.text);
         break;
       case "openLink": {
         const href = openableLink(message.href);

@@ -25,6 +25,7 @@ export type PanelMessage =
   | { type: "reply"; sessionId: string }
   | { type: "continue"; sessionId: string }
   | { type: "openLink"; href: string }
+  | { type: "prompt"; text: string }
   | { type: "run" };
 
 /**
@@ -118,8 +119,11 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
 <div id="sessions" aria-live="polite"></div>
 <div id="empty" class="empty">
   <p>No task yet.</p>
-  <p><button id="run">Run a task…</button></p>
-  <p class="hint">Or <em>Cadenza: Run Task…</em> in the command palette; select code first to give it as context.</p>
+  <p class="hint">Describe one below, or <em>Cadenza: Run Task…</em> in the command palette (<button id="run" class="link">Run a task…</button>); select code first to give it as context.</p>
+</div>
+<div id="composer" class="composer">
+  <textarea id="prompt" rows="2" aria-label="Task for Cadenza" placeholder="Describe a task… (Enter to run, Shift+Enter for a new line, ↑ for earlier ones)"></textarea>
+  <button id="send" type="button" title="Send (Enter)">Send</button>
 </div>
 <script nonce="${nonce}" src="${script}"></script>
 </body>

@@ -4,18 +4,73 @@
 // inserted with textContent.
 
 import type { Entry, SessionView } from "../sessions";
+import { PromptHistory } from "./history";
 import { markdownElement } from "./markdown";
+
+interface PanelState {
+  sessions?: SessionView[];
+  history?: string[];
+}
 
 declare function acquireVsCodeApi(): {
   postMessage(message: unknown): void;
-  getState(): { sessions?: SessionView[] } | undefined;
-  setState(state: { sessions: SessionView[] }): void;
+  getState(): PanelState | undefined;
+  setState(state: PanelState): void;
 };
 
 const vscode = acquireVsCodeApi();
 const root = document.getElementById("sessions") as HTMLElement;
 const empty = document.getElementById("empty") as HTMLElement;
 document.getElementById("run")?.addEventListener("click", () => vscode.postMessage({ type: "run" }));
+
+// The input at the bottom: Enter sends (Shift+Enter: a new line), Up/Down at its start/end
+// browse the prompts sent before. The extension starts a task with it (a follow-up of the
+// latest session once the server offers cadenza.promptSession).
+const input = document.getElementById("prompt") as HTMLTextAreaElement;
+const history = new PromptHistory(50, vscode.getState()?.history ?? []);
+let sessions: SessionView[] = [];
+
+function saveState(): void {
+  vscode.setState({ sessions, history: history.list() });
+}
+
+function send(): void {
+  const text = input.value.trim();
+  if (!text) return;
+  history.push(text);
+  saveState();
+  vscode.postMessage({ type: "prompt", text });
+  input.value = "";
+  fit();
+}
+
+function fit(): void {
+  input.style.height = "auto";
+  input.style.height = `${Math.min(input.scrollHeight, 200)}px`;
+}
+
+input.addEventListener("input", fit);
+input.addEventListener("keydown", (event: KeyboardEvent) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    send();
+  } else if (event.key === "ArrowUp" && input.selectionStart === 0 && input.selectionEnd === 0) {
+    const older = history.previous(input.value);
+    if (older !== undefined) {
+      event.preventDefault();
+      input.value = older;
+      fit();
+    }
+  } else if (event.key === "ArrowDown" && input.selectionStart === input.value.length) {
+    const newer = history.next();
+    if (newer !== undefined) {
+      event.preventDefault();
+      input.value = newer;
+      fit();
+    }
+  }
+});
+document.getElementById("send")?.addEventListener("click", send);
 
 // Links in rendered Markdown open outside the webview (the extension checks the scheme again).
 document.addEventListener("click", (event) => {
@@ -211,11 +266,15 @@ function render(sessions: SessionView[]): void {
 window.addEventListener("message", (event: MessageEvent) => {
   const message = event.data as { type?: string; sessions?: SessionView[] } | undefined;
   if (message && message.type === "state" && Array.isArray(message.sessions)) {
-    vscode.setState({ sessions: message.sessions });
+    sessions = message.sessions;
+    saveState();
     render(message.sessions);
   }
 });
 
 const saved = vscode.getState();
-if (saved && saved.sessions) render(saved.sessions);
+if (saved && saved.sessions) {
+  sessions = saved.sessions;
+  render(saved.sessions);
+}
 vscode.postMessage({ type: "ready" });
