@@ -103,6 +103,16 @@ def test_cancel_mid_session(fake: FakeOpenAI, workspace: Path, env: dict[str, st
     print(outcome.output)
 
 
+def test_error_end_is_one_clean_notify(
+    fake: FakeOpenAI, workspace: Path, env: dict[str, str]
+) -> None:
+    """A provider 401 ends the session: one vim.notify, no autocommand traceback."""
+    fake.script(Reply(status=401))
+    outcome = run_scenario("error_end", workspace=workspace, env=env)
+    passed(outcome)
+    assert "LspProgress Autocommands" not in outcome.output
+
+
 def test_checkhealth(workspace: Path, env: dict[str, str]) -> None:
     passed(run_scenario("checkhealth", workspace=workspace, env=env))
 

@@ -296,7 +296,7 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       await wb.waitForQuickInput("Cadenza: Run Task");
       await page.keyboard.type("Make a marker file");
       await page.keyboard.press("Enter");
-      const dialog = page.locator(".monaco-dialog-box", { hasText: "Cadenza wants to run running `touch marker.txt`" });
+      const dialog = page.locator(".monaco-dialog-box", { hasText: "Cadenza wants to run `touch marker.txt`" });
       await dialog.waitFor({ timeout: 60000 });
       assert.match(await dialog.innerText(), /touch marker\.txt/);
       for (const name of ["Allow once", "Always allow", "Reject", "Always reject"]) {
@@ -309,7 +309,7 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       assert.ok(fs.existsSync(path.join(workspace, "marker.txt")), "marker.txt was not created");
       const [tool] = toolMessages((await requests())[1]);
       assert.match(tool.content, /^exit code 0/);
-      await wb.panel().locator(".note", { hasText: "Cadenza wants to run running `touch marker.txt`: Allow once" }).waitFor();
+      await wb.panel().locator(".note", { hasText: "Cadenza wants to run `touch marker.txt`: Allow once" }).waitFor();
       fs.rmSync(path.join(workspace, "marker.txt"));
     }));
 
@@ -382,8 +382,13 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       await wb.answerQuickInput("Show the currency");
       const session = wb.panel().locator('section.session[data-stop-reason="end_turn"]', { hasText: "Show the currency in the report" });
       await session.locator(".user-text", { hasText: "Show the currency in the report" }).waitFor({ timeout: 30000 });
-      await session.locator(".user-text", { hasText: "The person answered your question (which currency the report should use): CHF" }).waitFor();
-      assert.equal(await session.locator(".resume").count(), 2, "the replay shows both resumes");
+      await waitFor("the replay's two resumes", async () => (await session.locator(".resume").count()) === 2);
+      // The person's answers as they wrote them, not the server's wording around them.
+      assert.deepEqual(
+        await session.locator(".resume").allInnerTexts(),
+        ["▸ resumed with your answer: CHF", "▸ resumed with your answer: 2"],
+      );
+      assert.ok(!(await session.innerText()).includes("The person answered your question"), "the replay shows internal prompt text");
       await session.locator(".end").last().scrollIntoViewIfNeeded();
       await wb.shot("sessions-replayed", "the picked session replayed by cadenza.loadSession: the person's messages, the agent's, the ends");
       assert.equal((await requests()).length, 0, "the replay asked the model nothing");
@@ -449,5 +454,106 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       await page.keyboard.press("Enter");
       await wb.waitForToast("Cadenza finished: Hello from the restarted server.", 60000);
       await wb.shot("after-restart", "after Cadenza: Restart Server, a new session on the new server");
+    }));
+
+  it("renders the model's Markdown in the side bar view, HTML in it inert; usage per turn; a 401 as one sentence", async () =>
+    step("markdown", async () => {
+      await control("/reset", {});
+      const reply = [
+        "## Summary",
+        "",
+        "Renamed **calc_total** and added `typing` hints:",
+        "",
+        "- inventory.py",
+        "- report.py",
+        "",
+        "```python",
+        "def calc_total(items: list[Item]) -> float:",
+        "```",
+        "",
+        '<script>document.body.dataset.pwned = "script"</script>',
+        '<img src="x" onerror="document.body.dataset.pwned = \'img\'">',
+        "[a link](javascript:document.body.dataset.pwned='link')",
+      ].join("\n");
+      await script({ content: reply });
+      await wb.clearNotifications();
+      await wb.command("Cadenza: Run Task…");
+      await wb.waitForQuickInput("Cadenza: Run Task");
+      await page.keyboard.type("Summarize the change in Markdown");
+      await page.keyboard.press("Enter");
+      const session = wb.panel().locator('section.session[data-stop-reason="end_turn"]', { hasText: "Summarize the change in Markdown" });
+      await session.waitFor({ timeout: 60000 });
+      // The view lives in the side bar (its container in the activity bar), not the bottom panel.
+      // (Webview iframes live in an overlay outside the parts: look at the containers instead.)
+      assert.ok(
+        (await page.locator(".part.activitybar .action-item .action-label[aria-label^='Cadenza']").count()) > 0,
+        "no Cadenza icon in the activity bar",
+      );
+      assert.ok(
+        (await page.locator(".part.sidebar .composite.title", { hasText: /cadenza/i }).count()) > 0,
+        "the side bar does not show the Cadenza view",
+      );
+      const text = session.locator(".agent-text.markdown");
+      await text.locator("h2", { hasText: "Summary" }).waitFor();
+      assert.equal(await text.locator("strong").innerText(), "calc_total");
+      assert.deepEqual(await text.locator("li").allInnerTexts(), ["inventory.py", "report.py"]);
+      assert.match(await text.locator("pre code").innerText(), /def calc_total\(items: list\[Item\]\) -> float:/);
+      // The HTML the model wrote is text, nothing of it runs.
+      const shown = await text.innerText();
+      assert.ok(shown.includes('<script>document.body.dataset.pwned = "script"</script>'), `the script tag is not shown as text: ${shown}`);
+      assert.ok(shown.includes('<img src="x" onerror='), `the img tag is not shown as text: ${shown}`);
+      assert.equal(await session.locator("script, img, iframe, [onerror], a[href^='javascript']").count(), 0, "model HTML became elements");
+      assert.equal(await wb.panel().locator("body[data-pwned]").count(), 0, "model HTML ran in the webview");
+      // The webview's scripts: the panel's bundle and VS Code's own, none from the reply.
+      const scripts = await wb.panel().locator("script").evaluateAll((nodes) => nodes.map((n) => n.src || n.textContent));
+      assert.ok(scripts.some((src) => /dist\/webview\.js/.test(src)), `the panel's script is missing: ${scripts}`);
+      assert.ok(!scripts.some((src) => src.includes("pwned")), `the reply's script is in the webview: ${scripts}`);
+      // The final message is the streamed text: shown once.
+      assert.equal(await session.locator("h2", { hasText: "Summary" }).count(), 1, "the final message is shown twice");
+      // Usage of the turn (the scripted model reports 10 prompt and 5 completion tokens).
+      assert.equal(await session.locator(".end .usage").innerText(), "context 10 tokens · 5 tokens out · 1 request");
+      // The finish notification shows the reply as plain text, not Markdown source.
+      const finished = await wb.waitForToast("Cadenza finished: Summary Renamed calc_total and added typing hints", 30000);
+      assert.ok(!(await finished.innerText()).includes("**"), "Markdown source in the finish notification");
+      await session.scrollIntoViewIfNeeded();
+      await wb.shot("markdown", "the Cadenza view in the side bar: the reply rendered as Markdown, its <script>/<img onerror> shown as inert text, the turn's usage");
+
+      // A provider error: one sentence with the fix, the server's text behind "what the server said".
+      await control("/reset", {});
+      await script({ status: 401 });
+      await wb.clearNotifications();
+      await wb.command("Cadenza: Run Task…");
+      await wb.waitForQuickInput("Cadenza: Run Task");
+      await page.keyboard.type("Fail with a 401");
+      await page.keyboard.press("Enter");
+      const toast = await wb.waitForToast("The openai provider refused the API key (HTTP 401)", 60000);
+      const toastText = await toast.innerText();
+      assert.ok(toastText.includes("set OPENAI_API_KEY"), `the toast names no fix: ${toastText}`);
+      assert.ok(!toastText.includes("{"), `the toast shows raw JSON: ${toastText}`);
+      const failed = wb.panel().locator('section.session[data-stop-reason="error"]', { hasText: "Fail with a 401" });
+      await failed.locator(".end-message", { hasText: "refused the API key" }).waitFor({ timeout: 20000 });
+      assert.equal(await failed.locator(".end details.error-details").count(), 1, "no details with the server's text");
+      await wb.shot("provider-401", "a provider 401: one sentence with the fix in the toast and the panel, the raw text folded away");
+    }));
+
+  it("the view's input runs a task (Enter) and recalls it (Up)", async () =>
+    step("panel-input", async () => {
+      await control("/reset", {});
+      await script({ content: "Ran from the **panel**." });
+      await wb.clearNotifications();
+      const input = wb.panel().locator("textarea#prompt");
+      await input.click();
+      await page.keyboard.type("Say where you were started");
+      await page.keyboard.press("Enter");
+      await wb.waitForToast("Cadenza finished: Ran from the panel.", 60000);
+      const session = wb.panel().locator('section.session[data-stop-reason="end_turn"]', { hasText: "Say where you were started" });
+      await session.locator(".agent-text strong", { hasText: "panel" }).waitFor({ timeout: 20000 });
+      assert.equal(await input.inputValue(), "", "the input was not cleared");
+      const sent = await requests();
+      assert.match(userTask(sent[0]), /^Say where you were started/);
+      await input.click();
+      await page.keyboard.press("ArrowUp");
+      assert.equal(await input.inputValue(), "Say where you were started", "Up does not recall the last prompt");
+      await wb.shot("panel-input", "the input at the bottom of the Cadenza view: a task sent with Enter, recalled with Up");
     }));
 });

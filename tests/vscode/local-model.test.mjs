@@ -87,7 +87,7 @@ describe("Cadenza in VS Code with nothing configured (embedded local model)", { 
       await wb.shot("local-running", `nothing configured: a task running on the embedded local model (local/${MODEL})`);
       const session = wb.panel().locator("section.session[data-stop-reason]");
       await waitFor("the session's end in the Cadenza panel", async () => {
-        const failure = (await wb.toastTexts()).find((t) => /Cadenza could not|server crashed/.test(t));
+        const failure = (await wb.toastTexts()).find((t) => /Cadenza could not|is not installed|server crashed/.test(t));
         if (failure) throw Object.assign(new Error(`error notification: ${failure}`), { fatal: true });
         return (await session.count()) > 0;
       }, { timeoutMs: 600000, intervalMs: 1000, failFast: (error) => error.fatal });

@@ -12,7 +12,8 @@ import { describeContext, relativePath, taskWithContext, type EditorContext } fr
 import { DIFF_SCHEME, DiffContentProvider, openDiff } from "./diff";
 import { applyEditHandler, saveDocuments } from "./edits";
 import { errorText, isUnsupportedCommand, unsupportedMessage } from "./errors";
-import { PANEL_VIEW_ID, PanelProvider, type PanelMessage } from "./panel";
+import { PANEL_VIEW_ID, PanelProvider, openableLink, type PanelMessage } from "./panel";
+import { Notices } from "./notices";
 import { SessionProgress } from "./progress";
 import { askUser, requestPermission, waitingHuman, type PromptHost } from "./prompts";
 import {
@@ -20,6 +21,7 @@ import {
   CANCEL_SESSION,
   LIST_SESSIONS,
   LOAD_SESSION,
+  PROMPT_SESSION,
   REPLY_SESSION,
   REQUEST_PERMISSION,
   SESSION_UPDATE,
@@ -53,6 +55,7 @@ class Cadenza implements vscode.Disposable {
   private readonly progress = new Map<string, SessionProgress>(); // by sessionId
   /** Sessions whose history `cadenza.loadSession` is replaying: no notifications for them. */
   private readonly replaying = new Set<string>();
+  private readonly notices = new Notices();
   private readonly status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -158,22 +161,27 @@ class Cadenza implements vscode.Disposable {
     if (settings.saveEdits === "onSessionEnd" && session.edited.length) {
       await saveDocuments(session.edited.map((p) => vscode.Uri.file(p).toString()));
     }
-    const text = endNotice(end.stopReason, end.message);
-    const showPanel = "Show Panel";
-    let choice: string | undefined;
-    switch (end.stopReason) {
-      case "end_turn":
-      case "cancelled":
-        choice = await vscode.window.showInformationMessage(text, showPanel);
-        break;
-      case "max_steps":
-        choice = await vscode.window.showWarningMessage(text, showPanel);
-        break;
-      default:
-        choice = await vscode.window.showErrorMessage(text, showPanel, "Show Log");
-        if (choice === "Show Log") this.output.show(true);
-    }
-    if (choice === showPanel) await this.panel.reveal();
+    const text = endNotice(end.stopReason, session.message ?? end.message);
+    const reason = end.stopReason;
+    // One end notification at a time (the latest replaces one still waiting): several sessions
+    // ending together no longer pile up toasts; the panel shows every end.
+    this.notices.show(async () => {
+      const showPanel = "Show Panel";
+      let choice: string | undefined;
+      switch (reason) {
+        case "end_turn":
+        case "cancelled":
+          choice = await vscode.window.showInformationMessage(text, showPanel);
+          break;
+        case "max_steps":
+          choice = await vscode.window.showWarningMessage(text, showPanel);
+          break;
+        default:
+          choice = await vscode.window.showErrorMessage(text, showPanel, "Show Log");
+          if (choice === "Show Log") this.output.show(true);
+      }
+      if (choice === showPanel) await this.panel.reveal();
+    });
   }
 
   /**
@@ -256,17 +264,14 @@ class Cadenza implements vscode.Disposable {
     try {
       client = await this.server.ensure();
     } catch (error) {
-      const settings = "Open Settings";
-      const choice = await vscode.window.showErrorMessage(errorText(error instanceof Error ? error.message : error), settings, "Show Log");
-      if (choice === settings) await vscode.commands.executeCommand("workbench.action.openSettings", "cadenza.server");
-      else if (choice === "Show Log") this.output.show(true);
+      await this.serverFailed(error);
       return;
     }
     const settings = readSettings(vscode.workspace.getConfiguration("cadenza"));
     const focused = vscode.window.activeTextEditor?.document.uri.toString();
     const args = sessionArguments(settings, task, rootUri?.toString(), focused);
-    // Reveal before starting: revealing later would hide a refactor preview (review mode) that
-    // shares the bottom panel, and VS Code discards a preview that gets hidden.
+    // Reveal before starting: the view lives in the side bar, and revealing it later could move
+    // focus while a refactor preview (review mode, in the bottom panel) is open.
     if (settings.revealOnRun) await this.panel.reveal();
     const progress = new SessionProgress(
       client,
@@ -300,7 +305,12 @@ class Cadenza implements vscode.Disposable {
       void vscode.window.showErrorMessage(`Cadenza: the server answered ${START_SESSION} without a sessionId.`);
       return;
     }
-    const session = this.store.add(result.sessionId, { task, root: rootUri?.fsPath });
+    const session = this.store.add(result.sessionId, {
+      task,
+      root: rootUri?.fsPath,
+      contextSize: settings.contextSize ?? undefined,
+      model: settings.model || undefined,
+    });
     progress.sessionId = session.id;
     if (session.state === "ended" || session.state === "waiting") progress.dispose();
     else this.progress.set(session.id, progress);
@@ -349,13 +359,21 @@ class Cadenza implements vscode.Disposable {
     }
   }
 
+  /** The one message of a server that did not start: what to do, with Open Settings and Show Log. */
+  private async serverFailed(error: unknown): Promise<void> {
+    const settings = "Open Settings";
+    const choice = await vscode.window.showErrorMessage(errorText(error instanceof Error ? error.message : error), settings, "Show Log");
+    if (choice === settings) await vscode.commands.executeCommand("workbench.action.openSettings", "cadenza.server");
+    else if (choice === "Show Log") this.output.show(true);
+  }
+
   /** Run a server command that may not exist yet; undefined (after a message) when it fails. */
   private async optionalCommand(what: string, command: string, argument: object): Promise<unknown> {
     let client: LanguageClient;
     try {
       client = await this.server.ensure();
     } catch (error) {
-      void vscode.window.showErrorMessage(errorText(error instanceof Error ? error.message : error));
+      void this.serverFailed(error);
       return undefined;
     }
     try {
@@ -548,6 +566,26 @@ class Cadenza implements vscode.Disposable {
       .then((choice) => (choice === "Restart" ? this.restart() : undefined));
   }
 
+  /**
+   * The panel's input: the answer of the newest session that waits for one
+   * (`cadenza.replySession`); else a follow-up of the newest ended session when the server
+   * advertises `cadenza.promptSession`; else a new task with the editor's context.
+   */
+  private async prompt(text: unknown): Promise<void> {
+    if (typeof text !== "string" || !text.trim()) return;
+    const waiting = this.store.latest((s) => s.state === "waiting");
+    if (waiting) {
+      await this.reply({ sessionId: waiting.id, text });
+      return;
+    }
+    const ended = this.store.latest((s) => s.state === "ended");
+    if (ended && (this.server.advertisedCommands() ?? []).includes(PROMPT_SESSION)) {
+      const result = await this.optionalCommand("Follow-up", PROMPT_SESSION, { sessionId: ended.id, text });
+      if (result !== undefined && !(typeof result === "object" && result !== null && "unsupported" in result)) return;
+    }
+    await this.runTask(text);
+  }
+
   private async onPanelMessage(message: PanelMessage): Promise<void> {
     switch (message?.type) {
       case "openDiff":
@@ -569,6 +607,14 @@ class Cadenza implements vscode.Disposable {
         // waiting_human: the person is done in the browser.
         await this.reply({ sessionId: message.sessionId, text: "" });
         break;
+      case "prompt":
+        await this.prompt(message.text);
+        break;
+      case "openLink": {
+        const href = openableLink(message.href);
+        if (href) await vscode.env.openExternal(vscode.Uri.parse(href));
+        break;
+      }
       case "run":
         await this.runTask();
         break;

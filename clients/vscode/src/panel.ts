@@ -1,6 +1,11 @@
 /**
- * The "Cadenza" panel: a webview view in the bottom panel that renders the sessions of this
- * window (streamed agent text, tool calls with their status, diffs with "Open diff").
+ * The "Cadenza" panel: a webview view in its own view container of the activity bar (the side
+ * bar) that renders the sessions of this window (the agent's messages as Markdown, tool calls
+ * with their status, diffs with "Open diff", token usage per turn).
+ *
+ * The webview's script is dist/webview.js (src/webview/, bundled by esbuild with markdown-it and
+ * DOMPurify). Its Content-Security-Policy allows that script (by nonce) and the stylesheet, and
+ * nothing else: no inline script, no image, frame, font or connection.
  *
  * The whole view model is posted on each change (debounced): sessions are small, and a webview
  * that was hidden and shown again needs no replay. Diff texts stay in the extension.
@@ -19,7 +24,32 @@ export type PanelMessage =
   | { type: "cancel"; sessionId: string }
   | { type: "reply"; sessionId: string }
   | { type: "continue"; sessionId: string }
+  | { type: "openLink"; href: string }
+  | { type: "prompt"; text: string }
   | { type: "run" };
+
+/**
+ * The webview's Content-Security-Policy: the panel's script (by nonce) and stylesheet only.
+ * Rendered Markdown can hold no script (markdown.ts), and even if it did, it could not run,
+ * load an image (an `onerror` never fires), frame a page or connect anywhere.
+ */
+export function panelCsp(cspSource: string, nonce: string): string {
+  return [
+    "default-src 'none'",
+    `style-src ${cspSource}`,
+    `script-src 'nonce-${nonce}'`,
+    "img-src 'none'",
+    "frame-src 'none'",
+    "connect-src 'none'",
+    "form-action 'none'",
+    "base-uri 'none'",
+  ].join("; ");
+}
+
+/** Links of the panel that may open (in the browser, through VS Code): http(s) and mailto only. */
+export function openableLink(href: unknown): string | undefined {
+  return typeof href === "string" && /^(https?:\/\/|mailto:)/i.test(href) ? href : undefined;
+}
 
 export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
@@ -35,8 +65,9 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
     const media = vscode.Uri.joinPath(this.extensionUri, "media");
-    view.webview.options = { enableScripts: true, localResourceRoots: [media] };
-    view.webview.html = this.html(view.webview, media);
+    const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
+    view.webview.options = { enableScripts: true, localResourceRoots: [media, dist] };
+    view.webview.html = this.html(view.webview, media, dist);
     this.disposables.push(
       view.webview.onDidReceiveMessage((message: PanelMessage) => {
         if (message?.type === "ready") this.post();
@@ -71,15 +102,15 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     await vscode.commands.executeCommand("workbench.action.focusActiveEditorGroup");
   }
 
-  private html(webview: vscode.Webview, media: vscode.Uri): string {
+  private html(webview: vscode.Webview, media: vscode.Uri, dist: vscode.Uri): string {
     const nonce = Array.from({ length: 32 }, () => Math.floor(Math.random() * 36).toString(36)).join("");
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(media, "panel.js"));
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, "webview.js"));
     const style = webview.asWebviewUri(vscode.Uri.joinPath(media, "panel.css"));
     return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
+<meta http-equiv="Content-Security-Policy" content="${panelCsp(webview.cspSource, nonce)}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link href="${style}" rel="stylesheet">
 <title>Cadenza</title>
@@ -88,8 +119,11 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
 <div id="sessions" aria-live="polite"></div>
 <div id="empty" class="empty">
   <p>No task yet.</p>
-  <p><button id="run">Run a task…</button></p>
-  <p class="hint">Or <em>Cadenza: Run Task…</em> in the command palette; select code first to give it as context.</p>
+  <p class="hint">Describe one below, or <em>Cadenza: Run Task…</em> in the command palette (<button id="run" class="link">Run a task…</button>); select code first to give it as context.</p>
+</div>
+<div id="composer" class="composer">
+  <textarea id="prompt" rows="2" aria-label="Task for Cadenza" placeholder="Describe a task… (Enter to run, Shift+Enter for a new line, ↑ for earlier ones)"></textarea>
+  <button id="send" type="button" title="Send (Enter)">Send</button>
 </div>
 <script nonce="${nonce}" src="${script}"></script>
 </body>

@@ -27,17 +27,32 @@ export function selected(optionId: string): RequestPermissionResult {
 
 export const CANCELLED: RequestPermissionResult = { outcome: { outcome: "cancelled" } };
 
-/** The modal's message and detail: the call's title, then its command or arguments. */
+/**
+ * The modal's message and detail. A shell command is named in the message ("Cadenza wants to run
+ * `pytest -q`"; a long or multi-line one goes to the detail); another tool by the call's title,
+ * which the server words as a gerund ("deleting old.py": "Cadenza asks before deleting old.py"),
+ * with its arguments as the detail.
+ */
 export function describePermission(params: RequestPermissionParams): { message: string; detail: string } {
   const call = params.toolCall ?? {};
-  const title = call.title || call.kind || "a tool";
   const raw = call.rawInput as Record<string, unknown> | string | undefined;
+  if (raw && typeof raw === "object" && typeof raw.command === "string") {
+    const command = raw.command.trim();
+    if (command.length <= 120 && !command.includes("\n")) return { message: `Cadenza wants to run \`${command}\``, detail: "" };
+    return { message: "Cadenza wants to run a command", detail: clip(command) };
+  }
+  const title = (call.title || "").trim();
+  let message: string;
+  if (/^[a-z]+ing\b/.test(title)) message = `Cadenza asks before ${title}`;
+  else message = `Cadenza asks before calling ${title || call.kind || "a tool"}`;
   let detail = "";
-  if (raw && typeof raw === "object" && typeof raw.command === "string") detail = raw.command;
-  else if (typeof raw === "string") detail = raw;
+  if (typeof raw === "string") detail = raw;
   else if (raw !== undefined) detail = JSON.stringify(raw, null, 2);
-  if (detail.length > 2000) detail = `${detail.slice(0, 2000)}…`;
-  return { message: `Cadenza wants to run ${title}`, detail };
+  return { message, detail: clip(detail) };
+}
+
+function clip(text: string): string {
+  return text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
 }
 
 /** The option chosen by its button label (the option's name), or undefined (dismissed). */

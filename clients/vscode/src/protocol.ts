@@ -16,6 +16,13 @@ export const LIST_SESSIONS = "cadenza.listSessions";
 /** `cadenza.loadSession {sessionId}` → replays the history as `cadenza/sessionUpdate`, then `{session, updates}`. */
 export const LOAD_SESSION = "cadenza.loadSession";
 
+/**
+ * `cadenza.promptSession {sessionId, text, context?}`: the next turn of a session whose turn
+ * ended (DESIGN.md §3; not served yet). The panel's input uses it once the server advertises it
+ * in `executeCommandProvider`, and starts a new session until then.
+ */
+export const PROMPT_SESSION = "cadenza.promptSession";
+
 export const SESSION_UPDATE = "cadenza/sessionUpdate";
 export const ASK_USER = "cadenza/askUser";
 /** Before a gated tool runs (ACP's `session/request_permission` shape). */

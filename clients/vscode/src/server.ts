@@ -17,6 +17,7 @@ import {
 } from "vscode-languageclient/node";
 
 import { initializationOptions, readSettings, serverCommand, serverEnvironment, type ServerCommand } from "./config";
+import { startFailure } from "./errors";
 import { CADENZA_CAPABILITIES } from "./protocol";
 
 /**
@@ -36,6 +37,17 @@ export class CadenzaCapabilities implements StaticFeature {
     return { kind: "static" };
   }
   clear(): void {}
+}
+
+/**
+ * A LanguageClient that writes its own errors to the output channel only: the extension reports
+ * a failed start or a crash itself, once, with what to do (vscode-languageclient would add a
+ * second toast, "couldn't create connection to server", with no hint).
+ */
+class QuietLanguageClient extends LanguageClient {
+  override error(message: string, data?: unknown, _showNotification?: boolean | "force"): void {
+    super.error(message, data, false);
+  }
 }
 
 export class ServerManager implements vscode.Disposable {
@@ -73,8 +85,35 @@ export class ServerManager implements vscode.Disposable {
     return this.starting;
   }
 
+  private readonly lines: string[] = [];
+
   private log(line: string): void {
     this.output.appendLine(`[${new Date().toISOString()}] ${line}`);
+  }
+
+  /** The output channel, remembering the last lines written (the server's stderr among them). */
+  private recording(): vscode.OutputChannel {
+    const keep = (value: string) => {
+      this.lines.push(...String(value).split("\n"));
+      if (this.lines.length > 50) this.lines.splice(0, this.lines.length - 50);
+    };
+    return new Proxy(this.output, {
+      get: (target, prop) => {
+        const value = Reflect.get(target, prop) as unknown;
+        if (prop === "append" || prop === "appendLine") {
+          return (text: string) => {
+            keep(text);
+            (value as (t: string) => void).call(target, text);
+          };
+        }
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  }
+
+  /** The last lines written to the output channel (the server's stderr among them). */
+  private recentLog(): string {
+    return this.lines.slice(-20).join("\n");
   }
 
   private async start(): Promise<LanguageClient> {
@@ -92,7 +131,7 @@ export class ServerManager implements vscode.Disposable {
     const clientOptions: LanguageClientOptions = {
       // Every file buffer is synced: the agent reads unsaved text from the editor.
       documentSelector: [{ scheme: "file" }],
-      outputChannel: this.output,
+      outputChannel: this.recording(),
       traceOutputChannel: this.output,
       initializationOptions: () => initializationOptions(readSettings(vscode.workspace.getConfiguration("cadenza"))),
       // The server's own warnings (window/showMessage) are shown; its crashes are reported
@@ -100,7 +139,7 @@ export class ServerManager implements vscode.Disposable {
       revealOutputChannelOn: 4, // RevealOutputChannelOn.Never
       connectionOptions: { maxRestartCount: 2 },
     };
-    const client = new LanguageClient("cadenza", "Cadenza", serverOptions, clientOptions);
+    const client = new QuietLanguageClient("cadenza", "Cadenza", serverOptions, clientOptions);
     client.registerFeature(new CadenzaCapabilities());
     const disposables = this.onClient(client);
     client.onDidChangeState((event) => {
@@ -116,10 +155,7 @@ export class ServerManager implements vscode.Disposable {
     } catch (error) {
       this.log(`the server did not start: ${String(error)}`);
       await this.dispose_client("failed to start");
-      throw new Error(
-        `Cadenza could not start its server \`${[command.command, ...command.args].join(" ")}\` ` +
-          `(${describeSource(command)}): ${error instanceof Error ? error.message : String(error)}`,
-      );
+      throw new Error(startFailure(command, error, this.recentLog()));
     }
     const info = client.initializeResult?.serverInfo;
     this.log(`server ${info?.name ?? "?"} ${info?.version ?? "?"} ready`);

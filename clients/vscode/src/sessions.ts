@@ -12,7 +12,9 @@
  * for an unknown tool call creates it (robust to a lost `tool_call`).
  */
 
+import { providerErrorText } from "./errors";
 import { WAITING_REASONS } from "./protocol";
+import { addModelReply, addUsageUpdate, emptyUsage, formatUsage, type TurnUsage } from "./usage";
 import type {
   DiffContentItem,
   SessionInfo,
@@ -67,6 +69,10 @@ export type Entry =
       /** The session waits for the person after this end (needs_user_input, waiting_human). */
       waiting?: boolean;
       url?: string;
+      /** The turn's token usage in words (formatUsage), "" when none was reported. */
+      usage?: string;
+      /** The server's own text when `message` is a readable rewording of it (a provider error). */
+      detail?: string;
     }
   | { kind: "note"; text: string; level: "info" | "warning" | "error" };
 
@@ -94,6 +100,14 @@ export interface SessionView {
   entries: Entry[];
   /** Absolute paths of the files the session changed, in the order first changed. */
   edited: string[];
+  /** The session's model (`PROVIDER/MODEL`) when known (the `cadenza.model` setting). */
+  model?: string;
+  /** The model's context window when known (the `cadenza.contextSize` setting). */
+  contextSize?: number;
+  /** Token usage of the current (or last) turn, from `model_reply` and `usage_update`. */
+  turnUsage?: TurnUsage;
+  /** `turnUsage` in words, for the panel ("" before the first model reply). */
+  usage?: string;
 }
 
 /** Stop reasons after which the task is done (the others need a look). */
@@ -189,9 +203,30 @@ export function describeStopReason(reason: string): string {
   }
 }
 
-/** The notification shown when a session ends. */
+/**
+ * Markdown as one line of plain text, for notifications (which show text as it is): the marks
+ * (headings, emphasis, code, fences, list bullets, quotes, link targets) dropped, whitespace
+ * collapsed. `_` is left alone (identifiers such as calc_total).
+ */
+export function plainText(markdown: string): string {
+  return markdown
+    .replace(/^\s*(```|~~~).*$/gm, "")
+    .replace(/^\s{0,3}#{1,6}\s+/gm, "")
+    .replace(/^\s*>\s?/gm, "")
+    .replace(/^\s*(?:[-*+]|\d+[.)])\s+/gm, "")
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/\*\*(.+?)\*\*/g, "$1")
+    .replace(/\*(\S(?:.*?\S)?)\*/g, "$1")
+    .replace(/~~(.+?)~~/g, "$1")
+    .replace(/`([^`]*)`/g, "$1")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
+/** The notification shown when a session ends (the message as plain text, at most 300 characters). */
 export function endNotice(reason: string, message: string | undefined): string {
-  const text = message ? (message.length > 200 ? `${message.slice(0, 199)}…` : message) : "";
+  const plain = message ? plainText(message) : "";
+  const text = plain.length > 300 ? `${plain.slice(0, 299)}…` : plain;
   switch (reason) {
     case "end_turn":
       return text ? `Cadenza finished: ${text}` : "Cadenza finished the task.";
@@ -423,13 +458,23 @@ export class SessionStore {
         session.question = undefined;
         session.whyNoDefault = undefined;
         session.url = undefined;
+        session.turnUsage = undefined;
+        const reply = typeof u.reply === "string" ? u.reply : "";
         session.entries.push({
           kind: "resume",
           after: String(u.after ?? ""),
-          reply: typeof u.reply === "string" ? u.reply : "",
+          reply,
         });
         return undefined;
       }
+      case "model_reply":
+        addModelReply(this.turn(session), u);
+        session.usage = formatUsage(session.turnUsage, session.contextSize);
+        return undefined;
+      case "usage_update":
+        addUsageUpdate(this.turn(session), u);
+        session.usage = formatUsage(session.turnUsage, session.contextSize);
+        return undefined;
       case "tool_call":
       case "tool_call_update":
         this.applyTool(session, u);
@@ -465,6 +510,9 @@ export class SessionStore {
         const waiting = isWaitingReason(session.stopReason);
         session.state = waiting ? "waiting" : "ended";
         session.message = typeof end.message === "string" ? end.message : "";
+        const raw = session.message;
+        const readable = session.stopReason === "error" ? providerErrorText(raw, session.model) : undefined;
+        if (readable) session.message = readable;
         session.steps = typeof end.steps === "number" ? end.steps : undefined;
         session.endedAt = this.now();
         session.progress = undefined;
@@ -484,16 +532,29 @@ export class SessionStore {
         };
         if (waiting) entry.waiting = true;
         if (url) entry.url = url;
+        const usage = formatUsage(session.turnUsage, session.contextSize);
+        if (usage) entry.usage = usage;
+        if (readable) entry.detail = raw;
+        session.turnUsage = undefined;
         session.entries.push(entry);
         return end;
       }
       default:
-        return undefined; // kinds this version does not know (usage_update, ...)
+        return undefined; // kinds this version does not know (repair, ...)
     }
+  }
+
+  private turn(session: SessionView): TurnUsage {
+    if (!session.turnUsage) session.turnUsage = emptyUsage();
+    return session.turnUsage;
   }
 
   private appendText(session: SessionView, text: string, kind: "text" | "user"): void {
     const last = session.entries[session.entries.length - 1];
+    // A replay carries the person's answer twice: the `session_resume` with the reply as the
+    // person wrote it, then the user message the model got (the server's wording around the
+    // reply: "The person answered your question (…): …"). The resume line shows the reply.
+    if (kind === "user" && last?.kind === "resume") return;
     if (last?.kind === kind) last.text += text;
     else session.entries.push({ kind, text });
   }

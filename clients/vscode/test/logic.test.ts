@@ -39,7 +39,26 @@ describe("permissions", () => {
         toolCall: { title: "run_command", kind: "execute", rawInput: { command: "pytest -q" } },
         options: OPTIONS,
       }),
-    ).toEqual({ message: "Cadenza wants to run run_command", detail: "pytest -q" });
+    ).toEqual({ message: "Cadenza wants to run `pytest -q`", detail: "" });
+    // The server's title is a gerund ("running `…`"): never "wants to run running".
+    expect(
+      describePermission({
+        sessionId: "s",
+        toolCall: { title: "running `touch marker.txt`", kind: "execute", rawInput: { command: "touch marker.txt" } },
+        options: OPTIONS,
+      }).message,
+    ).toBe("Cadenza wants to run `touch marker.txt`");
+    const long = "x".repeat(130);
+    expect(describePermission({ sessionId: "s", toolCall: { rawInput: { command: long } }, options: [] })).toEqual({
+      message: "Cadenza wants to run a command",
+      detail: long,
+    });
+    expect(
+      describePermission({ sessionId: "s", toolCall: { title: "deleting old.py", kind: "delete", rawInput: { path: "old.py" } }, options: [] }),
+    ).toEqual({ message: "Cadenza asks before deleting old.py", detail: '{\n  "path": "old.py"\n}' });
+    expect(describePermission({ sessionId: "s", toolCall: { title: "mcp_search", rawInput: "q" }, options: [] }).message).toBe(
+      "Cadenza asks before calling mcp_search",
+    );
     expect(describePermission({ sessionId: "s", toolCall: { kind: "fetch", rawInput: { url: "u" } }, options: [] }).detail).toBe(
       '{\n  "url": "u"\n}',
     );

@@ -145,8 +145,8 @@ describe("cadenza/requestPermission", () => {
       outcome: { outcome: "selected", optionId: "allow_once" },
     });
     expect(shown[0]).toEqual([
-      "Cadenza wants to run running `touch marker.txt`",
-      { modal: true, detail: "touch marker.txt" },
+      "Cadenza wants to run `touch marker.txt`",
+      { modal: true, detail: "" },
       "Allow once",
       "Always allow",
       "Reject",

@@ -7,6 +7,7 @@ import {
   describeStopReason,
   endNotice,
   isWaitingReason,
+  plainText,
   lineStats,
   replyPrompt,
   sessionItems,
@@ -90,7 +91,7 @@ describe("SessionStore.apply", () => {
   it("waits after needs_user_input, runs again on session_resume, and ignores unknown kinds", () => {
     const s = store();
     s.add("s", { task: "Rename greet" });
-    expect(s.apply("s", { sessionUpdate: "usage_update", used: 5 })).toBeUndefined();
+    expect(s.apply("s", { sessionUpdate: "some_later_kind", used: 5 })).toBeUndefined();
     const end = s.apply("s", {
       sessionUpdate: "session_end",
       stopReason: "needs_user_input",
@@ -328,7 +329,7 @@ describe("endNotice", () => {
     expect(endNotice("cancelled", "")).toBe("Cadenza: the task was cancelled.");
     expect(endNotice("max_steps", "stopped after 25 steps")).toBe("Cadenza stopped at the step limit: stopped after 25 steps");
     expect(endNotice("error", undefined)).toBe("Cadenza failed with an error.");
-    expect(endNotice("end_turn", "x".repeat(300))).toHaveLength("Cadenza finished: ".length + 200);
+    expect(endNotice("end_turn", "x".repeat(400))).toHaveLength("Cadenza finished: ".length + 300);
   });
 });
 
@@ -338,5 +339,63 @@ describe("describeStopReason", () => {
       expect(describeStopReason(reason)).not.toBe(reason);
     }
     expect(describeStopReason("later_reason")).toBe("later_reason");
+  });
+});
+
+describe("usage and replays", () => {
+  it("shows each turn's token usage at its end, and live while it runs", () => {
+    const s = store();
+    s.add("u", { task: "t", contextSize: 8192 });
+    s.apply("u", { sessionUpdate: "model_reply", step: 1, toolCalls: 1, finishReason: "tool_calls", promptTokens: 1000, completionTokens: 20 });
+    expect(s.get("u")!.usage).toBe("context 1,000 / 8,192 tokens (12%) · 20 tokens out · 1 request");
+    s.apply("u", { sessionUpdate: "model_reply", step: 2, toolCalls: 0, finishReason: "stop", promptTokens: 1843, completionTokens: 41 });
+    s.apply("u", { sessionUpdate: "session_end", stopReason: "needs_user_input", message: "which?", steps: 2 });
+    const first = s.get("u")!.entries.at(-1)!;
+    expect(first).toMatchObject({ kind: "end", usage: "context 1,843 / 8,192 tokens (22%) · 61 tokens out · 2 requests" });
+    // The next turn counts anew.
+    s.apply("u", { sessionUpdate: "session_resume", after: "needs_user_input", reply: "this" });
+    s.apply("u", { sessionUpdate: "model_reply", step: 3, toolCalls: 0, finishReason: "stop" });
+    s.apply("u", { sessionUpdate: "session_end", stopReason: "end_turn", message: "ok", steps: 3 });
+    expect(s.get("u")!.entries.at(-1)).toMatchObject({ kind: "end", usage: "1 request · no token counts reported" });
+  });
+
+  it("a replay shows the person's reply, not the server's wording around it", () => {
+    const s = store();
+    s.reset("r", { task: "Show the currency" });
+    s.apply("r", { sessionUpdate: "user_message_chunk", content: { type: "text", text: "Show the currency" } });
+    s.apply("r", { sessionUpdate: "session_end", stopReason: "needs_user_input", message: "", missingInfo: "which currency" });
+    s.apply("r", { sessionUpdate: "session_resume", after: "needs_user_input", reply: "CHF" });
+    s.apply("r", {
+      sessionUpdate: "user_message_chunk",
+      content: { type: "text", text: "The person answered your question (which currency): CHF" },
+    });
+    s.apply("r", { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Done." } });
+    const entries = s.get("r")!.entries;
+    expect(entries.filter((e) => e.kind === "user")).toEqual([{ kind: "user", text: "Show the currency" }]);
+    expect(entries.find((e) => e.kind === "resume")).toEqual({ kind: "resume", after: "needs_user_input", reply: "CHF" });
+    expect(JSON.stringify(entries)).not.toContain("The person answered");
+  });
+});
+
+describe("provider errors", () => {
+  it("ends with one readable sentence; the server's text stays as the detail", () => {
+    const s = store();
+    s.add("e", { task: "t" });
+    const raw = 'openai/test chat completion: HTTP 401: {"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}';
+    s.apply("e", { sessionUpdate: "session_end", stopReason: "error", message: raw, steps: 1 });
+    const session = s.get("e")!;
+    expect(session.message).toMatch(/^The openai provider refused the API key \(HTTP 401\)/);
+    expect(session.entries.at(-1)).toMatchObject({ kind: "end", message: session.message, detail: raw });
+    expect(endNotice("error", session.message)).toMatch(/^Cadenza failed with an error: The openai provider refused the API key/);
+  });
+});
+
+describe("plainText", () => {
+  it("drops the Markdown marks for a notification", () => {
+    expect(
+      plainText("## Summary\n\nRenamed **calc_total** and added `typing` hints:\n\n- inventory.py\n- report.py\n\n```python\nx = 1\n```\n> see [the docs](https://x.y) *now*"),
+    ).toBe("Summary Renamed calc_total and added typing hints: inventory.py report.py x = 1 see the docs now");
+    expect(plainText("Added type hints to calc_total.")).toBe("Added type hints to calc_total.");
+    expect(endNotice("end_turn", "## Done\n\n**Yes**")).toBe("Cadenza finished: Done Yes");
   });
 });

@@ -20,7 +20,6 @@ T.run(function()
     "  ▸ movement work",
     "  ✓ asking the person",
     "Painting it blue.",
-    "■ end_turn after 2 steps",
-    "  Painting it blue.",
+    "■ end_turn after 2 steps · context 10 tokens · 10 tokens out · 2 requests", -- the final message streamed above: once
   }, "the Cadenza buffer")
 end)

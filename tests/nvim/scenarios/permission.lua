@@ -22,7 +22,7 @@ T.run(function()
   T.eq(session.stop_reason, "end_turn", "stop reason")
   T.eq(seen, {
     {
-      prompt = "Cadenza wants to run running `touch marker.txt`: touch marker.txt",
+      prompt = "Cadenza wants to run `touch marker.txt`",
       kind = "cadenza.permission",
       names = { "Allow once", "Always allow", "Reject", "Always reject" },
     },

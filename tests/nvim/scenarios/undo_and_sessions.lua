@@ -47,8 +47,7 @@ T.run(function()
     "> Say hello",
     "  ▸ movement work",
     "Hello!",
-    "■ end_turn after 1 step",
-    "  Hello!",
+    "■ end_turn after 1 step · context 10 tokens · 5 tokens out · 1 request",
     "  loaded 5 update(s); end_turn", -- movement, agent text, model_reply, session_end + the task
   }, "the replay in the Cadenza buffer")
   T.eq(session.state, "ended", "still ended after the replay")

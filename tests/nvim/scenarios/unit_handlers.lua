@@ -53,7 +53,7 @@ local function permission_rejected()
   local response = handle(prompts.request_permission, PERMISSION)
   T.eq(response, { outcome = { outcome = "selected", optionId = "reject-once" } }, "a rejection")
   T.eq(seen, {
-    prompt = "Cadenza wants to run running a command: rm -rf build",
+    prompt = "Cadenza wants to run `rm -rf build`",
     kind = "cadenza.permission",
     names = { "Allow once", "Always allow", "Reject", "Always reject" },
   }, "the permission prompt with the four options")
@@ -157,7 +157,8 @@ local function session_states()
     end,
   })
   local s = session_mod.add("abcdef0123", { client_id = 0, task = "Rename the function" })
-  update(s.id, { sessionUpdate = "usage_update", used = 3 }) -- unknown kinds are ignored
+  update(s.id, { sessionUpdate = "usage_update", used = 3 }) -- the turn's usage
+  update(s.id, { sessionUpdate = "some_later_kind", used = 3 }) -- unknown kinds are ignored
   update(s.id, {
     sessionUpdate = "session_end",
     stopReason = "needs_user_input",
@@ -200,6 +201,14 @@ local function session_states()
   local r = session_mod.add("replay0001", { client_id = 0, task = "Say hello", replaying = true })
   update(r.id, { sessionUpdate = "user_message_chunk", content = { type = "text", text = "Say hello\nplease" } })
   update(r.id, { sessionUpdate = "session_end", stopReason = "needs_user_input", message = "Whom?", steps = 1 })
+  -- The answer replayed: the resume line with the reply, not the server's wording around it.
+  update(r.id, { sessionUpdate = "session_resume", after = "needs_user_input", reply = "Ada" })
+  update(r.id, {
+    sessionUpdate = "user_message_chunk",
+    content = { type = "text", text = "The person answered your question (Whom?): Ada" },
+  })
+  update(r.id, { sessionUpdate = "session_end", stopReason = "needs_user_input", message = "Whom?", steps = 1 })
+  T.truthy(not table.concat(panel.lines(), "\n"):find("The person answered", 1, true), "internal prompt text shown")
   r.replaying = nil
   session_mod.settle(r, { state = "needs_user_input", question = "Whom to greet?" })
   T.eq({ r.state, r.question }, { "waiting", "Whom to greet?" }, "settled after loadSession")
@@ -209,10 +218,12 @@ local function session_states()
 
   local lines = table.concat(panel.lines(), "\n")
   for _, needle in ipairs({
-    "⏸ needs_user_input after 1 step\n  missing: the new name\n  why no default: two fit\n  waiting for your answer: :CadenzaReply {answer}, :CadenzaCancel stops",
-    "  ↻ resumed with your answer: compute_total\nRenamed.\n■ end_turn after 2 steps",
+    "⏸ needs_user_input after 1 step · context 3 tokens\n  missing: the new name\n  why no default: two fit\n  waiting for your answer: :CadenzaReply {answer}, :CadenzaCancel stops",
+    -- The final message was streamed: written once.
+    "  ↻ resumed with your answer: compute_total\nRenamed.\n■ end_turn after 2 steps\n",
     "  ↻ resumed: done in the browser",
     "> Say hello\n> please\n⏸ needs_user_input after 1 step\n  Whom?",
+    "  ↻ resumed with your answer: Ada\n⏸ needs_user_input after 1 step\n  Whom?",
   }) do
     T.contains(lines, needle, "the Cadenza buffer")
   end

@@ -239,6 +239,7 @@ local function load_session(client, chosen)
   local command = "cadenza.loadSession"
   local session = remember(client, chosen)
   session.replaying = true
+  session.usage = nil -- the replay counts its turns again
   panel.header(session, true)
   panel.open(false)
   client_mod.execute(client, command, { sessionId = chosen.sessionId }, function(err, result)

@@ -55,4 +55,32 @@ function M.status()
   return require("cadenza.progress").status()
 end
 
+--- A statusline component: the latest progress message and the token usage of the newest
+--- session's turn ("Cadenza: work · step 2/25 · ctx 1,843 · 41 out"); after it ended, its stop
+--- reason and usage ("Cadenza: end_turn · ctx 1,843 · 41 out"); "" before any session.
+--- E.g. `vim.o.statusline = "%f %m%=%{v:lua.require'cadenza'.statusline()} "`.
+---@return string
+function M.statusline()
+  if not package.loaded["cadenza.session"] then
+    return ""
+  end
+  local newest = require("cadenza.session").list()[1]
+  if not newest then
+    return ""
+  end
+  local usage = require("cadenza.usage")
+  local size = (require("cadenza.config").options.init_options or {}).contextSize
+  local counts = usage.short(newest.usage, type(size) == "number" and size or nil)
+  local head
+  if newest.state == "running" then
+    head = M.status()
+    if head == "" then
+      head = "Cadenza: running"
+    end
+  else
+    head = "Cadenza: " .. (newest.stop_reason or newest.state)
+  end
+  return counts ~= "" and (head .. " · " .. counts) or head
+end
+
 return M

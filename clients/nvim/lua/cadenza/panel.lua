@@ -25,6 +25,7 @@ local state = {
   buf = nil, ---@type integer?
   writer = nil, ---@type string? the session whose lines were written last
   text_open = false, -- the last line is agent text that the next chunk continues
+  streamed = "", -- the agent text written since the last other line (the final answer, often)
   tools = {}, ---@type table<string, {mark: integer, title: string, status: string, note: string?}>
 }
 
@@ -57,11 +58,15 @@ function M.buf()
   vim.bo[buf].buftype = "nofile"
   vim.bo[buf].bufhidden = "hide"
   vim.bo[buf].swapfile = false
-  vim.bo[buf].filetype = "cadenza"
+  -- Markdown: the agent writes Markdown, and render plugins (render-markdown.nvim,
+  -- markview.nvim) and treesitter highlighting apply to the buffer.
+  vim.bo[buf].filetype = "markdown"
+  vim.b[buf].cadenza = true
   vim.bo[buf].modifiable = false
   state.buf = buf
   state.writer = nil
   state.text_open = false
+  state.streamed = ""
   state.tools = {}
   return buf
 end
@@ -151,6 +156,7 @@ local function append(lines, hl)
     end
   end
   state.text_open = false
+  state.streamed = ""
   follow(buf, old_last)
   return first
 end
@@ -209,6 +215,7 @@ function M.text(session, text)
     append(pieces)
   end
   state.text_open = true
+  state.streamed = state.streamed .. text
 end
 
 --- The person's text (the task, an answer) as `cadenza.loadSession` replays it: "> " lines.
@@ -362,13 +369,19 @@ function M.session_end(session, update, unsaved)
   local steps = tonumber(update.steps)
   local waiting = session.state == "waiting"
   local lines = {
-    ("%s %s%s"):format(
+    ("%s %s%s%s"):format(
       waiting and "⏸" or "■",
       update.stopReason or "ended",
-      steps and ((" after %d step%s"):format(steps, steps == 1 and "" or "s")) or ""
+      steps and ((" after %d step%s"):format(steps, steps == 1 and "" or "s")) or "",
+      (session.usage_text and session.usage_text ~= "") and (" · " .. session.usage_text) or ""
     ),
   }
   local message = update.message
+  -- The final answer was streamed as agent text just before: not written a second time.
+  local streamed = state.writer == session.id and vim.trim(state.streamed) or ""
+  if type(message) == "string" and streamed ~= "" and vim.trim(message) == streamed then
+    message = nil
+  end
   if type(message) == "string" and message ~= "" then
     for _, line in ipairs(vim.split(message, "\n", { plain = true })) do
       lines[#lines + 1] = "  " .. line

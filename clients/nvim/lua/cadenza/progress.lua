@@ -9,10 +9,43 @@ local active = {}
 local counter = 0
 local group = nil
 
+--- vim.notify outside the LspProgress autocommand (scheduled): an ERROR-level message from
+--- inside it made Neovim print "Error detected while processing LspProgress Autocommands" and
+--- wait for Enter. One line, cut to the screen's width, so no hit-enter prompt either.
 local function notify(message, level)
-  if config.options.notify_progress then
-    vim.notify("Cadenza: " .. message, level or vim.log.levels.INFO, { title = "Cadenza" })
+  if not config.options.notify_progress then
+    return
   end
+  local line = ("Cadenza: " .. message):gsub("%s*\n.*", " …")
+  local width = math.max(vim.v.echospace > 0 and vim.v.echospace or (vim.o.columns - 12), 40)
+  if vim.fn.strdisplaywidth(line) > width then
+    line = vim.fn.strcharpart(line, 0, width - 1) .. "…"
+  end
+  vim.schedule(function()
+    vim.notify(line, level or vim.log.levels.INFO, { title = "Cadenza" })
+  end)
+end
+
+local KEY_VARIABLES = { openai = "OPENAI_API_KEY", anthropic = "ANTHROPIC_API_KEY", openrouter = "OPENROUTER_API_KEY" }
+
+--- A provider failure ("error: openai: HTTP 401: {json}") as one short line with the fix (it
+--- must fit the command line: a longer message asks for Enter); other messages as they are.
+---@param message string
+---@return string
+function M.readable(message)
+  local provider = message:match("^error: ([%w_.-]+)[/: ]") or "the provider"
+  local status = tonumber(message:match("HTTP (%d%d%d)"))
+  if status == 401 or status == 403 then
+    local variable = KEY_VARIABLES[provider] or "its API key"
+    return ("error: %s refused the API key (HTTP %d): set %s"):format(provider, status, variable)
+  elseif status == 404 then
+    return ("error: %s does not know the model (HTTP 404): pick another one"):format(provider)
+  elseif status == 429 then
+    return ("error: %s is rate-limiting (HTTP 429): wait, then run the task again"):format(provider)
+  elseif message:match("Connection refused") or message:match("ConnectError") then
+    return "error: the model server is unreachable: start it, or fix its base URL"
+  end
+  return message
 end
 
 local function end_level(message)
@@ -52,7 +85,7 @@ function M.on_progress(ev)
     end
   elseif value.kind == "end" then
     active[key] = nil
-    notify(message ~= "" and message or "done", end_level(message))
+    notify(message ~= "" and M.readable(message) or "done", end_level(message))
   end
   pcall(vim.cmd.redrawstatus)
 end

@@ -138,13 +138,23 @@ function M.ask_user(_, params)
   return { answer = answer }
 end
 
+--- The permission prompt: a shell command by its command line ("Cadenza wants to run `pytest`"),
+--- another tool by the call's title, which the server words as a gerund ("deleting old.py":
+--- "Cadenza asks before deleting old.py").
 local function describe_call(tool_call)
-  local title = tool_call.title or tool_call.kind or "a tool call"
   local raw = tool_call.rawInput
   if type(raw) == "table" and type(raw.command) == "string" then
-    return ("%s: %s"):format(title, raw.command)
+    local command = vim.trim(raw.command)
+    if #command <= 120 and not command:find("\n", 1, true) then
+      return ("Cadenza wants to run `%s`"):format(command)
+    end
+    return ("Cadenza wants to run a command: %s"):format(command)
   end
-  return title
+  local title = vim.trim(tool_call.title or "")
+  if title:match("^%l+ing%f[%A]") then
+    return ("Cadenza asks before %s"):format(title)
+  end
+  return ("Cadenza asks before calling %s"):format(title ~= "" and title or tool_call.kind or "a tool")
 end
 
 --- cadenza/requestPermission {sessionId, toolCall, options: [{optionId, name, kind}]}
@@ -157,7 +167,7 @@ function M.request_permission(_, params)
   end
   local tool_call = type(params.toolCall) == "table" and params.toolCall or {}
   local choice = M.select(options, {
-    prompt = ("Cadenza wants to run %s"):format(describe_call(tool_call)),
+    prompt = describe_call(tool_call),
     kind = "cadenza.permission",
     format_item = function(option)
       return option.name or option.optionId

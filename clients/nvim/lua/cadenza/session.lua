@@ -7,6 +7,7 @@
 -- final.
 local log = require("cadenza.log")
 local panel = require("cadenza.panel")
+local usage = require("cadenza.usage")
 
 local M = {}
 
@@ -28,6 +29,9 @@ M.WAITING = { needs_user_input = true, waiting_human = true }
 ---@field url string? while waiting for waiting_human: the page
 ---@field replaying boolean? cadenza.loadSession is replaying its history (no notifications)
 ---@field edited table<string, boolean> absolute paths the session changed
+---@field usage table? token usage of the current (or last) turn (cadenza.usage)
+---@field usage_text string? the last ended turn's usage in words
+---@field after_resume boolean? the last update was a session_resume
 
 ---@type table<string, cadenza.Session>
 local sessions = {}
@@ -137,6 +141,7 @@ end
 --- session_end: the run stopped; the session waits (needs_user_input, waiting_human) or is over.
 local function run_ended(session, update)
   local waiting = M.WAITING[update.stopReason] == true
+  session.usage_text = usage.format(session.usage)
   session.state = waiting and "waiting" or "ended"
   session.stop_reason = update.stopReason
   session.message = update.message
@@ -168,6 +173,7 @@ end
 --- session_resume: a waiting session runs again.
 local function resumed(session, update)
   session.state = "running"
+  session.usage = nil -- a new turn
   session.stop_reason, session.message = nil, nil
   session.question, session.why_no_default, session.url = nil, nil, nil
   panel.resume(session, update)
@@ -215,6 +221,16 @@ local RENDER = {
   plan = panel.plan,
   session_resume = resumed,
   session_end = run_ended,
+  model_reply = function(session, update)
+    session.usage = session.usage or usage.new()
+    usage.add_reply(session.usage, update)
+    pcall(vim.cmd.redrawstatus)
+  end,
+  usage_update = function(session, update)
+    session.usage = session.usage or usage.new()
+    usage.add_update(session.usage, update)
+    pcall(vim.cmd.redrawstatus)
+  end,
 }
 
 --- Handler of the cadenza/sessionUpdate notification (lsp-handler signature).
@@ -232,8 +248,17 @@ function M.on_update(_, params, ctx)
       root = client and client.root_dir or nil,
     })
   end
-  local render = RENDER[params.update.sessionUpdate]
-  if render then -- other kinds (usage_update, ...) are not shown
+  local kind = params.update.sessionUpdate
+  -- A replay carries the person's answer twice: the session_resume with the reply as they
+  -- wrote it, then the user message the model got (the server's wording around the reply,
+  -- "The person answered your question (…): …"). The resume line shows the reply.
+  local after_resume = session.after_resume
+  session.after_resume = kind == "session_resume" or nil
+  if kind == "user_message_chunk" and after_resume then
+    return
+  end
+  local render = RENDER[kind]
+  if render then -- other kinds (repair, ...) are not shown
     render(session, params.update)
   end
 end

@@ -1,0 +1,81 @@
+/**
+ * Token usage as the panel shows it, per turn (one run of a session, up to its `session_end`).
+ *
+ * The server reports usage in two ways (docs/protocol.md): `model_reply` after each model request
+ * with the provider's `promptTokens`/`completionTokens` (absent when the provider reported none),
+ * and ACP's `usage_update {used, size}` (the context filled and the window's size) where it is
+ * sent. The prompt of the latest request is what the context holds now; completion tokens add up.
+ * Pure (no `vscode`, no DOM).
+ */
+
+export interface TurnUsage {
+  /** Model requests made in the turn (`model_reply` updates). */
+  requests: number;
+  /** Prompt tokens of the latest request: the context the model read last. */
+  promptTokens?: number;
+  /** Completion tokens of all the turn's requests. */
+  completionTokens?: number;
+  /** From `usage_update`: the context in use, and the window's size. */
+  contextUsed?: number;
+  contextSize?: number;
+}
+
+export function emptyUsage(): TurnUsage {
+  return { requests: 0 };
+}
+
+function count(value: unknown): number | undefined {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined;
+}
+
+/** Add one `model_reply` update (`{promptTokens?, completionTokens?}`). */
+export function addModelReply(usage: TurnUsage, update: { promptTokens?: unknown; completionTokens?: unknown }): void {
+  usage.requests += 1;
+  const prompt = count(update.promptTokens);
+  const completion = count(update.completionTokens);
+  if (prompt !== undefined) usage.promptTokens = prompt;
+  if (completion !== undefined) usage.completionTokens = (usage.completionTokens ?? 0) + completion;
+}
+
+/** Add one `usage_update` (`{used, size}`). */
+export function addUsageUpdate(usage: TurnUsage, update: { used?: unknown; size?: unknown }): void {
+  const used = count(update.used);
+  const size = count(update.size);
+  if (used !== undefined) usage.contextUsed = used;
+  if (size !== undefined && size > 0) usage.contextSize = size;
+}
+
+/** 1234 → "1,234"; 12345 → "12.3k"; 1234567 → "1.23M". */
+export function formatTokens(n: number): string {
+  if (n < 10000) return n.toLocaleString("en-US");
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 100_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(2)}M`;
+}
+
+/**
+ * One line for a turn: "context 1,843 / 8,192 tokens (22%) · 41 tokens out · 3 requests".
+ *
+ * @param contextSize the model's context window when known from elsewhere (the
+ *   `cadenza.contextSize` setting); a `usage_update`'s size wins.
+ * @returns "" when the turn made no model request.
+ */
+export function formatUsage(usage: TurnUsage | undefined, contextSize?: number): string {
+  if (!usage || (usage.requests === 0 && usage.contextUsed === undefined)) return "";
+  const parts: string[] = [];
+  const used = usage.contextUsed ?? usage.promptTokens;
+  const size = usage.contextSize ?? contextSize;
+  if (used !== undefined) {
+    if (size) {
+      const percent = Math.min(100, Math.round((100 * used) / size));
+      parts.push(`context ${formatTokens(used)} / ${formatTokens(size)} tokens (${percent}%)`);
+    } else {
+      parts.push(`context ${formatTokens(used)} tokens`);
+    }
+  }
+  if (usage.completionTokens !== undefined) parts.push(`${formatTokens(usage.completionTokens)} tokens out`);
+  if (usage.requests > 0) {
+    parts.push(`${usage.requests} request${usage.requests === 1 ? "" : "s"}`);
+    if (used === undefined && usage.completionTokens === undefined) parts.push("no token counts reported");
+  }
+  return parts.join(" · ");
+}

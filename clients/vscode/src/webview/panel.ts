@@ -1,0 +1,280 @@
+// The Cadenza panel's webview: renders the sessions posted by the extension (src/panel.ts).
+// Bundled by esbuild into dist/webview.js (a browser script). Model text (the agent's messages,
+// the final message) is Markdown, rendered and sanitized by markdown.ts; everything else is
+// inserted with textContent.
+
+import type { Entry, SessionView } from "../sessions";
+import { PromptHistory } from "./history";
+import { markdownElement } from "./markdown";
+
+interface PanelState {
+  sessions?: SessionView[];
+  history?: string[];
+}
+
+declare function acquireVsCodeApi(): {
+  postMessage(message: unknown): void;
+  getState(): PanelState | undefined;
+  setState(state: PanelState): void;
+};
+
+const vscode = acquireVsCodeApi();
+const root = document.getElementById("sessions") as HTMLElement;
+const empty = document.getElementById("empty") as HTMLElement;
+document.getElementById("run")?.addEventListener("click", () => vscode.postMessage({ type: "run" }));
+
+// The input at the bottom: Enter sends (Shift+Enter: a new line), Up/Down at its start/end
+// browse the prompts sent before. The extension starts a task with it (a follow-up of the
+// latest session once the server offers cadenza.promptSession).
+const input = document.getElementById("prompt") as HTMLTextAreaElement;
+const history = new PromptHistory(50, vscode.getState()?.history ?? []);
+let sessions: SessionView[] = [];
+
+function saveState(): void {
+  vscode.setState({ sessions, history: history.list() });
+}
+
+function send(): void {
+  const text = input.value.trim();
+  if (!text) return;
+  history.push(text);
+  saveState();
+  vscode.postMessage({ type: "prompt", text });
+  input.value = "";
+  fit();
+}
+
+function fit(): void {
+  input.style.height = "auto";
+  input.style.height = `${Math.min(input.scrollHeight, 200)}px`;
+}
+
+input.addEventListener("input", fit);
+input.addEventListener("keydown", (event: KeyboardEvent) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    send();
+  } else if (event.key === "ArrowUp" && input.selectionStart === 0 && input.selectionEnd === 0) {
+    const older = history.previous(input.value);
+    if (older !== undefined) {
+      event.preventDefault();
+      input.value = older;
+      fit();
+    }
+  } else if (event.key === "ArrowDown" && input.selectionStart === input.value.length) {
+    const newer = history.next();
+    if (newer !== undefined) {
+      event.preventDefault();
+      input.value = newer;
+      fit();
+    }
+  }
+});
+document.getElementById("send")?.addEventListener("click", send);
+
+// Links in rendered Markdown open outside the webview (the extension checks the scheme again).
+document.addEventListener("click", (event) => {
+  const link = (event.target as Element | null)?.closest?.("a");
+  if (!link) return;
+  event.preventDefault();
+  const href = link.getAttribute("href");
+  if (href) vscode.postMessage({ type: "openLink", href });
+});
+
+const STOP: Record<string, string> = {
+  end_turn: "done",
+  needs_user_input: "needs your input",
+  waiting_human: "waits for you",
+  failed: "gave up",
+  aborted: "aborted",
+  cancelled: "cancelled",
+  max_steps: "step limit reached",
+  error: "error",
+  server_exit: "server stopped",
+  interrupted: "interrupted",
+};
+const STATUS_ICON: Record<string, string> = { pending: "○", in_progress: "◐", completed: "✓", failed: "✗", unknown: "·" };
+
+function el(tag: string, className?: string, text?: unknown): HTMLElement {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+function button(label: string, onClick: () => void, title?: string): HTMLElement {
+  const b = el("button", "link", label);
+  if (title) b.title = title;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function basename(p: string): string {
+  const parts = String(p).split(/[\\/]/);
+  return parts[parts.length - 1];
+}
+
+function renderTool(entry: Extract<Entry, { kind: "tool" }>): HTMLElement {
+  const box = el("div", `tool status-${entry.status} kind-${entry.toolKind}`);
+  box.dataset.toolCallId = entry.toolCallId;
+  const head = el("div", "tool-head");
+  head.append(el("span", "icon", STATUS_ICON[entry.status] || "·"), el("span", "tool-title", entry.title));
+  if (entry.status === "failed") head.append(el("span", "badge failed", "failed"));
+  box.append(head);
+  for (const diff of entry.diffs) {
+    const row = el("div", "diff");
+    row.dataset.diffId = diff.id;
+    const file = button(basename(diff.path), () => vscode.postMessage({ type: "openFile", path: diff.path }), diff.path);
+    file.classList.add("file");
+    row.append(
+      file,
+      el("span", "stats", diff.created ? `new file, +${diff.added}` : `+${diff.added} −${diff.removed}`),
+      button("Open diff", () => vscode.postMessage({ type: "openDiff", diffId: diff.id })),
+    );
+    box.append(row);
+  }
+  if (entry.output || entry.input) {
+    const details = el("details", "tool-details");
+    details.append(el("summary", "", "details"));
+    if (entry.input) details.append(el("pre", "input", entry.input));
+    if (entry.output) details.append(el("pre", "output", entry.output));
+    box.append(details);
+  }
+  return box;
+}
+
+function renderEntry(entry: Entry): HTMLElement {
+  switch (entry.kind) {
+    case "text":
+      return markdownElement(entry.text, "agent-text");
+    case "user": {
+      const node = el("div", "user-text");
+      node.append(el("span", "who", "You: "), el("span", "", entry.text));
+      return node;
+    }
+    case "resume": {
+      const what = entry.after === "waiting_human" ? "you are done in the browser" : "your answer";
+      const node = el("div", "resume", `▸ resumed with ${what}`);
+      if (entry.reply) node.append(el("span", "reply", `: ${entry.reply}`));
+      return node;
+    }
+    case "tool":
+      return renderTool(entry);
+    case "movement": {
+      // Plain text (a label between the steps of a workflow), nothing to click.
+      const node = el("div", "movement");
+      node.append(el("span", "movement-name", entry.movement));
+      if (entry.index && entry.index > 1) node.append(el("span", "movement-index", ` (movement ${entry.index})`));
+      if (entry.reason) node.append(el("span", "reason", ` — ${entry.reason}`));
+      return node;
+    }
+    case "compaction":
+      return el(
+        "div",
+        "note",
+        `Context compacted: ${entry.messagesSummarized ?? "?"} messages summarized (${entry.tokensBefore ?? "?"} → ${entry.tokensAfter ?? "?"} tokens)`,
+      );
+    case "plan": {
+      const list = el("ul", "plan");
+      for (const item of entry.items) list.append(el("li", `plan-${item.status}`, item.content));
+      return list;
+    }
+    case "end": {
+      const node = el("div", `end stop-${entry.stopReason}${entry.waiting ? " waiting" : ""}`);
+      node.append(el("strong", "", `${STOP[entry.stopReason] || entry.stopReason}`));
+      if (entry.steps !== undefined) node.append(el("span", "steps", ` · ${entry.steps} step${entry.steps === 1 ? "" : "s"}`));
+      if (entry.message) {
+        // An error's message is the server's text (not the model's Markdown): shown as is.
+        node.append(
+          entry.stopReason === "error" || entry.stopReason === "server_exit"
+            ? el("div", "end-message plain", entry.message)
+            : markdownElement(entry.message, "end-message"),
+        );
+      }
+      if (entry.missingInfo) node.append(el("div", "missing", `Needs: ${entry.missingInfo}`));
+      if (entry.whyNoDefault) node.append(el("div", "missing", `Why: ${entry.whyNoDefault}`));
+      if (entry.url) node.append(el("div", "missing", `Page: ${entry.url}`));
+      if (entry.detail) {
+        const details = el("details", "error-details");
+        details.append(el("summary", "", "what the server said"), el("pre", "", entry.detail));
+        node.append(details);
+      }
+      if (entry.usage) node.append(el("div", "usage", entry.usage));
+      return node;
+    }
+    case "note":
+      return el("div", `note ${entry.level}`, entry.text);
+    default:
+      return el("div", "note", JSON.stringify(entry));
+  }
+}
+
+function renderSession(session: SessionView): HTMLElement {
+  const section = el("section", `session state-${session.state}`);
+  section.dataset.sessionId = session.id;
+  if (session.stopReason) section.dataset.stopReason = session.stopReason;
+  const header = el("header", "session-head");
+  const task = el("div", "task", session.task.split("\n")[0] || "(task)");
+  task.title = session.task;
+  const waiting = session.state === "waiting";
+  const state = session.state === "ended" || waiting ? STOP[session.stopReason ?? ""] || session.stopReason : session.state;
+  header.append(el("span", `badge state ${session.state} ${session.stopReason || ""}`, state), task);
+  if (waiting && session.stopReason === "waiting_human") {
+    header.append(
+      button("Continue", () => vscode.postMessage({ type: "continue", sessionId: session.id }), "Done in the browser: let the agent go on"),
+    );
+  }
+  if (waiting) {
+    header.append(
+      button("Reply…", () => vscode.postMessage({ type: "reply", sessionId: session.id }), "Answer the session (cadenza.replySession)"),
+    );
+  }
+  if (session.state === "running" || session.state === "starting" || waiting) {
+    header.append(button("Cancel", () => vscode.postMessage({ type: "cancel", sessionId: session.id })));
+  }
+  section.append(header);
+  const running = session.state !== "ended" && !waiting;
+  if (running && session.progress) section.append(el("div", "progress", session.progress));
+  if (running && session.usage) section.append(el("div", "usage live", session.usage));
+  const body = el("div", "entries");
+  let lastText = "";
+  for (const entry of session.entries) {
+    // The final answer is both streamed text and the end's message: show it once.
+    if (entry.kind === "end" && entry.message && entry.message.trim() === lastText.trim()) {
+      body.append(renderEntry({ ...entry, message: "" }));
+      continue;
+    }
+    if (entry.kind === "text") lastText = entry.text;
+    else lastText = "";
+    body.append(renderEntry(entry));
+  }
+  section.append(body);
+  return section;
+}
+
+function atBottom(): boolean {
+  return window.innerHeight + window.scrollY >= document.body.scrollHeight - 30;
+}
+
+function render(sessions: SessionView[]): void {
+  const stick = atBottom();
+  empty.style.display = sessions.length ? "none" : "";
+  root.replaceChildren(...sessions.map(renderSession));
+  if (stick) window.scrollTo(0, document.body.scrollHeight);
+}
+
+window.addEventListener("message", (event: MessageEvent) => {
+  const message = event.data as { type?: string; sessions?: SessionView[] } | undefined;
+  if (message && message.type === "state" && Array.isArray(message.sessions)) {
+    sessions = message.sessions;
+    saveState();
+    render(message.sessions);
+  }
+});
+
+const saved = vscode.getState();
+if (saved && saved.sessions) {
+  sessions = saved.sessions;
+  render(saved.sessions);
+}
+vscode.postMessage({ type: "ready" });
