@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from cadenza import __version__
+from cadenza.cli_flags import add_headless_flags
 
 RUN_EPILOG = (
     "exit status: 0 the task is done (end_turn); 1 the session ended in error, failed\n"
@@ -83,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="confirm: show each change as a diff and ask y/n before writing it; auto: write "
         "at once (default: the server's review setting, auto)",
     )
+    add_headless_flags(run)
 
     reply = sub.add_parser(
         "reply",
@@ -97,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--yes", action="store_true", help="never prompt: apply every change, decline questions"
     )
     reply.add_argument("--events", metavar="FILE", help="as for cadenza run")
+    add_headless_flags(reply)
     reply.set_defaults(model=None, workflow=None, max_steps=None, review=None)
 
     acp = sub.add_parser(
