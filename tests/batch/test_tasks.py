@@ -102,3 +102,31 @@ def test_results_are_whole_and_out_must_be_a_folder(tmp_path: Path) -> None:
     assert json.loads((out / "x1" / "result.json").read_text())["status"] == "done"
     assert done_ids(out) == {"x1"}
     assert [p.name for p in out.iterdir() if p.name.startswith(".")] == []
+
+
+def test_usage_errors_exit_2_without_starting_ray(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cadenza.cli import main
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"id": "a", "repo": "r", "task": "t"}\n', encoding="utf-8")
+    assert main(["batch", str(tasks), "--out", str(tasks)]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+    assert main(["batch", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "o")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(SystemExit) as info:
+        main(["batch", str(tasks), "--out", str(tmp_path / "o"), "--allow", "nope"])
+    assert info.value.code == 2
+
+
+def test_everything_resumed_needs_no_cluster(tmp_path: Path) -> None:
+    from cadenza.cli import main
+
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"id": "a", "repo": "r", "task": "t"}\n', encoding="utf-8")
+    out = tmp_path / "out"
+    check_out_dir(out, tasks, resume=False)
+    write_task(out, TaskOutput(result=TaskResult(id="a", status="done")))
+    assert main(["batch", str(tasks), "--out", str(out), "--resume"]) == 0

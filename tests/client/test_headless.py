@@ -8,6 +8,7 @@ declined and never runs.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from cadenza.cli import build_parser
 from cadenza.client.permissions import (
@@ -26,6 +28,7 @@ from cadenza.client.permissions import (
     PermissionPolicy,
     PolicyError,
 )
+from cadenza.client.prompts import DecliningPrompter, TerminalPrompter
 from cadenza.engine.permissions import DEFAULT_GATED, OPTION_NAMES, PermissionRequest
 from cadenza.lsp.prompts import fallback_permission_message
 from cadenza.tools.registry import default_tools
@@ -73,6 +76,22 @@ def test_the_policy_answers_the_servers_own_prompt_text() -> None:
 def test_bad_policies_are_refused(kwargs: dict[str, Any], words: str) -> None:
     with pytest.raises(PolicyError, match=words):
         PermissionPolicy.build(**kwargs)
+
+
+async def test_prompters_answer_from_the_policy_before_asking() -> None:
+    message = "Cadenza wants to call run_command with {}"
+    actions = list(OPTION_NAMES.values())
+    policy = PermissionPolicy.build(allow=["run_command"], deny=["delete_file"])
+    # The terminal prompter would block on stdin if it asked: the policy answers first.
+    terminal = TerminalPrompter(Console(file=io.StringIO()), permissions=policy)
+    assert await terminal.choose(message, actions) == ALLOW_ONCE
+    deleting = "Cadenza wants to call delete_file with {}"
+    assert await terminal.choose(deleting, actions) == REJECT_ONCE
+    declining = DecliningPrompter(permissions=policy)
+    assert await declining.choose(message, actions) == ALLOW_ONCE
+    assert (
+        await declining.choose("Cadenza wants to call browse_interactive with {}", actions) is None
+    )
 
 
 def test_unknown_tool_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

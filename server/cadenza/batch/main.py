@@ -38,10 +38,11 @@ def batch_main(args: argparse.Namespace) -> int:
         parsed = read_tasks(task_file)
         check_out_dir(out, task_file, resume=args.resume)
     except OSError as exc:
-        errors.print(f"cadenza batch: error: cannot read {task_file}: {exc.strerror or exc}")
+        reason = visible_markup(str(exc.strerror or exc))
+        errors.print(f"cadenza batch: error: cannot read {task_file}: {reason}", soft_wrap=True)
         return EXIT_USAGE
     except OutDirError as exc:
-        errors.print(f"cadenza batch: error: {visible_markup(str(exc))}")
+        errors.print(f"cadenza batch: error: {visible_markup(str(exc))}", soft_wrap=True)
         return EXIT_USAGE
     for bad in parsed.skipped:
         errors.print(
@@ -83,7 +84,7 @@ def _run(console: Console, errors: Console, address: str | None, plan: BatchPlan
     try:
         init = raylib.start(address)
     except (raylib.RayMissingError, ConnectionError, RuntimeError) as exc:
-        errors.print(f"cadenza batch: error: {visible_markup(str(exc))}")
+        errors.print(f"cadenza batch: error: {visible_markup(str(exc))}", soft_wrap=True)
         return EXIT_SOME_FAILED
     try:
         if not plan.max_concurrency:

@@ -85,7 +85,7 @@ def run_main(args: argparse.Namespace) -> int:
     try:
         policy = PermissionPolicy.from_args(args)
     except PolicyError as exc:
-        errors.print(f"cadenza {args.command}: error: {exc}", markup=False)
+        errors.print(f"cadenza {args.command}: error: {exc}", markup=False, soft_wrap=True)
         return EXIT_USAGE
     json_output = getattr(args, "output", "text") == "json"
     # With --output json, stdout carries the report alone: the display goes to stderr.
