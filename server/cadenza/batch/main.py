@@ -9,6 +9,7 @@ sessions cancelled; results written so far are kept and ``--resume`` continues).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 from pathlib import Path
@@ -86,9 +87,13 @@ def _run(console: Console, errors: Console, address: str | None, plan: BatchPlan
     except (raylib.RayMissingError, ConnectionError, RuntimeError) as exc:
         errors.print(f"cadenza batch: error: {visible_markup(str(exc))}", soft_wrap=True)
         return EXIT_SOME_FAILED
+    except KeyboardInterrupt:  # Ctrl-C while the cluster starts: nothing ran yet
+        raylib.stop()
+        errors.print("interrupted before any task started")
+        return EXIT_INTERRUPTED
     try:
         if not plan.max_concurrency:
-            plan = BatchPlan(**{**plan.__dict__, "max_concurrency": default_concurrency(plan)})
+            plan = dataclasses.replace(plan, max_concurrency=default_concurrency(plan))
         console.print(
             f"ray ready in {init:.1f} s · {len(plan.tasks)} task(s) · "
             f"up to {plan.max_concurrency} at once"
