@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,11 @@ def servers_of(model: ModelServer) -> list[int]:
         except OSError:
             continue
     return pids
+
+
+def scratch_folders() -> set[str]:
+    """The workers' scratch folders in the temporary folder."""
+    return {p.name for p in Path(tempfile.gettempdir()).glob("cadenza-batch-slow-*")}
 
 
 def wait_for(predicate: Any, timeout: float, what: str) -> None:
@@ -145,6 +151,7 @@ def test_sigint_cancels_running_sessions_and_writes_nothing_half(
         ],
     )
     out = tmp_path / "out"
+    scratch_before = scratch_folders()
     driver = subprocess.Popen(
         cadenza_batch(str(tasks), "--out", str(out)),
         env=batch_env,
@@ -167,6 +174,8 @@ def test_sigint_cancels_running_sessions_and_writes_nothing_half(
     summary = json.loads((out / "summary.json").read_text())
     assert summary["interrupted"] is True and summary["counts"]["cancelled"] == 2
     wait_for(lambda: servers_of(model) == [], 30, "the sessions' servers to exit")
+    # The workers were interrupted, not killed: they removed their scratch folders.
+    assert scratch_folders() - scratch_before == set()
 
 
 def test_a_worker_killed_mid_task_is_retried_once(

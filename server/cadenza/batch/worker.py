@@ -38,6 +38,7 @@ from cadenza.client.prompts import DecliningPrompter
 from cadenza.client.report import PermissionPrompt, file_reports, usage_report
 from cadenza.client.session import HeadlessClient
 
+HEARTBEAT_S = 0.2
 CANCEL_GRACE_S = 10.0
 """Seconds to wait for the server to confirm a cancelled session before shutting it down."""
 
@@ -172,6 +173,7 @@ async def _session(
             prompts.append(PermissionPrompt(tool=tool, answer=event.answer))
 
     prompter = DecliningPrompter(accept_edits=True, permissions=policy)
+    heartbeat = asyncio.get_running_loop().create_task(_heartbeat())
     async with HeadlessClient(options, observer=observe, prompter=prompter) as client:
         await client.start_session(task)
         try:
@@ -182,6 +184,20 @@ async def _session(
             with contextlib.suppress(ClientError, TimeoutError):
                 await asyncio.wait_for(client.cancel(), CANCEL_GRACE_S)
             raise
+        finally:
+            heartbeat.cancel()
+
+
+async def _heartbeat() -> None:
+    """Wake the event loop every ``HEARTBEAT_S`` so a cancel from the driver lands at once.
+
+    ``ray.cancel`` interrupts the worker's main thread the way Ctrl-C does, and Python runs
+    that interrupt only when the thread executes Python code; an event loop blocked in
+    ``epoll`` waiting for a slow model reply would not notice it until the reply came
+    (measured: not within 20 s without this, 0.08 s with it).
+    """
+    while True:
+        await asyncio.sleep(HEARTBEAT_S)
 
 
 def _server_env(settings: WorkerSettings, scratch: Path) -> dict[str, str]:
