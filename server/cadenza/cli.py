@@ -1,4 +1,4 @@
-"""The ``cadenza`` command: ``serve``, ``acp``, ``run``, ``reply``, ``undo``, ``models``."""
+"""The ``cadenza`` command: serve, acp, run, reply, undo, models, batch."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import sys
 from collections.abc import Sequence
 
 from cadenza import __version__
+from cadenza.batch.cli import add_batch_parser
+from cadenza.cli_flags import add_headless_flags
 
 RUN_EPILOG = (
     "exit status: 0 the task is done (end_turn); 1 the session ended in error, failed\n"
@@ -83,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="confirm: show each change as a diff and ask y/n before writing it; auto: write "
         "at once (default: the server's review setting, auto)",
     )
+    add_headless_flags(run)
 
     reply = sub.add_parser(
         "reply",
@@ -97,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--yes", action="store_true", help="never prompt: apply every change, decline questions"
     )
     reply.add_argument("--events", metavar="FILE", help="as for cadenza run")
+    add_headless_flags(reply)
     reply.set_defaults(model=None, workflow=None, max_steps=None, review=None)
 
     acp = sub.add_parser(
@@ -114,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     undo.add_argument("session_id", help="the session's id (printed at the end of cadenza run)")
     undo.add_argument("--workspace", default=".", help="workspace folder (default: current)")
 
+    add_batch_parser(sub)
     models = sub.add_parser("models", help="manage the embedded local models")
     models_sub = models.add_subparsers(dest="models_command", required=True)
     pull = models_sub.add_parser("pull", help="download, assemble and verify a model")
@@ -168,6 +173,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cadenza.client.cli import undo_main
 
         return undo_main(args)
+    if args.command == "batch":
+        from cadenza.batch.main import batch_main
+
+        return batch_main(args)
     from cadenza.providers.models_cli import models_main
 
     return models_main(args)

@@ -5,6 +5,9 @@
 (:mod:`cadenza.client.eventlog`), for scripts and tests; ``--review confirm`` shows each change
 as a unified diff and asks y/n before it is written (``--yes`` accepts them all; without a
 terminal they are declined). ``cadenza undo SESSION_ID`` puts back the files a session changed.
+``--allow TOOL`` / ``--deny TOOL`` / ``--allow-all`` answer that run's permission prompts
+(:mod:`cadenza.client.permissions`; shown in the run's header); ``--output json`` prints one
+JSON object at the end and nothing else on stdout (:mod:`cadenza.client.report`).
 
 Exit status (also in ``cadenza run --help``), by the session's stop reason:
 
@@ -16,7 +19,7 @@ Exit status (also in ``cadenza run --help``), by the session's stop reason:
   ``waiting_human``);
 - 130: interrupted with Ctrl-C (the session is cancelled first, then the server shut down).
 
-2 stays argparse's status for a bad command line.
+2: a bad command line (argparse's status; also contradictory ``--allow``/``--deny``).
 """
 
 from __future__ import annotations
@@ -28,22 +31,27 @@ import logging
 import signal
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
 
 from cadenza.client.display import SessionDisplay, print_summary
+from cadenza.client.edits import FileChange
 from cadenza.client.errors import ClientError
+from cadenza.client.events import ClientEvent, Observer, UserAsked
 from cadenza.client.options import ClientOptions
 from cadenza.client.outcome import RunResult
+from cadenza.client.permissions import PermissionPolicy, PolicyError, prompted_tool
 from cadenza.client.prompts import DecliningPrompter, Prompter, TerminalPrompter
+from cadenza.client.report import PermissionPrompt, run_report
 from cadenza.client.safe_text import visible_markup
 from cadenza.client.session import HeadlessClient
 from cadenza.schema.commands import UndoSessionResult
 
 EXIT_OK = 0
 EXIT_ERROR = 1
+EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3
 EXIT_INTERRUPTED = 130
 CANCEL_GRACE = 15.0
@@ -69,11 +77,19 @@ def run_main(args: argparse.Namespace) -> int:
 
     Args:
         args: ``task``, ``workspace``, ``model``, ``workflow``, ``events``, ``yes``,
-            ``max_steps``, ``review`` from the parser in :mod:`cadenza.cli`.
+            ``max_steps``, ``review``, ``allow``, ``deny``, ``allow_all``, ``output`` from
+            the parser in :mod:`cadenza.cli`.
     """
     _quiet_pygls()
-    console = Console(highlight=False)
     errors = Console(stderr=True, highlight=False)
+    try:
+        policy = PermissionPolicy.from_args(args)
+    except PolicyError as exc:
+        errors.print(f"cadenza {args.command}: error: {exc}", markup=False, soft_wrap=True)
+        return EXIT_USAGE
+    json_output = getattr(args, "output", "text") == "json"
+    # With --output json, stdout carries the report alone: the display goes to stderr.
+    console = errors if json_output else Console(highlight=False)
     interactive = not args.yes and sys.stdin.isatty()
     declined = None if interactive else ("--yes" if args.yes else "stdin is not a terminal")
     options = ClientOptions(
@@ -85,17 +101,28 @@ def run_main(args: argparse.Namespace) -> int:
         review=getattr(args, "review", None),
     )
     reply_to = getattr(args, "session_id", None)
-    run = _Run(console=console, errors=errors, options=options, task=args.task, reply_to=reply_to)
+    run = _Run(
+        console=console,
+        errors=errors,
+        options=options,
+        task=args.task,
+        reply_to=reply_to,
+        policy=policy,
+        json_output=json_output,
+    )
     display = SessionDisplay(console, declined_note=declined)
     prompter: Prompter = (
-        TerminalPrompter(console, pause=display.paused)
+        TerminalPrompter(console, pause=display.paused, permissions=policy)
         if interactive
-        else DecliningPrompter(accept_edits=args.yes)
+        else DecliningPrompter(accept_edits=args.yes, permissions=policy)
     )
+    run.header("asked on the terminal" if declined is None else f"declined ({declined})")
+    started = time.monotonic()
     try:
         return asyncio.run(run.main(display, prompter))
     except KeyboardInterrupt:  # a Ctrl-C before the loop's own handler was installed
         errors.print("interrupted")
+        run.report(None, EXIT_INTERRUPTED, time.monotonic() - started)
         return EXIT_INTERRUPTED
 
 
@@ -151,33 +178,95 @@ class _Run:
     task: str
     reply_to: str | None = None
     """``cadenza reply``: the waiting session that ``task`` answers."""
+    policy: PermissionPolicy = field(default_factory=PermissionPolicy)
+    json_output: bool = False
+    """``--output json``: :meth:`report` prints the run's JSON object on stdout."""
     interrupted: bool = False
     cancel_requested: bool = False
+    prompts: list[PermissionPrompt] = field(default_factory=list)
+    """The run's permission prompts and their answers (for ``--output json``)."""
+
+    def header(self, others: str) -> None:
+        """The run's header: how its permission prompts are answered."""
+        colour = "red" if self.policy.allow_all else "cyan"
+        self.console.print(
+            f"[{colour}]permissions:[/] {visible_markup(self.policy.describe())}"
+            f" · other prompts: {visible_markup(others)}",
+            soft_wrap=True,
+        )
 
     async def main(self, display: SessionDisplay, prompter: Prompter) -> int:
         """Start the server, run the session, print the summary, shut everything down."""
         started = time.monotonic()
-        client = HeadlessClient(self.options, observer=display, prompter=prompter)
+        client = HeadlessClient(self.options, observer=self._observer(display), prompter=prompter)
         drive = asyncio.create_task(self._drive(client))
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, self._on_interrupt, client, drive, display)
+        outcome: RunResult | None = None
+        error: str | None = None
         try:
             with display:
                 outcome = await drive
         except asyncio.CancelledError:
-            outcome = None  # a second Ctrl-C, or Ctrl-C before the session started
+            pass  # a second Ctrl-C, or Ctrl-C before the session started
         except ClientError as exc:
-            self.errors.print(f"[red]error:[/] {visible_markup(str(exc))}", soft_wrap=True)
-            return EXIT_ERROR
+            error = str(exc)
+            self.errors.print(f"[red]error:[/] {visible_markup(error)}", soft_wrap=True)
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
             await client.close()
-        self._summary(outcome, client, time.monotonic() - started, display.streamed_text)
+        wall = time.monotonic() - started
+        if error is None:
+            self._summary(outcome, client, wall, display.streamed_text)
+        status = self._status(outcome, error)
+        self.report(outcome, status, wall, client=client, error=error)
+        return status
+
+    def _observer(self, display: SessionDisplay) -> Observer:
+        """The display, after noting the answers to permission prompts."""
+
+        def observe(event: ClientEvent) -> None:
+            tool = prompted_tool(event.question) if isinstance(event, UserAsked) else None
+            if isinstance(event, UserAsked) and tool is not None:
+                self.prompts.append(PermissionPrompt(tool=tool, answer=event.answer))
+            display(event)
+
+        return observe
+
+    def _status(self, outcome: RunResult | None, error: str | None) -> int:
+        if error is not None:
+            return EXIT_ERROR
         if self.interrupted:
             return EXIT_INTERRUPTED
         return exit_status(outcome.stop_reason) if outcome else EXIT_ERROR
+
+    def report(
+        self,
+        outcome: RunResult | None,
+        status: int,
+        wall: float,
+        *,
+        client: HeadlessClient | None = None,
+        error: str | None = None,
+    ) -> None:
+        """With ``--output json``: print the run's one JSON object on stdout."""
+        if not self.json_output:
+            return
+        changes: tuple[FileChange, ...] = client.changes if client is not None else ()
+        report = run_report(
+            outcome,
+            exit_status=status,
+            wall_time=wall,
+            policy=self.policy,
+            changes=changes,
+            session_id=client.session_id if client is not None else None,
+            error=error,
+            prompts=self.prompts,
+        )
+        sys.stdout.write(report.model_dump_json() + "\n")
+        sys.stdout.flush()
 
     async def _drive(self, client: HeadlessClient) -> RunResult:
         await client.start()

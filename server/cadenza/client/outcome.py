@@ -16,7 +16,7 @@ from typing import Any
 from cadenza.client.edits import FileChange
 from cadenza.client.events import ClientEvent, UserAsked
 from cadenza.client.summary import merge_changes
-from cadenza.schema.updates import SessionEnd
+from cadenza.schema.updates import ModelReply, SessionEnd
 
 WAITING_STOP_REASONS = frozenset({"needs_user_input", "waiting_human"})
 PROMPT_GRACE_S = 5.0
@@ -25,6 +25,29 @@ send none); then the waiting end is the outcome."""
 
 PANEL_ANSWER = "Answer in the agent panel"
 """The prompt's choice that leaves the answer for later: the waiting end is the result."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Usage:
+    """Tokens the session's model requests used, summed from ``model_reply`` updates.
+
+    Attributes:
+        requests: Model replies seen.
+        prompt_tokens: Input tokens (0 when the provider reports none).
+        completion_tokens: Output tokens (0 when the provider reports none).
+    """
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, reply: ModelReply) -> Usage:
+        """This usage plus one reply's."""
+        return Usage(
+            requests=self.requests + 1,
+            prompt_tokens=self.prompt_tokens + (reply.prompt_tokens or 0),
+            completion_tokens=self.completion_tokens + (reply.completion_tokens or 0),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,6 +63,7 @@ class RunResult:
         wall_time: Seconds from ``cadenza.startSession`` to ``session_end``.
         missing_info: For ``needs_user_input``: what the agent needs from the person.
         why_no_default: For ``needs_user_input``: why it could not pick a default.
+        usage: Tokens used by this run's model requests.
     """
 
     session_id: str
@@ -50,6 +74,7 @@ class RunResult:
     wall_time: float
     missing_info: str | None = None
     why_no_default: str | None = None
+    usage: Usage = Usage()
 
 
 @dataclass(kw_only=True)
@@ -68,6 +93,7 @@ class RunTracker:
     waiting: SessionEnd | None = None
     """A ``session_end`` after which the session waits for the person (the server asks next)."""
     grace: asyncio.TimerHandle | None = None
+    usage: Usage = Usage()
 
     def begin(self, session_id: str | None = None) -> None:
         """A run starts now (``cadenza.startSession`` or ``cadenza.replySession`` is sent)."""
@@ -79,7 +105,9 @@ class RunTracker:
         """Resolve the run's end from ``event`` (see the module docstring)."""
         if self.end.done():
             return
-        if isinstance(event, SessionEnd):
+        if isinstance(event, ModelReply):
+            self.usage = self.usage.add(event)
+        elif isinstance(event, SessionEnd):
             if event.stop_reason in WAITING_STOP_REASONS:
                 self.waiting = event
                 self.grace = asyncio.get_running_loop().call_later(
@@ -123,4 +151,5 @@ class RunTracker:
             wall_time=time.monotonic() - self.started,
             missing_info=end.missing_info,
             why_no_default=end.why_no_default,
+            usage=self.usage,
         )

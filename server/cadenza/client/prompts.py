@@ -23,6 +23,7 @@ from rich.prompt import Prompt
 
 from cadenza.client.display import print_diffs
 from cadenza.client.edits import EditReview
+from cadenza.client.permissions import PermissionPolicy
 from cadenza.client.safe_text import visible_markup
 from cadenza.schema.requests import AskUserParams
 
@@ -54,18 +55,22 @@ class DecliningPrompter:
     Args:
         accept_edits: Accept edits that need confirmation (``--yes``); otherwise they are
             declined like questions (nobody can review them).
+        permissions: Answers permission prompts of the tools it names (``--allow``).
     """
 
-    def __init__(self, *, accept_edits: bool = False) -> None:
+    def __init__(
+        self, *, accept_edits: bool = False, permissions: PermissionPolicy | None = None
+    ) -> None:
         self.accept_edits = accept_edits
+        self.permissions = permissions or PermissionPolicy()
 
     async def ask(self, request: AskUserParams) -> str | None:
         """Always None (declined)."""
         return None
 
     async def choose(self, message: str, actions: Sequence[str]) -> str | None:
-        """Always None (dismissed)."""
-        return None
+        """The policy's answer to a permission prompt; otherwise None (dismissed)."""
+        return self.permissions.choose(message, actions)
 
     async def confirm_edit(self, review: EditReview) -> bool:
         """``accept_edits``."""
@@ -104,15 +109,18 @@ class TerminalPrompter:
         console: Where to ask.
         pause: Returns a context manager that suspends the live display while a prompt is
             open (a rich ``Live`` and a prompt cannot share the terminal).
+        permissions: Answers permission prompts of the tools it names without asking.
     """
 
     def __init__(
         self,
         console: Console,
         pause: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
+        permissions: PermissionPolicy | None = None,
     ) -> None:
         self.console = console
         self.pause = pause
+        self.permissions = permissions or PermissionPolicy()
         self._lock = asyncio.Lock()
 
     async def ask(self, request: AskUserParams) -> str | None:
@@ -123,7 +131,10 @@ class TerminalPrompter:
         return await self._prompt(question, request.options or None)
 
     async def choose(self, message: str, actions: Sequence[str]) -> str | None:
-        """Offer the actions; an empty answer or end of input dismisses."""
+        """The policy's answer to a permission prompt, else offer the actions (empty: dismiss)."""
+        decided = self.permissions.choose(message, actions)
+        if decided is not None:
+            return decided
         return await self._prompt(visible_markup(message), list(actions) or None)
 
     async def confirm_edit(self, review: EditReview) -> bool:

@@ -1,0 +1,136 @@
+"""The few Ray calls the batch makes, behind typed functions (Ray ships partial stubs).
+
+``import ray`` happens here, lazily, so ``cadenza batch`` without the extra fails with an
+install hint rather than a traceback, and the rest of Cadenza never imports Ray.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from cadenza.batch.results import TaskOutput
+from cadenza.batch.tasks import TaskSpec
+from cadenza.batch.worker import WorkerSettings, run_one
+
+TASK_CPUS = 0.25
+"""Ray CPUs one task reserves: a session mostly waits for its model, so four share a core."""
+
+Ref = Any
+"""A Ray ``ObjectRef`` of a :class:`~cadenza.batch.results.TaskOutput`."""
+
+
+class RayMissingError(Exception):
+    """Ray is not installed (``pip install 'cadenza[batch]'``)."""
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise RayMissingError(
+            "cadenza batch needs Ray: pip install 'cadenza[batch]' (or pip install ray)"
+        ) from None
+    return ray
+
+
+def start(address: str | None) -> float:
+    """Connect to the cluster at ``address``, or start a local one; returns the seconds taken.
+
+    Raises:
+        RayMissingError: Ray is not installed.
+        ConnectionError: No cluster answers at ``address``.
+    """
+    ray = _ray()
+    started = time.monotonic()
+    ray.init(
+        address=address,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level=logging.WARNING,
+        configure_logging=True,
+    )
+    return time.monotonic() - started
+
+
+def stop() -> None:
+    """Disconnect (and stop the local cluster this process started)."""
+    ray = _ray()
+    if ray.is_initialized():
+        ray.shutdown()
+
+
+def cluster_cpus() -> float:
+    """CPUs of the whole cluster."""
+    return float(_ray().cluster_resources().get("CPU", 1.0))
+
+
+def alive_nodes() -> int:
+    """Nodes of the cluster that are alive."""
+    return sum(1 for node in _ray().nodes() if node.get("Alive"))
+
+
+def submit(spec: TaskSpec, settings: WorkerSettings, attempt: int) -> Ref:
+    """Start :func:`~cadenza.batch.worker.run_one` as a Ray task (no Ray-side retries)."""
+    ray = _ray()
+    remote = ray.remote(num_cpus=TASK_CPUS, max_retries=0)(run_one)
+    return remote.remote(spec, settings, attempt)
+
+
+def wait(refs: Sequence[Ref], timeout: float) -> list[Ref]:
+    """The refs of ``refs`` that finished within ``timeout`` seconds (maybe none)."""
+    if not refs:
+        time.sleep(timeout)
+        return []
+    # All of them or the timeout: whatever finished meanwhile comes back together.
+    ready, _ = _ray().wait(list(refs), num_returns=len(refs), timeout=timeout)
+    return list(ready)
+
+
+def get(ref: Ref) -> TaskOutput:
+    """The task's output.
+
+    Raises:
+        WorkerDied: The worker process (or its node) died.
+        Exception: Any other error of the task (a bug: the worker turns task failures into
+            results).
+    """
+    ray = _ray()
+    dead = (
+        ray.exceptions.WorkerCrashedError,
+        ray.exceptions.NodeDiedError,
+        ray.exceptions.OutOfMemoryError,
+        ray.exceptions.ObjectLostError,
+        ray.exceptions.LocalRayletDiedError,
+    )
+    try:
+        output = ray.get(ref)
+    except dead as exc:
+        raise WorkerDied(str(exc).strip().splitlines()[0] if str(exc).strip() else "") from None
+    if not isinstance(output, TaskOutput):
+        raise TypeError(f"a worker returned {type(output).__name__}, not TaskOutput")
+    return output
+
+
+def cancel(refs: Sequence[Ref], *, force: bool) -> None:
+    """Cancel running tasks: a ``KeyboardInterrupt`` in each (``force``: kill the worker)."""
+    ray = _ray()
+    for ref in refs:
+        try:
+            ray.cancel(ref, force=force)
+        except Exception as exc:  # a task that just ended cannot be cancelled
+            logging.getLogger(__name__).debug("cancel failed: %s", exc)
+
+
+def settle(refs: Sequence[Ref], timeout: float) -> list[Ref]:
+    """Wait up to ``timeout`` seconds for ``refs`` to end; returns those still running."""
+    if not refs:
+        return []
+    _, running = _ray().wait(list(refs), num_returns=len(refs), timeout=timeout)
+    return list(running)
+
+
+class WorkerDied(Exception):
+    """The process running a task died (killed, out of memory, node lost)."""
