@@ -1,4 +1,4 @@
-"""Emacs + eglot (Debian ``emacs-nox`` 28, ``elpa-eglot`` 1.9) drive ``cadenza serve``.
+"""Emacs + eglot (Debian ``emacs-nox`` 28, ``elpa-eglot`` 1.9) and lsp-mode drive ``cadenza serve``.
 
 Each scenario is an elisp script under ``emacs/`` run in ``emacs --batch``: eglot starts
 ``cadenza serve`` itself, the test's session is started with ``eglot-execute-command``, and
@@ -176,3 +176,33 @@ def test_cancel_a_long_command(tmp_path: Path) -> None:
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # the sleep was killed with the session
     assert len(scenario.requests) == 1  # the model was not asked again
+
+
+def _lsp_mode_missing() -> str | None:
+    if shutil.which("emacs") is None:
+        return "emacs is not installed: run scripts/thirdparty.sh (Debian emacs-nox)"
+    if not list(Path("/usr/share/emacs/site-lisp/elpa").glob("lsp-mode-*")):
+        return "lsp-mode is not installed: scripts/thirdparty.sh tries Debian elpa-lsp-mode"
+    return None
+
+
+@pytest.mark.skipif(_lsp_mode_missing() is not None, reason=_lsp_mode_missing() or "")
+def test_lsp_mode_edits_the_unsaved_buffer_and_creates_a_file(tmp_path: Path) -> None:
+    """Emacs + lsp-mode 8.0 (Debian ``elpa-lsp-mode``), which takes ``CreateFile``."""
+    edit = {"path": "a.py", "old_string": "alpha", "new_string": "beta"}
+    create = {"path": "made.py", "content": "m = 1\n"}
+    scenario = run_scenario(
+        tmp_path,
+        "lsp-mode-edit.el",
+        [call("edit_file", edit, "e1"), call("create_file", create, "c1"), text("ok")],
+    )
+    found = scenario.findings
+    assert found["stop"] == "end_turn"
+    assert found["buffer"] == "name = 'beta'\n"
+    assert found["modified"] is True
+    assert (scenario.workspace / "a.py").read_text() == "name = 'alpha'\n"
+    assert found["statuses"] == ["completed", "completed"]
+    assert found["made_buffer"] == "m = 1\n"  # lsp-mode created it and holds its text
+    assert (scenario.workspace / "made.py").exists()
+    tool = [m for m in scenario.requests[-1]["messages"] if m["role"] == "tool"]
+    assert "on disk" not in tool[1]["content"]  # the editor did it, not Cadenza
