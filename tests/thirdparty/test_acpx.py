@@ -184,6 +184,8 @@ def test_default_mode_denies_a_write(tmp_path: Path, workspace: Path) -> None:
         assert failed["status"] == "failed"
         tool_message = next(m for m in model.requests()[-1]["messages"] if m["role"] == "tool")
         assert "nothing was written" in tool_message["content"]
+        # acpx says why in the error's data; the model is told (not only "Internal error").
+        assert "Permission denied for fs/write_text_file" in tool_message["content"]
 
 
 @pytest.mark.parametrize(("approve", "ran"), [(True, True), (False, False)])

@@ -48,6 +48,7 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
+from cadenza.acp.errors import describe_error
 from cadenza.acp.stream import UpdateStream
 from cadenza.acp.updates import UpdateMapper, raw_input
 from cadenza.engine.events import (
@@ -347,7 +348,8 @@ class AcpEditor:
                 )
         except (RequestError, ValidationError) as exc:
             self._known.pop(edit.path, None)
-            return EditOutcome(applied=False, reason=f"the editor answered with an error: {exc}")
+            reason = f"the editor answered with an error: {describe_error(exc)}"
+            return EditOutcome(applied=False, reason=reason)
         except TimeoutError:
             self._known.pop(edit.path, None)
             log.warning("session %s: fs/write_text_file %s: no answer", self.session_id, edit.path)
