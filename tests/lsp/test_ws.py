@@ -108,7 +108,9 @@ async def test_a_loopback_page_runs_a_session_and_gets_the_edit(
     ended = False
     async with asyncio.timeout(WAIT_S * 2):
         while not ended:
-            message = json.loads(await ws.recv())
+            frame = await ws.recv()
+            assert isinstance(frame, str)  # text frames: browsers give pages strings for them
+            message = json.loads(frame)
             seen.append(message)
             if message.get("id") == 1 and "result" in message:
                 await ws.send(json.dumps({"jsonrpc": "2.0", "method": "initialized", "params": {}}))

@@ -15,7 +15,8 @@ checks each upgrade request before it is accepted:
   ``--ws-allow-remote`` *and* a token: the token lives in the environment, never on the
   command line, where ``ps`` shows it.
 
-One client at a time, as over stdio: when its connection closes, the server stops.
+Messages go out as text frames (``_TextFrames``), which browsers hand to pages as strings. One
+client at a time, as over stdio: when its connection closes, the server stops.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import os
 import threading
 from collections.abc import Sequence
 from http import HTTPStatus
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from pygls.io_ import run_websocket
@@ -80,6 +82,27 @@ def check_request(
     return None
 
 
+class _TextFrames:
+    """The connection, with every message sent as a text frame.
+
+    pygls's ``WebSocketWriter`` sends the encoded JSON as bytes, i.e. binary frames, which a
+    browser hands to the page as a ``Blob``: browser LSP clients (``@codemirror/lsp-client``)
+    ``JSON.parse`` the frame's data and never see an answer. LSP over WebSocket is JSON text.
+    """
+
+    def __init__(self, websocket: Any) -> None:
+        self._ws = websocket
+
+    def recv(self, decode: bool | None = None) -> Any:
+        return self._ws.recv(decode=decode)
+
+    def send(self, data: bytes | str) -> Any:
+        return self._ws.send(data.decode("utf-8") if isinstance(data, bytes) else data)
+
+    def close(self) -> Any:
+        return self._ws.close()
+
+
 def serve_ws(
     server: LanguageServer,
     host: str,
@@ -118,7 +141,7 @@ def serve_ws(
     async def connection(websocket: ServerConnection) -> None:
         await run_websocket(
             stop_event=stop_event,
-            websocket=websocket,
+            websocket=_TextFrames(websocket),  # type: ignore[arg-type]
             protocol=server.protocol,
             logger=log,
             error_handler=server.report_server_error,
