@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,8 +22,10 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = REPO / ".thirdparty" / "node_modules" / ".bin"
 RUN_S = 60.0
 """The bound of one acpx command (a cold ``cadenza acp`` start takes a few seconds here)."""
-OWNER_TTL_S = "2"
+OWNER_TTL_S = "5"
 """acpx keeps a session's agent alive this long after a prompt (its queue owner)."""
+OWNER_STOPPING = "Queue owner is shutting down"
+"""acpx's answer to a prompt that reaches the owner just as its TTL ends (acpx's own race)."""
 
 
 def missing() -> str | None:
@@ -84,15 +87,24 @@ class Acpx:
         ]
 
     def run(self, *args: str, timeout: float = RUN_S) -> Run:
-        """Run one acpx command to its end (bounded by ``timeout``)."""
-        done = subprocess.run(
-            self.command(*args),
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-        )
+        """Run one acpx command to its end (bounded by ``timeout``).
+
+        A command that met acpx's owner while it stopped (``OWNER_STOPPING``: nothing reached
+        Cadenza) is run again, at most twice: a slow machine must not turn acpx's race into a
+        failure of this suite.
+        """
+        for _ in range(3):
+            done = subprocess.run(
+                self.command(*args),
+                env=self.env,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )
+            if done.returncode == 0 or OWNER_STOPPING not in done.stdout + done.stderr:
+                break
+            time.sleep(1.0)
         return Run(code=done.returncode, stdout=done.stdout, stderr=done.stderr)
 
     def start(self, *args: str) -> subprocess.Popen[str]:

@@ -1,4 +1,4 @@
-"""``cadenza serve``: logging to stderr, then the server over stdio or TCP.
+"""``cadenza serve``: logging to stderr, then the server over stdio, TCP or a WebSocket (``ws``).
 
 stdout carries the protocol (LSP base protocol framing), so nothing else may write to it.
 """
