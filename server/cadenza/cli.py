@@ -29,6 +29,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="speak LSP-framed JSON-RPC on stdio (or TCP)")
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument(
+        "--ws",
+        metavar="HOST:PORT",
+        help="listen on a WebSocket (browser editors); loopback only unless --ws-allow-remote; "
+        "CADENZA_WS_TOKEN set: clients must pass ?token=",
+    )
+    serve.add_argument(
+        "--ws-allow-remote", action="store_true", help="allow --ws on a non-loopback address"
+    )
+    serve.add_argument(
+        "--ws-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a page origin allowed besides loopback pages (repeatable)",
+    )
     # vscode-languageclient and others append --stdio by default; stdio is already the default.
     serve.add_argument("--stdio", action="store_true", help="speak on stdio (the default)")
     serve.add_argument(

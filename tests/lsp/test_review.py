@@ -124,26 +124,25 @@ async def test_review_argument_overrides_the_setting_and_is_validated(
     assert "review: Input should be 'auto' or 'confirm'" in caught.value.message
 
 
-async def test_resource_operations_the_client_lacks_are_refused_by_the_tool(
+async def test_resource_operations_the_client_lacks_are_done_on_disk(
     connect: Connect, fake: FakeOpenAI, workspace: Path
 ) -> None:
+    """Issue 19: what the client cannot take is done on disk and said (``lsp.disk_ops``)."""
     (workspace / "a.py").write_text("x = 1\n")
     editor = await connect(caps=capabilities(operations=("rename",)))
     fake.script(
-        call("delete_file", {"path": "a.py"}, "c1"),
-        call("create_file", {"path": "b.py", "content": "b"}, "c2"),
-        call("rename_file", {"path": "a.py", "new_path": "c.py"}, "c3"),
+        call("rename_file", {"path": "a.py", "new_path": "c.py"}, "c1"),
+        call("delete_file", {"path": "c.py"}, "c2"),
+        call("create_file", {"path": "b.py", "content": "b"}, "c3"),
         text("ok"),
     )
     await editor.run("shuffle")
-    assert results(fake) == [
-        "a.py was not changed: the editor does not support deleting files (its "
-        'workspace.workspaceEdit.resourceOperations lacks "delete")',
-        "b.py was not changed: the editor does not support creating files (its "
-        'workspace.workspaceEdit.resourceOperations lacks "create")',
-        "renamed a.py to c.py",
-    ]
-    [request] = editor.edit_requests
+    disk = "on disk by Cadenza: the editor takes no {} operations in workspace edits"
+    told = results(fake)
+    assert told[0] == "renamed a.py to c.py"
+    assert told[1].startswith("deleted c.py (deleted " + disk.format("delete"))
+    assert told[2].startswith("created b.py (1 characters) (created " + disk.format("create"))
+    [request] = editor.edit_requests  # only the rename, which the client takes
     assert list(request.edit.document_changes or []) == [
         types.RenameFile(
             old_uri=(workspace / "a.py").as_uri(),
@@ -151,7 +150,8 @@ async def test_resource_operations_the_client_lacks_are_refused_by_the_tool(
             options=types.RenameFileOptions(overwrite=False, ignore_if_exists=False),
         )
     ]
-    assert (workspace / "c.py").read_text() == "x = 1\n"
+    assert not (workspace / "a.py").exists() and not (workspace / "c.py").exists()
+    assert (workspace / "b.py").read_text() == "b"
 
 
 async def test_clients_without_document_changes_get_the_changes_map(
@@ -178,7 +178,8 @@ async def test_clients_without_document_changes_get_the_changes_map(
         ]
     }
     assert editor.text_of(path) == "x = 1\ny = 3\n"
-    assert results(fake)[1].startswith("b.py was not changed: the editor does not support")
+    assert results(fake)[1].startswith("created b.py (0 characters) (created on disk by Cadenza")
+    assert (workspace / "b.py").read_text() == ""
 
 
 async def test_delete_and_rename_refuse_unsaved_buffers_and_existing_targets(

@@ -46,6 +46,7 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
+from cadenza.acp.errors import describe_error
 from cadenza.acp.permissions import ask_permission
 from cadenza.acp.stream import UpdateStream
 from cadenza.acp.updates import UpdateMapper
@@ -310,7 +311,8 @@ class AcpEditor:
                 )
         except (RequestError, ValidationError) as exc:
             self._known.pop(edit.path, None)
-            return EditOutcome(applied=False, reason=f"the editor answered with an error: {exc}")
+            reason = f"the editor answered with an error: {describe_error(exc)}"
+            return EditOutcome(applied=False, reason=reason)
         except TimeoutError:
             self._known.pop(edit.path, None)
             log.warning("session %s: fs/write_text_file %s: no answer", self.session_id, edit.path)

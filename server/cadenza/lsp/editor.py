@@ -4,8 +4,9 @@
   client has the file open (``documents``); untitled buffers included.
 - ``apply_edit``: every ``FileEdit`` becomes one ``workspace/applyEdit`` (``edits``):
   ``documentChanges`` when the client takes them, else the ``changes`` map (text changes
-  only). ``resourceOperations`` decide whether files may be created, renamed or deleted; when
-  they may not, the tool says so and nothing is sent. A client without ``workspace.applyEdit``
+  only). ``resourceOperations`` decide whether files are created, renamed or deleted by the
+  client; when they may not be, Cadenza does it on disk and the tool result says so
+  (``disk_ops``). A client without ``workspace.applyEdit``
   gets the edit written on disk atomically (``tools.fs.apply_on_disk``), except for files it
   has open, which are never written behind its back (field cases F01, F03). The server keeps
   no copy of a buffer that it could write back later.
@@ -34,6 +35,7 @@ from cadenza.host.checkpoints import FileState, SessionCheckpoint, disk_state
 from cadenza.host.edits import deliver_checkpointed
 from cadenza.lsp import prompts
 from cadenza.lsp.capabilities import ClientFeatures
+from cadenza.lsp.disk_ops import apply_resource_on_disk
 from cadenza.lsp.documents import OpenDocuments, file_uri
 from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, Review, workspace_edit
 from cadenza.lsp.publisher import SessionPublisher
@@ -93,7 +95,12 @@ class _Send:
 
 @dataclass(frozen=True, kw_only=True)
 class _Write:
-    """An edit to write on disk (a client without ``applyEdit``)."""
+    """An edit to write on disk (a client without ``applyEdit``).
+
+    ``resource``: a create, rename or delete the client cannot do (``disk_ops``).
+    """
+
+    resource: bool = False
 
 
 class LspEditor:
@@ -146,8 +153,9 @@ class LspEditor:
             ``applied=True`` when the client (or the disk write) applied it. Otherwise who
             stopped it and why: the client (its ``failureReason`` or error response), the
             person (review mode ``confirm``), or Cadenza before sending anything (the text
-            changed since the tool read it, an unsupported resource operation, a closed file
-            in a legacy encoding, a checkpoint that cannot be written).
+            changed since the tool read it, a closed file in a legacy encoding, a checkpoint
+            that cannot be written). A resource operation the client lacks is done on disk,
+            with a ``note``.
         """
         if edit.kind == "change" and edit.old_text == edit.new_text:
             return EditOutcome(applied=True)
@@ -179,6 +187,9 @@ class LspEditor:
             and not await ask_to_apply(self._server, edit)
         ):
             return EditOutcome(applied=False, reason=None, refused_by="person")
+        if isinstance(plan, _Write) and plan.resource:
+            is_open = self.documents.find(edit.path) is not None
+            return apply_resource_on_disk(edit, self.publisher.root, open_in_editor=is_open)
         if isinstance(plan, _Write):
             return apply_on_disk(edit)
         review = Review(label=edit.label, description=edit.description) if annotated else None
@@ -200,7 +211,7 @@ class LspEditor:
                 )
             return _Write()
         if edit.kind != "change" and not supports(features, edit.kind):
-            return _refused(unsupported(edit.kind))
+            return _Write(resource=True)  # done on disk, and said so (issue 19)
         if edit.kind == "create":
             return _Send(operations=[Create(uri=file_uri(edit.path), text=edit.new_text)])
         if edit.kind == "delete":

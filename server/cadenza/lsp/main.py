@@ -1,4 +1,4 @@
-"""``cadenza serve``: logging to stderr, then the server over stdio or TCP.
+"""``cadenza serve``: logging to stderr, then the server over stdio, TCP or a WebSocket (``ws``).
 
 stdout carries the protocol (LSP base protocol framing), so nothing else may write to it.
 """
@@ -12,6 +12,7 @@ import signal
 import sys
 
 from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
 
 from cadenza.lsp.server import create_server
 from cadenza.procgroups import kill_live_groups
@@ -41,6 +42,19 @@ def parse_address(address: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise ValueError(f"--tcp expects HOST:PORT, got {address!r}")
     return host, int(port)
+
+
+def _serve_ws(server: LanguageServer, args: argparse.Namespace) -> bool:
+    """``--ws``: serve on a WebSocket (``lsp.ws``); False when the options refuse it."""
+    from cadenza.lsp.ws import WsRefused, serve_ws
+
+    try:
+        host, port = parse_address(args.ws)
+        serve_ws(server, host, port, allow_remote=args.ws_allow_remote, origins=args.ws_origin)
+    except (ValueError, WsRefused) as exc:
+        log.error("%s", exc)
+        return False
+    return True
 
 
 _TERMINATED: list[int] = []
@@ -84,6 +98,9 @@ def serve_main(args: argparse.Namespace) -> int:
             log.error("%s", exc)
             return 2
         server.start_tcp(host, port)
+    elif getattr(args, "ws", None):
+        if not _serve_ws(server, args):
+            return 2
     else:
         server.start_io()
     if _TERMINATED:

@@ -148,8 +148,12 @@ async def deliver_text(
     return edit
 
 
-async def apply_change(ctx: ToolContext, edit: FileEdit, name: str) -> None:
+async def apply_change(ctx: ToolContext, edit: FileEdit, name: str) -> str:
     """Send ``edit`` to the editor (after the syntax guard, when ``ctx`` has it on).
+
+    Returns:
+        What the tool result adds: ``""``, or ``" (NOTE)"`` when the edit was applied in an
+        unusual way (``EditOutcome.note``).
 
     Raises:
         ToolError: The change would break the file's syntax (``ctx.syntax_guard``), or the
@@ -170,6 +174,7 @@ async def apply_change(ctx: ToolContext, edit: FileEdit, name: str) -> None:
     outcome = await ctx.host.apply_edit(edit)
     if not outcome.applied:
         raise ToolError(_refusal(outcome, name))
+    return f" ({outcome.note})" if outcome.note else ""
 
 
 def _refusal(outcome: EditOutcome, name: str) -> str:

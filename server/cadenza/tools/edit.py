@@ -139,8 +139,8 @@ class EditFile(FileChangeTool[EditFileArgs]):
 async def _create(ctx: ToolContext, path: Path, name: str, content: str, tool: str) -> ToolResult:
     """Create ``path`` with ``content`` (``write_file`` of a new file, ``create_file``)."""
     edit = creation(path, name, content, tool)
-    await apply_change(ctx, edit, name)
-    return ToolResult(content=f"created {name} ({len(content)} characters)", edits=(edit,))
+    note = await apply_change(ctx, edit, name)
+    return ToolResult(content=f"created {name} ({len(content)} characters){note}", edits=(edit,))
 
 
 class WriteFileArgs(ToolArgs):
@@ -243,8 +243,8 @@ class DeleteFile(FileChangeTool[DeleteFileArgs]):
             kind="delete",
             description=f"Cadenza delete_file: delete {name}",
         )
-        await apply_change(ctx, edit, name)
-        return ToolResult(content=f"deleted {name}", edits=(edit,))
+        note = await apply_change(ctx, edit, name)
+        return ToolResult(content=f"deleted {name}{note}", edits=(edit,))
 
 
 class RenameFileArgs(ToolArgs):
@@ -288,7 +288,7 @@ class RenameFile(FileChangeTool[RenameFileArgs]):
             new_path=new_path,
             description=f"Cadenza rename_file: rename {name} to {new_name}",
         )
-        await apply_change(ctx, edit, name)
+        note = await apply_change(ctx, edit, name)
         # For the session: the old path is gone and the new one holds the text.
         gone = FileEdit(
             path=path,
@@ -306,4 +306,4 @@ class RenameFile(FileChangeTool[RenameFileArgs]):
             label=label,
             kind="create",
         )
-        return ToolResult(content=f"renamed {name} to {new_name}", edits=(gone, made))
+        return ToolResult(content=f"renamed {name} to {new_name}{note}", edits=(gone, made))

@@ -90,11 +90,15 @@ class EditOutcome:
             declined preview); ``person``: the person rejected it when Cadenza asked;
             ``cadenza``: it was never sent (the file changed since it was read, the client
             lacks a capability, the checkpoint could not be written).
+        note: How an applied edit was done when not the usual way (on disk by Cadenza for an
+            editor that cannot create, rename or delete files), for the tool result: the
+            model and the person must know the editor did not do it.
     """
 
     applied: bool
     reason: str | None = None
     refused_by: Literal["editor", "person", "cadenza"] = "editor"
+    note: str | None = None
 
 
 class ToolHost(Protocol):

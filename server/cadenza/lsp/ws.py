@@ -1,0 +1,162 @@
+"""``cadenza serve --ws HOST:PORT``: the LSP face over a WebSocket, for browser-based editors.
+
+pygls's own ``start_ws`` accepts any connection. A WebSocket is reachable from every web page
+the person's browser opens, and this server runs commands: a page of another origin must not
+be able to drive it. So this transport (pygls's ``run_websocket`` message loop, served here)
+checks each upgrade request before it is accepted:
+
+- **Origin**: a request with an ``Origin`` header (every browser sends one) is refused unless
+  that origin is a loopback page (``http://localhost:PORT``, ``http://127.0.0.1:PORT``,
+  ``http://[::1]:PORT``) or named with ``--ws-origin``. Requests without ``Origin`` come from
+  programs, not pages, and pass this check.
+- **Token**: when ``CADENZA_WS_TOKEN`` is set, the request must carry it as the ``token``
+  query parameter (browsers cannot set headers on a WebSocket); compared in constant time.
+- **Interface**: only loopback addresses by default. Binding another interface needs
+  ``--ws-allow-remote`` *and* a token: the token lives in the environment, never on the
+  command line, where ``ps`` shows it.
+
+Messages go out as text frames (``_TextFrames``), which browsers hand to pages as strings. One
+client at a time, as over stdio: when its connection closes, the server stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import logging
+import os
+import threading
+from collections.abc import Sequence
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from pygls.io_ import run_websocket
+from pygls.lsp.server import LanguageServer
+
+log = logging.getLogger(__name__)
+
+TOKEN_ENV = "CADENZA_WS_TOKEN"
+
+
+class WsRefused(ValueError):
+    """The options do not allow this address (a remote one without a token)."""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) is the loopback interface."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def origin_allowed(origin: str, extra: Sequence[str]) -> bool:
+    """Whether a page of ``origin`` may connect: a loopback page or one named in ``extra``."""
+    if origin in extra:
+        return True
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and is_loopback(parts.hostname or "")
+
+
+def check_request(
+    path: str, origin: str | None, *, token: str | None, origins: Sequence[str]
+) -> str | None:
+    """Why the upgrade request for ``path`` with ``origin`` is refused, or None to accept.
+
+    Args:
+        path: The request target (``/`` or ``/?token=...``).
+        origin: The ``Origin`` header, None when absent.
+        token: The token required, or None.
+        origins: Origins allowed besides loopback pages.
+    """
+    if origin is not None and not origin_allowed(origin, origins):
+        return f"origin {origin!r} is not allowed (see --ws-origin)"
+    if token is not None:
+        given = parse_qs(urlsplit(path).query).get("token", [""])[0]
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            return "a missing or wrong token"
+    return None
+
+
+class _TextFrames:
+    """The connection, with every message sent as a text frame.
+
+    pygls's ``WebSocketWriter`` sends the encoded JSON as bytes, i.e. binary frames, which a
+    browser hands to the page as a ``Blob``: browser LSP clients (``@codemirror/lsp-client``)
+    ``JSON.parse`` the frame's data and never see an answer. LSP over WebSocket is JSON text.
+    """
+
+    def __init__(self, websocket: Any) -> None:
+        self._ws = websocket
+
+    def recv(self, decode: bool | None = None) -> Any:
+        return self._ws.recv(decode=decode)
+
+    def send(self, data: bytes | str) -> Any:
+        return self._ws.send(data.decode("utf-8") if isinstance(data, bytes) else data)
+
+    def close(self) -> Any:
+        return self._ws.close()
+
+
+def serve_ws(
+    server: LanguageServer,
+    host: str,
+    port: int,
+    *,
+    allow_remote: bool = False,
+    origins: Sequence[str] = (),
+) -> None:
+    """Serve ``server`` on ``ws://HOST:PORT`` until its client disconnects or exits.
+
+    Raises:
+        WsRefused: ``host`` is not loopback and ``allow_remote`` or the token is missing.
+    """
+    from websockets.asyncio.server import ServerConnection, serve
+    from websockets.http11 import Request, Response
+
+    token = os.environ.get(TOKEN_ENV) or None
+    if not is_loopback(host):
+        if not allow_remote:
+            raise WsRefused(f"--ws {host}: not a loopback address; add --ws-allow-remote")
+        if token is None:
+            raise WsRefused(f"--ws {host} with --ws-allow-remote needs {TOKEN_ENV} set")
+
+    def process_request(connection: ServerConnection, request: Request) -> Response | None:
+        refusal = check_request(
+            request.path, request.headers.get("Origin"), token=token, origins=origins
+        )
+        if refusal is None:
+            return None
+        log.warning("WebSocket connection refused: %s", refusal)
+        return connection.respond(HTTPStatus.FORBIDDEN, f"refused: {refusal}\n")
+
+    # As pygls's start_ws does: its shutdown() (on ``exit``) sets the event, closes the server.
+    server._stop_event = stop_event = threading.Event()
+
+    async def connection(websocket: ServerConnection) -> None:
+        await run_websocket(
+            stop_event=stop_event,
+            websocket=_TextFrames(websocket),  # type: ignore[arg-type]
+            protocol=server.protocol,
+            logger=log,
+            error_handler=server.report_server_error,
+        )
+        server.shutdown()  # type: ignore[no-untyped-call]  # one client, as over stdio
+
+    async def main() -> None:
+        listening = await serve(connection, host, port, process_request=process_request)
+        server._server = listening
+        addresses = ", ".join(str(s.getsockname()) for s in listening.sockets)
+        log.warning("cadenza serve: WebSocket on %s", addresses)
+        async with listening:
+            await listening.serve_forever()
+
+    try:
+        asyncio.run(main())
+    except asyncio.CancelledError:
+        log.debug("the WebSocket server was cancelled")
