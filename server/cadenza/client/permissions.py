@@ -180,8 +180,7 @@ class PermissionAsk:
         ``\n``); past ``PROMPT_INPUT_CHARS`` the text is cut with a note.
         """
         call = self.params.tool_call
-        raw = call.raw_input
-        shown = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False)
+        shown = json.dumps(call.raw_input, ensure_ascii=False)
         if len(shown) > PROMPT_INPUT_CHARS:
             more = len(shown) - PROMPT_INPUT_CHARS
             shown = shown[:PROMPT_INPUT_CHARS] + f"… ({more} more characters)"
