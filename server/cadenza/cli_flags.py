@@ -15,7 +15,7 @@ GATED = "run_command, delete_file, browse_interactive"
 
 
 def tool_name(text: str) -> str:
-    """``--allow`` / ``--deny`` value: a known tool name (else argparse's usage error, exit 2)."""
+    """``--allow`` / ``--deny`` value: a known tool or ``mcp__SERVER__TOOL`` (else exit 2)."""
     from cadenza.client.permissions import PolicyError, check_tool_name
 
     try:
@@ -32,9 +32,9 @@ def add_permission_flags(parser: argparse.ArgumentParser) -> None:
         action="append",
         type=tool_name,
         default=[],
-        help=f"answer this tool's permission prompts with 'allow once' for this run only "
-        f"(repeatable; gated tools: {GATED}), e.g. --allow run_command to let the agent run "
-        "the project's tests",
+        help=f"answer this tool's permission requests with 'allow once' for this run only "
+        f"(repeatable; gated tools: {GATED}; MCP tools as mcp__SERVER__TOOL), e.g. --allow "
+        "run_command to let the agent run the project's tests",
     )
     parser.add_argument(
         "--deny",
@@ -42,12 +42,12 @@ def add_permission_flags(parser: argparse.ArgumentParser) -> None:
         action="append",
         type=tool_name,
         default=[],
-        help="answer this tool's permission prompts with 'reject' without asking (repeatable)",
+        help="answer this tool's permission requests with 'reject' without asking (repeatable)",
     )
     parser.add_argument(
         "--allow-all",
         action="store_true",
-        help="DANGEROUS: allow every permission prompt of this run, so the agent may run any "
+        help="DANGEROUS: allow every permission request of this run, so the agent may run any "
         "command on this machine with your rights; use it only in a throw-away sandbox",
     )
 

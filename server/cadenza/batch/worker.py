@@ -30,12 +30,17 @@ from cadenza.batch.results import TaskOutput, TaskResult, WorkerInfo
 from cadenza.batch.tasks import TaskSpec
 from cadenza.client.cli import exit_status
 from cadenza.client.errors import ClientError
-from cadenza.client.events import ClientEvent, UserAsked
+from cadenza.client.events import ClientEvent
 from cadenza.client.options import ClientOptions
 from cadenza.client.outcome import RunResult
-from cadenza.client.permissions import PermissionPolicy, prompted_tool
+from cadenza.client.permissions import PermissionPolicy
 from cadenza.client.prompts import DecliningPrompter
-from cadenza.client.report import PermissionPrompt, file_reports, usage_report
+from cadenza.client.report import (
+    PermissionPrompt,
+    file_reports,
+    permission_prompt,
+    usage_report,
+)
 from cadenza.client.session import HeadlessClient
 
 HEARTBEAT_S = 0.2
@@ -168,9 +173,9 @@ async def _session(
     settings: WorkerSettings,
 ) -> RunResult:
     def observe(event: ClientEvent) -> None:
-        tool = prompted_tool(event.question) if isinstance(event, UserAsked) else None
-        if isinstance(event, UserAsked) and tool is not None:
-            prompts.append(PermissionPrompt(tool=tool, answer=event.answer))
+        prompt = permission_prompt(event)
+        if prompt is not None:
+            prompts.append(prompt)
 
     prompter = DecliningPrompter(accept_edits=True, permissions=policy)
     heartbeat = asyncio.get_running_loop().create_task(_heartbeat())

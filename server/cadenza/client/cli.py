@@ -5,8 +5,9 @@
 (:mod:`cadenza.client.eventlog`), for scripts and tests; ``--review confirm`` shows each change
 as a unified diff and asks y/n before it is written (``--yes`` accepts them all; without a
 terminal they are declined). ``cadenza undo SESSION_ID`` puts back the files a session changed.
-``--allow TOOL`` / ``--deny TOOL`` / ``--allow-all`` answer that run's permission prompts
-(:mod:`cadenza.client.permissions`; shown in the run's header); ``--output json`` prints one
+``--allow TOOL`` / ``--deny TOOL`` / ``--allow-all`` answer that run's permission requests
+(``cadenza/requestPermission``, by the tool's name: :mod:`cadenza.client.permissions`; shown
+in the run's header); ``--output json`` prints one
 JSON object at the end and nothing else on stdout (:mod:`cadenza.client.report`).
 
 Exit status (also in ``cadenza run --help``), by the session's stop reason:
@@ -39,12 +40,12 @@ from rich.console import Console
 from cadenza.client.display import SessionDisplay, print_summary
 from cadenza.client.edits import FileChange
 from cadenza.client.errors import ClientError
-from cadenza.client.events import ClientEvent, Observer, UserAsked
+from cadenza.client.events import ClientEvent, Observer
 from cadenza.client.options import ClientOptions
 from cadenza.client.outcome import RunResult
-from cadenza.client.permissions import PermissionPolicy, PolicyError, prompted_tool
+from cadenza.client.permissions import PermissionPolicy, PolicyError
 from cadenza.client.prompts import DecliningPrompter, Prompter, TerminalPrompter
-from cadenza.client.report import PermissionPrompt, run_report
+from cadenza.client.report import PermissionPrompt, permission_prompt, run_report
 from cadenza.client.safe_text import visible_markup
 from cadenza.client.session import HeadlessClient
 from cadenza.schema.commands import UndoSessionResult
@@ -228,9 +229,9 @@ class _Run:
         """The display, after noting the answers to permission prompts."""
 
         def observe(event: ClientEvent) -> None:
-            tool = prompted_tool(event.question) if isinstance(event, UserAsked) else None
-            if isinstance(event, UserAsked) and tool is not None:
-                self.prompts.append(PermissionPrompt(tool=tool, answer=event.answer))
+            prompt = permission_prompt(event)
+            if prompt is not None:
+                self.prompts.append(prompt)
             display(event)
 
         return observe

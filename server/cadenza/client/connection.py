@@ -212,8 +212,11 @@ def client_capabilities() -> types.ClientCapabilities:
             position_encodings=[types.PositionEncodingKind.Utf16]
         ),
         # exactEncodings: closed files are decoded as the server decodes them and written
-        # back in their own encoding (cadenza.client.text).
-        experimental={"cadenza": {"askUser": True, "exactEncodings": True}},
+        # back in their own encoding (cadenza.client.text). requestPermission: permission
+        # requests arrive typed, answered by option kind (cadenza.client.permissions).
+        experimental={
+            "cadenza": {"askUser": True, "requestPermission": True, "exactEncodings": True}
+        },
     )
 
 

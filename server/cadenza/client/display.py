@@ -23,6 +23,7 @@ from cadenza.client.events import (
     ClientEvent,
     EditRejected,
     EditWritten,
+    PermissionAnswered,
     Progress,
     ServerMessage,
     UserAsked,
@@ -147,6 +148,8 @@ class SessionDisplay:
             )
         elif isinstance(event, UserAsked):
             self._asked(event)
+        elif isinstance(event, PermissionAnswered):
+            self._permission(event)
         elif isinstance(event, Compaction):
             self._line(
                 f"[dim]{self.marks.dot} context compacted: {event.messages_summarized} messages "
@@ -222,6 +225,18 @@ class SessionDisplay:
             return
         note = self.declined_note or "no answer"
         self._line(f"[cyan]?[/] {visible_markup(event.question)} [yellow]→ declined ({note})[/]")
+
+    def _permission(self, event: PermissionAnswered) -> None:
+        call = event.tool or "a tool"
+        if event.title and event.title != event.tool:
+            call = f"{call} ({event.title})"
+        question = f"[cyan]?[/] permission to call {visible_markup(call)}"
+        if event.answer is not None:
+            colour = "yellow" if (event.kind or "").startswith("reject") else "dim"
+            self._line(f"{question} [{colour}]→ {visible_markup(event.answer)}[/]")
+            return
+        note = self.declined_note or "no answer"
+        self._line(f"{question} [yellow]→ declined ({visible_markup(note)})[/]")
 
     # -- output ------------------------------------------------------------------------------
 

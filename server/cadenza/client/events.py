@@ -1,8 +1,8 @@
 """What the headless client tells its observer (the CLI display, a test, another program).
 
 Session updates arrive as the wire models of :mod:`cadenza.schema.updates`; the rest are the
-client's own observations: work-done progress, edits written or refused, questions answered,
-and the server's messages.
+client's own observations: work-done progress, edits written or refused, questions and
+permission requests answered, and the server's messages.
 """
 
 from __future__ import annotations
@@ -69,6 +69,25 @@ class UserAsked:
 
 
 @dataclass(frozen=True, kw_only=True)
+class PermissionAnswered:
+    """The server asked whether a tool call may run (``cadenza/requestPermission``).
+
+    Attributes:
+        tool: The tool's name (None: no ``tool_call`` update named the call).
+        tool_call_id: The call's id.
+        title: The call's title, e.g. ``run python -m pytest``.
+        answer: The selected option's name, e.g. ``Allow once`` (None: cancelled).
+        kind: The selected option's kind, e.g. ``allow_once`` (None: cancelled).
+    """
+
+    tool: str | None
+    tool_call_id: str
+    title: str
+    answer: str | None
+    kind: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ServerMessage:
     """``window/showMessage`` or ``window/logMessage``; ``level`` names the ``MessageType``."""
 
@@ -93,6 +112,7 @@ ClientEvent = (
     | EditWritten
     | EditRejected
     | UserAsked
+    | PermissionAnswered
     | ServerMessage
 )
 

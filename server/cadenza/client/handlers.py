@@ -2,10 +2,11 @@
 
 Requests: ``workspace/applyEdit`` (written by the applier; an edit whose change annotation needs
 confirmation is shown to the prompter first), ``window/workDoneProgress/create``
-(accepted), ``cadenza/askUser`` and ``window/showMessageRequest`` (the prompter). Notifications:
-``$/progress``, ``cadenza/sessionUpdate``, ``window/showMessage``, ``window/logMessage`` (to the
-observer). Handlers take only ``params``: pygls passes the client itself only to a first
-parameter named ``ls``, which none of these has.
+(accepted), ``cadenza/askUser``, ``window/showMessageRequest`` and ``cadenza/requestPermission``
+(the prompter; a permission request is given the tool's name from the call's ``tool_call``
+update). Notifications: ``$/progress``, ``cadenza/sessionUpdate``, ``window/showMessage``,
+``window/logMessage`` (to the observer). Handlers take only ``params``: pygls passes the client
+itself only to a first parameter named ``ls``, which none of these has.
 """
 
 from __future__ import annotations
@@ -21,13 +22,23 @@ from cadenza.client.events import (
     ClientEvent,
     EditRejected,
     EditWritten,
+    PermissionAnswered,
     Progress,
     ServerMessage,
     UserAsked,
 )
+from cadenza.client.permissions import PermissionAsk, ToolNames
 from cadenza.client.prompts import Prompter
-from cadenza.schema.methods import ASK_USER, SESSION_UPDATE
-from cadenza.schema.requests import AskUserParams, AskUserResult
+from cadenza.schema.methods import ASK_USER, REQUEST_PERMISSION, SESSION_UPDATE
+from cadenza.schema.requests import (
+    AskUserParams,
+    AskUserResult,
+    CancelledOutcome,
+    RequestPermissionParams,
+    RequestPermissionResult,
+    SelectedOutcome,
+)
+from cadenza.schema.updates import SessionUpdateParams
 
 DECLINED = "the person declined the change"
 """``failureReason`` of an edit the person did not confirm."""
@@ -64,6 +75,7 @@ class ServerRequests:
         self.prompter = prompter
         self.publish = publish
         self.on_change = on_change
+        self.tool_names = ToolNames()
 
     async def apply_edit(
         self, params: types.ApplyWorkspaceEditParams
@@ -124,6 +136,34 @@ class ServerRequests:
         self.publish(UserAsked(question=params.message, answer=choice))
         return types.MessageActionItem(title=choice) if choice in titles else None
 
+    async def request_permission(self, params: RequestPermissionParams) -> RequestPermissionResult:
+        """Ask the prompter about the call's tool (named by its ``tool_call`` update).
+
+        The selected option's id, or ``cancelled`` when the prompter picked none.
+        """
+        call = params.tool_call
+        tool = self.tool_names.name(call.tool_call_id)
+        option = await self.prompter.permit(PermissionAsk(tool=tool, params=params))
+        self.publish(
+            PermissionAnswered(
+                tool=tool,
+                tool_call_id=call.tool_call_id,
+                title=call.title or "",
+                answer=option.name if option is not None else None,
+                kind=option.kind if option is not None else None,
+            )
+        )
+        if option is None:
+            return RequestPermissionResult(outcome=CancelledOutcome(outcome="cancelled"))
+        return RequestPermissionResult(
+            outcome=SelectedOutcome(outcome="selected", option_id=option.option_id)
+        )
+
+    def session_update(self, params: SessionUpdateParams) -> None:
+        """Note the tool of each call (for permission requests), then publish the update."""
+        self.tool_names.see(params.update)
+        self.publish(params.update)
+
     def message(self, params: types.ShowMessageParams | types.LogMessageParams) -> None:
         """Publish ``window/showMessage`` or ``window/logMessage``."""
         shown = isinstance(params, types.ShowMessageParams)
@@ -140,8 +180,9 @@ class ServerRequests:
             types.WORKSPACE_APPLY_EDIT: _coroutine(self.apply_edit),
             types.WINDOW_WORK_DONE_PROGRESS_CREATE: lambda params: None,
             types.PROGRESS: lambda params: self.progress(params),
-            SESSION_UPDATE: lambda params: self.publish(params.update),
+            SESSION_UPDATE: lambda params: self.session_update(params),
             ASK_USER: _coroutine(self.ask_user),
+            REQUEST_PERMISSION: _coroutine(self.request_permission),
             types.WINDOW_SHOW_MESSAGE_REQUEST: _coroutine(self.show_message_request),
             types.WINDOW_SHOW_MESSAGE: lambda params: self.message(params),
             types.WINDOW_LOG_MESSAGE: lambda params: self.message(params),

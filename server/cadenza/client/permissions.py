@@ -1,22 +1,32 @@
 """Headless answers to permission prompts: ``--allow TOOL``, ``--deny TOOL``, ``--allow-all``.
 
 A gated tool (``run_command``, ``delete_file``, ``browse_interactive`` by default) asks before
-each call. The headless client does not declare ``cadenza/requestPermission``, so the server
-asks with ``window/showMessageRequest``: the text ``Cadenza wants to call TOOL with ARGS`` and
-the buttons of ACP's four options (``Allow once``, ``Always allow``, ``Reject``, ``Always
-reject``). A :class:`PermissionPolicy` answers those prompts for one run: an allowed tool gets
-``Allow once``, a denied one ``Reject``; nothing is remembered (never ``Always …``), so a
-policy holds for the run it was given to and no later one. Prompts about other tools, and
-every other question, are left to the prompter (declined headlessly, asked on a terminal).
+each call. The headless client declares ``experimental.cadenza.requestPermission``, so the
+server asks with ``cadenza/requestPermission`` (ACP's shape: the call's ``toolCallId``, title,
+kind and arguments, and four options, each with an ``optionId``, a ``name`` and a ``kind``:
+``allow_once``, ``allow_always``, ``reject_once``, ``reject_always``). The request does not
+name the tool; the ``tool_call`` session update of the same ``toolCallId``, which the server
+sends first, does (:class:`ToolNames`). A :class:`PermissionPolicy` answers those requests for
+one run by the tool's name: an allowed tool gets the option of kind ``allow_once``, a denied
+one ``reject_once``, chosen by kind, never by title; nothing is remembered (never ``…_always``),
+so a policy holds for the run it was given to and no later one. Requests about other tools are
+left to the prompter (declined headlessly, asked on a terminal).
+
+Names are the server's default tools and MCP tools, ``mcp__SERVER__TOOL`` (``[A-Za-z0-9_-]``,
+at most 64 characters, as ``cadenza.mcp.naming`` makes them).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from cadenza.schema.requests import PermissionOption, RequestPermissionParams
+from cadenza.schema.updates import ToolCall, ToolCallUpdate
 
 GATED_TOOLS = ("run_command", "delete_file", "browse_interactive")
 """The tools that ask first by default (the server's ``DEFAULT_GATED``)."""
@@ -36,15 +46,16 @@ KNOWN_TOOLS = frozenset(
         "ask_user",
     }
 )
-"""Tool names ``--allow``/``--deny`` accept: the server's default tool set (any of them can be
-gated by ``[permissions] gated`` in ``cadenza.toml``); tests/client check it matches."""
+"""Tool names ``--allow``/``--deny`` accept besides MCP tools: the server's default tool set
+(any of them can be gated by ``[permissions] gated`` in ``cadenza.toml``); tests/client check it
+matches."""
 
-ALLOW_ONCE = "Allow once"
-REJECT_ONCE = "Reject"
-"""The titles of the server's ``allow_once`` and ``reject_once`` buttons."""
+MCP_TOOL = re.compile(r"mcp__[A-Za-z0-9_-]+?__[A-Za-z0-9_-]+")
+MCP_NAME_CHARS = 64
+"""An MCP tool's name: ``mcp__SERVER__TOOL`` of ``[A-Za-z0-9_-]``, at most 64 characters."""
 
-_PROMPT = re.compile(r"Cadenza wants to call (?P<tool>[A-Za-z0-9_.:-]+) with ")
-"""The start of the server's fallback permission prompt (``fallback_permission_message``)."""
+PROMPT_INPUT_CHARS = 2_000
+"""Longest arguments text shown when the terminal asks about a call (characters)."""
 
 Decision = Literal["allow", "deny"]
 
@@ -58,9 +69,9 @@ class PermissionPolicy:
     """How one headless run answers permission prompts.
 
     Attributes:
-        allow: Tools whose prompts are answered ``Allow once``.
-        deny: Tools whose prompts are answered ``Reject``.
-        allow_all: Every prompt is answered ``Allow once`` (dangerous: the model may run any
+        allow: Tools whose requests are answered with the ``allow_once`` option.
+        deny: Tools whose requests are answered with the ``reject_once`` option.
+        allow_all: Every request is answered ``allow_once`` (dangerous: the model may run any
             command).
     """
 
@@ -109,29 +120,32 @@ class PermissionPolicy:
         """True when the policy answers nothing (every prompt goes to the prompter)."""
         return not (self.allow or self.deny or self.allow_all)
 
-    def decide(self, tool: str) -> Decision | None:
-        """``allow``, ``deny`` or None (the policy does not say: ask or decline)."""
-        if tool in self.deny:
+    def decide(self, tool: str | None) -> Decision | None:
+        """``allow``, ``deny`` or None (the policy does not say: ask or decline).
+
+        ``tool`` None (a call no ``tool_call`` update named) is allowed by ``allow_all`` only.
+        """
+        if tool is not None and tool in self.deny:
             return "deny"
-        if self.allow_all or tool in self.allow:
+        if self.allow_all or (tool is not None and tool in self.allow):
             return "allow"
         return None
 
-    def choose(self, message: str, actions: Sequence[str]) -> str | None:
-        """The button to press for a permission prompt, or None when the policy has no say.
+    def choose(
+        self, tool: str | None, options: Sequence[PermissionOption]
+    ) -> PermissionOption | None:
+        """The option to select for a call of ``tool``, or None when the policy has no say.
 
         Args:
-            message: The ``window/showMessageRequest`` text.
-            actions: Its button titles.
+            tool: The tool's name (None: unknown; only ``allow_all`` covers it).
+            options: The request's options; the one of kind ``allow_once`` or ``reject_once``
+                is chosen (None when the request offers no such option).
         """
-        tool = prompted_tool(message)
-        if tool is None:
-            return None
-        decision = self.decide(tool)
+        decision = self.decide(tool or None)
         if decision is None:
             return None
-        title = ALLOW_ONCE if decision == "allow" else REJECT_ONCE
-        return title if title in actions else None
+        kind = "allow_once" if decision == "allow" else "reject_once"
+        return next((option for option in options if option.kind == kind), None)
 
     def describe(self) -> str:
         """One line for the run's header, e.g. ``allow run_command · deny delete_file``."""
@@ -145,22 +159,74 @@ class PermissionPolicy:
         return " · ".join(parts) if parts else "none given"
 
 
-def prompted_tool(message: str) -> str | None:
-    """The tool a ``window/showMessageRequest`` asks permission for, or None (another prompt)."""
-    found = _PROMPT.match(message)
-    return found["tool"] if found else None
+@dataclass(frozen=True, kw_only=True)
+class PermissionAsk:
+    """A ``cadenza/requestPermission`` request and the tool it is about.
+
+    Attributes:
+        tool: The tool's name, from the call's ``tool_call`` update (None: no such update was
+            seen, e.g. from a server that does not send it first).
+        params: The request.
+    """
+
+    tool: str | None
+    params: RequestPermissionParams
+
+    def question(self) -> str:
+        r"""The prompt's text: the tool, the call's title and its whole arguments.
+
+        The person must see exactly what they allow: a command's second line or its tail must
+        not hide behind a shortened title. Arguments are shown as JSON (newlines escaped as
+        ``\n``); past ``PROMPT_INPUT_CHARS`` the text is cut with a note.
+        """
+        call = self.params.tool_call
+        shown = json.dumps(call.raw_input, ensure_ascii=False)
+        if len(shown) > PROMPT_INPUT_CHARS:
+            more = len(shown) - PROMPT_INPUT_CHARS
+            shown = shown[:PROMPT_INPUT_CHARS] + f"… ({more} more characters)"
+        tool = self.tool or "a tool"
+        title = f" ({call.title})" if call.title and call.title != self.tool else ""
+        return f"Cadenza wants to call {tool}{title} with {shown}"
+
+
+class ToolNames:
+    """``toolCallId`` → tool name, from the ``tool_call`` session updates the client sees.
+
+    The server sends a call's ``tool_call`` update before any request on its behalf, so a
+    ``cadenza/requestPermission`` finds its tool here. A call is forgotten once it completed
+    or failed (no request follows that).
+    """
+
+    def __init__(self) -> None:
+        self._names: dict[str, str] = {}
+
+    def see(self, update: object) -> None:
+        """Note a ``tool_call``; forget a call whose ``tool_call_update`` ends it."""
+        if isinstance(update, ToolCall) and update.name:
+            self._names[update.tool_call_id] = update.name
+        elif isinstance(update, ToolCallUpdate) and update.status in ("completed", "failed"):
+            self._names.pop(update.tool_call_id, None)
+
+    def name(self, tool_call_id: str) -> str | None:
+        """The tool of ``tool_call_id``, or None when no ``tool_call`` named it."""
+        return self._names.get(tool_call_id)
+
+
+def is_mcp_tool(name: str) -> bool:
+    """``name`` has the form of an MCP tool's name (``mcp__SERVER__TOOL``)."""
+    return len(name) <= MCP_NAME_CHARS and MCP_TOOL.fullmatch(name) is not None
 
 
 def check_tool_name(name: str) -> str:
-    """``name`` when it is a known tool.
+    """``name`` when it is a known tool or an MCP tool's name (``mcp__SERVER__TOOL``).
 
     Raises:
-        PolicyError: It is not (the message lists the gated tools first).
+        PolicyError: It is neither (the message lists the gated tools first).
     """
-    if name not in KNOWN_TOOLS:
+    if name not in KNOWN_TOOLS and not is_mcp_tool(name):
         others = sorted(KNOWN_TOOLS - set(GATED_TOOLS))
         raise PolicyError(
             f"unknown tool {name!r}: gated tools are {', '.join(GATED_TOOLS)}; "
-            f"other tools: {', '.join(others)}"
+            f"other tools: {', '.join(others)}; MCP tools: mcp__SERVER__TOOL"
         )
     return name

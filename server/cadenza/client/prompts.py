@@ -1,8 +1,11 @@
-"""Answering the server: questions, message requests, and edits to confirm.
+"""Answering the server: questions, message requests, permissions, and edits to confirm.
 
 A :class:`Prompter` answers ``cadenza/askUser`` and ``window/showMessageRequest`` with the
 answer, or None when the person declines (or cannot be asked: ``--yes``, or stdin is not a
-terminal), and decides on edits that need confirmation (review mode ``confirm``): shown as a
+terminal); it answers ``cadenza/requestPermission`` from its :class:`PermissionPolicy` (the
+run's ``--allow``/``--deny``), else by asking the person to pick one of the request's options
+(a prompter that cannot ask declines: the request is answered ``cancelled``); and it decides on
+edits that need confirmation (review mode ``confirm``): shown as a
 unified diff and answered yes or no; ``--yes`` accepts every edit, a prompter that cannot ask
 declines them. The terminal prompter reads in a daemon thread so the event loop keeps serving
 the server meanwhile, and a prompt left open when the process exits (Ctrl-C) does not keep it
@@ -23,9 +26,9 @@ from rich.prompt import Prompt
 
 from cadenza.client.display import print_diffs
 from cadenza.client.edits import EditReview
-from cadenza.client.permissions import PermissionPolicy
+from cadenza.client.permissions import PermissionAsk, PermissionPolicy
 from cadenza.client.safe_text import visible_markup
-from cadenza.schema.requests import AskUserParams
+from cadenza.schema.requests import AskUserParams, PermissionOption
 
 T = TypeVar("T")
 
@@ -44,6 +47,10 @@ class Prompter(Protocol):
         """Pick one of ``actions`` for a ``window/showMessageRequest`` (None: dismissed)."""
         ...
 
+    async def permit(self, ask: PermissionAsk) -> PermissionOption | None:
+        """Pick one of the options of a ``cadenza/requestPermission`` (None: cancelled)."""
+        ...
+
     async def confirm_edit(self, review: EditReview) -> bool:
         """Whether to apply an edit that needs confirmation (its diff is in ``review``)."""
         ...
@@ -55,7 +62,8 @@ class DecliningPrompter:
     Args:
         accept_edits: Accept edits that need confirmation (``--yes``); otherwise they are
             declined like questions (nobody can review them).
-        permissions: Answers permission prompts of the tools it names (``--allow``).
+        permissions: Answers permission requests of the tools it names (``--allow``); the
+            others are declined (``cancelled``, as a dismissed prompt).
     """
 
     def __init__(
@@ -69,8 +77,12 @@ class DecliningPrompter:
         return None
 
     async def choose(self, message: str, actions: Sequence[str]) -> str | None:
-        """The policy's answer to a permission prompt; otherwise None (dismissed)."""
-        return self.permissions.choose(message, actions)
+        """Always None (dismissed)."""
+        return None
+
+    async def permit(self, ask: PermissionAsk) -> PermissionOption | None:
+        """The policy's option for the request's tool; otherwise None (cancelled)."""
+        return self.permissions.choose(ask.tool, ask.params.options)
 
     async def confirm_edit(self, review: EditReview) -> bool:
         """``accept_edits``."""
@@ -109,7 +121,7 @@ class TerminalPrompter:
         console: Where to ask.
         pause: Returns a context manager that suspends the live display while a prompt is
             open (a rich ``Live`` and a prompt cannot share the terminal).
-        permissions: Answers permission prompts of the tools it names without asking.
+        permissions: Answers permission requests of the tools it names without asking.
     """
 
     def __init__(
@@ -131,11 +143,21 @@ class TerminalPrompter:
         return await self._prompt(question, request.options or None)
 
     async def choose(self, message: str, actions: Sequence[str]) -> str | None:
-        """The policy's answer to a permission prompt, else offer the actions (empty: dismiss)."""
-        decided = self.permissions.choose(message, actions)
+        """Offer the actions (an empty answer dismisses)."""
+        return await self._prompt(visible_markup(message), list(actions) or None)
+
+    async def permit(self, ask: PermissionAsk) -> PermissionOption | None:
+        """The policy's option for the request's tool, else ask with the options' names.
+
+        An empty answer or end of input cancels.
+        """
+        decided = self.permissions.choose(ask.tool, ask.params.options)
         if decided is not None:
             return decided
-        return await self._prompt(visible_markup(message), list(actions) or None)
+        options = ask.params.options
+        names = [option.name for option in options]
+        answer = await self._prompt(visible_markup(ask.question()), names or None)
+        return next((option for option in options if option.name == answer), None)
 
     async def confirm_edit(self, review: EditReview) -> bool:
         """Print the edit's unified diff, then ask ``Apply this change? [y/n]``.

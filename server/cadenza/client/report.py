@@ -9,7 +9,8 @@ to stderr and stdout carries exactly one object, printed when the run is over::
      "files": [{"path": "app.py", "kind": "modified", "old_path": null, "added": 1,
                 "removed": 1, "diff": "--- a/app.py\n+++ b/app.py\n@@ …"}],
      "permissions": {"allow": ["run_command"], "deny": [], "allow_all": false},
-     "permission_prompts": [{"tool": "run_command", "answer": "Allow once"}],
+     "permission_prompts": [{"tool": "run_command", "answer": "Allow once",
+                             "kind": "allow_once"}],
      "error": null, "missing_info": null, "why_no_default": null}
 
 ``stop_reason`` is ``interrupted`` after Ctrl-C before the session ended, and ``error`` when
@@ -25,6 +26,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from cadenza.client.edits import FileChange
+from cadenza.client.events import ClientEvent, PermissionAnswered
 from cadenza.client.outcome import RunResult, Usage
 from cadenza.client.permissions import PermissionPolicy
 from cadenza.client.summary import diff_stat, unified_diff
@@ -59,10 +61,19 @@ class PermissionsReport(BaseModel):
 
 
 class PermissionPrompt(BaseModel):
-    """A permission prompt of the run and its answer (None: declined or dismissed)."""
+    """A permission request of the run and its answer.
 
-    tool: str
+    Attributes:
+        tool: The tool's name (None: the server did not name the call first).
+        answer: The selected option's name, e.g. ``Allow once`` (None: declined, i.e.
+            answered ``cancelled``).
+        kind: The selected option's kind, e.g. ``allow_once`` or ``reject_once`` (None:
+            declined).
+    """
+
+    tool: str | None
     answer: str | None
+    kind: str | None = None
 
 
 class RunReport(BaseModel):
@@ -81,6 +92,13 @@ class RunReport(BaseModel):
     error: str | None = None
     missing_info: str | None = None
     why_no_default: str | None = None
+
+
+def permission_prompt(event: ClientEvent) -> PermissionPrompt | None:
+    """The report's entry for a permission request's answer; None for any other event."""
+    if not isinstance(event, PermissionAnswered):
+        return None
+    return PermissionPrompt(tool=event.tool, answer=event.answer, kind=event.kind)
 
 
 def file_reports(changes: Iterable[FileChange]) -> list[FileReport]:

@@ -19,8 +19,8 @@ from pydantic import BaseModel
 from pygls.protocol import LanguageServerProtocol, default_converter
 from pygls.protocol.json_rpc import MsgId
 
-from cadenza.schema.methods import ASK_USER, SESSION_UPDATE
-from cadenza.schema.requests import AskUserParams
+from cadenza.schema.methods import ASK_USER, REQUEST_PERMISSION, SESSION_UPDATE
+from cadenza.schema.requests import AskUserParams, RequestPermissionParams
 from cadenza.schema.updates import SessionUpdateParams
 
 
@@ -43,9 +43,20 @@ class AskUserRequest:
     params: AskUserParams
 
 
+@attrs.define
+class RequestPermissionRequest:
+    """JSON-RPC envelope of ``cadenza/requestPermission`` (for pygls's method → type map)."""
+
+    id: MsgId
+    method: str
+    jsonrpc: str
+    params: RequestPermissionParams
+
+
 CUSTOM_MESSAGE_TYPES: dict[str, type[Any]] = {
     SESSION_UPDATE: SessionUpdateNotification,
     ASK_USER: AskUserRequest,
+    REQUEST_PERMISSION: RequestPermissionRequest,
 }
 
 
