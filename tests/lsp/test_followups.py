@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tests.lsp.conftest import Connect
@@ -137,9 +138,16 @@ async def test_configure_switches_the_model_from_the_next_turn(
     )
     assert result == {"sessionId": session_id, "model": "openai/other", "workflow": "default"}
     fake.script(text("two"))
-    await prompt(editor, session_id, "again")
+    editor.client.progress_reports["turn-2"] = []
+    await editor.execute(
+        "cadenza.promptSession", {"sessionId": session_id, "text": "again"}, token="turn-2"
+    )
     await ends(editor, session_id, 2)
     assert fake.requests[-1]["model"] == "other"
+    reports = editor.client.progress_reports["turn-2"]
+    assert isinstance(reports[0], types.WorkDoneProgressBegin)
+    assert reports[0].message == "again"
+    assert isinstance(reports[-1], types.WorkDoneProgressEnd)
     assert user_texts(fake.requests[-1])[0] == "hi"
 
 
@@ -208,3 +216,21 @@ def test_prompt_and_configure_are_advertised() -> None:
     server = create_server()
     names = set(server.protocol.fm.commands)
     assert {"cadenza.promptSession", "cadenza.configureSession"} <= names
+
+
+async def test_a_session_stopped_by_its_step_bound_takes_a_follow_up(
+    connect: Connect, fake: FakeOpenAI, workspace: Path
+) -> None:
+    (workspace / "a.py").write_text("x = 1\n")
+    editor = await connect(init_options={"maxSteps": 1})
+    fake.script(call("read_file", {"path": "a.py"}, "c1"))
+    session_id = await editor.start("look at a.py")
+    [end] = await ends(editor, session_id, 1)
+    assert end["stopReason"] == "max_steps"
+    fake.script(text("x is 1."))
+    await prompt(editor, session_id, "go on")
+    *_, end = await ends(editor, session_id, 2)
+    assert end["stopReason"] == "end_turn"
+    assert_tool_calls_answered(fake.requests[-1])
+    resumes = [u for u in editor.updates[session_id] if u["sessionUpdate"] == "session_resume"]
+    assert [(u["after"], u["reply"]) for u in resumes] == [("max_steps", "go on")]

@@ -233,7 +233,8 @@ class SessionManager:
                 return
             model, workflow = self.choices.get(session_id, (summary.model, workflow))
             live = self._revive(session_id, restored, summary, model=model, workflow=workflow)
-        self._launch(live, drive(live, LspPerson(self._server, work_done_token), reply=text))
+        person = LspPerson(self._server, work_done_token, message=args.text)
+        self._launch(live, drive(live, person, reply=text))
         log.info("session %s goes on with %s, workflow %s", session_id, model, workflow)
 
     def configure(self, args: ConfigureSessionArgs) -> ConfigureSessionResult:
