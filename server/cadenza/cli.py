@@ -60,6 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=RUN_EPILOG,
     )
     run.add_argument("task", help="what the agent should do")
+    run.add_argument(
+        "--continue",
+        dest="continue_id",
+        metavar="ID",
+        help="send the task as the next turn of session ID (same conversation); --model and "
+        "--workflow switch them from this turn on",
+    )
     run.add_argument("--workspace", default=".", help="workspace folder (default: current)")
     run.add_argument("--model", help="PROVIDER/MODEL, e.g. local/qwen2.5-coder-1.5b")
     run.add_argument(

@@ -370,3 +370,28 @@ def test_a_waiting_session_is_answered_with_cadenza_reply(
     assert "Renamed to total_of." in second.stdout
     last_user = [m for m in fake.requests[-1]["messages"] if m["role"] == "user"][-1]
     assert last_user["content"].endswith(": total_of")
+
+
+def test_continue_sends_the_next_turn_of_a_stored_session(
+    ws: Path, env: dict[str, str], fake: FakeOpenAI
+) -> None:
+    fake.script(text("It sums the items."))
+    first = run(ws, env, "--model", "openai/test", "what does total do?")
+    assert first.returncode == 0, first.stdout + first.stderr
+    [hint] = [line for line in first.stdout.splitlines() if "--continue" in line]
+    session_id = hint.split("--continue ")[1].split()[0]
+
+    fake.script(text("Call it sum_of."))
+    again = run(ws, env, "--continue", session_id, "--model", "openai/other", "a better name?")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "Call it sum_of." in again.stdout
+    request = fake.requests[-1]
+    assert request["model"] == "other"
+    users = [m["content"] for m in request["messages"] if m["role"] == "user"]
+    assert users[0] == "what does total do?"
+    assert users[-1] == "a better name?"
+    assert any(m.get("content") == "It sums the items." for m in request["messages"])
+
+    unknown = run(ws, env, "--continue", "f" * 32, "more")
+    assert unknown.returncode == 1
+    assert "unknown session" in unknown.stderr

@@ -22,8 +22,10 @@ async def test_server_info_commands_and_sync(connect: Connect) -> None:
     assert provider is not None
     assert sorted(provider.commands) == [
         "cadenza.cancelSession",
+        "cadenza.configureSession",
         "cadenza.listSessions",
         "cadenza.loadSession",
+        "cadenza.promptSession",
         "cadenza.replySession",
         "cadenza.startSession",
         "cadenza.undoSession",

@@ -1,6 +1,9 @@
 """``cadenza run``: one agent task on a workspace, headless, with a live display and a summary.
 
-``--workflow NAME`` runs a workflow other than ``default`` (e.g. ``plan-implement-review``);
+``--continue ID`` sends the task as the next turn of the session ``ID`` (from this or an earlier
+run; it goes on in the same conversation, ``cadenza.promptSession``), with ``--model`` and
+``--workflow`` switching them from this turn on. ``--workflow NAME`` runs a workflow other
+than ``default`` (e.g. ``plan-implement-review``);
 ``--events FILE`` appends every request and notification the server sends, as JSON lines
 (:mod:`cadenza.client.eventlog`), for scripts and tests; ``--review confirm`` shows each change
 as a unified diff and asks y/n before it is written (``--yes`` accepts them all; without a
@@ -110,6 +113,7 @@ def run_main(args: argparse.Namespace) -> int:
         reply_to=reply_to,
         policy=policy,
         json_output=json_output,
+        continue_id=getattr(args, "continue_id", None),
     )
     display = SessionDisplay(console, declined_note=declined)
     prompter: Prompter = (
@@ -182,6 +186,8 @@ class _Run:
     policy: PermissionPolicy = field(default_factory=PermissionPolicy)
     json_output: bool = False
     """``--output json``: :meth:`report` prints the run's JSON object on stdout."""
+    continue_id: str | None = None
+    """``cadenza run --continue``: the session whose next turn ``task`` is."""
     interrupted: bool = False
     cancel_requested: bool = False
     prompts: list[PermissionPrompt] = field(default_factory=list)
@@ -273,6 +279,11 @@ class _Run:
         await client.start()
         if self.reply_to is not None:
             await client.reply_session(self.reply_to, self.task)
+        elif self.continue_id is not None:
+            options = self.options
+            await client.prompt_session(
+                self.continue_id, self.task, model=options.model, workflow=options.workflow
+            )
         else:
             await client.start_session(self.task)
         return await client.wait()
@@ -328,6 +339,10 @@ class _Run:
         )
         if outcome.changes:
             self.console.print(f"undo these changes: cadenza undo {outcome.session_id}")
+        if outcome.stop_reason not in ("needs_user_input", "waiting_human"):
+            self.console.print(
+                f'follow up: cadenza run --continue {outcome.session_id} "YOUR NEXT PROMPT"'
+            )
         if outcome.stop_reason in ("needs_user_input", "waiting_human"):
             self.console.print(
                 f'the session waits for you: cadenza reply {outcome.session_id} "YOUR ANSWER"'

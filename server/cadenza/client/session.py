@@ -16,6 +16,7 @@ Typical use::
 from __future__ import annotations
 
 from types import TracebackType
+from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -46,12 +47,21 @@ from cadenza.client.summary import merge_changes
 from cadenza.schema.commands import (
     DEFAULT_WORKFLOW,
     CancelSessionResult,
+    ConfigureSessionArgs,
     DocumentIdentifier,
+    PromptSessionArgs,
     StartSessionArgs,
     StartSessionResult,
     UndoSessionResult,
 )
-from cadenza.schema.methods import CANCEL_SESSION, REPLY_SESSION, START_SESSION, UNDO_SESSION
+from cadenza.schema.methods import (
+    CANCEL_SESSION,
+    CONFIGURE_SESSION,
+    PROMPT_SESSION,
+    REPLY_SESSION,
+    START_SESSION,
+    UNDO_SESSION,
+)
 
 
 class HeadlessClient:
@@ -201,18 +211,51 @@ class HeadlessClient:
             SessionStartError: The server refused (unknown session, not waiting, ...).
             ServerExitedError: The server exited before answering.
         """
-        lsp, tracker = self._started()
-        params = types.ExecuteCommandParams(
-            command=REPLY_SESSION, arguments=[{"sessionId": session_id, "text": text}]
-        )
+        arguments = {"sessionId": session_id, "text": text}
+        await self._go_on(session_id, REPLY_SESSION, arguments, "the reply")
+
+    async def prompt_session(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        model: str | None = None,
+        workflow: str | None = None,
+    ) -> None:
+        """The next turn of a session whose turn ended (``cadenza.promptSession``).
+
+        It goes on in the same conversation, also for a session of an earlier server; a
+        session that waits for the person takes ``text`` as its answer. ``model`` and
+        ``workflow`` (``cadenza.configureSession``) apply from this turn on. Follow it with
+        ``wait`` as after ``start_session``.
+
+        Raises:
+            SessionStartError: The server refused (unknown session, running, unknown model...).
+            ServerExitedError: The server exited before answering.
+        """
+        if model is not None or workflow is not None:
+            choice = ConfigureSessionArgs(session_id=session_id, model=model, workflow=workflow)
+            await self._command(CONFIGURE_SESSION, choice.wire(), "the model or workflow")
+        args = PromptSessionArgs(session_id=session_id, text=text)
+        await self._go_on(session_id, PROMPT_SESSION, args.wire(), "the prompt")
+
+    async def _go_on(
+        self, session_id: str, command: str, arguments: dict[str, Any], what: str
+    ) -> None:
+        _, tracker = self._started()
         tracker.begin(session_id)
+        await self._command(command, arguments, what)
+
+    async def _command(self, command: str, arguments: dict[str, Any], what: str) -> Any:
+        lsp, _ = self._started()
+        params = types.ExecuteCommandParams(command=command, arguments=[arguments])
         try:
-            await lsp.workspace_execute_command_async(params)
+            return await lsp.workspace_execute_command_async(params)
         except JsonRpcException as exc:
-            raise SessionStartError(f"the server refused the reply: {exc}") from None
+            raise SessionStartError(f"the server refused {what}: {exc}") from None
         except RuntimeError:
             raise ServerExitedError(
-                "the server exited before taking the reply" + await self._stderr.note()
+                f"the server exited before taking {what}" + await self._stderr.note()
             ) from None
 
     async def wait(self) -> RunResult:

@@ -120,6 +120,19 @@ class LiveSessions(Generic[F]):
         self.by_id[session_id] = live
         task.add_done_callback(lambda done: self._finished(session_id, done))
 
+    async def settled(self, session_id: str, timeout: float) -> LiveSession[F] | None:
+        """The live session ``session_id``; None once a run that just ended let it go.
+
+        A session whose run ended is live until its task closed its resources: this waits
+        (at most ``timeout`` seconds) for that, so a next turn can revive it.
+        """
+        live = self.by_id.get(session_id)
+        if live is None or live.task is None or live.state == "running" or live.waiting:
+            return live
+        await asyncio.wait([live.task], timeout=timeout)
+        await asyncio.sleep(0)  # the done-callback forgets it
+        return self.by_id.get(session_id)
+
     def cancel(self, session_id: str) -> bool:
         """Cancel a running or waiting session; False when no such session is live."""
         live = self.by_id.get(session_id)

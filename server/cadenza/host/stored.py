@@ -77,13 +77,31 @@ def stored_waiting(session_id: str) -> tuple[RestoredState, SessionSummary]:
     return restored(session_id, records), found
 
 
-def waits_for_answer(session_id: str) -> bool:
-    """Whether the stored session waits for an answer to a question (not a browser action)."""
+def stored_session(session_id: str) -> tuple[RestoredState, SessionSummary, str]:
+    """A stored session rebuilt to go on.
+
+    After a turn that ended (any stop reason), one cut by a server stop (``interrupted``), or
+    one that waits for the person.
+
+    Returns:
+        Its state, its summary, and the workflow it ran last.
+
+    Raises:
+        Unavailable: Unknown, unreadable, or not restorable.
+    """
+    records = read_records(session_id)
+    found = summary(session_id, records)
+    state = restored(session_id, records)
+    return state, found, last_workflow(records, found.workflow)
+
+
+def state_of(session_id: str) -> str | None:
+    """The stored session's state; None when it is unknown or unreadable."""
     try:
         records = read_records(session_id)
-        return summary(session_id, records).state == "needs_user_input"
+        return summary(session_id, records).state
     except Unavailable:
-        return False
+        return None
 
 
 def last_workflow(records: Sequence[TranscriptRecord], default: str) -> str:

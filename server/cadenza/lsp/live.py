@@ -34,24 +34,30 @@ class LspPerson:
     Args:
         server: The language server (prompts and progress go to its client).
         work_done_token: The client's token for the first run's progress, if any.
+        message: The first run's progress message (default: the session's task).
     """
 
     def __init__(
-        self, server: LanguageServer, work_done_token: types.ProgressToken | None = None
+        self,
+        server: LanguageServer,
+        work_done_token: types.ProgressToken | None = None,
+        message: str | None = None,
     ) -> None:
         self._server = server
         self._token = work_done_token
+        self._message = message
 
     async def before_run(self, live: LspLive) -> None:
         """Open the run's work-done progress; cancelling it cancels the session."""
         token, self._token = self._token, None
+        message, self._message = self._message or live.session.task, None
         features = ClientFeatures.of(self._server.client_capabilities)
         try:
             progress = await SessionProgress.open(
                 self._server,
                 client_token=token,
                 may_create=features.work_done_progress,
-                message=live.session.task,
+                message=message,
             )
         except asyncio.CancelledError:
             raise

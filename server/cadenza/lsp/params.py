@@ -9,11 +9,14 @@ the field and the problem.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pygls.uris import to_fs_path, uri_scheme
 
 from cadenza.schema.base import strict_validate
+from cadenza.schema.commands import DocumentIdentifier
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -64,3 +67,25 @@ def parse_command_args(model: type[M], args: Sequence[Any]) -> M:
         return strict_validate(model, arg)
     except ValidationError as exc:
         raise InvalidArguments(_describe(exc)) from None
+
+
+def document_path(document: DocumentIdentifier | None) -> Path | None:
+    """The file of a ``file:`` URI, or None (priming checks it is inside the workspace)."""
+    if document is None or uri_scheme(document.uri) != "file":
+        return None
+    fs_path = to_fs_path(document.uri)
+    return Path(fs_path) if fs_path else None
+
+
+def folder_of(uri: str) -> Path:
+    """The existing local folder named by a ``file:`` URI.
+
+    Raises:
+        InvalidArguments: Not a ``file:`` URI, or not an existing folder.
+    """
+    if uri_scheme(uri) != "file":
+        raise InvalidArguments(f"rootUri must be a file: URI, got {uri!r}")
+    fs_path = to_fs_path(uri)
+    if fs_path is None or not Path(fs_path).is_dir():
+        raise InvalidArguments(f"rootUri {uri!r} is not an existing folder")
+    return Path(fs_path).resolve()

@@ -12,9 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from cadenza.engine.session import WAITING
+from cadenza.engine.session_list import SessionSummary
 from cadenza.engine.transcript import EventRecord, MessageRecord, TranscriptRecord
+from cadenza.lsp.live import LspLive
 from cadenza.lsp.updates import session_update
 from cadenza.messages import AssistantMessage, UserMessage
+from cadenza.schema.commands import SessionInfo
 from cadenza.schema.updates import AgentMessageChunk as AgentMessageChunkUpdate
 from cadenza.schema.updates import SessionUpdate
 from cadenza.schema.updates import TextBlock as TextContent
@@ -44,3 +48,23 @@ def replay_updates(records: Iterable[TranscriptRecord], root: Path) -> list[Sess
             if update is not None:
                 updates.append(update)
     return updates
+
+
+def session_info(summary: SessionSummary, live: LspLive | None) -> SessionInfo:
+    """The session as ``cadenza.listSessions`` lists it (a live one with its state now)."""
+    state = live.state if live is not None else summary.state
+    question = None
+    if live is not None and live.waiting and live.outcome is not None:
+        question = live.outcome.missing_info or live.outcome.message
+    elif state in WAITING and summary.last_message:
+        question = summary.last_message
+    return SessionInfo(
+        session_id=summary.session_id,
+        task=summary.task,
+        state=state,
+        started=summary.started.isoformat(),
+        workflow=summary.workflow,
+        model=summary.model,
+        root=summary.root,
+        question=question,
+    )

@@ -30,8 +30,11 @@ from cadenza.lsp.protocol import CadenzaProtocol, command_work_done_token, curre
 from cadenza.schema.commands import (
     CancelSessionArgs,
     CancelSessionResult,
+    ConfigureSessionArgs,
     ListSessionsArgs,
     LoadSessionArgs,
+    PromptSessionArgs,
+    PromptSessionResult,
     ReplySessionArgs,
     StartSessionArgs,
     StartSessionResult,
@@ -39,8 +42,10 @@ from cadenza.schema.commands import (
 )
 from cadenza.schema.methods import (
     CANCEL_SESSION,
+    CONFIGURE_SESSION,
     LIST_SESSIONS,
     LOAD_SESSION,
+    PROMPT_SESSION,
     REPLY_SESSION,
     START_SESSION,
     UNDO_SESSION,
@@ -238,6 +243,36 @@ def reply_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
         return ls.sessions.reply(args.session_id, args.text).wire()
 
 
+async def prompt_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
+    """``cadenza.promptSession {sessionId, text, context?}`` → ``{sessionId}`` at once.
+
+    Raises:
+        JsonRpcInvalidParams: Malformed arguments (-32602).
+        JsonRpcException: -32803 when the session is unknown, running, or cannot go on.
+    """
+    with invalid_params(PROMPT_SESSION):
+        args = parse_command_args(PromptSessionArgs, arguments)
+    token = command_work_done_token()
+    with request_failed(PROMPT_SESSION):
+        await ls.sessions.prompt(args, work_done_token=token)
+    return PromptSessionResult(session_id=args.session_id).wire()
+
+
+def configure_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
+    """``cadenza.configureSession {sessionId, model?, workflow?}`` → the next turns' choice.
+
+    The result is ``{sessionId, model, workflow}``.
+
+    Raises:
+        JsonRpcInvalidParams: Malformed arguments, or an unknown model or workflow (-32602).
+        JsonRpcException: -32803 when the session is unknown.
+    """
+    with invalid_params(CONFIGURE_SESSION):
+        args = parse_command_args(ConfigureSessionArgs, arguments)
+        with request_failed(CONFIGURE_SESSION):
+            return ls.sessions.configure(args).wire()
+
+
 def list_sessions(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
     """``cadenza.listSessions {limit?}`` (the argument may be omitted) → ``{sessions}``."""
     with invalid_params(LIST_SESSIONS):
@@ -296,4 +331,6 @@ def create_server() -> CadenzaServer:
     server.command(REPLY_SESSION)(reply_session)
     server.command(LIST_SESSIONS)(list_sessions)
     server.command(LOAD_SESSION)(load_session)
+    server.command(PROMPT_SESSION)(prompt_session)
+    server.command(CONFIGURE_SESSION)(configure_session)
     return server

@@ -18,7 +18,6 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import to_fs_path, uri_scheme
 
 from cadenza.config import CadenzaConfig
 from cadenza.engine.session import WAITING, SessionOutcome
@@ -33,7 +32,8 @@ from cadenza.host.build import (
     open_recorder,
     workflow_catalog,
 )
-from cadenza.host.driver import drive
+from cadenza.host.choices import SessionChoices
+from cadenza.host.driver import RESOURCE_CLOSE_S, drive
 from cadenza.host.errors import SetupError, Unavailable
 from cadenza.host.live import LiveSessions
 from cadenza.host.lock import SessionLock, SessionLocked
@@ -41,19 +41,21 @@ from cadenza.host.mcp import connect_then
 from cadenza.host.providers import ProviderPool
 from cadenza.host.restore import RestoredState
 from cadenza.lsp.editor import LspEditor
+from cadenza.lsp.followups import prompt_text
 from cadenza.lsp.live import LspLive, LspPerson
-from cadenza.lsp.params import InvalidArguments
+from cadenza.lsp.params import InvalidArguments, document_path, folder_of
 from cadenza.lsp.publisher import SessionPublisher
-from cadenza.lsp.replay import replay_updates
+from cadenza.lsp.replay import replay_updates, session_info
 from cadenza.lsp.review import ReviewMode
 from cadenza.lsp.undo import undo_session
 from cadenza.providers.registry import resolve_model_name
 from cadenza.schema.commands import (
-    DocumentIdentifier,
+    ConfigureSessionArgs,
+    ConfigureSessionResult,
     ListSessionsResult,
     LoadSessionResult,
+    PromptSessionArgs,
     ReplySessionResult,
-    SessionInfo,
     StartSessionArgs,
     UndoSessionResult,
 )
@@ -71,28 +73,6 @@ class SessionRequestFailed(Exception):
     """
 
 
-def _document_path(document: DocumentIdentifier | None) -> Path | None:
-    """The file of a ``file:`` URI, or None (priming checks it is inside the workspace)."""
-    if document is None or uri_scheme(document.uri) != "file":
-        return None
-    fs_path = to_fs_path(document.uri)
-    return Path(fs_path) if fs_path else None
-
-
-def folder_of(uri: str) -> Path:
-    """The existing local folder named by a ``file:`` URI.
-
-    Raises:
-        InvalidArguments: Not a ``file:`` URI, or not an existing folder.
-    """
-    if uri_scheme(uri) != "file":
-        raise InvalidArguments(f"rootUri must be a file: URI, got {uri!r}")
-    fs_path = to_fs_path(uri)
-    if fs_path is None or not Path(fs_path).is_dir():
-        raise InvalidArguments(f"rootUri {uri!r} is not an existing folder")
-    return Path(fs_path).resolve()
-
-
 class SessionManager:
     """Live sessions by id, the stored ones, and the providers they share."""
 
@@ -105,6 +85,8 @@ class SessionManager:
         """``cadenza.startSession`` request id → session id, for ``$/cancelRequest``."""
         self.checkpoints_base: Path | None = None
         """Where checkpoints live (None: ``<user state dir>/checkpoints``)."""
+        self.choices = SessionChoices()
+        """The model and workflow of sessions' next turns (``cadenza.configureSession``)."""
 
     def start(
         self,
@@ -139,7 +121,7 @@ class SessionManager:
             root=root,
             model=model,
             workflow=workflow,
-            open_document=_document_path(args.text_document),
+            open_document=document_path(args.text_document),
         )
         live = self._live_session(plan, review=args.review)
         try:
@@ -206,7 +188,8 @@ class SessionManager:
             SessionRequestFailed: The session is running, over, or unknown.
         """
         live = self.live.get(session_id)
-        if not text.strip() and self._waits_for_answer(session_id, live):
+        asked = live.state if live is not None else stored.state_of(session_id)
+        if not text.strip() and asked == "needs_user_input":
             raise SessionRequestFailed(
                 f"session {session_id} asked a question: the answer must not be blank"
             )
@@ -222,15 +205,79 @@ class SessionManager:
         self._launch(live, drive(live, LspPerson(self._server), reply=text))
         return ReplySessionResult(resumed=True, state="running")
 
-    @staticmethod
-    def _waits_for_answer(session_id: str, live: LspLive | None) -> bool:
-        """Whether the session waits for an answer to a question (not a browser action)."""
-        if live is not None:
-            return live.state == "needs_user_input"
-        return stored.waits_for_answer(session_id)
+    async def prompt(
+        self, args: PromptSessionArgs, *, work_done_token: types.ProgressToken | None = None
+    ) -> None:
+        """The next turn of a session whose turn ended, in the same conversation.
 
-    def _revive(self, session_id: str, restored: RestoredState, summary: SessionSummary) -> LspLive:
+        Revived from its transcript (also after a restart) with the model and workflow of
+        ``configure``; a session that waits for the person takes it as its answer.
+
+        Raises:
+            SessionRequestFailed: Running, unknown, or it cannot go on.
+        """
+        session_id = args.session_id
+        live = await self.live.settled(session_id, RESOURCE_CLOSE_S + 1)
+        if live is not None:
+            if not live.waiting:
+                raise SessionRequestFailed(
+                    f"session {session_id} is running: wait for its turn to end, or cancel it"
+                )
+            self.reply(session_id, prompt_text(self._server.workspace, live.root, args))
+            return
+        with _failed():
+            restored, summary, workflow = stored.stored_session(session_id)
+            text = prompt_text(self._server.workspace, Path(summary.root), args)
+            if summary.state in WAITING:
+                self.reply(session_id, text)
+                return
+            model, workflow = self.choices.get(session_id, (summary.model, workflow))
+            live = self._revive(session_id, restored, summary, model=model, workflow=workflow)
+        person = LspPerson(self._server, work_done_token, message=args.text)
+        self._launch(live, drive(live, person, reply=text))
+        log.info("session %s goes on with %s, workflow %s", session_id, model, workflow)
+
+    def configure(self, args: ConfigureSessionArgs) -> ConfigureSessionResult:
+        """Choose the model and workflow of a session's next turns (``cadenza.promptSession``).
+
+        Raises:
+            SessionRequestFailed: Unknown session.
+            InvalidArguments: Unknown model or workflow (nothing changed).
+        """
+        session_id = args.session_id
+        live = self.live.get(session_id)
+        with _failed():
+            if live is not None:
+                root, model, workflow = live.root, live.model, live.session.workflow.name
+            else:
+                _restored, summary, workflow = stored.stored_session(session_id)
+                root, model = Path(summary.root), summary.model
+        try:
+            model, workflow = self.choices.choose(
+                session_id,
+                (model, workflow),
+                root=root,
+                model=args.model,
+                workflow=args.workflow,
+                config=self.config,
+                providers=self.providers,
+            )
+        except SetupError as exc:
+            raise InvalidArguments(str(exc)) from None
+        return ConfigureSessionResult(session_id=session_id, model=model, workflow=workflow)
+
+    def _revive(
+        self,
+        session_id: str,
+        restored: RestoredState,
+        summary: SessionSummary,
+        *,
+        model: str | None = None,
+        workflow: str | None = None,
+    ) -> LspLive:
         """A live session from a stored one (its transcript appended to).
+
+        ``model`` and ``workflow`` replace the stored ones (its next turn's choice).
 
         Raises:
             Unavailable: Its folder is gone, its workflow or model cannot be used, or another
@@ -239,9 +286,10 @@ class SessionManager:
         root = Path(restored.start.root)
         if not root.is_dir():
             raise Unavailable(f"session {session_id}: its folder {root} is gone")
+        model = model or summary.model
         try:
-            workflow = find_workflow(workflow_catalog(root), summary.workflow)
-            self.providers.get(summary.model, self.config)
+            found = find_workflow(workflow_catalog(root), workflow or summary.workflow)
+            self.providers.get(model, self.config)
         except SetupError as exc:
             raise Unavailable(f"session {session_id} cannot go on: {exc}") from None
         try:
@@ -252,8 +300,8 @@ class SessionManager:
             session_id=session_id,
             task=summary.task,
             root=root,
-            model=summary.model,
-            workflow=workflow,
+            model=model,
+            workflow=found,
             restored=restored,
         )
         live = self._live_session(plan)
@@ -283,27 +331,8 @@ class SessionManager:
         live = dict(self.live.by_id)
         infos = []
         for summary in list_sessions(live=[sid for sid, s in live.items() if not s.waiting]):
-            infos.append(self._info(summary, live.get(summary.session_id)))
+            infos.append(session_info(summary, live.get(summary.session_id)))
         return ListSessionsResult(sessions=infos)
-
-    @staticmethod
-    def _info(summary: SessionSummary, live: LspLive | None) -> SessionInfo:
-        state = live.state if live is not None else summary.state
-        question = None
-        if live is not None and live.waiting and live.outcome is not None:
-            question = live.outcome.missing_info or live.outcome.message
-        elif state in WAITING and summary.last_message:
-            question = summary.last_message
-        return SessionInfo(
-            session_id=summary.session_id,
-            task=summary.task,
-            state=state,
-            started=summary.started.isoformat(),
-            workflow=summary.workflow,
-            model=summary.model,
-            root=summary.root,
-            question=question,
-        )
 
     def load(self, session_id: str) -> LoadSessionResult:
         """Replay a stored session's history as ``cadenza/sessionUpdate`` notifications.
@@ -324,7 +353,7 @@ class SessionManager:
         live = self.live.get(session_id)
         if live is None and summary.state in WAITING:
             live = self._revive_waiting(session_id, records, summary)
-        return LoadSessionResult(session=self._info(summary, live), updates=len(updates))
+        return LoadSessionResult(session=session_info(summary, live), updates=len(updates))
 
     async def undo(self, session_id: str) -> UndoSessionResult:
         """Undo the changes of a session that is over (``undo.undo_session``).

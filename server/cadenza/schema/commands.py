@@ -196,3 +196,91 @@ class LoadSessionResult(WireModel):
 
     session: SessionInfo
     updates: int
+
+
+MAX_CONTEXT_FILES = 20
+"""At most this many files in ``cadenza.promptSession``'s ``context.files``."""
+
+
+class LspPosition(WireModel):
+    """LSP's ``Position``: ``{line, character}`` (zero-based)."""
+
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class LspRange(WireModel):
+    """LSP's ``Range``: ``{start, end}``."""
+
+    start: LspPosition
+    end: LspPosition
+
+
+class PromptSelection(SparseWireModel):
+    """The editor's selection given with a prompt: ``{uri, range?, text}``."""
+
+    uri: str = Field(min_length=1, max_length=8192)
+    range: LspRange | None = None
+    text: str = Field(max_length=MAX_REPLY_CHARS)
+
+
+class PromptProblem(SparseWireModel):
+    """One diagnostic given with a prompt: ``{uri, message, range?, severity?}`` (LSP's 1-4)."""
+
+    uri: str = Field(min_length=1, max_length=8192)
+    message: str = Field(max_length=4000)
+    range: LspRange | None = None
+    severity: int | None = Field(default=None, ge=1, le=4)
+
+
+class PromptContext(SparseWireModel):
+    """What the editor adds to a prompt: ``{selection?, files?, problems?}``.
+
+    Each becomes a text block after the prompt's text (files read from the editor's buffers
+    when open, so unsaved changes count; each file and the whole context bounded in size).
+    """
+
+    selection: PromptSelection | None = None
+    files: list[str] = Field(default_factory=list, max_length=MAX_CONTEXT_FILES)
+    problems: list[PromptProblem] = Field(default_factory=list, max_length=200)
+
+
+class PromptSessionArgs(SparseWireModel):
+    """The one argument of ``cadenza.promptSession``: ``{sessionId, text, context?}``.
+
+    ``text`` is the next prompt of a session whose turn ended (it goes on in the same
+    conversation); for a session that waits for the person it is the answer.
+    """
+
+    session_id: str = Field(min_length=1)
+    text: str = Field(min_length=1, max_length=MAX_REPLY_CHARS)
+    context: PromptContext | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _valid_text(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("text must not be blank")
+        return encodable(value)
+
+
+class PromptSessionResult(WireModel):
+    """The result of ``cadenza.promptSession``: ``{sessionId}`` (the turn runs on)."""
+
+    session_id: str
+
+
+class ConfigureSessionArgs(SparseWireModel):
+    """The one argument of ``cadenza.configureSession``: ``{sessionId, model?, workflow?}``."""
+
+    session_id: str = Field(min_length=1)
+    model: str | None = Field(default=None, min_length=1)
+    workflow: str | None = Field(default=None, min_length=1)
+
+
+class ConfigureSessionResult(WireModel):
+    """``{sessionId, model, workflow}``: what the session's next turn uses."""
+
+    session_id: str
+    model: str
+    workflow: str

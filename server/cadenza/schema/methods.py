@@ -16,6 +16,8 @@ UNDO_SESSION = "cadenza.undoSession"
 REPLY_SESSION = "cadenza.replySession"
 LIST_SESSIONS = "cadenza.listSessions"
 LOAD_SESSION = "cadenza.loadSession"
+PROMPT_SESSION = "cadenza.promptSession"
+CONFIGURE_SESSION = "cadenza.configureSession"
 
 SESSION_UPDATE = "cadenza/sessionUpdate"
 """Server → client notification: one update of a session (``updates.SessionUpdateParams``)."""

@@ -1,0 +1,95 @@
+"""The text a ``cadenza.promptSession`` prompt reaches the model as: its text and its context.
+
+The editor may add context to a follow-up prompt (``schema.commands.PromptContext``): the
+selection, files and problems. Each becomes a text block after the prompt's text. Files are
+read from the client's open buffers when open (unsaved changes count), else from disk; only
+files inside the session's workspace are read, each bounded in size, and the whole context
+is bounded too (a cut is said in the text, so the model knows to read the rest itself).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pygls.workspace import Workspace
+
+from cadenza.lsp.documents import OpenDocuments, buffer_path
+from cadenza.schema.commands import PromptProblem, PromptSelection, PromptSessionArgs
+from cadenza.textio import decode_bytes
+from cadenza.tools.paths import relative_name
+
+MAX_FILE_CHARS = 20_000
+"""A file given as context is cut after this many characters."""
+MAX_CONTEXT_CHARS = 60_000
+"""The whole context is cut after this many characters."""
+SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+
+
+def prompt_text(workspace: Workspace, root: Path, args: PromptSessionArgs) -> str:
+    """The prompt's text, then its context's blocks (selection, files, problems), bounded."""
+    text, context = args.text, args.context
+    if context is None:
+        return text
+    documents = OpenDocuments(workspace, root.resolve())
+    blocks: list[str] = []
+    if context.selection is not None:
+        blocks.append(_selection(documents, context.selection))
+    blocks.extend(_file(documents, uri) for uri in dict.fromkeys(context.files))
+    if context.problems:
+        blocks.append(_problems(documents, context.problems))
+    if not blocks:
+        return text
+    added = "\n\n".join(blocks)
+    if len(added) > MAX_CONTEXT_CHARS:
+        added = added[:MAX_CONTEXT_CHARS] + "\n[the context was cut here: it is too long]"
+    return f"{text}\n\nContext from the editor:\n\n{added}"
+
+
+def _name(documents: OpenDocuments, uri: str) -> str:
+    path = buffer_path(uri, documents.root)
+    return relative_name(documents.root, path) if path is not None else uri
+
+
+def _fenced(body: str) -> str:
+    fence = "```"
+    while fence in body:
+        fence += "`"
+    return f"{fence}\n{body}{'' if body.endswith(chr(10)) else chr(10)}{fence}"
+
+
+def _selection(documents: OpenDocuments, selection: PromptSelection) -> str:
+    where = _name(documents, selection.uri)
+    if selection.range is not None:
+        start, end = selection.range.start.line + 1, selection.range.end.line + 1
+        where += f", line {start}" if start == end else f", lines {start}-{end}"
+    return f"The selection in {where}:\n{_fenced(selection.text)}"
+
+
+def _file(documents: OpenDocuments, uri: str) -> str:
+    path = buffer_path(uri, documents.root)
+    if path is None or not path.is_relative_to(documents.root):
+        return f"File {uri}: not read (not in the workspace)."
+    name = relative_name(documents.root, path)
+    document = documents.find(path)
+    if document is not None:
+        body, note = document.source, " (the editor's buffer)"
+    else:
+        try:
+            body, note = decode_bytes(path.read_bytes()).text, ""
+        except (OSError, ValueError) as exc:
+            return f"File {name}: not read ({type(exc).__name__})."
+    if len(body) > MAX_FILE_CHARS:
+        body = body[:MAX_FILE_CHARS]
+        note += f" (its first {MAX_FILE_CHARS} characters; read_file for the rest)"
+    return f"File {name}{note}:\n{_fenced(body)}"
+
+
+def _problems(documents: OpenDocuments, problems: list[PromptProblem]) -> str:
+    lines = ["Problems the editor reports:"]
+    for problem in problems:
+        where = _name(documents, problem.uri)
+        if problem.range is not None:
+            where += f":{problem.range.start.line + 1}"
+        severity = SEVERITIES.get(problem.severity or 0, "problem")
+        lines.append(f"- {where}: {severity}: {problem.message}")
+    return "\n".join(lines)
