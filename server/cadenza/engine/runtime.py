@@ -92,8 +92,14 @@ class Runtime:
     stuck: StuckDetector = field(default_factory=StuckDetector)
     cache: ReadCache = field(default_factory=ReadCache)
     task_files: list[str] = field(default_factory=list)
-    """Workspace files the task is about (``engine.prime.task_files``): the edit echo looks
-    there for what a rename left behind."""
+    """Workspace files the task is about (``engine.prime.task_files``), primed under
+    ``LoopSettings.prime``."""
+    changed: list[str] = field(default_factory=list)
+    """Workspace-relative names of the files changed in the session, in order (repeats
+    kept): the done check "nothing changed" reads it."""
+    renames: dict[str, str] = field(default_factory=dict)
+    """Old name → new name of each rename the task is about (``leftovers.task_rename``): the
+    done check looks for the old names across the workspace."""
     fingerprints: dict[str, tuple[object, ...]] = field(default_factory=dict)
     """Cache key → file fingerprint when stored: a buffer the person changed is read again."""
     call_ids: CallIds = field(init=False)
