@@ -14,7 +14,8 @@ In order, each step from ``tools.dispatch`` or the engine:
 6. invalidation: edits drop the cached results they may change and reset the stuck detector
    (a command, or any call that may change files without saying which, drops every cached
    result); each edit is recorded in the session (``after_edit.record_edit``: the done
-   checks read it), published (``file_edited``) and, under ``edit_echo``, echoed;
+   checks read it), published (``file_edited``) and, under ``edit_echo``, echoed; the
+   first edit under a folder with its own AGENTS.md shows that file (``rules``);
 7. the call's end (``tool_call_update``), cancellation included.
 
 Result recording (one tool message per call of a batch, in call order) is the batch's:
@@ -37,6 +38,7 @@ from cadenza.engine.events import (
 )
 from cadenza.engine.permissions import PermissionRequest, refusal
 from cadenza.engine.results import Completed, MovementResult
+from cadenza.engine.rules import nested_rules
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.stuck import Repeat, repeat_note
 from cadenza.engine.variants import EDIT_TOOLS
@@ -236,6 +238,12 @@ class CallPipeline:
             rename = record_edit(self.rt, edit, name)
             if self.loop.edit_echo and edit.kind == "change":
                 echoes.append(await edit_notes(self.rt, edit, name, rename))
+            if self.loop.rules and (
+                rules := nested_rules(
+                    self.rt.root, edit.path, self.rt.rules_shown, self.rt.settings.context_size
+                )
+            ):
+                echoes.append(f"\n{rules}")
             self.rt.publish(
                 FileEdited(
                     tool_call_id=call.id,

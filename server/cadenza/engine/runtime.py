@@ -100,6 +100,8 @@ class Runtime:
     renames: dict[str, str] = field(default_factory=dict)
     """Old name → new name of each rename the task is about (``leftovers.task_rename``): the
     done check looks for the old names across the workspace."""
+    rules_shown: set[str] = field(default_factory=set)
+    """Nested AGENTS.md files already shown in an edit's result (``rules.nested_rules``)."""
     fingerprints: dict[str, tuple[object, ...]] = field(default_factory=dict)
     """Cache key → file fingerprint when stored: a buffer the person changed is read again."""
     call_ids: CallIds = field(init=False)
