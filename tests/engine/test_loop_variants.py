@@ -419,3 +419,12 @@ async def test_the_same_refused_change_made_again_is_written(tmp_path: Path) -> 
     assert (await run(prepared, ctx)).is_error
     assert not (await run(prepared, ctx)).is_error
     assert (tmp_path / "cli.py").read_text() == "x = (\n"
+
+
+def test_the_benchmark_s_local_variant_is_local_loop() -> None:
+    from benchmarks.agent_tasks.run import BASELINE, LOCAL
+
+    config = CadenzaConfig()
+    assert loop_settings(config.merged({"loop": LOCAL}, "t"), "openai/x") == LOCAL_LOOP
+    baseline = loop_settings(config.merged({"loop": BASELINE}, "t"), "local/x")
+    assert baseline.checks == "off" and not baseline.rules
