@@ -214,3 +214,14 @@ async def test_find_uses_skips_excluded_big_and_binary_files(tmp_path: Path) -> 
     bpath = tmp_path / "b.py"
     editor.buffers[bpath] = DocumentSnapshot(path=bpath, text="\n\ncalc_total\n", version=1)
     assert (await find_uses(tmp_path, editor, "calc_total")).where == {"b.py": [3]}
+
+
+async def test_a_command_that_ran_counts_as_a_possible_change(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    command = call("run_command", command="sed -i s/1/2/ a.py")
+    provider = ScriptedProvider([reply(command), reply(DONE)])
+    session, editor = make_session(tmp_path, provider, LOCAL_LOOP, task="Set x to 2 in a.py.")
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn" and outcome.steps == 2
+    [changed] = checks(editor)
+    assert changed.status == "passed" and "a command ran" in changed.detail

@@ -95,6 +95,9 @@ def changed_check(rt: Runtime, edit_tool: str) -> CheckOutcome:
     if rt.changed:
         files = ", ".join(dict.fromkeys(rt.changed))
         return CheckOutcome(name="changed", passed=True, detail=f"changed: {files}")
+    if rt.ran_commands:
+        detail = "no edit, but a command ran that may have changed files"
+        return CheckOutcome(name="changed", passed=True, detail=detail)
     return CheckOutcome(
         name="changed",
         passed=False,

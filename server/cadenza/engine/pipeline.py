@@ -228,6 +228,7 @@ class CallPipeline:
         if not result.edits:
             if not prepared.tool.read_only:
                 self.rt.cache.invalidate_all()
+                self.rt.ran_commands |= not result.is_error
             return result
         self.rt.stuck.workspace_changed()
         self.rt.cache.invalidate_paths([e.path for e in result.edits], self.rt.root)
