@@ -225,3 +225,22 @@ async def test_a_command_that_ran_counts_as_a_possible_change(tmp_path: Path) ->
     assert outcome.stop_reason == "end_turn" and outcome.steps == 2
     [changed] = checks(editor)
     assert changed.status == "passed" and "a command ran" in changed.detail
+
+
+async def test_a_refused_claim_at_the_movement_s_step_bound_ends_failed(tmp_path: Path) -> None:
+    from cadenza.engine.workflows import Movement, Workflow
+
+    inventory(tmp_path)
+    flow = Workflow(name="w", movements=(Movement(name="only", instructions="", max_steps=2),))
+    provider = ScriptedProvider([reply(RENAME_DEF), reply(DONE)])
+    session = Session(
+        session_id="s1",
+        task=TASK,
+        root=tmp_path,
+        provider=provider,
+        editor=MemoryEditor(),
+        workflow=flow,
+        settings=SessionSettings(loop=LOCAL_LOOP, max_steps=10),
+    )  # type: ignore[arg-type]
+    outcome = await session.run()
+    assert outcome.stop_reason == "failed" and "report.py lines 1, 5" in outcome.message

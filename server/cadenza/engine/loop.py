@@ -246,7 +246,7 @@ class MovementRunner:
         """
         if not isinstance(result, Completed) or result.status != "done":
             return result
-        if self._refused[0] == self.rt.steps:
+        if can_refuse and self._refused[0] == self.rt.steps:
             return self._refused[1]
         verdict = await self.checks.judge(can_refuse=can_refuse)
         if isinstance(verdict, Refuse):
