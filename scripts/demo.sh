@@ -13,8 +13,8 @@ rm -rf "$WORKSPACE"
 cp -r examples/inventory "$WORKSPACE"
 echo "workspace: $WORKSPACE" >&2
 
-.venv/bin/cadenza run --workspace "$WORKSPACE" --model "local/$MODEL" --yes \
-  "Rename the function calc_total to compute_total everywhere in the workspace (its definition and every use)."
+TASK=${CADENZA_DEMO_TASK:-"Rename the function calc_total to compute_total everywhere in the workspace (its definition and every use)."}
+.venv/bin/cadenza run --workspace "$WORKSPACE" --model "local/$MODEL" --yes "$TASK"
 
 echo
 echo "== result =="

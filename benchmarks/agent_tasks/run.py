@@ -99,6 +99,8 @@ LOCAL = {
     "edit_echo": True,
     "syntax_guard": True,
     "done_gate": True,
+    "checks": "all",
+    "rules": True,
 }
 """The candidate default (``cadenza.engine.variants.LOCAL_LOOP``); the ``local-*`` variants change
 one knob of it each."""
@@ -113,6 +115,8 @@ BASELINE = {
     "edit_echo": False,
     "syntax_guard": False,
     "done_gate": False,
+    "checks": "off",
+    "rules": False,
 }
 """The loop before the variants (``API_LOOP``): empty list ends, every tool, the stuck note."""
 
@@ -143,6 +147,8 @@ VARIANTS = {
         _variant("local-noecho", "local, edit results without the echo", LOCAL, edit_echo=False),
         _variant("local-noguard", "local, without the syntax guard", LOCAL, syntax_guard=False),
         _variant("local-nogate", "local, without the done gate", LOCAL, done_gate=False),
+        _variant("local-nochecks", "local, without the done checks", LOCAL, checks="off"),
+        _variant("local-norules", "local, without the project rules", LOCAL, rules=False),
         _variant(
             "local-alltools", "local, every tool offered", LOCAL, core_tools=False, edit="all"
         ),

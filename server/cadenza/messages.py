@@ -32,7 +32,7 @@ class SystemMessage(BaseModel):
     content: str
 
 
-UserTag = Literal["task", "files", "answer", "movement", "checkpoint", "summary", "repair"]
+UserTag = Literal["task", "files", "answer", "movement", "checkpoint", "summary", "repair", "check"]
 
 
 class UserMessage(BaseModel):

@@ -58,7 +58,7 @@ def test_loop_settings_by_provider_and_config() -> None:
 def test_offers_core_tools_and_one_edit_style() -> None:
     local = LOCAL_LOOP
     assert local.offers("read_file") and local.offers("edit_file")
-    assert not local.offers("write_file") and not local.offers("run_command")
+    assert not local.offers("write_file") and local.offers("run_command")
     assert not local.offers("replace_lines")
     lines = local.replace(edit="line_range")
     assert lines.offers("replace_lines") and not lines.offers("edit_file")
@@ -74,14 +74,14 @@ async def test_complete_ending_requires_a_call_every_step(tmp_path: Path) -> Non
             reply(call("complete", status="done", summary="read it")),
         ]
     )
-    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False, checks="rename"))
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn" and outcome.message == "read it"
     assert [r.tool_choice for r in provider.requests] == ["required", "required"]
     assert {r.ending for r in provider.requests} == {"complete"}
     names = [t.name for t in provider.requests[0].tools]
     assert names == [
-        *("read_file", "list_files", "search", "edit_file", "create_file"),
+        *("read_file", "list_files", "search", "edit_file", "create_file", "run_command"),
         *("transition", "complete"),
     ]
     system = session.messages[0].content
@@ -110,13 +110,19 @@ async def test_repair_asks_once_more_and_keeps_the_cut_reply_out(tmp_path: Path)
             reply(call("complete", status="done", summary="ok")),
         ]
     )
-    session, editor = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    session, editor = make_session(
+        tmp_path, provider, LOCAL_LOOP.replace(prime=False, checks="rename")
+    )
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn"
     repairs = events(editor, ContractRepaired)
     assert [(r.reason, r.recovered) for r in repairs] == [("cut", True)]
     retry = provider.requests[1]
     assert isinstance(retry.messages[-1], UserMessage) and retry.messages[-1].tag == "repair"
+    # The retry changes what produced the runaway, not only the token bound.
+    first = provider.requests[0]
+    assert first.temperature is None and first.frequency_penalty is None
+    assert retry.temperature == 0.5 and retry.frequency_penalty == 0.3
     assert not any(
         isinstance(m, AssistantMessage) and m.tool_calls and m.tool_calls[0].id == "c0"
         for m in session.messages
@@ -309,7 +315,7 @@ async def test_done_gate_refuses_done_right_after_a_failure_once(tmp_path: Path)
     bad = call("edit_file", path="a.py", old_string="y = 1", new_string="y = 2")
     done = call("complete", status="done", summary="changed y")
     provider = ScriptedProvider([reply(bad), reply(done), reply(done)])
-    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False, checks="rename"))
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn" and outcome.steps == 3  # the second one counts
     refused = [m for m in session.messages if isinstance(m, ToolMessage)][1]
@@ -363,7 +369,7 @@ async def test_echo_lists_what_a_rename_left_behind(tmp_path: Path) -> None:
 
 async def test_done_gate_judges_the_same_reply_and_settled_errors(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
-    loop = LOCAL_LOOP.replace(prime=False)
+    loop = LOCAL_LOOP.replace(prime=False, checks="rename")
     done = call("complete", status="done", summary="s")
     bad = call("edit_file", path="a.py", old_string="nope", new_string="y")
     ok = call("edit_file", path="a.py", old_string="x = 1", new_string="x = 2")
@@ -413,3 +419,12 @@ async def test_the_same_refused_change_made_again_is_written(tmp_path: Path) -> 
     assert (await run(prepared, ctx)).is_error
     assert not (await run(prepared, ctx)).is_error
     assert (tmp_path / "cli.py").read_text() == "x = (\n"
+
+
+def test_the_benchmark_s_local_variant_is_local_loop() -> None:
+    from benchmarks.agent_tasks.run import BASELINE, LOCAL
+
+    config = CadenzaConfig()
+    assert loop_settings(config.merged({"loop": LOCAL}, "t"), "openai/x") == LOCAL_LOOP
+    baseline = loop_settings(config.merged({"loop": BASELINE}, "t"), "local/x")
+    assert baseline.checks == "off" and not baseline.rules

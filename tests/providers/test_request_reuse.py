@@ -65,9 +65,11 @@ def test_encoded_body_is_build_body(
         temperature=0.2,
         tool_choice=choice,
         parallel_tool_calls=parallel,
+        frequency_penalty=0.3 if parallel is False else None,
     )
     for _ in range(2):  # the second time from the fragment cache
         assert json.loads(p.encode_body(request)) == p.build_body(request)
+    assert p.build_body(request).get("frequency_penalty") == request.frequency_penalty
 
 
 def test_growing_and_rewritten_histories_encode_like_build_body() -> None:

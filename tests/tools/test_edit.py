@@ -139,3 +139,107 @@ async def test_undecodable_file_is_refused(tmp_path: Path) -> None:
     )
     assert (tmp_path / "g.png").read_bytes() == data
     assert editor.edits == []
+
+
+async def test_trailing_whitespace_is_forgiven_when_unique(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("def f():  \n    return 1\t\nx = 2\n")
+    editor = MemoryEditor()
+    result = await invoke(
+        tmp_path,
+        editor,
+        "edit_file",
+        path="a.py",
+        old_string="def f():\n    return 1\n",
+        new_string="def f():\n    return 3\n",
+    )
+    assert not result.is_error, result.content
+    assert "only when trailing whitespace is ignored" in result.content
+    assert (tmp_path / "a.py").read_text() == "def f():\n    return 3\nx = 2\n"
+
+
+async def test_indentation_is_forgiven_and_new_string_reindented(tmp_path: Path) -> None:
+    text = "class A:\n    def f(self):\n        if x:\n            return 1\n        return 2\n"
+    (tmp_path / "a.py").write_text(text)
+    editor = MemoryEditor()
+    result = await invoke(
+        tmp_path,
+        editor,
+        "edit_file",
+        path="a.py",
+        old_string="if x:\n    return 1\nreturn 2",
+        new_string="if x:\n    return 10\n\nreturn 20",
+    )
+    assert not result.is_error, result.content
+    assert "line 3 only when indentation is ignored, so new_string was re-indented" in (
+        result.content
+    )
+    assert (tmp_path / "a.py").read_text() == (
+        "class A:\n    def f(self):\n        if x:\n            return 10\n\n        return 20\n"
+    )
+
+
+async def test_loose_matches_keep_crlf_and_delete_whole_lines(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_bytes(b"if a:\r\n    b = 1\r\n    c = 2\r\nd = 3\r\n")
+    editor = MemoryEditor()
+    result = await invoke(
+        tmp_path, editor, "edit_file", path="a.py", old_string="b = 1\nc = 2", new_string=""
+    )
+    assert not result.is_error, result.content
+    assert (tmp_path / "a.py").read_bytes() == b"if a:\r\nd = 3\r\n"
+    again = await invoke(
+        tmp_path, editor, "edit_file", path="a.py", old_string="  d = 3", new_string="d = 4  "
+    )
+    assert not again.is_error
+    assert (tmp_path / "a.py").read_bytes() == b"if a:\r\nd = 4  \r\n"
+
+
+async def test_ambiguous_loose_matches_and_uneven_shifts_stay_errors(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("def f():\n    x = 1\ndef g():\n        x = 1\n")
+    editor = MemoryEditor()
+    ambiguous = await invoke(
+        tmp_path, editor, "edit_file", path="a.py", old_string=" x = 1 ", new_string="x = 2"
+    )
+    assert ambiguous.is_error and "matches 2 places" in ambiguous.content
+    uneven = await invoke(
+        tmp_path,
+        editor,
+        "edit_file",
+        path="a.py",
+        old_string="def g():\n    x = 1",  # the file's body is 8 spaces in, the def 0
+        new_string="def g():\n    x = 2",
+    )
+    assert uneven.is_error and "not found" in uneven.content
+    partial = await invoke(
+        tmp_path, editor, "edit_file", path="a.py", old_string="g():  ", new_string="h():"
+    )
+    assert partial.is_error  # partial lines are never matched loosely
+    assert editor.edits == []
+
+
+async def test_create_file_rewrites_a_small_file_sent_whole(tmp_path: Path) -> None:
+    stub = 'def add(a, b):\n    """Add."""\n    raise NotImplementedError\n'
+    (tmp_path / "calc.py").write_text(stub)
+    editor = MemoryEditor()
+    whole = 'def add(a, b):\n    """Add."""\n    return a + b\n'
+    result = await invoke(tmp_path, editor, "create_file", path="calc.py", content=whole)
+    assert not result.is_error, result.content
+    assert result.content.startswith("calc.py existed, so its whole content was replaced")
+    assert (tmp_path / "calc.py").read_text() == whole
+    assert result.edits[0].kind == "change" and result.edits[0].old_text == stub
+    same = await invoke(tmp_path, editor, "create_file", path="calc.py", content=whole)
+    assert same.is_error and same.settled
+
+
+async def test_create_file_refuses_a_fragment_or_a_big_file(tmp_path: Path) -> None:
+    text = "import math\n\n\ndef square(x):\n    return x * x\n"
+    (tmp_path / "m.py").write_text(text)
+    editor = MemoryEditor()
+    fragment = await invoke(
+        tmp_path, editor, "create_file", path="m.py", content="def clamp(x):\n    return x\n"
+    )
+    assert fragment.is_error and "not its whole new text" in fragment.content
+    big = "".join(f"x{i} = {i}\n" for i in range(1000))
+    (tmp_path / "big.py").write_text(big)
+    rewrite = await invoke(tmp_path, editor, "create_file", path="big.py", content=big + "y = 1\n")
+    assert rewrite.is_error and editor.edits == []
+    assert (tmp_path / "m.py").read_text() == text

@@ -36,6 +36,7 @@ from acp import (
     tool_diff_content,
     tool_terminal_ref,
     update_agent_message_text,
+    update_agent_thought_text,
     update_plan,
     update_tool_call,
     update_user_message_text,
@@ -46,6 +47,7 @@ from acp.schema import (
 )
 from acp.schema import (
     AgentPlanUpdate,
+    AgentThoughtChunk,
     ContentToolCallContent,
     FileEditToolCallContent,
     PlanEntry,
@@ -61,12 +63,14 @@ from cadenza.acp.turns import final_message
 from cadenza.engine.events import (
     AgentMessageChunk,
     CheckpointWritten,
+    CheckRan,
     ContextCompacted,
     ContractRepaired,
     FileEdited,
     ModelReplied,
     MovementStarted,
     PermissionDecided,
+    RulesLoaded,
     SessionEvent,
     SessionFinished,
     SessionResumed,
@@ -83,6 +87,7 @@ from cadenza.schema.updates import raw_input
 AcpUpdate = (
     UserMessageChunk
     | AcpAgentMessageChunk
+    | AgentThoughtChunk
     | ToolCallStart
     | ToolCallProgress
     | AgentPlanUpdate
@@ -128,6 +133,8 @@ class UpdateMapper:
                 return self._plan_update(event)
             case AgentMessageChunk():
                 return update_agent_message_text(event.text)
+            case CheckRan() | RulesLoaded():
+                return update_agent_thought_text(_note(event))
             case ToolCallStarted() | PermissionDecided() | ToolCallFinished() | FileEdited():
                 return self._call_update(event)
             case (
@@ -302,3 +309,16 @@ def replay_updates(
         elif isinstance(record, EventRecord):
             replay.event(record.event)
     return replay.updates
+
+
+def _note(event: CheckRan | RulesLoaded) -> str:
+    """A done check or the loaded project rules as a line of the agent's thoughts.
+
+    ACP has no update kind of its own for them.
+    """
+    if isinstance(event, RulesLoaded):
+        loaded = ", ".join(event.files) if event.files else "none found"
+        cut = f" (cut to fit: {', '.join(event.truncated)})" if event.truncated else ""
+        return f"Project rules: {loaded}{cut}."
+    verdict = "passed" if event.status == "passed" else f"failed: {event.detail}"
+    return f"Check {event.name} {verdict}"

@@ -14,11 +14,13 @@ from typing import Literal
 from cadenza.client.edits import FileChange
 from cadenza.schema.updates import (
     AgentMessageChunk,
+    Check,
     Compaction,
     ModelReply,
     Movement,
     OtherUpdate,
     Repair,
+    Rules,
     SessionEnd,
     SessionResume,
     ToolCall,
@@ -103,6 +105,8 @@ ClientEvent = (
     | ToolCallUpdate
     | ModelReply
     | Repair
+    | Check
+    | Rules
     | Movement
     | Compaction
     | SessionResume

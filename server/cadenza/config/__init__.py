@@ -134,6 +134,13 @@ class LoopConfig(BaseModel):
     done_gate: StrictBool | None = Field(
         default=None, description="Refuse complete(done) right after a failed call, once."
     )
+    checks: Literal["off", "rename", "all"] | None = Field(
+        default=None,
+        description="Checks before done: rename leftovers; all: also that something changed.",
+    )
+    rules: StrictBool | None = Field(
+        default=None, description="Project rule files (AGENTS.md...) in the system prompt."
+    )
 
 
 class CadenzaConfig(BaseModel):

@@ -21,6 +21,8 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 MAX_RENAME_SPAN = 4_000
 """Characters of changed text looked at for a rename (a larger change is no rename)."""
 MAX_LEFTOVER_LINES = 8
+MAX_LEFTOVER_FILES = 10
+"""Files named in a leftover note; a count says how many more there are."""
 CONTEXT_LINES = 2
 MAX_DIFF_LINES = 2_000
 MAX_ECHO_LINES = 30
@@ -142,15 +144,22 @@ def leftover_lines(name: str, text: str) -> list[int]:
     return [i for i, line in enumerate(lines_with_ends(text), 1) if pattern.search(line)]
 
 
-def leftover_note(old_name: str, where: dict[str, list[int]]) -> str:
-    """What the echo adds when a rename left uses of the old name (``where``: file → lines)."""
+def leftover_places(where: dict[str, list[int]]) -> str:
+    """``where`` (file → 1-based lines) as ``a.py lines 1, 3; b.py line 2``, bounded."""
     places = "; ".join(
         f"{path} line{'s' if len(lines) > 1 else ''} "
         + ", ".join(str(n) for n in lines[:MAX_LEFTOVER_LINES])
         + (" …" if len(lines) > MAX_LEFTOVER_LINES else "")
-        for path, lines in where.items()
+        for path, lines in list(where.items())[:MAX_LEFTOVER_FILES]
     )
+    if len(where) > MAX_LEFTOVER_FILES:
+        places += f"; and {len(where) - MAX_LEFTOVER_FILES} more files"
+    return places
+
+
+def leftover_note(old_name: str, where: dict[str, list[int]]) -> str:
+    """What the echo adds when a rename left uses of the old name (``where``: file → lines)."""
     return (
         f"Not done yet if this edit is part of renaming {old_name}: {old_name} is still used "
-        f"in: {places}. Change those next."
+        f"in: {leftover_places(where)}. Change those next."
     )

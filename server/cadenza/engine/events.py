@@ -117,6 +117,34 @@ class ContractRepaired(BaseModel):
     recovered: bool
 
 
+class CheckRan(BaseModel):
+    """A done check ran because the model claimed the task done (``engine.checks``).
+
+    ``name``: ``rename`` (no use of a renamed name is left in the workspace) or ``changed``
+    (something changed in the session). ``detail``: what was found, as the model reads it
+    when the check failed. ``refused``: the claim was refused back to the model because of
+    this check; False on a pass, and on a failure that ends the session as ``failed``.
+    """
+
+    kind: Literal["check"] = "check"
+    name: Literal["rename", "changed"]
+    status: Literal["passed", "failed"]
+    detail: str
+    refused: bool = False
+
+
+class RulesLoaded(BaseModel):
+    """The project's rule files read into the system prompt at the session's start.
+
+    ``files``: workspace-relative paths, in prompt order (empty: none found). ``truncated``:
+    those cut to fit the size cap (a share of the model's context).
+    """
+
+    kind: Literal["rules"] = "rules"
+    files: list[str]
+    truncated: list[str] = Field(default_factory=list)
+
+
 class FileEdited(BaseModel):
     """The editor applied a change (``path`` relative to the workspace root)."""
 
@@ -180,6 +208,8 @@ SessionEvent = Annotated[
     | ModelReplied
     | ContractRepaired
     | FileEdited
+    | CheckRan
+    | RulesLoaded
     | ToolCacheLookup
     | ContextCompacted
     | CheckpointWritten

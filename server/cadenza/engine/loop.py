@@ -12,7 +12,9 @@ Each step, top to bottom in ``MovementRunner``:
 5. the batch, in call order: control calls (``transition``, ``complete``) answered by the
    engine, workspace calls through the call pipeline (``engine.pipeline``); the first call
    that ends the movement (a control call, a person to wait for, a call repeated too often)
-   leaves the later calls not run; one tool message per call is recorded, even on cancel.
+   leaves the later calls not run; one tool message per call is recorded, even on cancel;
+6. a claim of done (``complete(done)``, a final answer, a ``COMPLETE`` default) goes through
+   the done gate and the done checks (``engine.checks``) before it ends anything.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from cadenza.engine.checks import DoneChecks, Fail, Refuse, refusal_text
 from cadenza.engine.context import bound_result
 from cadenza.engine.control import COMPLETE, CONTROL_TOOLS, ControlDecision, control_specs, decide
 from cadenza.engine.events import ContextCompacted, StepStarted, ToolCallFinished, ToolCallStarted
@@ -27,10 +30,17 @@ from cadenza.engine.gate import claims_done
 from cadenza.engine.gate import refusal as gate_refusal
 from cadenza.engine.pipeline import CallPipeline
 from cadenza.engine.request import ask_model
-from cadenza.engine.results import MovementResult, WaitingHuman, follow_default, overflow_exit
+from cadenza.engine.results import (
+    Completed,
+    MovementResult,
+    WaitingHuman,
+    follow_default,
+    overflow_exit,
+)
 from cadenza.engine.runtime import Runtime
+from cadenza.engine.variants import ALL_EDIT_TOOLS, finish_hint
 from cadenza.engine.workflows import Movement
-from cadenza.messages import AssistantReply, ToolCall
+from cadenza.messages import AssistantReply, ToolCall, UserMessage
 from cadenza.tools.base import ToolResult
 from cadenza.tools.dispatch.recording import BatchRecorder
 
@@ -94,6 +104,10 @@ class MovementRunner:
         self._last_workspace: tuple[str, ToolResult] | None = None
         """The last workspace call of this run and its result (a new run starts afresh: a
         resume, the next movement)."""
+        self.checks = DoneChecks(runtime, next((n for n in allowed if n in ALL_EDIT_TOOLS), ""))
+        self._refused: tuple[int, str] = (0, "")
+        """The step whose claim of done the checks refused, and the refusal: a later claim in
+        the same reply gets the same answer without spending another refusal."""
 
     async def run(self) -> MovementResult | BudgetSpent:
         """Step until the movement ends, its step bound, or the session's budget."""
@@ -102,10 +116,13 @@ class MovementRunner:
             if self.rt.steps - self.rt.run_start >= self.rt.settings.max_steps:
                 return BudgetSpent()
             if limit is not None and self.steps >= limit:
-                return follow_default(
+                ended = follow_default(
                     self.movement,
                     f"movement {self.movement.name!r} reached its step bound ({limit})",
                 )
+                checked = await self._check_done(ended, can_refuse=False)
+                assert not isinstance(checked, str)  # nothing is refused without a next step
+                return checked
             overflow = self._relieve_pressure()
             if overflow is not None:
                 return overflow
@@ -144,7 +161,12 @@ class MovementRunner:
         reply = await ask_model(self.rt, list(self._specs))
         step = resolve_step(reply)
         if isinstance(step, FinishTurn):
-            return follow_default(self.movement, "the model ended its turn", summary=step.content)
+            ended = follow_default(self.movement, "the model ended its turn", summary=step.content)
+            checked = await self._check_done(ended)
+            if isinstance(checked, str):  # no call to answer: the refusal is a user message
+                self.rt.append(UserMessage(tag="check", content=checked))
+                return None
+            return checked
         return await self._run_batch(step)
 
     async def _run_batch(self, step: RunTools) -> MovementResult | None:
@@ -157,7 +179,7 @@ class MovementRunner:
                     why = AFTER_STUCK if decided is self.pipeline.stuck_stop else AFTER_CONTROL
                     result = ToolResult(content=f"not run: {why}", is_error=True)
                 elif call.name in CONTROL_TOOLS:
-                    result, decided = self._control(call)
+                    result, decided = await self._control(call)
                 else:
                     result = await self.pipeline.run(call, cut=step.cut)
                     self._last_workspace = (call.name, result)
@@ -184,7 +206,7 @@ class MovementRunner:
             act_url=wait.act_url,
         )
 
-    def _control(self, call: ToolCall) -> tuple[ToolResult, MovementResult | None]:
+    async def _control(self, call: ToolCall) -> tuple[ToolResult, MovementResult | None]:
         self.rt.publish(
             ToolCallStarted(
                 tool_call_id=call.id,
@@ -197,6 +219,13 @@ class MovementRunner:
         decision = decide(call, self.rt.workflow)
         if decision.result is not None and self._gate_done(call):
             decision = ControlDecision(content=self._gated, result=None)
+        elif decision.result is not None:
+            checked = await self._check_done(decision.result)
+            if isinstance(checked, str):
+                decision = ControlDecision(content=checked, result=None)
+            elif isinstance(checked, Completed) and checked is not decision.result:
+                content = f"complete(done) not accepted; the task ends as failed. {checked.summary}"
+                decision = ControlDecision(content=content, result=checked)
         self.rt.publish(
             ToolCallFinished(
                 tool_call_id=call.id,
@@ -205,6 +234,28 @@ class MovementRunner:
             )
         )
         return ToolResult(content=decision.content, is_error=decision.is_error), decision.result
+
+    async def _check_done(
+        self, result: MovementResult, *, can_refuse: bool = True
+    ) -> MovementResult | str:
+        """``result`` unless it claims done and the done checks do not accept that.
+
+        Returns:
+            ``result``; or the refusal the model reads (the claim goes back to it); or, when
+            the checks refused too often (or cannot refuse), a ``failed`` completion.
+        """
+        if not isinstance(result, Completed) or result.status != "done":
+            return result
+        if can_refuse and self._refused[0] == self.rt.steps:
+            return self._refused[1]
+        verdict = await self.checks.judge(can_refuse=can_refuse)
+        if isinstance(verdict, Refuse):
+            text = refusal_text(verdict.failures, finish_hint(self.loop.ending))
+            self._refused = (self.rt.steps, text)
+            return text
+        if isinstance(verdict, Fail):
+            return Completed(status="failed", summary=verdict.summary)
+        return result
 
     def _gate_done(self, call: ToolCall) -> bool:
         """Once per movement run: refuse ``complete(done)`` right after a failed call.

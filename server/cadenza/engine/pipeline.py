@@ -13,7 +13,9 @@ In order, each step from ``tools.dispatch`` or the engine:
 5. execution (``dispatch.execution.run``): timeouts and failures become error results;
 6. invalidation: edits drop the cached results they may change and reset the stuck detector
    (a command, or any call that may change files without saying which, drops every cached
-   result); each edit is published (``file_edited``) and, under ``edit_echo``, echoed;
+   result); each edit is recorded in the session (``after_edit.record_edit``: the done
+   checks read it), published (``file_edited``) and, under ``edit_echo``, echoed; the
+   first edit under a folder with its own AGENTS.md shows that file (``rules``);
 7. the call's end (``tool_call_update``), cancellation included.
 
 Result recording (one tool message per call of a batch, in call order) is the batch's:
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from cadenza.engine.after_edit import edit_notes
+from cadenza.engine.after_edit import edit_notes, record_edit
 from cadenza.engine.control import CONTROL_TOOLS
 from cadenza.engine.events import (
     FileEdited,
@@ -36,6 +38,7 @@ from cadenza.engine.events import (
 )
 from cadenza.engine.permissions import PermissionRequest, refusal
 from cadenza.engine.results import Completed, MovementResult
+from cadenza.engine.rules import nested_rules
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.stuck import Repeat, repeat_note
 from cadenza.engine.variants import EDIT_TOOLS
@@ -207,9 +210,11 @@ class CallPipeline:
         result = await run(prepared, self._ctx)
         if lookup.outcome != "bypass":
             self.rt.cache.store(prepared, result)
-        return self._invalidate(call, prepared, result)
+        return await self._invalidate(call, prepared, result)
 
-    def _invalidate(self, call: ToolCall, prepared: PreparedCall, result: ToolResult) -> ToolResult:
+    async def _invalidate(
+        self, call: ToolCall, prepared: PreparedCall, result: ToolResult
+    ) -> ToolResult:
         """Drop the cached results the call may have changed; publish and echo its edits.
 
         Edits drop what they touch; a call that may change files without saying which (a
@@ -218,6 +223,7 @@ class CallPipeline:
         if not result.edits:
             if not prepared.tool.read_only:
                 self.rt.cache.invalidate_all()
+                self.rt.ran_commands |= not result.is_error
             return result
         self.rt.stuck.workspace_changed()
         self.rt.cache.invalidate_paths([e.path for e in result.edits], self.rt.root)
@@ -225,8 +231,15 @@ class CallPipeline:
         for edit in result.edits:
             name = relative_name(self.rt.root, edit.path)
             self.edited.append(name)
+            rename = record_edit(self.rt, edit, name)
             if self.loop.edit_echo and edit.kind == "change":
-                echoes.append(edit_notes(self.rt, edit, name))
+                echoes.append(await edit_notes(self.rt, edit, name, rename))
+            if self.loop.rules and (
+                rules := nested_rules(
+                    self.rt.root, edit.path, self.rt.rules_shown, self.rt.settings.context_size
+                )
+            ):
+                echoes.append(f"\n{rules}")
             self.rt.publish(
                 FileEdited(
                     tool_call_id=call.id,

@@ -60,15 +60,25 @@ def system_prompt(
 
 
 def opening_messages(
-    root: Path, task: str, template: str, loop: LoopSettings, host: ToolHost, named: list[str]
+    root: Path,
+    task: str,
+    template: str,
+    loop: LoopSettings,
+    host: ToolHost,
+    named: list[str],
+    rules: str = "",
 ) -> list[Message]:
     """A new session's first messages (a restored one has its history instead).
 
-    The system prompt from ``template``, the task, then under ``loop.prime`` the files
-    ``named`` (``prime.task_files``) as they are now in the editor ``host``.
+    The system prompt from ``template`` with the project's ``rules`` section after it
+    (``engine.rules``), the task, then under ``loop.prime`` the files ``named``
+    (``prime.task_files``) as they are now in the editor ``host``.
     """
+    system = system_prompt(root, template, loop.ending)
+    if rules:
+        system = f"{system.rstrip()}\n\n{rules}\n"
     messages: list[Message] = [
-        SystemMessage(content=system_prompt(root, template, loop.ending)),
+        SystemMessage(content=system),
         UserMessage(content=task, tag="task"),
     ]
     if loop.prime:

@@ -3,7 +3,8 @@
 The request offers the movement's tools with the loop variant's tool choice; streamed text is
 shown as ``agent_message_chunk`` as it comes. A reply cut by the token limit in the middle of a
 call is a contract miss: under ``LoopSettings.repair`` the request is made exactly once more
-(a note, twice the tokens) before anything reaches the history. The reply that stays then
+(a note, twice the tokens, and sampling that cannot loop the same way) before anything reaches
+the history. The reply that stays then
 enters the session: call ids unique in the session (``engine.call_ids``), its text shown if it
 was not streamed, the history, the context's token count.
 """
@@ -14,6 +15,13 @@ from cadenza.engine.events import AgentMessageChunk, ContractRepaired, ModelRepl
 from cadenza.engine.runtime import Runtime
 from cadenza.messages import AssistantReply, ToolMessage, ToolSpec, UserMessage
 from cadenza.providers.base import ModelRequest, ToolChoice
+
+REPAIR_TEMPERATURE = 0.5
+"""At least this temperature for the repair: a greedy model that ran away (the 1.5B model
+repeated one number to the token limit, issue 17) runs away the same way at temperature 0."""
+REPAIR_FREQUENCY_PENALTY = 0.3
+"""The repair's penalty on tokens already repeated (where the provider has one): it breaks
+the loop that cut the first reply, mild enough not to distort an edit's indentation much."""
 
 REPAIR_CUT = (
     "Your last reply was cut by the token limit before it was complete, so it was dropped. "
@@ -93,20 +101,24 @@ def _replied(rt: Runtime, reply: AssistantReply) -> None:
 
 
 async def _repair(rt: Runtime, request: ModelRequest, sink: StreamSink) -> AssistantReply:
-    """Exactly-once repair of a cut reply: ask once more, with a note and twice the tokens.
+    """Exactly-once repair of a cut reply: ask once more, changing what produced it.
 
-    Twice the tokens when the request set a bound (``local/`` sessions always do). The cut
-    reply never enters the history; a second miss goes on as a miss (the call is answered
-    with ``pipeline.CUT_ARGUMENTS``).
+    A note, twice the tokens when the request set a bound (``local/`` sessions always do),
+    and sampling that does not repeat the runaway: a temperature of at least
+    ``REPAIR_TEMPERATURE`` and ``REPAIR_FREQUENCY_PENALTY``. The cut reply never enters the
+    history; a second miss goes on as a miss (the call is answered with
+    ``pipeline.CUT_ARGUMENTS``).
     """
     max_tokens = request.max_tokens * 2 if request.max_tokens else None
+    temperature = max(request.temperature or 0.0, REPAIR_TEMPERATURE)
     retry = ModelRequest(
         messages=[*request.messages, UserMessage(tag="repair", content=REPAIR_CUT)],
         tools=request.tools,
         max_tokens=max_tokens,
-        temperature=request.temperature,
+        temperature=temperature,
         tool_choice="required",
         ending=request.ending,
+        frequency_penalty=REPAIR_FREQUENCY_PENALTY,
     )
     reply = await rt.provider.complete(retry, on_text=sink)
     _replied(rt, reply)

@@ -92,8 +92,19 @@ class Runtime:
     stuck: StuckDetector = field(default_factory=StuckDetector)
     cache: ReadCache = field(default_factory=ReadCache)
     task_files: list[str] = field(default_factory=list)
-    """Workspace files the task is about (``engine.prime.task_files``): the edit echo looks
-    there for what a rename left behind."""
+    """Workspace files the task is about (``engine.prime.task_files``), primed under
+    ``LoopSettings.prime``."""
+    changed: list[str] = field(default_factory=list)
+    """Workspace-relative names of the files changed in the session, in order (repeats
+    kept): the done check "nothing changed" reads it."""
+    ran_commands: bool = False
+    """A call that may change files without saying which (a command, an MCP tool) succeeded:
+    "nothing changed" cannot be claimed then."""
+    renames: dict[str, str] = field(default_factory=dict)
+    """Old name → new name of each rename the task is about (``leftovers.task_rename``): the
+    done check looks for the old names across the workspace."""
+    rules_shown: set[str] = field(default_factory=set)
+    """Nested AGENTS.md files already shown in an edit's result (``rules.nested_rules``)."""
     call_ids: CallIds = field(init=False)
     """Every tool-call id the session used (a restored history's too): ids stay unique."""
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +18,13 @@ from cadenza.engine.context import ContextLimits, ContextManager
 from cadenza.engine.events import (
     CheckpointWritten,
     MovementStarted,
+    RulesLoaded,
     SessionFinished,
     SessionResumed,
 )
 from cadenza.engine.history import sanitize_history
 from cadenza.engine.loop import BudgetSpent, MovementRunner
+from cadenza.engine.outcome import WAITING, SessionOutcome, resume_message
 from cadenza.engine.permissions import PermissionGate
 from cadenza.engine.pipeline import CUT_ARGUMENTS
 from cadenza.engine.ports import Editor
@@ -38,6 +39,7 @@ from cadenza.engine.results import (
     result_message,
     stop_reason_of,
 )
+from cadenza.engine.rules import ProjectRules, project_rules
 from cadenza.engine.runtime import Recorder, Runtime, SessionSettings
 from cadenza.engine.workflows import Movement, Workflow, default_workflow
 from cadenza.messages import Message, UserMessage
@@ -48,84 +50,16 @@ from cadenza.tools.registry import ToolRegistry, default_tools
 from cadenza.tools.resources import SessionResources
 from cadenza.types import StopReason
 
-__all__ = ["CUT_ARGUMENTS", "Session", "SessionOutcome", "SessionSettings"]
+__all__ = [
+    "CUT_ARGUMENTS",
+    "WAITING",
+    "Session",
+    "SessionOutcome",
+    "SessionSettings",
+    "resume_message",
+]
 
 log = logging.getLogger(__name__)
-
-
-WAITING: frozenset[StopReason] = frozenset({"needs_user_input", "waiting_human"})
-"""Stop reasons after which the session waits for the person and then resumes."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class SessionOutcome:
-    """How a session run ended.
-
-    Attributes:
-        stop_reason: See ``StopReason``.
-        message: The final answer, the question (``needs_user_input``), what the person must
-            do in the browser (``waiting_human``), or the error.
-        steps: Model requests made in the whole session so far.
-        missing_info: ``needs_user_input``: what is missing.
-        why_no_default: ``needs_user_input``: why no reasonable default exists.
-        browser_session_id: ``waiting_human``: the browser session to resume.
-        url: ``waiting_human``: the page, when known.
-        act_url: ``waiting_human``: where the person acts on it (see ``HumanWait``).
-        movement: The movement the session was in when it stopped (a resume goes on there).
-    """
-
-    stop_reason: StopReason
-    message: str
-    steps: int
-    missing_info: str | None = None
-    why_no_default: str | None = None
-    browser_session_id: str | None = None
-    url: str | None = None
-    act_url: str | None = None
-    movement: str | None = None
-
-    @property
-    def waiting(self) -> bool:
-        """True when the session waits for the person (and can resume)."""
-        return self.stop_reason in WAITING
-
-    def finished_event(self) -> SessionFinished:
-        """The ``session_end`` event of this outcome."""
-        return SessionFinished(
-            stop_reason=self.stop_reason,
-            message=self.message,
-            steps=self.steps,
-            missing_info=self.missing_info,
-            why_no_default=self.why_no_default,
-            browser_session_id=self.browser_session_id,
-            url=self.url,
-            act_url=self.act_url,
-        )
-
-
-def resume_message(outcome: SessionOutcome, reply: str, *, restored: bool = False) -> str:
-    """The user message that resumes a session after ``outcome`` with the person's ``reply``.
-
-    ``restored``: the session was rebuilt from its transcript (a server restart), so a browser
-    session it waited in is gone.
-    """
-    if outcome.stop_reason == "waiting_human":
-        browser = outcome.browser_session_id or "?"
-        said = f" They said: {reply.strip().rstrip('.')}." if reply.strip() else ""
-        if restored:
-            return (
-                f"The person is done in the browser.{said} But Cadenza restarted since, and the "
-                f"browser session {browser} is gone: open the page again with browse_interactive "
-                "(action open, no session_id); the person may have to act again."
-            )
-        return (
-            f"The person is done in the browser (browser session {browser}).{said} Continue the "
-            f"task: call browse_interactive with session_id {browser!r} to see the page now."
-        )
-    if outcome.stop_reason == "needs_user_input":
-        asked = outcome.missing_info or outcome.message
-        return f"The person answered your question ({asked}): {reply}"
-    return reply
 
 
 class Session:
@@ -175,7 +109,7 @@ class Session:
         self._restored = history is not None
         """Rebuilt from a transcript and not run since: in-process state (browsers) is gone."""
         loop = self.settings.loop
-        named = task_files(root, task, open_document) if loop.prime or loop.edit_echo else []
+        named = task_files(root, task, open_document) if loop.prime else []
         gate = permissions or PermissionGate(
             editor,
             store=None,
@@ -196,10 +130,18 @@ class Session:
             context=ContextManager(ContextLimits(context_size=self.settings.context_size)),
             task_files=named,
         )
+        self._rules: RulesLoaded | None = None
+        """Published when the first run starts: which rule files the prompt holds."""
         if history is None:
             template = self.settings.system_prompt or DEFAULT_SYSTEM_PROMPT
-            for message in opening_messages(root, task, template, loop, editor, named):
+            rules = project_rules(root, self.settings.context_size) if loop.rules else None
+            found = rules or ProjectRules()
+            for message in opening_messages(
+                root, task, template, loop, editor, named, rules=found.text
+            ):
                 self.rt.append(message)
+            if rules is not None:
+                self._rules = RulesLoaded(files=rules.files, truncated=rules.truncated)
 
     @property
     def messages(self) -> list[Message]:
@@ -259,6 +201,9 @@ class Session:
         unanswered tool call).
         """
         self.rt.run_start = self.rt.steps
+        if self._rules is not None:
+            self.rt.publish(self._rules)
+            self._rules = None
         try:
             outcome = await self._run_workflow()
         except ProviderError as exc:

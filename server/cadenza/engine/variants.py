@@ -28,14 +28,21 @@ EditStyle = Literal["all", "old_string", "write_file", "line_range"]
 ``write_file`` (the whole new text), ``replace_lines`` (a 1-based line range; ``read_file``
 then numbers its lines), or ``all`` (``edit_file`` and ``write_file``)."""
 
+Checks = Literal["off", "rename", "all"]
+"""The done checks (``engine.checks``) run when the model claims the task done: ``rename``
+(no use of a renamed name left in the workspace), ``all`` (that, and: something changed in a
+movement that can edit), ``off``."""
+
 EDIT_TOOLS: dict[EditStyle, tuple[str, ...]] = {
     "old_string": ("edit_file",),
     "write_file": ("write_file",),
     "line_range": ("replace_lines",),
 }
 ALL_EDIT_TOOLS = frozenset({"edit_file", "write_file", "replace_lines"})
-CORE_TOOLS = ("read_file", "list_files", "search", "create_file")
-"""The compact tool set: reading, searching and creating, plus the edit style's tool."""
+CORE_TOOLS = ("read_file", "list_files", "search", "create_file", "run_command")
+"""The compact tool set: reading, searching, creating and running a command (through the
+permission gate, as always: a task is verified by running its tests), plus the edit style's
+tool."""
 BUILTIN_TOOLS = frozenset(
     {
         *CORE_TOOLS,
@@ -74,6 +81,9 @@ class LoopSettings:
             (``tools.syntax``; SWE-agent's edit linting).
         done_gate: ``complete(done)`` right after a failed call is refused once per movement
             (``engine.gate``).
+        checks: See ``Checks``.
+        rules: The project's rule files (AGENTS.md and the like) go into the system prompt
+            (``engine.rules``).
     """
 
     ending: Ending = "empty"
@@ -86,6 +96,8 @@ class LoopSettings:
     edit_echo: bool = False
     syntax_guard: bool = False
     done_gate: bool = False
+    checks: Checks = "rename"
+    rules: bool = True
 
     def replace(self, **changes: Any) -> LoopSettings:
         """A copy with ``changes`` (field names as above)."""
@@ -121,7 +133,8 @@ class LoopSettings:
 
 
 API_LOOP = LoopSettings()
-"""Hosted models: end with an empty reply, every tool, the stuck note, no repair."""
+"""Hosted models: end with an empty reply, every tool, the stuck note, no repair; the rename
+check (not "nothing changed": a hosted model answering a question would be asked twice)."""
 
 LOCAL_LOOP = LoopSettings(
     ending="complete",
@@ -134,6 +147,7 @@ LOCAL_LOOP = LoopSettings(
     edit_echo=True,
     syntax_guard=True,
     done_gate=True,
+    checks="all",
 )
 """The embedded small models' default, chosen by measurement (docs/local-model.md)."""
 

@@ -18,12 +18,14 @@ from typing import assert_never
 from cadenza.engine.events import (
     AgentMessageChunk,
     CheckpointWritten,
+    CheckRan,
     ContextCompacted,
     ContractRepaired,
     FileEdited,
     ModelReplied,
     MovementStarted,
     PermissionDecided,
+    RulesLoaded,
     SessionEvent,
     SessionFinished,
     SessionResumed,
@@ -56,6 +58,12 @@ def session_update(event: SessionEvent, root: Path) -> wire.SessionUpdate | None
             return _reply_update(event)
         case MovementStarted() | ContextCompacted() | SessionResumed() | SessionFinished():
             return _lifecycle_update(event)
+        case CheckRan():
+            return wire.Check(
+                name=event.name, status=event.status, detail=event.detail, refused=event.refused
+            )
+        case RulesLoaded():
+            return wire.Rules(files=event.files, truncated=event.truncated)
         case StepStarted() | ToolCacheLookup() | CheckpointWritten() | PermissionDecided():
             return None
         case _:

@@ -36,6 +36,9 @@ class ModelRequest:
         ending: How the session's turns end (``cadenza.types.Ending``): envelope-mode
             instructions then describe finishing as an empty list or as the ``complete``
             call. Native-tool providers need nothing more than ``tool_choice``.
+        frequency_penalty: Penalty on tokens by how often they already occur (OpenAI's and
+            llama.cpp's ``frequency_penalty``), or None for none. Providers without one
+            (Anthropic, CLI agents) ignore it: the repair of a runaway reply sets it.
     """
 
     messages: list[Message]
@@ -45,6 +48,7 @@ class ModelRequest:
     tool_choice: ToolChoice = "auto"
     parallel_tool_calls: bool | None = None
     ending: Ending = "empty"
+    frequency_penalty: float | None = None
 
 
 class ProviderError(Exception):

@@ -133,6 +133,8 @@ class OpenAIProvider:
             body["max_tokens"] = request.max_tokens
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if request.frequency_penalty is not None:
+            body["frequency_penalty"] = request.frequency_penalty
         if self.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}

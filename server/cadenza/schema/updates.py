@@ -151,6 +151,32 @@ class Repair(WireModel):
     recovered: bool = False
 
 
+class Check(WireModel):
+    """``check``: a done check ran because the model claimed the task done.
+
+    ``name``: ``rename`` (no use of a renamed name is left in the workspace) or ``changed``
+    (something changed in the session); ``status``: ``passed`` or ``failed``; ``detail``:
+    what was found; ``refused``: the claim went back to the model because of this check.
+    """
+
+    session_update: Literal["check"] = "check"
+    name: str = ""
+    status: str = ""
+    detail: str = ""
+    refused: bool = False
+
+
+class Rules(WireModel):
+    """``rules``: the project rule files read into the prompt (workspace-relative paths).
+
+    ``truncated``: those cut to fit the model's context. Sent first, also when none is found.
+    """
+
+    session_update: Literal["rules"] = "rules"
+    files: list[str] = Field(default_factory=list)
+    truncated: list[str] = Field(default_factory=list)
+
+
 class Movement(WireModel):
     """``movement``: a movement of the workflow starts.
 
@@ -237,6 +263,8 @@ _UPDATE_KINDS = frozenset(
         "tool_call_update",
         "model_reply",
         "repair",
+        "check",
+        "rules",
         "movement",
         "compaction",
         "session_resume",
@@ -260,6 +288,8 @@ SessionUpdate = Annotated[
     | Annotated[ToolCallUpdate, Tag("tool_call_update")]
     | Annotated[ModelReply, Tag("model_reply")]
     | Annotated[Repair, Tag("repair")]
+    | Annotated[Check, Tag("check")]
+    | Annotated[Rules, Tag("rules")]
     | Annotated[Movement, Tag("movement")]
     | Annotated[Compaction, Tag("compaction")]
     | Annotated[SessionResume, Tag("session_resume")]

@@ -30,6 +30,7 @@ from cadenza.tools.change import (
 )
 from cadenza.tools.documents import current_document, exists
 from cadenza.tools.host import FileEdit
+from cadenza.tools.matching import loose_matches
 from cadenza.tools.textfile import LINE_BREAK, carry_line_endings, dominant_line_ending
 
 SNIPPET_CHARS = 60
@@ -57,26 +58,19 @@ class EditFileArgs(ToolArgs):
     replace_all: bool = Field(default=False, description="Replace every occurrence.")
 
 
-def _replaced(text: str, args: EditFileArgs, name: str) -> tuple[str, int]:
-    """``text`` with ``old_string`` replaced as asked, and how many occurrences were replaced.
+def _replaced(text: str, args: EditFileArgs, name: str) -> tuple[str, int, str]:
+    """``text`` with ``old_string`` replaced as asked, how many places, and a note.
+
+    The note says when ``old_string`` matched only loosely (``matching.loose_matches``).
 
     Raises:
         ToolError: ``old_string`` is missing (or already replaced), not unique without
-            ``replace_all``, or the replacement changes nothing but line endings.
+            ``replace_all`` (or loosely matched in several places), or the replacement
+            changes nothing but line endings.
     """
     matches = _occurrences(text, args.old_string)
     if not matches:
-        if _occurrences(text, args.new_string):
-            # Small models redo an edit that already succeeded (measured, issue 11).
-            raise ToolError(
-                f"old_string is not in {name} but new_string is: this change is already "
-                "made. Do not repeat it; go on with the rest of the task, or finish if it "
-                "is done",
-                settled=True,
-            )
-        raise ToolError(
-            f"old_string was not found in {name}; read the file and copy the exact text"
-        )
+        return _loosely_replaced(text, args, name)
     if len(matches) > 1 and not args.replace_all:
         raise ToolError(
             f"old_string occurs {len(matches)} times in {name}; include more surrounding "
@@ -90,13 +84,50 @@ def _replaced(text: str, args: EditFileArgs, name: str) -> tuple[str, int]:
         parts.append(text[last : match.start()])
         parts.append(carry_line_endings(match.group(), args.new_string, ending))
         last = match.end()
-    new_text = "".join(parts) + text[last:]
+    return _changed("".join(parts) + text[last:], text, name), len(chosen), ""
+
+
+def _changed(new_text: str, text: str, name: str) -> str:
     if new_text == text:
         raise ToolError(
             "old_string and new_string differ only in line endings, which follow the "
             f"file's own; nothing to change in {name}"
         )
-    return new_text, len(chosen)
+    return new_text
+
+
+def _loosely_replaced(text: str, args: EditFileArgs, name: str) -> tuple[str, int, str]:
+    """The replacement when ``old_string`` is not in ``text`` exactly (see ``_replaced``)."""
+    loose = loose_matches(text, args.old_string, args.new_string)
+    if len(loose) > 1:
+        raise ToolError(
+            f"old_string is not in {name} exactly; ignoring {loose[0].how} it matches "
+            f"{len(loose)} places, so nothing was changed. Copy old_string exactly from the "
+            "file, with enough lines to make it unique"
+        )
+    if not loose:
+        if _occurrences(text, args.new_string) or loose_matches(text, args.new_string, ""):
+            # Small models redo an edit that already succeeded (measured, issue 11).
+            raise ToolError(
+                f"old_string is not in {name} but new_string is: this change is already "
+                "made. Do not repeat it; go on with the rest of the task, or finish if it "
+                "is done",
+                settled=True,
+            )
+        raise ToolError(
+            f"old_string was not found in {name}; read the file and copy the exact text"
+        )
+    match = loose[0]
+    found = text[match.start : match.end]
+    replacement = carry_line_endings(found, match.replacement, dominant_line_ending(text))
+    new_text = _changed(text[: match.start] + replacement + text[match.end :], text, name)
+    line = text.count("\n", 0, match.start) + 1
+    note = (
+        f" (old_string matched line {line} only when {match.how} is ignored"
+        + (", so new_string was re-indented to match" if match.how == "indentation" else "")
+        + ")"
+    )
+    return new_text, 1, note
 
 
 class EditFile(FileChangeTool[EditFileArgs]):
@@ -125,7 +156,7 @@ class EditFile(FileChangeTool[EditFileArgs]):
                 "the text as it is now, new_string the text as it must become (empty to delete)"
             )
         doc = current_document(ctx.host, path, name)
-        new_text, replaced = _replaced(doc.text, args, name)
+        new_text, replaced, note = _replaced(doc.text, args, name)
         description = (
             f"Cadenza edit_file: replace {replaced} occurrence(s) of "
             f"`{_snippet(args.old_string)}` with `{_snippet(args.new_string)}` in {name}"
@@ -133,7 +164,7 @@ class EditFile(FileChangeTool[EditFileArgs]):
         edit = await deliver_text(
             ctx, path, name, doc, new_text, label=f"edit_file {name}", description=description
         )
-        return ToolResult(content=f"edited {name}: {replaced} replacement(s)", edits=(edit,))
+        return ToolResult(content=f"edited {name}: {replaced} replacement(s){note}", edits=(edit,))
 
 
 async def _create(ctx: ToolContext, path: Path, name: str, content: str, tool: str) -> ToolResult:
@@ -189,13 +220,41 @@ class CreateFileArgs(ToolArgs):
     content: str = Field(default="", description="The content of the new file.")
 
 
+SMALL_FILE_CHARS = 4_000
+"""An existing file up to this size may be rewritten whole by ``create_file`` (see there)."""
+
+
+def _rewrites(old: str, new: str) -> bool:
+    """Whether ``new`` reads as the whole new text of a small file holding ``old``.
+
+    The file is small, and ``new`` keeps its first non-blank line or at least half of its
+    distinct non-blank lines: a whole file rewritten, not a fragment (a new function alone)
+    that would wipe out the rest.
+    """
+    if len(old) > SMALL_FILE_CHARS:
+        return False
+    before = [line.strip() for line in old.splitlines() if line.strip()]
+    after = {line.strip() for line in new.splitlines() if line.strip()}
+    if not before or not after:
+        return not before  # an empty file takes any content
+    kept = len(set(before) & after)
+    return before[0] in after or 2 * kept >= len(set(before))
+
+
 class CreateFile(FileChangeTool[CreateFileArgs]):
-    """Create a new file; never overwrites."""
+    """Create a new file; an existing small file only when the content is its whole new text.
+
+    Small models answer "implement this stub" with ``create_file`` and the whole file, and
+    with a refusal ("exists already") they sent an edit that changed nothing and gave up
+    (measured, issue 17). For a small file whose content reads as a whole rewrite
+    (``_rewrites``) that is a whole-file write, and the result says so.
+    """
 
     name = "create_file"
     description = (
-        "Create a new file with the given content (folders are created as needed). Fails if "
-        "the file exists: change existing files with edit_file or write_file."
+        "Create a new file with the given content (folders are created as needed). An "
+        "existing small file is rewritten when content is its whole new text; change other "
+        "existing files with an edit tool."
     )
     args_model = CreateFileArgs
 
@@ -208,9 +267,34 @@ class CreateFile(FileChangeTool[CreateFileArgs]):
         path, name = target(ctx, args.path)
         if path.is_dir():
             raise ToolError(f"{name} is a folder")
-        if exists(ctx.host, path):
-            raise ToolError(f"{name} exists already; edit it instead of creating it")
-        return await _create(ctx, path, name, args.content, self.name)
+        if not exists(ctx.host, path):
+            return await _create(ctx, path, name, args.content, self.name)
+        doc = current_document(ctx.host, path, name)
+        if not _rewrites(doc.text, args.content):
+            raise ToolError(
+                f"{name} exists already and content is not its whole new text; change it "
+                "with an edit tool instead of creating it"
+            )
+        if doc.text == args.content:
+            raise ToolError(
+                f"{name} exists already with exactly this content; nothing to change",
+                settled=True,
+            )
+        content = carry_line_endings(doc.text, args.content, dominant_line_ending(doc.text))
+        edit = await deliver_text(
+            ctx,
+            path,
+            name,
+            doc,
+            content,
+            label=f"create_file {name}",
+            description=f"Cadenza create_file: replace the whole content of {name}",
+        )
+        return ToolResult(
+            content=f"{name} existed, so its whole content was replaced ({len(content)} "
+            "characters)",
+            edits=(edit,),
+        )
 
 
 class DeleteFileArgs(ToolArgs):

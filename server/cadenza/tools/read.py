@@ -147,8 +147,12 @@ class ListFilesArgs(ToolArgs):
     glob: str | None = Field(default=None, description="Optional file name pattern, e.g. *.py")
 
 
-def _walk(root: Path, folder: Path) -> Iterator[Path]:
-    """Files under ``folder``; symlinks that lead out of the workspace are skipped."""
+def walk_files(root: Path, folder: Path) -> Iterator[Path]:
+    """Files under ``folder``, sorted, ``SKIP_DIRS`` left out; symlinks out of the workspace too.
+
+    Shared by ``list_files``, ``search`` and the engine's workspace-wide checks, so all of
+    them look at the same files.
+    """
     real_root = root.resolve()
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
@@ -189,7 +193,7 @@ class ListFiles(Tool[ListFilesArgs]):
         stamp = self.stamp(args, ctx)
         names: list[str] = []
         more = 0
-        for path in _walk(ctx.root, folder):
+        for path in walk_files(ctx.root, folder):
             rel = relative_name(ctx.root, path)
             if args.glob and not _glob_matches(args.glob, path.name, rel):
                 continue
@@ -240,7 +244,7 @@ class Search(Tool[SearchArgs]):
             regex = None
         target = resolve_in_workspace(ctx.root, args.path)
         stamp = self.stamp(args, ctx)
-        files = [target] if target.is_file() else list(_walk(ctx.root, target))
+        files = [target] if target.is_file() else list(walk_files(ctx.root, target))
         by_file: dict[str, list[str]] = {}
         shown = total = 0
         for path in files:

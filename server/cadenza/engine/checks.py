@@ -1,0 +1,173 @@
+"""Done means checked (issue 17, DESIGN §7): the session's checks when the model claims done.
+
+A ``complete(done)``, or a final answer under the ``empty`` ending, is accepted only once the
+checks pass or their failures were shown to the model. A failing check refuses the claim: the
+model reads what failed (as the ``complete`` call's error result, or after a final answer as a
+user message) and goes on. After ``MAX_REFUSALS`` refusals in one movement run with a check
+still failing, the movement ends as ``failed`` with the failures: a claim the checks contradict
+never ends a session as ``end_turn``. Each check that applies is published as a ``check`` event.
+
+The checks (``LoopSettings.checks``):
+
+- ``rename``: after a rename the task is about (``Runtime.renames``), no whole-word use of the
+  old name is left in the workspace (``engine.leftovers``). It must pass.
+- ``changed``: something changed in the session (``Runtime.changed``). Only in a movement that
+  offers an edit tool, and shown once: a question needs no change, and whether the task asked
+  for one is the model's call once it was told (a test of the task's wording would be a guess);
+  a second claim is accepted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from cadenza.engine.echo import leftover_places
+from cadenza.engine.events import CheckRan
+from cadenza.engine.leftovers import find_uses
+from cadenza.engine.runtime import Runtime
+
+MAX_REFUSALS = 2
+"""Claims refused per movement run before failing checks end it as ``failed``."""
+
+CheckName = Literal["rename", "changed"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckOutcome:
+    """One check's verdict.
+
+    Attributes:
+        name: The check.
+        passed: Whether it passed.
+        detail: What was found (the model reads it when the check failed).
+        must_pass: False for a check whose failure only has to be shown once.
+    """
+
+    name: CheckName
+    passed: bool
+    detail: str
+    must_pass: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class Accept:
+    """The claim stands."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Refuse:
+    """The claim is refused; ``failures`` go back to the model."""
+
+    failures: list[CheckOutcome]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Fail:
+    """Refused too often: the movement ends as ``failed`` with ``summary``."""
+
+    summary: str
+
+
+Verdict = Accept | Refuse | Fail
+
+
+async def rename_checks(rt: Runtime) -> list[CheckOutcome]:
+    """One ``rename`` check per rename of the session: the old name's uses left."""
+    outcomes: list[CheckOutcome] = []
+    for old, new in rt.renames.items():
+        uses = await find_uses(rt.root, rt.editor, old)
+        partial = "" if uses.complete else f" (the search stopped after {uses.files} files)"
+        if uses.where:
+            detail = (
+                f"{old} is renamed to {new}, but {old} is still used in: "
+                f"{leftover_places(uses.where)}{partial}. Change each of those to {new}"
+            )
+            outcomes.append(CheckOutcome(name="rename", passed=False, detail=detail))
+        else:
+            detail = f"no use of {old} is left ({uses.files} files searched){partial}"
+            outcomes.append(CheckOutcome(name="rename", passed=True, detail=detail))
+    return outcomes
+
+
+def changed_check(rt: Runtime, edit_tool: str) -> CheckOutcome:
+    """The ``changed`` check: did any edit succeed in this session?"""
+    if rt.changed:
+        files = ", ".join(dict.fromkeys(rt.changed))
+        return CheckOutcome(name="changed", passed=True, detail=f"changed: {files}")
+    if rt.ran_commands:
+        detail = "no edit, but a command ran that may have changed files"
+        return CheckOutcome(name="changed", passed=True, detail=detail)
+    return CheckOutcome(
+        name="changed",
+        passed=False,
+        must_pass=False,
+        detail=(
+            "nothing was changed in this session: no edit succeeded. If the task asks for a "
+            f"change, make it now with {edit_tool}; if it only asks a question, claim done "
+            "again with the answer as the summary"
+        ),
+    )
+
+
+class DoneChecks:
+    """The checks of one movement run, and how many claims they refused.
+
+    Args:
+        runtime: The session.
+        edit_tool: The movement's edit tool ("" when it offers none: then nothing has to
+            change).
+    """
+
+    def __init__(self, runtime: Runtime, edit_tool: str) -> None:
+        self.rt = runtime
+        self.edit_tool = edit_tool
+        self.refusals = 0
+        self._shown: set[CheckName] = set()
+
+    async def judge(self, *, can_refuse: bool = True) -> Verdict:
+        """Run the checks on a claim of done; publish each; the verdict.
+
+        Args:
+            can_refuse: False when the model cannot be asked again (the movement's step bound
+                ended it): failing checks then end it as ``failed`` at once.
+        """
+        level = self.rt.settings.loop.checks
+        if level == "off":
+            return Accept()
+        outcomes = await rename_checks(self.rt)
+        if level == "all" and self.edit_tool:
+            outcomes.append(changed_check(self.rt, self.edit_tool))
+        failing = [
+            o for o in outcomes if not o.passed and (o.must_pass or o.name not in self._shown)
+        ]
+        refuse = bool(failing) and can_refuse and self.refusals < MAX_REFUSALS
+        for outcome in outcomes:
+            self.rt.publish(
+                CheckRan(
+                    name=outcome.name,
+                    status="passed" if outcome.passed else "failed",
+                    detail=outcome.detail,
+                    refused=refuse and outcome in failing,
+                )
+            )
+        if not failing:
+            return Accept()
+        if refuse:
+            self.refusals += 1
+            self._shown |= {o.name for o in failing}
+            return Refuse(failures=failing)
+        blocking = [o for o in failing if o.must_pass] or failing
+        return Fail(summary="Not done: " + "; ".join(o.detail for o in blocking))
+
+
+def refusal_text(failures: list[CheckOutcome], finish: str) -> str:
+    """What the model reads when its claim of done was refused (``finish``: how to claim)."""
+    lines = [f"- {o.detail}" for o in failures]
+    return "\n".join(
+        [
+            "not accepted yet: the task is not done, a check failed:",
+            *lines,
+            f"Do that now; then {finish}.",
+        ]
+    )

@@ -1,0 +1,110 @@
+"""Where a renamed name is still used, across the whole workspace (bounded).
+
+The edit echo after a rename-shaped edit and the rename check at ``complete(done)``
+(``engine.checks``) both ask which files still use the old name. Once only the files the task
+named were scanned, so a task that names none ("rename calc_total to compute_total") never
+heard of the call left in ``report.py`` and ended as done (issue 17). The scan now covers every
+file ``list_files`` lists (the same ``SKIP_DIRS``: ``.git``, ``node_modules``, virtual
+environments...), within bounds so a huge repository cannot stall the session: files over
+``MAX_FILE_BYTES``, binary files (a NUL byte) and files that are not UTF-8 are skipped, and the
+scan stops after ``MAX_FILES`` files or ``MAX_TOTAL_BYTES`` read (``Uses.complete`` says so).
+The disk is read in a worker thread; open editor buffers (unsaved text) win over the disk.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+
+from cadenza.engine.echo import leftover_lines, renamed
+from cadenza.engine.prime import mentions
+from cadenza.tools.host import FileEdit, ToolHost
+from cadenza.tools.paths import relative_name
+from cadenza.tools.read import walk_files
+
+MAX_FILES = 5_000
+MAX_FILE_BYTES = 1_000_000
+MAX_TOTAL_BYTES = 50_000_000
+
+
+@dataclass(frozen=True, kw_only=True)
+class Uses:
+    """The places a name is still used.
+
+    Attributes:
+        where: Workspace-relative file → 1-based lines that use the name as a whole word.
+        files: Files looked at.
+        complete: False when a bound stopped the scan before the last file.
+    """
+
+    where: dict[str, list[int]] = field(default_factory=dict)
+    files: int = 0
+    complete: bool = True
+
+
+def task_rename(task: str, edit: FileEdit) -> tuple[str, str] | None:
+    """The rename ``edit`` made, ``(old_name, new_name)``, when the task is about it.
+
+    The change must have a rename's shape (``echo.renamed``) and the task must name the old
+    or the new name as a whole word: a change of ``a + b`` to ``a + c`` elsewhere is no
+    rename the person asked for, and searching the workspace for ``b`` would only mislead.
+    """
+    if edit.kind != "change":
+        return None
+    pair = renamed(edit.old_text or "", edit.new_text)
+    if pair is None or not (mentions(task, pair[0]) or mentions(task, pair[1])):
+        return None
+    return pair
+
+
+def _scan(root: Path, name: str) -> tuple[dict[Path, list[int]], list[Path], bool]:
+    """The disk part of ``find_uses`` (runs in a worker thread): uses, files seen, complete."""
+    needle = name.encode()
+    where: dict[Path, list[int]] = {}
+    seen: list[Path] = []
+    total = 0
+    for path in walk_files(root, root):
+        if len(seen) >= MAX_FILES:
+            return where, seen, False
+        seen.append(path)
+        try:
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                continue
+            if total + size > MAX_TOTAL_BYTES:
+                return where, seen, False
+            data = path.read_bytes()
+        except OSError:
+            continue
+        total += len(data)
+        if needle not in data or b"\x00" in data:
+            continue  # the cheap test first: most files never hold the name
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if lines := leftover_lines(name, text):
+            where[path] = lines
+    return where, seen, True
+
+
+async def find_uses(root: Path, host: ToolHost, name: str) -> Uses:
+    """Every whole-word use of ``name`` in the workspace at ``root``, bounded (see above).
+
+    Args:
+        root: The workspace root.
+        host: The editor: an open buffer's text replaces the file's on disk.
+        name: The identifier to look for.
+    """
+    found, seen, complete = await anyio.to_thread.run_sync(_scan, root, name)
+    for path in seen:  # on this thread: the editor's buffers are not shared with workers
+        buffer = host.open_document(path)
+        if buffer is None:
+            continue
+        found.pop(path, None)
+        if lines := leftover_lines(name, buffer.text):
+            found[path] = lines
+    where = {relative_name(root, p): found[p] for p in sorted(found)}
+    return Uses(where=where, files=len(seen), complete=complete)
