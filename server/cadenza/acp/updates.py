@@ -133,6 +133,8 @@ class UpdateMapper:
                 return self._plan_update(event)
             case AgentMessageChunk():
                 return update_agent_message_text(event.text)
+            case RulesLoaded() if not event.files:
+                return None  # no rule files: nothing to tell the person
             case CheckRan() | RulesLoaded():
                 return update_agent_thought_text(_note(event))
             case ToolCallStarted() | PermissionDecided() | ToolCallFinished() | FileEdited():
@@ -317,7 +319,7 @@ def _note(event: CheckRan | RulesLoaded) -> str:
     ACP has no update kind of its own for them.
     """
     if isinstance(event, RulesLoaded):
-        loaded = ", ".join(event.files) if event.files else "none found"
+        loaded = ", ".join(event.files)
         cut = f" (cut to fit: {', '.join(event.truncated)})" if event.truncated else ""
         return f"Project rules: {loaded}{cut}."
     verdict = "passed" if event.status == "passed" else f"failed: {event.detail}"

@@ -63,7 +63,8 @@ def session_update(event: SessionEvent, root: Path) -> wire.SessionUpdate | None
                 name=event.name, status=event.status, detail=event.detail, refused=event.refused
             )
         case RulesLoaded():
-            return wire.Rules(files=event.files, truncated=event.truncated)
+            # Only when rule files were loaded: a workspace without any sees no extra update.
+            return wire.Rules(files=event.files, truncated=event.truncated) if event.files else None
         case StepStarted() | ToolCacheLookup() | CheckpointWritten() | PermissionDecided():
             return None
         case _:
