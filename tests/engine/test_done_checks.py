@@ -111,7 +111,7 @@ async def test_a_final_answer_is_checked_too(tmp_path: Path) -> None:
     provider = ScriptedProvider(
         [reply(RENAME_DEF), reply(content="done"), reply(RENAME_USES), reply(content="done!")]
     )
-    session, editor = make_session(tmp_path, provider, API_LOOP)
+    session, editor = make_session(tmp_path, provider, API_LOOP.replace(checks="rename"))
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn" and outcome.message == "done!"
     refusal = [m for m in session.messages if isinstance(m, UserMessage) and m.tag == "check"]
@@ -124,7 +124,7 @@ async def test_api_loop_final_answers_fail_after_the_refusals(tmp_path: Path) ->
     inventory(tmp_path)
     answers = [reply(content="done")] * (MAX_REFUSALS + 1)
     provider = ScriptedProvider([reply(RENAME_DEF), *answers])
-    session, _ = make_session(tmp_path, provider, API_LOOP)
+    session, _ = make_session(tmp_path, provider, API_LOOP.replace(checks="rename"))
     outcome = await session.run()
     assert outcome.stop_reason == "failed" and outcome.message.startswith("Not done: ")
 

@@ -80,9 +80,7 @@ async def test_no_rules_when_off_or_none(tmp_path: Path) -> None:
     provider = ScriptedProvider([reply(DONE)])
     session, editor = make_session(tmp_path, provider, LOCAL_LOOP.replace(checks="off"))
     await session.run()
-    assert [e for e in editor.events if isinstance(e, RulesLoaded)] == [
-        RulesLoaded(files=[], truncated=[])
-    ]
+    assert not [e for e in editor.events if isinstance(e, RulesLoaded)]  # none found
     (tmp_path / "AGENTS.md").write_text("Use tabs.\n")
     off = LOCAL_LOOP.replace(checks="off", rules=False)
     session, editor = make_session(tmp_path, ScriptedProvider([reply(DONE)]), off)

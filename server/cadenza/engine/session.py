@@ -140,7 +140,7 @@ class Session:
                 root, task, template, loop, editor, named, rules=found.text
             ):
                 self.rt.append(message)
-            if rules is not None:
+            if rules is not None and rules.files:  # nothing to say when none was found
                 self._rules = RulesLoaded(files=rules.files, truncated=rules.truncated)
 
     @property

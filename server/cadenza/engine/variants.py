@@ -96,7 +96,7 @@ class LoopSettings:
     edit_echo: bool = False
     syntax_guard: bool = False
     done_gate: bool = False
-    checks: Checks = "rename"
+    checks: Checks = "off"
     rules: bool = True
 
     def replace(self, **changes: Any) -> LoopSettings:
