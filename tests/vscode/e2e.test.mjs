@@ -549,8 +549,12 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       const session = wb.panel().locator('section.session[data-stop-reason="end_turn"]', { hasText: "Say where you were started" });
       await session.locator(".agent-text strong", { hasText: "panel" }).waitFor({ timeout: 20000 });
       assert.equal(await input.inputValue(), "", "the input was not cleared");
+      // The server advertises cadenza.promptSession, so the input continues the newest ended
+      // session: the request holds that session's earlier turn, then the typed prompt.
       const sent = await requests();
-      assert.match(userTask(sent[0]), /^Say where you were started/);
+      const users = sent[0].messages.filter((m) => m.role === "user").map((m) => String(m.content));
+      assert.match(users[users.length - 1], /^Say where you were started/);
+      assert.ok(users.length > 1, `the input started a new session instead of a follow-up: ${JSON.stringify(users)}`);
       await input.click();
       await page.keyboard.press("ArrowUp");
       assert.equal(await input.inputValue(), "Say where you were started", "Up does not recall the last prompt");
