@@ -19,6 +19,7 @@ from cadenza.messages import AssistantReply, FinishReason, ToolCall
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
 from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
+from cadenza.tools.intel import CodeIntel
 
 
 def call(name: str, _id: str | None = None, **arguments: Any) -> ToolCall:
@@ -94,6 +95,10 @@ class MemoryEditor:
     permissions: list[PermissionAnswer | None] = field(default_factory=list)
     """Answers to permission prompts, in order; None never answers (the prompt hangs)."""
     asked: list[PermissionRequest] = field(default_factory=list)
+
+    def code_intel(self) -> CodeIntel | None:
+        """No editor-side language intelligence (yet): the host may start its own server."""
+        return None
 
     def open_document(self, path: Path) -> DocumentSnapshot | None:
         return self.buffers.get(path)

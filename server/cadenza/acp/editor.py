@@ -68,6 +68,7 @@ from cadenza.schema.updates import raw_input
 from cadenza.textio import UTF8, UndecodableError, decode_bytes
 from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
+from cadenza.tools.intel import CodeIntel
 
 log = logging.getLogger(__name__)
 
@@ -203,6 +204,10 @@ class AcpEditor:
     def session_id(self) -> str:
         """The ACP session id."""
         return self.stream.session_id
+
+    def code_intel(self) -> CodeIntel | None:
+        """No editor-side language intelligence (yet): the host may start its own server."""
+        return None
 
     def open_document(self, path: Path) -> DocumentSnapshot | None:
         """The editor's text this session knows, while the disk is unchanged; else None."""

@@ -43,6 +43,7 @@ from cadenza.lsp.review import ReviewMode, annotates, ask_to_apply
 from cadenza.lsp.rpc import shielded
 from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
+from cadenza.tools.intel import CodeIntel
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +132,10 @@ class LspEditor:
     @property
     def _features(self) -> ClientFeatures:
         return ClientFeatures.of(self._server.client_capabilities)
+
+    def code_intel(self) -> CodeIntel | None:
+        """No editor-side language intelligence (yet): the host may start its own server."""
+        return None
 
     def open_document(self, path: Path) -> DocumentSnapshot | None:
         """The unsaved buffer of ``path`` (text and version) when open in the client."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from cadenza.textio import TextFormat
+from cadenza.tools.intel import CodeIntel
 
 EditKind = Literal["change", "create", "delete", "rename"]
 """A text change of an existing document, or one of LSP's resource operations
@@ -114,4 +115,8 @@ class ToolHost(Protocol):
 
     async def ask_user(self, question: str) -> str | None:
         """Ask the person a question; None when they declined to answer."""
+        ...
+
+    def code_intel(self) -> CodeIntel | None:
+        """The editor's own language intelligence (its language servers), or None."""
         ...
