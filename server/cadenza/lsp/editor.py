@@ -16,6 +16,8 @@
 - In review mode ``confirm`` the person sees each change first (``review``).
 - ``ask_user`` and ``request_permission``: the person's prompts (``prompts``).
 - ``publish``: delegated to ``SessionPublisher``.
+- ``code_intel``: the editor's language servers (``code_intel``) when the client declared
+  ``experimental.cadenza.codeIntelligence``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from cadenza.host.checkpoints import FileState, SessionCheckpoint, disk_state
 from cadenza.host.edits import deliver_checkpointed
 from cadenza.lsp import prompts
 from cadenza.lsp.capabilities import ClientFeatures
+from cadenza.lsp.code_intel import EditorCodeIntel, declared_features
 from cadenza.lsp.disk_ops import apply_resource_on_disk
 from cadenza.lsp.documents import OpenDocuments, file_uri
 from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, Review, workspace_edit
@@ -134,8 +137,14 @@ class LspEditor:
         return ClientFeatures.of(self._server.client_capabilities)
 
     def code_intel(self) -> CodeIntel | None:
-        """No editor-side language intelligence (yet): the host may start its own server."""
-        return None
+        """The editor's language servers when the client declared them (``code_intel``).
+
+        None otherwise: the host may start its own language server.
+        """
+        offered = declared_features(self._server.client_capabilities)
+        if not offered:
+            return None
+        return EditorCodeIntel(self._server, self.documents, offered)
 
     def open_document(self, path: Path) -> DocumentSnapshot | None:
         """The unsaved buffer of ``path`` (text and version) when open in the client."""

@@ -24,7 +24,13 @@ SESSION_UPDATE = "cadenza/sessionUpdate"
 ASK_USER = "cadenza/askUser"
 REQUEST_PERMISSION = "cadenza/requestPermission"
 WAITING_HUMAN = "cadenza/waitingHuman"
-RAW_RESULT_REQUESTS = frozenset({ASK_USER, REQUEST_PERMISSION, WAITING_HUMAN})
+DIAGNOSTICS = "cadenza/diagnostics"
+REFERENCES = "cadenza/references"
+DEFINITION = "cadenza/definition"
+RENAME = "cadenza/rename"
+INTEL_REQUESTS = frozenset({DIAGNOSTICS, REFERENCES, DEFINITION, RENAME})
+"""Code intelligence from the editor's language servers (``schema.intel``)."""
+RAW_RESULT_REQUESTS = frozenset({ASK_USER, REQUEST_PERMISSION, WAITING_HUMAN}) | INTEL_REQUESTS
 """Cadenza's own server → client requests: their results are validated by the schema (strictly,
 ``base.strict_validate``), not by pygls."""
 
