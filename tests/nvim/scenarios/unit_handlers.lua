@@ -231,7 +231,12 @@ end
 
 local function capabilities()
   local caps = require("cadenza.client").capabilities()
-  T.eq(caps.experimental.cadenza, { askUser = true, requestPermission = true, waitingHuman = true }, "experimental.cadenza")
+  T.eq(caps.experimental.cadenza, {
+    askUser = true,
+    requestPermission = true,
+    waitingHuman = true,
+    codeIntelligence = { diagnostics = true, references = true, definition = true, rename = true },
+  }, "experimental.cadenza")
   T.eq(caps.window.showDocument.support, true, "window.showDocument.support (the server opens pages first)")
 end
 

@@ -127,7 +127,7 @@ end
 local function handlers()
   local prompts = require("cadenza.prompts")
   local session = require("cadenza.session")
-  return {
+  local own = {
     ["cadenza/sessionUpdate"] = session.on_update,
     ["cadenza/askUser"] = prompts.ask_user,
     ["cadenza/requestPermission"] = prompts.request_permission,
@@ -136,13 +136,20 @@ local function handlers()
     ["window/logMessage"] = log_message,
     ["window/showMessage"] = show_message,
   }
+  return vim.tbl_extend("error", own, require("cadenza.intel").handlers())
 end
 
 --- Cadenza's own client capabilities (`experimental.cadenza`): the server's questions,
 --- permission requests and "act in the browser" prompts come as cadenza/askUser,
 --- cadenza/requestPermission and cadenza/waitingHuman (prompts.lua) rather than as
 --- window/showMessageRequest buttons.
-M.CADENZA_CAPABILITIES = { askUser = true, requestPermission = true, waitingHuman = true }
+--- codeIntelligence: cadenza/diagnostics, references, definition, rename (intel.lua).
+M.CADENZA_CAPABILITIES = {
+  askUser = true,
+  requestPermission = true,
+  waitingHuman = true,
+  codeIntelligence = require("cadenza.intel").CAPABILITY,
+}
 
 --- Neovim's client capabilities (window.showDocument.support included: the server opens a
 --- waiting_human page with window/showDocument first) plus Cadenza's own.
