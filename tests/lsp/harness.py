@@ -35,7 +35,13 @@ SESSION_UPDATE = "cadenza/sessionUpdate"
 ASK_USER = "cadenza/askUser"
 REQUEST_PERMISSION = "cadenza/requestPermission"
 WAITING_HUMAN = "cadenza/waitingHuman"
-RAW_REQUESTS = (ASK_USER, REQUEST_PERMISSION, WAITING_HUMAN)
+INTEL_REQUESTS = (
+    "cadenza/diagnostics",
+    "cadenza/references",
+    "cadenza/definition",
+    "cadenza/rename",
+)
+RAW_REQUESTS = (ASK_USER, REQUEST_PERMISSION, WAITING_HUMAN, *INTEL_REQUESTS)
 PERMISSION_TITLES = {
     "allow_once": "Allow once",
     "allow_always": "Always allow",

@@ -206,3 +206,40 @@ def test_real_local_model(smollm2: Path, workspace: Path, tmp_path: Path) -> Non
     outcome = run_scenario("local_model", workspace=workspace, env=env, timeout=150)
     passed(outcome)
     print(outcome.output, file=sys.stderr)
+
+
+def test_code_intelligence_from_neovims_language_server(
+    fake: FakeOpenAI, workspace: Path, env: dict[str, str]
+) -> None:
+    """rename_symbol, find_references and diagnostics answered by basedpyright in Neovim."""
+    pyright = Path(sys.executable).parent / "basedpyright-langserver"
+    assert pyright.exists(), f"{pyright} is missing: pip install basedpyright"
+    files = {
+        "total.py": "def calc_total(items):\n    return sum(items)\n",
+        "report.py": "from total import calc_total\n\nprint(calc_total([1, 2]))\n",
+        "shop.py": 's = "é😀"; from total import calc_total\n\nPRICE = calc_total([3])\n',
+        "broken.py": 'count: int = "many"\n',
+    }
+    for name, source in files.items():
+        (workspace / name).write_text(source)
+    fake.script(
+        call(
+            "rename_symbol",
+            {"path": "total.py", "line": 1, "symbol": "calc_total", "new_name": "compute_total"},
+            "r1",
+        ),
+        call("find_references", {"path": "shop.py", "line": 1, "symbol": "compute_total"}, "f1"),
+        call("diagnostics", {"path": "broken.py"}, "d1"),
+        text("Renamed calc_total to compute_total."),
+    )
+    env = {**env, "CADENZA_TEST_PYRIGHT": str(pyright)}
+    passed(run_scenario("code_intel", workspace=workspace, env=env, timeout=180))
+
+    for name in ("total.py", "report.py", "shop.py"):
+        expected = files[name].replace("calc_total", "compute_total")
+        assert (workspace / name).read_text() == expected
+    found = {m["tool_call_id"]: str(m["content"]) for r in fake.requests for m in tool_messages(r)}
+    for where in ("total.py:1", "report.py:1", "report.py:3", "shop.py:1", "shop.py:3"):
+        assert where in found["f1"], found["f1"]
+    assert "broken.py:1" in found["d1"] and "not assignable" in found["d1"], found["d1"]
+    assert_tool_calls_answered(fake.requests[-1])

@@ -15,6 +15,7 @@ import { errorText, isUnsupportedCommand, unsupportedMessage } from "./errors";
 import { PANEL_VIEW_ID, PanelProvider, openableLink, type PanelMessage } from "./panel";
 import { Notices } from "./notices";
 import { SessionProgress } from "./progress";
+import { installIntel } from "./intel";
 import { askUser, requestPermission, waitingHuman, type PromptHost } from "./prompts";
 import {
   ASK_USER,
@@ -134,6 +135,7 @@ class Cadenza implements vscode.Disposable {
       client.onRequest(REQUEST_PERMISSION, (params, token) => requestPermission(params, token, host)),
       client.onRequest(WAITING_HUMAN, (params, token) => waitingHuman(params, token, host)),
       client.onRequest(ApplyWorkspaceEditRequest.type, applyEditHandler(client, (line) => this.log(line))),
+      ...installIntel(client),
     ];
   }
 

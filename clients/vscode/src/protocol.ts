@@ -37,8 +37,16 @@ export const WAITING_HUMAN = "cadenza/waitingHuman";
  */
 export const WAITING_REASONS: ReadonlySet<string> = new Set(["needs_user_input", "waiting_human"]);
 
-/** What `initialize` declares in `experimental.cadenza`: the server's own requests are answered. */
-export const CADENZA_CAPABILITIES = { askUser: true, requestPermission: true, waitingHuman: true } as const;
+/**
+ * What `initialize` declares in `experimental.cadenza`: the server's own requests are answered
+ * (codeIntelligence: the `cadenza/diagnostics|references|definition|rename` of intel.ts).
+ */
+export const CADENZA_CAPABILITIES = {
+  askUser: true,
+  requestPermission: true,
+  waitingHuman: true,
+  codeIntelligence: { diagnostics: true, references: true, definition: true, rename: true },
+} as const;
 
 export interface StartSessionArgs {
   task: string;

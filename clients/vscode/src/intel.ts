@@ -1,0 +1,166 @@
+/**
+ * Code intelligence for the agent, from VS Code's own language features (docs/protocol.md,
+ * "Code intelligence from the editor"). The extension declares
+ * `experimental.cadenza.codeIntelligence` (protocol.ts), so the server asks:
+ *
+ * - `cadenza/diagnostics {uris?}` → `vscode.languages.getDiagnostics`;
+ * - `cadenza/references {textDocument, position}` → `vscode.executeReferenceProvider`;
+ * - `cadenza/definition` → `vscode.executeDefinitionProvider`;
+ * - `cadenza/rename {…, newName}` → `vscode.executeDocumentRenameProvider`, whose edit goes back
+ *   to the server unapplied: the server applies it through its own edit path (review, undo).
+ *
+ * VS Code positions are UTF-16, as is the only `positionEncoding` vscode-languageclient offers,
+ * so the languageclient's converters map both ways unchanged. Each answer waits at most
+ * `TIMEOUT_MS` (a language feature that never returns must not hold the session).
+ */
+
+import * as vscode from "vscode";
+import { type LanguageClient, ResponseError, ErrorCodes } from "vscode-languageclient/node";
+
+export const DIAGNOSTICS = "cadenza/diagnostics";
+export const REFERENCES = "cadenza/references";
+export const DEFINITION = "cadenza/definition";
+export const RENAME = "cadenza/rename";
+
+/** Longest wait for a language feature (ms), below the server's own bound. */
+export const TIMEOUT_MS = 15_000;
+/** How long a file opened only to be asked about gets for its first diagnostics (ms). */
+const SETTLE_MS = 5_000;
+
+interface SymbolParams {
+  textDocument: { uri: string };
+  position: { line: number; character: number };
+}
+
+interface RenameParams extends SymbolParams {
+  newName: string;
+}
+
+function failed(message: string): ResponseError<void> {
+  return new ResponseError(ErrorCodes.InternalError, message);
+}
+
+/** `work`, or a rejection naming `what` after `ms`. */
+async function bounded<T>(work: Thenable<T>, what: string, ms = TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([Promise.resolve(work), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Resolves when `uri` gets diagnostics (or after `ms`). */
+function diagnosticsSettled(uri: vscode.Uri, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      listener.dispose();
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const listener = vscode.languages.onDidChangeDiagnostics((event) => {
+      if (event.uris.some((u) => u.toString() === uri.toString())) done();
+    });
+  });
+}
+
+/** The handlers of the four requests, registered on `client`. */
+export function installIntel(client: LanguageClient): vscode.Disposable[] {
+  const c2p = client.code2ProtocolConverter;
+  const p2c = client.protocol2CodeConverter;
+
+  /** The document and position a request names; the document is loaded for the providers. */
+  async function target(params: SymbolParams): Promise<[vscode.Uri, vscode.Position]> {
+    const uri = p2c.asUri(params.textDocument.uri);
+    await vscode.workspace.openTextDocument(uri);
+    return [uri, new vscode.Position(params.position.line, params.position.character)];
+  }
+
+  async function diagnostics(params: { uris?: string[] } | null) {
+    const uris = params?.uris;
+    let pairs: [vscode.Uri, vscode.Diagnostic[]][];
+    if (!Array.isArray(uris)) {
+      pairs = vscode.languages.getDiagnostics();
+    } else {
+      pairs = [];
+      for (const raw of uris) {
+        const uri = p2c.asUri(raw);
+        const open = vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri.toString());
+        if (!open) {
+          // Language servers report on open documents: open it and give them a moment.
+          const settled = diagnosticsSettled(uri, SETTLE_MS);
+          await vscode.workspace.openTextDocument(uri);
+          await settled;
+        }
+        pairs.push([uri, vscode.languages.getDiagnostics(uri)]);
+      }
+    }
+    const items = [];
+    for (const [uri, list] of pairs) {
+      items.push({ uri: c2p.asUri(uri), diagnostics: await c2p.asDiagnostics(list) });
+    }
+    return { items };
+  }
+
+  function asLocations(found: (vscode.Location | vscode.LocationLink)[] | undefined) {
+    return (found ?? []).map((item) =>
+      item instanceof vscode.Location
+        ? c2p.asLocation(item)
+        : { uri: c2p.asUri(item.targetUri), range: c2p.asRange(item.targetSelectionRange ?? item.targetRange) },
+    );
+  }
+
+  async function locations(command: string, params: SymbolParams) {
+    const [uri, position] = await target(params);
+    const found = await bounded(
+      vscode.commands.executeCommand<(vscode.Location | vscode.LocationLink)[]>(command, uri, position),
+      "the language feature",
+    );
+    return asLocations(found);
+  }
+
+  async function rename(params: RenameParams) {
+    const [uri, position] = await target(params);
+    const edit = await bounded(
+      vscode.commands.executeCommand<vscode.WorkspaceEdit | undefined>(
+        "vscode.executeDocumentRenameProvider",
+        uri,
+        position,
+        params.newName,
+      ),
+      "the rename provider",
+    );
+    if (!edit) return null;
+    // Versioned, so the server refuses an edit computed on a buffer that changed since.
+    const documentChanges = edit.entries().map(([file, edits]) => {
+      const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === file.toString());
+      return {
+        textDocument: { uri: c2p.asUri(file), version: open ? open.version : null },
+        edits: edits.map((e) => c2p.asTextEdit(e)),
+      };
+    });
+    return { documentChanges };
+  }
+
+  /** Run a handler; a thrown error (no provider, a provider's refusal, a timeout) is an error answer. */
+  function answer<P>(run: (params: P) => Promise<unknown>) {
+    return async (params: P) => {
+      try {
+        return await run(params);
+      } catch (error) {
+        return failed(error instanceof Error ? error.message : String(error));
+      }
+    };
+  }
+
+  return [
+    client.onRequest(DIAGNOSTICS, answer(diagnostics)),
+    client.onRequest(REFERENCES, answer((p: SymbolParams) => locations("vscode.executeReferenceProvider", p))),
+    client.onRequest(DEFINITION, answer((p: SymbolParams) => locations("vscode.executeDefinitionProvider", p))),
+    client.onRequest(RENAME, answer(rename)),
+  ];
+}
