@@ -21,6 +21,7 @@ from cadenza.engine.workflows import Workflow
 from cadenza.messages import Message
 from cadenza.providers.base import Provider, ToolChoice
 from cadenza.tools.dispatch.cache import ReadCache
+from cadenza.tools.intel import CodeIntel
 from cadenza.tools.registry import ToolRegistry
 from cadenza.tools.resources import SessionResources
 
@@ -103,6 +104,9 @@ class Runtime:
     renames: dict[str, str] = field(default_factory=dict)
     """Old name → new name of each rename the task is about (``leftovers.task_rename``): the
     done check looks for the old names across the workspace."""
+    intel: CodeIntel | None = None
+    """The language servers Cadenza started for the session (used when the editor offers
+    none), or None."""
     rules_shown: set[str] = field(default_factory=set)
     """Nested AGENTS.md files already shown in an edit's result (``rules.nested_rules``)."""
     call_ids: CallIds = field(init=False)
