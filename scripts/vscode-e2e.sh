@@ -93,7 +93,7 @@ status=0
     CODE_SERVER="$code_server_dir/node_modules/.bin/code-server" \
     CADENZA_VSIX="$repo/clients/vscode/dist/cadenza.vsix" \
     CADENZA_VSCODE_LOCAL_MODEL="$local_model" \
-    timeout --kill-after=10 1500 node --test --test-concurrency=1 e2e.test.mjs local-model.test.mjs
+    timeout --kill-after=10 1500 node --test --test-concurrency=1 e2e.test.mjs intel.test.mjs local-model.test.mjs
 ) || status=$?
 say "done (exit status $status); screenshots in test-artifacts/vscode/"
 exit $status

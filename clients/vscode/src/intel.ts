@@ -3,7 +3,8 @@
  * "Code intelligence from the editor"). The extension declares
  * `experimental.cadenza.codeIntelligence` (protocol.ts), so the server asks:
  *
- * - `cadenza/diagnostics {uris?}` → `vscode.languages.getDiagnostics`;
+ * - `cadenza/diagnostics {uris?}` → `vscode.languages.getDiagnostics` (a requested file that is in
+ *   no tab is shown in a preview tab until its diagnostics settle, then closed again);
  * - `cadenza/references {textDocument, position}` → `vscode.executeReferenceProvider`;
  * - `cadenza/definition` → `vscode.executeDefinitionProvider`;
  * - `cadenza/rename {…, newName}` → `vscode.executeDocumentRenameProvider`, whose edit goes back
@@ -24,8 +25,11 @@ export const RENAME = "cadenza/rename";
 
 /** Longest wait for a language feature (ms), below the server's own bound. */
 export const TIMEOUT_MS = 15_000;
-/** How long a file opened only to be asked about gets for its first diagnostics (ms). */
-const SETTLE_MS = 5_000;
+/** How long a file opened only to be asked about gets for its diagnostics (ms). */
+const SETTLE_MS = 10_000;
+/** Diagnostics count as settled this long after their latest change (ms): a language server
+ * often reports a file in steps (TypeScript: syntax first, then semantics). */
+const QUIET_MS = 1_500;
 
 interface SymbolParams {
   textDocument: { uri: string };
@@ -53,19 +57,42 @@ async function bounded<T>(work: Thenable<T>, what: string, ms = TIMEOUT_MS): Pro
   }
 }
 
-/** Resolves when `uri` gets diagnostics (or after `ms`). */
+/** Resolves once `uri`'s diagnostics changed and then stayed unchanged for `QUIET_MS` (or after `ms`). */
 function diagnosticsSettled(uri: vscode.Uri, ms: number): Promise<void> {
   return new Promise((resolve) => {
+    let quiet: NodeJS.Timeout | undefined;
     const done = () => {
-      clearTimeout(timer);
+      clearTimeout(limit);
+      clearTimeout(quiet);
       listener.dispose();
       resolve();
     };
-    const timer = setTimeout(done, ms);
+    const limit = setTimeout(done, ms);
     const listener = vscode.languages.onDidChangeDiagnostics((event) => {
-      if (event.uris.some((u) => u.toString() === uri.toString())) done();
+      if (!event.uris.some((u) => u.toString() === uri.toString())) return;
+      clearTimeout(quiet);
+      quiet = setTimeout(done, QUIET_MS);
     });
   });
+}
+
+function tabOf(uri: vscode.Uri): vscode.Tab | undefined {
+  return vscode.window.tabGroups.all
+    .flatMap((group) => group.tabs)
+    .find((tab) => tab.input instanceof vscode.TabInputText && tab.input.uri.toString() === uri.toString());
+}
+
+/**
+ * Show `uri` in a preview tab (focus stays where it is) until its diagnostics settle, then close
+ * that tab: language servers report on files open in tabs only (TypeScript checks no other).
+ */
+async function inTemporaryTab(uri: vscode.Uri): Promise<void> {
+  const settled = diagnosticsSettled(uri, SETTLE_MS);
+  const document = await vscode.workspace.openTextDocument(uri);
+  await vscode.window.showTextDocument(document, { preview: true, preserveFocus: true });
+  await settled;
+  const tab = tabOf(uri);
+  if (tab && !tab.isDirty) await vscode.window.tabGroups.close(tab, true);
 }
 
 /** The handlers of the four requests, registered on `client`. */
@@ -89,13 +116,7 @@ export function installIntel(client: LanguageClient): vscode.Disposable[] {
       pairs = [];
       for (const raw of uris) {
         const uri = p2c.asUri(raw);
-        const open = vscode.workspace.textDocuments.some((d) => d.uri.toString() === uri.toString());
-        if (!open) {
-          // Language servers report on open documents: open it and give them a moment.
-          const settled = diagnosticsSettled(uri, SETTLE_MS);
-          await vscode.workspace.openTextDocument(uri);
-          await settled;
-        }
+        if (!tabOf(uri)) await inTemporaryTab(uri);
         pairs.push([uri, vscode.languages.getDiagnostics(uri)]);
       }
     }

@@ -245,7 +245,12 @@ describe("SessionStore bookkeeping", () => {
 
 describe("waiting sessions and the session list", () => {
   it("declares Cadenza's three prompts and knows the waiting stop reasons", () => {
-    expect(CADENZA_CAPABILITIES).toEqual({ askUser: true, requestPermission: true, waitingHuman: true });
+    expect(CADENZA_CAPABILITIES).toEqual({
+      askUser: true,
+      requestPermission: true,
+      waitingHuman: true,
+      codeIntelligence: { diagnostics: true, references: true, definition: true, rename: true },
+    });
     expect([...WAITING_REASONS].sort()).toEqual(["needs_user_input", "waiting_human"]);
     expect(isWaitingReason("needs_user_input")).toBe(true);
     expect(isWaitingReason("cancelled")).toBe(false);
