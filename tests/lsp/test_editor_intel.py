@@ -228,3 +228,34 @@ async def test_without_the_capability_the_editor_is_never_asked(
     )
     await editor.run("find the references")
     assert asked == []  # references were not declared: another source (or none) answers
+
+
+async def test_definition_as_location_links(
+    connect: Connect, fake: FakeOpenAI, workspace: Path
+) -> None:
+    write_files(workspace)
+    editor = await connect(caps=intel_caps("utf-16"))
+    outside = "file:///usr/lib/python3/site.py"  # outside the workspace: left out, never read
+
+    def definition(params: dict[str, Any]) -> list[dict[str, Any]]:
+        [declaration] = [
+            o for o in occurrences(editor, "calc_total") if o["uri"].endswith("total.py")
+        ]
+        whole = {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 21}}
+        link = {
+            "targetUri": declaration["uri"],
+            "targetRange": whole,
+            "targetSelectionRange": declaration["range"],
+        }
+        return [link, {"targetUri": outside, "targetRange": whole, "targetSelectionRange": whole}]
+
+    editor.client.feature("cadenza/definition")(definition)
+    fake.script(
+        call("go_to_definition", {"path": "shop.py", "line": 3, "symbol": "calc_total"}, "g1"),
+        text("Found."),
+    )
+    _, end = await editor.run("where is calc_total defined")
+
+    assert end["stopReason"] == "end_turn"
+    result = results(fake)["g1"]
+    assert "total.py:1" in result and "site.py" not in result, result

@@ -229,6 +229,7 @@ def test_code_intelligence_from_neovims_language_server(
             "r1",
         ),
         call("find_references", {"path": "shop.py", "line": 1, "symbol": "compute_total"}, "f1"),
+        call("go_to_definition", {"path": "report.py", "line": 3, "symbol": "compute_total"}, "g1"),
         call("diagnostics", {"path": "broken.py"}, "d1"),
         text("Renamed calc_total to compute_total."),
     )
@@ -241,5 +242,6 @@ def test_code_intelligence_from_neovims_language_server(
     found = {m["tool_call_id"]: str(m["content"]) for r in fake.requests for m in tool_messages(r)}
     for where in ("total.py:1", "report.py:1", "report.py:3", "shop.py:1", "shop.py:3"):
         assert where in found["f1"], found["f1"]
+    assert "total.py:1" in found["g1"] and "report.py" not in found["g1"], found["g1"]
     assert "broken.py:1" in found["d1"] and "not assignable" in found["d1"], found["d1"]
     assert_tool_calls_answered(fake.requests[-1])

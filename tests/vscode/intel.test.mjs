@@ -1,9 +1,10 @@
 // Code intelligence from VS Code's own language servers, end to end: code-server 4.100.3 with
 // the packaged .vsix, its built-in TypeScript language features as the real language server,
 // the real `cadenza serve`, and a scripted model (fake_model.py) that calls rename_symbol,
-// find_references and diagnostics. The server asks the extension (cadenza/rename,
-// cadenza/references, cadenza/diagnostics); the extension asks VS Code
-// (vscode.executeDocumentRenameProvider, executeReferenceProvider, languages.getDiagnostics).
+// find_references, go_to_definition and diagnostics. The server asks the extension (cadenza/rename,
+// cadenza/references, cadenza/definition, cadenza/diagnostics); the extension asks VS Code
+// (vscode.executeDocumentRenameProvider, executeReferenceProvider, executeDefinitionProvider,
+// languages.getDiagnostics).
 //
 // Asserted: the rename of a function used in three files changes all three (in the editor,
 // saved per cadenza.saveEdits), the references the model was sent name the three files, and
@@ -97,12 +98,13 @@ describe("code intelligence from VS Code's language servers", { timeout: 600000 
     if (tmp && !process.env.CADENZA_KEEP_TMP) fs.rmSync(tmp, { recursive: true, force: true });
   });
 
-  it("rename_symbol renames in three files, find_references finds them, diagnostics shows the TS error", async () => {
+  it("rename_symbol renames in three files, find_references finds them, go_to_definition, diagnostics shows the TS error", async () => {
     try {
       await control("/script", {
         replies: [
           call("rename_symbol", { path: "total.ts", line: 1, symbol: "calcTotal", new_name: "computeTotal" }, "r1"),
           call("find_references", { path: "report.ts", line: 3, symbol: "computeTotal" }, "f1"),
+          call("go_to_definition", { path: "shop.ts", line: 3, symbol: "computeTotal" }, "g1"),
           call("diagnostics", { path: "broken.ts" }, "d1"),
           { content: "Renamed calcTotal to computeTotal." },
         ],
@@ -123,6 +125,9 @@ describe("code intelligence from VS Code's language servers", { timeout: 600000 
       const references = toolResult(sent, "f1");
       for (const name of ["total.ts", "report.ts", "shop.ts"]) assert.match(references, new RegExp(name.replace(".", "\\.")));
       assert.doesNotMatch(references, /calcTotal/);
+      const definition = toolResult(sent, "g1");
+      assert.match(definition, /total\.ts:1/);
+      assert.doesNotMatch(definition, /shop\.ts/);
       const diagnostics = toolResult(sent, "d1");
       assert.match(diagnostics, /broken\.ts/);
       assert.match(diagnostics, /not assignable to type 'number'/);

@@ -26,7 +26,7 @@ T.run(function()
   end, "basedpyright to attach to total.py")
 
   vim.cmd("CadenzaRun Rename calc_total to compute_total")
-  local session = T.wait_end(T.wait_session(), 120000)
+  local session = T.wait_end(T.wait_session(60000), 120000)
   T.eq(session.stop_reason, "end_turn", "stop reason")
 
   -- The rename came back as workspace/applyEdit: every file's buffer holds the new name.

@@ -56,10 +56,11 @@ local function await(start, ms)
 end
 
 --- The loaded buffer of `uri`, loading it (and detecting its filetype, which starts the
---- language servers configured for it) when needed.
+--- language servers configured for it) when needed; true as second value when just loaded.
 local function buffer_of(uri)
   local bufnr = vim.uri_to_bufnr(uri)
-  if not api.nvim_buf_is_loaded(bufnr) then
+  local fresh = not api.nvim_buf_is_loaded(bufnr)
+  if fresh then
     vim.fn.bufload(bufnr)
     vim.bo[bufnr].buflisted = true
     if vim.bo[bufnr].filetype == "" then
@@ -68,12 +69,12 @@ local function buffer_of(uri)
       end)
     end
   end
-  return bufnr
+  return bufnr, fresh
 end
 
---- Language clients of `bufnr` other than Cadenza's that support `method` (nil: any),
---- waiting (bounded) for one to attach to a buffer that was just loaded.
-local function others(bufnr, method)
+--- Language clients of `bufnr` other than Cadenza's that support `method` (nil: any). For a
+--- buffer just loaded (`fresh`), wait (bounded) for one to attach and initialize.
+local function others(bufnr, method, fresh)
   local function find()
     local out = {}
     for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr, method = method })) do
@@ -85,7 +86,7 @@ local function others(bufnr, method)
   end
   local found = find()
   local waited = 0
-  while #found == 0 and waited < M.timeout_ms do
+  while fresh and #found == 0 and waited < M.timeout_ms do
     await(function(done)
       vim.defer_fn(done, 100)
     end, 1000)
@@ -140,8 +141,8 @@ end
 local function ask(ctx, method, params, extra)
   local ours = cadenza_of(ctx)
   local uri = params.textDocument.uri
-  local bufnr = buffer_of(uri)
-  local clients = others(bufnr, method)
+  local bufnr, fresh = buffer_of(uri)
+  local clients = others(bufnr, method, fresh)
   if #clients == 0 then
     return nil, ("no language server in Neovim offers %s for %s"):format(method, uri)
   end
@@ -272,9 +273,8 @@ function M.diagnostics(_, params, ctx)
     return { items = items }
   end
   for _, uri in ipairs(uris) do
-    local fresh = not api.nvim_buf_is_loaded(vim.uri_to_bufnr(uri))
-    local bufnr = buffer_of(uri)
-    if fresh and #others(bufnr, nil) > 0 then
+    local bufnr, fresh = buffer_of(uri)
+    if fresh and #others(bufnr, nil, true) > 0 then
       await(function(done)
         api.nvim_create_autocmd("DiagnosticChanged", {
           buffer = bufnr,
