@@ -28,7 +28,7 @@ from cadenza.tools.intel import IntelError
 
 log = logging.getLogger(__name__)
 
-START_TIMEOUT_S = 15.0
+START_TIMEOUT_S = 30.0
 """Seconds from starting the server to its ``initialize`` answer (a cold start may index)."""
 
 REQUEST_TIMEOUT_S = 20.0
