@@ -77,7 +77,13 @@ class EditDiagnostics:
 
     async def note(self, edits: Sequence[FileEdit], before: Baseline) -> str:
         """The text an edit's result gets: the new errors in the files changed ("" if none)."""
-        paths = list(dict.fromkeys(e.path for e in edits if e.kind in ("change", "create")))
+        # A file without a baseline (a rename's other files) is left out: its old errors
+        # would read as new ones, a false alarm a small model chases.
+        paths = [
+            p
+            for p in dict.fromkeys(e.path for e in edits if e.kind in ("change", "create"))
+            if p in before
+        ]
         if not paths:
             return ""
         after = await self._errors(paths)
@@ -85,8 +91,7 @@ class EditDiagnostics:
             return ""
         fresh: list[IntelDiagnostic] = []
         for path in paths:
-            # A file without a baseline (a rename's other files) counts every error as new.
-            fresh += new_problems(before.get(path, []), after.get(path, []))
+            fresh += new_problems(before[path], after.get(path, []))
         if not fresh:
             return ""
         lines = [format_diagnostic(self.root, d) for d in fresh[:MAX_LINES]]
