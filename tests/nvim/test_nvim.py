@@ -211,9 +211,9 @@ def test_real_local_model(smollm2: Path, workspace: Path, tmp_path: Path) -> Non
 def test_code_intelligence_from_neovims_language_server(
     fake: FakeOpenAI, workspace: Path, env: dict[str, str]
 ) -> None:
-    """rename_symbol, find_references and diagnostics answered by basedpyright in Neovim."""
-    pyright = Path(sys.executable).parent / "basedpyright-langserver"
-    assert pyright.exists(), f"{pyright} is missing: pip install basedpyright"
+    """The code-intelligence tools answered by Neovim's own language server (ty, as installed)."""
+    ty = Path(sys.executable).parent / "ty"
+    assert ty.exists(), f"{ty} is missing: install Cadenza (pip install -e .), which pins ty"
     files = {
         "total.py": "def calc_total(items):\n    return sum(items)\n",
         "report.py": "from total import calc_total\n\nprint(calc_total([1, 2]))\n",
@@ -223,17 +223,17 @@ def test_code_intelligence_from_neovims_language_server(
     for name, source in files.items():
         (workspace / name).write_text(source)
     fake.script(
+        call("find_references", {"path": "shop.py", "line": 1, "symbol": "calc_total"}, "f1"),
+        call("go_to_definition", {"path": "report.py", "line": 3, "symbol": "calc_total"}, "g1"),
         call(
             "rename_symbol",
             {"path": "total.py", "line": 1, "symbol": "calc_total", "new_name": "compute_total"},
             "r1",
         ),
-        call("find_references", {"path": "shop.py", "line": 1, "symbol": "compute_total"}, "f1"),
-        call("go_to_definition", {"path": "report.py", "line": 3, "symbol": "compute_total"}, "g1"),
         call("diagnostics", {"path": "broken.py"}, "d1"),
         text("Renamed calc_total to compute_total."),
     )
-    env = {**env, "CADENZA_TEST_PYRIGHT": str(pyright)}
+    env = {**env, "CADENZA_TEST_TY": str(ty)}
     passed(run_scenario("code_intel", workspace=workspace, env=env, timeout=180))
 
     for name in ("total.py", "report.py", "shop.py"):

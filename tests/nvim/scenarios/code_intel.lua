@@ -1,7 +1,8 @@
--- Code intelligence from Neovim's own language servers: basedpyright attached to the Python
--- buffers (vim.lsp.config / vim.lsp.enable, as a person configures it); the scripted model calls
--- rename_symbol, find_references and diagnostics, and the plugin answers the server's
--- cadenza/rename, cadenza/references and cadenza/diagnostics from basedpyright (intel.lua).
+-- Code intelligence from Neovim's own language servers: ty (Cadenza's default Python language
+-- server, installed with it) attached to the Python buffers with vim.lsp.config / vim.lsp.enable,
+-- as a person configures it. The scripted model calls rename_symbol, find_references,
+-- go_to_definition and diagnostics; the plugin answers the server's cadenza/rename,
+-- cadenza/references, cadenza/definition and cadenza/diagnostics from ty (intel.lua).
 local T = require("cadenza_test")
 
 local RENAMED = {
@@ -13,17 +14,17 @@ local RENAMED = {
 T.run(function()
   vim.cmd("runtime plugin/cadenza.lua")
   T.setup()
-  vim.lsp.config("basedpyright", {
-    cmd = { T.env("CADENZA_TEST_PYRIGHT"), "--stdio" },
+  vim.lsp.config("ty", {
+    cmd = { T.env("CADENZA_TEST_TY"), "server" },
     filetypes = { "python" },
     root_markers = { ".git" },
   })
-  vim.lsp.enable("basedpyright")
+  vim.lsp.enable("ty")
   vim.cmd("edit total.py")
   local buf = vim.api.nvim_get_current_buf()
   T.wait(30000, function()
-    return #vim.lsp.get_clients({ bufnr = buf, name = "basedpyright" }) > 0
-  end, "basedpyright to attach to total.py")
+    return #vim.lsp.get_clients({ bufnr = buf, name = "ty" }) > 0
+  end, "ty to attach to total.py")
 
   vim.cmd("CadenzaRun Rename calc_total to compute_total")
   local session = T.wait_end(T.wait_session(60000), 120000)

@@ -254,8 +254,42 @@ local function diagnostics_of(bufnr, encoding)
   return out
 end
 
---- cadenza/diagnostics {uris?} → {items: [{uri, diagnostics}]}. A requested file that is not
---- loaded is loaded, and its language servers get a bounded moment to publish.
+--- Ask the buffer's pull-diagnostics servers (textDocument/diagnostic) for fresh diagnostics;
+--- Neovim's own handler stores the answer in vim.diagnostic. True when one answered.
+local function pull(bufnr, uri)
+  local pulled = false
+  for _, client in ipairs(others(bufnr, "textDocument/diagnostic", false)) do
+    await(function(done)
+      local params = { textDocument = { uri = uri } }
+      local function on_answer(err, result, ctx)
+        pcall(vim.lsp.handlers["textDocument/diagnostic"], err, result, ctx)
+        pulled = pulled or err == nil
+        done()
+      end
+      local ok = compat.request(client, "textDocument/diagnostic", params, on_answer, bufnr)
+      if not ok then
+        done()
+      end
+    end, M.timeout_ms)
+  end
+  return pulled
+end
+
+--- Wait (bounded) for a push server to publish diagnostics of a buffer just loaded.
+local function published(bufnr)
+  await(function(done)
+    api.nvim_create_autocmd("DiagnosticChanged", {
+      buffer = bufnr,
+      once = true,
+      callback = function()
+        done()
+      end,
+    })
+  end, M.timeout_ms)
+end
+
+--- cadenza/diagnostics {uris?} → {items: [{uri, diagnostics}]}. A requested file is loaded when
+--- needed; servers that offer pull diagnostics are asked, others get a bounded moment to push.
 function M.diagnostics(_, params, ctx)
   local encoding = cadenza_of(ctx).offset_encoding
   local items = {}
@@ -274,16 +308,9 @@ function M.diagnostics(_, params, ctx)
   end
   for _, uri in ipairs(uris) do
     local bufnr, fresh = buffer_of(uri)
-    if fresh and #others(bufnr, nil, true) > 0 then
-      await(function(done)
-        api.nvim_create_autocmd("DiagnosticChanged", {
-          buffer = bufnr,
-          once = true,
-          callback = function()
-            done()
-          end,
-        })
-      end, M.timeout_ms)
+    local attached = #others(bufnr, nil, fresh) > 0
+    if attached and not pull(bufnr, uri) and fresh then
+      published(bufnr)
     end
     items[#items + 1] = { uri = uri, diagnostics = diagnostics_of(bufnr, encoding) }
   end
