@@ -4,7 +4,8 @@
  * `experimental.cadenza.codeIntelligence` (protocol.ts), so the server asks:
  *
  * - `cadenza/diagnostics {uris?}` → `vscode.languages.getDiagnostics` (a requested file that is in
- *   no tab is shown in a preview tab until its diagnostics settle, then closed again);
+ *   no tab is shown in a preview tab until its diagnostics settle, then closed again; one whose
+ *   text changed after its latest diagnostics, e.g. an edit just applied, waits for new ones);
  * - `cadenza/references {textDocument, position}` → `vscode.executeReferenceProvider`;
  * - `cadenza/definition` → `vscode.executeDefinitionProvider`;
  * - `cadenza/rename {…, newName}` → `vscode.executeDocumentRenameProvider`, whose edit goes back
@@ -107,6 +108,20 @@ export function installIntel(client: LanguageClient): vscode.Disposable[] {
     return [uri, new vscode.Position(params.position.line, params.position.character)];
   }
 
+  // When each document last changed and when its diagnostics last did: diagnostics older than
+  // the text (an edit just applied) are waited for, bounded, so an edit's check sees its errors.
+  const changed = new Map<string, number>();
+  const reported = new Map<string, number>();
+  const tracking = [
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      if (e.contentChanges.length > 0) changed.set(e.document.uri.toString(), Date.now());
+    }),
+    vscode.languages.onDidChangeDiagnostics((e) => {
+      for (const uri of e.uris) reported.set(uri.toString(), Date.now());
+    }),
+  ];
+  const stale = (uri: vscode.Uri) => (changed.get(uri.toString()) ?? 0) > (reported.get(uri.toString()) ?? 0);
+
   async function diagnostics(params: { uris?: string[] } | null) {
     const uris = params?.uris;
     let pairs: [vscode.Uri, vscode.Diagnostic[]][];
@@ -117,6 +132,7 @@ export function installIntel(client: LanguageClient): vscode.Disposable[] {
       for (const raw of uris) {
         const uri = p2c.asUri(raw);
         if (!tabOf(uri)) await inTemporaryTab(uri);
+        else if (stale(uri)) await diagnosticsSettled(uri, SETTLE_MS);
         pairs.push([uri, vscode.languages.getDiagnostics(uri)]);
       }
     }
@@ -179,6 +195,7 @@ export function installIntel(client: LanguageClient): vscode.Disposable[] {
   }
 
   return [
+    ...tracking,
     client.onRequest(DIAGNOSTICS, answer(diagnostics)),
     client.onRequest(REFERENCES, answer((p: SymbolParams) => locations("vscode.executeReferenceProvider", p))),
     client.onRequest(DEFINITION, answer((p: SymbolParams) => locations("vscode.executeDefinitionProvider", p))),
