@@ -72,26 +72,52 @@ local function buffer_of(uri)
   return bufnr, fresh
 end
 
+--- How long a buffer just loaded may take to get a language client attached (ms): a file type
+--- without a configured server must not stall the agent's edits.
+M.attach_ms = 2000
+
+--- Yield for `ms`.
+local function sleep(ms)
+  await(function(done)
+    vim.defer_fn(done, ms)
+  end, ms + 1000)
+end
+
 --- Language clients of `bufnr` other than Cadenza's that support `method` (nil: any). For a
---- buffer just loaded (`fresh`), wait (bounded) for one to attach and initialize.
+--- buffer just loaded (`fresh`), wait (bounded by `attach_ms`) for one to attach, then (by
+--- `timeout_ms`) for it to finish initializing.
 local function others(bufnr, method, fresh)
-  local function find()
+  local function find(wanted)
     local out = {}
-    for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr, method = method })) do
+    for _, client in ipairs(vim.lsp.get_clients({ bufnr = bufnr, method = wanted })) do
       if client.name ~= config.name then
         out[#out + 1] = client
       end
     end
     return out
   end
-  local found = find()
+  if not fresh then
+    return find(method)
+  end
   local waited = 0
-  while fresh and #found == 0 and waited < M.timeout_ms do
-    await(function(done)
-      vim.defer_fn(done, 100)
-    end, 1000)
+  while #find(nil) == 0 and waited < M.attach_ms do
+    sleep(100)
     waited = waited + 100
-    found = find()
+  end
+  local function ready(clients)
+    for _, client in ipairs(clients) do
+      if not client.initialized then
+        return false
+      end
+    end
+    return true
+  end
+  waited = 0
+  local found = find(method)
+  while (#found == 0 or not ready(found)) and #find(nil) > 0 and waited < M.timeout_ms do
+    sleep(100)
+    waited = waited + 100
+    found = find(method)
   end
   return found
 end
