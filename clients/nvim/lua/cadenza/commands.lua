@@ -11,8 +11,9 @@ local function short(id)
   return tostring(id):sub(1, 8)
 end
 
+-- The server's reason in plain words (no protocol prefix, no error code).
 local function error_text(err)
-  return ("%s (%s)"):format(tostring(err.message), tostring(err.code))
+  return require("cadenza.errors").text(err)
 end
 
 --- The message shown when the server lacks a command.
@@ -21,11 +22,8 @@ end
 ---@param err table the JSON-RPC error
 ---@return string
 function M.unsupported_message(what, command, err)
-  return ("this server does not support %s yet (%s: it answered %s)"):format(
-    what,
-    command,
-    error_text(err)
-  )
+  require("cadenza.log").add("WARN", ("%s: %s (%s)"):format(command, tostring(err.message), tostring(err.code)))
+  return ("this Cadenza server is too old for %s: update it (pip install -U cadenza)"):format(what)
 end
 
 --- The task with the selected lines as context: the file (relative to the root) and the
@@ -56,7 +54,13 @@ function M.task_with_context(task, bufnr, line1, line2, root)
   return table.concat(parts, "\n")
 end
 
-local function start_session(task, bufnr, range)
+--- Start a session on the buffer's root; `on_started(session, client)` once the server
+--- answered.
+---@param task string
+---@param bufnr integer
+---@param range? integer[] {line1, line2}: the selected lines go into the task
+---@param on_started? fun(session: cadenza.Session, client: table)
+function M.start(task, bufnr, range, on_started)
   local client_mod = require("cadenza.client")
   local config = require("cadenza.config")
   client_mod.with_client(bufnr, function(client, root)
@@ -72,7 +76,7 @@ local function start_session(task, bufnr, range)
     argument.workflow = config.options.workflow
     client_mod.execute(client, "cadenza.startSession", argument, function(err, result)
       if err or type(result) ~= "table" or not result.sessionId then
-        notify("could not start the session: " .. (err and error_text(err) or "no sessionId"), vim.log.levels.ERROR)
+        notify("could not start the session: " .. (err and error_text(err) or "the server gave no session"), vim.log.levels.ERROR)
         return
       end
       local session = require("cadenza.session").add(result.sessionId, {
@@ -87,6 +91,9 @@ local function start_session(task, bufnr, range)
       if config.options.panel.auto_open then
         panel.open(false)
       end
+      if on_started then
+        on_started(session, client)
+      end
     end)
   end)
 end
@@ -100,12 +107,12 @@ function M.run(task, opts)
   local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
   local range = (opts.range or 0) > 0 and { opts.line1, opts.line2 } or nil
   if task and vim.trim(task) ~= "" then
-    start_session(task, bufnr, range)
+    M.start(task, bufnr, range)
     return
   end
   vim.ui.input({ prompt = "Cadenza task: " }, function(input)
     if input and vim.trim(input) ~= "" then
-      start_session(input, bufnr, range)
+      M.start(input, bufnr, range)
     end
   end)
 end
@@ -423,7 +430,7 @@ function M.reply(text, session_id)
         if type(result) == "table" and result.resumed then
           notify(("session %s resumed"):format(short(session.id)))
         else
-          notify(("session %s: %s"):format(short(session.id), vim.inspect(result)), vim.log.levels.WARN)
+          notify(("session %s did not resume"):format(short(session.id)), vim.log.levels.WARN)
         end
       end)
     end)
@@ -466,6 +473,34 @@ function M.create()
   define("CadenzaSessions", function()
     M.sessions()
   end, { nargs = 0, desc = "Cadenza: list the server's sessions" })
+  define("CadenzaChat", function(o)
+    require("cadenza.chat").open({ new = o.bang })
+    if o.args ~= "" then
+      require("cadenza.chat").send(o.args)
+    end
+  end, { nargs = "*", bang = true, desc = "Cadenza: chat with the agent (! starts a new conversation)" })
+  define("CadenzaModel", function(o)
+    require("cadenza.models").run(o.args)
+  end, { nargs = "?", desc = "Cadenza: choose the model of the next turn and of new sessions" })
+  define("CadenzaReview", function(o)
+    local review = require("cadenza.review")
+    if o.args == "keep" or o.args == "undo" then
+      review.act(o.args, {})
+    elseif o.args == "" then
+      local session = require("cadenza.chat").session() or require("cadenza.session").latest()
+      if session then
+        review.show(session)
+      end
+    else
+      notify("use :CadenzaReview, :CadenzaReview keep or :CadenzaReview undo", vim.log.levels.WARN)
+    end
+  end, {
+    nargs = "?",
+    complete = function()
+      return { "keep", "undo" }
+    end,
+    desc = "Cadenza: show the last turn's changes, or keep or undo all of them",
+  })
   define("CadenzaLog", function(o)
     require("cadenza.log").open(o.bang)
   end, { nargs = 0, bang = true, desc = "Cadenza: show the log (! the LSP log with the server's stderr)" })

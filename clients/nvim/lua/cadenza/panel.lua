@@ -239,6 +239,12 @@ end
 function M.resume(session, update)
   M.header(session)
   local reply = type(update.reply) == "string" and update.reply or ""
+  if update.after ~= "waiting_human" and update.after ~= "needs_user_input" then
+    -- A follow-up after an ended turn (cadenza.promptSession): the person's message.
+    append({ "" })
+    M.user_text(session, reply)
+    return
+  end
   local line
   if update.after == "waiting_human" then
     line = "  ↻ resumed: done in the browser" .. (reply ~= "" and (" — " .. reply) or "")

@@ -166,6 +166,9 @@ local function run_ended(session, update)
   else
     left_waiting(session.id)
     log.add("INFO", ("session %s ended: %s"):format(session.id, tostring(update.stopReason)))
+    if next(session.edited) and require("cadenza.config").options.review.auto then
+      require("cadenza.review").turn_ended(session)
+    end
     event("CadenzaSessionEnd", data)
   end
 end
@@ -177,6 +180,9 @@ local function resumed(session, update)
   session.stop_reason, session.message = nil, nil
   session.question, session.why_no_default, session.url = nil, nil, nil
   panel.resume(session, update)
+  if package.loaded["cadenza.review"] and not session.replaying then
+    require("cadenza.review").turn_started(session)
+  end
   left_waiting(session.id)
   if not session.replaying then
     log.add("INFO", ("session %s resumed after %s"):format(session.id, tostring(update.after)))

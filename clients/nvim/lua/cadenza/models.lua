@@ -1,0 +1,116 @@
+-- :CadenzaModel: choose the model of the chat's next turn (cadenza.configureSession) and of
+-- new sessions (the `model` option), from the server's list (cadenza.listModels).
+local M = {}
+
+local function notify(message, level)
+  vim.notify("Cadenza: " .. message, level or vim.log.levels.INFO, { title = "Cadenza" })
+end
+
+--- One line of the picker: "Label  provider/model  (current)", with a local model's state.
+---@param item table {id, label?, local?, pulled?}
+---@param current string?
+---@return string
+function M.describe(item, current)
+  local label = type(item.label) == "string" and item.label ~= "" and item.label ~= item.id and item.label
+  local text = label and ("%s  %s"):format(label, item.id) or tostring(item.id)
+  if item["local"] == true and item.pulled == false then
+    text = text .. "  (local, not downloaded yet)"
+  elseif item["local"] == true then
+    text = text .. "  (local)"
+  end
+  if item.id == current then
+    text = text .. "  ← current"
+  end
+  return text
+end
+
+local function pull(client, model, after)
+  notify(("downloading %s…"):format(model))
+  require("cadenza.client").execute(client, "cadenza.pullModel", { model = model }, function(err)
+    if err then
+      notify(("could not download %s: %s"):format(model, require("cadenza.errors").text(err)), vim.log.levels.ERROR)
+      return
+    end
+    notify(("%s is downloaded"):format(model))
+    after()
+  end)
+end
+
+--- Use `model` from the next turn of the chat's conversation on, and for new sessions.
+---@param model string "PROVIDER/MODEL"
+---@param client table?
+function M.choose(model, client)
+  local config = require("cadenza.config")
+  local session = require("cadenza.chat").session() or require("cadenza.session").latest()
+  config.options.model = model
+  if not session or not client then
+    notify(("new sessions use %s"):format(model))
+    return
+  end
+  local argument = { sessionId = session.id, model = model }
+  require("cadenza.client").execute(client, "cadenza.configureSession", argument, function(err, result)
+    if err then
+      notify(("could not switch to %s: %s"):format(model, require("cadenza.errors").text(err)), vim.log.levels.ERROR)
+      return
+    end
+    session.model = type(result) == "table" and result.model or model
+    local when = session.state == "running" and "from the next turn on" or "for the next message"
+    notify(("%s %s"):format(session.model, when))
+  end)
+end
+
+local function pick(client, result)
+  local items = type(result.models) == "table" and result.models or {}
+  local current = type(result.current) == "table" and result.current.model or nil
+  if #items == 0 then
+    notify("the server offers no models", vim.log.levels.WARN)
+    return
+  end
+  vim.ui.select(items, {
+    prompt = "Cadenza model",
+    kind = "cadenza.model",
+    format_item = function(item)
+      return M.describe(item, current)
+    end,
+  }, function(chosen)
+    if not chosen then
+      return
+    end
+    if chosen["local"] == true and chosen.pulled == false then
+      pull(client, chosen.id, function()
+        M.choose(chosen.id, client)
+      end)
+    else
+      M.choose(chosen.id, client)
+    end
+  end)
+end
+
+--- :CadenzaModel [model]: with a name, use it; else pick one from the server's list.
+---@param model? string
+function M.run(model)
+  local client_mod = require("cadenza.client")
+  local session = require("cadenza.chat").session() or require("cadenza.session").latest()
+  local root = session and session.root or client_mod.root_for(0)
+  client_mod.with_root(root, function(client)
+    if model and vim.trim(model) ~= "" then
+      M.choose(vim.trim(model), client)
+      return
+    end
+    client_mod.execute(client, "cadenza.listModels", vim.empty_dict(), function(err, result)
+      if err and client_mod.is_unsupported(client, "cadenza.listModels", err) then
+        vim.ui.input({ prompt = "Model (provider/model, e.g. openai/gpt-4.1): " }, function(input)
+          if input and vim.trim(input) ~= "" then
+            M.choose(vim.trim(input), client)
+          end
+        end)
+      elseif err then
+        notify("could not list the models: " .. require("cadenza.errors").text(err), vim.log.levels.ERROR)
+      elseif type(result) == "table" then
+        pick(client, result)
+      end
+    end)
+  end)
+end
+
+return M

@@ -1,0 +1,76 @@
+"""The conversation in Neovim (:CadenzaChat, :CadenzaModel, the review of a turn's changes) in
+real headless Neovim against the real ``cadenza serve`` and the scripted model server.
+
+Each test scripts the fake OpenAI model, runs one Lua scenario from ``scenarios/`` (it asserts
+what Neovim shows), then asserts what the model was sent and what is on disk.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.nvim.harness import Outcome, run_scenario
+from tests.support.fake_openai import FakeOpenAI, Reply, call, text
+
+APP = "def greet():\n    return 'hi'\n"
+
+
+def passed(outcome: Outcome) -> None:
+    assert outcome.ok, outcome.report()
+
+
+def messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    found = request["messages"]
+    assert isinstance(found, list)
+    return found
+
+
+def user_texts(request: dict[str, Any]) -> list[str]:
+    return [str(m["content"]) for m in messages(request) if m["role"] == "user"]
+
+
+def assistant_texts(request: dict[str, Any]) -> list[str]:
+    return [str(m.get("content") or "") for m in messages(request) if m["role"] == "assistant"]
+
+
+def edit(old: str, new: str, call_id: str) -> Reply:
+    return call("edit_file", {"path": "app.py", "old_string": old, "new_string": new}, call_id)
+
+
+def test_three_turn_chat_with_a_file_mention(
+    fake: FakeOpenAI, workspace: Path, env: dict[str, str]
+) -> None:
+    (workspace / "app.py").write_text(APP)
+    fake.script(
+        text("Nice to meet you, Ada."),
+        text("It returns 'hi', and you are Ada."),
+        text("You are welcome."),
+    )
+    passed(run_scenario("chat", workspace=workspace, env=env))
+
+    assert len(fake.requests) == 3
+    first, second, third = fake.requests
+    assert user_texts(first) == ["My name is Ada.\nPlease remember it."]
+    # Turn 2 reaches the model with turn 1 before it (the model can answer "my name").
+    assert user_texts(second)[0] == "My name is Ada.\nPlease remember it."
+    assert "Nice to meet you, Ada." in assistant_texts(second)
+    follow_up = user_texts(second)[-1]
+    assert follow_up.startswith("What does @app.py return, and what is my name?")
+    # The @mention went as context.files: the file's text is in the message.
+    assert "File app.py" in follow_up
+    assert "return 'hi'" in follow_up
+    # Turn 3 carries both earlier turns.
+    assert user_texts(third)[-1] == "Thanks!"
+    assert {"Nice to meet you, Ada.", "It returns 'hi', and you are Ada."} <= set(
+        assistant_texts(third)
+    )
+
+
+def test_model_switch_between_turns(fake: FakeOpenAI, workspace: Path, env: dict[str, str]) -> None:
+    fake.script(text("Hello!"), text("Hello again, from the other model."))
+    env = {**env, "CADENZA_TEST_OTHER_MODEL": "openai/other"}
+    passed(run_scenario("model_switch", workspace=workspace, env=env))
+    assert [r["model"] for r in fake.requests] == ["test", "other"]
+    # The same conversation: turn 2 carries turn 1.
+    assert user_texts(fake.requests[1]) == ["Say hello", "And again"]
