@@ -38,6 +38,12 @@ def edit(old: str, new: str, call_id: str) -> Reply:
     return call("edit_file", {"path": "app.py", "old_string": old, "new_string": new}, call_id)
 
 
+def test_unit_mentions_review_and_wording(workspace: Path, env: dict[str, str]) -> None:
+    """Lua unit tests, no server: mention parsing and completion, drawing a review and its
+    keys, error wording, the model picker's lines, the review options' validation."""
+    passed(run_scenario("unit_chat", workspace=workspace, env=env))
+
+
 def test_three_turn_chat_with_a_file_mention(
     fake: FakeOpenAI, workspace: Path, env: dict[str, str]
 ) -> None:

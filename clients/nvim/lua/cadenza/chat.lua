@@ -13,6 +13,7 @@ local state = {
   commands = {}, ---@type table[] cadenza.listCommands' commands, for "/" completion
   history = {}, ---@type string[] sent messages, oldest first
   history_pos = nil, ---@type integer?
+  starting = nil, ---@type boolean? the first message's startSession is under way
 }
 
 local function notify(message, level)
@@ -164,9 +165,15 @@ local function first_turn(text, files)
     text = ("%s\n\nFiles I mention: %s"):format(text, table.concat(files, ", "))
   end
   local origin = state.origin and api.nvim_buf_is_valid(state.origin) and state.origin or api.nvim_get_current_buf()
+  state.starting = true
   require("cadenza.commands").start(text, origin, nil, function(session)
-    state.session_id = session.id
+    state.starting = nil
+    state.session_id = session and session.id or nil
   end)
+  -- A failed start leaves no session: after a bounded wait the next message may start one.
+  vim.defer_fn(function()
+    state.starting = nil
+  end, 30000)
 end
 
 local function follow_up(session, text, uris)
@@ -198,7 +205,7 @@ function M.send(text)
     return false
   end
   local session = M.session()
-  if session and session.state == "running" then
+  if state.starting or (session and session.state == "running") then
     notify("the agent is still on your last message: wait for it, or :CadenzaCancel stops it", vim.log.levels.WARN)
     return false
   end

@@ -55,11 +55,11 @@ function M.task_with_context(task, bufnr, line1, line2, root)
 end
 
 --- Start a session on the buffer's root; `on_started(session, client)` once the server
---- answered.
+--- answered (`session` nil: it refused, and the person was told why).
 ---@param task string
 ---@param bufnr integer
 ---@param range? integer[] {line1, line2}: the selected lines go into the task
----@param on_started? fun(session: cadenza.Session, client: table)
+---@param on_started? fun(session: cadenza.Session?, client: table)
 function M.start(task, bufnr, range, on_started)
   local client_mod = require("cadenza.client")
   local config = require("cadenza.config")
@@ -77,6 +77,9 @@ function M.start(task, bufnr, range, on_started)
     client_mod.execute(client, "cadenza.startSession", argument, function(err, result)
       if err or type(result) ~= "table" or not result.sessionId then
         notify("could not start the session: " .. (err and error_text(err) or "the server gave no session"), vim.log.levels.ERROR)
+        if on_started then
+          on_started(nil, client)
+        end
         return
       end
       local session = require("cadenza.session").add(result.sessionId, {
