@@ -80,3 +80,27 @@ def test_model_switch_between_turns(fake: FakeOpenAI, workspace: Path, env: dict
     assert [r["model"] for r in fake.requests] == ["test", "other"]
     # The same conversation: turn 2 carries turn 1.
     assert user_texts(fake.requests[1]) == ["Say hello", "And again"]
+
+
+CONSTANTS = "a = 1\n" + "".join(f"m{i} = {i}\n" for i in range(2, 9)) + "z = 9\n"
+
+
+def test_review_keep_one_hunk_undo_the_other_by_keymap(
+    fake: FakeOpenAI, workspace: Path, env: dict[str, str]
+) -> None:
+    (workspace / "app.py").write_text(CONSTANTS)
+    fake.script(
+        edit("a = 1", "FIRST = 10", "c1"),
+        edit("z = 9", "LAST = 90", "c2"),
+        text("Renamed both."),
+        text("Nothing else."),
+    )
+    passed(run_scenario("review", workspace=workspace, env=env))
+    assert len(fake.requests) == 4
+    # The next turn tells the model which of its changes the person undid (and not the kept one).
+    told = user_texts(fake.requests[3])[-1]
+    note, _, person = told.partition("Anything else?")
+    assert note.startswith("The person undid these changes you made in the previous turn"), told
+    assert "z = 9" in note and "LAST = 90" in note, told
+    assert "FIRST = 10" not in note, told  # the kept change is not said to be undone
+    assert (workspace / "app.py").read_text() == CONSTANTS  # the buffer is not written

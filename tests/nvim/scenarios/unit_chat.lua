@@ -57,6 +57,8 @@ local function review_draws_and_maps()
         { id = "h1", range = range(1, 0, 2, 0), oldText = "two\n", newText = "TWO\n", state = "pending" },
         { id = "h2", range = range(3, 0, 3, 0), oldText = "gone\n", newText = "", state = "pending" },
         { id = "h3", range = range(0, 0, 1, 0), oldText = "", newText = "one\n", state = "kept" },
+        -- The person changed the file at this one since: no range, nothing to draw or undo.
+        { id = "h4", oldText = "x\n", newText = "y\n", state = "pending" },
       },
     },
   }
@@ -78,6 +80,10 @@ local function review_draws_and_maps()
   T.eq(virt, { "- gone", "- two" }, "old lines of pending hunks only")
   T.eq(lines, { 1 }, "the new line highlighted")
   T.eq(vim.fn.maparg("<LocalLeader>k", "n", false, true).buffer, 1, "the keep key is buffer-local")
+  T.eq(review.key_name("<LocalLeader>k"), "\\k", "the key as the person types it")
+  vim.g.maplocalleader = ","
+  T.eq(review.key_name("<localleader>U"), ",U", "with their maplocalleader")
+  vim.g.maplocalleader = nil
   review.render({})
   T.eq(#api.nvim_buf_get_extmarks(buf, ns, 0, -1, {}), 0, "an empty review draws nothing")
   T.eq(vim.fn.maparg("<LocalLeader>k", "n", false, true).buffer, nil, "and unmaps the keys")

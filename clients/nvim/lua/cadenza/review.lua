@@ -62,18 +62,47 @@ local function split_text(text)
   return lines
 end
 
+--- A file's hunks still to review. A hunk without `range` (the person changed the file at it
+--- since) can no longer be undone, so it is not offered.
 local function pending(file)
   local out = {}
   for _, hunk in ipairs(file.hunks or {}) do
-    if hunk.state == "pending" then
+    if hunk.state == "pending" and type(hunk.range) == "table" then
       out[#out + 1] = hunk
     end
   end
   return out
 end
 
+--- A key as the person types it: <LocalLeader> and <Leader> replaced by theirs.
+---@param lhs string|false
+---@return string|false
+function M.key_name(lhs)
+  if not lhs then
+    return false
+  end
+  local function leader(value)
+    value = type(value) == "string" and value ~= "" and value or "\\"
+    return value == " " and "<Space>" or value
+  end
+  local named = lhs:gsub("<[Ll]ocal[Ll]eader>", function()
+    return leader(vim.g.maplocalleader)
+  end)
+  return (named:gsub("<[Ll]eader>", function()
+    return leader(vim.g.mapleader)
+  end))
+end
+
+local function keys_named()
+  local out = {}
+  for name, lhs in pairs(require("cadenza.config").options.review.keys) do
+    out[name] = M.key_name(lhs)
+  end
+  return out
+end
+
 local function key_hint()
-  local keys = require("cadenza.config").options.review.keys
+  local keys = keys_named()
   local parts = {}
   if keys.keep then
     parts[#parts + 1] = keys.keep .. " keep"
@@ -252,7 +281,7 @@ function M.turn_ended(session)
     for _, item in ipairs(summary) do
       names[#names + 1] = ("%s (%d)"):format(vim.fn.fnamemodify(item.path, ":."), item.count)
     end
-    local keys = require("cadenza.config").options.review.keys
+    local keys = keys_named()
     require("cadenza.panel").note(
       session,
       ("changes to review: %s — in the file, %s keeps and %s undoes the change under the cursor (:h cadenza-review)"):format(
@@ -276,11 +305,9 @@ function M.act(action, target)
   local argument = vim.tbl_extend("force", { sessionId = state.session_id, action = action }, target)
   require("cadenza.client").execute(c, "cadenza.reviewChanges", argument, function(err, result)
     if err then
-      local why = require("cadenza.errors").text(err)
-      if err.code == -32803 and action == "undo" then
-        why = "the file changed there since the agent's edit, so nothing was undone (" .. why .. ")"
-      end
-      notify(("could not %s: %s"):format(action, why), vim.log.levels.ERROR)
+      -- The server's refusal is a sentence already ("cannot undo: app.py changed at that
+      -- change since the turn; nothing was undone").
+      notify(require("cadenza.errors").text(err), vim.log.levels.ERROR)
       return
     end
     accept(result)
