@@ -99,7 +99,8 @@ def test_review_keep_one_hunk_undo_the_other_by_keymap(
     assert len(fake.requests) == 4
     # The next turn tells the model which of its changes the person undid (and not the kept one).
     told = user_texts(fake.requests[3])[-1]
-    note, _, person = told.partition("Anything else?")
+    note, said, _ = told.partition("Anything else?")
+    assert said, told
     assert note.startswith("The person undid these changes you made in the previous turn"), told
     assert "z = 9" in note and "LAST = 90" in note, told
     assert "FIRST = 10" not in note, told  # the kept change is not said to be undone
