@@ -36,6 +36,43 @@ local function pull(client, model, after)
   end)
 end
 
+--- A session ended with a fix the server offers (`fix: {title, command, arguments}`, e.g.
+--- "Pull model" → cadenza.pullModel): ask whether to run it.
+---@param session cadenza.Session
+---@param fix table
+---@param message string? the end's message
+function M.offer_fix(session, fix, message)
+  if type(fix.title) ~= "string" or type(fix.command) ~= "string" then
+    return
+  end
+  local client = vim.lsp.get_client_by_id(session.client_id)
+  if not client then
+    return
+  end
+  local argument = type(fix.arguments) == "table" and fix.arguments[1] or vim.empty_dict()
+  vim.schedule(function()
+    vim.ui.select({ fix.title, "Not now" }, {
+      prompt = type(message) == "string" and message ~= "" and message or fix.title,
+      kind = "cadenza.fix",
+    }, function(choice)
+      if choice ~= fix.title then
+        return
+      end
+      if fix.command == "cadenza.pullModel" and type(argument.model) == "string" then
+        pull(client, argument.model, function()
+          notify("send your message again to use it")
+        end)
+        return
+      end
+      require("cadenza.client").execute(client, fix.command, argument, function(err)
+        if err then
+          notify(("%s failed: %s"):format(fix.title, require("cadenza.errors").text(err)), vim.log.levels.ERROR)
+        end
+      end)
+    end)
+  end)
+end
+
 --- Use `model` from the next turn of the chat's conversation on, and for new sessions.
 ---@param model string "PROVIDER/MODEL"
 ---@param client table?

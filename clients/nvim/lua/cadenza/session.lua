@@ -166,6 +166,9 @@ local function run_ended(session, update)
   else
     left_waiting(session.id)
     log.add("INFO", ("session %s ended: %s"):format(session.id, tostring(update.stopReason)))
+    if type(update.fix) == "table" then
+      require("cadenza.models").offer_fix(session, update.fix, update.message)
+    end
     if next(session.edited) and require("cadenza.config").options.review.auto then
       require("cadenza.review").turn_ended(session)
     end
