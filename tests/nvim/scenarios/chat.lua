@@ -79,7 +79,7 @@ T.run(function()
   wait_turn(3)
 
   local text = table.concat(panel.lines(), "\n")
-  T.contains(text, "My name is Ada.", "turn 1's message")
+  T.contains(text, "> My name is Ada.\n> Please remember it.", "turn 1's whole message")
   T.contains(text, "> What does @app.py return, and what is my name?", "turn 2's message")
   T.contains(text, "> Thanks!", "turn 3's message")
   for _, answer in ipairs({ "Nice to meet you, Ada.", "It returns 'hi', and you are Ada.", "You are welcome." }) do

@@ -169,6 +169,10 @@ local function first_turn(text, files)
   require("cadenza.commands").start(text, origin, nil, function(session)
     state.starting = nil
     state.session_id = session and session.id or nil
+    if session then
+      -- The whole message, as a replay shows it (the header has its first line only).
+      require("cadenza.panel").user_text(session, text)
+    end
   end)
   -- A failed start leaves no session: after a bounded wait the next message may start one.
   vim.defer_fn(function()
