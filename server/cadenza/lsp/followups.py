@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pygls.workspace import Workspace
 
+from cadenza.host.commands import Expanded
 from cadenza.lsp.documents import OpenDocuments, buffer_path
 from cadenza.schema.commands import PromptProblem, PromptSelection, PromptSessionArgs
 from cadenza.textio import decode_bytes
@@ -25,9 +26,14 @@ MAX_CONTEXT_CHARS = 60_000
 SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 
 
-def prompt_text(workspace: Workspace, root: Path, args: PromptSessionArgs) -> str:
-    """The prompt's text, then its context's blocks (selection, files, problems), bounded."""
-    text, context = args.text, args.context
+def prompt_text(
+    workspace: Workspace, root: Path, args: PromptSessionArgs, expanded: Expanded | None = None
+) -> str:
+    """The prompt's text, then its context's blocks (selection, files, problems), bounded.
+
+    ``expanded``: the text after a leading ``/command`` was expanded (``host.commands``).
+    """
+    text, context = expanded.text if expanded else args.text, args.context
     if context is None:
         return text
     documents = OpenDocuments(workspace, root.resolve())

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag
 
 from cadenza.schema.base import OPEN, SparseWireModel, UnknownKind, WireModel
+from cadenza.schema.pickers import SessionFix
 from cadenza.types import StopReason, ToolStatus
 
 
@@ -245,8 +246,11 @@ class SessionEnd(WaitingFields, _SessionEndHead):
     """``session_end``: the session stopped; ``message``: the answer, question or error.
 
     After ``needs_user_input`` and ``waiting_human`` the session waits (its ``WaitingFields``
-    say for what): ``cadenza.replySession`` (or the answered prompt) resumes it.
+    say for what): ``cadenza.replySession`` (or the answered prompt) resumes it. ``fix``: a
+    command that fixes the error (e.g. ``cadenza.pullModel`` for a local model not pulled).
     """
+
+    fix: SessionFix | None = None
 
 
 class OtherUpdate(UnknownKind):
