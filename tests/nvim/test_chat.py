@@ -44,10 +44,16 @@ def test_unit_mentions_review_and_wording(workspace: Path, env: dict[str, str]) 
     passed(run_scenario("unit_chat", workspace=workspace, env=env))
 
 
-def test_three_turn_chat_with_a_file_mention(
+def test_three_turn_chat_with_a_file_mention_and_a_command(
     fake: FakeOpenAI, workspace: Path, env: dict[str, str]
 ) -> None:
     (workspace / "app.py").write_text(APP)
+    commands = workspace / ".cadenza" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "explain.md").write_text(
+        "---\ndescription: Explain something simply\nargument-hint: what to explain\n---\n"
+        "Explain $ARGUMENTS to a beginner, in two sentences.\n"
+    )
     fake.script(
         text("Nice to meet you, Ada."),
         text("It returns 'hi', and you are Ada."),
@@ -66,8 +72,10 @@ def test_three_turn_chat_with_a_file_mention(
     # The @mention went as context.files: the file's text is in the message.
     assert "File app.py" in follow_up
     assert "return 'hi'" in follow_up
-    # Turn 3 carries both earlier turns.
-    assert user_texts(third)[-1] == "Thanks!"
+    # Turn 3, a /command, reached the model expanded, after both earlier turns.
+    assert user_texts(third)[-1].startswith(
+        "Explain the greeting to a beginner, in two sentences."
+    ), user_texts(third)
     assert {"Nice to meet you, Ada.", "It returns 'hi', and you are Ada."} <= set(
         assistant_texts(third)
     )

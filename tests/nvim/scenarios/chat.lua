@@ -1,6 +1,7 @@
 -- :CadenzaChat: three messages in one conversation, typed in the prompt window and sent
 -- with <CR>. The second @mentions a file (completed by the prompt's omnifunc) and refers to
--- the first; the Cadenza buffer shows each message as a "> " line and each answer once.
+-- the first; the third is a workspace command completed after "/". The Cadenza buffer shows
+-- each message as a "> " line and each answer once.
 local T = require("cadenza_test")
 
 local api = vim.api
@@ -68,7 +69,19 @@ T.run(function()
   T.eq(require("cadenza.session").latest().id, session.id, "no new session for the follow-up")
 
   -- A running turn refuses another message, saying why; an ended one takes it.
-  send(input, { "Thanks!" })
+  -- "/" completes the server's commands: the workspace's prompt file among the workflows.
+  api.nvim_buf_set_lines(input, 0, -1, false, { "/ex" })
+  api.nvim_win_set_cursor(0, { 1, 3 })
+  T.eq(mentions.omnifunc(1, ""), 0, "a command completes from the line's start")
+  local commands = mentions.omnifunc(0, "/ex")
+  T.eq(#commands, 1, "one command matches /ex")
+  T.eq({ commands[1].word, commands[1].menu, commands[1].info }, { "/explain ", "what to explain", "Explain something simply" }, "the prompt file's command")
+  local names = vim.tbl_map(function(item)
+    return item.abbr
+  end, mentions.omnifunc(0, "/"))
+  T.truthy(vim.tbl_contains(names, "/plan-implement-review"), "workflows are commands too: " .. vim.inspect(names))
+
+  send(input, { "/explain the greeting" })
   T.wait(10000, function()
     return session.state == "running" or ends >= 3
   end, "turn 3 to start")
@@ -80,8 +93,9 @@ T.run(function()
 
   local text = table.concat(panel.lines(), "\n")
   T.contains(text, "> My name is Ada.\n> Please remember it.", "turn 1's whole message")
-  T.contains(text, "> What does @app.py return, and what is my name?", "turn 2's message")
-  T.contains(text, "> Thanks!", "turn 3's message")
+  T.contains(text, "> What does @app.py return, and what is my name?\n  with app.py\n", "turn 2's message as typed, and its file")
+  T.truthy(not text:find("Context from the editor", 1, true), "not the text the model got")
+  T.contains(text, "> /explain the greeting", "turn 3's message as typed")
   for _, answer in ipairs({ "Nice to meet you, Ada.", "It returns 'hi', and you are Ada.", "You are welcome." }) do
     local _, count = text:gsub(vim.pesc(answer), "")
     T.eq(count, 1, ("%q shown once"):format(answer))

@@ -8,7 +8,7 @@ local api = vim.api
 T.run(function()
   T.capture_notify()
   vim.cmd("runtime plugin/cadenza.lua")
-  T.setup()
+  T.setup({ init_options = { models = { "openai/other" } } })
   local ends = 0
   api.nvim_create_autocmd("User", {
     pattern = "CadenzaSessionEnd",
@@ -37,16 +37,15 @@ T.run(function()
     end
     error("the picker does not offer " .. target .. ": " .. vim.inspect(shown), 0)
   end
-  vim.ui.input = function(opts, on_confirm)
-    -- Only a server without cadenza.listModels asks for the name.
-    shown = { "asked: " .. opts.prompt }
-    on_confirm(target)
+  vim.ui.input = function(opts)
+    error("asked for a model name (" .. opts.prompt .. ") although the server lists its models", 0)
   end
   vim.cmd("CadenzaModel")
   T.wait(10000, function()
     return T.note(target .. " for the next message") ~= nil
   end, "the switch to be confirmed")
-  T.say("picker: %s", vim.inspect(shown))
+  T.eq({ shown[1], shown[2] }, { "test (openai) ← current", "other (openai)" }, "the picker's first lines")
+  T.contains(shown, "smollm2-135m", "pinned local models are offered")
   T.eq(session.model, target, "the session's model after the switch")
   T.eq(require("cadenza.config").options.model, target, "new sessions use it too")
 

@@ -100,10 +100,10 @@ local function wording()
   local models = require("cadenza.models")
   T.eq(
     models.describe({ id = "local/qwen", label = "Qwen 1.5B", ["local"] = true, pulled = false }, "openai/x"),
-    "Qwen 1.5B  local/qwen  (local, not downloaded yet)",
+    "Qwen 1.5B · not downloaded yet",
     "a local model not pulled"
   )
-  T.eq(models.describe({ id = "openai/x", label = "openai/x", pulled = vim.NIL }, "openai/x"), "openai/x  ← current", "the current model")
+  T.eq(models.describe({ id = "openai/x", pulled = vim.NIL }, "openai/x"), "openai/x ← current", "the current model, without a label")
   local msg = require("cadenza.commands").unsupported_message("undo", "cadenza.undoSession", { code = -32601, message = "x" })
   T.eq(msg, "this Cadenza server is too old for undo: update it (pip install -U cadenza)", "an old server")
 end

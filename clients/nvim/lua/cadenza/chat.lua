@@ -14,6 +14,7 @@ local state = {
   history = {}, ---@type string[] sent messages, oldest first
   history_pos = nil, ---@type integer?
   starting = nil, ---@type boolean? the first message's startSession is under way
+  typed = {}, ---@type table<string, {text: string, names: string[]}> follow-ups sent, by session
 }
 
 local function notify(message, level)
@@ -180,7 +181,17 @@ local function first_turn(text, files)
   end, 30000)
 end
 
-local function follow_up(session, text, uris)
+--- The message the person typed for `session_id`'s next turn, once (the server's
+--- session_resume carries the text the model got: the command expanded, the context added).
+---@param session_id string
+---@return {text: string, names: string[]}?
+function M.take_typed(session_id)
+  local typed = state.typed[session_id]
+  state.typed[session_id] = nil
+  return typed
+end
+
+local function follow_up(session, text, uris, names)
   local client_mod = require("cadenza.client")
   local argument = { sessionId = session.id, text = text }
   if #uris > 0 then
@@ -188,8 +199,10 @@ local function follow_up(session, text, uris)
   end
   client_mod.with_root(session.root or state.root, function(client)
     session.client_id = client.id
+    state.typed[session.id] = { text = text, names = names }
     client_mod.execute(client, "cadenza.promptSession", argument, function(err)
       if err then
+        state.typed[session.id] = nil
         notify("the message was not sent: " .. require("cadenza.errors").text(err), vim.log.levels.ERROR)
       end
     end)
@@ -216,7 +229,7 @@ function M.send(text)
   state.root = state.root or require("cadenza.client").root_for(api.nvim_get_current_buf())
   local uris, names = require("cadenza.mentions").resolve(text, state.root, state.origin)
   if session then
-    follow_up(session, text, uris)
+    follow_up(session, text, uris, names)
   else
     first_turn(text, names)
   end

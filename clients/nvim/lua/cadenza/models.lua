@@ -6,20 +6,18 @@ local function notify(message, level)
   vim.notify("Cadenza: " .. message, level or vim.log.levels.INFO, { title = "Cadenza" })
 end
 
---- One line of the picker: "Label  provider/model  (current)", with a local model's state.
+--- One line of the picker: the server's label (else the id), whether a local model must be
+--- downloaded first, and which is current.
 ---@param item table {id, label?, local?, pulled?}
 ---@param current string?
 ---@return string
 function M.describe(item, current)
-  local label = type(item.label) == "string" and item.label ~= "" and item.label ~= item.id and item.label
-  local text = label and ("%s  %s"):format(label, item.id) or tostring(item.id)
+  local text = type(item.label) == "string" and item.label ~= "" and item.label or tostring(item.id)
   if item["local"] == true and item.pulled == false then
-    text = text .. "  (local, not downloaded yet)"
-  elseif item["local"] == true then
-    text = text .. "  (local)"
+    text = text .. " · not downloaded yet"
   end
   if item.id == current then
-    text = text .. "  ← current"
+    text = text .. " ← current"
   end
   return text
 end
@@ -134,7 +132,11 @@ function M.run(model)
       M.choose(vim.trim(model), client)
       return
     end
-    client_mod.execute(client, "cadenza.listModels", vim.empty_dict(), function(err, result)
+    local argument = { rootUri = vim.uri_from_fname(root) }
+    if session and session.client_id == client.id then
+      argument.sessionId = session.id -- `current` is then what its next turn uses
+    end
+    client_mod.execute(client, "cadenza.listModels", argument, function(err, result)
       if err and client_mod.is_unsupported(client, "cadenza.listModels", err) then
         vim.ui.input({ prompt = "Model (provider/model, e.g. openai/gpt-4.1): " }, function(input)
           if input and vim.trim(input) ~= "" then

@@ -182,7 +182,16 @@ local function resumed(session, update)
   session.usage = nil -- a new turn
   session.stop_reason, session.message = nil, nil
   session.question, session.why_no_default, session.url = nil, nil, nil
-  panel.resume(session, update)
+  local typed = package.loaded["cadenza.chat"] and require("cadenza.chat").take_typed(session.id)
+  if typed then
+    -- Show the message as the person typed it, not as the model got it.
+    panel.resume(session, vim.tbl_extend("force", update, { reply = typed.text }))
+    if #typed.names > 0 then
+      panel.note(session, "with " .. table.concat(typed.names, ", "))
+    end
+  else
+    panel.resume(session, update)
+  end
   if package.loaded["cadenza.review"] and not session.replaying then
     require("cadenza.review").turn_started(session)
   end
