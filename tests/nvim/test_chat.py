@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.nvim.harness import Outcome, run_scenario
+from tests.nvim.harness import Outcome, isolated_env, run_scenario
 from tests.support.fake_openai import FakeOpenAI, Reply, call, text
 
 APP = "def greet():\n    return 'hi'\n"
@@ -113,3 +113,11 @@ def test_review_keep_one_hunk_undo_the_other_by_keymap(
     assert "z = 9" in note and "LAST = 90" in note, told
     assert "FIRST = 10" not in note, told  # the kept change is not said to be undone
     assert (workspace / "app.py").read_text() == CONSTANTS  # the buffer is not written
+
+
+def test_a_missing_local_model_offers_to_pull_it(workspace: Path, tmp_path: Path) -> None:
+    models = tmp_path / "no-models"
+    models.mkdir()
+    env = isolated_env(tmp_path / "home-pull", CADENZA_MODELS_DIR=str(models))
+    passed(run_scenario("pull_fix", workspace=workspace, env=env))
+    assert list(models.iterdir()) == []  # "Not now": nothing was fetched
