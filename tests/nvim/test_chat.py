@@ -121,3 +121,13 @@ def test_a_missing_local_model_offers_to_pull_it(workspace: Path, tmp_path: Path
     env = isolated_env(tmp_path / "home-pull", CADENZA_MODELS_DIR=str(models))
     passed(run_scenario("pull_fix", workspace=workspace, env=env))
     assert list(models.iterdir()) == []  # "Not now": nothing was fetched
+
+
+def test_typing_at_and_slash_opens_the_completion_menu(
+    workspace: Path, env: dict[str, str]
+) -> None:
+    (workspace / "app.py").write_text(APP)
+    commands = workspace / ".cadenza" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "explain.md").write_text("Explain $ARGUMENTS.\n")
+    passed(run_scenario("completion_popup", workspace=workspace, env=env))
