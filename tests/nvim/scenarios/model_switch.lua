@@ -49,6 +49,28 @@ T.run(function()
   T.eq(session.model, target, "the session's model after the switch")
   T.eq(require("cadenza.config").options.model, target, "new sessions use it too")
 
+  -- :CadenzaWorkflow the same way: the workflows with their descriptions, the current marked.
+  local workflows
+  vim.ui.select = function(items, opts, on_choice)
+    T.eq(opts.kind, "cadenza.workflow", "the workflow picker kind")
+    workflows = vim.tbl_map(opts.format_item, items)
+    for _, item in ipairs(items) do
+      if item.name == "plan-implement-review" then
+        on_choice(item)
+      end
+    end
+  end
+  vim.cmd("CadenzaWorkflow")
+  T.wait(10000, function()
+    return T.note("the plan-implement-review workflow for the next message") ~= nil
+  end, "the workflow switch to be confirmed")
+  T.truthy(vim.startswith(workflows[1], "default — "), "workflows come with their description: " .. workflows[1])
+  T.truthy(workflows[1]:find("← current", 1, true), "the current workflow marked")
+  vim.cmd("CadenzaWorkflow default")
+  T.wait(10000, function()
+    return T.note("the default workflow for the next message") ~= nil
+  end, "the switch back by name")
+
   require("cadenza.chat").send("And again")
   T.wait(20000, function()
     return ends >= 2

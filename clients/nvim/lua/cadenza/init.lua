@@ -55,6 +55,12 @@ function M.model(name)
   require("cadenza.models").run(name)
 end
 
+--- Choose the workflow of the next turn and of new sessions (see :h :CadenzaWorkflow).
+---@param name? string nil: pick from the server's list
+function M.workflow(name)
+  require("cadenza.models").run(name, "workflow")
+end
+
 --- Open the Cadenza buffer.
 ---@param focus? boolean
 function M.open(focus)

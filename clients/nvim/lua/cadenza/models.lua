@@ -1,5 +1,6 @@
--- :CadenzaModel: choose the model of the chat's next turn (cadenza.configureSession) and of
--- new sessions (the `model` option), from the server's list (cadenza.listModels).
+-- :CadenzaModel and :CadenzaWorkflow: choose the model or the workflow of the chat's next turn
+-- (cadenza.configureSession) and of new sessions (the `model` / `workflow` options), from the
+-- server's lists (cadenza.listModels).
 local M = {}
 
 local function notify(message, level)
@@ -121,15 +122,57 @@ local function pick(client, result)
   end)
 end
 
+--- Use `workflow` from the next turn of the chat's conversation on, and for new sessions.
+---@param workflow string
+---@param client table?
+function M.choose_workflow(workflow, client)
+  local session = require("cadenza.chat").session() or require("cadenza.session").latest()
+  require("cadenza.config").options.workflow = workflow
+  if not session or not client then
+    notify(("new sessions use the %s workflow"):format(workflow))
+    return
+  end
+  local argument = { sessionId = session.id, workflow = workflow }
+  require("cadenza.client").execute(client, "cadenza.configureSession", argument, function(err, result)
+    if err then
+      notify(("could not switch to %s: %s"):format(workflow, require("cadenza.errors").text(err)), vim.log.levels.ERROR)
+      return
+    end
+    session.workflow = type(result) == "table" and result.workflow or workflow
+    notify(("the %s workflow for the next message"):format(session.workflow))
+  end)
+end
+
+local function pick_workflow(client, result)
+  local items = type(result.workflows) == "table" and result.workflows or {}
+  local current = type(result.current) == "table" and result.current.workflow or nil
+  vim.ui.select(items, {
+    prompt = "Cadenza workflow",
+    kind = "cadenza.workflow",
+    format_item = function(item)
+      local text = tostring(item.name)
+      if type(item.description) == "string" and item.description ~= "" then
+        text = text .. " — " .. item.description
+      end
+      return item.name == current and (text .. " ← current") or text
+    end,
+  }, function(chosen)
+    if chosen then
+      M.choose_workflow(chosen.name, client)
+    end
+  end)
+end
+
 --- :CadenzaModel [model]: with a name, use it; else pick one from the server's list.
+--- (`what` = "workflow": the same for :CadenzaWorkflow.)
 ---@param model? string
-function M.run(model)
+function M.run(model, what)
   local client_mod = require("cadenza.client")
   local session = require("cadenza.chat").session() or require("cadenza.session").latest()
   local root = session and session.root or client_mod.root_for(0)
   client_mod.with_root(root, function(client)
     if model and vim.trim(model) ~= "" then
-      M.choose(vim.trim(model), client)
+      (what == "workflow" and M.choose_workflow or M.choose)(vim.trim(model), client)
       return
     end
     local argument = { rootUri = vim.uri_from_fname(root) }
@@ -137,7 +180,9 @@ function M.run(model)
       argument.sessionId = session.id -- `current` is then what its next turn uses
     end
     client_mod.execute(client, "cadenza.listModels", argument, function(err, result)
-      if err and client_mod.is_unsupported(client, "cadenza.listModels", err) then
+      if err and what == "workflow" then
+        notify("could not list the workflows: " .. require("cadenza.errors").text(err), vim.log.levels.ERROR)
+      elseif err and client_mod.is_unsupported(client, "cadenza.listModels", err) then
         vim.ui.input({ prompt = "Model (provider/model, e.g. openai/gpt-4.1): " }, function(input)
           if input and vim.trim(input) ~= "" then
             M.choose(vim.trim(input), client)
@@ -146,7 +191,7 @@ function M.run(model)
       elseif err then
         notify("could not list the models: " .. require("cadenza.errors").text(err), vim.log.levels.ERROR)
       elseif type(result) == "table" then
-        pick(client, result)
+        (what == "workflow" and pick_workflow or pick)(client, result)
       end
     end)
   end)
