@@ -202,16 +202,29 @@ class Compaction(WireModel):
     messages_summarized: int = 0
 
 
+ResumeKind = Literal["answer", "browser", "prompt"]
+
+
+def resume_kind(after: str) -> ResumeKind:
+    """What resumes a session that stopped with ``after``: an answer, the browser, a prompt."""
+    if after == "needs_user_input":
+        return "answer"
+    return "browser" if after == "waiting_human" else "prompt"
+
+
 class SessionResume(WireModel):
     """``session_resume``: a session that waited (or ended) runs again.
 
     ``after`` is the stop reason it resumes from; ``reply`` what the person gave (the answer,
-    or what they did in the browser; may be empty).
+    or what they did in the browser; may be empty); ``kind`` what that is: ``answer`` (to a
+    question), ``browser`` (done acting in the browser) or ``prompt`` (a follow-up prompt
+    after a turn that ended), so a client words it right.
     """
 
     session_update: Literal["session_resume"] = "session_resume"
     after: Annotated[StopReason, OPEN]
     reply: str = ""
+    kind: Annotated[ResumeKind, OPEN] = "prompt"
 
 
 class WaitingFields(SparseWireModel):
