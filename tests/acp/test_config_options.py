@@ -116,3 +116,23 @@ async def test_slash_commands_are_announced_and_expanded(
         agent.conn.prompt(session_id=sid, prompt=[text_block("/explain app.py")]), WAIT_S
     )
     assert user_texts(fake.requests[-1])[0] == "Explain app.py."
+
+
+async def test_usage_update_carries_the_session_cost_when_reported(
+    start: Start, fake: FakeOpenAI, workspace: Path
+) -> None:
+    from tests.support.fake_openai import Reply
+
+    agent = await start()
+    session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
+    sid = session.session_id
+    fake.script(Reply(content="one", cost=0.25))
+    await asyncio.wait_for(agent.conn.prompt(session_id=sid, prompt=[text_block("a")]), WAIT_S)
+    fake.script(Reply(content="two", cost=0.5))
+    await asyncio.wait_for(agent.conn.prompt(session_id=sid, prompt=[text_block("b")]), WAIT_S)
+    usages = [u for u in agent.peer.updates(sid) if u["sessionUpdate"] == "usage_update"]
+    assert [u["cost"] for u in usages] == [
+        {"amount": 0.25, "currency": "USD"},
+        {"amount": 0.75, "currency": "USD"},  # cumulative, as ACP says
+    ]
+    assert usages[-1]["size"] > 0

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from acp import RequestError
-from acp.schema import UsageUpdate
+from acp.schema import Cost, UsageUpdate
 
 from cadenza.acp.editor import AcpEditor
 from cadenza.acp.human import person_is_done
@@ -194,7 +194,9 @@ class AcpSession:
         if self.engine is None:
             return None
         used, size = self.engine.context_usage()
-        return UsageUpdate(session_update="usage_update", used=used, size=size)
+        spent = self.editor.cost
+        cost = Cost(amount=spent, currency=self.editor.currency) if spent is not None else None
+        return UsageUpdate(session_update="usage_update", used=used, size=size, cost=cost)
 
     async def aclose(self) -> None:
         """Close the engine's resources, the transcript and the update stream."""
