@@ -54,6 +54,12 @@ def test_three_turn_chat_with_a_file_mention_and_a_command(
         "---\ndescription: Explain something simply\nargument-hint: what to explain\n---\n"
         "Explain $ARGUMENTS to a beginner, in two sentences.\n"
     )
+    # A price table: each call's cost comes in model_reply, the statusline shows the turn's.
+    user_config = Path(env["XDG_CONFIG_HOME"]) / "cadenza"
+    user_config.mkdir(parents=True, exist_ok=True)
+    (user_config / "cadenza.toml").write_text(
+        '[providers.openai.prices."test"]\ninput = 1000.0\noutput = 2000.0\ncurrency = "USD"\n'
+    )
     fake.script(
         text("Nice to meet you, Ada."),
         text("It returns 'hi', and you are Ada."),

@@ -101,4 +101,6 @@ T.run(function()
     T.eq(count, 1, ("%q shown once"):format(answer))
   end
   T.eq(app ~= input, true, "the chat did not replace the file's buffer")
+  -- 10 prompt and 5 completion tokens at 1,000 and 2,000 per million: $0.02 for the turn.
+  T.contains(require("cadenza").statusline(), "$0.0200", "the turn's cost in the statusline")
 end)

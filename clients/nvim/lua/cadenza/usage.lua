@@ -1,6 +1,6 @@
 -- Token usage per turn (one run of a session, up to its session_end), from the server's
--- `model_reply` updates ({promptTokens?, completionTokens?}) and `usage_update` ({used, size,
--- cost?: {amount, currency}}) where sent. The prompt of the latest request is the context the model read last; completion
+-- `model_reply` updates ({promptTokens?, completionTokens?, cost?: {amount, currency}}) and
+-- `usage_update` ({used, size, cost?}) where sent. The prompt of the latest request is the context the model read last; completion
 -- tokens add up over the turn. Shown at each end in the Cadenza buffer and by
 -- require("cadenza").statusline().
 local M = {}
@@ -17,6 +17,12 @@ function M.new()
   return { requests = 0 }
 end
 
+local function valid_cost(cost)
+  if type(cost) == "table" and type(cost.amount) == "number" and cost.amount >= 0 then
+    return { amount = cost.amount, currency = type(cost.currency) == "string" and cost.currency or "" }
+  end
+end
+
 --- Add a model_reply update.
 function M.add_reply(usage, update)
   usage.requests = usage.requests + 1
@@ -26,6 +32,13 @@ function M.add_reply(usage, update)
   end
   if completion then
     usage.completion = (usage.completion or 0) + completion
+  end
+  -- Each call's cost, when the server knows it, adds up over the turn.
+  local cost = valid_cost(update.cost)
+  if cost and usage.cost and usage.cost.currency == cost.currency then
+    usage.cost.amount = usage.cost.amount + cost.amount
+  elseif cost then
+    usage.cost = cost
   end
 end
 
@@ -38,10 +51,8 @@ function M.add_update(usage, update)
   if size and size > 0 then
     usage.size = size
   end
-  local cost = update.cost
-  if type(cost) == "table" and type(cost.amount) == "number" and cost.amount >= 0 then
-    usage.cost = { amount = cost.amount, currency = type(cost.currency) == "string" and cost.currency or "" }
-  end
+  -- A running total (ACP's shape), when a server sends one.
+  usage.cost = valid_cost(update.cost) or usage.cost
 end
 
 --- {amount = 0.0123, currency = "USD"} → "$0.0123"; other currencies: "0.0123 EUR".
