@@ -23,10 +23,15 @@ async def test_server_info_commands_and_sync(connect: Connect) -> None:
     assert sorted(provider.commands) == [
         "cadenza.cancelSession",
         "cadenza.configureSession",
+        "cadenza.listChanges",
+        "cadenza.listCommands",
+        "cadenza.listModels",
         "cadenza.listSessions",
         "cadenza.loadSession",
         "cadenza.promptSession",
+        "cadenza.pullModel",
         "cadenza.replySession",
+        "cadenza.reviewChanges",
         "cadenza.startSession",
         "cadenza.undoSession",
     ]

@@ -113,6 +113,9 @@ def _reply_update(event: ModelReplied | ContractRepaired) -> wire.SessionUpdate:
                 finish_reason=event.finish_reason,
                 prompt_tokens=event.prompt_tokens,
                 completion_tokens=event.completion_tokens,
+                cost=wire.Cost(amount=event.cost, currency=event.currency or "USD")
+                if event.cost is not None
+                else None,
             )
         case ContractRepaired():
             return wire.Repair(step=event.step, reason=event.reason, recovered=event.recovered)
@@ -139,7 +142,9 @@ def _lifecycle_update(
                 messages_summarized=event.messages_summarized,
             )
         case SessionResumed():
-            return wire.SessionResume(after=event.after, reply=event.reply)
+            return wire.SessionResume(
+                after=event.after, reply=event.reply, kind=wire.resume_kind(event.after)
+            )
         case SessionFinished():
             return wire.SessionEnd(
                 stop_reason=event.stop_reason,

@@ -1,6 +1,6 @@
--- The user commands (:CadenzaRun, :CadenzaCancel, :CadenzaReply, :CadenzaUndo,
--- :CadenzaSessions, :CadenzaLog) and what they do. Modules are required when a command runs,
--- not when it is defined.
+-- The user commands (:CadenzaRun, :CadenzaCancel, :CadenzaUndo and the definitions of all the
+-- others: :CadenzaChat, :CadenzaModel, :CadenzaReview, :CadenzaReply, :CadenzaSessions,
+-- :CadenzaLog). Modules are required when a command runs, not when it is defined.
 local M = {}
 
 local function notify(message, level)
@@ -11,8 +11,9 @@ local function short(id)
   return tostring(id):sub(1, 8)
 end
 
+-- The server's reason in plain words (no protocol prefix, no error code).
 local function error_text(err)
-  return ("%s (%s)"):format(tostring(err.message), tostring(err.code))
+  return require("cadenza.errors").text(err)
 end
 
 --- The message shown when the server lacks a command.
@@ -21,11 +22,8 @@ end
 ---@param err table the JSON-RPC error
 ---@return string
 function M.unsupported_message(what, command, err)
-  return ("this server does not support %s yet (%s: it answered %s)"):format(
-    what,
-    command,
-    error_text(err)
-  )
+  require("cadenza.log").add("WARN", ("%s: %s (%s)"):format(command, tostring(err.message), tostring(err.code)))
+  return ("this Cadenza server is too old for %s: update it (pip install -U cadenza)"):format(what)
 end
 
 --- The task with the selected lines as context: the file (relative to the root) and the
@@ -56,7 +54,13 @@ function M.task_with_context(task, bufnr, line1, line2, root)
   return table.concat(parts, "\n")
 end
 
-local function start_session(task, bufnr, range)
+--- Start a session on the buffer's root; `on_started(session, client)` once the server
+--- answered (`session` nil: it refused, and the person was told why).
+---@param task string
+---@param bufnr integer
+---@param range? integer[] {line1, line2}: the selected lines go into the task
+---@param on_started? fun(session: cadenza.Session?, client: table)
+function M.start(task, bufnr, range, on_started)
   local client_mod = require("cadenza.client")
   local config = require("cadenza.config")
   client_mod.with_client(bufnr, function(client, root)
@@ -72,7 +76,10 @@ local function start_session(task, bufnr, range)
     argument.workflow = config.options.workflow
     client_mod.execute(client, "cadenza.startSession", argument, function(err, result)
       if err or type(result) ~= "table" or not result.sessionId then
-        notify("could not start the session: " .. (err and error_text(err) or "no sessionId"), vim.log.levels.ERROR)
+        notify("could not start the session: " .. (err and error_text(err) or "the server gave no session"), vim.log.levels.ERROR)
+        if on_started then
+          on_started(nil, client)
+        end
         return
       end
       local session = require("cadenza.session").add(result.sessionId, {
@@ -82,10 +89,16 @@ local function start_session(task, bufnr, range)
         model = config.model(),
       })
       require("cadenza.log").add("INFO", ("session %s started: %s"):format(session.id, task))
+      if package.loaded["cadenza.chat"] then
+        require("cadenza.chat").use(session.id) -- the chat goes on in the newest session
+      end
       local panel = require("cadenza.panel")
       panel.header(session)
       if config.options.panel.auto_open then
         panel.open(false)
+      end
+      if on_started then
+        on_started(session, client)
       end
     end)
   end)
@@ -100,19 +113,22 @@ function M.run(task, opts)
   local bufnr = opts.bufnr or vim.api.nvim_get_current_buf()
   local range = (opts.range or 0) > 0 and { opts.line1, opts.line2 } or nil
   if task and vim.trim(task) ~= "" then
-    start_session(task, bufnr, range)
+    M.start(task, bufnr, range)
     return
   end
   vim.ui.input({ prompt = "Cadenza task: " }, function(input)
     if input and vim.trim(input) ~= "" then
-      start_session(input, bufnr, range)
+      M.start(input, bufnr, range)
     end
   end)
 end
 
 local ACTIVE = { running = true, waiting = true }
 
-local function find_session(id)
+--- The session of this Neovim whose id is `id` or starts with it.
+---@param id string
+---@return cadenza.Session?
+function M.find_session(id)
   for _, session in ipairs(require("cadenza.session").list()) do
     if session.id == id or session.id:sub(1, #id) == id then
       return session
@@ -123,7 +139,7 @@ end
 --- The session `id` (a prefix will do), else the newest one (`active`: running or waiting).
 local function session_or_latest(id, active)
   if id and id ~= "" then
-    local session = find_session(id)
+    local session = M.find_session(id)
     if session then
       return session
     end
@@ -136,7 +152,10 @@ local function session_or_latest(id, active)
   return session
 end
 
-local function client_of(session)
+--- The session's client while its server runs.
+---@param session cadenza.Session
+---@return table?
+function M.client_of(session)
   local client = vim.lsp.get_client_by_id(session.client_id)
   if not client or require("cadenza.compat").is_stopped(client) then
     return nil
@@ -154,7 +173,7 @@ local function session_with_client(id, active)
     notify(why, vim.log.levels.WARN)
     return nil, nil
   end
-  local client = client_of(session)
+  local client = M.client_of(session)
   if not client then
     notify("the server of session " .. short(session.id) .. " is not running", vim.log.levels.WARN)
     return session, nil
@@ -207,227 +226,16 @@ function M.undo(id)
   end)
 end
 
-local function describe_info(item)
-  local text = ("%s  %-16s %s"):format(short(item.sessionId), tostring(item.state or ""), (tostring(item.task or ""):gsub("\n.*", " …")))
-  if type(item.question) == "string" and item.question ~= "" then
-    text = text .. " — " .. item.question
-  end
-  return text
-end
-
---- Record a session the server listed (cadenza.listSessions' shape) with its client.
-local function remember(client, item)
-  local session_mod = require("cadenza.session")
-  local fields = {
-    client_id = client.id,
-    task = item.task,
-    root = type(item.root) == "string" and item.root ~= "" and item.root or client.root_dir,
-    model = item.model,
-  }
-  if not session_mod.get(item.sessionId) and session_mod.WAITING[item.state] then
-    fields.state = "waiting"
-    fields.stop_reason = item.state
-    fields.question = item.question
-  end
-  return session_mod.add(item.sessionId, fields)
-end
-
-local function load_session(client, chosen)
-  local client_mod = require("cadenza.client")
-  local session_mod = require("cadenza.session")
-  local panel = require("cadenza.panel")
-  local command = "cadenza.loadSession"
-  local session = remember(client, chosen)
-  session.replaying = true
-  session.usage = nil -- the replay counts its turns again
-  panel.header(session, true)
-  panel.open(false)
-  client_mod.execute(client, command, { sessionId = chosen.sessionId }, function(err, result)
-    session.replaying = nil
-    if err then
-      if client_mod.is_unsupported(client, command, err) then
-        notify(M.unsupported_message("loading sessions", command, err), vim.log.levels.WARN)
-      else
-        notify("loading the session failed: " .. error_text(err), vim.log.levels.ERROR)
-      end
-      return
-    end
-    local info = type(result) == "table" and result.session or chosen
-    session_mod.settle(session, info)
-    local count = type(result) == "table" and tonumber(result.updates) or nil
-    local line = ("loaded %s update(s); %s"):format(count and tostring(count) or "?", tostring(info.state or session.state))
-    if session.state == "waiting" then
-      line = line .. (session.stop_reason == "waiting_human" and ": :CadenzaReply when done in the browser"
-        or ": :CadenzaReply {answer} answers")
-    end
-    panel.note(session, line)
-  end)
-end
-
---- :CadenzaSessions: the server's sessions (cadenza.listSessions → {sessions: [{sessionId,
---- task, state, started, workflow, model, root, question?}]}) in vim.ui.select; the chosen
---- one is replayed into the Cadenza buffer (cadenza.loadSession); a waiting one asks again.
+--- :CadenzaSessions (see cadenza.history).
 function M.sessions()
-  local client_mod = require("cadenza.client")
-  local command = "cadenza.listSessions"
-  client_mod.with_client(vim.api.nvim_get_current_buf(), function(client)
-    client_mod.execute(client, command, vim.empty_dict(), function(err, result)
-      if err then
-        if client_mod.is_unsupported(client, command, err) then
-          notify(M.unsupported_message("listing sessions", command, err), vim.log.levels.WARN)
-        else
-          notify("listing sessions failed: " .. error_text(err), vim.log.levels.ERROR)
-        end
-        return
-      end
-      local items = type(result) == "table" and type(result.sessions) == "table" and result.sessions or {}
-      if #items == 0 then
-        notify("the server has no sessions")
-        return
-      end
-      vim.ui.select(items, {
-        prompt = "Cadenza sessions",
-        kind = "cadenza.sessions",
-        format_item = describe_info,
-      }, function(chosen)
-        if chosen then
-          load_session(client, chosen)
-        end
-      end)
-    end)
-  end)
+  require("cadenza.history").sessions()
 end
 
---- Call `callback(session, client)` with the waiting session to reply to: `id` (a prefix will
---- do), else the newest waiting session of this Neovim (vim.ui.select when several wait), else
---- one the server lists as waiting (e.g. from before a restart).
-local function with_waiting_session(id, callback)
-  local client_mod = require("cadenza.client")
-  local session_mod = require("cadenza.session")
-  local function go(session)
-    local client = client_of(session)
-    if client then
-      callback(session, client)
-      return
-    end
-    -- Its server is gone: a new one revives the session from its transcript.
-    client_mod.with_root(session.root or client_mod.root_for(0), function(new_client)
-      session.client_id = new_client.id
-      callback(session, new_client)
-    end)
-  end
-  if id and id ~= "" then
-    local session = find_session(id)
-    if session then
-      go(session)
-      return
-    end
-  end
-  local waiting = session_mod.list(function(s)
-    return s.state == "waiting"
-  end)
-  if #waiting == 1 then
-    go(waiting[1])
-    return
-  elseif #waiting > 1 then
-    vim.ui.select(waiting, {
-      prompt = "Reply to which session?",
-      kind = "cadenza.reply",
-      format_item = function(s)
-        return describe_info({ sessionId = s.id, state = s.stop_reason, task = s.task, question = s.question })
-      end,
-    }, function(chosen)
-      if chosen then
-        go(chosen)
-      end
-    end)
-    return
-  end
-  local command = "cadenza.listSessions"
-  client_mod.with_client(vim.api.nvim_get_current_buf(), function(client)
-    client_mod.execute(client, command, vim.empty_dict(), function(err, result)
-      if err then
-        notify("listing sessions failed: " .. error_text(err), vim.log.levels.ERROR)
-        return
-      end
-      local listed = {}
-      for _, item in ipairs(type(result) == "table" and type(result.sessions) == "table" and result.sessions or {}) do
-        if session_mod.WAITING[item.state] and (not id or id == "" or item.sessionId:sub(1, #id) == id) then
-          listed[#listed + 1] = item
-        end
-      end
-      if #listed == 0 then
-        notify(id and id ~= "" and ("no session %s waits for a reply"):format(id) or "no session waits for a reply", vim.log.levels.WARN)
-        return
-      end
-      local function chosen(item)
-        callback(remember(client, item), client)
-      end
-      if #listed == 1 then
-        chosen(listed[1])
-        return
-      end
-      vim.ui.select(listed, { prompt = "Reply to which session?", kind = "cadenza.reply", format_item = describe_info }, function(item)
-        if item then
-          chosen(item)
-        end
-      end)
-    end)
-  end)
-end
-
---- The reply text: `text` when given, else vim.ui.input with the session's question.
-local function with_reply_text(session, text, callback)
-  if text and vim.trim(text) ~= "" then
-    callback(text)
-    return
-  end
-  local browser = session.stop_reason == "waiting_human"
-  local prompt
-  if browser then
-    prompt = "Done in the browser? What you did (empty: just done): "
-  else
-    prompt = session.question or "Your answer"
-    if session.why_no_default then
-      prompt = ("%s (%s)"):format(prompt, session.why_no_default)
-    end
-    prompt = prompt .. ": "
-  end
-  vim.ui.input({ prompt = prompt }, function(input)
-    if input == nil or (not browser and vim.trim(input) == "") then
-      return
-    end
-    callback(input)
-  end)
-end
-
---- :CadenzaReply [text]: answer a session that waits for the person (cadenza.replySession):
---- after needs_user_input the answer, after waiting_human what you did in the browser (may be
---- empty). Without [text], vim.ui.input asks (with the session's question).
+--- :CadenzaReply [text] (see cadenza.history).
 ---@param text string?
----@param session_id string? default: the newest waiting session (vim.ui.select when several)
+---@param session_id string?
 function M.reply(text, session_id)
-  with_waiting_session(session_id, function(session, client)
-    with_reply_text(session, text, function(reply)
-      local client_mod = require("cadenza.client")
-      local command = "cadenza.replySession"
-      client_mod.execute(client, command, { sessionId = session.id, text = reply }, function(err, result)
-        if err then
-          if client_mod.is_unsupported(client, command, err) then
-            notify(M.unsupported_message("replies", command, err), vim.log.levels.WARN)
-          else
-            notify("reply failed: " .. error_text(err), vim.log.levels.ERROR)
-          end
-          return
-        end
-        if type(result) == "table" and result.resumed then
-          notify(("session %s resumed"):format(short(session.id)))
-        else
-          notify(("session %s: %s"):format(short(session.id), vim.inspect(result)), vim.log.levels.WARN)
-        end
-      end)
-    end)
-  end)
+  require("cadenza.history").reply(text, session_id)
 end
 
 local function complete_sessions(states)
@@ -466,6 +274,37 @@ function M.create()
   define("CadenzaSessions", function()
     M.sessions()
   end, { nargs = 0, desc = "Cadenza: list the server's sessions" })
+  define("CadenzaChat", function(o)
+    require("cadenza.chat").open({ new = o.bang })
+    if o.args ~= "" then
+      require("cadenza.chat").send(o.args)
+    end
+  end, { nargs = "*", bang = true, desc = "Cadenza: chat with the agent (! starts a new conversation)" })
+  define("CadenzaModel", function(o)
+    require("cadenza.models").run(o.args)
+  end, { nargs = "?", desc = "Cadenza: choose the model of the next turn and of new sessions" })
+  define("CadenzaWorkflow", function(o)
+    require("cadenza.models").run(o.args, "workflow")
+  end, { nargs = "?", desc = "Cadenza: choose the workflow of the next turn and of new sessions" })
+  define("CadenzaReview", function(o)
+    local review = require("cadenza.review")
+    if o.args == "keep" or o.args == "undo" then
+      review.act(o.args, {})
+    elseif o.args == "" then
+      local session = require("cadenza.chat").session() or require("cadenza.session").latest()
+      if session then
+        review.show(session)
+      end
+    else
+      notify("use :CadenzaReview, :CadenzaReview keep or :CadenzaReview undo", vim.log.levels.WARN)
+    end
+  end, {
+    nargs = "?",
+    complete = function()
+      return { "keep", "undo" }
+    end,
+    desc = "Cadenza: show the last turn's changes, or keep or undo all of them",
+  })
   define("CadenzaLog", function(o)
     require("cadenza.log").open(o.bang)
   end, { nargs = 0, bang = true, desc = "Cadenza: show the log (! the LSP log with the server's stderr)" })

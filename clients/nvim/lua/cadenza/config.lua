@@ -29,6 +29,19 @@ M.defaults = {
     size = 12, -- lines (bottom) or columns (right)
     auto_open = true, -- open it when a session starts
   },
+  -- Review of a turn's changes (:h cadenza-review): shown in the changed buffers after each
+  -- turn, with these buffer-local normal-mode keys while hunks are pending.
+  review = {
+    auto = true, -- show the changes when a turn that changed files ends
+    keys = {
+      keep = "<LocalLeader>k", -- keep the hunk under the cursor
+      undo = "<LocalLeader>u", -- undo the hunk under the cursor
+      keep_file = "<LocalLeader>K", -- keep every pending hunk of the file
+      undo_file = "<LocalLeader>U", -- undo every pending hunk of the file
+      next = "]h", -- the next pending hunk
+      prev = "[h", -- the previous pending hunk
+    },
+  },
   -- vim.notify when a session's progress begins and ends.
   notify_progress = true,
   -- Milliseconds before buffer changes are sent to the server. 0 keeps the agent's view of
@@ -70,10 +83,13 @@ local KNOWN = {
     "root_markers",
     "root_dir",
     "panel",
+    "review",
     "notify_progress",
     "debounce_text_changes",
   },
   ["panel."] = { "position", "size", "auto_open" },
+  ["review."] = { "auto", "keys" },
+  ["review.keys."] = { "keep", "undo", "keep_file", "undo_file", "next", "prev" },
 }
 
 local function check_unknown(opts, where)
@@ -106,6 +122,14 @@ function M.validate(o)
     return type(v) == "number" and v >= 1
   end, false, "a positive number")
   compat.validate("panel.auto_open", o.panel.auto_open, "boolean")
+  compat.validate("review", o.review, "table")
+  compat.validate("review.auto", o.review.auto, "boolean")
+  compat.validate("review.keys", o.review.keys, "table")
+  for name, key in pairs(o.review.keys) do
+    compat.validate("review.keys." .. name, key, function(v)
+      return v == false or (type(v) == "string" and v ~= "")
+    end, false, "a key (string) or false")
+  end
   compat.validate("notify_progress", o.notify_progress, "boolean")
   compat.validate("debounce_text_changes", o.debounce_text_changes, function(v)
     return type(v) == "number" and v >= 0
@@ -120,6 +144,12 @@ function M.setup(opts)
   check_unknown(opts, "")
   if type(opts.panel) == "table" then
     check_unknown(opts.panel, "panel.")
+  end
+  if type(opts.review) == "table" then
+    check_unknown(opts.review, "review.")
+    if type(opts.review.keys) == "table" then
+      check_unknown(opts.review.keys, "review.keys.")
+    end
   end
   local merged = vim.tbl_deep_extend("force", deep_defaults(), opts)
   -- Lists replace, they do not merge by index.

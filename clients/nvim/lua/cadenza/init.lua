@@ -40,6 +40,27 @@ function M.sessions()
   require("cadenza.commands").sessions()
 end
 
+--- Open the chat (see :h :CadenzaChat); with `message`, send it.
+---@param message? string
+function M.chat(message)
+  require("cadenza.chat").open()
+  if message and message ~= "" then
+    require("cadenza.chat").send(message)
+  end
+end
+
+--- Choose the model of the next turn and of new sessions (see :h :CadenzaModel).
+---@param name? string nil: pick from the server's list
+function M.model(name)
+  require("cadenza.models").run(name)
+end
+
+--- Choose the workflow of the next turn and of new sessions (see :h :CadenzaWorkflow).
+---@param name? string nil: pick from the server's list
+function M.workflow(name)
+  require("cadenza.models").run(name, "workflow")
+end
+
 --- Open the Cadenza buffer.
 ---@param focus? boolean
 function M.open(focus)

@@ -239,8 +239,19 @@ end
 function M.resume(session, update)
   M.header(session)
   local reply = type(update.reply) == "string" and update.reply or ""
+  -- `kind` (answer, browser, prompt) when the server says it; else from the stop reason.
+  local kind = update.kind
+  if kind ~= "answer" and kind ~= "browser" and kind ~= "prompt" then
+    kind = update.after == "waiting_human" and "browser" or update.after == "needs_user_input" and "answer" or "prompt"
+  end
+  if kind == "prompt" then
+    -- A follow-up after an ended turn (cadenza.promptSession): the person's message.
+    append({ "" })
+    M.user_text(session, reply)
+    return
+  end
   local line
-  if update.after == "waiting_human" then
+  if kind == "browser" then
     line = "  ↻ resumed: done in the browser" .. (reply ~= "" and (" — " .. reply) or "")
   else
     line = "  ↻ resumed with your answer: " .. reply

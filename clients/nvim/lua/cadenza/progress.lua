@@ -39,9 +39,9 @@ function M.readable(message)
     local variable = KEY_VARIABLES[provider] or "its API key"
     return ("error: %s refused the API key (HTTP %d): set %s"):format(provider, status, variable)
   elseif status == 404 then
-    return ("error: %s does not know the model (HTTP 404): pick another one"):format(provider)
+    return ("error: %s does not know the model (HTTP 404): pick another one with :CadenzaModel"):format(provider)
   elseif status == 429 then
-    return ("error: %s is rate-limiting (HTTP 429): wait, then run the task again"):format(provider)
+    return ("error: %s is rate-limiting (HTTP 429): wait, then send your message again"):format(provider)
   elseif message:match("Connection refused") or message:match("ConnectError") then
     return "error: the model server is unreachable: start it, or fix its base URL"
   end

@@ -166,6 +166,12 @@ local function run_ended(session, update)
   else
     left_waiting(session.id)
     log.add("INFO", ("session %s ended: %s"):format(session.id, tostring(update.stopReason)))
+    if type(update.fix) == "table" then
+      require("cadenza.models").offer_fix(session, update.fix, update.message)
+    end
+    if next(session.edited) and require("cadenza.config").options.review.auto then
+      require("cadenza.review").turn_ended(session)
+    end
     event("CadenzaSessionEnd", data)
   end
 end
@@ -176,7 +182,19 @@ local function resumed(session, update)
   session.usage = nil -- a new turn
   session.stop_reason, session.message = nil, nil
   session.question, session.why_no_default, session.url = nil, nil, nil
-  panel.resume(session, update)
+  local typed = package.loaded["cadenza.chat"] and require("cadenza.chat").take_typed(session.id)
+  if typed then
+    -- Show the message as the person typed it, not as the model got it.
+    panel.resume(session, vim.tbl_extend("force", update, { reply = typed.text }))
+    if #typed.names > 0 then
+      panel.note(session, "with " .. table.concat(typed.names, ", "))
+    end
+  else
+    panel.resume(session, update)
+  end
+  if package.loaded["cadenza.review"] and not session.replaying then
+    require("cadenza.review").turn_started(session)
+  end
   left_waiting(session.id)
   if not session.replaying then
     log.add("INFO", ("session %s resumed after %s"):format(session.id, tostring(update.after)))

@@ -1,6 +1,6 @@
 -- Token usage per turn (one run of a session, up to its session_end), from the server's
--- `model_reply` updates ({promptTokens?, completionTokens?}) and `usage_update` ({used, size})
--- where sent. The prompt of the latest request is the context the model read last; completion
+-- `model_reply` updates ({promptTokens?, completionTokens?, cost?: {amount, currency}}) and
+-- `usage_update` ({used, size, cost?}) where sent. The prompt of the latest request is the context the model read last; completion
 -- tokens add up over the turn. Shown at each end in the Cadenza buffer and by
 -- require("cadenza").statusline().
 local M = {}
@@ -12,9 +12,15 @@ local function count(value)
 end
 
 --- A new turn's usage.
----@return {requests: integer, prompt?: integer, completion?: integer, used?: integer, size?: integer}
+---@return {requests: integer, prompt?: integer, completion?: integer, used?: integer, size?: integer, cost?: table}
 function M.new()
   return { requests = 0 }
+end
+
+local function valid_cost(cost)
+  if type(cost) == "table" and type(cost.amount) == "number" and cost.amount >= 0 then
+    return { amount = cost.amount, currency = type(cost.currency) == "string" and cost.currency or "" }
+  end
 end
 
 --- Add a model_reply update.
@@ -27,6 +33,13 @@ function M.add_reply(usage, update)
   if completion then
     usage.completion = (usage.completion or 0) + completion
   end
+  -- Each call's cost, when the server knows it, adds up over the turn.
+  local cost = valid_cost(update.cost)
+  if cost and usage.cost and usage.cost.currency == cost.currency then
+    usage.cost.amount = usage.cost.amount + cost.amount
+  elseif cost then
+    usage.cost = cost
+  end
 end
 
 --- Add a usage_update ({used, size}).
@@ -38,6 +51,22 @@ function M.add_update(usage, update)
   if size and size > 0 then
     usage.size = size
   end
+  -- A running total (ACP's shape), when a server sends one.
+  usage.cost = valid_cost(update.cost) or usage.cost
+end
+
+--- {amount = 0.0123, currency = "USD"} → "$0.0123"; other currencies: "0.0123 EUR".
+---@param cost {amount: number, currency: string}?
+---@return string?
+function M.money(cost)
+  if not cost then
+    return nil
+  end
+  local amount = cost.amount >= 1 and ("%.2f"):format(cost.amount) or ("%.4f"):format(cost.amount)
+  if cost.currency == "USD" or cost.currency == "" then
+    return "$" .. amount
+  end
+  return amount .. " " .. cost.currency
 end
 
 --- 1843 → "1,843"; 12345 → "12.3k"; 1234567 → "1.23M".
@@ -78,6 +107,9 @@ function M.format(usage, size)
   if usage.completion then
     parts[#parts + 1] = ("%s tokens out"):format(M.tokens(usage.completion))
   end
+  if usage.cost then
+    parts[#parts + 1] = M.money(usage.cost)
+  end
   if usage.requests > 0 then
     parts[#parts + 1] = ("%d request%s"):format(usage.requests, usage.requests == 1 and "" or "s")
     if not used and not usage.completion then
@@ -100,6 +132,9 @@ function M.short(usage, size)
   end
   if usage.completion then
     parts[#parts + 1] = ("%s out"):format(M.tokens(usage.completion))
+  end
+  if usage.cost then
+    parts[#parts + 1] = M.money(usage.cost)
   end
   return table.concat(parts, " · ")
 end
