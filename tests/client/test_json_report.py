@@ -185,3 +185,32 @@ def test_a_session_ending_in_an_error_carries_its_text(
     assert report["stop_reason"] == "error"
     assert report["error"], report
     assert report["error"] == report["message"]
+
+
+# -- the merge of the client's edits with the disk (no processes) ------------------------------
+
+
+def test_reconcile_keeps_renames_and_follows_the_disk(tmp_path: Path) -> None:
+    from cadenza.client.edits import FileChange
+    from cadenza.client.snapshot import reconcile
+
+    (tmp_path / "new.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "later.py").write_text("changed by a command\n", encoding="utf-8")
+    edits = [
+        FileChange(
+            path="new.py", kind="renamed", before="x = 1\n", after="x = 1\n", old_path="o.py"
+        ),
+        FileChange(path="later.py", kind="modified", before="a\n", after="b\n"),
+        FileChange(path="back.py", kind="modified", before="a\n", after="b\n"),
+    ]
+    (tmp_path / "back.py").write_text("a\n", encoding="utf-8")  # a command put it back
+    disk = [
+        FileChange(path="o.py", kind="deleted", before="x = 1\n", after=None),
+        FileChange(path="new.py", kind="created", before=None, after="x = 1\n"),
+        FileChange(path="gen.txt", kind="created", before=None, after="g\n"),
+    ]
+    merged = {c.path: c for c in reconcile(tmp_path, edits, disk)}
+    assert set(merged) == {"new.py", "later.py", "gen.txt"}
+    assert merged["new.py"].kind == "renamed" and merged["new.py"].old_path == "o.py"
+    assert merged["later.py"].after == "changed by a command\n"
+    assert merged["later.py"].before == "a\n"
