@@ -50,13 +50,18 @@ def start(address: str | None) -> float:
     """
     ray = _ray()
     started = time.monotonic()
-    ray.init(
-        address=address,
-        include_dashboard=False,
-        log_to_driver=False,
-        logging_level=logging.WARNING,
-        configure_logging=True,
-    )
+    try:
+        ray.init(
+            address=address,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+            configure_logging=True,
+        )
+    except (ConnectionError, RuntimeError):
+        raise
+    except Exception as exc:  # Ray raises a bare Exception when its processes start too slowly
+        raise RuntimeError(f"Ray could not start: {exc}") from None
     return time.monotonic() - started
 
 
