@@ -52,7 +52,6 @@ class RateLimiter:
         self.paused_until = 0.0
         self.interval = 0.0
         self.next_slot = 0.0
-        self.throttles = 0
 
     def acquire(self) -> float:
         """Take the next slot; returns the seconds to wait before sending."""
@@ -63,7 +62,6 @@ class RateLimiter:
 
     def throttled(self, retry_after_s: float | None) -> float:
         """The provider answered 429: pause every session; returns the pause (seconds)."""
-        self.throttles += 1
         now = time.monotonic()
         self.interval = min(max(self.interval * 2, self.base_delay_s), self.max_delay_s)
         pause = self.interval if retry_after_s is None else min(retry_after_s, self.max_delay_s)
@@ -76,10 +74,6 @@ class RateLimiter:
         self.interval /= 2
         if self.interval < self.base_delay_s / 10:
             self.interval = 0.0
-
-    def stats(self) -> dict[str, float]:
-        """``throttles`` and the current ``interval`` (seconds), for the batch's summary."""
-        return {"throttles": float(self.throttles), "interval_s": self.interval}
 
 
 @dataclass(frozen=True, kw_only=True)

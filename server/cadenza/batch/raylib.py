@@ -147,18 +147,6 @@ def start_rate_limiters(upstreams: dict[str, str]) -> dict[str, Limited]:
     }
 
 
-def limiter_stats(limiters: dict[str, Limited]) -> dict[str, dict[str, float]]:
-    """Each provider's 429 count and spacing now (empty for a limiter that is gone)."""
-    ray = _ray()
-    stats = {}
-    for provider, limited in limiters.items():
-        try:
-            stats[provider] = ray.get(limited.limiter.stats.remote(), timeout=10)
-        except Exception:  # the batch is being torn down
-            stats[provider] = {}
-    return stats
-
-
 def stop_model_servers(actors: Sequence[Any]) -> None:
     """Stop the actors' llama-servers (waiting for them to exit), then the actors."""
     ray = _ray()
