@@ -69,8 +69,12 @@ def _level(work: Path, env: dict[str, str], repos: list[Path], tasks: int, level
     command = [sys.executable, "-m", "cadenza", "batch", str(task_file), "--out", str(out)]
     command += ["--model", "openai/bench", "--max-concurrency", str(level)]
     started = time.monotonic()
-    subprocess.run(command, env=env, check=True, capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1800)
     total = time.monotonic() - started
+    if done.returncode != 0:  # a task not done is still a measurement: the table says how many
+        print(f"level {level}: exit {done.returncode}\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    if not (out / "summary.json").exists():  # Ray did not start (an overloaded machine)
+        return None
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     n = len(summary["tasks"])
     return {
@@ -113,8 +117,10 @@ def main() -> None:
             work = Path(tmp)
             repos = _repos(work / "repos", 3)
             for level in (int(x) for x in args.levels.split(",")):
-                rows.append(_level(work, env, repos, args.tasks, level))
-                print(json.dumps(rows[-1]), flush=True)
+                row = _level(work, env, repos, args.tasks, level)
+                if row is not None:
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
     finally:
         model.kill()
     headers = ["concurrency", "tasks", "done", "ray_init_s", "batch_wall_s", "tasks_per_min"]

@@ -15,8 +15,8 @@ RUN_EPILOG = (
     "exit status: 0 the task is done (end_turn); 1 the session ended in error, failed\n"
     "(the agent gave up) or aborted (e.g. context overflow), or the server could not start\n"
     "or refused the session; 3 it stopped before done: max steps, or it waits for the\n"
-    "person (needs_user_input, waiting_human); 130 interrupted with Ctrl-C (the session is\n"
-    "cancelled first)."
+    "person (needs_user_input, waiting_human); 130 interrupted with Ctrl-C, 143 stopped by\n"
+    "SIGTERM (the session is cancelled first; --output json still prints its object)."
 )
 """The epilog of ``cadenza run --help`` (the statuses of ``cadenza.client.cli.exit_status``)."""
 

@@ -10,7 +10,12 @@ in the request). Task markers:
   held ``SECONDS`` before it is answered (a task to kill or cancel mid-flight); later sessions
   with the same key are answered at once. Combine with ``batch-write``.
 
-``GET /stats`` returns ``{"requests": n, "held": {KEY: times}}``.
+- ``batch-429: KEY SECONDS``: the first request carrying ``KEY`` is answered HTTP 429 with
+  ``Retry-After: SECONDS`` (once per key: later ones are answered normally).
+
+``GET /stats`` returns ``{"requests": n, "held": {KEY: times}, "log": [{"t", "task",
+"step", "status"}]}``: ``log`` has every request in arrival order, ``t`` the server's monotonic
+clock at arrival, ``task`` the ``batch-write`` path of the session's task.
 Run: ``python tests/batch/model_server.py`` prints ``PORT <n>`` and serves until killed.
 """
 
@@ -26,10 +31,13 @@ from typing import Any
 
 WRITE = re.compile(r"batch-write: (\S+) (\S+)")
 HOLD = re.compile(r"batch-hold: (\S+) (\d+(?:\.\d+)?)")
+THROTTLE = re.compile(r"batch-429: (\S+) (\d+(?:\.\d+)?)")
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 
 LOCK = threading.Lock()
 HELD: dict[str, int] = {}
+THROTTLED: set[str] = set()
+LOG: list[dict[str, Any]] = []
 REQUESTS = [0]
 
 
@@ -83,19 +91,38 @@ def reply_for(body: dict[str, Any]) -> dict[str, Any]:
 class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         with LOCK:
-            self._send({"requests": REQUESTS[0], "held": dict(HELD)})
+            self._send({"requests": REQUESTS[0], "held": dict(HELD), "log": list(LOG)})
 
     def do_POST(self) -> None:
+        arrived = time.monotonic()
         length = int(self.headers.get("Content-Length") or 0)
         body = json.loads(self.rfile.read(length) or b"{}")
+        text = _texts(body)
+        write = WRITE.search(text)
+        step = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
+        throttle = THROTTLE.search(text)
         with LOCK:
             REQUESTS[0] += 1
+            status = 429 if throttle and throttle[1] not in THROTTLED else 200
+            if throttle and status == 429:
+                THROTTLED.add(throttle[1])
+            task = write[1] if write else ""
+            LOG.append({"t": arrived, "task": task, "step": step, "status": status})
+        if status == 429:
+            assert throttle is not None
+            error = {"error": {"message": "rate limited", "type": "rate_limit_error"}}
+            self._send(error, status=429, retry_after=throttle[2])
+            return
         self._send(reply_for(body))
 
-    def _send(self, payload: dict[str, Any]) -> None:
+    def _send(
+        self, payload: dict[str, Any], *, status: int = 200, retry_after: str | None = None
+    ) -> None:
         data = json.dumps(payload).encode()
         try:
-            self.send_response(200)
+            self.send_response(status)
+            if retry_after is not None:
+                self.send_header("Retry-After", retry_after)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()

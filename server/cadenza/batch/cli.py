@@ -30,7 +30,16 @@ def add_batch_parser(sub: Any) -> None:
         "--max-concurrency",
         type=_positive,
         metavar="N",
-        help="sessions at once (default: one per node for the local model, else 2 per CPU)",
+        help="sessions at once (default: every slot of the nodes' local model servers, "
+        "else 2 per CPU)",
+    )
+    batch.add_argument(
+        "--model-slots",
+        type=_positive,
+        default=2,
+        metavar="N",
+        help="the local model: sessions each node's shared llama-server serves at once "
+        "(its --parallel; default 2)",
     )
     batch.add_argument("--model", help="PROVIDER/MODEL for tasks that name none")
     batch.add_argument(

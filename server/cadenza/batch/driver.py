@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from cadenza.batch import raylib
 from cadenza.batch.display import BatchDisplay
+from cadenza.batch.model_servers import DEFAULT_SLOTS, SlotTable
 from cadenza.batch.results import SUMMARY, TaskOutput, TaskResult, write_atomic, write_task
 from cadenza.batch.tasks import BadLine, TaskSpec
 from cadenza.batch.worker import WorkerSettings
@@ -43,6 +44,10 @@ class BatchPlan:
     skipped_lines: tuple[BadLine, ...] = ()
     resumed: tuple[str, ...] = ()
     """Ids skipped because ``--resume`` found their result."""
+    model_slots: int = DEFAULT_SLOTS
+    """Sessions each node's shared llama-server serves at once (``--model-slots``)."""
+    slots: SlotTable = field(default_factory=SlotTable)
+    """The nodes' shared model servers: a task of a served model waits for a free slot."""
 
 
 class SummaryEntry(BaseModel):
@@ -79,6 +84,8 @@ class BatchSummary(BaseModel):
 class _Flight:
     spec: TaskSpec
     attempt: int
+    node: str | None = None
+    """The node whose shared model server's slot the task holds."""
 
 
 @dataclass(kw_only=True)
@@ -101,7 +108,9 @@ class BatchRun:
             with self.display:
                 while queue or self._inflight:
                     while queue and len(self._inflight) < self.plan.max_concurrency:
-                        self._submit(queue.popleft())
+                        if not self._submit(queue[0]):
+                            break  # its model's slots are all busy: wait for one
+                        queue.popleft()
                     for ref in raylib.wait([r for r, _ in self._inflight.values()], POLL_S):
                         self._collect(ref, queue)
                     self.display.tick()
@@ -112,13 +121,28 @@ class BatchRun:
             raise
         return self._write_summary()
 
-    def _submit(self, flight: _Flight) -> None:
-        ref = raylib.submit(flight.spec, self.plan.settings, flight.attempt)
+    def _submit(self, flight: _Flight) -> bool:
+        """Submit ``flight``; False when it needs a model server slot and none is free."""
+        model = self._model(flight)
+        if model is not None:
+            flight.node = self.plan.slots.take(model)
+            if flight.node is None:
+                return False
+        ref = raylib.submit(flight.spec, self.plan.settings, flight.attempt, flight.node)
         self._inflight[id(ref)] = (ref, flight)
         self.display.started(flight.spec.id, flight.attempt)
+        return True
+
+    def _model(self, flight: _Flight) -> str | None:
+        """The task's model when a shared model server serves it, else None."""
+        model = flight.spec.model or self.plan.settings.model
+        return model if self.plan.slots.serves(model) else None
 
     def _collect(self, ref: raylib.Ref, queue: deque[_Flight]) -> None:
         _, flight = self._inflight.pop(id(ref))
+        model = self._model(flight)
+        if model is not None and flight.node is not None:
+            self.plan.slots.release(model, flight.node)
         try:
             output = raylib.get(ref)
         except raylib.WorkerDied as exc:

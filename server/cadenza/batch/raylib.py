@@ -11,6 +11,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from cadenza.batch.model_servers import ModelServerError, NodeModelServer, SlotTable
+from cadenza.batch.rate_limit import Limited, RateLimiter
 from cadenza.batch.results import TaskOutput
 from cadenza.batch.tasks import TaskSpec
 from cadenza.batch.worker import WorkerSettings, run_one
@@ -18,6 +20,9 @@ from cadenza.batch.worker import WorkerSettings, run_one
 TASK_CPUS = 0.25
 """Ray CPUs one task reserves: a session mostly waits for its model, so four share a core."""
 
+MODEL_START_TIMEOUT_S = 300.0
+"""Longest the batch waits for its nodes' model servers to start (seconds)."""
+MODEL_STOP_TIMEOUT_S = 30.0
 Ref = Any
 """A Ray ``ObjectRef`` of a :class:`~cadenza.batch.results.TaskOutput`."""
 
@@ -45,13 +50,18 @@ def start(address: str | None) -> float:
     """
     ray = _ray()
     started = time.monotonic()
-    ray.init(
-        address=address,
-        include_dashboard=False,
-        log_to_driver=False,
-        logging_level=logging.WARNING,
-        configure_logging=True,
-    )
+    try:
+        ray.init(
+            address=address,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+            configure_logging=True,
+        )
+    except (ConnectionError, RuntimeError):
+        raise
+    except Exception as exc:  # Ray raises a bare Exception when its processes start too slowly
+        raise RuntimeError(f"Ray could not start: {exc}") from None
     return time.monotonic() - started
 
 
@@ -72,11 +82,80 @@ def alive_nodes() -> int:
     return sum(1 for node in _ray().nodes() if node.get("Alive"))
 
 
-def submit(spec: TaskSpec, settings: WorkerSettings, attempt: int) -> Ref:
-    """Start :func:`~cadenza.batch.worker.run_one` as a Ray task (no Ray-side retries)."""
+def submit(
+    spec: TaskSpec, settings: WorkerSettings, attempt: int, node_id: str | None = None
+) -> Ref:
+    """Start :func:`~cadenza.batch.worker.run_one` as a Ray task (no Ray-side retries).
+
+    ``node_id``: run it on that node (where its shared model server is), else anywhere.
+    """
     ray = _ray()
     remote = ray.remote(num_cpus=TASK_CPUS, max_retries=0)(run_one)
+    if node_id is not None:
+        remote = remote.options(scheduling_strategy=_on_node(node_id))
     return remote.remote(spec, settings, attempt)
+
+
+def _on_node(node_id: str) -> Any:
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return NodeAffinitySchedulingStrategy(node_id=node_id, soft=False)
+
+
+def start_model_servers(models: Sequence[str], slots: int) -> tuple[SlotTable, list[Any]]:
+    """One :class:`~cadenza.batch.model_servers.NodeModelServer` actor per alive node and model.
+
+    Returns:
+        The served models (for :class:`SlotTable`) and the actors (for
+        :func:`stop_model_servers`).
+
+    Raises:
+        ModelServerError: A server cannot start (the others are stopped first).
+    """
+    ray = _ray()
+    actor_class = ray.remote(num_cpus=0, max_restarts=0)(NodeModelServer)
+    actors, starts = [], []
+    for node in ray.nodes():
+        if not node.get("Alive"):
+            continue
+        for model in models:
+            actor = actor_class.options(scheduling_strategy=_on_node(node["NodeID"])).remote(
+                model, slots, node["NodeID"]
+            )
+            actors.append(actor)
+            starts.append(actor.start.remote())
+    table = SlotTable()
+    try:
+        for served in ray.get(starts, timeout=MODEL_START_TIMEOUT_S):
+            table.served.setdefault(served.model, {})[served.node_id] = served
+    except BaseException as exc:
+        stop_model_servers(actors)
+        if isinstance(exc, ray.exceptions.RayTaskError):
+            raise ModelServerError(str(exc.cause)) from None
+        if isinstance(exc, ray.exceptions.GetTimeoutError):
+            raise ModelServerError("the local model server did not start in time") from None
+        raise
+    return table, actors
+
+
+def start_rate_limiters(upstreams: dict[str, str]) -> dict[str, Limited]:
+    """One :class:`~cadenza.batch.rate_limit.RateLimiter` actor per provider (by its name)."""
+    actor_class = _ray().remote(num_cpus=0, max_restarts=0)(RateLimiter)
+    return {
+        provider: Limited(upstream=upstream, limiter=actor_class.remote())
+        for provider, upstream in upstreams.items()
+    }
+
+
+def stop_model_servers(actors: Sequence[Any]) -> None:
+    """Stop the actors' llama-servers (waiting for them to exit), then the actors."""
+    ray = _ray()
+    try:
+        ray.get([actor.stop.remote() for actor in actors], timeout=MODEL_STOP_TIMEOUT_S)
+    except Exception as exc:  # a dead actor took its server with it (parent-death signal)
+        logging.getLogger(__name__).debug("stopping model servers: %s", exc)
+    for actor in actors:
+        ray.kill(actor)
 
 
 def wait(refs: Sequence[Ref], timeout: float) -> list[Ref]:

@@ -65,6 +65,8 @@ class TaskResult(BaseModel):
     base_commit: str | None = None
     task: str = ""
     model: str | None = None
+    model_server: str | None = None
+    """The node's shared llama-server the session used (a local model), else None."""
     workflow: str | None = None
     files: list[FileReport] = []
     permission_prompts: list[PermissionPrompt] = []

@@ -21,11 +21,13 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import cadenza
 from cadenza.batch.checkout import Checkout, CheckoutError, patch, prepare
+from cadenza.batch.model_servers import ENV_SHARED_SERVER, shared_server_env
+from cadenza.batch.rate_limit import ENV_BASE_URL, Limited, limited_proxy
 from cadenza.batch.results import TaskOutput, TaskResult, WorkerInfo
 from cadenza.batch.tasks import TaskSpec
 from cadenza.client.cli import exit_status
@@ -59,6 +61,10 @@ class WorkerSettings:
             driver, so a remote node sees the same provider).
         session_timeout_s: A session running longer is cancelled and counts as failed.
         scratch: Folder for the workers' checkouts (None: the system's temporary folder).
+        model_servers: ``{model: {node_id: url}}``: the batch's shared llama-servers
+            (:mod:`cadenza.batch.model_servers`); a session of such a model uses its node's.
+        limiters: Hosted providers' batch-wide rate limiters; a session of such a provider
+            calls it through a pacing proxy.
     """
 
     model: str | None = None
@@ -66,6 +72,9 @@ class WorkerSettings:
     env: dict[str, str] = field(default_factory=dict)
     session_timeout_s: float = 3600.0
     scratch: str | None = None
+    model_servers: dict[str, dict[str, str]] = field(default_factory=dict)
+    limiters: dict[str, Limited] = field(default_factory=dict)
+    """By provider name: its batch-wide rate limiter (:mod:`cadenza.batch.rate_limit`)."""
 
 
 def run_one(spec: TaskSpec, settings: WorkerSettings, attempt: int = 1) -> TaskOutput:
@@ -116,20 +125,30 @@ def _session_output(
     base: TaskResult,
     started: float,
 ) -> TaskOutput:
+    env = _server_env(settings, scratch)
+    shared = shared_server_env(spec.model or settings.model, settings.model_servers)
+    env.update(shared)
     options = ClientOptions(
         workspace=checkout.path,
         model=spec.model or settings.model,
         workflow=spec.workflow,
         max_steps=spec.max_steps,
-        env=_server_env(settings, scratch),
+        env=env,
         events_path=scratch / "events.jsonl",
         review="auto",
     )
     policy = PermissionPolicy.build(allow=(*settings.allow, *spec.allow))
     prompts: list[PermissionPrompt] = []
-    base = base.model_copy(update={"base_commit": checkout.base})
+    base = base.model_copy(
+        update={"base_commit": checkout.base, "model_server": shared.get(ENV_SHARED_SERVER)}
+    )
+    limited = settings.limiters.get((spec.model or settings.model or "").partition("/")[0])
     try:
-        outcome = asyncio.run(_session(options, spec.task, policy, prompts, settings))
+        with contextlib.ExitStack() as stack:
+            if limited is not None:
+                proxy = stack.enter_context(limited_proxy(limited))
+                options = replace(options, env={**env, ENV_BASE_URL: proxy.base_url})
+            outcome = asyncio.run(_session(options, spec.task, policy, prompts, settings))
     except (ClientError, TimeoutError) as exc:
         error = str(exc) or f"the session ran longer than {settings.session_timeout_s:g} s"
         result = base.model_copy(update={"error": error, "permission_prompts": prompts})

@@ -21,7 +21,9 @@ Exit status (also in ``cadenza run --help``), by the session's stop reason:
   the session (an unknown workflow, say) or ran away;
 - 3: incomplete: ``max_steps``, or the session waits for the person (``needs_user_input``,
   ``waiting_human``);
-- 130: interrupted with Ctrl-C (the session is cancelled first, then the server shut down).
+- 130: interrupted with Ctrl-C (the session is cancelled first, then the server shut down);
+- 143: stopped by SIGTERM (a CI job's timeout, ``kill``): the same cancel; with ``--output
+  json`` the object is still printed, with ``stop_reason`` ``cancelled``.
 
 2: a bad command line (argparse's status; also contradictory ``--allow``/``--deny``).
 """
@@ -58,6 +60,8 @@ EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INCOMPLETE = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+"""128 + SIGTERM, as a shell reports a process the signal ended."""
 CANCEL_GRACE = 15.0
 """Seconds to wait for ``session_end`` after ``cadenza.cancelSession`` before giving up."""
 
@@ -123,12 +127,17 @@ def run_main(args: argparse.Namespace) -> int:
     )
     run.header("asked on the terminal" if declined is None else f"declined ({declined})")
     started = time.monotonic()
+    # Until the event loop handles SIGTERM itself, it stops the run like Ctrl-C.
+    previous = signal.signal(signal.SIGTERM, run.on_sigterm)
     try:
         return asyncio.run(run.main(display, prompter))
-    except KeyboardInterrupt:  # a Ctrl-C before the loop's own handler was installed
+    except KeyboardInterrupt:  # a signal before the loop's own handler was installed
         errors.print("interrupted")
-        run.report(None, EXIT_INTERRUPTED, time.monotonic() - started)
-        return EXIT_INTERRUPTED
+        status = EXIT_TERMINATED if run.terminated else EXIT_INTERRUPTED
+        run.report(None, status, time.monotonic() - started)
+        return status
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _quiet_pygls() -> None:
@@ -189,6 +198,8 @@ class _Run:
     continue_id: str | None = None
     """``cadenza run --continue``: the session whose next turn ``task`` is."""
     interrupted: bool = False
+    terminated: bool = False
+    """SIGTERM arrived: the run stops as after Ctrl-C, with status 143."""
     cancel_requested: bool = False
     prompts: list[PermissionPrompt] = field(default_factory=list)
     """The run's permission prompts and their answers (for ``--output json``)."""
@@ -210,6 +221,7 @@ class _Run:
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, self._on_interrupt, client, drive, display)
+            loop.add_signal_handler(signal.SIGTERM, self._on_terminate, client, drive, display)
         outcome: RunResult | None = None
         error: str | None = None
         try:
@@ -223,13 +235,20 @@ class _Run:
         finally:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
+                loop.remove_signal_handler(signal.SIGTERM)
             await client.close()
+        changes = await client.final_changes() if outcome is None else outcome.changes
         wall = time.monotonic() - started
         if error is None:
-            self._summary(outcome, client, wall, display.streamed_text)
+            self._summary(outcome, changes, wall, display.streamed_text)
         status = self._status(outcome, error)
-        self.report(outcome, status, wall, client=client, error=error)
+        self.report(outcome, status, wall, client=client, error=error, changes=changes)
         return status
+
+    def on_sigterm(self, signum: int, frame: object) -> None:
+        """SIGTERM before the event loop handles it: stop as Ctrl-C does."""
+        self.terminated = True
+        raise KeyboardInterrupt
 
     def _observer(self, display: SessionDisplay) -> Observer:
         """The display, after noting the answers to permission prompts."""
@@ -245,6 +264,8 @@ class _Run:
     def _status(self, outcome: RunResult | None, error: str | None) -> int:
         if error is not None:
             return EXIT_ERROR
+        if self.terminated:
+            return EXIT_TERMINATED
         if self.interrupted:
             return EXIT_INTERRUPTED
         return exit_status(outcome.stop_reason) if outcome else EXIT_ERROR
@@ -257,11 +278,11 @@ class _Run:
         *,
         client: HeadlessClient | None = None,
         error: str | None = None,
+        changes: tuple[FileChange, ...] = (),
     ) -> None:
         """With ``--output json``: print the run's one JSON object on stdout."""
         if not self.json_output:
             return
-        changes: tuple[FileChange, ...] = client.changes if client is not None else ()
         report = run_report(
             outcome,
             exit_status=status,
@@ -271,6 +292,7 @@ class _Run:
             session_id=client.session_id if client is not None else None,
             error=error,
             prompts=self.prompts,
+            stopped="cancelled" if self.terminated else "interrupted",
         )
         sys.stdout.write(report.model_dump_json() + "\n")
         sys.stdout.flush()
@@ -287,6 +309,13 @@ class _Run:
         else:
             await client.start_session(self.task)
         return await client.wait()
+
+    def _on_terminate(
+        self, client: HeadlessClient, drive: asyncio.Task[RunResult], display: SessionDisplay
+    ) -> None:
+        """SIGTERM: cancel the session as the first Ctrl-C does (a second one quits now)."""
+        self.terminated = True
+        self._on_interrupt(client, drive, display)
 
     def _on_interrupt(
         self, client: HeadlessClient, drive: asyncio.Task[RunResult], display: SessionDisplay
@@ -313,16 +342,20 @@ class _Run:
             drive.cancel()
 
     def _summary(
-        self, outcome: RunResult | None, client: HeadlessClient, wall: float, streamed: bool
+        self,
+        outcome: RunResult | None,
+        changes: tuple[FileChange, ...],
+        wall: float,
+        streamed: bool,
     ) -> None:
         if outcome is None:
             print_summary(
                 self.console,
-                stop_reason="interrupted",
+                stop_reason="cancelled" if self.terminated else "interrupted",
                 message="",
                 steps=None,
                 wall_time=wall,
-                changes=client.changes,
+                changes=changes,
                 show_message=False,
             )
             return

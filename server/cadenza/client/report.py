@@ -13,8 +13,10 @@ to stderr and stdout carries exactly one object, printed when the run is over::
                              "kind": "allow_once"}],
      "error": null, "missing_info": null, "why_no_default": null}
 
-``stop_reason`` is ``interrupted`` after Ctrl-C before the session ended, and ``error`` when
-the server could not start or refused the session (``error`` then says why). ``diff`` is the
+``stop_reason`` is ``interrupted`` after Ctrl-C before the session ended (``cancelled`` after
+SIGTERM), and ``error`` when the server could not start or refused the session, or the session
+itself ended in an error (``error`` then says why). ``files`` holds every file the run changed,
+by an edit or by a command the agent ran (:mod:`cadenza.client.snapshot`); ``diff`` is the
 whole unified diff of the file (never cut, unlike the display's).
 """
 
@@ -30,6 +32,9 @@ from cadenza.client.events import ClientEvent, PermissionAnswered
 from cadenza.client.outcome import RunResult, Usage
 from cadenza.client.permissions import PermissionPolicy
 from cadenza.client.summary import diff_stat, unified_diff
+
+ERROR_STOP_REASONS = frozenset({"error", "aborted"})
+"""Stop reasons whose ``message`` is an error, copied to the report's ``error``."""
 
 
 class FileReport(BaseModel):
@@ -147,6 +152,7 @@ def run_report(
     session_id: str | None = None,
     error: str | None = None,
     prompts: Iterable[PermissionPrompt] = (),
+    stopped: str = "interrupted",
 ) -> RunReport:
     """The report of a run that ended (``outcome``) or stopped before its end (None).
 
@@ -159,11 +165,13 @@ def run_report(
         session_id: The session's id, for a run without ``outcome``.
         error: Why the run failed before its session ended.
         prompts: The run's permission prompts, in order, with their answers.
+        stopped: The stop reason of a run without ``outcome`` or ``error`` (``interrupted``
+            after Ctrl-C, ``cancelled`` after SIGTERM).
     """
     if outcome is None:
         return RunReport(
             session_id=session_id,
-            stop_reason="error" if error else "interrupted",
+            stop_reason="error" if error else stopped,
             exit_status=exit_status,
             message=error or "",
             steps=None,
@@ -185,6 +193,7 @@ def run_report(
         files=file_reports(outcome.changes),
         permissions=permissions_report(policy),
         permission_prompts=list(prompts),
+        error=outcome.message if outcome.stop_reason in ERROR_STOP_REASONS else None,
         missing_info=outcome.missing_info,
         why_no_default=outcome.why_no_default,
     )

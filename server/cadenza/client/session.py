@@ -15,6 +15,8 @@ Typical use::
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
 from types import TracebackType
 from typing import Any
 
@@ -43,6 +45,7 @@ from cadenza.client.handlers import ServerRequests
 from cadenza.client.options import ClientOptions
 from cadenza.client.outcome import RunResult, RunTracker
 from cadenza.client.prompts import DecliningPrompter, Prompter
+from cadenza.client.snapshot import DiskSnapshot, reconcile
 from cadenza.client.summary import merge_changes
 from cadenza.schema.commands import (
     DEFAULT_WORKFLOW,
@@ -88,6 +91,7 @@ class HeadlessClient:
         self._lsp: ServerLanguageClient | None = None
         self._stderr = StderrTail(options.stderr_sink)
         self._events: EventLog | None = None
+        self._snapshot: DiskSnapshot | None = None
 
     async def __aenter__(self) -> HeadlessClient:
         await self.start()
@@ -187,6 +191,7 @@ class HeadlessClient:
             ),
         )
         params = types.ExecuteCommandParams(command=START_SESSION, arguments=[args.wire()])
+        await self._note_disk()
         tracker.begin()
         try:
             raw = await lsp.workspace_execute_command_async(params)
@@ -243,6 +248,7 @@ class HeadlessClient:
         self, session_id: str, command: str, arguments: dict[str, Any], what: str
     ) -> None:
         _, tracker = self._started()
+        await self._note_disk()
         tracker.begin(session_id)
         await self._command(command, arguments, what)
 
@@ -271,7 +277,24 @@ class HeadlessClient:
                 f"the server exited (status {code}) before the session ended"
                 + await self._stderr.note()
             )
-        return tracker.result()
+        result = tracker.result()
+        return replace(result, changes=await self.final_changes())
+
+    async def _note_disk(self) -> None:
+        """Note the workspace as the run begins, to find the changes commands make."""
+        self._snapshot = await asyncio.to_thread(DiskSnapshot.take, self.root)
+
+    async def final_changes(self) -> tuple[FileChange, ...]:
+        """The run's changes so far: the edits written, and every other change on disk.
+
+        A file a command of the agent changed or created is here too
+        (:mod:`cadenza.client.snapshot`); without a noted start, only the edits.
+        """
+        edits = self.changes
+        snapshot = self._snapshot
+        if snapshot is None:
+            return edits
+        return await asyncio.to_thread(lambda: reconcile(self.root, edits, snapshot.changes()))
 
     async def cancel(self) -> bool:
         """Send ``cadenza.cancelSession``; True when the server was running the session.

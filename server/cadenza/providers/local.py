@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from pathlib import Path
 
 import anyio
@@ -29,6 +30,9 @@ DEFAULT_TEMPERATURE = 0.0
 """Greedy decoding unless the request says otherwise: small models wander when sampled."""
 DEFAULT_MAX_TOKENS = 1024
 """Completion tokens per request when neither the request nor the config bounds them."""
+ENV_SHARED_SERVER = "CADENZA_LOCAL_SERVER_URL"
+"""A running llama-server (``http://HOST:PORT``) serving the model, shared with other sessions
+(``cadenza batch`` runs one per node): used instead of starting a private one."""
 
 
 class LocalProvider:
@@ -82,6 +86,10 @@ class LocalProvider:
     async def _ensure_started(self) -> OpenAIProvider:
         """Start the server on first use, or again if it died (one start at a time)."""
         async with self._lock:
+            shared = os.environ.get(ENV_SHARED_SERVER)
+            if shared:
+                self._delegate = self._delegate or self._client(shared.rstrip("/"))
+                return self._delegate
             if self._delegate is not None and self._server is not None and self._server.running:
                 return self._delegate
             if self._server is not None:
@@ -92,19 +100,23 @@ class LocalProvider:
                 self._server = await LlamaServer.start(path, ctx_size=self._config.context_size)
             except LlamaServerError as exc:
                 raise ProviderError(f"{self._name}: {exc}") from None
-            self._delegate = OpenAIProvider(
-                name=self._name,
-                base_url=self._server.base_url + "/v1",
-                model=self.model,
-                envelope=True,
-                # Streamed, so a cancel stops generation at once; the envelope's JSON is never
-                # shown as it is typed (its content is, once parsed).
-                stream=True,
-                extra_body={"cache_prompt": True},
-                # One call per reply: small models then see each result before the next call.
-                parallel_tool_calls=False,
-            )
+            self._delegate = self._client(self._server.base_url)
             return self._delegate
+
+    def _client(self, base_url: str) -> OpenAIProvider:
+        """The OpenAI-compatible client of the llama-server at ``base_url``."""
+        return OpenAIProvider(
+            name=self._name,
+            base_url=base_url + "/v1",
+            model=self.model,
+            envelope=True,
+            # Streamed, so a cancel stops generation at once; the envelope's JSON is never
+            # shown as it is typed (its content is, once parsed).
+            stream=True,
+            extra_body={"cache_prompt": True},
+            # One call per reply: small models then see each result before the next call.
+            parallel_tool_calls=False,
+        )
 
     def _with_defaults(self, request: ModelRequest) -> ModelRequest:
         temperature = request.temperature

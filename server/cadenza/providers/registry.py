@@ -148,6 +148,19 @@ def _cli_provider(name: str, model: str, config: CadenzaConfig) -> Provider:
     )
 
 
+def http_base_url(name: str, config: CadenzaConfig) -> str | None:
+    """The base URL the HTTP provider of ``name`` calls (None: ``local`` or ``cli``).
+
+    Raises:
+        ConfigError: A malformed name or a custom provider without ``base_url``.
+    """
+    provider, _ = split_model_name(name)
+    if provider in ("local", "cli"):
+        return None
+    options = config.providers.get(provider) or ProviderOptions()
+    return _base_url(provider, PRESETS.get(provider), options)
+
+
 def create_provider(name: str, config: CadenzaConfig) -> Provider:
     """Build the provider for ``name`` (``PROVIDER/MODEL``).
 
