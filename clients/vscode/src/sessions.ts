@@ -13,7 +13,8 @@
  */
 
 import { providerErrorText } from "./errors";
-import { WAITING_REASONS } from "./protocol";
+import type { FileReview } from "./hunks";
+import { WAITING_REASONS, type EndFix } from "./protocol";
 import { addModelReply, addUsageUpdate, emptyUsage, formatUsage, type TurnUsage } from "./usage";
 import type {
   DiffContentItem,
@@ -46,6 +47,8 @@ export type Entry =
   | { kind: "text"; text: string }
   | { kind: "user"; text: string }
   | { kind: "resume"; after: string; reply: string }
+  /** A follow-up prompt (`cadenza.promptSession` after a final end): the person's next message. */
+  | { kind: "prompt"; text: string; chips?: string[] }
   | {
       kind: "tool";
       toolCallId: string;
@@ -73,6 +76,8 @@ export type Entry =
       usage?: string;
       /** The server's own text when `message` is a readable rewording of it (a provider error). */
       detail?: string;
+      /** A button the end offers ("Pull model"). */
+      fix?: EndFix;
     }
   | { kind: "note"; text: string; level: "info" | "warning" | "error" };
 
@@ -108,6 +113,16 @@ export interface SessionView {
   turnUsage?: TurnUsage;
   /** `turnUsage` in words, for the panel ("" before the first model reply). */
   usage?: string;
+  /** The workflow of the next turn when chosen in the panel. */
+  workflow?: string;
+  /** The latest turn's changes per file, once the server listed them (`cadenza.listChanges`). */
+  review?: FileReview[];
+  /** The mentions of the prompt being sent, shown as chips on its message once the turn starts. */
+  nextChips?: string[];
+  /** The text of the prompt being sent (the server's `reply` may carry the context after it). */
+  nextText?: string;
+  /** The turn was sent from the panel's input: its end needs no notification while the panel shows. */
+  quiet?: boolean;
 }
 
 /** Stop reasons after which the task is done (the others need a look). */
@@ -303,6 +318,21 @@ function outputOf(content: ToolContent[] | undefined): string | undefined {
   return parts.length ? clip(parts.join("\n")) : undefined;
 }
 
+/** Where the editor context starts in a prompt as the model got it (docs/protocol.md). */
+const CONTEXT_MARK = "\n\nContext from the editor:";
+
+/** A follow-up as the person wrote it: without the editor context the server put after it. */
+export function promptText(reply: string, sent: string | undefined): string {
+  if (sent && reply.startsWith(sent)) return sent;
+  const cut = reply.indexOf(CONTEXT_MARK);
+  return cut >= 0 ? reply.slice(0, cut) : reply;
+}
+
+function isFix(value: unknown): value is EndFix {
+  const fix = value as Partial<EndFix> | undefined;
+  return !!fix && typeof fix.title === "string" && typeof fix.command === "string" && (fix.arguments === undefined || Array.isArray(fix.arguments));
+}
+
 function isDiff(item: ToolContent): item is DiffContentItem {
   return (
     item.type === "diff" &&
@@ -460,11 +490,17 @@ export class SessionStore {
         session.url = undefined;
         session.turnUsage = undefined;
         const reply = typeof u.reply === "string" ? u.reply : "";
-        session.entries.push({
-          kind: "resume",
-          after: String(u.after ?? ""),
-          reply,
-        });
+        const after = String(u.after ?? "");
+        if (isWaitingReason(after)) {
+          session.entries.push({ kind: "resume", after, reply });
+        } else {
+          // After a final end the person's text is a new prompt, not an answer.
+          const entry: Entry = { kind: "prompt", text: promptText(reply, session.nextText) };
+          if (session.nextChips?.length) entry.chips = session.nextChips;
+          session.entries.push(entry);
+        }
+        session.nextChips = undefined;
+        session.nextText = undefined;
         return undefined;
       }
       case "model_reply":
@@ -535,6 +571,7 @@ export class SessionStore {
         const usage = formatUsage(session.turnUsage, session.contextSize);
         if (usage) entry.usage = usage;
         if (readable) entry.detail = raw;
+        if (isFix(end.fix)) entry.fix = end.fix;
         session.turnUsage = undefined;
         session.entries.push(entry);
         return end;
@@ -554,7 +591,7 @@ export class SessionStore {
     // A replay carries the person's answer twice: the `session_resume` with the reply as the
     // person wrote it, then the user message the model got (the server's wording around the
     // reply: "The person answered your question (…): …"). The resume line shows the reply.
-    if (kind === "user" && last?.kind === "resume") return;
+    if (kind === "user" && (last?.kind === "resume" || last?.kind === "prompt")) return;
     if (last?.kind === kind) last.text += text;
     else session.entries.push({ kind, text });
   }

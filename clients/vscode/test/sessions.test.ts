@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { CADENZA_CAPABILITIES, WAITING_REASONS } from "../src/protocol";
 import {
   SessionStore,
+  promptText,
   describeState,
   describeStopReason,
   endNotice,
@@ -397,5 +398,32 @@ describe("plainText", () => {
     ).toBe("Summary Renamed calc_total and added typing hints: inventory.py report.py x = 1 see the docs now");
     expect(plainText("Added type hints to calc_total.")).toBe("Added type hints to calc_total.");
     expect(endNotice("end_turn", "## Done\n\n**Yes**")).toBe("Cadenza finished: Done Yes");
+  });
+});
+
+describe("follow-ups", () => {
+  it("shows a prompt after a final end as the person's message, without the editor context", () => {
+    const s = new SessionStore(() => 0);
+    s.apply("f", { sessionUpdate: "session_end", stopReason: "error", message: "boom" });
+    s.get("f")!.nextChips = ["@inventory.py"];
+    s.get("f")!.nextText = "What does @inventory.py do?";
+    s.apply("f", { sessionUpdate: "session_resume", after: "error", reply: "What does @inventory.py do?\n\nContext from the editor:\n\nFile inventory.py" });
+    s.apply("f", { sessionUpdate: "user_message_chunk", content: { type: "text", text: "What does @inventory.py do?\n\nContext…" } });
+    expect(s.get("f")!.state).toBe("running");
+    expect(s.get("f")!.stopReason).toBeUndefined();
+    expect(s.get("f")!.entries.slice(1)).toEqual([{ kind: "prompt", text: "What does @inventory.py do?", chips: ["@inventory.py"] }]);
+  });
+
+  it("cuts the context of a replayed follow-up at the protocol's marker", () => {
+    expect(promptText("Now a test\n\nContext from the editor:\n\nFile a.py", undefined)).toBe("Now a test");
+    expect(promptText("Plain", undefined)).toBe("Plain");
+  });
+
+  it("keeps a session_end's fix (Pull model) for the panel's button", () => {
+    const s = new SessionStore(() => 0);
+    const fix = { title: "Pull model", command: "cadenza.pullModel", arguments: [{ model: "local/smollm2-135m" }] };
+    s.apply("p", { sessionUpdate: "session_end", stopReason: "error", message: "model not pulled", fix });
+    const end = s.get("p")!.entries.at(-1);
+    expect(end?.kind === "end" && end.fix).toEqual(fix);
   });
 });
