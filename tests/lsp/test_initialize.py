@@ -23,10 +23,12 @@ async def test_server_info_commands_and_sync(connect: Connect) -> None:
     assert sorted(provider.commands) == [
         "cadenza.cancelSession",
         "cadenza.configureSession",
+        "cadenza.listChanges",
         "cadenza.listSessions",
         "cadenza.loadSession",
         "cadenza.promptSession",
         "cadenza.replySession",
+        "cadenza.reviewChanges",
         "cadenza.startSession",
         "cadenza.undoSession",
     ]

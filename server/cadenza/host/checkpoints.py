@@ -69,12 +69,18 @@ class CheckpointEntry:
         pending: The state the change in flight will leave it in, recorded before the change
             is sent and cleared once its outcome is known: after a crash in between, a file in
             this state had the change applied (undo then treats it as ``after``).
+        turn_before: Its state before the latest turn's first change to it (None: the
+            latest turn did not change it); the review of a turn diffs it with ``turn_after``.
+        turn_after: The state the latest turn's last change left it in (``after`` also
+            follows the person's per-hunk undo; this one does not).
     """
 
     path: str
     before: FileState
     after: FileState | None = None
     pending: FileState | None = None
+    turn_before: FileState | None = None
+    turn_after: FileState | None = None
 
 
 def _digest(data: bytes) -> str:
@@ -101,6 +107,10 @@ class SessionCheckpoint:
     root: Path
     undone: bool = False
     entries: dict[str, CheckpointEntry] = field(default_factory=dict)
+    turn: int = 0
+    """The latest turn's number (``begin_turn``); hunk ids are made with it."""
+    review: dict[str, str] = field(default_factory=dict)
+    """The latest turn's reviewed hunks: id → ``kept`` or ``undone`` (``host.turn_changes``)."""
 
     @classmethod
     def for_session(
@@ -131,16 +141,17 @@ class SessionCheckpoint:
                 session_id=str(raw["sessionId"]),
                 root=Path(raw["root"]),
                 undone=bool(raw.get("undone", False)),
+                turn=int(raw.get("turn", 0)),
+                review={str(k): str(v) for k, v in raw.get("review", {}).items()},
             )
             for item in raw["files"]:
-                before = checkpoint._read_state(item["before"])
-                after = None if item["after"] is None else checkpoint._read_state(item["after"])
-                pending = item.get("pending")
                 entry = CheckpointEntry(
                     path=str(item["path"]),
-                    before=before,
-                    after=after,
-                    pending=None if pending is None else checkpoint._read_state(pending),
+                    before=checkpoint._read_state(item["before"]),
+                    after=checkpoint._optional_state(item["after"]),
+                    pending=checkpoint._optional_state(item.get("pending")),
+                    turn_before=checkpoint._optional_state(item.get("turnBefore")),
+                    turn_after=checkpoint._optional_state(item.get("turnAfter")),
                 )
                 checkpoint.entries[entry.path] = entry
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -177,10 +188,28 @@ class SessionCheckpoint:
             CheckpointError: The checkpoint cannot be written (then nothing may change).
         """
         key = self.relative(path)
-        if key in self.entries:
+        entry = self.entries.get(key)
+        if entry is not None:
+            if entry.turn_before is None:  # the turn's first change to a file changed earlier
+                entry.turn_before = state()
+                self.save()
             return
-        self.entries[key] = CheckpointEntry(path=key, before=state())
+        first = state()
+        self.entries[key] = CheckpointEntry(path=key, before=first, turn_before=first)
         self.save()
+
+    def begin_turn(self) -> None:
+        """Start the session's next turn: its review starts empty.
+
+        Raises:
+            CheckpointError: The checkpoint cannot be written.
+        """
+        self.turn += 1
+        self.review = {}
+        for entry in self.entries.values():
+            entry.turn_before = entry.turn_after = None
+        if self.entries:
+            self.save()
 
     def record_after(self, path: Path, state: FileState) -> None:
         """Record the state the session's latest applied change left ``path`` in.
@@ -196,7 +225,7 @@ class SessionCheckpoint:
             raise CheckpointError(f"{path} was changed without a checkpoint")
         if state.exists and state.origin is None and entry.after is not None:
             state = replace(state, origin=entry.after.origin)
-        entry.after = state
+        entry.after = entry.turn_after = state
         entry.pending = None
         self.save()
 
@@ -222,6 +251,9 @@ class SessionCheckpoint:
             entry = self.entries.get(key)
             if entry is not None and entry.pending is not None:
                 entry.pending = None
+                dropped = True
+            if entry is not None and entry.turn_after is None and entry.turn_before is not None:
+                entry.turn_before = None
                 dropped = True
             if entry is not None and entry.after is None:
                 del self.entries[key]
@@ -256,10 +288,10 @@ class SessionCheckpoint:
                 "path": entry.path,
                 "before": self._write_state(entry.before),
                 "after": None if entry.after is None else self._write_state(entry.after),
-                **(
-                    {"pending": self._write_state(entry.pending)}
-                    if entry.pending is not None
-                    else {}
+                **self._optional_fields(
+                    pending=entry.pending,
+                    turnBefore=entry.turn_before,
+                    turnAfter=entry.turn_after,
                 ),
             }
             for entry in self.entries.values()
@@ -269,6 +301,8 @@ class SessionCheckpoint:
             "sessionId": self.session_id,
             "root": str(self.root),
             "undone": self.undone,
+            "turn": self.turn,
+            "review": self.review,
             "files": files,
         }
         try:
@@ -303,6 +337,12 @@ class SessionCheckpoint:
             "data": None if state.data is None else self._write_blob(state.data),
             "origin": state.origin,
         }
+
+    def _optional_fields(self, **states: FileState | None) -> dict[str, Any]:
+        return {key: self._write_state(state) for key, state in states.items() if state is not None}
+
+    def _optional_state(self, raw: dict[str, Any] | None) -> FileState | None:
+        return None if raw is None else self._read_state(raw)
 
     def _read_state(self, raw: dict[str, Any]) -> FileState:
         text = raw.get("text")

@@ -40,6 +40,7 @@ from cadenza.host.lock import SessionLock, SessionLocked
 from cadenza.host.mcp import connect_then
 from cadenza.host.providers import ProviderPool
 from cadenza.host.restore import RestoredState
+from cadenza.host.turn_changes import next_turn
 from cadenza.lsp.editor import LspEditor
 from cadenza.lsp.followups import prompt_text
 from cadenza.lsp.live import LspLive, LspPerson
@@ -131,7 +132,7 @@ class SessionManager:
         if request_id is not None:
             self._by_request[request_id] = plan.session_id
         self._launch(live, drive(live, LspPerson(self._server, work_done_token)))
-        log.info("session %s started on %s with %s, workflow %s", *_described(plan))
+        log.info("session %s started with %s, workflow %s", plan.session_id, model, workflow.name)
         return plan.session_id
 
     def _live_session(self, plan: SessionPlan, review: ReviewMode | None = None) -> LspLive:
@@ -232,6 +233,8 @@ class SessionManager:
                 self.reply(session_id, text)
                 return
             model, workflow = self.choices.get(session_id, (summary.model, workflow))
+            if note := next_turn(session_id, self.checkpoints_base):
+                text = f"{note}\n\n{text}"
             live = self._revive(session_id, restored, summary, model=model, workflow=workflow)
         person = LspPerson(self._server, work_done_token, message=args.text)
         self._launch(live, drive(live, person, reply=text))
@@ -386,10 +389,6 @@ def _failed() -> Iterator[None]:
         yield
     except Unavailable as exc:
         raise SessionRequestFailed(str(exc)) from None
-
-
-def _described(plan: SessionPlan) -> tuple[str, Path, str, str]:
-    return plan.session_id, plan.root, plan.model, plan.workflow.name
 
 
 def _warn(publisher: SessionPublisher, text: str) -> None:
