@@ -32,6 +32,10 @@ describe("a conversation in the Cadenza view (code-server)", { timeout: 600000 }
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cadenza-vscode-chat-"));
     workspace = path.join(tmp, "inventory");
     fs.cpSync(path.join(REPO, "examples", "inventory"), workspace, { recursive: true });
+    // Edits saved as they land: the server's review of unsaved buffers lists only a turn's
+    // last hunk today (reported to the server's branch).
+    fs.mkdirSync(path.join(workspace, ".vscode"));
+    fs.writeFileSync(path.join(workspace, ".vscode", "settings.json"), JSON.stringify({ "cadenza.saveEdits": "afterEachEdit" }));
     fakeLog = path.join(ARTIFACTS, "fake-model.log");
     const env = isolatedEnv(path.join(tmp, "home"));
     fake = await startFakeModel(env, fakeLog);
@@ -72,6 +76,13 @@ describe("a conversation in the Cadenza view (code-server)", { timeout: 600000 }
     }
   }
 
+  /** The Cadenza view, from its icon in the activity bar (a click on an open one would close it). */
+  async function openView() {
+    if (await wb.panel().locator("button#new-session").isVisible().catch(() => false)) return;
+    await page.locator(".part.activitybar .action-item .action-label[aria-label^='Cadenza']").first().click();
+    await wb.panel().locator("button#new-session").waitFor({ timeout: 30000 });
+  }
+
   /** Type a message into the view's input and send it with Enter. */
   async function send(text) {
     const input = wb.panel().locator("textarea#prompt");
@@ -98,8 +109,7 @@ describe("a conversation in the Cadenza view (code-server)", { timeout: 600000 }
         { content: "Summary: PELICAN, then calc_total." },
       );
       await wb.openFile("report.py");
-      // The Cadenza view from its icon in the activity bar.
-      await page.locator(".part.activitybar .action-item .action-label[aria-label^='Cadenza']").first().click();
+      await openView();
       await wb.panel().locator("button#new-session").click();
       await wb.panel().locator("#target", { hasText: "The next message starts a new session." }).waitFor();
       await send("Remember the code word PELICAN");
@@ -167,9 +177,12 @@ describe("a conversation in the Cadenza view (code-server)", { timeout: 600000 }
         { content: "Reworded two docstrings." },
         { content: "Understood." },
       );
+      await openView();
       await wb.panel().locator("button#new-session").click();
       await send("Reword the docstrings of calc_total and restock");
       const session = await turnEnded(1);
+      const results = (await fake.requests()).flatMap((r) => r.messages.filter((m) => m.role === "tool").map((m) => m.content));
+      assert.deepEqual([...new Set(results)], ["edited inventory.py: 1 replacement(s)"], "the scripted edits did not both apply");
       const review = session.locator(".review");
       await review.locator(".review-head", { hasText: "2 changes in 1 file to review" }).waitFor({ timeout: 20000 });
       await wb.openFile("inventory.py");
@@ -179,7 +192,11 @@ describe("a conversation in the Cadenza view (code-server)", { timeout: 600000 }
       // Keep the first hunk (calc_total's docstring), undo the second (restock's).
       await page.locator(".codelens-decoration a", { hasText: /^Keep \(/ }).first().click();
       await review.locator(".review-head", { hasText: "1 change in 1 file to review (1 kept)" }).waitFor({ timeout: 20000 });
-      await page.locator(".codelens-decoration a", { hasText: /^Undo$/ }).first().click();
+      // VS Code redraws CodeLenses a moment after they change: wait for the kept hunk's to go.
+      const hunkUndo = page.locator(".codelens-decoration a", { hasText: /^Undo$/ });
+      await waitFor("the kept hunk's CodeLens to go", async () => (await page.locator(".codelens-decoration a", { hasText: /^Keep \(/ }).count()) === 1);
+      assert.equal(await hunkUndo.count(), 1);
+      await hunkUndo.first().click();
       await review.locator(".review-head", { hasText: "Changes reviewed: 1 kept, 1 undone" }).waitFor({ timeout: 20000 });
       await waitFor("the undone hunk gone from the buffer", async () => {
         const text = await wb.editorText();

@@ -36,10 +36,10 @@ export function parseChanges(result: unknown, sessionId: string): ChangesResult 
     if (!file || typeof file.uri !== "string") continue;
     const hunks: Hunk[] = [];
     for (const h of Array.isArray(file.hunks) ? (file.hunks as Record<string, unknown>[]) : []) {
-      if (!h || typeof h.id !== "string" || !isRange(h.range)) continue;
+      if (!h || typeof h.id !== "string") continue;
       hunks.push({
         id: h.id,
-        range: h.range,
+        range: isRange(h.range) ? h.range : undefined,
         oldText: typeof h.oldText === "string" ? h.oldText : "",
         newText: typeof h.newText === "string" ? h.newText : "",
         state: (typeof h.state === "string" && STATES.has(h.state) ? h.state : "pending") as HunkState,

@@ -81,8 +81,11 @@ export type HunkState = "pending" | "kept" | "undone";
 
 export interface Hunk {
   id: string;
-  /** Where `newText` now sits in the file. */
-  range: WireRange;
+  /**
+   * Where the hunk's text now sits in the file (`newText`, or `oldText` once undone); absent
+   * when the person changed the file at the hunk since (it can no longer be undone).
+   */
+  range?: WireRange;
   oldText: string;
   newText: string;
   state: HunkState;

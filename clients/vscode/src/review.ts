@@ -62,11 +62,12 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
       vscode.languages.registerCodeLensProvider({ scheme: "file" }, this),
       vscode.window.onDidChangeVisibleTextEditors(() => this.decorate()),
       vscode.workspace.onDidChangeTextDocument((e) => this.documentChanged(e.document.uri.toString())),
-      vscode.commands.registerCommand("cadenza.keepHunk", (sessionId: string, hunkId: string, uri: string) =>
-        this.review(sessionId, "keep", { hunks: [hunkId], uris: [uri] }),
+      // `hunks` and `uris` add up (a URI names every hunk of its file): a hunk goes alone.
+      vscode.commands.registerCommand("cadenza.keepHunk", (sessionId: string, hunkId: string) =>
+        this.review(sessionId, "keep", { hunks: [hunkId] }),
       ),
-      vscode.commands.registerCommand("cadenza.undoHunk", (sessionId: string, hunkId: string, uri: string) =>
-        this.review(sessionId, "undo", { hunks: [hunkId], uris: [uri] }),
+      vscode.commands.registerCommand("cadenza.undoHunk", (sessionId: string, hunkId: string) =>
+        this.review(sessionId, "undo", { hunks: [hunkId] }),
       ),
       vscode.commands.registerCommand("cadenza.keepFile", (sessionId?: string, uri?: string) => this.file(sessionId, uri, "keep")),
       vscode.commands.registerCommand("cadenza.undoFile", (sessionId?: string, uri?: string) => this.file(sessionId, uri, "undo")),
@@ -119,7 +120,8 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
   private hunksOf(uri: string): { sessionId: string; hunk: Hunk }[] {
     const found: { sessionId: string; hunk: Hunk }[] = [];
     for (const [sessionId, result] of this.changes) {
-      for (const hunk of pendingHunks(result, uri)) found.push({ sessionId, hunk });
+      // A hunk without a range was changed by the person since: nothing to show or undo there.
+      for (const hunk of pendingHunks(result, uri)) if (hunk.range) found.push({ sessionId, hunk });
     }
     return found;
   }
@@ -132,7 +134,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
         const hover = new vscode.MarkdownString();
         hover.appendMarkdown(`**Cadenza changed this (${hunkStats(hunk)})**${hunk.oldText ? ", it was:" : ""}`);
         if (hunk.oldText) hover.appendCodeblock(hunk.oldText.replace(/\n$/, ""), editor.document.languageId);
-        const range = toRange(hunk.range);
+        const range = toRange(hunk.range as WireRange);
         if (hunk.newText === "") {
           const first = hunk.oldText.split("\n")[0].trim();
           removed.push({
@@ -164,7 +166,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
       new vscode.CodeLens(top, { title: "Undo file", command: "cadenza.undoFile", arguments: [sessionId, uri] }),
     );
     for (const { sessionId: id, hunk } of hunks) {
-      const at = toRange(hunk.range).start;
+      const at = toRange(hunk.range as WireRange).start;
       const range = new vscode.Range(at.line, 0, at.line, 0);
       lenses.push(
         new vscode.CodeLens(range, { title: `Keep (${hunkStats(hunk)})`, command: "cadenza.keepHunk", arguments: [id, hunk.id, uri] }),

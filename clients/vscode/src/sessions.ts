@@ -323,7 +323,8 @@ const CONTEXT_MARK = "\n\nContext from the editor:";
 
 /** A follow-up as the person wrote it: without the editor context the server put after it. */
 export function promptText(reply: string, sent: string | undefined): string {
-  if (sent && reply.startsWith(sent)) return sent;
+  // (The server may put a note before it too: the changes the person undid.)
+  if (sent && reply.includes(sent)) return sent;
   const cut = reply.indexOf(CONTEXT_MARK);
   return cut >= 0 ? reply.slice(0, cut) : reply;
 }

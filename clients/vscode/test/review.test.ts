@@ -23,7 +23,7 @@ describe("parseChanges", () => {
     const parsed = parseChanges(
       {
         files: [
-          { uri, path: "inventory.py", hunks: [{ id: "h1", range: range(1, 2), oldText: "x", newText: "y", state: "odd" }, { id: 3 }, { id: "h2" }] },
+          { uri, path: "inventory.py", hunks: [{ id: "h1", range: range(1, 2), oldText: "x", newText: "y", state: "odd" }, { id: 3 }] },
           { path: "no uri" },
         ],
       },
