@@ -184,8 +184,9 @@ export class Chat {
     const mentions = parseMentions(rawMentions);
     if (!text && mentions.length === 0) return;
     const current = this.current();
-    if (current?.state === "waiting" && text) {
-      await this.host.reply(current.id, text);
+    if (current?.state === "waiting") {
+      if (text) await this.host.reply(current.id, text);
+      else void vscode.window.showInformationMessage("Cadenza waits for your answer: type it, then Enter.");
       return;
     }
     if (current && current.state !== "ended") {
