@@ -233,4 +233,6 @@ async def test_a_session_stopped_by_its_step_bound_takes_a_follow_up(
     assert end["stopReason"] == "end_turn"
     assert_tool_calls_answered(fake.requests[-1])
     resumes = [u for u in editor.updates[session_id] if u["sessionUpdate"] == "session_resume"]
-    assert [(u["after"], u["reply"]) for u in resumes] == [("max_steps", "go on")]
+    assert [(u["after"], u["reply"], u["kind"]) for u in resumes] == [
+        ("max_steps", "go on", "prompt")
+    ]

@@ -77,6 +77,7 @@ async def test_needs_user_input_asks_and_the_answer_resumes(
         "sessionUpdate": "session_resume",
         "after": "needs_user_input",
         "reply": "compute_total",
+        "kind": "answer",
     }
     # The same conversation goes on: the task, the complete call answered, then the answer.
     resumed = fake.requests[1]

@@ -47,7 +47,7 @@ async def test_with_retries_stops_at_the_budget_and_names_the_failure() -> None:
         raise httpx.ConnectError("connection refused")
 
     policy = RetryPolicy(attempts=3, base_delay_s=0.001)
-    with pytest.raises(ProviderError, match=r"x failed after 3 attempts: ConnectError"):
+    with pytest.raises(ProviderError, match=r"x: cannot connect to .* after 3 attempts; start"):
         await with_retries(flaky, policy, "x")
     assert calls == 3
 

@@ -149,6 +149,10 @@ class CadenzaConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     model: str | None = Field(default=None, description="PROVIDER/MODEL, e.g. openai/gpt-4.1")
+    models: list[str] = Field(
+        default_factory=list,
+        description="More PROVIDER/MODEL names the editors' model pickers offer.",
+    )
     max_steps: int = Field(
         default=25, ge=1, le=1000, alias="maxSteps", description="Model requests per session."
     )

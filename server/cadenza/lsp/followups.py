@@ -13,8 +13,14 @@ from pathlib import Path
 
 from pygls.workspace import Workspace
 
+from cadenza.host.commands import Expanded
 from cadenza.lsp.documents import OpenDocuments, buffer_path
-from cadenza.schema.commands import PromptProblem, PromptSelection, PromptSessionArgs
+from cadenza.schema.commands import (
+    PromptProblem,
+    PromptSelection,
+    PromptSessionArgs,
+    PromptSymbol,
+)
 from cadenza.textio import decode_bytes
 from cadenza.tools.paths import relative_name
 
@@ -25,9 +31,14 @@ MAX_CONTEXT_CHARS = 60_000
 SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 
 
-def prompt_text(workspace: Workspace, root: Path, args: PromptSessionArgs) -> str:
-    """The prompt's text, then its context's blocks (selection, files, problems), bounded."""
-    text, context = args.text, args.context
+def prompt_text(
+    workspace: Workspace, root: Path, args: PromptSessionArgs, expanded: Expanded | None = None
+) -> str:
+    """The prompt's text, then its context's blocks (selection, files, problems), bounded.
+
+    ``expanded``: the text after a leading ``/command`` was expanded (``host.commands``).
+    """
+    text, context = expanded.text if expanded else args.text, args.context
     if context is None:
         return text
     documents = OpenDocuments(workspace, root.resolve())
@@ -35,6 +46,7 @@ def prompt_text(workspace: Workspace, root: Path, args: PromptSessionArgs) -> st
     if context.selection is not None:
         blocks.append(_selection(documents, context.selection))
     blocks.extend(_file(documents, uri) for uri in dict.fromkeys(context.files))
+    blocks.extend(_symbol(documents, symbol) for symbol in context.symbols)
     if context.problems:
         blocks.append(_problems(documents, context.problems))
     if not blocks:
@@ -82,6 +94,23 @@ def _file(documents: OpenDocuments, uri: str) -> str:
         body = body[:MAX_FILE_CHARS]
         note += f" (its first {MAX_FILE_CHARS} characters; read_file for the rest)"
     return f"File {name}{note}:\n{_fenced(body)}"
+
+
+def _symbol(documents: OpenDocuments, symbol: PromptSymbol) -> str:
+    """The symbol's lines (its range, whole lines) from the buffer or the file, bounded."""
+    path = buffer_path(symbol.uri, documents.root)
+    start, end = symbol.range.start.line, symbol.range.end.line
+    where = f"{_name(documents, symbol.uri)}, lines {start + 1}-{end + 1}"
+    if path is None or not path.is_relative_to(documents.root):
+        return f"Symbol {symbol.name} in {symbol.uri}: not read (not in the workspace)."
+    document = documents.find(path)
+    try:
+        body = document.source if document is not None else decode_bytes(path.read_bytes()).text
+    except (OSError, ValueError) as exc:
+        return f"Symbol {symbol.name} in {where}: not read ({type(exc).__name__})."
+    lines = body.splitlines(keepends=True)[start : end + 1]
+    text = "".join(lines)[:MAX_FILE_CHARS]
+    return f"Symbol {symbol.name} in {where}:\n{_fenced(text)}"
 
 
 def _problems(documents: OpenDocuments, problems: list[PromptProblem]) -> str:

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from pygls.uris import to_fs_path, uri_scheme
+from pygls.workspace import Workspace
 
 from cadenza.schema.base import strict_validate
 from cadenza.schema.commands import DocumentIdentifier
@@ -89,3 +90,18 @@ def folder_of(uri: str) -> Path:
     if fs_path is None or not Path(fs_path).is_dir():
         raise InvalidArguments(f"rootUri {uri!r} is not an existing folder")
     return Path(fs_path).resolve()
+
+
+def workspace_root(workspace: Workspace, root_uri: str | None) -> Path:
+    """The folder ``root_uri`` names, else the client's first workspace folder (or root).
+
+    Raises:
+        InvalidArguments: None given and the client opened no folder, or not a local folder.
+    """
+    if root_uri is not None:
+        return folder_of(root_uri)
+    for folder in workspace.folders.values():
+        return folder_of(folder.uri)
+    if workspace.root_uri:
+        return folder_of(workspace.root_uri)
+    raise InvalidArguments("no rootUri given and the client opened no workspace folder")

@@ -15,10 +15,12 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from cadenza.engine.events import MovementStarted, SessionEvent, SessionFinished
+from cadenza.host.catalog import missing_local_model
 from cadenza.lsp.progress import SessionProgress
 from cadenza.lsp.updates import log_line, progress_end, progress_report, session_update
-from cadenza.schema.methods import SESSION_UPDATE
-from cadenza.schema.updates import SessionUpdateParams
+from cadenza.schema.methods import PULL_MODEL, SESSION_UPDATE
+from cadenza.schema.pickers import SessionFix
+from cadenza.schema.updates import SessionEnd, SessionUpdateParams
 
 
 class SessionPublisher:
@@ -31,10 +33,14 @@ class SessionPublisher:
         movement: The movement that runs now (from the latest ``MovementStarted``).
     """
 
-    def __init__(self, server: LanguageServer, *, session_id: str, root: Path) -> None:
+    def __init__(
+        self, server: LanguageServer, *, session_id: str, root: Path, model: str | None = None
+    ) -> None:
         self._server = server
         self.session_id = session_id
         self.root = root
+        self.model = model
+        """``PROVIDER/MODEL`` of the run: an error end offers to pull a local model missing."""
         self.progress: SessionProgress | None = None
         self.movement: str | None = None
         self.cancelled = False
@@ -60,6 +66,8 @@ class SessionPublisher:
         if (line := log_line(event)) is not None:
             self.log(line)
         update = session_update(event, self.root)
+        if isinstance(update, SessionEnd):
+            update = with_fix(update, self.model)
         if update is not None:
             params = SessionUpdateParams(session_id=self.session_id, update=update)
             self._server.protocol.notify(SESSION_UPDATE, params.wire())
@@ -68,3 +76,13 @@ class SessionPublisher:
         """Send one session-log line (``window/logMessage``), prefixed with the session id."""
         message = f"session {self.session_id}: {line}"
         self._server.window_log_message(types.LogMessageParams(type=level, message=message))
+
+
+def with_fix(end: SessionEnd, model: str | None) -> SessionEnd:
+    """``end`` with the ``cadenza.pullModel`` fix when it failed on a local model not pulled."""
+    missing = missing_local_model(model) if model and end.stop_reason == "error" else None
+    if missing is None:
+        return end
+    arguments = [{"model": f"local/{missing}"}]
+    fix = SessionFix(title="Pull model", command=PULL_MODEL, arguments=arguments)
+    return end.model_copy(update={"fix": fix})

@@ -33,6 +33,7 @@ from cadenza.host.build import (
     workflow_catalog,
 )
 from cadenza.host.choices import SessionChoices
+from cadenza.host.commands import expand
 from cadenza.host.driver import RESOURCE_CLOSE_S, drive
 from cadenza.host.errors import SetupError, Unavailable
 from cadenza.host.live import LiveSessions
@@ -44,7 +45,7 @@ from cadenza.host.turn_changes import next_turn
 from cadenza.lsp.editor import LspEditor
 from cadenza.lsp.followups import prompt_text
 from cadenza.lsp.live import LspLive, LspPerson
-from cadenza.lsp.params import InvalidArguments, document_path, folder_of
+from cadenza.lsp.params import InvalidArguments, document_path, workspace_root
 from cadenza.lsp.publisher import SessionPublisher
 from cadenza.lsp.replay import replay_updates, session_info
 from cadenza.lsp.review import ReviewMode
@@ -109,16 +110,17 @@ class SessionManager:
                 message names the file and the field); or the model is malformed or names an
                 unknown provider.
         """
-        root = self._root(args.root_uri)
+        root = workspace_root(self._server.workspace, args.root_uri)
+        expanded = expand(args.task, root)  # a leading /command
         try:
-            workflow = find_workflow(workflow_catalog(root), args.workflow)
+            workflow = find_workflow(workflow_catalog(root), expanded.workflow or args.workflow)
             model = resolve_model_name(args.model, self.config)
             self.providers.get(model, self.config)
         except SetupError as exc:
             raise InvalidArguments(str(exc)) from None
         plan = SessionPlan(
             session_id=uuid.uuid4().hex,
-            task=args.task,
+            task=expanded.text,
             root=root,
             model=model,
             workflow=workflow,
@@ -137,7 +139,9 @@ class SessionManager:
 
     def _live_session(self, plan: SessionPlan, review: ReviewMode | None = None) -> LspLive:
         """Wire a host session to this client: publisher, editor, transcript, engine."""
-        publisher = SessionPublisher(self._server, session_id=plan.session_id, root=plan.root)
+        publisher = SessionPublisher(
+            self._server, session_id=plan.session_id, root=plan.root, model=plan.model
+        )
         recorder = open_recorder(plan, lambda text: _warn(publisher, text))
         checkpoint = open_checkpoint(
             plan.session_id,
@@ -180,10 +184,7 @@ class SessionManager:
             log.info("session %s cancelled by $/cancelRequest %s", session_id, request_id)
 
     def reply(self, session_id: str, text: str) -> ReplySessionResult:
-        """Resume a session that waits for the person with ``text`` (``cadenza.replySession``).
-
-        A stored session (e.g. from before a restart) that waits is revived from its
-        transcript and resumed.
+        """Resume a session that waits for the person (also a stored one) with ``text``.
 
         Raises:
             SessionRequestFailed: The session is running, over, or unknown.
@@ -224,15 +225,18 @@ class SessionManager:
                 raise SessionRequestFailed(
                     f"session {session_id} is running: wait for its turn to end, or cancel it"
                 )
-            self.reply(session_id, prompt_text(self._server.workspace, live.root, args))
+            expanded = expand(args.text, live.root)
+            self.reply(session_id, prompt_text(self._server.workspace, live.root, args, expanded))
             return
         with _failed():
             restored, summary, workflow = stored.stored_session(session_id)
-            text = prompt_text(self._server.workspace, Path(summary.root), args)
+            expanded = expand(args.text, Path(summary.root))
+            text = prompt_text(self._server.workspace, Path(summary.root), args, expanded)
             if summary.state in WAITING:
                 self.reply(session_id, text)
                 return
             model, workflow = self.choices.get(session_id, (summary.model, workflow))
+            workflow = expanded.workflow or workflow  # a /workflow command: this turn's
             if note := next_turn(session_id, self.checkpoints_base):
                 text = f"{note}\n\n{text}"
             live = self._revive(session_id, restored, summary, model=model, workflow=workflow)
@@ -248,13 +252,7 @@ class SessionManager:
             InvalidArguments: Unknown model or workflow (nothing changed).
         """
         session_id = args.session_id
-        live = self.live.get(session_id)
-        with _failed():
-            if live is not None:
-                root, model, workflow = live.root, live.model, live.session.workflow.name
-            else:
-                _restored, summary, workflow = stored.stored_session(session_id)
-                root, model = Path(summary.root), summary.model
+        model, workflow, root = self.current_choice(session_id)
         try:
             model, workflow = self.choices.choose(
                 session_id,
@@ -268,6 +266,21 @@ class SessionManager:
         except SetupError as exc:
             raise InvalidArguments(str(exc)) from None
         return ConfigureSessionResult(session_id=session_id, model=model, workflow=workflow)
+
+    def current_choice(self, session_id: str) -> tuple[str, str, Path]:
+        """The model and workflow of the session's next turn, and its folder.
+
+        Raises:
+            SessionRequestFailed: Unknown or unreadable.
+        """
+        live = self.live.get(session_id)
+        with _failed():
+            if live is not None:
+                current, root = (live.model, live.session.workflow.name), live.root
+            else:
+                _restored, summary, workflow = stored.stored_session(session_id)
+                current, root = (summary.model, workflow), Path(summary.root)
+        return (*self.choices.get(session_id, current), root)
 
     def _revive(
         self,
@@ -365,16 +378,6 @@ class SessionManager:
             UndoFailed: Still running, unknown, or refused (the message says why).
         """
         return await undo_session(self._server, self.live, session_id, self.checkpoints_base)
-
-    def _root(self, root_uri: str | None) -> Path:
-        if root_uri is not None:
-            return folder_of(root_uri)
-        workspace = self._server.workspace
-        for folder in workspace.folders.values():
-            return folder_of(folder.uri)
-        if workspace.root_uri:
-            return folder_of(workspace.root_uri)
-        raise InvalidArguments("no rootUri given and the client opened no workspace folder")
 
     async def aclose(self) -> None:
         """Cancel every session, wait briefly for them, and close every provider."""

@@ -139,7 +139,9 @@ def _lifecycle_update(
                 messages_summarized=event.messages_summarized,
             )
         case SessionResumed():
-            return wire.SessionResume(after=event.after, reply=event.reply)
+            return wire.SessionResume(
+                after=event.after, reply=event.reply, kind=wire.resume_kind(event.after)
+            )
         case SessionFinished():
             return wire.SessionEnd(
                 stop_reason=event.stop_reason,

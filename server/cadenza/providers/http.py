@@ -23,6 +23,7 @@ import httpx
 from httpx_sse import EventSource, ServerSentEvent, SSEError
 
 from cadenza.providers.base import ProviderError
+from cadenza.providers.error_text import status_sentence
 from cadenza.providers.retry import RETRY_STATUS, Retryable, RetryableStatus, RetryPolicy
 from cadenza.providers.retry import with_retries as _with_retries
 from cadenza.secrets import redact
@@ -234,9 +235,8 @@ class HttpTransport:
         await response.aread()
         if response.status_code in RETRY_STATUS:
             raise RetryableStatus(response)
-        raise ProviderError(
-            redact(f"{self.who}: HTTP {response.status_code}: {response.text[:ERROR_BODY_CHARS]}")
-        )
+        body = response.text[:ERROR_BODY_CHARS]
+        raise ProviderError(redact(status_sentence(self.who, response.status_code, body)))
 
     def _json(self, response: httpx.Response) -> dict[str, Any]:
         try:

@@ -22,6 +22,7 @@ import anyio
 import httpx
 
 from cadenza.providers.base import ProviderError
+from cadenza.providers.error_text import status_sentence, transport_sentence
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +156,15 @@ async def with_retries(
             )
             await anyio.sleep(wait)
     assert last is not None
-    tries = attempt
+    raise ProviderError(redact(_final(what, last, attempt)))
+
+
+def _final(what: str, last: Exception, tries: int) -> str:
+    """The error after the last attempt: a readable sentence with the fix where one is known."""
+    if isinstance(last, RetryableStatus):
+        response = last.response
+        return status_sentence(what, response.status_code, response.text, attempts=tries)
+    if (sentence := transport_sentence(what, last, attempts=tries)) is not None:
+        return sentence
     noun = "attempt" if tries == 1 else "attempts"
-    raise ProviderError(redact(f"{what} failed after {tries} {noun}: {_describe(last)}"))
+    return f"{what} failed after {tries} {noun}: {_describe(last)}"

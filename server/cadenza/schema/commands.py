@@ -233,8 +233,16 @@ class PromptProblem(SparseWireModel):
     severity: int | None = Field(default=None, ge=1, le=4)
 
 
+class PromptSymbol(WireModel):
+    """A symbol mentioned in a prompt (``@name``): ``{name, uri, range}``."""
+
+    name: str = Field(min_length=1, max_length=500)
+    uri: str = Field(min_length=1, max_length=8192)
+    range: LspRange
+
+
 class PromptContext(SparseWireModel):
-    """What the editor adds to a prompt: ``{selection?, files?, problems?}``.
+    """What the editor adds to a prompt: ``{selection?, files?, symbols?, problems?}``.
 
     Each becomes a text block after the prompt's text (files read from the editor's buffers
     when open, so unsaved changes count; each file and the whole context bounded in size).
@@ -242,6 +250,7 @@ class PromptContext(SparseWireModel):
 
     selection: PromptSelection | None = None
     files: list[str] = Field(default_factory=list, max_length=MAX_CONTEXT_FILES)
+    symbols: list[PromptSymbol] = Field(default_factory=list, max_length=MAX_CONTEXT_FILES)
     problems: list[PromptProblem] = Field(default_factory=list, max_length=200)
 
 

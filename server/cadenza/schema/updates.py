@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Discriminator, Field, Tag
 
 from cadenza.schema.base import OPEN, SparseWireModel, UnknownKind, WireModel
+from cadenza.schema.pickers import SessionFix
 from cadenza.types import StopReason, ToolStatus
 
 
@@ -201,16 +202,29 @@ class Compaction(WireModel):
     messages_summarized: int = 0
 
 
+ResumeKind = Literal["answer", "browser", "prompt"]
+
+
+def resume_kind(after: str) -> ResumeKind:
+    """What resumes a session that stopped with ``after``: an answer, the browser, a prompt."""
+    if after == "needs_user_input":
+        return "answer"
+    return "browser" if after == "waiting_human" else "prompt"
+
+
 class SessionResume(WireModel):
     """``session_resume``: a session that waited (or ended) runs again.
 
     ``after`` is the stop reason it resumes from; ``reply`` what the person gave (the answer,
-    or what they did in the browser; may be empty).
+    or what they did in the browser; may be empty); ``kind`` what that is: ``answer`` (to a
+    question), ``browser`` (done acting in the browser) or ``prompt`` (a follow-up prompt
+    after a turn that ended), so a client words it right.
     """
 
     session_update: Literal["session_resume"] = "session_resume"
     after: Annotated[StopReason, OPEN]
     reply: str = ""
+    kind: Annotated[ResumeKind, OPEN] = "prompt"
 
 
 class WaitingFields(SparseWireModel):
@@ -245,8 +259,11 @@ class SessionEnd(WaitingFields, _SessionEndHead):
     """``session_end``: the session stopped; ``message``: the answer, question or error.
 
     After ``needs_user_input`` and ``waiting_human`` the session waits (its ``WaitingFields``
-    say for what): ``cadenza.replySession`` (or the answered prompt) resumes it.
+    say for what): ``cadenza.replySession`` (or the answered prompt) resumes it. ``fix``: a
+    command that fixes the error (e.g. ``cadenza.pullModel`` for a local model not pulled).
     """
+
+    fix: SessionFix | None = None
 
 
 class OtherUpdate(UnknownKind):

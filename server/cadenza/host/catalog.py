@@ -1,0 +1,93 @@
+"""What a person can pick for a session: models and workflows, as both faces' pickers list them.
+
+Models: the configured default, the names listed in the ``models`` setting, the session's own
+(current) model, and every pinned local model with whether it is pulled (``cadenza models
+pull``); hosted models have no ``pulled``. Workflows: the built-in ones and the workspace's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from cadenza.config import CadenzaConfig, ConfigError
+from cadenza.host.build import workflow_catalog
+from cadenza.providers.model_catalog import MODELS
+from cadenza.providers.models import model_path
+from cadenza.providers.registry import resolve_model_name, split_model_name
+
+LOCAL = "local"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelChoice:
+    """One model a picker offers.
+
+    Attributes:
+        id: ``PROVIDER/MODEL``.
+        label: What the picker shows.
+        local: Served by the embedded llama.cpp (``local/…``).
+        pulled: For a pinned local model, whether its file is here; None for hosted ones.
+    """
+
+    id: str
+    label: str
+    local: bool
+    pulled: bool | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkflowChoice:
+    """One workflow (mode) a picker offers: its name and one line about it."""
+
+    name: str
+    description: str
+
+
+def default_model(config: CadenzaConfig) -> str:
+    """The model a session gets when none is named."""
+    return resolve_model_name(None, config)
+
+
+def model_choices(config: CadenzaConfig, current: str | None = None) -> list[ModelChoice]:
+    """The models to offer, the default first, each once."""
+    names: list[str] = []
+    for name in (default_model(config), current, *config.models):
+        if name is None:
+            continue
+        try:
+            names.append(resolve_model_name(name, config))
+        except ConfigError:
+            continue  # a malformed name in the settings: the settings warn about it
+    names += [f"{LOCAL}/{name}" for name in MODELS]
+    return [_choice(name) for name in dict.fromkeys(names)]
+
+
+def _choice(name: str) -> ModelChoice:
+    provider, model = split_model_name(name)
+    if provider != LOCAL:
+        return ModelChoice(id=name, label=f"{model} ({provider})", local=False, pulled=None)
+    spec = MODELS.get(model)
+    pulled = None if spec is None else model_path(model) is not None
+    label = f"{model} (local)" if spec is None else f"{model} (local: {spec.description})"
+    return ModelChoice(id=name, label=label, local=True, pulled=pulled)
+
+
+def workflow_choices(root: Path) -> list[WorkflowChoice]:
+    """The workflows of the workspace ``root`` (the built-in, user and workspace ones), by name."""
+    catalog = workflow_catalog(root)
+    return [
+        WorkflowChoice(name=name, description=workflow.description)
+        for name, workflow in sorted(catalog.workflows.items())
+    ]
+
+
+def missing_local_model(model: str) -> str | None:
+    """The pinned local model ``model`` names when it is not pulled yet; None otherwise."""
+    try:
+        provider, name = split_model_name(model)
+    except ConfigError:
+        return None
+    if provider == LOCAL and name in MODELS and model_path(name) is None:
+        return name
+    return None

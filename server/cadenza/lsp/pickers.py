@@ -1,0 +1,162 @@
+"""``cadenza.listModels``, ``cadenza.pullModel``, ``cadenza.listCommands``: what editors offer.
+
+The lists come from the host (``host.catalog``, ``host.commands``); pulling a model runs the
+same download as ``cadenza models pull`` in a worker thread, with work-done progress on the
+command's ``workDoneToken`` (or a token the server creates). Malformed arguments are
+``-32602``; an unknown model or a failed download is ``-32803`` with a sentence that says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+
+from cadenza.lsp.params import InvalidArguments, parse_command_args, workspace_root
+from cadenza.lsp.protocol import command_work_done_token
+from cadenza.schema.methods import LIST_COMMANDS, LIST_MODELS, PULL_MODEL
+from cadenza.schema.pickers import (
+    CommandItem,
+    CurrentChoice,
+    ListCommandsArgs,
+    ListCommandsResult,
+    ListModelsArgs,
+    ListModelsResult,
+    ModelItem,
+    PullModelArgs,
+    PullModelResult,
+    WorkflowItem,
+)
+
+if TYPE_CHECKING:
+    from cadenza.lsp.sessions import SessionManager
+    from cadenza.providers.models import PullProgress
+
+log = logging.getLogger(__name__)
+DEFAULT_WORKFLOW = "default"
+
+
+def _parsed(command: str, model: Any, arguments: tuple[Any, ...]) -> Any:
+    try:
+        return parse_command_args(model, arguments) if arguments else model()
+    except InvalidArguments as exc:
+        raise JsonRpcInvalidParams(message=f"Invalid Params: {command}: {exc}") from None
+
+
+def _failed(message: str) -> JsonRpcException:
+    return JsonRpcException(message=message, code=types.LSPErrorCodes.RequestFailed.value)
+
+
+def _sessions(ls: LanguageServer) -> SessionManager:
+    manager: SessionManager = getattr(ls, "sessions")  # noqa: B009 - CadenzaServer.sessions
+    return manager
+
+
+def _root(ls: LanguageServer, command: str, root_uri: str | None) -> Path | None:
+    try:
+        return workspace_root(ls.workspace, root_uri)
+    except InvalidArguments as exc:
+        if root_uri is not None:
+            raise JsonRpcInvalidParams(message=f"Invalid Params: {command}: {exc}") from None
+        return None  # no folder open: the built-in workflows only
+
+
+def list_models(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
+    """``cadenza.listModels {sessionId?, rootUri?}`` → ``{models, workflows, current}``."""
+    from cadenza.host.catalog import default_model, model_choices, workflow_choices
+
+    args: ListModelsArgs = _parsed(LIST_MODELS, ListModelsArgs, arguments)
+    manager = _sessions(ls)
+    root = _root(ls, LIST_MODELS, args.root_uri)
+    current = (default_model(manager.config), DEFAULT_WORKFLOW)
+    if args.session_id is not None:
+        from cadenza.lsp.sessions import SessionRequestFailed
+
+        try:
+            model, workflow, root = manager.current_choice(args.session_id)
+        except SessionRequestFailed as exc:
+            raise _failed(str(exc)) from None
+        current = (model, workflow)
+    return ListModelsResult(
+        models=[
+            ModelItem(id=m.id, label=m.label, local=m.local, pulled=m.pulled)
+            for m in model_choices(manager.config, current[0])
+        ],
+        workflows=[
+            WorkflowItem(name=w.name, description=w.description)
+            for w in workflow_choices(root or Path(ls.workspace.root_path or "/"))
+        ],
+        current=CurrentChoice(model=current[0], workflow=current[1]),
+    ).wire()
+
+
+def list_commands(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
+    """``cadenza.listCommands {rootUri?}`` → ``{commands: [{name, description, hint}]}``."""
+    from cadenza.host.commands import slash_commands
+
+    args: ListCommandsArgs = _parsed(LIST_COMMANDS, ListCommandsArgs, arguments)
+    root = _root(ls, LIST_COMMANDS, args.root_uri) or Path(ls.workspace.root_path or "/")
+    return ListCommandsResult(
+        commands=[
+            CommandItem(name=c.name, description=c.description, hint=c.hint)
+            for c in slash_commands(root)
+        ]
+    ).wire()
+
+
+async def pull_model(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
+    """``cadenza.pullModel {model}`` (progress on ``workDoneToken``) → ``{model}``."""
+    from cadenza.lsp.capabilities import ClientFeatures
+    from cadenza.lsp.progress import SessionProgress
+    from cadenza.providers.model_catalog import ModelError, get_spec
+    from cadenza.providers.models import pull
+
+    args: PullModelArgs = _parsed(PULL_MODEL, PullModelArgs, arguments)
+    try:
+        spec = get_spec(args.model)
+    except ModelError as exc:
+        raise _failed(str(exc)) from None
+    features = ClientFeatures.of(ls.client_capabilities)
+    progress = await SessionProgress.open(
+        ls,
+        client_token=command_work_done_token(),
+        may_create=features.work_done_progress,
+        message=f"pulling {spec.name}",
+    )
+    loop = asyncio.get_running_loop()
+
+    def report(event: PullProgress) -> None:
+        if progress is not None:
+            loop.call_soon_threadsafe(progress.report, _described(spec.name, event))
+
+    try:
+        await asyncio.to_thread(pull, spec, progress=report)
+    except ModelError as exc:
+        if progress is not None:
+            progress.end(f"{spec.name} was not pulled")
+        raise _failed(f"{spec.name} was not pulled: {exc}") from None
+    if progress is not None:
+        progress.end(f"{spec.name} is ready")
+    log.info("model %s pulled", spec.name)
+    return PullModelResult(model=f"local/{spec.name}").wire()
+
+
+def _described(name: str, event: PullProgress) -> str:
+    done = f"{event.bytes_done / 1e6:,.0f} of {event.bytes_total / 1e6:,.0f} MB"
+    if event.phase == "download":
+        return f"{name}: downloading part {event.part}/{event.parts} ({done})"
+    if event.phase == "assemble":
+        return f"{name}: assembling part {event.part}/{event.parts} ({done})"
+    return f"{name}: verified"
+
+
+def register(server: LanguageServer) -> None:
+    """Register the picker commands on ``server``."""
+    server.command(LIST_MODELS)(list_models)
+    server.command(LIST_COMMANDS)(list_commands)
+    server.command(PULL_MODEL)(pull_model)

@@ -1,0 +1,179 @@
+"""``cadenza.listModels``, ``cadenza.listCommands`` (and ``/name`` expansion),
+``cadenza.pullModel`` and the ``fix`` of a ``session_end``, through the real server."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from tests.lsp.conftest import Connect
+from tests.lsp.harness import (
+    Harness,
+    capabilities,
+    server_env,
+    start_harness,
+    stop_harness,
+)
+from tests.lsp.test_waiting import ends, user_texts
+from tests.support.fake_openai import FakeOpenAI, text
+
+REQUEST_FAILED = -32803
+SHARED_MODELS = Path(os.environ.get("HOME", "~")).expanduser() / ".cache/cadenza/models"
+
+
+async def test_list_models_offers_the_default_local_and_the_sessions_choice(
+    connect: Connect, fake: FakeOpenAI
+) -> None:
+    editor = await connect(init_options={"model": "openai/test", "models": ["openai/bigger"]})
+    listed = await editor.execute("cadenza.listModels", {})
+    ids = [m["id"] for m in listed["models"]]
+    assert ids[:2] == ["openai/test", "openai/bigger"]
+    assert listed["current"] == {"model": "openai/test", "workflow": "default"}
+    hosted = listed["models"][0]
+    assert hosted == {"id": "openai/test", "label": "test (openai)", "local": False, "pulled": None}
+    local = [m for m in listed["models"] if m["local"]]
+    assert "local/smollm2-135m" in [m["id"] for m in local]
+    assert all(m["pulled"] is False for m in local)  # this server's models folder is empty
+    names = [w["name"] for w in listed["workflows"]]
+    assert {"default", "plan-implement-review"} <= set(names)
+    assert all(isinstance(w["description"], str) for w in listed["workflows"])
+
+    fake.script(text("hi"))
+    session_id = await editor.start("hello")
+    await ends(editor, session_id, 1)
+    await editor.execute(
+        "cadenza.configureSession",
+        {"sessionId": session_id, "model": "openai/other", "workflow": "plan-implement-review"},
+    )
+    chosen = await editor.execute("cadenza.listModels", {"sessionId": session_id})
+    assert chosen["current"] == {"model": "openai/other", "workflow": "plan-implement-review"}
+    assert "openai/other" in [m["id"] for m in chosen["models"]]
+    with pytest.raises(JsonRpcException) as caught:
+        await editor.execute("cadenza.listModels", {"sessionId": "nope"})
+    assert caught.value.code == REQUEST_FAILED
+
+
+async def test_the_model_chosen_survives_a_restart(connect: Connect, fake: FakeOpenAI) -> None:
+    first = await connect()
+    fake.script(text("one"))
+    session_id = await first.start("hi")
+    await ends(first, session_id, 1)
+    await first.execute(
+        "cadenza.configureSession", {"sessionId": session_id, "model": "openai/other"}
+    )
+    await stop_harness(first)
+
+    second = await connect()
+    listed = await second.execute("cadenza.listModels", {"sessionId": session_id})
+    assert listed["current"]["model"] == "openai/other"
+    fake.script(text("two"))
+    await second.execute("cadenza.promptSession", {"sessionId": session_id, "text": "again"})
+    await ends(second, session_id, 1)
+    assert fake.requests[-1]["model"] == "other"
+
+
+async def test_slash_commands_are_listed_and_expanded(
+    editor: Harness, fake: FakeOpenAI, workspace: Path
+) -> None:
+    commands = workspace / ".cadenza" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "explain.md").write_text(
+        "---\ndescription: Explain a file\nargument-hint: the file\n---\n"
+        "Explain what $ARGUMENTS does, in two sentences.\n"
+    )
+    (commands / "review.md").write_text("Review the last change for bugs.\n")
+    listed = await editor.execute("cadenza.listCommands", {})
+    by_name = {c["name"]: c for c in listed["commands"]}
+    assert by_name["explain"] == {
+        "name": "explain",
+        "description": "Explain a file",
+        "hint": "the file",
+    }
+    assert by_name["review"]["description"] == "Review the last change for bugs."
+    assert by_name["plan-implement-review"]["hint"] == "what to do"
+
+    fake.script(text("It adds."))
+    session_id = await editor.start("/explain app.py")
+    await ends(editor, session_id, 1)
+    assert user_texts(fake.requests[-1])[0] == "Explain what app.py does, in two sentences."
+
+    fake.script(text("Looks fine."))
+    await editor.execute("cadenza.promptSession", {"sessionId": session_id, "text": "/review"})
+    await ends(editor, session_id, 2)
+    assert user_texts(fake.requests[-1])[-1] == "Review the last change for bugs."
+
+    fake.script(text("planned"), text("done"), text("reviewed"))
+    before = len(fake.requests)
+    workflow = await editor.start("/plan-implement-review add a README")
+    await ends(editor, workflow, 1)
+    movements = [u for u in editor.updates[workflow] if u["sessionUpdate"] == "movement"]
+    assert movements[0]["workflow"] == "plan-implement-review"
+    assert user_texts(fake.requests[before])[0].startswith(
+        "add a README"
+    )  # the workflow's first request
+    assert not any("/plan-implement-review" in t for r in fake.requests for t in user_texts(r))
+
+    fake.script(text("ok"))
+    unknown = await editor.start("/nosuch thing")
+    await ends(editor, unknown, 1)
+    assert user_texts(fake.requests[-1])[0] == "/nosuch thing"  # left as typed
+
+
+@pytest_asyncio.fixture
+async def shared_models(
+    fake: FakeOpenAI, workspace: Path, tmp_path: Path
+) -> AsyncIterator[Harness]:
+    """A server whose models folder links the machine's pulled SmolLM2 (read-only)."""
+    model = SHARED_MODELS / "smollm2-135m.gguf"
+    if not (model.is_file() and model.with_name(model.name + ".sha256").is_file()):
+        pytest.skip("SmolLM2 is not pulled on this machine")
+    folder = tmp_path / "models"
+    folder.mkdir()
+    for name in ("smollm2-135m.gguf", "smollm2-135m.gguf.sha256"):
+        (folder / name).symlink_to(SHARED_MODELS / name)
+    env = server_env(fake.base_url, tmp_path / "home")
+    env["CADENZA_MODELS_DIR"] = str(folder)
+    harness, _ = await start_harness(root=workspace, env=env, caps=capabilities())
+    yield harness
+    await stop_harness(harness)
+
+
+async def test_pull_model_reports_progress_and_answers_the_model(shared_models: Harness) -> None:
+    editor = shared_models
+    editor.client.progress_reports["pull"] = []
+    result = await editor.execute(
+        "cadenza.pullModel", {"model": "local/smollm2-135m"}, token="pull"
+    )
+    assert result == {"model": "local/smollm2-135m"}
+    reports = editor.client.progress_reports["pull"]
+    assert isinstance(reports[0], types.WorkDoneProgressBegin)
+    assert isinstance(reports[-1], types.WorkDoneProgressEnd)
+    assert reports[-1].message == "smollm2-135m is ready"
+    listed = await editor.execute("cadenza.listModels", {})
+    pulled = {m["id"]: m["pulled"] for m in listed["models"] if m["local"]}
+    assert pulled["local/smollm2-135m"] is True
+
+    with pytest.raises(JsonRpcException) as caught:
+        await editor.execute("cadenza.pullModel", {"model": "local/nope"})
+    assert caught.value.code == REQUEST_FAILED
+    assert "unknown model 'local/nope'" in caught.value.message
+
+
+async def test_a_missing_local_model_ends_with_a_pull_fix(editor: Harness) -> None:
+    session_id, end = await editor.run("hi", model="local/smollm2-135m")
+    assert end["stopReason"] == "error"
+    assert "cadenza models pull smollm2-135m" in end["message"]
+    fix: dict[str, Any] = end["fix"]
+    assert fix == {
+        "title": "Pull model",
+        "command": "cadenza.pullModel",
+        "arguments": [{"model": "local/smollm2-135m"}],
+    }
+    assert session_id
