@@ -133,6 +133,14 @@ describe("a conversation in the Cadenza view (code-server)", { timeout: 600000 }
       session = await turnEnded(2);
       await session.locator(".user-text.prompt .chip", { hasText: "@inventory.py" }).waitFor();
 
+      // "/" at the start lists the server's commands (its workflows among them).
+      await input.click();
+      await page.keyboard.type("/plan");
+      await wb.panel().locator(".completion .completion-item", { hasText: "/plan-implement-review" }).waitFor({ timeout: 20000 });
+      await wb.shot("slash-completion", "typing /plan in the view's input: the server's commands (cadenza.listCommands)");
+      await page.keyboard.press("Escape");
+      await input.fill("");
+
       // Turn 3 with another model, picked in the view.
       await wb.panel().locator("select#model").selectOption("other");
       await wb.waitForQuickInput("PROVIDER/MODEL");

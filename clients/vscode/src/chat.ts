@@ -119,7 +119,8 @@ export class Chat {
   async loadModels(): Promise<void> {
     if (!(this.host.advertised() ?? []).includes(LIST_MODELS)) return;
     try {
-      const result = (await this.host.execute(LIST_MODELS, {})) as Partial<ModelsResult>;
+      const root = vscode.workspace.workspaceFolders?.[0]?.uri.toString();
+      const result = (await this.host.execute(LIST_MODELS, root ? { rootUri: root } : {})) as Partial<ModelsResult>;
       if (Array.isArray(result?.models)) this.models = result.models.filter((m) => m && typeof m.id === "string");
       if (Array.isArray(result?.workflows) && result.workflows.length) {
         this.workflows = result.workflows.filter((w) => w && typeof w.name === "string");

@@ -231,6 +231,8 @@ export interface SessionResumeUpdate {
   after: string;
   /** What the person gave (the answer; may be empty after waiting_human). */
   reply: string;
+  /** What resumed it: an answer, "done in the browser", or a follow-up prompt. */
+  kind?: "answer" | "browser" | "prompt" | string;
 }
 
 export type SessionUpdate =

@@ -275,7 +275,9 @@ export class SessionStore {
         session.turnUsage = undefined;
         const reply = typeof u.reply === "string" ? u.reply : "";
         const after = String(u.after ?? "");
-        if (isWaitingReason(after)) {
+        // `kind` (answer, browser, prompt) says what resumed it; older servers: the stop reason.
+        const kind = typeof u.kind === "string" ? u.kind : isWaitingReason(after) ? "answer" : "prompt";
+        if (kind !== "prompt") {
           session.entries.push({ kind: "resume", after, reply });
         } else {
           // After a final end the person's text is a new prompt, not an answer.

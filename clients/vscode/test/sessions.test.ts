@@ -427,3 +427,18 @@ describe("follow-ups", () => {
     expect(end?.kind === "end" && end.fix).toEqual(fix);
   });
 });
+
+describe("session_resume's kind", () => {
+  it("words a prompt as the person's message and an answer as an answer, whatever the stop reason", () => {
+    const s = new SessionStore(() => 0);
+    s.apply("k", { sessionUpdate: "session_end", stopReason: "needs_user_input", message: "which?" });
+    s.apply("k", { sessionUpdate: "session_resume", after: "needs_user_input", reply: "CHF", kind: "answer" });
+    s.apply("k", { sessionUpdate: "session_end", stopReason: "end_turn", message: "done" });
+    s.apply("k", { sessionUpdate: "session_resume", after: "end_turn", reply: "and now in EUR", kind: "prompt" });
+    const kinds = s.get("k")!.entries.filter((e) => e.kind === "resume" || e.kind === "prompt");
+    expect(kinds).toEqual([
+      { kind: "resume", after: "needs_user_input", reply: "CHF" },
+      { kind: "prompt", text: "and now in EUR" },
+    ]);
+  });
+});
