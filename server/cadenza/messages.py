@@ -86,6 +86,9 @@ class Usage(BaseModel):
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cost: float | None = None
+    """What the call cost, as the provider reported it or a price table gives it; None: unknown."""
+    currency: str = "USD"
 
     @property
     def total_tokens(self) -> int:

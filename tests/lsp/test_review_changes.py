@@ -207,3 +207,26 @@ async def test_bad_requests_are_refused_with_nothing_changed(
     assert "review its changes once its turn ends" in busy.message
     await editor.execute("cadenza.cancelSession", {"sessionId": running})
     await editor.wait_end(running)
+
+
+async def test_hunks_of_an_open_unsaved_buffer(
+    editor: Harness, fake: FakeOpenAI, workspace: Path
+) -> None:
+    path = workspace / "app.py"
+    path.write_text(ORIGINAL)
+    uri = editor.open(path, ORIGINAL)  # the edits stay unsaved in this buffer
+    fake.script(
+        call("edit_file", edit("app.py", "a = 1", "a = 10"), "c1"),
+        call("edit_file", edit("app.py", "e = 5", "e = 50"), "c2"),
+        text("ok"),
+    )
+    session_id, _ = await editor.run("change a and e")
+    assert path.read_text() == ORIGINAL  # nothing saved
+    first, second = (await changes(editor, session_id))["files"][0]["hunks"]
+    assert (first["range"], second["range"]) == (line_range(0, 1), line_range(4, 5))
+    editor.edit_requests.clear()
+    await review(editor, session_id, "undo", hunks=[first["id"]])
+    [request] = editor.edit_requests
+    [change] = request.edit.document_changes or []
+    assert change.text_document.uri == uri and change.text_document.version is not None
+    assert editor.text_of(path) == "a = 1\nb = 2\nc = 3\nd = 4\ne = 50\n"

@@ -27,6 +27,7 @@ class Reply:
         finish_reason: Defaults to ``tool_calls`` when there are calls, else ``stop``.
         status: HTTP status; anything but 200 sends an error body instead of a completion.
         delay_s: Seconds to hold the answer back (ends early when the server stops).
+        cost: ``usage.cost`` as OpenRouter reports it (None: not reported).
     """
 
     content: str | None = None
@@ -34,6 +35,7 @@ class Reply:
     finish_reason: str | None = None
     status: int = 200
     delay_s: float = 0.0
+    cost: float | None = None
 
     def body(self, model: str) -> dict[str, Any]:
         """The JSON response body."""
@@ -43,12 +45,15 @@ class Reply:
         if self.tool_calls:
             message["tool_calls"] = self.tool_calls
         finish = self.finish_reason or ("tool_calls" if self.tool_calls else "stop")
+        usage: dict[str, Any] = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        if self.cost is not None:
+            usage["cost"] = self.cost
         return {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
             "model": model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            "usage": usage,
         }
 
 

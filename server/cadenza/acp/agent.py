@@ -37,10 +37,12 @@ from acp.schema import (
     SessionListCapabilities,
     SessionMode,
     SessionModeState,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
 
 from cadenza import __version__
+from cadenza.acp.config_options import commands_update, config_options, set_option
 from cadenza.acp.editor import AcpEditor, ClientFs
 from cadenza.acp.ordered import AcpConnection, OrderedClient
 from cadenza.acp.session import INTERNAL_ERROR, AcpSession, request_error
@@ -53,8 +55,11 @@ from cadenza.engine.session_list import list_sessions
 from cadenza.engine.workflows import DEFAULT_WORKFLOW
 from cadenza.host import stored
 from cadenza.host.build import find_workflow, open_checkpoint, workflow_catalog
+from cadenza.host.choices import SessionChoices
+from cadenza.host.commands import expand
 from cadenza.host.errors import SetupError, Unavailable
 from cadenza.host.providers import ProviderPool
+from cadenza.providers.registry import resolve_model_name
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +87,7 @@ class CadenzaAgent:
         self._fs = ClientFs()
         self._sessions: dict[str, AcpSession] = {}
         self._providers = ProviderPool()
+        self._choices = SessionChoices()
 
     def on_connect(self, conn: AcpConnection) -> None:
         """Keep the connection (the SDK calls this before any request)."""
@@ -136,10 +142,25 @@ class CadenzaAgent:
         root = _folder(cwd)
         live = self._new_live(uuid.uuid4().hex, root, DEFAULT_WORKFLOW)
         live.take_mcp_servers(mcp_servers or [])
-        return NewSessionResponse(session_id=live.session_id, modes=self._modes(live))
+        self._announce_commands(live)
+        return NewSessionResponse(
+            session_id=live.session_id, modes=self._modes(live), config_options=config_options(live)
+        )
+
+    @staticmethod
+    def _announce_commands(live: AcpSession) -> None:
+        """Send ``available_commands_update`` once the session's response is out."""
+        update = commands_update(live)
+        asyncio.get_running_loop().call_soon(live.editor.stream.send, update)
 
     def _new_live(
-        self, session_id: str, root: Path, workflow: str, *, revived: bool = False
+        self,
+        session_id: str,
+        root: Path,
+        workflow: str,
+        *,
+        revived: bool = False,
+        model: str | None = None,
     ) -> AcpSession:
         warnings: list[str] = []
         try:
@@ -157,6 +178,10 @@ class CadenzaAgent:
         client = OrderedClient(self.conn, stream)
         checkpoint = open_checkpoint(session_id, root, revived=revived)
         editor = AcpEditor(client, stream, root, self._fs, catalog.workflows, checkpoint)
+        model = model or resolve_model_name(None, config)
+        model, name = self._choices.get(session_id, (model, chosen.name))
+        if name != chosen.name:
+            chosen = find_workflow(catalog, name, fallback=True)
         live = AcpSession(
             session_id=session_id,
             root=root,
@@ -164,6 +189,7 @@ class CadenzaAgent:
             workflow=chosen,
             client=client,
             editor=editor,
+            model=model,
         )
         self._sessions[session_id] = live
         return live
@@ -219,20 +245,39 @@ class CadenzaAgent:
             raise _error(str(exc)) from None
         return SetSessionModeResponse()
 
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        """Set the model or the mode of the session's next turns; answer every option."""
+        live = self._live(session_id)
+        set_option(live, config_id, value, providers=self._providers, choices=self._choices)
+        return SetSessionConfigOptionResponse(config_options=config_options(live))
+
     async def prompt(
         self, prompt: list[PromptBlock], session_id: str, **kwargs: Any
     ) -> PromptResponse:
         """Run one turn: the first prompt starts the session, later ones resume it."""
         live = self._live(session_id)
-        text = prompt_text(prompt)
+        expanded = expand(prompt_text(prompt), live.root)  # a leading /command
+        text = expanded.text
         if not text.strip():
             raise _error("the prompt has no text")
+        try:
+            workflow = (
+                find_workflow(workflow_catalog(live.root), expanded.workflow)
+                if expanded.workflow
+                else None
+            )
+        except SetupError as exc:
+            raise _error(str(exc)) from None
         ticket = live.arrived
         live.arrived += 1
         async with live.turns:
             if ticket < live.cancelled_before:
                 return PromptResponse(stop_reason="cancelled")
-            turn = live.turn(text, self._providers, url_mode=self._fs.elicitation_url)
+            turn = live.turn(
+                text, self._providers, url_mode=self._fs.elicitation_url, workflow=workflow
+            )
             task = asyncio.create_task(turn, name=f"cadenza-acp-{session_id}")
             live.run = task
             try:
@@ -320,13 +365,16 @@ class CadenzaAgent:
         live = self._sessions.get(session_id)
         if live is None:
             workflow = stored.last_workflow(records, restored.start.workflow)
-            live = self._new_live(session_id, root, workflow, revived=True)
+            live = self._new_live(
+                session_id, root, workflow, revived=True, model=restored.start.model
+            )
             live.take_mcp_servers(mcp_servers or [])
             await live.make_engine(restored.start.task, self._providers, restored)
         for update in replay_updates(records, root, workflow_catalog(root).workflows):
             live.editor.stream.send(update)
         await live.editor.stream.flush()
-        return LoadSessionResponse(modes=self._modes(live))
+        self._announce_commands(live)
+        return LoadSessionResponse(modes=self._modes(live), config_options=config_options(live))
 
     async def aclose(self) -> None:
         """Cancel running prompts, close sessions, transcripts and providers."""

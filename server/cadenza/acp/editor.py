@@ -52,6 +52,7 @@ from cadenza.acp.stream import UpdateStream
 from cadenza.acp.updates import UpdateMapper
 from cadenza.engine.events import (
     AgentMessageChunk,
+    ModelReplied,
     SessionEvent,
     StepStarted,
     ToolCallFinished,
@@ -187,6 +188,9 @@ class AcpEditor:
         """Tool calls started and not finished (closed as failed when a prompt is cancelled)."""
         self.step_text = ""
         """The assistant text published since the last step started."""
+        self.cost: float | None = None
+        """The session's model calls' cost so far, when known (``usage_update``)."""
+        self.currency = "USD"
         self._commands: dict[str, str] = {}
         """Open ``run_command`` calls: id → their raw arguments."""
         self.last_call_id: str | None = None
@@ -366,6 +370,9 @@ class AcpEditor:
             self.open_calls[event.tool_call_id] = None
             if event.name == "run_command":
                 self._commands[event.tool_call_id] = event.raw_input
+        elif isinstance(event, ModelReplied) and event.cost is not None:
+            self.cost = (self.cost or 0.0) + event.cost
+            self.currency = event.currency or "USD"
         elif isinstance(event, ToolCallFinished):
             self.open_calls.pop(event.tool_call_id, None)
             self._commands.pop(event.tool_call_id, None)

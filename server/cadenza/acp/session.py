@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from acp import RequestError
-from acp.schema import UsageUpdate
+from acp.schema import Cost, UsageUpdate
 
 from cadenza.acp.editor import AcpEditor
 from cadenza.acp.human import person_is_done
@@ -63,6 +63,7 @@ class AcpSession:
         cancelled_before: Prompts with a smaller ticket are cancelled.
         mcp_servers: Its MCP servers (the user's config, then the client's ``mcpServers``),
             connected when the engine session is made (docs/mcp.md).
+        model: ``PROVIDER/MODEL`` of the next turn (the ``model`` configuration option).
     """
 
     session_id: str
@@ -78,6 +79,8 @@ class AcpSession:
     cancelled_before: int = 0
     turns: asyncio.Lock = field(default_factory=asyncio.Lock)
     mcp_servers: list[McpServerConfig] = field(default_factory=list)
+    model: str = ""
+    engine_model: str = ""
 
     def warn(self, text: str) -> None:
         """A problem that does not stop the session (the agent's log)."""
@@ -94,7 +97,11 @@ class AcpSession:
         self.mcp_servers = merge_servers(self.config.mcp.servers, extra, self.warn)
 
     async def make_engine(
-        self, task: str, providers: ProviderPool, restored: RestoredState | None = None
+        self,
+        task: str,
+        providers: ProviderPool,
+        restored: RestoredState | None = None,
+        workflow: Workflow | None = None,
     ) -> Session:
         """The engine session (through the host), its MCP servers attached.
 
@@ -102,7 +109,10 @@ class AcpSession:
             RequestError: Its model cannot be set up.
         """
         config = self.config
-        model = restored.start.model if restored is not None else resolve_model_name(None, config)
+        model = self.model or (
+            restored.start.model if restored else resolve_model_name(None, config)
+        )
+        self.model = model
         try:
             provider = providers.get(model, config)
         except SetupError as exc:
@@ -112,7 +122,7 @@ class AcpSession:
             task=task,
             root=self.root,
             model=model,
-            workflow=self.workflow,
+            workflow=workflow or self.workflow,
             restored=restored,
         )
         self.recorder = open_recorder(plan, self.warn)
@@ -126,13 +136,22 @@ class AcpSession:
             recorder=self.recorder,
         )
         self.editor.gated_by(gate.needs_asking)
-        self.engine = engine
+        self.engine, self.engine_model = engine, model
         if self.mcp_servers:
             await attach_mcp(engine, config.mcp, self.mcp_servers, self.warn)
         return engine
 
-    async def turn(self, text: str, providers: ProviderPool, *, url_mode: bool) -> SessionOutcome:
+    async def turn(
+        self,
+        text: str,
+        providers: ProviderPool,
+        *,
+        url_mode: bool,
+        workflow: Workflow | None = None,
+    ) -> SessionOutcome:
         """One prompt turn: the first starts the session, later ones resume it.
+
+        ``workflow``: this turn's workflow (a ``/workflow`` command), else the session's mode.
 
         A browser wait is asked within the turn (``human``); "go on" resumes, anything else
         ends the session's run cancelled.
@@ -141,11 +160,17 @@ class AcpSession:
         editor.step_text = ""
         editor.open_calls.clear()
         if self.engine is None:
-            engine = await self.make_engine(text, providers)
+            engine = await self.make_engine(text, providers, workflow=workflow)
             outcome = await engine.run()
         else:
             engine = self.engine
-            engine.set_workflow(self.workflow)  # the mode chosen since the last turn
+            engine.set_workflow(workflow or self.workflow)  # the mode chosen since the last turn
+            if self.model and self.model != self.engine_model:  # the model chosen since
+                try:
+                    engine.set_provider(providers.get(self.model, self.config))
+                except SetupError as exc:
+                    raise request_error(str(exc)) from None
+                self.engine_model = self.model
             outcome = await engine.resume(text)
 
         async def ask(waiting: SessionOutcome) -> str | None:
@@ -169,7 +194,9 @@ class AcpSession:
         if self.engine is None:
             return None
         used, size = self.engine.context_usage()
-        return UsageUpdate(session_update="usage_update", used=used, size=size)
+        spent = self.editor.cost
+        cost = Cost(amount=spent, currency=self.editor.currency) if spent is not None else None
+        return UsageUpdate(session_update="usage_update", used=used, size=size, cost=cost)
 
     async def aclose(self) -> None:
         """Close the engine's resources, the transcript and the update stream."""

@@ -48,6 +48,7 @@ from acp.schema import (
 from acp.schema import (
     AgentPlanUpdate,
     AgentThoughtChunk,
+    AvailableCommandsUpdate,
     ContentToolCallContent,
     FileEditToolCallContent,
     PlanEntry,
@@ -92,6 +93,7 @@ AcpUpdate = (
     | ToolCallProgress
     | AgentPlanUpdate
     | UsageUpdate
+    | AvailableCommandsUpdate
 )
 """The ``session/update`` kinds Cadenza sends."""
 

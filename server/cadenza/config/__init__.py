@@ -35,6 +35,16 @@ ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 """An environment variable's name: ``api_key_env`` holds a name, never the key itself."""
 
 
+class ModelPrice(BaseModel):
+    """A model's price per million tokens, for a cost the provider does not report."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input: float = Field(ge=0, description="Price of a million prompt tokens.")
+    output: float = Field(ge=0, description="Price of a million completion tokens.")
+    currency: str = Field(default="USD", pattern=r"^[A-Z]{3}$", description="ISO 4217 code.")
+
+
 class ProviderOptions(BaseModel):
     """Settings of one provider, under ``[providers.NAME]`` (``NAME`` as in ``NAME/MODEL``).
 
@@ -69,6 +79,10 @@ class ProviderOptions(BaseModel):
     )
     extra_body: dict[str, Any] = Field(
         default_factory=dict, description="Extra request body fields, sent as they are."
+    )
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict,
+        description="Prices per million tokens by model name, for the cost of each call.",
     )
     executable: str | None = Field(
         default=None, description="CLI adapters: the program to run (name or path)."

@@ -102,6 +102,9 @@ class ModelReplied(BaseModel):
     finish_reason: FinishReason
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    cost: float | None = None
+    """The call's cost when known (reported, or from a price table), in ``currency``."""
+    currency: str | None = None
 
 
 class ContractRepaired(BaseModel):

@@ -96,6 +96,8 @@ def _replied(rt: Runtime, reply: AssistantReply) -> None:
             finish_reason=reply.finish_reason,
             prompt_tokens=usage.prompt_tokens if usage is not None else None,
             completion_tokens=usage.completion_tokens if usage is not None else None,
+            cost=usage.cost if usage is not None else None,
+            currency=usage.currency if usage is not None and usage.cost is not None else None,
         )
     )
 

@@ -167,6 +167,10 @@ class Session:
         """Follow ``workflow`` from the next run on (a mode or workflow change between turns)."""
         self.rt.workflow = workflow
 
+    def set_provider(self, provider: Provider) -> None:
+        """Ask ``provider`` from the next request on (a model change between turns)."""
+        self.rt.provider = provider
+
     def restore_steps(self, steps: int) -> None:
         """Carry the step count of a session rebuilt from its transcript."""
         self.rt.steps = steps

@@ -113,6 +113,9 @@ def _reply_update(event: ModelReplied | ContractRepaired) -> wire.SessionUpdate:
                 finish_reason=event.finish_reason,
                 prompt_tokens=event.prompt_tokens,
                 completion_tokens=event.completion_tokens,
+                cost=wire.Cost(amount=event.cost, currency=event.currency or "USD")
+                if event.cost is not None
+                else None,
             )
         case ContractRepaired():
             return wire.Repair(step=event.step, reason=event.reason, recovered=event.recovered)

@@ -13,14 +13,14 @@ import json
 
 import httpx
 
+from cadenza.providers.presets import PRESETS
+
 MESSAGE_CHARS = 300
 """The server's own message is cut after this many characters."""
 
 
 def _key_variable(who: str) -> str:
     """The environment variable holding the API key of ``who``'s provider (``PROVIDER/MODEL``)."""
-    from cadenza.providers.registry import PRESETS  # the registry imports this module's users
-
     preset = PRESETS.get(who.partition("/")[0])
     return preset.api_key_env if preset is not None and preset.api_key_env else "the API key"
 

@@ -40,9 +40,11 @@ DONE = "[DONE]"
 def _usage(raw: Any) -> Usage | None:
     if not isinstance(raw, dict):
         return None
+    cost = raw.get("cost")  # OpenRouter reports each call's cost (US dollars)
     return Usage(
         prompt_tokens=int(raw.get("prompt_tokens") or 0),
         completion_tokens=int(raw.get("completion_tokens") or 0),
+        cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
     )
 
 

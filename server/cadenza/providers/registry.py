@@ -24,8 +24,6 @@ from the environment.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import Literal
 
 from cadenza.config import DEFAULT_LOCAL_MODEL, CadenzaConfig, ConfigError, ProviderOptions
 from cadenza.providers.anthropic import DEFAULT_MAX_TOKENS as ANTHROPIC_MAX_TOKENS
@@ -37,63 +35,15 @@ from cadenza.providers.cli import CliProvider
 from cadenza.providers.cli_adapters import ADAPTERS
 from cadenza.providers.openai import DEFAULT_TIMEOUT_S as OPENAI_TIMEOUT_S
 from cadenza.providers.openai import OpenAIProvider
+from cadenza.providers.presets import PRESETS, Preset
+from cadenza.providers.pricing import PricedProvider
 from cadenza.providers.retry import RetryPolicy
 from cadenza.secrets import secret_from_env
 
-OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 BASE_URL_ENV = "CADENZA_BASE_URL"
 """Overrides the base URL of the HTTP provider the model names (``cadenza run --base-url``)."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class Preset:
-    """Defaults of a known HTTP provider name.
-
-    Attributes:
-        kind: The wire API.
-        base_url: Default base URL.
-        base_url_env: Environment variable that overrides it, if any.
-        api_key_env: Environment variable holding the API key, if any.
-        envelope: JSON-envelope mode by default.
-    """
-
-    kind: Literal["openai", "anthropic"]
-    base_url: str
-    base_url_env: str | None = None
-    api_key_env: str | None = None
-    envelope: bool = False
-
-
-PRESETS: dict[str, Preset] = {
-    "openai": Preset(
-        kind="openai",
-        base_url=OPENAI_DEFAULT_BASE_URL,
-        base_url_env="OPENAI_BASE_URL",
-        api_key_env="OPENAI_API_KEY",
-    ),
-    "openai-envelope": Preset(
-        kind="openai",
-        base_url=OPENAI_DEFAULT_BASE_URL,
-        base_url_env="OPENAI_BASE_URL",
-        api_key_env="OPENAI_API_KEY",
-        envelope=True,
-    ),
-    "ollama": Preset(kind="openai", base_url="http://127.0.0.1:11434/v1"),
-    "openrouter": Preset(
-        kind="openai", base_url="https://openrouter.ai/api/v1", api_key_env="OPENROUTER_API_KEY"
-    ),
-    "lmstudio": Preset(kind="openai", base_url="http://127.0.0.1:1234/v1"),
-    "vllm": Preset(kind="openai", base_url="http://127.0.0.1:8000/v1", api_key_env="VLLM_API_KEY"),
-    "llamacpp": Preset(
-        kind="openai", base_url="http://127.0.0.1:8080/v1", api_key_env="LLAMA_API_KEY"
-    ),
-    "anthropic": Preset(
-        kind="anthropic",
-        base_url="https://api.anthropic.com",
-        base_url_env="ANTHROPIC_BASE_URL",
-        api_key_env="ANTHROPIC_API_KEY",
-    ),
-}
 KNOWN = (*PRESETS, "cli", "local")
 
 
@@ -212,4 +162,7 @@ def create_provider(name: str, config: CadenzaConfig) -> Provider:
         return LocalProvider(name=name, model=model, config=config)
     if provider == "cli":
         return _cli_provider(name, model, config)
-    return _http_provider(name, provider, model, config)
+    made = _http_provider(name, provider, model, config)
+    options = config.providers.get(provider)
+    price = options.prices.get(model) if options is not None else None
+    return PricedProvider(made, price) if price is not None else made

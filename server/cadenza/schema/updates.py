@@ -124,12 +124,20 @@ class ToolCallUpdate(SparseWireModel):
         return "\n".join(b.content.text for b in self.content if isinstance(b, ToolOutput))
 
 
+class Cost(WireModel):
+    """``{amount, currency}``: what a model call cost (ISO 4217 currency, e.g. ``USD``)."""
+
+    amount: float
+    currency: str
+
+
 class ModelReply(SparseWireModel):
     """``model_reply``: the model answered step ``step``.
 
     ``tool_calls``: how many calls the reply held (0: the turn ends); ``finish_reason`` as the
     provider said it (``length``: cut by the token limit); tokens as the provider reported
-    them (omitted when it did not).
+    them (omitted when it did not); ``cost`` of this call when the provider reported it or a
+    price table is configured (omitted otherwise: never guessed).
     """
 
     session_update: Literal["model_reply"] = "model_reply"
@@ -138,6 +146,7 @@ class ModelReply(SparseWireModel):
     finish_reason: str = ""
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    cost: Cost | None = None
 
 
 class Repair(WireModel):
