@@ -90,7 +90,9 @@ export class Composer {
       this.input.placeholder = "Describe a task… (@ mentions a file, / a command; Enter sends, Shift+Enter: new line)";
     } else {
       const task = target.task.split("\n")[0];
-      const what = target.state === "waiting" ? "Answers" : "Continues";
+      const busy = target.state === "running" || target.state === "starting" || target.state === "cancelling";
+      // A running turn takes no message: say so rather than "Continues".
+      const what = target.state === "waiting" ? "Answers" : busy ? "Working on" : "Continues";
       this.targetLine.textContent = `${what}: ${task.length > 60 ? `${task.slice(0, 59)}…` : task}`;
       this.input.placeholder =
         target.state === "waiting"
