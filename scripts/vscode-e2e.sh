@@ -7,7 +7,8 @@
 # build-essential), the npm dependencies (cached in clients/vscode/node_modules and
 # tests/vscode/node_modules), code-server (cached in .cache/code-server/VERSION), the .venv
 # (scripts/setup.sh) when there is none and CADENZA_PYTHON is unset, and the small local model
-# smollm2-135m. Two test files: e2e.test.mjs (scripted model, fixed behaviour) and
+# smollm2-135m. Three test files: e2e.test.mjs (scripted model, fixed behaviour),
+# conversation.test.mjs (the view as a conversation: follow-ups, @-mentions, model switch, review) and
 # local-model.test.mjs (nothing configured, the embedded llama.cpp model). Screenshots and logs
 # go to test-artifacts/vscode/. Exits non-zero when any step fails: nothing is skipped.
 #
@@ -93,7 +94,7 @@ status=0
     CODE_SERVER="$code_server_dir/node_modules/.bin/code-server" \
     CADENZA_VSIX="$repo/clients/vscode/dist/cadenza.vsix" \
     CADENZA_VSCODE_LOCAL_MODEL="$local_model" \
-    timeout --kill-after=10 1500 node --test --test-concurrency=1 e2e.test.mjs intel.test.mjs local-model.test.mjs
+    timeout --kill-after=10 1800 node --test --test-concurrency=1 e2e.test.mjs conversation.test.mjs intel.test.mjs local-model.test.mjs
 ) || status=$?
 say "done (exit status $status); screenshots in test-artifacts/vscode/"
 exit $status

@@ -5,9 +5,9 @@
 
 import * as path from "node:path";
 import * as vscode from "vscode";
-import { ApplyWorkspaceEditRequest, ExecuteCommandRequest, type LanguageClient } from "vscode-languageclient/node";
+import { ApplyWorkspaceEditRequest, ExecuteCommandRequest, WorkDoneProgress, type LanguageClient } from "vscode-languageclient/node";
 
-import { RESTART_KEYS, readSettings, sessionArguments } from "./config";
+import { RESTART_KEYS, readSettings, sessionArguments, type SessionArguments } from "./config";
 import { describeContext, relativePath, taskWithContext, type EditorContext } from "./context";
 import { DIFF_SCHEME, DiffContentProvider, openDiff } from "./diff";
 import { applyEditHandler, saveDocuments } from "./edits";
@@ -22,7 +22,6 @@ import {
   CANCEL_SESSION,
   LIST_SESSIONS,
   LOAD_SESSION,
-  PROMPT_SESSION,
   REPLY_SESSION,
   REQUEST_PERMISSION,
   SESSION_UPDATE,
@@ -37,6 +36,8 @@ import {
   type StartSessionResult,
 } from "./protocol";
 import { ServerManager } from "./server";
+import { Chat } from "./chat";
+import { ReviewController } from "./review";
 import {
   SessionStore,
   describeState,
@@ -59,10 +60,28 @@ class Cadenza implements vscode.Disposable {
   private readonly notices = new Notices();
   private readonly status = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
   private readonly disposables: vscode.Disposable[] = [];
+  readonly chat: Chat;
+  readonly review: ReviewController;
+  private modelsListed: LanguageClient | undefined;
 
   constructor(private readonly context: vscode.ExtensionContext) {
-    this.panel = new PanelProvider(context.extensionUri, this.store, (m) => void this.onPanelMessage(m));
+    this.panel = new PanelProvider(context.extensionUri, this.store, (m) => void this.onPanelMessage(m), () => this.chat.state());
     this.server = new ServerManager(this.output, (client) => this.installHandlers(client));
+    const execute = (command: string, argument: object, workDoneToken?: string) => this.execute(command, argument, workDoneToken);
+    const host = { store: this.store, changed: () => this.changed(), log: (line: string) => this.log(line), advertised: () => this.server.advertisedCommands() };
+    this.review = new ReviewController({ ...host, execute });
+    this.chat = new Chat({
+      ...host,
+      execute,
+      start: (task, options) => this.startFromPanel(task, options),
+      reply: (sessionId, text) => this.reply({ sessionId, text }),
+      settings: () => {
+        const s = readSettings(vscode.workspace.getConfiguration("cadenza"));
+        return { model: s.model, workflow: s.workflow };
+      },
+      runWithProgress: (title, command, argument) => this.runWithProgress(title, command, argument),
+    });
+    this.disposables.push(this.review);
     this.status.command = `${PANEL_VIEW_ID}.focus`;
     this.disposables.push(
       this.output,
@@ -86,6 +105,7 @@ class Cadenza implements vscode.Disposable {
         this.store.clearEnded();
         this.changed();
       }),
+      vscode.commands.registerCommand("cadenza.newSession", () => this.chat.newSession()),
     );
     this.updateStatus();
   }
@@ -141,6 +161,7 @@ class Cadenza implements vscode.Disposable {
 
   private onSessionUpdate(params: SessionUpdateParams): void {
     if (!params || typeof params.sessionId !== "string" || !params.update) return;
+    if (params.update.sessionUpdate === "session_resume") this.review.forget(params.sessionId);
     const end = this.store.apply(params.sessionId, params.update);
     this.changed();
     if (end) void this.sessionEnded(params.sessionId, end);
@@ -159,12 +180,17 @@ class Cadenza implements vscode.Disposable {
       return;
     }
     this.log(`session ${sessionId} ended: ${end.stopReason}${end.message ? `: ${end.message}` : ""}`);
+    void this.review.refresh(sessionId);
+    const fix = end.fix && typeof end.fix.command === "string" ? end.fix : undefined;
     const settings = readSettings(vscode.workspace.getConfiguration("cadenza"));
     if (settings.saveEdits === "onSessionEnd" && session.edited.length) {
       await saveDocuments(session.edited.map((p) => vscode.Uri.file(p).toString()));
     }
     const text = endNotice(end.stopReason, session.message ?? end.message);
     const reason = end.stopReason;
+    // A turn sent from the panel's input ends in the panel the person looks at: no toast for a
+    // normal end (errors and limits still get one).
+    if (session.quiet && this.panel.visible && (reason === "end_turn" || reason === "cancelled")) return;
     // One end notification at a time (the latest replaces one still waiting): several sessions
     // ending together no longer pile up toasts; the panel shows every end.
     this.notices.show(async () => {
@@ -179,8 +205,9 @@ class Cadenza implements vscode.Disposable {
           choice = await vscode.window.showWarningMessage(text, showPanel);
           break;
         default:
-          choice = await vscode.window.showErrorMessage(text, showPanel, "Show Log");
+          choice = await vscode.window.showErrorMessage(text, ...(fix ? [fix.title] : []), showPanel, "Show Log");
           if (choice === "Show Log") this.output.show(true);
+          if (fix && choice === fix.title) await this.chat.runFix(sessionId, fix);
       }
       if (choice === showPanel) await this.panel.reveal();
     });
@@ -257,21 +284,65 @@ class Cadenza implements vscode.Disposable {
     await this.start(taskWithContext(task, context), folder?.uri);
   }
 
-  private async start(task: string, rootUri: vscode.Uri | undefined): Promise<void> {
+  /** The panel's new session: the task (with the editor's context unless it has mentions). */
+  private async startFromPanel(task: string, options: { model?: string; workflow?: string; withEditorContext: boolean }): Promise<string | undefined> {
+    const { context, folder } = this.editorContext();
+    return this.start(options.withEditorContext ? taskWithContext(task, context) : task, folder?.uri, options);
+  }
+
+  /** A server command (the server started first); throws the JSON-RPC error. */
+  private async execute(command: string, argument: object, workDoneToken?: string): Promise<unknown> {
+    const client = await this.server.ensure();
+    void this.listModels(client);
+    return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [argument], ...(workDoneToken ? { workDoneToken } : {}) });
+  }
+
+  /** The panel's pickers, once per server. */
+  private async listModels(client: LanguageClient): Promise<void> {
+    if (this.modelsListed === client) return;
+    this.modelsListed = client;
+    await this.chat.loadModels();
+  }
+
+  /** A command with work-done progress as a notification (Pull model). */
+  private async runWithProgress(title: string, command: string, argument: object): Promise<unknown> {
+    const client = await this.server.ensure();
+    return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title, cancellable: false }, async (report) => {
+      const token = `vscode-cadenza-fix-${Date.now()}`;
+      const sub = client.onProgress(WorkDoneProgress.type, token, (value) => {
+        const v = value as { message?: string; percentage?: number };
+        if (v.message) report.report({ message: v.message });
+      });
+      try {
+        return await this.execute(command, argument, token);
+      } finally {
+        sub.dispose();
+      }
+    });
+  }
+
+  private async start(
+    task: string,
+    rootUri: vscode.Uri | undefined,
+    options: { model?: string; workflow?: string } = {},
+  ): Promise<string | undefined> {
     if (!rootUri && !vscode.workspace.workspaceFolders?.length) {
       void vscode.window.showErrorMessage("Cadenza works on a folder: open one first (File › Open Folder…).");
-      return;
+      return undefined;
     }
     let client: LanguageClient;
     try {
       client = await this.server.ensure();
     } catch (error) {
       await this.serverFailed(error);
-      return;
+      return undefined;
     }
+    void this.listModels(client);
     const settings = readSettings(vscode.workspace.getConfiguration("cadenza"));
     const focused = vscode.window.activeTextEditor?.document.uri.toString();
-    const args = sessionArguments(settings, task, rootUri?.toString(), focused);
+    const args: SessionArguments & { model?: string } = sessionArguments(settings, task, rootUri?.toString(), focused);
+    if (options.model) args.model = options.model;
+    if (options.workflow) args.workflow = options.workflow;
     // Reveal before starting: the view lives in the side bar, and revealing it later could move
     // focus while a refactor preview (review mode, in the bottom panel) is open.
     if (settings.revealOnRun) await this.panel.reveal();
@@ -300,24 +371,27 @@ class Cadenza implements vscode.Disposable {
       progress.dispose();
       this.log(`${START_SESSION} failed: ${errorText(error)}`);
       void vscode.window.showErrorMessage(`Cadenza could not start the task: ${errorText(error)}`);
-      return;
+      return undefined;
     }
     if (!result || typeof result.sessionId !== "string") {
       progress.dispose();
       void vscode.window.showErrorMessage(`Cadenza: the server answered ${START_SESSION} without a sessionId.`);
-      return;
+      return undefined;
     }
     const session = this.store.add(result.sessionId, {
       task,
       root: rootUri?.fsPath,
       contextSize: settings.contextSize ?? undefined,
-      model: settings.model || undefined,
+      model: options.model || settings.model || undefined,
+      workflow: options.workflow || settings.workflow || undefined,
     });
+    this.chat.focus(session.id);
     progress.sessionId = session.id;
     if (session.state === "ended" || session.state === "waiting") progress.dispose();
     else this.progress.set(session.id, progress);
     this.log(`session ${session.id} started: ${task.split("\n")[0]}`);
     this.changed();
+    return session.id;
   }
 
   private async pickSession(
@@ -450,7 +524,8 @@ class Cadenza implements vscode.Disposable {
   private async loadSession(info: SessionInfo): Promise<void> {
     const id = info.sessionId;
     this.replaying.add(id);
-    this.store.reset(id, { task: info.task, root: info.root || undefined });
+    this.store.reset(id, { task: info.task, root: info.root || undefined, model: info.model || undefined });
+    this.chat.focus(id);
     this.changed();
     await this.panel.reveal();
     let result: unknown;
@@ -568,26 +643,6 @@ class Cadenza implements vscode.Disposable {
       .then((choice) => (choice === "Restart" ? this.restart() : undefined));
   }
 
-  /**
-   * The panel's input: the answer of the newest session that waits for one
-   * (`cadenza.replySession`); else a follow-up of the newest ended session when the server
-   * advertises `cadenza.promptSession`; else a new task with the editor's context.
-   */
-  private async prompt(text: unknown): Promise<void> {
-    if (typeof text !== "string" || !text.trim()) return;
-    const waiting = this.store.latest((s) => s.state === "waiting");
-    if (waiting) {
-      await this.reply({ sessionId: waiting.id, text });
-      return;
-    }
-    const ended = this.store.latest((s) => s.state === "ended");
-    if (ended && (this.server.advertisedCommands() ?? []).includes(PROMPT_SESSION)) {
-      const result = await this.optionalCommand("Follow-up", PROMPT_SESSION, { sessionId: ended.id, text });
-      if (result !== undefined && !(typeof result === "object" && result !== null && "unsupported" in result)) return;
-    }
-    await this.runTask(text);
-  }
-
   private async onPanelMessage(message: PanelMessage): Promise<void> {
     switch (message?.type) {
       case "openDiff":
@@ -610,8 +665,34 @@ class Cadenza implements vscode.Disposable {
         await this.reply({ sessionId: message.sessionId, text: "" });
         break;
       case "prompt":
-        await this.prompt(message.text);
+        await this.chat.prompt(message.text, message.mentions);
         break;
+      case "complete": {
+        const root = vscode.workspace.workspaceFolders?.[0]?.uri.toString();
+        const items = await this.chat.complete(message.trigger === "/" ? "/" : "@", String(message.query ?? ""), root);
+        this.panel.post({ type: "completions", requestId: message.requestId, trigger: message.trigger, items });
+        break;
+      }
+      case "choose":
+        await this.chat.choose(message.what === "workflow" ? "workflow" : "model", message.value);
+        break;
+      case "newSession":
+        this.chat.newSession();
+        break;
+      case "history":
+        await this.showSessions();
+        break;
+      case "focus":
+        this.chat.focus(message.sessionId);
+        break;
+      case "review":
+        await this.review.review(message.sessionId, message.action === "undo" ? "undo" : "keep", message.uris ? { uris: message.uris } : {});
+        break;
+      case "fix": {
+        const end = [...(this.store.get(message.sessionId)?.entries ?? [])].reverse().find((e) => e.kind === "end");
+        await this.chat.runFix(message.sessionId, end?.kind === "end" ? end.fix : undefined);
+        break;
+      }
       case "openLink": {
         const href = openableLink(message.href);
         if (href) await vscode.env.openExternal(vscode.Uri.parse(href));

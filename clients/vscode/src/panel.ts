@@ -25,7 +25,14 @@ export type PanelMessage =
   | { type: "reply"; sessionId: string }
   | { type: "continue"; sessionId: string }
   | { type: "openLink"; href: string }
-  | { type: "prompt"; text: string }
+  | { type: "prompt"; text: string; mentions?: unknown }
+  | { type: "complete"; requestId: number; trigger: string; query: string }
+  | { type: "choose"; what: string; value: string }
+  | { type: "newSession" }
+  | { type: "history" }
+  | { type: "focus"; sessionId: string }
+  | { type: "review"; sessionId: string; action: string; uris?: string[] }
+  | { type: "fix"; sessionId: string }
   | { type: "run" };
 
 /**
@@ -60,6 +67,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     private readonly extensionUri: vscode.Uri,
     private readonly store: SessionStore,
     private readonly onMessage: (message: PanelMessage) => void,
+    private readonly chatState: () => object,
   ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -70,7 +78,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     view.webview.html = this.html(view.webview, media, dist);
     this.disposables.push(
       view.webview.onDidReceiveMessage((message: PanelMessage) => {
-        if (message?.type === "ready") this.post();
+        if (message?.type === "ready") this.postState();
         else this.onMessage(message);
       }),
       view.onDidDispose(() => {
@@ -84,12 +92,22 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.post();
+      this.postState();
     }, 40);
   }
 
-  private post(): void {
-    void this.view?.webview.postMessage({ type: "state", sessions: this.store.list() });
+  private postState(): void {
+    this.post({ type: "state", sessions: this.store.list(), chat: this.chatState() });
+  }
+
+  /** Send the webview a message (the state, a completion list). */
+  post(message: object): void {
+    void this.view?.webview.postMessage(message);
+  }
+
+  /** Whether the panel shows now. */
+  get visible(): boolean {
+    return this.view?.visible ?? false;
   }
 
   /** Show the panel (without taking focus from the editor). */
@@ -122,8 +140,18 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
   <p class="hint">Describe one below, or <em>Cadenza: Run Task…</em> in the command palette (<button id="run" class="link">Run a task…</button>); select code first to give it as context.</p>
 </div>
 <div id="composer" class="composer">
-  <textarea id="prompt" rows="2" aria-label="Task for Cadenza" placeholder="Describe a task… (Enter to run, Shift+Enter for a new line, ↑ for earlier ones)"></textarea>
-  <button id="send" type="button" title="Send (Enter)">Send</button>
+  <div id="target" class="target"></div>
+  <div id="chips" class="chips"></div>
+  <div id="completion" class="completion" role="listbox" hidden></div>
+  <textarea id="prompt" rows="2" aria-label="Message to Cadenza" placeholder="Ask Cadenza… (@ to mention a file, / for commands; Enter sends, Shift+Enter: new line)"></textarea>
+  <div class="composer-bar">
+    <select id="model" aria-label="Model" title="The model of the next turn"></select>
+    <select id="workflow" aria-label="Mode" title="The mode (workflow) of the next turn"></select>
+    <span class="spacer"></span>
+    <button id="new-session" type="button" class="secondary" title="Start a new conversation with the next message">New</button>
+    <button id="history" type="button" class="secondary" title="Earlier sessions">History</button>
+    <button id="send" type="button" title="Send (Enter)">Send</button>
+  </div>
 </div>
 <script nonce="${nonce}" src="${script}"></script>
 </body>

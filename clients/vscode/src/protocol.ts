@@ -18,10 +18,22 @@ export const LOAD_SESSION = "cadenza.loadSession";
 
 /**
  * `cadenza.promptSession {sessionId, text, context?}`: the next turn of a session whose turn
- * ended (DESIGN.md §3; not served yet). The panel's input uses it once the server advertises it
- * in `executeCommandProvider`, and starts a new session until then.
+ * ended. The panel's input uses it once the server advertises it in `executeCommandProvider`,
+ * and starts a new session until then.
  */
 export const PROMPT_SESSION = "cadenza.promptSession";
+/** `cadenza.configureSession {sessionId, model?, workflow?}`: the model/workflow of the next turns. */
+export const CONFIGURE_SESSION = "cadenza.configureSession";
+/** `cadenza.listChanges {sessionId}` → `ChangesResult`: the latest turn's changes as hunks. */
+export const LIST_CHANGES = "cadenza.listChanges";
+/** `cadenza.reviewChanges {sessionId, action, hunks?, uris?}` → `ChangesResult` after the action. */
+export const REVIEW_CHANGES = "cadenza.reviewChanges";
+/** `cadenza.listModels {}` → `ModelsResult`. */
+export const LIST_MODELS = "cadenza.listModels";
+/** `cadenza.pullModel {model}` (work-done progress) → `{model}`. */
+export const PULL_MODEL = "cadenza.pullModel";
+/** `cadenza.listCommands {rootUri?}` → `{commands: SlashCommand[]}`. */
+export const LIST_COMMANDS = "cadenza.listCommands";
 
 export const SESSION_UPDATE = "cadenza/sessionUpdate";
 export const ASK_USER = "cadenza/askUser";
@@ -53,6 +65,82 @@ export interface StartSessionArgs {
   rootUri?: string;
   model?: string;
   workflow?: string;
+}
+
+/** LSP `Position`/`Range` (in the negotiated position encoding; VS Code negotiates UTF-16). */
+export interface WirePosition {
+  line: number;
+  character: number;
+}
+export interface WireRange {
+  start: WirePosition;
+  end: WirePosition;
+}
+
+/** The editor context of a prompt (`cadenza.promptSession`'s `context`). */
+export interface PromptContext {
+  selection?: { uri: string; range?: WireRange; text: string };
+  files?: string[];
+  symbols?: { name: string; uri: string; range: WireRange }[];
+  problems?: { uri: string; message: string; range?: WireRange; severity?: number }[];
+}
+
+export type HunkState = "pending" | "kept" | "undone";
+
+export interface Hunk {
+  id: string;
+  /**
+   * Where the hunk's text now sits in the file (`newText`, or `oldText` once undone); absent
+   * when the person changed the file at the hunk since (it can no longer be undone).
+   */
+  range?: WireRange;
+  oldText: string;
+  newText: string;
+  state: HunkState;
+}
+
+export interface FileChanges {
+  uri: string;
+  path: string;
+  hunks: Hunk[];
+}
+
+/** What `cadenza.listChanges` and `cadenza.reviewChanges` answer. */
+export interface ChangesResult {
+  sessionId: string;
+  files: FileChanges[];
+}
+
+export interface ModelInfo {
+  id: string;
+  label?: string;
+  local?: boolean;
+  /** Whether a local model's weights are on disk; null for hosted models. */
+  pulled?: boolean | null;
+}
+
+export interface WorkflowInfo {
+  name: string;
+  description?: string;
+}
+
+export interface ModelsResult {
+  models: ModelInfo[];
+  workflows: WorkflowInfo[];
+  current: { model?: string; workflow?: string };
+}
+
+export interface SlashCommand {
+  name: string;
+  description?: string;
+  hint?: string;
+}
+
+/** A button a `session_end` offers (a missing local model: "Pull model"). */
+export interface EndFix {
+  title: string;
+  command: string;
+  arguments?: unknown[];
 }
 
 export interface StartSessionResult {
@@ -141,6 +229,8 @@ export interface SessionEndUpdate {
   /** With `waiting_human`: the browser session and the page. */
   browserSessionId?: string;
   url?: string;
+  /** What the person can do about the end (`cadenza.pullModel` for a missing local model). */
+  fix?: EndFix;
 }
 
 export interface SessionResumeUpdate {
@@ -149,6 +239,8 @@ export interface SessionResumeUpdate {
   after: string;
   /** What the person gave (the answer; may be empty after waiting_human). */
   reply: string;
+  /** What resumed it: an answer, "done in the browser", or a follow-up prompt. */
+  kind?: "answer" | "browser" | "prompt" | string;
 }
 
 export type SessionUpdate =

@@ -13,19 +13,16 @@
  */
 
 import { providerErrorText } from "./errors";
-import { WAITING_REASONS } from "./protocol";
+import type { FileReview } from "./hunks";
+import type { DiffContentItem, EndFix, SessionEndUpdate, SessionUpdate, ToolContent, ToolStatus } from "./protocol";
+import { isWaitingReason } from "./sessionText";
+import { clip, isDiff, isFix, lineStats, outputOf, promptText, stringify } from "./updateContent";
 import { addModelReply, addUsageUpdate, emptyUsage, formatUsage, type TurnUsage } from "./usage";
-import type {
-  DiffContentItem,
-  SessionInfo,
-  SessionEndUpdate,
-  SessionUpdate,
-  ToolContent,
-  ToolStatus,
-} from "./protocol";
 
-/** Longest tool output kept for the panel, in characters. */
-export const OUTPUT_CHARS = 4000;
+export { lineStats, promptText } from "./updateContent";
+export { describeState, isWaitingReason, describeStopReason, endNotice, plainText, replyPrompt, sessionItems, undoSummary } from "./sessionText";
+
+export { OUTPUT_CHARS } from "./updateContent";
 
 export interface DiffRef {
   id: string;
@@ -46,6 +43,8 @@ export type Entry =
   | { kind: "text"; text: string }
   | { kind: "user"; text: string }
   | { kind: "resume"; after: string; reply: string }
+  /** A follow-up prompt (`cadenza.promptSession` after a final end): the person's next message. */
+  | { kind: "prompt"; text: string; chips?: string[] }
   | {
       kind: "tool";
       toolCallId: string;
@@ -73,6 +72,8 @@ export type Entry =
       usage?: string;
       /** The server's own text when `message` is a readable rewording of it (a provider error). */
       detail?: string;
+      /** A button the end offers ("Pull model"). */
+      fix?: EndFix;
     }
   | { kind: "note"; text: string; level: "info" | "warning" | "error" };
 
@@ -108,208 +109,21 @@ export interface SessionView {
   turnUsage?: TurnUsage;
   /** `turnUsage` in words, for the panel ("" before the first model reply). */
   usage?: string;
+  /** The workflow of the next turn when chosen in the panel. */
+  workflow?: string;
+  /** The latest turn's changes per file, once the server listed them (`cadenza.listChanges`). */
+  review?: FileReview[];
+  /** The mentions of the prompt being sent, shown as chips on its message once the turn starts. */
+  nextChips?: string[];
+  /** The text of the prompt being sent (the server's `reply` may carry the context after it). */
+  nextText?: string;
+  /** The turn was sent from the panel's input: its end needs no notification while the panel shows. */
+  quiet?: boolean;
 }
 
 /** Stop reasons after which the task is done (the others need a look). */
 export const SUCCESS_REASONS = new Set(["end_turn"]);
 
-/** True for the stop reasons after which a session waits for the person (not final). */
-export function isWaitingReason(reason: string | undefined): boolean {
-  return reason !== undefined && WAITING_REASONS.has(reason);
-}
-
-/** A session's state in a few words (quick picks, the status bar). */
-export function describeState(session: SessionView): string {
-  if (session.state === "ended" || session.state === "waiting") return describeStopReason(session.stopReason ?? "");
-  return session.progress ?? session.state;
-}
-
-/** The input box of a reply to a waiting session: the question, or what to do after the browser. */
-export function replyPrompt(session: Pick<SessionView, "stopReason" | "question" | "whyNoDefault"> | undefined): {
-  prompt: string;
-  placeHolder: string;
-  /** An empty reply is refused (a question needs an answer; "done in the browser" may be empty). */
-  required: boolean;
-} {
-  if (session?.stopReason === "waiting_human") {
-    return {
-      prompt: session.question ? `${session.question}` : "The agent waits for you in the browser.",
-      placeHolder: "What you did in the browser (empty: done), then Enter",
-      required: false,
-    };
-  }
-  const question = session?.question || "What should the agent know?";
-  return {
-    prompt: session?.whyNoDefault ? `${question} (${session.whyNoDefault})` : question,
-    placeHolder: "Your answer (Escape: later)",
-    required: true,
-  };
-}
-
-/** Quick pick items of `cadenza.listSessions`' result `{sessions: SessionInfo[]}` (newest first). */
-export function sessionItems(result: unknown): { label: string; description: string; detail: string; info: SessionInfo }[] {
-  const raw = (result ?? {}) as { sessions?: unknown };
-  const list = Array.isArray(raw.sessions) ? raw.sessions : Array.isArray(result) ? result : [];
-  const items = [];
-  for (const entry of list as Record<string, unknown>[]) {
-    if (!entry || typeof entry.sessionId !== "string") continue;
-    const info: SessionInfo = {
-      sessionId: entry.sessionId,
-      task: typeof entry.task === "string" ? entry.task : "",
-      state: typeof entry.state === "string" ? entry.state : "",
-      started: typeof entry.started === "string" ? entry.started : "",
-      workflow: typeof entry.workflow === "string" ? entry.workflow : "",
-      model: typeof entry.model === "string" ? entry.model : "",
-      root: typeof entry.root === "string" ? entry.root : "",
-      question: typeof entry.question === "string" && entry.question ? entry.question : undefined,
-    };
-    const started = info.started ? info.started.replace("T", " ").replace(/\.\d+/, "").replace(/(Z|\+00:00)$/, " UTC") : "";
-    const details = [info.sessionId.slice(0, 8), started, info.model, info.root].filter((p) => p);
-    items.push({
-      label: info.task.split("\n")[0] || info.sessionId,
-      description: info.question ? `${describeStopReason(info.state)}: ${info.question}` : describeStopReason(info.state),
-      detail: details.join(" · "),
-      info,
-    });
-  }
-  return items;
-}
-
-/** A stop reason in words, for notifications and the panel. */
-export function describeStopReason(reason: string): string {
-  switch (reason) {
-    case "end_turn":
-      return "done";
-    case "needs_user_input":
-      return "needs your input";
-    case "waiting_human":
-      return "waits for you";
-    case "failed":
-      return "gave up";
-    case "aborted":
-      return "was aborted";
-    case "cancelled":
-      return "was cancelled";
-    case "max_steps":
-      return "stopped at the step limit";
-    case "error":
-      return "failed with an error";
-    case "server_exit":
-      return "ended: the server stopped";
-    case "interrupted":
-      return "was interrupted (the server stopped)";
-    default:
-      return reason;
-  }
-}
-
-/**
- * Markdown as one line of plain text, for notifications (which show text as it is): the marks
- * (headings, emphasis, code, fences, list bullets, quotes, link targets) dropped, whitespace
- * collapsed. `_` is left alone (identifiers such as calc_total).
- */
-export function plainText(markdown: string): string {
-  return markdown
-    .replace(/^\s*(```|~~~).*$/gm, "")
-    .replace(/^\s{0,3}#{1,6}\s+/gm, "")
-    .replace(/^\s*>\s?/gm, "")
-    .replace(/^\s*(?:[-*+]|\d+[.)])\s+/gm, "")
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
-    .replace(/\*\*(.+?)\*\*/g, "$1")
-    .replace(/\*(\S(?:.*?\S)?)\*/g, "$1")
-    .replace(/~~(.+?)~~/g, "$1")
-    .replace(/`([^`]*)`/g, "$1")
-    .replace(/\s+/g, " ")
-    .trim();
-}
-
-/** The notification shown when a session ends (the message as plain text, at most 300 characters). */
-export function endNotice(reason: string, message: string | undefined): string {
-  const plain = message ? plainText(message) : "";
-  const text = plain.length > 300 ? `${plain.slice(0, 299)}…` : plain;
-  switch (reason) {
-    case "end_turn":
-      return text ? `Cadenza finished: ${text}` : "Cadenza finished the task.";
-    case "cancelled":
-      return "Cadenza: the task was cancelled.";
-    default:
-      return `Cadenza ${describeStopReason(reason)}${text ? `: ${text}` : "."}`;
-  }
-}
-
-/** What `cadenza.undoSession` answered, in words: `{sessionId, files: [{path, action, oldPath?}], unchanged}`. */
-export function undoSummary(result: unknown): string {
-  const r = (result ?? {}) as { files?: { path?: string; action?: string; oldPath?: string }[]; unchanged?: string[] };
-  const files = Array.isArray(r.files) ? r.files : [];
-  const unchanged = Array.isArray(r.unchanged) ? r.unchanged : [];
-  const words: Record<string, string> = { restored: "restored", removed: "removed", recreated: "recreated", moved_back: "moved back" };
-  const parts = files.map((f) =>
-    f.action === "moved_back" && f.oldPath
-      ? `${f.oldPath} moved back to ${f.path}`
-      : `${words[f.action ?? ""] ?? f.action ?? "changed"} ${f.path ?? "?"}`,
-  );
-  let text = parts.length ? `undid the session: ${parts.join(", ")}` : "the session had nothing left to undo";
-  if (unchanged.length) text += ` (already as before: ${unchanged.join(", ")})`;
-  return `${text}.`;
-}
-
-function countLines(text: string | null): number {
-  if (!text) return 0;
-  const lines = text.split("\n");
-  return text.endsWith("\n") ? lines.length - 1 : lines.length;
-}
-
-/**
- * Lines added and removed between two texts: the lines outside the common prefix and suffix
- * (the server's edits are minimal, so this is what a diff view shows for one hunk).
- */
-export function lineStats(oldText: string | null, newText: string): { added: number; removed: number } {
-  if (oldText === null) return { added: countLines(newText), removed: 0 };
-  const a = oldText.split("\n");
-  const b = newText.split("\n");
-  let start = 0;
-  while (start < a.length && start < b.length && a[start] === b[start]) start++;
-  let endA = a.length;
-  let endB = b.length;
-  while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
-    endA--;
-    endB--;
-  }
-  return { added: endB - start, removed: endA - start };
-}
-
-function stringify(value: unknown): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === "string") return value;
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return String(value);
-  }
-}
-
-function clip(text: string, limit = OUTPUT_CHARS): string {
-  return text.length > limit ? `${text.slice(0, limit)}\n… (${text.length - limit} more characters)` : text;
-}
-
-function outputOf(content: ToolContent[] | undefined): string | undefined {
-  const parts: string[] = [];
-  for (const item of content ?? []) {
-    if (item.type === "content") {
-      const inner = (item as { content?: { type?: string; text?: unknown } }).content;
-      if (inner && inner.type === "text" && typeof inner.text === "string") parts.push(inner.text);
-    }
-  }
-  return parts.length ? clip(parts.join("\n")) : undefined;
-}
-
-function isDiff(item: ToolContent): item is DiffContentItem {
-  return (
-    item.type === "diff" &&
-    typeof (item as DiffContentItem).path === "string" &&
-    typeof (item as DiffContentItem).newText === "string"
-  );
-}
 
 /** Holds every session of this window; `apply` is the reducer. */
 export class SessionStore {
@@ -460,11 +274,19 @@ export class SessionStore {
         session.url = undefined;
         session.turnUsage = undefined;
         const reply = typeof u.reply === "string" ? u.reply : "";
-        session.entries.push({
-          kind: "resume",
-          after: String(u.after ?? ""),
-          reply,
-        });
+        const after = String(u.after ?? "");
+        // `kind` (answer, browser, prompt) says what resumed it; older servers: the stop reason.
+        const kind = typeof u.kind === "string" ? u.kind : isWaitingReason(after) ? "answer" : "prompt";
+        if (kind !== "prompt") {
+          session.entries.push({ kind: "resume", after, reply });
+        } else {
+          // After a final end the person's text is a new prompt, not an answer.
+          const entry: Entry = { kind: "prompt", text: promptText(reply, session.nextText) };
+          if (session.nextChips?.length) entry.chips = session.nextChips;
+          session.entries.push(entry);
+        }
+        session.nextChips = undefined;
+        session.nextText = undefined;
         return undefined;
       }
       case "model_reply":
@@ -535,6 +357,7 @@ export class SessionStore {
         const usage = formatUsage(session.turnUsage, session.contextSize);
         if (usage) entry.usage = usage;
         if (readable) entry.detail = raw;
+        if (isFix(end.fix)) entry.fix = end.fix;
         session.turnUsage = undefined;
         session.entries.push(entry);
         return end;
@@ -554,7 +377,7 @@ export class SessionStore {
     // A replay carries the person's answer twice: the `session_resume` with the reply as the
     // person wrote it, then the user message the model got (the server's wording around the
     // reply: "The person answered your question (…): …"). The resume line shows the reply.
-    if (kind === "user" && last?.kind === "resume") return;
+    if (kind === "user" && (last?.kind === "resume" || last?.kind === "prompt")) return;
     if (last?.kind === kind) last.text += text;
     else session.entries.push({ kind, text });
   }

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { CADENZA_CAPABILITIES, WAITING_REASONS } from "../src/protocol";
 import {
   SessionStore,
+  promptText,
   describeState,
   describeStopReason,
   endNotice,
@@ -402,5 +403,47 @@ describe("plainText", () => {
     ).toBe("Summary Renamed calc_total and added typing hints: inventory.py report.py x = 1 see the docs now");
     expect(plainText("Added type hints to calc_total.")).toBe("Added type hints to calc_total.");
     expect(endNotice("end_turn", "## Done\n\n**Yes**")).toBe("Cadenza finished: Done Yes");
+  });
+});
+
+describe("follow-ups", () => {
+  it("shows a prompt after a final end as the person's message, without the editor context", () => {
+    const s = new SessionStore(() => 0);
+    s.apply("f", { sessionUpdate: "session_end", stopReason: "error", message: "boom" });
+    s.get("f")!.nextChips = ["@inventory.py"];
+    s.get("f")!.nextText = "What does @inventory.py do?";
+    s.apply("f", { sessionUpdate: "session_resume", after: "error", reply: "What does @inventory.py do?\n\nContext from the editor:\n\nFile inventory.py" });
+    s.apply("f", { sessionUpdate: "user_message_chunk", content: { type: "text", text: "What does @inventory.py do?\n\nContext…" } });
+    expect(s.get("f")!.state).toBe("running");
+    expect(s.get("f")!.stopReason).toBeUndefined();
+    expect(s.get("f")!.entries.slice(1)).toEqual([{ kind: "prompt", text: "What does @inventory.py do?", chips: ["@inventory.py"] }]);
+  });
+
+  it("cuts the context of a replayed follow-up at the protocol's marker", () => {
+    expect(promptText("Now a test\n\nContext from the editor:\n\nFile a.py", undefined)).toBe("Now a test");
+    expect(promptText("Plain", undefined)).toBe("Plain");
+  });
+
+  it("keeps a session_end's fix (Pull model) for the panel's button", () => {
+    const s = new SessionStore(() => 0);
+    const fix = { title: "Pull model", command: "cadenza.pullModel", arguments: [{ model: "local/smollm2-135m" }] };
+    s.apply("p", { sessionUpdate: "session_end", stopReason: "error", message: "model not pulled", fix });
+    const end = s.get("p")!.entries.at(-1);
+    expect(end?.kind === "end" && end.fix).toEqual(fix);
+  });
+});
+
+describe("session_resume's kind", () => {
+  it("words a prompt as the person's message and an answer as an answer, whatever the stop reason", () => {
+    const s = new SessionStore(() => 0);
+    s.apply("k", { sessionUpdate: "session_end", stopReason: "needs_user_input", message: "which?" });
+    s.apply("k", { sessionUpdate: "session_resume", after: "needs_user_input", reply: "CHF", kind: "answer" });
+    s.apply("k", { sessionUpdate: "session_end", stopReason: "end_turn", message: "done" });
+    s.apply("k", { sessionUpdate: "session_resume", after: "end_turn", reply: "and now in EUR", kind: "prompt" });
+    const kinds = s.get("k")!.entries.filter((e) => e.kind === "resume" || e.kind === "prompt");
+    expect(kinds).toEqual([
+      { kind: "resume", after: "needs_user_input", reply: "CHF" },
+      { kind: "prompt", text: "and now in EUR" },
+    ]);
   });
 });

@@ -4,6 +4,7 @@
 // inserted with textContent.
 
 import type { Entry, SessionView } from "../sessions";
+import { Composer, type ChatState } from "./composer";
 import { PromptHistory } from "./history";
 import { markdownElement } from "./markdown";
 
@@ -23,54 +24,16 @@ const root = document.getElementById("sessions") as HTMLElement;
 const empty = document.getElementById("empty") as HTMLElement;
 document.getElementById("run")?.addEventListener("click", () => vscode.postMessage({ type: "run" }));
 
-// The input at the bottom: Enter sends (Shift+Enter: a new line), Up/Down at its start/end
-// browse the prompts sent before. The extension starts a task with it (a follow-up of the
-// latest session once the server offers cadenza.promptSession).
-const input = document.getElementById("prompt") as HTMLTextAreaElement;
+// The input at the bottom (composer.ts): the extension sends its message to the current
+// conversation (a follow-up), to a waiting session (the answer) or to a new session.
 const history = new PromptHistory(50, vscode.getState()?.history ?? []);
 let sessions: SessionView[] = [];
+let chat: ChatState | undefined;
+const composer = new Composer((m) => vscode.postMessage(m), history, saveState);
 
 function saveState(): void {
   vscode.setState({ sessions, history: history.list() });
 }
-
-function send(): void {
-  const text = input.value.trim();
-  if (!text) return;
-  history.push(text);
-  saveState();
-  vscode.postMessage({ type: "prompt", text });
-  input.value = "";
-  fit();
-}
-
-function fit(): void {
-  input.style.height = "auto";
-  input.style.height = `${Math.min(input.scrollHeight, 200)}px`;
-}
-
-input.addEventListener("input", fit);
-input.addEventListener("keydown", (event: KeyboardEvent) => {
-  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-    event.preventDefault();
-    send();
-  } else if (event.key === "ArrowUp" && input.selectionStart === 0 && input.selectionEnd === 0) {
-    const older = history.previous(input.value);
-    if (older !== undefined) {
-      event.preventDefault();
-      input.value = older;
-      fit();
-    }
-  } else if (event.key === "ArrowDown" && input.selectionStart === input.value.length) {
-    const newer = history.next();
-    if (newer !== undefined) {
-      event.preventDefault();
-      input.value = newer;
-      fit();
-    }
-  }
-});
-document.getElementById("send")?.addEventListener("click", send);
 
 // Links in rendered Markdown open outside the webview (the extension checks the scheme again).
 document.addEventListener("click", (event) => {
@@ -153,9 +116,21 @@ function renderEntry(entry: Entry): HTMLElement {
       return node;
     }
     case "resume": {
-      const what = entry.after === "waiting_human" ? "you are done in the browser" : "your answer";
-      const node = el("div", "resume", `▸ resumed with ${what}`);
+      // The person's answer to a question (or "done in the browser"): not a new prompt.
+      const what = entry.after === "waiting_human" ? "You are done in the browser" : "You answered";
+      const node = el("div", "resume", what);
       if (entry.reply) node.append(el("span", "reply", `: ${entry.reply}`));
+      return node;
+    }
+    case "prompt": {
+      // A follow-up: the person's next message in the conversation.
+      const node = el("div", "user-text prompt");
+      node.append(el("span", "who", "You: "), el("span", "", entry.text));
+      if (entry.chips?.length) {
+        const chips = el("div", "chips sent");
+        for (const chip of entry.chips) chips.append(el("span", "chip", chip));
+        node.append(chips);
+      }
       return node;
     }
     case "tool":
@@ -209,16 +184,63 @@ function renderEntry(entry: Entry): HTMLElement {
   }
 }
 
+function renderReview(session: SessionView): HTMLElement | undefined {
+  const files = session.review ?? [];
+  if (files.length === 0) return undefined;
+  const pending = files.filter((f) => f.pending > 0);
+  const box = el("div", "review");
+  const kept = files.reduce((n, f) => n + f.kept, 0);
+  const undone = files.reduce((n, f) => n + f.undone, 0);
+  const count = pending.reduce((n, f) => n + f.pending, 0);
+  const done = [kept ? `${kept} kept` : "", undone ? `${undone} undone` : ""].filter((t) => t).join(", ");
+  const head = el(
+    "div",
+    "review-head",
+    count
+      ? `${count} change${count === 1 ? "" : "s"} in ${pending.length} file${pending.length === 1 ? "" : "s"} to review${done ? ` (${done})` : ""}`
+      : `Changes reviewed${done ? `: ${done}` : ""}`,
+  );
+  box.append(head);
+  if (count) {
+    const post = (action: string, uris?: string[]) => vscode.postMessage({ type: "review", sessionId: session.id, action, uris });
+    const actions = el("div", "review-actions");
+    const keep = el("button", "review-keep", "Keep all");
+    keep.addEventListener("click", () => post("keep"));
+    const undo = el("button", "review-undo secondary", "Undo all");
+    undo.addEventListener("click", () => post("undo"));
+    actions.append(keep, undo);
+    box.append(actions);
+    for (const file of pending) {
+      const row = el("div", "review-file");
+      row.dataset.uri = file.uri;
+      const open = button(basename(file.path), () => vscode.postMessage({ type: "openFile", path: file.path }), file.path);
+      row.append(
+        open,
+        el("span", "stats", `${file.pending} to review`),
+        button("Keep", () => post("keep", [file.uri]), `Keep the changes in ${file.path}`),
+        button("Undo", () => post("undo", [file.uri]), `Undo the changes in ${file.path}`),
+      );
+      box.append(row);
+    }
+  }
+  return box;
+}
+
 function renderSession(session: SessionView): HTMLElement {
-  const section = el("section", `session state-${session.state}`);
+  const current = chat?.current === session.id;
+  const section = el("section", `session state-${session.state}${current ? " current" : ""}`);
   section.dataset.sessionId = session.id;
   if (session.stopReason) section.dataset.stopReason = session.stopReason;
   const header = el("header", "session-head");
   const task = el("div", "task", session.task.split("\n")[0] || "(task)");
   task.title = session.task;
   const waiting = session.state === "waiting";
-  const state = session.state === "ended" || waiting ? STOP[session.stopReason ?? ""] || session.stopReason : session.state;
-  header.append(el("span", `badge state ${session.state} ${session.stopReason || ""}`, state), task);
+  const ended = session.state === "ended" || waiting;
+  const state = ended ? STOP[session.stopReason ?? ""] || session.stopReason : session.state;
+  header.append(el("span", `badge state ${session.state} ${ended ? session.stopReason || "" : ""}`, state), task);
+  if (!current && session.state === "ended") {
+    header.append(button("Continue here", () => vscode.postMessage({ type: "focus", sessionId: session.id }), "Send the next message to this conversation"));
+  }
   if (waiting && session.stopReason === "waiting_human") {
     header.append(
       button("Continue", () => vscode.postMessage({ type: "continue", sessionId: session.id }), "Done in the browser: let the agent go on"),
@@ -246,9 +268,16 @@ function renderSession(session: SessionView): HTMLElement {
     }
     if (entry.kind === "text") lastText = entry.text;
     else lastText = "";
-    body.append(renderEntry(entry));
+    const node = renderEntry(entry);
+    if (entry.kind === "end" && entry.fix) {
+      const fix = entry.fix;
+      node.append(button(fix.title, () => vscode.postMessage({ type: "fix", sessionId: session.id }), `Cadenza: ${fix.title}`));
+    }
+    body.append(node);
   }
   section.append(body);
+  const review = session.state === "ended" ? renderReview(session) : undefined;
+  if (review) section.append(review);
   return section;
 }
 
@@ -264,11 +293,18 @@ function render(sessions: SessionView[]): void {
 }
 
 window.addEventListener("message", (event: MessageEvent) => {
-  const message = event.data as { type?: string; sessions?: SessionView[] } | undefined;
+  const message = event.data as
+    | { type?: string; sessions?: SessionView[]; chat?: ChatState; requestId?: number; items?: [] }
+    | undefined;
   if (message && message.type === "state" && Array.isArray(message.sessions)) {
     sessions = message.sessions;
+    chat = message.chat;
     saveState();
     render(message.sessions);
+    const target = chat?.current ? sessions.find((s) => s.id === chat?.current) : undefined;
+    composer.update(chat, { task: target?.task, state: target?.state, model: target?.model, workflow: target?.workflow });
+  } else if (message && message.type === "completions" && typeof message.requestId === "number") {
+    composer.completions(message.requestId, Array.isArray(message.items) ? message.items : []);
   }
 });
 

@@ -1,0 +1,267 @@
+/**
+ * The panel as a conversation: where the input's next message goes (the answer of a waiting
+ * session, the next turn of the current conversation with `cadenza.promptSession`, or a new
+ * session), with its @-mentions as `context`; the model and mode (workflow) pickers, applied to
+ * the next turn with `cadenza.configureSession` or to a new session through `cadenza.startSession`;
+ * the completion lists of `@` and `/`; "Pull model" when a session ended for a missing model.
+ */
+
+import * as vscode from "vscode";
+
+import { errorText } from "./errors";
+import { Mentions, contextText, parseMentions, type Suggestion } from "./mentions";
+import {
+  CONFIGURE_SESSION,
+  LIST_COMMANDS,
+  LIST_MODELS,
+  PROMPT_SESSION,
+  type EndFix,
+  type ModelInfo,
+  type ModelsResult,
+  type PromptContext,
+  type SlashCommand,
+  type WorkflowInfo,
+} from "./protocol";
+import type { SessionStore, SessionView } from "./sessions";
+
+/** What the extension does for the chat (implemented by extension.ts). */
+export interface ChatHost {
+  store: SessionStore;
+  changed(): void;
+  log(line: string): void;
+  advertised(): readonly string[] | undefined;
+  /** Run a server command (starting the server first); throws the JSON-RPC error. */
+  execute(command: string, argument: object, workDoneToken?: string): Promise<unknown>;
+  /** Start a new session; its id, or undefined after a message. */
+  start(task: string, options: { model?: string; workflow?: string; withEditorContext: boolean }): Promise<string | undefined>;
+  /** Answer a waiting session. */
+  reply(sessionId: string, text: string): Promise<void>;
+  /** The `cadenza.model` / `cadenza.workflow` settings. */
+  settings(): { model: string; workflow: string };
+  /** Run a server command with a progress notification (a fix such as Pull model). */
+  runWithProgress(title: string, command: string, argument: object): Promise<unknown>;
+}
+
+/** What the panel shows above the input (posted with the sessions). */
+export interface ChatState {
+  /** The conversation the next message continues (none: it starts a new session). */
+  current?: string;
+  models: { id: string; label: string }[];
+  workflows: { name: string; description: string }[];
+  /** The choice for the next turn ("" = the session's, or the settings' for a new one). */
+  model: string;
+  workflow: string;
+}
+
+const BUILT_IN_WORKFLOWS: WorkflowInfo[] = [
+  { name: "default", description: "one movement: work" },
+  { name: "plan-implement-review", description: "plan (read-only), implement, review" },
+];
+
+function modelLabel(m: ModelInfo): string {
+  const base = m.label && m.label !== m.id ? `${m.label} (${m.id})` : m.id;
+  return m.local && m.pulled === false ? `${base} — not downloaded` : base;
+}
+
+export class Chat {
+  private currentId: string | undefined;
+  private fresh = false;
+  private model = "";
+  private workflow = "";
+  private models: ModelInfo[] = [];
+  private workflows: WorkflowInfo[] = BUILT_IN_WORKFLOWS;
+  private commands: SlashCommand[] | undefined;
+  private readonly mentions = new Mentions();
+
+  constructor(private readonly host: ChatHost) {}
+
+  state(): ChatState {
+    const current = this.current();
+    const known = new Set(this.models.map((m) => m.id));
+    const extra = [this.host.settings().model, ...this.host.store.list().map((s) => s.model ?? ""), this.model];
+    const models = this.models.map((m) => ({ id: m.id, label: modelLabel(m) }));
+    for (const id of extra) {
+      if (id && !known.has(id)) {
+        known.add(id);
+        models.push({ id, label: id });
+      }
+    }
+    return {
+      current: current?.id,
+      models,
+      workflows: this.workflows.map((w) => ({ name: w.name, description: w.description ?? "" })),
+      model: this.model,
+      workflow: this.workflow,
+    };
+  }
+
+  /** The conversation the input continues: the one chosen, else the newest of this window. */
+  current(): SessionView | undefined {
+    if (this.fresh) return undefined;
+    return (this.currentId ? this.host.store.get(this.currentId) : undefined) ?? this.host.store.latest();
+  }
+
+  /** A session the person looks at becomes the conversation the input continues. */
+  focus(sessionId: string | undefined): void {
+    this.currentId = sessionId;
+    this.fresh = false;
+    this.host.changed();
+  }
+
+  /** "New session": the next message starts one. */
+  newSession(): void {
+    this.currentId = undefined;
+    this.fresh = true;
+    this.host.changed();
+  }
+
+  /** Models and workflows from the server (`cadenza.listModels`), when it offers them. */
+  async loadModels(): Promise<void> {
+    if (!(this.host.advertised() ?? []).includes(LIST_MODELS)) return;
+    try {
+      const root = vscode.workspace.workspaceFolders?.[0]?.uri.toString();
+      const result = (await this.host.execute(LIST_MODELS, root ? { rootUri: root } : {})) as Partial<ModelsResult>;
+      if (Array.isArray(result?.models)) this.models = result.models.filter((m) => m && typeof m.id === "string");
+      if (Array.isArray(result?.workflows) && result.workflows.length) {
+        this.workflows = result.workflows.filter((w) => w && typeof w.name === "string");
+      }
+      this.host.changed();
+    } catch (error) {
+      this.host.log(`${LIST_MODELS} failed: ${errorText(error)}`);
+    }
+  }
+
+  /** The model or workflow picked in the panel ("other": asked for in an input box). */
+  async choose(what: "model" | "workflow", value: unknown): Promise<void> {
+    let chosen = typeof value === "string" ? value : "";
+    if (what === "model" && chosen === "other") {
+      const typed = await vscode.window.showInputBox({
+        title: "Cadenza: model for the next turn",
+        prompt: "PROVIDER/MODEL, e.g. openai/gpt-4.1, anthropic/claude-sonnet-4-5, ollama/qwen2.5-coder:7b",
+        value: this.model || this.current()?.model || this.host.settings().model,
+        ignoreFocusOut: true,
+        validateInput: (v) => (/^[^/\s]+\/\S+$/.test(v.trim()) ? undefined : "Write it as PROVIDER/MODEL"),
+      });
+      if (typeof typed !== "string") {
+        this.host.changed(); // puts the picker back
+        return;
+      }
+      chosen = typed.trim();
+    }
+    if (what === "model") this.model = chosen;
+    else this.workflow = chosen;
+    this.host.log(`next turn: ${what} ${chosen || "(unchanged)"}`);
+    this.host.changed();
+  }
+
+  /** The completion list of `@query` or `/query` for the webview. */
+  async complete(trigger: "@" | "/", query: string, rootUri: string | undefined): Promise<Suggestion[] | { name: string; detail: string }[]> {
+    if (trigger === "@") return this.mentions.suggest(query);
+    if (this.commands === undefined && (this.host.advertised() ?? []).includes(LIST_COMMANDS)) {
+      try {
+        const result = (await this.host.execute(LIST_COMMANDS, rootUri ? { rootUri } : {})) as { commands?: SlashCommand[] };
+        this.commands = Array.isArray(result?.commands) ? result.commands.filter((c) => c && typeof c.name === "string") : [];
+      } catch (error) {
+        this.host.log(`${LIST_COMMANDS} failed: ${errorText(error)}`);
+      }
+    }
+    const q = query.toLowerCase();
+    return (this.commands ?? [])
+      .filter((c) => c.name.toLowerCase().startsWith(q))
+      .map((c) => ({ name: c.name, detail: [c.description, c.hint].filter((s) => s).join(" — ") }));
+  }
+
+  /** Workspace `.cadenza/commands` may change: list the commands again next time. */
+  forgetCommands(): void {
+    this.commands = undefined;
+  }
+
+  /**
+   * The input's message: the answer of a waiting session; else the next turn of the current
+   * conversation (when the server has `cadenza.promptSession`); else a new session.
+   */
+  async prompt(rawText: unknown, rawMentions: unknown): Promise<void> {
+    const text = typeof rawText === "string" ? rawText.trim() : "";
+    const mentions = parseMentions(rawMentions);
+    if (!text && mentions.length === 0) return;
+    const current = this.current();
+    if (current?.state === "waiting") {
+      if (text) await this.host.reply(current.id, text);
+      else void vscode.window.showInformationMessage("Cadenza waits for your answer: type it, then Enter.");
+      return;
+    }
+    if (current && current.state !== "ended") {
+      void vscode.window.showInformationMessage(
+        "Cadenza is still working on this conversation: wait for its turn to end, or Cancel it (or start a New Session).",
+      );
+      return;
+    }
+    const { context, missing } = this.mentions.context(mentions);
+    if (missing.length) void vscode.window.showWarningMessage(`Cadenza: ${missing.join("; ")}: sent without it.`);
+    const chips = mentions.map((m) => `@${m.label}`);
+    const message = text || "Look at these.";
+    if (current && (this.host.advertised() ?? []).includes(PROMPT_SESSION)) {
+      await this.followUp(current, message, context, chips);
+      return;
+    }
+    const extra = context ? contextText(context, current?.root ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath) : "";
+    const id = await this.host.start(extra ? `${message}\n\n${extra}` : message, {
+      model: this.model || undefined,
+      workflow: this.workflow || undefined,
+      withEditorContext: mentions.length === 0,
+    });
+    if (id) {
+      const session = this.host.store.get(id);
+      if (session && this.model) session.model = this.model;
+      if (session) session.quiet = true;
+      this.focus(id);
+    }
+  }
+
+  private async followUp(session: SessionView, text: string, context: PromptContext | undefined, chips: string[]): Promise<void> {
+    const change: { model?: string; workflow?: string } = {};
+    if (this.model && this.model !== session.model) change.model = this.model;
+    if (this.workflow && this.workflow !== session.workflow) change.workflow = this.workflow;
+    try {
+      if (change.model || change.workflow) {
+        await this.host.execute(CONFIGURE_SESSION, { sessionId: session.id, ...change });
+        if (change.model) session.model = change.model;
+        if (change.workflow) session.workflow = change.workflow;
+        this.host.store.note(session.id, `Next turn: ${[change.model && `model ${change.model}`, change.workflow && `mode ${change.workflow}`].filter((s) => s).join(", ")}.`);
+      }
+      // Shown at once: the badge no longer says how the earlier turn ended.
+      session.state = "starting";
+      session.progress = "sending…";
+      session.nextChips = chips;
+      session.nextText = text;
+      session.quiet = true;
+      this.host.changed();
+      await this.host.execute(PROMPT_SESSION, { sessionId: session.id, text, ...(context ? { context } : {}) });
+    } catch (error) {
+      if (session.state === "starting") session.state = "ended";
+      session.progress = undefined;
+      this.host.changed();
+      this.host.log(`follow-up failed: ${errorText(error)}`);
+      const message = (error as { message?: unknown })?.message;
+      void vscode.window.showErrorMessage(`Cadenza could not send the message: ${typeof message === "string" ? message : errorText(error)}`);
+    }
+  }
+
+  /** The button of a `session_end` with a `fix` (Pull model), with a progress notification. */
+  async runFix(sessionId: string, fix: EndFix | undefined): Promise<void> {
+    if (!fix) return;
+    const argument = (fix.arguments?.[0] ?? {}) as object;
+    try {
+      await this.host.runWithProgress(`Cadenza: ${fix.title}`, fix.command, argument);
+    } catch (error) {
+      const message = (error as { message?: unknown })?.message;
+      void vscode.window.showErrorMessage(`Cadenza: ${fix.title} failed: ${typeof message === "string" ? message : errorText(error)}`);
+      return;
+    }
+    this.host.store.note(sessionId, `${fix.title}: done. Send your message again to go on.`);
+    this.models = [];
+    await this.loadModels();
+    this.host.changed();
+    void vscode.window.showInformationMessage(`Cadenza: ${fix.title} finished.`);
+  }
+}
