@@ -62,6 +62,7 @@ class CallPipeline:
         calls: Workspace calls made (for the movement's checkpoint).
         edited: Workspace-relative names of the files edited, in order (repeats kept).
         stuck_stop: The movement's end once a call was repeated past ``stuck_limit``.
+        ctx: What the movement's tools run with.
     """
 
     def __init__(self, runtime: Runtime, movement: Movement, allowed: list[str]) -> None:
@@ -72,7 +73,7 @@ class CallPipeline:
         self.calls = 0
         self.edited: list[str] = []
         self.stuck_stop: MovementResult | None = None
-        self._ctx = ToolContext(
+        self.ctx = ToolContext(
             root=runtime.root,
             host=runtime.editor,
             session_id=runtime.session_id,
@@ -195,7 +196,7 @@ class CallPipeline:
         edited it, a command created a file, another process wrote it) is not "stuck": the
         stuck detector compares these.
         """
-        stamp = prepared.tool.stamp(prepared.args, self._ctx)
+        stamp = prepared.tool.stamp(prepared.args, self.ctx)
         return () if stamp is None else (stamp.state,)
 
     async def _dispatch(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:
@@ -207,7 +208,7 @@ class CallPipeline:
             self.rt.publish(ToolCacheLookup(tool_call_id=call.id, name=call.name, hit=hit))
         if hit and lookup.result is not None:
             return lookup.result
-        result = await run(prepared, self._ctx)
+        result = await run(prepared, self.ctx)
         if lookup.outcome != "bypass":
             self.rt.cache.store(prepared, result)
         return await self._invalidate(call, prepared, result)

@@ -57,6 +57,9 @@ class SessionSettings:
         gated_tools: Tools that ask the person before each call (``PermissionGate``).
         permission_timeout_s: How long a permission prompt waits for an answer (seconds).
         loop: The loop variant (``cadenza.engine.variants``).
+        test_command: The command the done check ``tests`` runs (``[checks] test``); None:
+            detected from the workspace (``engine.testsuite``); "": no test check.
+        test_timeout_s: How long that command may run (seconds) before it is stopped.
     """
 
     max_steps: int = 25
@@ -68,6 +71,8 @@ class SessionSettings:
     gated_tools: frozenset[str] = frozenset(DEFAULT_GATED)
     permission_timeout_s: float = DEFAULT_TIMEOUT_S
     loop: LoopSettings = API_LOOP
+    test_command: str | None = None
+    test_timeout_s: float = 120.0
 
 
 @dataclass(kw_only=True)
@@ -103,6 +108,9 @@ class Runtime:
     renames: dict[str, str] = field(default_factory=dict)
     """Old name → new name of each rename the task is about (``leftovers.task_rename``): the
     done check looks for the old names across the workspace."""
+    tests_declined: str = ""
+    """Why the done check ``tests`` may not run its command (the person did not allow it):
+    it is not asked again in the session."""
     rules_shown: set[str] = field(default_factory=set)
     """Nested AGENTS.md files already shown in an edit's result (``rules.nested_rules``)."""
     call_ids: CallIds = field(init=False)
