@@ -10,7 +10,9 @@ and the tool's output bound; the model reads the last ``TAIL_LINES`` lines (pyte
 all end with the failures' summary).
 
 A command that cannot start (exit 126/127), a runner that is not installed, or a run that
-found no test skips the check: that is the workspace's state, not the model's work.
+found no test skips the check: that is the workspace's state, not the model's work. So does a
+changed file the editor holds unsaved (an editor applies ``workspace/applyEdit`` to its
+buffers; the tests read the disk, and would judge the old code).
 """
 
 from __future__ import annotations
@@ -24,8 +26,10 @@ from cadenza.engine.permissions import PermissionRequest, Verdict
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.testsuite import SuiteCommand, suite_command
 from cadenza.messages import ToolCall
+from cadenza.textio import decode_bytes
 from cadenza.tools.base import ToolContext, ToolResult
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
+from cadenza.tools.paths import relative_name
 
 TAIL_LINES = 40
 """Lines of the test output the model reads (the end of it)."""
@@ -69,6 +73,15 @@ async def run_tests(rt: Runtime, ctx: ToolContext) -> SuiteRun | None:
         return None
     if rt.tests_declined:
         return SuiteRun(status="skipped", detail=f"the tests were not run: {rt.tests_declined}")
+    unsaved = unsaved_files(rt)
+    if unsaved:
+        return SuiteRun(
+            status="skipped",
+            detail=(
+                f"the tests were not run: {', '.join(unsaved)} not saved (the editor holds the "
+                "session's changes; the tests would run the code on disk). Save, then ask again"
+            ),
+        )
     arguments = json.dumps({"command": suite.command, "timeout_s": rt.settings.test_timeout_s})
     call = rt.call_ids.claim(ToolCall(id="check-tests", name="run_command", arguments=arguments))
     prepared = prepare(call, rt.tools)
@@ -117,6 +130,19 @@ async def _ask(rt: Runtime, prepared: PreparedCall) -> str:
         )
     )
     return NOT_ALLOWED[verdict]
+
+
+def unsaved_files(rt: Runtime) -> list[str]:
+    """Workspace-relative names of the changed files whose disk text is not the session's."""
+    names: list[str] = []
+    for path, text in rt.written.items():
+        try:
+            on_disk = decode_bytes(path.read_bytes()).text
+        except (OSError, UnicodeDecodeError, ValueError):
+            on_disk = None
+        if on_disk != text:
+            names.append(relative_name(rt.root, path))
+    return names
 
 
 def _finished(rt: Runtime, call_id: str, content: str, *, failed: bool) -> None:

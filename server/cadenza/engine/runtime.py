@@ -108,6 +108,9 @@ class Runtime:
     renames: dict[str, str] = field(default_factory=dict)
     """Old name → new name of each rename the task is about (``leftovers.task_rename``): the
     done check looks for the old names across the workspace."""
+    written: dict[Path, str] = field(default_factory=dict)
+    """Each file the session changed (absolute path) → its text after the session's last
+    edit: the test check compares it with the disk, where the tests read."""
     tests_declined: str = ""
     """Why the done check ``tests`` may not run its command (the person did not allow it):
     it is not asked again in the session."""
