@@ -80,6 +80,7 @@ class CallPipeline:
             resources=runtime.resources,
             line_numbers=self.loop.edit == "line_range",
             syntax_guard=self.loop.syntax_guard,
+            intel=runtime.intel,
         )
 
     async def run(self, call: ToolCall, *, cut: bool) -> ToolResult:

@@ -21,6 +21,7 @@ from cadenza.engine.workflows import Workflow
 from cadenza.messages import Message
 from cadenza.providers.base import Provider, ToolChoice
 from cadenza.tools.dispatch.cache import ReadCache
+from cadenza.tools.intel import CodeIntel
 from cadenza.tools.registry import ToolRegistry
 from cadenza.tools.resources import SessionResources
 
@@ -114,6 +115,9 @@ class Runtime:
     tests_declined: str = ""
     """Why the done check ``tests`` may not run its command (the person did not allow it):
     it is not asked again in the session."""
+    intel: CodeIntel | None = None
+    """The language servers Cadenza started for the session (used when the editor offers
+    none), or None."""
     rules_shown: set[str] = field(default_factory=set)
     """Nested AGENTS.md files already shown in an edit's result (``rules.nested_rules``)."""
     call_ids: CallIds = field(init=False)

@@ -23,6 +23,7 @@ from cadenza.engine.events import (
     SessionResumed,
 )
 from cadenza.engine.history import sanitize_history
+from cadenza.engine.intel_offer import intel_rule, offer_intel
 from cadenza.engine.loop import BudgetSpent, MovementRunner
 from cadenza.engine.outcome import WAITING, SessionOutcome, resume_message
 from cadenza.engine.permissions import PermissionGate
@@ -46,6 +47,7 @@ from cadenza.messages import Message, UserMessage
 from cadenza.providers.base import Provider, ProviderError
 from cadenza.tools.base import Tool
 from cadenza.tools.dispatch.cache import ReadCache
+from cadenza.tools.intel import CodeIntel
 from cadenza.tools.registry import ToolRegistry, default_tools
 from cadenza.tools.resources import SessionResources
 from cadenza.types import StopReason
@@ -81,6 +83,7 @@ class Session:
         history: list[Message] | None = None,
         last: SessionOutcome | None = None,
         open_document: Path | None = None,
+        intel: CodeIntel | None = None,
     ) -> None:
         """Create a session; ``history`` and ``last`` restore one from its transcript.
 
@@ -101,6 +104,9 @@ class Session:
             last: How the restored session's last run ended (``resume`` continues it).
             open_document: The file focused in the editor when the task was given (primed
                 first when the loop variant primes files).
+            intel: Language servers Cadenza starts itself, used where the editor offers no
+                code intelligence; the code-intelligence tools are offered when either serves
+                the workspace (``engine.intel_offer``).
         """
         self.session_id = session_id
         self.task = task
@@ -122,13 +128,14 @@ class Session:
             workflow=workflow or default_workflow(),
             provider=provider,
             editor=editor,
-            tools=tools or default_tools(),
+            tools=offer_intel(root, editor, intel, tools or default_tools()),
             settings=self.settings,
             recorder=recorder,
             permissions=gate,
             messages=list(history) if history is not None else [],
             context=ContextManager(ContextLimits(context_size=self.settings.context_size)),
             task_files=named,
+            intel=intel,
         )
         self._rules: RulesLoaded | None = None
         """Published when the first run starts: which rule files the prompt holds."""
@@ -136,9 +143,8 @@ class Session:
             template = self.settings.system_prompt or DEFAULT_SYSTEM_PROMPT
             rules = project_rules(root, self.settings.context_size) if loop.rules else None
             found = rules or ProjectRules()
-            for message in opening_messages(
-                root, task, template, loop, editor, named, rules=found.text
-            ):
+            extra = "\n\n".join(t for t in (intel_rule(loop, self.rt.tools), found.text) if t)
+            for message in opening_messages(root, task, template, loop, editor, named, rules=extra):
                 self.rt.append(message)
             if rules is not None and rules.files:  # nothing to say when none was found
                 self._rules = RulesLoaded(files=rules.files, truncated=rules.truncated)

@@ -57,6 +57,9 @@ BUILTIN_TOOLS = frozenset(
 )
 """Cadenza's own workspace tools (``tools.registry.default_tools``; a test keeps the two
 equal): the variant selects among them; other tools (MCP) are always offered."""
+INTEL_TOOLS = ("find_references", "go_to_definition", "rename_symbol", "diagnostics")
+"""The code-intelligence tools (``tools.registry.intel_tools``): in a session's registry only
+when a language server can answer them; the variant says which of them it offers."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -84,6 +87,7 @@ class LoopSettings:
         checks: See ``Checks``.
         rules: The project's rule files (AGENTS.md and the like) go into the system prompt
             (``engine.rules``).
+        intel_tools: Which of ``INTEL_TOOLS`` are offered when the session has them.
     """
 
     ending: Ending = "empty"
@@ -98,6 +102,7 @@ class LoopSettings:
     done_gate: bool = False
     checks: Checks = "off"
     rules: bool = True
+    intel_tools: tuple[str, ...] = INTEL_TOOLS
 
     def replace(self, **changes: Any) -> LoopSettings:
         """A copy with ``changes`` (field names as above)."""
@@ -107,6 +112,8 @@ class LoopSettings:
         """Whether the workspace tool ``name`` is offered when a movement names no tools."""
         if name in ALL_EDIT_TOOLS:
             return self.edits(name)
+        if name in INTEL_TOOLS:
+            return name in self.intel_tools
         return not self.core_tools or name in CORE_TOOLS
 
     def edits(self, name: str) -> bool:
@@ -124,7 +131,8 @@ class LoopSettings:
         variant's edit style, so an ``implement`` movement still has one.
         """
         if listed is None:
-            return [n for n in names if self.offers(n) or n not in BUILTIN_TOOLS]
+            own = BUILTIN_TOOLS | frozenset(INTEL_TOOLS)
+            return [n for n in names if self.offers(n) or n not in own]
         wanted = set(listed)
         if wanted & ALL_EDIT_TOOLS:
             wanted = {n for n in wanted if n not in ALL_EDIT_TOOLS}

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from cadenza.messages import ToolSpec
 from cadenza.tools.freshness import ReadStamp
 from cadenza.tools.host import FileEdit, ToolHost
+from cadenza.tools.intel import CodeIntel
 from cadenza.tools.resources import SessionResources
 
 ToolKind = Literal["read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"]
@@ -103,6 +104,7 @@ class ToolContext:
     line_numbers: bool = False
     syntax_guard: bool = False
     syntax_warned: set[tuple[str, int, int]] = field(default_factory=set)
+    intel: CodeIntel | None = None
 
 
 A = TypeVar("A", bound=ToolArgs)

@@ -11,9 +11,11 @@ from cadenza.tools.ask import AskUser
 from cadenza.tools.base import Tool
 from cadenza.tools.browse import Browse
 from cadenza.tools.browser import BrowseInteractive
+from cadenza.tools.code_intel import Diagnostics, FindReferences, GoToDefinition
 from cadenza.tools.edit import CreateFile, DeleteFile, EditFile, RenameFile, WriteFile
 from cadenza.tools.lines import ReplaceLines
 from cadenza.tools.read import ListFiles, ReadFile, Search
+from cadenza.tools.rename_symbol import RenameSymbol
 from cadenza.tools.shell import RunCommand
 
 AnyTool = Tool[Any]
@@ -66,3 +68,8 @@ def default_tools(browser: BrowserSettings | None = None) -> ToolRegistry:
             AskUser(),
         ]
     )
+
+
+def intel_tools() -> list[AnyTool]:
+    """The code-intelligence tools, for a session where a language server can answer them."""
+    return [FindReferences(), GoToDefinition(), RenameSymbol(), Diagnostics()]

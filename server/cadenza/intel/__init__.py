@@ -1,0 +1,1 @@
+"""Language servers Cadenza starts itself (headless, ACP, editors that offer none), over LSP."""

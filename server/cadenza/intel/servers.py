@@ -1,0 +1,127 @@
+"""Which language server Cadenza starts for which files, and finding its program.
+
+Python's server was chosen by measurement (docs/intel.md: start-up, memory, rename and
+reference correctness, diagnostics) and ships with Cadenza; the others are used when
+installed, in the order below. JavaScript and TypeScript use ``typescript-language-server``
+when it is on PATH. A program is looked for next to the running Python first (the virtual
+environment Cadenza is installed in), then on PATH.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerSpec:
+    """One language server program.
+
+    Attributes:
+        name: Its name (also the program looked for).
+        language: The language it serves (one server per language at a time).
+        args: Arguments that make it speak LSP over stdio.
+        suffixes: File suffixes it serves.
+        language_ids: LSP ``languageId`` per suffix.
+        install: How a person installs it (``cadenza doctor``'s fix line).
+    """
+
+    name: str
+    language: str
+    args: tuple[str, ...]
+    suffixes: frozenset[str]
+    language_ids: dict[str, str]
+    install: str
+
+    def program(self) -> str | None:
+        """The program's path, or None when it is not installed."""
+        beside = Path(sys.executable).parent / self.name
+        if beside.is_file() and os.access(beside, os.X_OK):
+            return str(beside)
+        return shutil.which(self.name)
+
+
+_PY = frozenset({".py", ".pyi"})
+_PY_IDS = {".py": "python", ".pyi": "python"}
+_JS = frozenset({".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"})
+_JS_IDS = {
+    ".js": "javascript",
+    ".jsx": "javascriptreact",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".ts": "typescript",
+    ".tsx": "typescriptreact",
+    ".mts": "typescript",
+    ".cts": "typescript",
+}
+
+PYTHON_SERVERS = (
+    ServerSpec(
+        name="basedpyright-langserver",
+        language="python",
+        args=("--stdio",),
+        suffixes=_PY,
+        language_ids=_PY_IDS,
+        install="pip install basedpyright (part of Cadenza's install)",
+    ),
+    ServerSpec(
+        name="pyrefly",
+        language="python",
+        args=("lsp",),
+        suffixes=_PY,
+        language_ids=_PY_IDS,
+        install="pip install pyrefly",
+    ),
+    ServerSpec(
+        name="ty",
+        language="python",
+        args=("server",),
+        suffixes=_PY,
+        language_ids=_PY_IDS,
+        install="pip install ty",
+    ),
+    ServerSpec(
+        name="jedi-language-server",
+        language="python",
+        args=(),
+        suffixes=_PY,
+        language_ids=_PY_IDS,
+        install="pip install jedi-language-server",
+    ),
+    ServerSpec(
+        name="pylsp",
+        language="python",
+        args=(),
+        suffixes=_PY,
+        language_ids=_PY_IDS,
+        install="pip install python-lsp-server",
+    ),
+)
+
+TYPESCRIPT_SERVER = ServerSpec(
+    name="typescript-language-server",
+    language="typescript",
+    args=("--stdio",),
+    suffixes=_JS,
+    language_ids=_JS_IDS,
+    install="npm install -g typescript typescript-language-server",
+)
+
+KNOWN_SERVERS = (*PYTHON_SERVERS, TYPESCRIPT_SERVER)
+
+
+def find_servers(
+    known: tuple[ServerSpec, ...] = KNOWN_SERVERS,
+) -> dict[str, tuple[ServerSpec, str]]:
+    """Per language, the first installed server of ``known`` and its program's path."""
+    found: dict[str, tuple[ServerSpec, str]] = {}
+    for spec in known:
+        if spec.language in found:
+            continue
+        program = spec.program()
+        if program is not None:
+            found[spec.language] = (spec, program)
+    return found
