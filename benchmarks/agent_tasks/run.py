@@ -1,7 +1,8 @@
 """Run the agent task set through the real server and record what each session did.
 
     python -m benchmarks.agent_tasks.run --model local/smollm2-135m [--tasks t01,t02]
-        [--variant baseline] [--max-steps N] [--timeout S] [--results-dir DIR]
+        [--set checked] [--allow-commands] [--variant baseline] [--max-steps N] [--timeout S]
+        [--results-dir DIR]
 
 Each task's workspace is copied to a temporary folder and driven through ``cadenza serve`` with
 the client library (``HeadlessClient``, as ``run_task`` uses it, but keeping the session id: a
@@ -41,9 +42,11 @@ from benchmarks.agent_tasks.observe import (
     narration_turns,
     read_usage,
 )
-from benchmarks.agent_tasks.tasks import Task, load_tasks
+from benchmarks.agent_tasks.tasks import SETS, Task, load_tasks
 from cadenza.client import ClientError, ClientOptions, FileChange, HeadlessClient
 from cadenza.client.events import ClientEvent
+from cadenza.client.permissions import PermissionPolicy
+from cadenza.client.prompts import DecliningPrompter
 from cadenza.providers.models import models_dir
 from cadenza.schema.methods import KNOWN_STOP_REASONS
 
@@ -186,6 +189,7 @@ class TaskResult:
     tokens: dict[str, int] | None = None
     final_message: str = ""
     error: str | None = None
+    kind: str = "edit"
 
 
 def changed_files(changes: tuple[FileChange, ...]) -> list[str]:
@@ -205,12 +209,22 @@ class _Run:
 
 
 async def _drive(
-    options: ClientOptions, text: str, events: list[ClientEvent], timeout: float
+    options: ClientOptions,
+    text: str,
+    events: list[ClientEvent],
+    timeout: float,
+    allow_commands: bool = False,
 ) -> _Run:
-    """One session through the client library; on timeout it is cancelled (the id is kept)."""
+    """One session through the client library; on timeout it is cancelled (the id is kept).
+
+    ``allow_commands``: permission prompts for ``run_command`` (the model's, and the done
+    check's test run) are answered "allow once"; otherwise every prompt is declined.
+    """
     run = _Run()
+    allowed = PermissionPolicy.build(allow=["run_command"] if allow_commands else [])
+    prompter = DecliningPrompter(permissions=allowed)
     try:
-        async with HeadlessClient(options, observer=events.append) as client:
+        async with HeadlessClient(options, observer=events.append, prompter=prompter) as client:
             run.session_id = await client.start_session(text)
             started = time.monotonic()
             try:
@@ -238,6 +252,7 @@ async def run_one(
     max_steps: int,
     timeout: float,
     scratch: Path,
+    allow_commands: bool = False,
 ) -> TaskResult:
     """Run ``task`` in a fresh copy under ``scratch``; check it; count what happened."""
     folder = scratch / task.id
@@ -265,7 +280,7 @@ async def run_one(
     )
     events: list[ClientEvent] = []
     started = time.monotonic()
-    run = await _drive(options, task.text, events, timeout)
+    run = await _drive(options, task.text, events, timeout, allow_commands)
     changed = changed_files(run.changes)
     verdict = task.check(workspace)
     counts = count_events(events)
@@ -284,6 +299,7 @@ async def run_one(
         tokens = asdict(usage)
     return TaskResult(
         task=task.id,
+        kind=task.kind,
         success=verdict.passed,
         check_reason=verdict.reason,
         stop_reason=run.stop_reason,
@@ -347,6 +363,13 @@ def summarize(results: list[TaskResult]) -> dict[str, Any]:
             reason: sum(r.stop_reason == reason for r in results)
             for reason in sorted({r.stop_reason for r in results})
         },
+        "by_kind": {
+            kind: {
+                "tasks": sum(r.kind == kind for r in results),
+                "done": sum(r.success for r in results if r.kind == kind),
+            }
+            for kind in sorted({r.kind for r in results})
+        },
     }
 
 
@@ -394,10 +417,14 @@ def build_report(
     planned: int,
     results: list[TaskResult],
     commit: str | None = None,
+    task_set: str = "edits",
+    allow_commands: bool = False,
 ) -> dict[str, Any]:
     """The report as a JSON-able dict (``complete`` once every planned task has a result)."""
     return {
         "model": model,
+        "task_set": task_set,
+        "allow_commands": allow_commands,
         "variant": variant.name,
         "variant_description": variant.description,
         "max_steps": max_steps,
@@ -423,6 +450,8 @@ async def run_tasks(
     console: Console | None = None,
     checkpoint: Callable[[dict[str, Any]], object] | None = None,
     keep: Path | None = None,
+    task_set: str = "edits",
+    allow_commands: bool = False,
 ) -> dict[str, Any]:
     """Run every task in order (one server each); the whole report as a JSON-able dict.
 
@@ -448,6 +477,8 @@ async def run_tasks(
             planned=len(tasks),
             results=results,
             commit=commit,
+            task_set=task_set,
+            allow_commands=allow_commands,
         )
 
     if keep is not None:
@@ -466,6 +497,7 @@ async def run_tasks(
                 max_steps=max_steps,
                 timeout=timeout,
                 scratch=Path(scratch),
+                allow_commands=allow_commands,
             )
             results.append(result)
             if checkpoint is not None:
@@ -485,7 +517,9 @@ def save(report: dict[str, Any], results_dir: Path) -> Path:
     results_dir.mkdir(parents=True, exist_ok=True)
     stamp = report["date"].replace("-", "").replace(":", "").replace("+0000", "Z")
     model = report["model"].replace("/", "_")
-    path = results_dir / f"{model}-{report['variant']}-{stamp}.json"
+    task_set = report.get("task_set", "edits")
+    prefix = model if task_set == "edits" else f"{model}-{task_set}"
+    path = results_dir / f"{prefix}-{report['variant']}-{stamp}.json"
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
@@ -574,6 +608,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--model", default="local/smollm2-135m", help="PROVIDER/MODEL")
     parser.add_argument("--tasks", help="comma-separated ids or tNN prefixes (default: all)")
+    parser.add_argument("--set", dest="task_set", default="edits", choices=sorted(SETS))
+    parser.add_argument(
+        "--allow-commands",
+        action="store_true",
+        help="answer run_command's permission prompts with allow once (the test check too)",
+    )
     parser.add_argument("--variant", default="default", choices=sorted(VARIANTS))
     parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS)
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per task")
@@ -602,7 +642,7 @@ def main(argv: list[str] | None = None) -> int:
             console.print(table(report))
         return 0
     try:
-        tasks = load_tasks(args.tasks.split(",") if args.tasks else None)
+        tasks = load_tasks(args.tasks.split(",") if args.tasks else None, args.task_set)
     except KeyError as exc:
         console.print(f"[red]{exc.args[0]}[/]")
         return 2
@@ -618,6 +658,8 @@ def main(argv: list[str] | None = None) -> int:
             console=console,
             checkpoint=lambda partial: save(partial, args.results_dir),
             keep=args.keep,
+            task_set=args.task_set,
+            allow_commands=args.allow_commands,
         )
     )
     console.print(table(report))

@@ -15,11 +15,14 @@ The checks (``LoopSettings.checks``):
   offers an edit tool, and shown once: a question needs no change, and whether the task asked
   for one is the model's call once it was told (a test of the task's wording would be a guess);
   a second claim is accepted.
+- ``diagnostics``: the errors language servers report after the session's edits
+  (``engine.diagnostics_check``), in the changed files and the files that use them. Shown
+  once, like ``changed``: a language server also reports what the environment makes.
 - ``tests``: once the session changed a file and the checks above pass, the workspace's tests
   run (``engine.project_tests``, through the permission gate) and must pass. Not allowed, or
   nothing to run them with: ``skipped``, and said so.
 
-``rename`` runs at the ``rename`` level and above; ``changed`` and ``tests`` at ``all``.
+``rename`` runs at the ``rename`` level and above; the others at ``all``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from cadenza.engine.diagnostics_check import changed_file_errors
 from cadenza.engine.echo import leftover_places
 from cadenza.engine.events import CheckRan
 from cadenza.engine.leftovers import find_uses
@@ -37,7 +41,7 @@ from cadenza.tools.base import ToolContext
 MAX_REFUSALS = 2
 """Claims refused per movement run before failing checks end it as ``failed``."""
 
-CheckName = Literal["rename", "changed", "tests"]
+CheckName = Literal["rename", "changed", "diagnostics", "tests"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,6 +153,8 @@ class DoneChecks:
         outcomes = await rename_checks(self.rt)
         if level == "all" and self.edit_tool:
             outcomes.append(changed_check(self.rt, self.edit_tool))
+        if level == "all" and self.rt.written:
+            outcomes += await self._diagnostics()
         if level == "all" and self.rt.changed and all(o.passed for o in outcomes):
             outcomes += await self._tests()
         failing = [
@@ -172,6 +178,21 @@ class DoneChecks:
             return Refuse(failures=failing)
         blocking = [o for o in failing if o.must_pass] or failing
         return Fail(summary="Not done: " + "; ".join(o.detail for o in blocking))
+
+    async def _diagnostics(self) -> list[CheckOutcome]:
+        """The ``diagnostics`` check, when a language server serves the changed files."""
+        found = await changed_file_errors(self.rt, self.ctx)
+        if found is None:
+            return []
+        return [
+            CheckOutcome(
+                name="diagnostics",
+                passed=found.status != "failed",
+                skipped=found.status == "skipped",
+                must_pass=False,
+                detail=found.detail,
+            )
+        ]
 
     async def _tests(self) -> list[CheckOutcome]:
         """The ``tests`` check, when the workspace has tests.

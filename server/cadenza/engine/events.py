@@ -121,7 +121,8 @@ class CheckRan(BaseModel):
     """A done check ran because the model claimed the task done (``engine.checks``).
 
     ``name``: ``rename`` (no use of a renamed name is left in the workspace), ``changed``
-    (something changed in the session) or ``tests`` (the workspace's tests pass). ``status``:
+    (something changed in the session), ``diagnostics`` (no error reported by a language
+    server after the changes) or ``tests`` (the workspace's tests pass). ``status``:
     ``skipped`` when the check could not be made (the person did not allow the test run, no
     runner installed, no test found). ``detail``: what was found, as the model reads it when
     the check failed. ``refused``: the claim was refused back to the model because of this
@@ -129,7 +130,7 @@ class CheckRan(BaseModel):
     """
 
     kind: Literal["check"] = "check"
-    name: Literal["rename", "changed", "tests"]
+    name: Literal["rename", "changed", "diagnostics", "tests"]
     status: Literal["passed", "failed", "skipped"]
     detail: str
     refused: bool = False
