@@ -253,6 +253,7 @@ async def run_one(
     timeout: float,
     scratch: Path,
     allow_commands: bool = False,
+    max_tokens: int | None = None,
 ) -> TaskResult:
     """Run ``task`` in a fresh copy under ``scratch``; check it; count what happened."""
     folder = scratch / task.id
@@ -260,8 +261,11 @@ async def run_one(
     state, config = folder / "state", folder / "config"
     state.mkdir()
     (config / "cadenza").mkdir(parents=True)
-    if variant.user_config:
-        (config / "cadenza" / "cadenza.toml").write_text(variant.user_config, encoding="utf-8")
+    user_config = variant.user_config
+    if max_tokens is not None:  # a top-level key: before the variant's [loop] table
+        user_config = f"maxTokens = {max_tokens}\n{user_config}"
+    if user_config:
+        (config / "cadenza" / "cadenza.toml").write_text(user_config, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "CADENZA_MODEL"}
     env.update(
         XDG_STATE_HOME=str(state),
@@ -452,6 +456,7 @@ async def run_tasks(
     keep: Path | None = None,
     task_set: str = "edits",
     allow_commands: bool = False,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """Run every task in order (one server each); the whole report as a JSON-able dict.
 
@@ -498,6 +503,7 @@ async def run_tasks(
                 timeout=timeout,
                 scratch=Path(scratch),
                 allow_commands=allow_commands,
+                max_tokens=max_tokens,
             )
             results.append(result)
             if checkpoint is not None:
@@ -616,6 +622,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--variant", default="default", choices=sorted(VARIANTS))
     parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS)
+    parser.add_argument(
+        "--max-tokens", type=int, help="completion tokens per model request (default: the model's)"
+    )
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per task")
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     parser.add_argument(
@@ -660,6 +669,7 @@ def main(argv: list[str] | None = None) -> int:
             keep=args.keep,
             task_set=args.task_set,
             allow_commands=args.allow_commands,
+            max_tokens=args.max_tokens,
         )
     )
     console.print(table(report))
