@@ -104,6 +104,8 @@ LOCAL = {
     "done_gate": True,
     "checks": "all",
     "rules": True,
+    "intel_tools": ["find_references", "go_to_definition", "rename_symbol", "diagnostics"],
+    "edit_diagnostics": True,
 }
 """The candidate default (``cadenza.engine.variants.LOCAL_LOOP``); the ``local-*`` variants change
 one knob of it each."""
@@ -120,6 +122,8 @@ BASELINE = {
     "done_gate": False,
     "checks": "off",
     "rules": False,
+    "intel_tools": [],
+    "edit_diagnostics": False,
 }
 """The loop before the variants (``API_LOOP``): empty list ends, every tool, the stuck note."""
 
@@ -152,6 +156,19 @@ VARIANTS = {
         _variant("local-nogate", "local, without the done gate", LOCAL, done_gate=False),
         _variant("local-nochecks", "local, without the done checks", LOCAL, checks="off"),
         _variant("local-norules", "local, without the project rules", LOCAL, rules=False),
+        _variant("local-nointel", "local, no code-intelligence tools", LOCAL, intel_tools=[]),
+        _variant(
+            "local-renameonly",
+            "local, rename_symbol the only code-intelligence tool",
+            LOCAL,
+            intel_tools=["rename_symbol"],
+        ),
+        _variant(
+            "local-noeditdiag",
+            "local, edit results without the new errors",
+            LOCAL,
+            edit_diagnostics=False,
+        ),
         _variant(
             "local-alltools", "local, every tool offered", LOCAL, core_tools=False, edit="all"
         ),

@@ -147,6 +147,10 @@ def build_parser() -> argparse.ArgumentParser:
     pull = models_sub.add_parser("pull", help="download, assemble and verify a model")
     pull.add_argument("name", nargs="?", help="model name (default: the default local model)")
     models_sub.add_parser("list", help="list the known models and whether they are pulled")
+    sub.add_parser(
+        "doctor",
+        help="check the setup (local model, llama-server, language servers, browser, editors)",
+    )
     return parser
 
 
@@ -196,6 +200,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cadenza.client.cli import undo_main
 
         return undo_main(args)
+    if args.command == "doctor":
+        from cadenza.doctor import doctor_main
+
+        return doctor_main()
     if args.command == "batch":
         from cadenza.batch.main import batch_main
 

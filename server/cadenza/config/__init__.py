@@ -141,6 +141,15 @@ class LoopConfig(BaseModel):
     rules: StrictBool | None = Field(
         default=None, description="Project rule files (AGENTS.md...) in the system prompt."
     )
+    intel_tools: (
+        list[Literal["find_references", "go_to_definition", "rename_symbol", "diagnostics"]] | None
+    ) = Field(
+        default=None,
+        description="The code-intelligence tools offered when a language server serves them.",
+    )
+    edit_diagnostics: StrictBool | None = Field(
+        default=None, description="An edit's result carries the errors it introduced."
+    )
 
 
 class ChecksConfig(BaseModel):

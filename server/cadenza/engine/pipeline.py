@@ -15,7 +15,8 @@ In order, each step from ``tools.dispatch`` or the engine:
    (a command, or any call that may change files without saying which, drops every cached
    result); each edit is recorded in the session (``after_edit.record_edit``: the done
    checks read it), published (``file_edited``) and, under ``edit_echo``, echoed; the
-   first edit under a folder with its own AGENTS.md shows that file (``rules``);
+   first edit under a folder with its own AGENTS.md shows that file (``rules``); the errors
+   the edit introduced are appended (``edit_checks``, the diagnostics taken before it ran);
 7. the call's end (``tool_call_update``), cancellation included.
 
 Result recording (one tool message per call of a batch, in call order) is the batch's:
@@ -28,6 +29,7 @@ import dataclasses
 
 from cadenza.engine.after_edit import edit_notes, record_edit
 from cadenza.engine.control import CONTROL_TOOLS
+from cadenza.engine.edit_checks import EditDiagnostics
 from cadenza.engine.events import (
     FileEdited,
     Observation,
@@ -73,6 +75,7 @@ class CallPipeline:
         self.calls = 0
         self.edited: list[str] = []
         self.stuck_stop: MovementResult | None = None
+        self._diagnostics = EditDiagnostics(runtime.root, runtime.editor, runtime.intel)
         self.ctx = ToolContext(
             root=runtime.root,
             host=runtime.editor,
@@ -209,10 +212,19 @@ class CallPipeline:
             self.rt.publish(ToolCacheLookup(tool_call_id=call.id, name=call.name, hit=hit))
         if hit and lookup.result is not None:
             return lookup.result
+        checking = self.loop.edit_diagnostics and prepared.tool.kind == "edit"
+        before = (
+            await self._diagnostics.before(getattr(prepared.args, "path", None)) if checking else {}
+        )
         result = await run(prepared, self.ctx)
         if lookup.outcome != "bypass":
             self.rt.cache.store(prepared, result)
-        return await self._invalidate(call, prepared, result)
+        result = await self._invalidate(call, prepared, result)
+        if checking and result.edits:
+            note = await self._diagnostics.note(result.edits, before)
+            if note:
+                result = dataclasses.replace(result, content=result.content + note)
+        return result
 
     async def _invalidate(
         self, call: ToolCall, prepared: PreparedCall, result: ToolResult

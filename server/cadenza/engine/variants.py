@@ -88,6 +88,8 @@ class LoopSettings:
         rules: The project's rule files (AGENTS.md and the like) go into the system prompt
             (``engine.rules``).
         intel_tools: Which of ``INTEL_TOOLS`` are offered when the session has them.
+        edit_diagnostics: An edit's result carries the errors it introduced
+            (``engine.edit_checks``), when a language server serves the file.
     """
 
     ending: Ending = "empty"
@@ -103,6 +105,7 @@ class LoopSettings:
     checks: Checks = "off"
     rules: bool = True
     intel_tools: tuple[str, ...] = INTEL_TOOLS
+    edit_diagnostics: bool = True
 
     def replace(self, **changes: Any) -> LoopSettings:
         """A copy with ``changes`` (field names as above)."""

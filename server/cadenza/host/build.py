@@ -39,8 +39,11 @@ from cadenza.host.errors import SetupError
 from cadenza.host.restore import RestoredState
 from cadenza.host.settings import session_settings
 from cadenza.host.transcripts import GuardedRecorder, open_transcript, reopen_transcript
+from cadenza.intel.hosted import HostedCodeIntel
 from cadenza.providers.base import Provider
-from cadenza.tools.registry import ToolRegistry, default_tools
+from cadenza.tools.base import ToolError
+from cadenza.tools.documents import current_document
+from cadenza.tools.registry import ToolRegistry, default_tools, intel_tools
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +52,8 @@ Warn = Callable[[str], None]
 
 def workflow_catalog(root: Path) -> WorkflowCatalog:
     """The workflows of ``root`` (read afresh: edits to workflow files apply at once)."""
-    catalog = load_catalog(root, known_tools=frozenset(default_tools().names))
+    known = frozenset(default_tools().names) | frozenset(t.name for t in intel_tools())
+    catalog = load_catalog(root, known_tools=known)
     for problem in catalog.errors.values():
         log.warning("skipping a workflow file: %s", problem)
     return catalog
@@ -135,6 +139,18 @@ def open_recorder(plan: SessionPlan, warn: Warn) -> GuardedRecorder | None:
     )
 
 
+def hosted_intel(root: Path, editor: Editor) -> HostedCodeIntel:
+    """Language servers for the session, started on demand, reading what Cadenza reads."""
+
+    def read(path: Path) -> str | None:
+        try:
+            return current_document(editor, path).text
+        except ToolError:
+            return None
+
+    return HostedCodeIntel(root, read)
+
+
 def build_session(
     plan: SessionPlan,
     *,
@@ -162,6 +178,7 @@ def build_session(
         timeout_s=settings.permission_timeout_s,
     )
     restored = plan.restored
+    intel = hosted_intel(plan.root, editor)
     session = Session(
         session_id=plan.session_id,
         task=plan.task,
@@ -176,7 +193,9 @@ def build_session(
         history=restored.history if restored is not None else None,
         last=restored.last if restored is not None else None,
         open_document=plan.open_document,
+        intel=intel,
     )
+    session.resources.get(HostedCodeIntel, lambda: intel)  # its servers end with the session
     if restored is not None:
         session.restore_steps(restored.steps)
     return session, gate

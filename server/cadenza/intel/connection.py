@@ -28,7 +28,7 @@ from cadenza.tools.intel import IntelError
 
 log = logging.getLogger(__name__)
 
-START_TIMEOUT_S = 15.0
+START_TIMEOUT_S = 30.0
 """Seconds from starting the server to its ``initialize`` answer (a cold start may index)."""
 
 REQUEST_TIMEOUT_S = 20.0
@@ -170,13 +170,14 @@ class ServerConnection:
             self.encoding = types.PositionEncodingKind.Utf32
         self.client.initialized(types.InitializedParams())
 
-    async def request(self, call: Awaitable[T], timeout_s: float = REQUEST_TIMEOUT_S) -> T:
-        """Await a request's answer within ``timeout_s``.
+    async def request(self, call: Awaitable[T], timeout_s: float | None = None) -> T:
+        """Await a request's answer within ``timeout_s`` (default ``REQUEST_TIMEOUT_S``).
 
         Raises:
             IntelError: No answer in time, the server stopped, or it answered an error.
         """
         name = self.spec.name
+        timeout_s = REQUEST_TIMEOUT_S if timeout_s is None else timeout_s
         try:
             with anyio.fail_after(timeout_s):
                 return await call

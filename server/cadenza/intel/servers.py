@@ -60,12 +60,20 @@ _JS_IDS = {
 
 PYTHON_SERVERS = (
     ServerSpec(
+        name="ty",
+        language="python",
+        args=("server",),
+        suffixes=_PY,
+        language_ids=_PY_IDS,
+        install="pip install ty (part of Cadenza's install)",
+    ),
+    ServerSpec(
         name="basedpyright-langserver",
         language="python",
         args=("--stdio",),
         suffixes=_PY,
         language_ids=_PY_IDS,
-        install="pip install basedpyright (part of Cadenza's install)",
+        install="pip install basedpyright",
     ),
     ServerSpec(
         name="pyrefly",
@@ -74,14 +82,6 @@ PYTHON_SERVERS = (
         suffixes=_PY,
         language_ids=_PY_IDS,
         install="pip install pyrefly",
-    ),
-    ServerSpec(
-        name="ty",
-        language="python",
-        args=("server",),
-        suffixes=_PY,
-        language_ids=_PY_IDS,
-        install="pip install ty",
     ),
     ServerSpec(
         name="jedi-language-server",
