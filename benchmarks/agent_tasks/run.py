@@ -156,6 +156,11 @@ VARIANTS = {
         _variant("local-nogate", "local, without the done gate", LOCAL, done_gate=False),
         _variant("local-nochecks", "local, without the done checks", LOCAL, checks="off"),
         _variant("local-norules", "local, without the project rules", LOCAL, rules=False),
+        Variant(
+            name="local-notests",
+            description='local, without the test check ([checks] test = "")',
+            user_config=_loop(**LOCAL) + '\n[checks]\ntest = ""\n',
+        ),
         _variant("local-nointel", "local, no code-intelligence tools", LOCAL, intel_tools=[]),
         _variant(
             "local-renameonly",
