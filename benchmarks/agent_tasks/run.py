@@ -104,7 +104,7 @@ LOCAL = {
     "done_gate": True,
     "checks": "all",
     "rules": True,
-    "intel_tools": ["find_references", "go_to_definition", "rename_symbol", "diagnostics"],
+    "intel_tools": ["rename_symbol"],
     "edit_diagnostics": True,
 }
 """The candidate default (``cadenza.engine.variants.LOCAL_LOOP``); the ``local-*`` variants change
@@ -163,10 +163,10 @@ VARIANTS = {
         ),
         _variant("local-nointel", "local, no code-intelligence tools", LOCAL, intel_tools=[]),
         _variant(
-            "local-renameonly",
-            "local, rename_symbol the only code-intelligence tool",
+            "local-allintel",
+            "local, all four code-intelligence tools",
             LOCAL,
-            intel_tools=["rename_symbol"],
+            intel_tools=["find_references", "go_to_definition", "rename_symbol", "diagnostics"],
         ),
         _variant(
             "local-noeditdiag",

@@ -107,6 +107,10 @@ class LoopSettings:
     intel_tools: tuple[str, ...] = INTEL_TOOLS
     edit_diagnostics: bool = True
 
+    def __post_init__(self) -> None:
+        # ``[loop] intelTools`` arrives as a list; a tuple keeps the settings hashable.
+        object.__setattr__(self, "intel_tools", tuple(self.intel_tools))
+
     def replace(self, **changes: Any) -> LoopSettings:
         """A copy with ``changes`` (field names as above)."""
         return dataclasses.replace(self, **changes)
@@ -159,6 +163,7 @@ LOCAL_LOOP = LoopSettings(
     syntax_guard=True,
     done_gate=True,
     checks="all",
+    intel_tools=("rename_symbol",),
 )
 """The embedded small models' default, chosen by measurement (docs/local-model.md)."""
 
