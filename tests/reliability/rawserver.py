@@ -136,9 +136,9 @@ class RawServer:
                 result = self.answer(msg)
                 if isinstance(result, ErrorAnswer):
                     error = {"code": result.code, "message": result.message}
-                    self.send(message({"jsonrpc": "2.0", "id": msg["id"], "error": error}))
+                    self.reply({"jsonrpc": "2.0", "id": msg["id"], "error": error})
                 else:
-                    self.send(message({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
+                    self.reply({"jsonrpc": "2.0", "id": msg["id"], "result": result})
                 self.notifications.append(msg)
             elif "method" in msg:
                 self.notifications.append(msg)
@@ -161,6 +161,10 @@ class RawServer:
                 stdin.flush()
             except (BrokenPipeError, OSError):
                 break
+
+    def reply(self, payload: dict[str, Any]) -> None:
+        """Send the client's answer to a server → client request."""
+        self.send(message(payload))
 
     def send(self, data: bytes) -> None:
         """Queue bytes for the server's stdin (written by a thread, so never blocks here)."""
