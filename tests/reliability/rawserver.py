@@ -41,6 +41,10 @@ class ErrorAnswer:
     message: str
 
 
+NO_REPLY = object()
+"""Returned by an ``answer`` callable: send nothing (the test answers by hand)."""
+
+
 class FrameError(Exception):
     """The server wrote something that is not an LSP frame."""
 
@@ -134,7 +138,9 @@ class RawServer:
             self.raw_bodies.append(body)
             if "method" in msg and "id" in msg:  # a server → client request: answer it
                 result = self.answer(msg)
-                if isinstance(result, ErrorAnswer):
+                if result is NO_REPLY:
+                    pass
+                elif isinstance(result, ErrorAnswer):
                     error = {"code": result.code, "message": result.message}
                     self.reply({"jsonrpc": "2.0", "id": msg["id"], "error": error})
                 else:

@@ -45,7 +45,7 @@ def start_ws_server(
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
-        stderr=open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL,  # noqa: SIM115
+        stderr=open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL,
     )
 
 

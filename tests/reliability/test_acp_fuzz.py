@@ -77,7 +77,9 @@ prompt = st.one_of(
 )
 client_caps = st.one_of(
     st.just({"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}),
-    st.fixed_dictionaries({}, optional={"fs": hostile, "terminal": hostile, "elicitation": hostile}),
+    st.fixed_dictionaries(
+        {}, optional={"fs": hostile, "terminal": hostile, "elicitation": hostile}
+    ),
     hostile,
 )
 
@@ -91,8 +93,9 @@ def _params(fields: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]
 
 
 METHOD_PARAMS: dict[str, st.SearchStrategy[Any]] = {
-    "initialize": _params({"protocolVersion": st.one_of(st.just(1), hostile),
-                           "clientCapabilities": client_caps}),
+    "initialize": _params(
+        {"protocolVersion": st.one_of(st.just(1), hostile), "clientCapabilities": client_caps}
+    ),
     "authenticate": _params({"methodId": hostile}),
     "session/new": _params({"cwd": cwd, "mcpServers": st.one_of(st.just([]), hostile)}),
     "session/load": _params(
@@ -102,8 +105,10 @@ METHOD_PARAMS: dict[str, st.SearchStrategy[Any]] = {
     "session/prompt": _params({"sessionId": session_id, "prompt": prompt}),
     "session/cancel": _params({"sessionId": session_id}),
     "session/set_mode": _params(
-        {"sessionId": session_id,
-         "modeId": st.one_of(st.sampled_from(["default", "plan-implement-review"]), hostile)}
+        {
+            "sessionId": session_id,
+            "modeId": st.one_of(st.sampled_from(["default", "plan-implement-review"]), hostile),
+        }
     ),
     "session/set_model": _params({"sessionId": session_id, "modelId": hostile}),
     "session/set_config_option": _params(
@@ -134,9 +139,13 @@ def request_like(draw: st.DrawFn) -> Line:
         payload["params"] = draw(METHOD_PARAMS[method])
     elif kind == "real":  # well-formed: the sessions the fuzzing drives
         method, params = draw(
-            st.sampled_from([("session/new", REAL_NEW), ("session/prompt", REAL_PROMPT)] * 3
-                            + [("session/load", {**REAL_NEW, "sessionId": SESSION}),
-                               ("session/cancel", {"sessionId": SESSION})])
+            st.sampled_from(
+                [("session/new", REAL_NEW), ("session/prompt", REAL_PROMPT)] * 3
+                + [
+                    ("session/load", {**REAL_NEW, "sessionId": SESSION}),
+                    ("session/cancel", {"sessionId": SESSION}),
+                ]
+            )
         )
         payload["method"] = method
         payload["params"] = params
@@ -208,8 +217,12 @@ def garbage(draw: st.DrawFn) -> Line:
 
 
 fuzz_line = st.one_of(
-    request_like(), request_like(), request_like(), request_like(),
-    response_to_nothing(), garbage(),
+    request_like(),
+    request_like(),
+    request_like(),
+    request_like(),
+    response_to_nothing(),
+    garbage(),
 )
 
 
@@ -222,7 +235,7 @@ def _fill(value: Any, fresh_id: int | str, sessions: list[str], workspace: Path)
     if value == SESSION:
         return sessions[-1] if sessions else "0" * 32
     if isinstance(value, str) and value.startswith(WORKSPACE):
-        return str(workspace) + value[len(WORKSPACE):]
+        return str(workspace) + value[len(WORKSPACE) :]
     if isinstance(value, dict):
         return {k: _fill(v, fresh_id, sessions, workspace) for k, v in value.items()}
     if isinstance(value, list):
@@ -293,8 +306,9 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
     with FakeOpenAI(MODEL_SCRIPT * (TOTAL_MESSAGES // 10)) as fake:
         env = agent_env(fake.base_url, tmp / "home")
         rng = random.Random(int(os.environ.get("CADENZA_RELIABILITY_SEED", "7")))
-        agent = RawAcp(env, cwd=workspace, stderr_path=tmp / "stderr.log",
-                       answer=hostile_answer(rng))
+        agent = RawAcp(
+            env, cwd=workspace, stderr_path=tmp / "stderr.log", answer=hostile_answer(rng)
+        )
         state = Fuzzed(agent=agent, ids=Ids(), workspace=workspace, stderr=tmp / "stderr.log")
         yield state
         if agent.alive():
@@ -309,8 +323,9 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
 def assert_healthy(state: Fuzzed, expected: list[Any], sent: dict[Any, bytes]) -> None:
     agent = state.agent
     probe = state.ids.fresh()
-    reply = agent.request(probe, "session/new", {"cwd": str(state.workspace), "mcpServers": []},
-                          BOUND_S)
+    reply = agent.request(
+        probe, "session/new", {"cwd": str(state.workspace), "mcpServers": []}, BOUND_S
+    )
     assert reply is not None, f"no answer to session/new within {BOUND_S} s"
     assert "result" in reply, reply
     state.sessions.append(reply["result"]["sessionId"])
@@ -338,13 +353,16 @@ def assert_healthy(state: Fuzzed, expected: list[Any], sent: dict[Any, bytes]) -
 def test_acp_initialize_then_a_prompt_runs(fuzzed: Fuzzed) -> None:
     agent = fuzzed.agent
     caps = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
-    init = agent.request(0, "initialize", {"protocolVersion": 1, "clientCapabilities": caps},
-                         BOUND_S)
+    init = agent.request(
+        0, "initialize", {"protocolVersion": 1, "clientCapabilities": caps}, BOUND_S
+    )
     assert init is not None and "result" in init, init
     assert_healthy(fuzzed, [], {})
     done = agent.request(
-        fuzzed.ids.fresh(), "session/prompt",
-        {"sessionId": fuzzed.sessions[-1], "prompt": [{"type": "text", "text": "go"}]}, BOUND_S,
+        fuzzed.ids.fresh(),
+        "session/prompt",
+        {"sessionId": fuzzed.sessions[-1], "prompt": [{"type": "text", "text": "go"}]},
+        BOUND_S,
     )
     assert done is not None and "result" in done, done
 
@@ -378,9 +396,7 @@ def test_acp_fuzzed_batches_are_answered(fuzzed: Fuzzed, batch: list[Line]) -> N
 
 def test_acp_every_prompt_was_answered_and_the_agent_exits(fuzzed: Fuzzed) -> None:
     agent = fuzzed.agent
-    prompts = [
-        n for n in list(agent.notifications) if n.get("method") == "session/update"
-    ]
+    prompts = [n for n in list(agent.notifications) if n.get("method") == "session/update"]
     assert prompts, "no session ever sent an update: the prompts never ran"
     agent.send(b'{"jsonrpc":"2.0","id":"unterminated","method":"session/list"')
     agent.close_stdin()

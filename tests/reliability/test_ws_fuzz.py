@@ -173,7 +173,7 @@ def test_ws_more_clients_are_refused_while_one_is_connected(fuzzed: Fuzzed) -> N
             extra = open_ws(fuzzed.port, BOUND_S)
         except InvalidStatus as exc:
             refused.append(exc.response.status_code)
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:
             errors.append(exc)
         else:
             extra.close()
@@ -227,13 +227,14 @@ def test_ws_abrupt_disconnects_end_the_server(tmp_path: Path, how: str) -> None:
             try:
                 client = RawWs(proc, port, answer=lambda request: {"title": "Allow once"})
                 caps = {"workspace": {"applyEdit": True}}
-                init = client.request(1, "initialize", initialize_params(workspace, capabilities=caps))
+                init = client.request(
+                    1, "initialize", initialize_params(workspace, capabilities=caps)
+                )
                 assert init is not None and "result" in init, init
                 started = client.request(
                     2,
                     "workspace/executeCommand",
-                    {"command": "cadenza.startSession",
-                     "arguments": [{"task": "sleep"}]},
+                    {"command": "cadenza.startSession", "arguments": [{"task": "sleep"}]},
                     BOUND_S,
                 )
                 assert started is not None and "result" in started, started
@@ -268,9 +269,10 @@ def _sleepers(workspace: Path) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            if os.readlink(entry / "cwd") == str(workspace) and b"sleep" in (
-                entry / "cmdline"
-            ).read_bytes():
+            if (
+                os.readlink(entry / "cwd") == str(workspace)
+                and b"sleep" in (entry / "cmdline").read_bytes()
+            ):
                 found.append(int(entry.name))
         except OSError:
             continue

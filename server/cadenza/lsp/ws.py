@@ -116,7 +116,8 @@ async def serve_connection(
     """Hand every frame of ``websocket`` to ``protocol`` until it closes or the server stops."""
     from websockets.exceptions import ConnectionClosed
 
-    protocol.set_writer(WebSocketWriter(_TextFrames(websocket)), include_headers=False)  # type: ignore[arg-type]
+    writer = WebSocketWriter(_TextFrames(websocket))  # type: ignore[arg-type]
+    protocol.set_writer(writer, include_headers=False)
     while not stop_event.is_set():
         try:
             data = await websocket.recv(decode=False)
@@ -126,6 +127,16 @@ async def serve_connection(
             protocol.handle_body(data)
         except Exception:
             log.exception("Unable to handle a WebSocket message")
+
+
+def _check_address(host: str, *, allow_remote: bool, token: str | None) -> None:
+    """Raise ``WsRefused`` unless ``host`` is loopback, or remote allowed with a token."""
+    if is_loopback(host):
+        return
+    if not allow_remote:
+        raise WsRefused(f"--ws {host}: not a loopback address; add --ws-allow-remote")
+    if token is None:
+        raise WsRefused(f"--ws {host} with --ws-allow-remote needs {TOKEN_ENV} set")
 
 
 def serve_ws(
@@ -145,12 +156,7 @@ def serve_ws(
     from websockets.http11 import Request, Response
 
     token = os.environ.get(TOKEN_ENV) or None
-    if not is_loopback(host):
-        if not allow_remote:
-            raise WsRefused(f"--ws {host}: not a loopback address; add --ws-allow-remote")
-        if token is None:
-            raise WsRefused(f"--ws {host} with --ws-allow-remote needs {TOKEN_ENV} set")
-
+    _check_address(host, allow_remote=allow_remote, token=token)
     clients: set[ServerConnection] = set()
 
     def process_request(connection: ServerConnection, request: Request) -> Response | None:
@@ -161,7 +167,8 @@ def serve_ws(
             return None
         if refusal is None:
             log.warning("WebSocket connection refused: another client is connected")
-            return connection.respond(HTTPStatus.CONFLICT, "refused: another client is connected\n")
+            busy = "refused: another client is connected\n"
+            return connection.respond(HTTPStatus.CONFLICT, busy)
         log.warning("WebSocket connection refused: %s", refusal)
         return connection.respond(HTTPStatus.FORBIDDEN, f"refused: {refusal}\n")
 
