@@ -53,7 +53,7 @@ def ws_url(port: int) -> str:
     return f"ws://127.0.0.1:{port}/?token={TOKEN}"
 
 
-def open_ws(port: int, timeout: float = 30.0) -> ClientConnection:
+def open_ws(port: int, timeout: float = 60.0) -> ClientConnection:
     """Connect once the server listens; a refusal (an HTTP status) is raised at once."""
     deadline = time.monotonic() + timeout
     while True:

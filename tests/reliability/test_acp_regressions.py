@@ -1,6 +1,6 @@
 """Defects the ACP fuzzing found, each pinned through a real ``cadenza acp`` process.
 
-- A line of JSON nested too deep for the parser (``[`` × 100,000) raised ``RecursionError`` in
+- A line of JSON nested too deep for the parser (100,000 times ``[``) raised ``RecursionError`` in
   the input check, which ended the agent's reading: every later request went unanswered.
 - A response whose ``error`` is not an object (``"error": "x"``) made the SDK's receive loop
   fail (it calls ``.get`` on it): the agent stopped reading, the prompt waited forever.
