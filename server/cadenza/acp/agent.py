@@ -41,6 +41,7 @@ from acp.schema import (
 )
 
 from cadenza import __version__
+from cadenza.acp import unprompted
 from cadenza.acp.editor import AcpEditor, ClientFs
 from cadenza.acp.ordered import AcpConnection, OrderedClient
 from cadenza.acp.session import INTERNAL_ERROR, AcpSession, request_error
@@ -66,6 +67,16 @@ def _folder(cwd: str) -> Path:
     if not path.is_absolute() or not path.is_dir():
         raise _error(f"cwd must be an absolute path to an existing folder, got {cwd!r}")
     return path.resolve()
+
+
+def _session_root(session_id: str, stored_root: Path, folder: Path) -> Path:
+    """The workspace of a loaded session: its stored one, or ``folder`` when that is gone."""
+    if stored_root.is_dir() and stored_root.resolve() != folder:
+        raise _error(
+            f"session {session_id} belongs to the workspace {stored_root}, not {folder}; "
+            f"load it with cwd {str(stored_root)!r}"
+        )
+    return stored_root.resolve() if stored_root.is_dir() else folder
 
 
 def _title(task: str, limit: int = 80) -> str:
@@ -136,6 +147,7 @@ class CadenzaAgent:
         root = _folder(cwd)
         live = self._new_live(uuid.uuid4().hex, root, DEFAULT_WORKFLOW)
         live.take_mcp_servers(mcp_servers or [])
+        unprompted.remember(live.session_id, root, live.workflow.name)
         return NewSessionResponse(session_id=live.session_id, modes=self._modes(live))
 
     def _new_live(
@@ -217,6 +229,8 @@ class CadenzaAgent:
             live.workflow = find_workflow(workflow_catalog(live.root), mode_id)
         except SetupError as exc:
             raise _error(str(exc)) from None
+        if live.engine is None:
+            unprompted.remember(session_id, live.root, live.workflow.name)
         return SetSessionModeResponse()
 
     async def prompt(
@@ -242,6 +256,8 @@ class CadenzaAgent:
                 raise
             finally:
                 live.run = None
+                if live.engine is not None:  # its transcript exists now
+                    unprompted.forget(session_id)
             return await self._respond(live, task)
 
     async def _respond(
@@ -309,14 +325,11 @@ class CadenzaAgent:
             records = stored.read_records(session_id)
             restored = stored.restored(session_id, records)
         except Unavailable as exc:
-            raise _error(str(exc)) from None
-        stored_root = Path(restored.start.root)
-        if stored_root.is_dir() and stored_root.resolve() != folder:
-            raise _error(
-                f"session {session_id} belongs to the workspace {stored_root}, not {cwd}; "
-                f"load it with cwd {str(stored_root)!r}"
-            )
-        root = stored_root.resolve() if stored_root.is_dir() else folder
+            created = unprompted.recall(session_id)
+            if created is None:
+                raise _error(str(exc)) from None
+            return self._load_unprompted(session_id, created, folder, mcp_servers)
+        root = _session_root(session_id, Path(restored.start.root), folder)
         live = self._sessions.get(session_id)
         if live is None:
             workflow = stored.last_workflow(records, restored.start.workflow)
@@ -326,6 +339,21 @@ class CadenzaAgent:
         for update in replay_updates(records, root, workflow_catalog(root).workflows):
             live.editor.stream.send(update)
         await live.editor.stream.flush()
+        return LoadSessionResponse(modes=self._modes(live))
+
+    def _load_unprompted(
+        self,
+        session_id: str,
+        created: unprompted.Unprompted,
+        folder: Path,
+        mcp_servers: list[Any] | None,
+    ) -> LoadSessionResponse:
+        """A session created (by an earlier agent) and never prompted: nothing to replay."""
+        root = _session_root(session_id, created.root, folder)
+        live = self._sessions.get(session_id)
+        if live is None:
+            live = self._new_live(session_id, root, created.workflow)
+            live.take_mcp_servers(mcp_servers or [])
         return LoadSessionResponse(modes=self._modes(live))
 
     async def aclose(self) -> None:
