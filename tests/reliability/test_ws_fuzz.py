@@ -48,7 +48,7 @@ BATCH = scaled(50, 100)
 BATCHES = TOTAL_MESSAGES // BATCH
 BOUND_S = scaled(15, 60)
 """A hang: no answer within this (more in long mode, which runs for long on a loaded machine)."""
-START_S = 60.0
+START_S = 120.0
 """The process's first answer (Python starting under load)."""
 
 
@@ -97,6 +97,13 @@ def fuzzed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fuzzed]:
         f"\nWebSocket fuzz: {state.sent} messages in {elapsed:.1f} s "
         f"({state.sent / elapsed:.0f} messages/s), {len(state.sessions)} sessions"
     )
+
+
+def _progress(state: Fuzzed) -> None:
+    """Messages so far (a long run is watched, and reported when cut short)."""
+    elapsed = time.monotonic() - state.started
+    line = f"{state.sent} messages, {elapsed:.0f} s, {len(state.sessions)} sessions\n"
+    (state.workspace.parent / "progress.txt").write_text(line)
 
 
 def assert_healthy(state: Fuzzed, expected: list[Any], sent: dict[Any, bytes]) -> None:
@@ -148,6 +155,7 @@ def test_ws_fuzzed_frames_are_answered(fuzzed: Fuzzed, batch: list[tuple[Msg, bo
             expected.append(msg_id)
             sent[msg_id] = data
     fuzzed.sent += len(batch)
+    _progress(fuzzed)
     assert_healthy(fuzzed, expected, sent)
 
 
