@@ -14,7 +14,7 @@ from tests.acp.conftest import agent_env
 from tests.reliability.rawacp import RawAcp
 from tests.support.fake_openai import FakeOpenAI, text
 
-WAIT_S = 60.0
+WAIT_S = 120.0
 
 
 def _agent(tmp_path: Path, base_url: str, workspace: Path) -> RawAcp:

@@ -19,6 +19,8 @@ from tests.reliability.rawserver import NO_REPLY
 from tests.support.fake_openai import FakeOpenAI, call, text
 
 BOUND_S = 20.0
+START_S = 120.0
+"""The agent's first answer (Python starting on a loaded machine)."""
 CAPS = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
 
 
@@ -31,7 +33,8 @@ def _start(tmp_path: Path, base_url: str, answer: Any = None) -> tuple[RawAcp, P
         stderr_path=tmp_path / "agent.log",
         answer=answer,
     )
-    init = agent.request(0, "initialize", {"protocolVersion": 1, "clientCapabilities": CAPS})
+    params = {"protocolVersion": 1, "clientCapabilities": CAPS}
+    init = agent.request(0, "initialize", params, START_S)
     assert init is not None and "result" in init, init
     return agent, workspace
 
@@ -62,7 +65,9 @@ def test_a_malformed_error_answer_fails_the_request_and_the_agent_reads_on(
     with FakeOpenAI(script) as fake:
         agent, workspace = _start(tmp_path, fake.base_url, answer)
         try:
-            new = agent.request(1, "session/new", {"cwd": str(workspace), "mcpServers": []})
+            new = agent.request(
+                1, "session/new", {"cwd": str(workspace), "mcpServers": []}, BOUND_S
+            )
             assert new is not None and "result" in new, new
             session = new["result"]["sessionId"]
             prompt = [{"type": "text", "text": "write"}]

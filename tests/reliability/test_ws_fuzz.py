@@ -43,7 +43,7 @@ from tests.reliability.test_protocol_fuzz import (
 )
 from tests.support.fake_openai import FakeOpenAI, call, text
 
-TOTAL_MESSAGES = scaled(1_000, 100_000)
+TOTAL_MESSAGES = scaled(500, 100_000)
 BATCH = scaled(50, 100)
 BATCHES = TOTAL_MESSAGES // BATCH
 BOUND_S = scaled(15, 60)

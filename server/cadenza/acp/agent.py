@@ -7,7 +7,8 @@ first prompt (the prompt is the task) and every later prompt resumes the same co
 task, so ``session/cancel`` can stop it. Modes are the workflow catalog of the session's
 folder (``default``, ``plan-implement-review``, the workspace's own); ``session/set_mode``
 picks the workflow of the next run. ``session/load`` replays a stored transcript as
-``session/update`` notifications, then the session goes on from where it stopped;
+``session/update`` notifications, then the session goes on from where it stopped (a session
+never prompted has no transcript: ``unprompted`` keeps its folder and mode for the load);
 ``session/list`` lists the stored sessions.
 """
 
