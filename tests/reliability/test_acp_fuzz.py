@@ -59,7 +59,7 @@ cwd = st.one_of(
     st.just(WORKSPACE),
     st.sampled_from(["WORKSPACE/missing", "ws", ".", "", "relative/x", "/nonexistent/folder"]),
     tricky_text.filter(lambda s: not s.startswith("/")),
-    json_value,
+    json_value.filter(lambda v: not (isinstance(v, str) and v.startswith("/"))),
 )
 """Never a real folder outside the workspace: prompts there would edit real files."""
 session_id = st.one_of(st.just(SESSION), st.just(SESSION), tricky_text, json_value)
