@@ -87,11 +87,17 @@ client_caps = st.one_of(
 )
 
 
+safe_meta = st.one_of(
+    st.dictionaries(st.text(max_size=10).map(lambda k: "x-" + k), json_value, max_size=3),
+    json_scalar,
+)
+"""The SDK spreads ``_meta``'s keys into the handler's arguments (``{"_meta": {"cwd": "/"}}``
+would override ``cwd``): keys here never name a parameter (see docs/reliability.md §1b)."""
+
+
 def _params(fields: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
     """Params: the fields (each maybe missing), an unknown key maybe; or anything at all."""
-    shaped = st.fixed_dictionaries(
-        {}, optional={**fields, "_meta": json_value, "extra": json_value}
-    )
+    shaped = st.fixed_dictionaries({}, optional={**fields, "_meta": safe_meta, "extra": json_value})
     return st.one_of(shaped, shaped, shaped, hostile)
 
 
