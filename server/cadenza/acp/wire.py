@@ -13,6 +13,11 @@ itself, with ``id`` null:
 - an object with neither ``method`` nor ``id``, whose ``method`` is not a string, or whose
   ``id`` is not a string, a number or null → ``-32600`` Invalid Request.
 
+JSON nested too deep for the parser is a parse error too (the SDK would parse it again). A
+response whose ``error`` is not an object (the SDK calls ``.get`` on it, which ends its
+receive loop) reaches the SDK with that error replaced by an internal error object, so the
+request it answers fails instead of waiting forever (``repaired``).
+
 An error line is written with one ``write`` call, as the SDK writes its own, so lines never
 interleave.
 """
@@ -42,7 +47,7 @@ def check_line(line: bytes) -> bytes | None:
         message: Any = json.loads(line.decode("utf-8"))
     except UnicodeDecodeError:
         return error_line(PARSE_ERROR, "Parse error: the line is not UTF-8")
-    except ValueError:
+    except (ValueError, RecursionError):
         return error_line(PARSE_ERROR, "Parse error: the line is not JSON")
     if isinstance(message, list):
         return error_line(INVALID_REQUEST, "Invalid Request: batches are not supported")
@@ -56,6 +61,15 @@ def check_line(line: bytes) -> bytes | None:
     if isinstance(request_id, bool) or not isinstance(request_id, str | int | float | None):
         return error_line(INVALID_REQUEST, "Invalid Request: id must be a string, number or null")
     return None
+
+
+def repaired(line: bytes) -> bytes:
+    """``line`` (a message ``check_line`` passed), its ``error`` made an object if it is not."""
+    message = json.loads(line.decode("utf-8"))
+    if "method" in message or "error" not in message or isinstance(message["error"], dict):
+        return line
+    message["error"] = {"code": -32603, "message": "the client answered with a malformed error"}
+    return json.dumps(message).encode("utf-8")
 
 
 async def read_line(reader: asyncio.StreamReader) -> bytes:
@@ -97,7 +111,7 @@ async def pump_checked(
                 continue
             error = check_line(stripped)
             if error is None:
-                target.feed_data(stripped + b"\n")
+                target.feed_data(repaired(stripped) + b"\n")
                 continue
             log.warning("a bad line from the client, answered: %s", error.decode().strip())
             try:
