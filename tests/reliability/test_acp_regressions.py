@@ -4,6 +4,9 @@
   the input check, which ended the agent's reading: every later request went unanswered.
 - A response whose ``error`` is not an object (``"error": "x"``) made the SDK's receive loop
   fail (it calls ``.get`` on it): the agent stopped reading, the prompt waited forever.
+- The SDK passes the keys of ``params._meta`` as the handler's keyword arguments, after the
+  validated params: ``{"_meta": {"cwd": "/"}}`` replaced a checked ``cwd`` with a raw value
+  (and ``client_capabilities`` in ``initialize`` gave an internal error).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import queue
 from pathlib import Path
 from typing import Any
 
+from cadenza.acp.wire import repaired
 from tests.acp.conftest import agent_env
 from tests.reliability.rawacp import RawAcp, line
 from tests.reliability.rawserver import NO_REPLY
@@ -97,3 +101,40 @@ def test_a_malformed_error_answer_fails_the_request_and_the_agent_reads_on(
             assert not (workspace / "new.txt").exists()
         finally:
             agent.stop()
+
+
+def test_meta_keys_shaped_like_parameters_are_dropped() -> None:
+    meta = {"cwd": "/", "session_id": "x", "zed.dev/trace": 1, "x-a": 2, "traceId": 3}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"_meta": meta}}
+    out = json.loads(repaired(json.dumps(message).encode()))
+    assert out["params"]["_meta"] == {"zed.dev/trace": 1, "x-a": 2, "traceId": 3}
+    plain = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "x", "params": {}}).encode()
+    assert repaired(plain) is plain
+
+
+def test_meta_cannot_replace_a_checked_parameter(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    agent = RawAcp(
+        agent_env("http://127.0.0.1:9", tmp_path / "home"),
+        cwd=workspace,
+        stderr_path=tmp_path / "agent.log",
+    )
+    try:
+        params = {
+            "protocolVersion": 1,
+            "clientCapabilities": CAPS,
+            "_meta": {"client_capabilities": 5},
+        }
+        init = agent.request(0, "initialize", params, START_S)
+        assert init is not None and "result" in init, init
+        new = {"cwd": str(workspace), "mcpServers": [], "_meta": {"cwd": "/"}}
+        created = agent.request(1, "session/new", new, BOUND_S)
+        assert created is not None and "result" in created, created
+        sid = created["result"]["sessionId"]
+        state = tmp_path / "home" / "xdg_state_home" / "cadenza" / "sessions"
+        record = json.loads((state / f"{sid}.unprompted.json").read_text(encoding="utf-8"))
+        assert record["root"] == str(workspace.resolve())  # not "/"
+        assert agent.alive()
+    finally:
+        agent.stop()

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -63,13 +64,32 @@ def check_line(line: bytes) -> bytes | None:
     return None
 
 
+_PARAMETER_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+
+
 def repaired(line: bytes) -> bytes:
-    """``line`` (a message ``check_line`` passed), its ``error`` made an object if it is not."""
+    """``line`` (a message ``check_line`` passed), made safe for the SDK.
+
+    - a response whose ``error`` is not an object gets an internal-error object (the SDK's
+      receive loop dies on anything else);
+    - ``params._meta`` loses the keys shaped like a Python parameter name: the SDK's router
+      passes ``_meta``'s keys as keyword arguments after the validated params, so a key such as
+      ``cwd`` or ``session_id`` would replace a checked value with a raw one. Namespaced keys
+      (``zed.dev/…``, ``x-…``, camelCase) stay.
+    """
     message = json.loads(line.decode("utf-8"))
-    if "method" in message or "error" not in message or isinstance(message["error"], dict):
-        return line
-    message["error"] = {"code": -32603, "message": "the client answered with a malformed error"}
-    return json.dumps(message).encode("utf-8")
+    changed = False
+    if "method" not in message and "error" in message and not isinstance(message["error"], dict):
+        message["error"] = {"code": -32603, "message": "the client answered with a malformed error"}
+        changed = True
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(params, dict) and isinstance(meta, dict):
+        kept = {key: value for key, value in meta.items() if not _PARAMETER_NAME.fullmatch(key)}
+        if len(kept) != len(meta):
+            params["_meta"] = kept
+            changed = True
+    return json.dumps(message).encode("utf-8") if changed else line
 
 
 async def read_line(reader: asyncio.StreamReader) -> bytes:
