@@ -74,8 +74,12 @@ class ReadFile(Tool[ReadFileArgs]):
 
     @override
     async def invoke(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
+        resolve_in_workspace(ctx.root, args.path)  # outside the workspace: refused unprobed
+        return await self.read(args, ctx, self.stamp(args, ctx))
+
+    async def read(self, args: ReadFileArgs, ctx: ToolContext, stamp: ReadStamp) -> ToolResult:
+        """Read with ``stamp``, this call's ``stamp`` taken before (``StampedRead``)."""
         path = resolve_in_workspace(ctx.root, args.path)
-        stamp = self.stamp(args, ctx)
         text = current_document(ctx.host, path).text
         name = relative_name(ctx.root, path)
         return ToolResult(
@@ -190,7 +194,13 @@ class ListFiles(Tool[ListFilesArgs]):
         folder = resolve_in_workspace(ctx.root, args.path)
         if not folder.is_dir():
             raise ToolError(f"{args.path} is not a folder")
-        stamp = self.stamp(args, ctx)
+        return await self.read(args, ctx, self.stamp(args, ctx))
+
+    async def read(self, args: ListFilesArgs, ctx: ToolContext, stamp: ReadStamp) -> ToolResult:
+        """List with ``stamp``, this call's ``stamp`` taken before (``StampedRead``)."""
+        folder = resolve_in_workspace(ctx.root, args.path)
+        if not folder.is_dir():
+            raise ToolError(f"{args.path} is not a folder")
         names: list[str] = []
         more = 0
         for path in walk_files(ctx.root, folder):
@@ -236,6 +246,11 @@ class Search(Tool[SearchArgs]):
 
     @override
     async def invoke(self, args: SearchArgs, ctx: ToolContext) -> ToolResult:
+        resolve_in_workspace(ctx.root, args.path)  # outside the workspace: refused unprobed
+        return await self.read(args, ctx, self.stamp(args, ctx))
+
+    async def read(self, args: SearchArgs, ctx: ToolContext, stamp: ReadStamp) -> ToolResult:
+        """Search with ``stamp``, this call's ``stamp`` taken before (``StampedRead``)."""
         # Models often pass code as the pattern (``len(x) - 1``, ``a[0]``): a line that holds
         # the pattern literally matches too, and a pattern that is no valid regex is literal.
         try:
@@ -243,7 +258,6 @@ class Search(Tool[SearchArgs]):
         except re.error:
             regex = None
         target = resolve_in_workspace(ctx.root, args.path)
-        stamp = self.stamp(args, ctx)
         files = [target] if target.is_file() else list(walk_files(ctx.root, target))
         by_file: dict[str, list[str]] = {}
         shown = total = 0
