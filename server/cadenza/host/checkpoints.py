@@ -101,10 +101,11 @@ class SessionCheckpoint:
     root: Path
     undone: bool = False
     entries: dict[str, CheckpointEntry] = field(default_factory=dict)
-    # The manifest records of the states saved last (by identity; the state is kept so its id
-    # stays its own): a save after an edit re-encodes and re-hashes only the new state, not
-    # every text the session recorded (a 10 MB file: ~40 ms a state, twice per edit).
-    _saved: dict[int, tuple[FileState, dict[str, Any]]] = field(
+    # The blob names of the texts and bytes saved last, by the object's identity (the object is
+    # kept, so its id stays its own): a save after an edit encodes and hashes only a text it
+    # has not seen, not every text the session recorded (10 MB: ~40 ms a text, twice per edit;
+    # the pending and the applied state of one edit share the same text object).
+    _blobs: dict[int, tuple[str | bytes, str]] = field(
         default_factory=dict, repr=False, compare=False
     )
 
@@ -257,22 +258,17 @@ class SessionCheckpoint:
         Raises:
             CheckpointError: The state folder is not writable (disk full, permissions).
         """
-        saved: dict[int, tuple[FileState, dict[str, Any]]] = {}
-
-        def record(state: FileState) -> dict[str, Any]:
-            known = self._saved.get(id(state))
-            raw = known[1] if known is not None and known[0] is state else None
-            if raw is None:
-                raw = self._write_state(state)
-            saved[id(state)] = (state, raw)
-            return raw
-
+        blobs: dict[int, tuple[str | bytes, str]] = {}
         files = [
             {
                 "path": entry.path,
-                "before": record(entry.before),
-                "after": None if entry.after is None else record(entry.after),
-                **({"pending": record(entry.pending)} if entry.pending is not None else {}),
+                "before": self._write_state(entry.before, blobs),
+                "after": None if entry.after is None else self._write_state(entry.after, blobs),
+                **(
+                    {"pending": self._write_state(entry.pending, blobs)}
+                    if entry.pending is not None
+                    else {}
+                ),
             }
             for entry in self.entries.values()
         ]
@@ -289,11 +285,14 @@ class SessionCheckpoint:
             raise CheckpointError(
                 f"cannot write the checkpoint in {self.directory}: {exc.strerror or exc}"
             ) from None
-        self._saved = saved
+        self._blobs = blobs
+
+    def _blob_path(self, name: str) -> Path:
+        return self.directory / "blobs" / name
 
     def _write_blob(self, data: bytes) -> str:
         name = _digest(data)
-        path = self.directory / "blobs" / name
+        path = self._blob_path(name)
         if not path.exists():
             try:
                 write_atomic(path, data)
@@ -309,13 +308,28 @@ class SessionCheckpoint:
             raise ValueError(f"blob {name} is damaged")
         return data
 
-    def _write_state(self, state: FileState) -> dict[str, Any]:
+    def _write_state(
+        self, state: FileState, blobs: dict[int, tuple[str | bytes, str]]
+    ) -> dict[str, Any]:
         return {
             "exists": state.exists,
-            "text": None if state.text is None else self._write_blob(_text_bytes(state.text)),
-            "data": None if state.data is None else self._write_blob(state.data),
+            "text": None if state.text is None else self._blob_of(state.text, blobs),
+            "data": None if state.data is None else self._blob_of(state.data, blobs),
             "origin": state.origin,
         }
+
+    def _blob_of(self, value: str | bytes, blobs: dict[int, tuple[str | bytes, str]]) -> str:
+        """A text's or bytes' blob name: hashed unless this object was saved last time.
+
+        A blob removed since is written again, as before this memo.
+        """
+        known = blobs.get(id(value)) or self._blobs.get(id(value))
+        if known is not None and known[0] is value and self._blob_path(known[1]).exists():
+            name = known[1]
+        else:
+            name = self._write_blob(_text_bytes(value) if isinstance(value, str) else value)
+        blobs[id(value)] = (value, name)
+        return name
 
     def _read_state(self, raw: dict[str, Any]) -> FileState:
         text = raw.get("text")
