@@ -7,6 +7,7 @@ one huge file cannot overflow the context (field case F12).
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import os
 import re
 from collections.abc import Hashable, Iterator
@@ -20,7 +21,7 @@ from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind,
 from cadenza.tools.documents import current_document
 from cadenza.tools.freshness import ReadStamp, file_state, tree_state
 from cadenza.tools.paths import relative_name, resolve_in_workspace
-from cadenza.tools.textfile import lines_with_ends
+from cadenza.tools.textfile import LINE_BREAK
 
 MAX_READ_CHARS = 20_000
 MAX_LINE_CHARS = 2_000
@@ -108,6 +109,26 @@ def _path_state(ctx: ToolContext, name: str, *, contents: bool | None) -> Hashab
     return tree_state(ctx.host, path, skip=SKIP_DIRS, contents=contents)
 
 
+def line_count(text: str) -> int:
+    """The number of lines of ``text`` by LSP's rules, as ``len(lines_with_ends(text))``.
+
+    Counted with ``str.count`` (C speed, no list): ``read_file`` of 400 lines of a 10 MB file
+    split it whole into lines (~0.3 s) only to count them.
+    """
+    breaks = text.count("\n") + text.count("\r") - text.count("\r\n")
+    return breaks + (1 if text and text[-1] not in "\r\n" else 0)
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` with their breaks, lazily (``lines_with_ends``, one at a time)."""
+    start = 0
+    for match in LINE_BREAK.finditer(text):
+        yield text[start : match.end()]
+        start = match.end()
+    if start < len(text):
+        yield text[start:]
+
+
 def render_lines(
     name: str, text: str, *, offset: int = 1, limit: int = 400, numbered: bool = False
 ) -> str:
@@ -119,15 +140,14 @@ def render_lines(
     Raises:
         ToolError: ``offset`` is past the last line.
     """
-    lines = lines_with_ends(text)
-    total = len(lines)
+    total = line_count(text)
     if total and offset > total:
         raise ToolError(f"offset {offset} is past the end ({total} lines)")
     start = offset - 1
     out: list[str] = []
     used = 0
     end = start
-    for line in lines[start : start + limit]:
+    for line in itertools.islice(_lines(text), start, start + limit):
         if len(line) > MAX_LINE_CHARS:
             line = line[:MAX_LINE_CHARS] + f"… [line cut at {MAX_LINE_CHARS} characters]\n"
         if numbered:
