@@ -75,7 +75,6 @@ class ReadFile(Tool[ReadFileArgs]):
 
     @override
     async def invoke(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
-        resolve_in_workspace(ctx.root, args.path)  # outside the workspace: refused unprobed
         return await self.read(args, ctx, self.stamp(args, ctx))
 
     async def read(self, args: ReadFileArgs, ctx: ToolContext, stamp: ReadStamp) -> ToolResult:
@@ -211,9 +210,6 @@ class ListFiles(Tool[ListFilesArgs]):
 
     @override
     async def invoke(self, args: ListFilesArgs, ctx: ToolContext) -> ToolResult:
-        folder = resolve_in_workspace(ctx.root, args.path)
-        if not folder.is_dir():
-            raise ToolError(f"{args.path} is not a folder")
         return await self.read(args, ctx, self.stamp(args, ctx))
 
     async def read(self, args: ListFilesArgs, ctx: ToolContext, stamp: ReadStamp) -> ToolResult:
@@ -266,7 +262,6 @@ class Search(Tool[SearchArgs]):
 
     @override
     async def invoke(self, args: SearchArgs, ctx: ToolContext) -> ToolResult:
-        resolve_in_workspace(ctx.root, args.path)  # outside the workspace: refused unprobed
         return await self.read(args, ctx, self.stamp(args, ctx))
 
     async def read(self, args: SearchArgs, ctx: ToolContext, stamp: ReadStamp) -> ToolResult:
