@@ -1,4 +1,4 @@
-"""A read call probes what it reads once: the stuck detector, the cache lookup and the tool share it."""
+"""A read call probes once: the stuck detector, the cache lookup and the tool share the stamp."""
 
 from __future__ import annotations
 
