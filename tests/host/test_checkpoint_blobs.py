@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cadenza.host.checkpoints import FileState, SessionCheckpoint
+from cadenza.host.checkpoints import MEMO_BLOBS, FileState, SessionCheckpoint
 
 ID = "0123456789abcdef0123456789abcdef"
 
@@ -31,7 +31,7 @@ def test_an_edit_encodes_only_its_new_text_once(
     path = tmp_path / "ws" / "a.txt"
     checkpoint.record_before(path, lambda: FileState(exists=True, text="one\n"))
     for text in ("two\n", "three\n", "two\n"):
-        new = "".join([text])  # a new object each time, as every edit's text is
+        new = (text + "x")[:-1]  # a new object each time, as every edit's text is
         checkpoint.record_pending(path, FileState(exists=True, text=new))
         checkpoint.record_after(path, FileState(exists=True, text=new))
     # one per distinct text object: the before state's, then each edit's (pending and after
@@ -60,3 +60,12 @@ def test_a_blob_removed_since_is_written_again(tmp_path: Path) -> None:
     assert entry.before == FileState(exists=True, data=b"\x00\x01")
     assert entry.after == FileState(exists=True, text="new\n")
     assert restored.undone
+
+
+def test_the_memo_keeps_at_most_memo_blobs_texts(tmp_path: Path) -> None:
+    checkpoint = SessionCheckpoint.for_session(ID, tmp_path / "ws", base=tmp_path / "cp")
+    path = tmp_path / "ws" / "a.txt"
+    checkpoint.record_before(path, lambda: FileState(exists=True, text="zero\n"))
+    for i in range(MEMO_BLOBS + 10):
+        checkpoint.record_after(path, FileState(exists=True, text=f"text {i}\n"))
+    assert len(checkpoint._blobs) == MEMO_BLOBS

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -77,6 +78,9 @@ class CheckpointEntry:
     pending: FileState | None = None
 
 
+MEMO_BLOBS = 64  # texts whose blob names a checkpoint remembers (and keeps alive)
+
+
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -99,15 +103,13 @@ class SessionCheckpoint:
     directory: Path
     session_id: str
     root: Path
+    # Blob names of recent texts by identity (object kept): a save hashes only new texts, not
+    # every state (10 MB: ~40 ms each; an edit's pending and applied states share one text).
+    _blobs: OrderedDict[int, tuple[str | bytes, str]] = field(
+        default_factory=OrderedDict, repr=False, compare=False
+    )
     undone: bool = False
     entries: dict[str, CheckpointEntry] = field(default_factory=dict)
-    # The blob names of the texts and bytes saved last, by the object's identity (the object is
-    # kept, so its id stays its own): a save after an edit encodes and hashes only a text it
-    # has not seen, not every text the session recorded (10 MB: ~40 ms a text, twice per edit;
-    # the pending and the applied state of one edit share the same text object).
-    _blobs: dict[int, tuple[str | bytes, str]] = field(
-        default_factory=dict, repr=False, compare=False
-    )
 
     @classmethod
     def for_session(
@@ -258,14 +260,13 @@ class SessionCheckpoint:
         Raises:
             CheckpointError: The state folder is not writable (disk full, permissions).
         """
-        blobs: dict[int, tuple[str | bytes, str]] = {}
         files = [
             {
                 "path": entry.path,
-                "before": self._write_state(entry.before, blobs),
-                "after": None if entry.after is None else self._write_state(entry.after, blobs),
+                "before": self._write_state(entry.before),
+                "after": None if entry.after is None else self._write_state(entry.after),
                 **(
-                    {"pending": self._write_state(entry.pending, blobs)}
+                    {"pending": self._write_state(entry.pending)}
                     if entry.pending is not None
                     else {}
                 ),
@@ -285,14 +286,10 @@ class SessionCheckpoint:
             raise CheckpointError(
                 f"cannot write the checkpoint in {self.directory}: {exc.strerror or exc}"
             ) from None
-        self._blobs = blobs
-
-    def _blob_path(self, name: str) -> Path:
-        return self.directory / "blobs" / name
 
     def _write_blob(self, data: bytes) -> str:
         name = _digest(data)
-        path = self._blob_path(name)
+        path = self.directory / "blobs" / name
         if not path.exists():
             try:
                 write_atomic(path, data)
@@ -308,28 +305,24 @@ class SessionCheckpoint:
             raise ValueError(f"blob {name} is damaged")
         return data
 
-    def _write_state(
-        self, state: FileState, blobs: dict[int, tuple[str | bytes, str]]
-    ) -> dict[str, Any]:
+    def _write_state(self, state: FileState) -> dict[str, Any]:
         return {
             "exists": state.exists,
-            "text": None if state.text is None else self._blob_of(state.text, blobs),
-            "data": None if state.data is None else self._blob_of(state.data, blobs),
+            "text": None if state.text is None else self._blob_of(state.text),
+            "data": None if state.data is None else self._blob_of(state.data),
             "origin": state.origin,
         }
 
-    def _blob_of(self, value: str | bytes, blobs: dict[int, tuple[str | bytes, str]]) -> str:
-        """A text's or bytes' blob name: hashed unless this object was saved last time.
-
-        A blob removed since is written again, as before this memo.
-        """
-        known = blobs.get(id(value)) or self._blobs.get(id(value))
-        if known is not None and known[0] is value and self._blob_path(known[1]).exists():
-            name = known[1]
-        else:
-            name = self._write_blob(_text_bytes(value) if isinstance(value, str) else value)
-        blobs[id(value)] = (value, name)
-        return name
+    def _blob_of(self, value: str | bytes) -> str:
+        """Its blob name, hashed and written unless seen lately (a removed blob is rewritten)."""
+        known = self._blobs.get(id(value))
+        if known is None or not (self.directory / "blobs" / known[1]).exists():
+            data = _text_bytes(value) if isinstance(value, str) else value
+            known = self._blobs[id(value)] = (value, self._write_blob(data))
+        self._blobs.move_to_end(id(value))
+        while len(self._blobs) > MEMO_BLOBS:
+            self._blobs.popitem(last=False)
+        return known[1]
 
     def _read_state(self, raw: dict[str, Any]) -> FileState:
         text = raw.get("text")
