@@ -299,6 +299,17 @@ class SessionCheckpoint:
                 ) from None
         return name
 
+    def _blob_of(self, value: str | bytes) -> str:
+        """Its blob name, hashed and written unless seen lately (a removed blob is rewritten)."""
+        known = self._blobs.get(id(value))
+        if known is None or not (self.directory / "blobs" / known[1]).exists():
+            data = _text_bytes(value) if isinstance(value, str) else value
+            known = self._blobs[id(value)] = (value, self._write_blob(data))
+        self._blobs.move_to_end(id(value))
+        while len(self._blobs) > MEMO_BLOBS:
+            self._blobs.popitem(last=False)
+        return known[1]
+
     def _read_blob(self, name: str) -> bytes:
         data = (self.directory / "blobs" / name).read_bytes()
         if _digest(data) != name:
@@ -312,17 +323,6 @@ class SessionCheckpoint:
             "data": None if state.data is None else self._blob_of(state.data),
             "origin": state.origin,
         }
-
-    def _blob_of(self, value: str | bytes) -> str:
-        """Its blob name, hashed and written unless seen lately (a removed blob is rewritten)."""
-        known = self._blobs.get(id(value))
-        if known is None or not (self.directory / "blobs" / known[1]).exists():
-            data = _text_bytes(value) if isinstance(value, str) else value
-            known = self._blobs[id(value)] = (value, self._write_blob(data))
-        self._blobs.move_to_end(id(value))
-        while len(self._blobs) > MEMO_BLOBS:
-            self._blobs.popitem(last=False)
-        return known[1]
 
     def _read_state(self, raw: dict[str, Any]) -> FileState:
         text = raw.get("text")
