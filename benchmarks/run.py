@@ -6,7 +6,9 @@ an older source tree, ``--baseline``, and this one, alternating in one run; and
 (1, 10, 50, 200 sessions in one server), ``startup`` (spawn → ``initialize`` answered; import
 time), ``edits`` (``edit_file`` on 1 MB and 10 MB files; position conversion), ``growth``
 (step overhead and memory at 10, 100, 1,000 steps), ``peer`` (ACP agents through the same
-fake model), ``all`` (every one but ``compare``). ``--smoke``: a quick run of step,
+fake model), ``memory`` (RSS of one ACP server with 200 idle
+sessions; ``compare-memory`` against ``--baseline``), ``compare-edits`` (``edit_file`` on 10 MB
+against ``--baseline``), ``all`` (every one but the compares). ``--smoke``: a quick run of step,
 concurrency, startup and edits with small counts (< 60 s), for CI.
 
 Results go to ``benchmarks/results/NAME-DATE.json`` with the machine, its load, the command,
@@ -39,6 +41,7 @@ from benchmarks.common import (
     table,
 )
 from benchmarks.driver import big_text, run_sessions
+from benchmarks.memory import bench_memory
 
 REPO_SERVER = Path(__file__).resolve().parent.parent / "server"
 
@@ -448,11 +451,11 @@ async def bench_peer(model: FakeModel, steps: int, which: list[str]) -> dict[str
 # --- before/after ------------------------------------------------------------------------------
 
 
-def server_from(tree: Path) -> tuple[str, ...]:
+def server_from(tree: Path, face: str = "serve") -> tuple[str, ...]:
     """The server command running the ``cadenza`` package found in ``tree`` (a source tree)."""
     code = (
         f"import sys; sys.path.insert(0, {str(tree)!r}); from cadenza.cli import main; "
-        "sys.argv = ['cadenza', 'serve', '--log-level', 'WARNING']; sys.exit(main())"
+        f"sys.argv = ['cadenza', {face!r}, '--log-level', 'WARNING']; sys.exit(main())"
     )
     return (sys.executable, "-c", code)
 
@@ -510,6 +513,72 @@ async def bench_compare(
     return out
 
 
+async def compare_edits(model: FakeModel, baseline: Path, size: int, rounds: int) -> dict[str, Any]:
+    """The ``edit_file`` step on a ``size``-byte file: a baseline tree and this one, alternating."""
+    trees = {"baseline": baseline.resolve(), "current": REPO_SERVER}
+    edits: dict[str, list[int]] = {name: [] for name in trees}
+    reads: dict[str, list[int]] = {name: [] for name in trees}
+    for _ in range(rounds):
+        for name, tree in trees.items():
+            run = await run_sessions(
+                model,
+                sessions=1,
+                steps=8,
+                file_text=big_text(size),
+                server_command=server_from(tree),
+            )
+            gaps = run.per_session.get("f0.txt", [])
+            edits[name] += gaps[1::2]  # odd replies are the edits (see bench_edits)
+            reads[name] += gaps[0::2]
+    out = {
+        name: {
+            "edit_step_ms": percentiles_ms(edits[name]),
+            "read_step_ms": percentiles_ms(reads[name]),
+        }
+        for name in trees
+    }
+    rows = [
+        [
+            name,
+            r["edit_step_ms"]["n"],
+            r["edit_step_ms"]["median"],
+            r["edit_step_ms"]["p90"],
+            r["read_step_ms"]["median"],
+        ]
+        for name, r in out.items()
+    ]
+    heads = ("server", "edits", "edit step median ms", "edit step p90 ms", "read step median ms")
+    print(table(heads, rows))
+    return {"size_bytes": size, **out}
+
+
+async def show_memory(model: FakeModel, sessions: int) -> dict[str, Any]:
+    """``bench_memory``, printed as a table."""
+    r = await bench_memory(model, sessions)
+    heads = ("RSS MB, 1 session", f"RSS MB, {sessions + 1} sessions", "KB/session", "wall s")
+    row = [r["rss_mb_one_session"], r["rss_mb_all_sessions"], r["idle_session_kb"], r["wall_s"]]
+    print(table(heads, [row]))
+    return r
+
+
+async def compare_memory(model: FakeModel, baseline: Path, sessions: int) -> dict[str, Any]:
+    """Idle-session memory of a baseline tree and of this one, alternating (2 rounds)."""
+    trees = {"baseline": baseline.resolve(), "current": REPO_SERVER}
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in trees}
+    for _ in range(2):
+        for name, tree in trees.items():
+            command = server_from(tree, "acp")
+            runs[name].append(await bench_memory(model, sessions, server_command=command))
+    rows = [
+        [name, r["rss_mb_one_session"], r["rss_mb_all_sessions"], r["idle_session_kb"]]
+        for name, results in runs.items()
+        for r in results
+    ]
+    heads = ("server", "RSS MB, 1 session", f"RSS MB, {sessions + 1} sessions", "KB/session")
+    print(table(heads, rows))
+    return runs
+
+
 # --- main --------------------------------------------------------------------------------------
 
 
@@ -526,6 +595,7 @@ async def run_one(name: str, model: FakeModel, args: argparse.Namespace) -> dict
             "startup": bench_startup(3),
             "edits_micro": bench_edits_micro((1_000_000,)),
             "edits": await bench_edits(model, (1_000_000,), 6, micro=False),
+            "memory": await bench_memory(model, 20),
         }
     if name == "startup":
         return bench_startup(10, ("cadenza.lsp.server", "cadenza.lsp.main", "cadenza.cli"))
@@ -536,6 +606,9 @@ async def run_one(name: str, model: FakeModel, args: argparse.Namespace) -> dict
         "edits": lambda: bench_edits(model, (1_000_000, 10_000_000), 20),
         "peer": lambda: bench_peer(model, args.peer_steps, args.peers),
         "compare": lambda: bench_compare(model, args.baseline, 300, 3),
+        "memory": lambda: show_memory(model, 200),
+        "compare-edits": lambda: compare_edits(model, args.baseline, 10_000_000, 3),
+        "compare-memory": lambda: compare_memory(model, args.baseline, 200),
         "compare-startup": lambda: _sync(
             compare_startup({"baseline": args.baseline, "current": REPO_SERVER}, 10)
         ),
@@ -550,7 +623,7 @@ async def main_async(args: argparse.Namespace) -> None:
     if args.smoke:
         names = ["smoke"]
     if "all" in names:
-        names = ["step", "concurrency", "growth", "edits", "startup", "peer"]
+        names = ["step", "concurrency", "growth", "edits", "memory", "startup", "peer"]
     print(f"machine: {json.dumps(machine())}")
     with fake_model() as model:
         for name in names:

@@ -49,3 +49,9 @@ def test_smoke_mode_runs_and_is_sane(tmp_path: Path) -> None:
     assert edits["edit_step_ms"]["median"] < 5000
     for case in results["edits_micro"]["text_edits"]:
         assert case["best_of_3_ms"] < 2000
+
+    memory = results["memory"]
+    # Every session made its turn (1 warm-up + 20, 2 requests each); RSS is noisy at this
+    # count, so only an order of magnitude (the target is 200 KB a session).
+    assert memory["model_requests"] == 2 * 21
+    assert memory["idle_session_kb"] < 5000

@@ -47,7 +47,7 @@ from cadenza.engine.variants import EDIT_TOOLS
 from cadenza.engine.workflows import Movement
 from cadenza.messages import ToolCall
 from cadenza.tools.base import ToolContext, ToolKind, ToolResult
-from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
+from cadenza.tools.dispatch.execution import PreparedCall, prepare, run, stamped
 from cadenza.tools.paths import relative_name
 
 CUT_ARGUMENTS = (
@@ -91,14 +91,19 @@ class CallPipeline:
         self.calls += 1
         prepared = prepare(call, self.rt.tools)
         self._started(call, prepared)
+        if isinstance(prepared, PreparedCall) and not cut:
+            prepared = stamped(prepared, self.ctx)  # once: stuck detector, cache and tool
         observed = self._observe(call, prepared, cut)
         if observed is not None:
             answer, observation = observed
             self._finished(call, answer, observation)
             return answer
         assert isinstance(prepared, PreparedCall)
+        asked = self.rt.permissions.needs_asking(call.name)
         result = await self._ask_permission(call, prepared)
         if result is None:
+            if asked:  # the files may have changed while the person decided
+                prepared = stamped(prepared, self.ctx)
             try:
                 result = await self._dispatch(call, prepared)
             except BaseException:
@@ -194,13 +199,13 @@ class CallPipeline:
         return refusal(verdict, call.name, gate.timeout_s)
 
     def _fingerprint(self, prepared: PreparedCall) -> tuple[object, ...]:
-        """What the call reads, as it is now (``Tool.stamp``); calls that read nothing: ``()``.
+        """What the call reads, as it is now (its stamp); calls that read nothing: ``()``.
 
         A repeated call on a file, folder or search whose answer may differ since (the person
         edited it, a command created a file, another process wrote it) is not "stuck": the
         stuck detector compares these.
         """
-        stamp = prepared.tool.stamp(prepared.args, self.ctx)
+        stamp = prepared.stamp
         return () if stamp is None else (stamp.state,)
 
     async def _dispatch(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -83,6 +84,9 @@ class CheckpointEntry:
     turn_after: FileState | None = None
 
 
+MEMO_BLOBS = 64  # texts whose blob names a checkpoint remembers (and keeps alive)
+
+
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -105,6 +109,11 @@ class SessionCheckpoint:
     directory: Path
     session_id: str
     root: Path
+    # Blob names of recent texts by identity (object kept): a save hashes only new texts, not
+    # every state (10 MB: ~40 ms each; an edit's pending and applied states share one text).
+    _blobs: OrderedDict[int, tuple[str | bytes, str]] = field(
+        default_factory=OrderedDict, repr=False, compare=False
+    )
     undone: bool = False
     entries: dict[str, CheckpointEntry] = field(default_factory=dict)
     turn: int = 0
@@ -324,6 +333,17 @@ class SessionCheckpoint:
                 ) from None
         return name
 
+    def _blob_of(self, value: str | bytes) -> str:
+        """Its blob name, hashed and written unless seen lately (a removed blob is rewritten)."""
+        known = self._blobs.get(id(value))
+        if known is None or not (self.directory / "blobs" / known[1]).exists():
+            data = _text_bytes(value) if isinstance(value, str) else value
+            known = self._blobs[id(value)] = (value, self._write_blob(data))
+        self._blobs.move_to_end(id(value))
+        while len(self._blobs) > MEMO_BLOBS:
+            self._blobs.popitem(last=False)
+        return known[1]
+
     def _read_blob(self, name: str) -> bytes:
         data = (self.directory / "blobs" / name).read_bytes()
         if _digest(data) != name:
@@ -333,8 +353,8 @@ class SessionCheckpoint:
     def _write_state(self, state: FileState) -> dict[str, Any]:
         return {
             "exists": state.exists,
-            "text": None if state.text is None else self._write_blob(_text_bytes(state.text)),
-            "data": None if state.data is None else self._write_blob(state.data),
+            "text": None if state.text is None else self._blob_of(state.text),
+            "data": None if state.data is None else self._blob_of(state.data),
             "origin": state.origin,
         }
 

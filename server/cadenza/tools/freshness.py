@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 from cadenza.tools.host import ToolHost
 
@@ -60,6 +61,26 @@ class ReadStamp:
     def fresh(self) -> bool:
         """True when the inputs are unchanged, so the answer read then is the answer now."""
         return self.probe() == self.state
+
+    def matches(self, now: ReadStamp) -> bool:
+        """True when ``now`` (a stamp of the same inputs taken later) finds them unchanged.
+
+        The same test as ``fresh`` without probing again: a call takes its stamp once and
+        the stuck detector, the cache lookup and the tool all use it.
+        """
+        return now.state == self.state
+
+
+@runtime_checkable
+class StampedRead(Protocol):
+    """A read tool that can read with a stamp taken before (``ReadStamp.take`` of its probe).
+
+    The stamp must have been taken before the read, by the tool's own ``stamp``: a change
+    after it then shows up as a later difference (a miss), never as a stale hit.
+    """
+
+    async def read(self, args: Any, ctx: Any, stamp: ReadStamp) -> Any:
+        """Read, returning a ``ToolResult`` that carries ``stamp``."""
 
 
 class _Unverifiable:

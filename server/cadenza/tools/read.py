@@ -7,6 +7,7 @@ one huge file cannot overflow the context (field case F12).
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import os
 import re
 from collections.abc import Hashable, Iterator
@@ -20,7 +21,7 @@ from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind,
 from cadenza.tools.documents import current_document
 from cadenza.tools.freshness import ReadStamp, file_state, tree_state
 from cadenza.tools.paths import relative_name, resolve_in_workspace
-from cadenza.tools.textfile import lines_with_ends
+from cadenza.tools.textfile import LINE_BREAK
 
 MAX_READ_CHARS = 20_000
 MAX_LINE_CHARS = 2_000
@@ -74,8 +75,11 @@ class ReadFile(Tool[ReadFileArgs]):
 
     @override
     async def invoke(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
+        return await self.read(args, ctx, self.stamp(args, ctx))
+
+    async def read(self, args: ReadFileArgs, ctx: ToolContext, stamp: ReadStamp) -> ToolResult:
+        """Read with ``stamp``, this call's ``stamp`` taken before (``StampedRead``)."""
         path = resolve_in_workspace(ctx.root, args.path)
-        stamp = self.stamp(args, ctx)
         text = current_document(ctx.host, path).text
         name = relative_name(ctx.root, path)
         return ToolResult(
@@ -104,6 +108,26 @@ def _path_state(ctx: ToolContext, name: str, *, contents: bool | None) -> Hashab
     return tree_state(ctx.host, path, skip=SKIP_DIRS, contents=contents)
 
 
+def line_count(text: str) -> int:
+    """The number of lines of ``text`` by LSP's rules, as ``len(lines_with_ends(text))``.
+
+    Counted with ``str.count`` (C speed, no list): ``read_file`` of 400 lines of a 10 MB file
+    split it whole into lines (~0.3 s) only to count them.
+    """
+    breaks = text.count("\n") + text.count("\r") - text.count("\r\n")
+    return breaks + (1 if text and text[-1] not in "\r\n" else 0)
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` with their breaks, lazily (``lines_with_ends``, one at a time)."""
+    start = 0
+    for match in LINE_BREAK.finditer(text):
+        yield text[start : match.end()]
+        start = match.end()
+    if start < len(text):
+        yield text[start:]
+
+
 def render_lines(
     name: str, text: str, *, offset: int = 1, limit: int = 400, numbered: bool = False
 ) -> str:
@@ -115,15 +139,14 @@ def render_lines(
     Raises:
         ToolError: ``offset`` is past the last line.
     """
-    lines = lines_with_ends(text)
-    total = len(lines)
+    total = line_count(text)
     if total and offset > total:
         raise ToolError(f"offset {offset} is past the end ({total} lines)")
     start = offset - 1
     out: list[str] = []
     used = 0
     end = start
-    for line in lines[start : start + limit]:
+    for line in itertools.islice(_lines(text), start, start + limit):
         if len(line) > MAX_LINE_CHARS:
             line = line[:MAX_LINE_CHARS] + f"… [line cut at {MAX_LINE_CHARS} characters]\n"
         if numbered:
@@ -187,10 +210,13 @@ class ListFiles(Tool[ListFilesArgs]):
 
     @override
     async def invoke(self, args: ListFilesArgs, ctx: ToolContext) -> ToolResult:
+        return await self.read(args, ctx, self.stamp(args, ctx))
+
+    async def read(self, args: ListFilesArgs, ctx: ToolContext, stamp: ReadStamp) -> ToolResult:
+        """List with ``stamp``, this call's ``stamp`` taken before (``StampedRead``)."""
         folder = resolve_in_workspace(ctx.root, args.path)
         if not folder.is_dir():
             raise ToolError(f"{args.path} is not a folder")
-        stamp = self.stamp(args, ctx)
         names: list[str] = []
         more = 0
         for path in walk_files(ctx.root, folder):
@@ -236,6 +262,10 @@ class Search(Tool[SearchArgs]):
 
     @override
     async def invoke(self, args: SearchArgs, ctx: ToolContext) -> ToolResult:
+        return await self.read(args, ctx, self.stamp(args, ctx))
+
+    async def read(self, args: SearchArgs, ctx: ToolContext, stamp: ReadStamp) -> ToolResult:
+        """Search with ``stamp``, this call's ``stamp`` taken before (``StampedRead``)."""
         # Models often pass code as the pattern (``len(x) - 1``, ``a[0]``): a line that holds
         # the pattern literally matches too, and a pattern that is no valid regex is literal.
         try:
@@ -243,7 +273,6 @@ class Search(Tool[SearchArgs]):
         except re.error:
             regex = None
         target = resolve_in_workspace(ctx.root, args.path)
-        stamp = self.stamp(args, ctx)
         files = [target] if target.is_file() else list(walk_files(ctx.root, target))
         by_file: dict[str, list[str]] = {}
         shown = total = 0

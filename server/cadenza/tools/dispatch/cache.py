@@ -5,8 +5,10 @@ the same validated arguments gets the first result back without running the tool
 long as what it read is unchanged. Changes come from many places, most of which the session
 never hears about: an edit by the agent, a command it ran (``touch b.txt``), the person typing
 in an open buffer, another process writing a file. So every lookup checks the entry's stamp
-(``tools.freshness``: the result's ``ToolResult.stamp``, taken by the tool before it read): an
-entry whose files, buffers or folder tree changed since is dropped and the lookup is a miss.
+(``tools.freshness``: the result's ``ToolResult.stamp``, taken by the tool before it read)
+against the call's own stamp (``PreparedCall.stamp``, taken once per call; probed here when the
+call has none): an entry whose files, buffers or folder tree changed since is dropped and the
+lookup is a miss.
 A result without a stamp (a tool that reads nothing it can probe) is trusted until dropped.
 
 Dropping stays available, and the engine uses it to free entries early (a stale entry would be
@@ -36,6 +38,7 @@ from typing import Literal
 
 from cadenza.tools.base import ToolError, ToolResult
 from cadenza.tools.dispatch.execution import PreparedCall
+from cadenza.tools.freshness import ReadStamp
 from cadenza.tools.paths import resolve_in_workspace
 
 CacheOutcome = Literal["hit", "miss", "bypass"]
@@ -129,11 +132,16 @@ class ReadCache:
         if entry is None:
             return CacheLookup(outcome="miss", key=key)
         stamp = entry.result.stamp
-        if stamp is not None and not stamp.fresh():
+        if stamp is not None and not self._fresh(stamp, prepared.stamp):
             del self._entries[key]  # what it read changed: the answer would be stale
             return CacheLookup(outcome="miss", key=key)
         self._entries.move_to_end(key)
         return CacheLookup(outcome="hit", key=key, result=entry.result)
+
+    @staticmethod
+    def _fresh(stored: ReadStamp, now: ReadStamp | None) -> bool:
+        """Whether the stored answer's inputs are unchanged (the call's stamp, else a probe)."""
+        return stored.fresh() if now is None else stored.matches(now)
 
     def store(self, prepared: PreparedCall, result: ToolResult) -> bool:
         """Remember the result of a read-only call.

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from cadenza.messages import ToolCall
 from cadenza.secrets import redact, register_known_keys
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
+from cadenza.tools.freshness import ReadStamp, StampedRead
 
 if TYPE_CHECKING:  # the registry holds the tools, some of which use dispatch's results
     from cadenza.tools.registry import ToolRegistry
@@ -28,16 +29,31 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, kw_only=True)
 class PreparedCall:
-    """A call whose tool exists and whose arguments validated."""
+    """A call whose tool exists and whose arguments validated.
+
+    Attributes:
+        stamp: What a read-only call reads, as it was before it ran (``stamped``): taken once
+            per call and used by the stuck detector, the cache lookup and the tool itself.
+    """
 
     call: ToolCall
     tool: Tool[Any]
     args: ToolArgs
+    stamp: ReadStamp | None = None
 
     @property
     def title(self) -> str:
         """The tool's human line for this call."""
         return self.tool.title(self.args)
+
+
+def stamped(prepared: PreparedCall, ctx: ToolContext) -> PreparedCall:
+    """The call with its read stamp taken now (``Tool.stamp``); unchanged for other tools.
+
+    Take it before anything reads for the call: a change after it is a later difference.
+    """
+    stamp = prepared.tool.stamp(prepared.args, ctx) if prepared.tool.read_only else None
+    return prepared if stamp is None else dataclasses.replace(prepared, stamp=stamp)
 
 
 def format_validation(exc: ValidationError) -> str:
@@ -105,6 +121,8 @@ async def _run(prepared: PreparedCall, ctx: ToolContext) -> ToolResult:
     tool = prepared.tool
     try:
         with anyio.fail_after(tool.timeout_s):
+            if prepared.stamp is not None and isinstance(tool, StampedRead):
+                return await tool.read(prepared.args, ctx, prepared.stamp)  # type: ignore[no-any-return]
             return await tool.invoke(prepared.args, ctx)
     except ToolError as exc:
         return ToolResult(content=str(exc), is_error=True, settled=exc.settled)
