@@ -84,9 +84,9 @@ class TurnReview:
 
     def _current(self, relative: str) -> FileState:
         path = self.checkpoint.absolute(relative)
-        document = self.documents.find(path)
-        if document is not None:
-            return FileState(exists=True, text=document.source)
+        buffer = self.documents.buffer(path)
+        if buffer is not None:
+            return FileState(exists=True, text=buffer.text)
         return disk_state(path)
 
     def result(self) -> ChangesResult:
@@ -201,9 +201,9 @@ class TurnReview:
             elif kind == "create":
                 operations.append(Create(uri=file_uri(path), text=state.text or ""))
             else:
-                document = self.documents.find(path)
-                version = document.version if document and features.document_changes else None
-                uri = document.uri if document is not None else file_uri(path)
+                buffer = self.documents.buffer(path)
+                version = buffer.version if buffer and features.document_changes else None
+                uri = buffer.uri if buffer is not None else file_uri(path)
                 operations.append(
                     ChangeText(uri=uri, version=version, old=now.text or "", new=state.text or "")
                 )
