@@ -9,6 +9,7 @@ never imported into the runner and a hanging result cannot stall it.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import shutil
 import subprocess
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 RUN_TIMEOUT_S = 20.0
+PYTEST_TIMEOUT_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -105,18 +107,24 @@ def imported_modules(tree: ast.AST) -> set[str]:
     return out
 
 
-def _run(argv: list[str], workspace: Path) -> subprocess.CompletedProcess[str]:
+def _run(
+    argv: list[str],
+    workspace: Path,
+    timeout: float = RUN_TIMEOUT_S,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
             argv,
             cwd=workspace,
             capture_output=True,
             text=True,
-            timeout=RUN_TIMEOUT_S,
+            timeout=timeout,
             check=False,
+            env=env,
         )
     except subprocess.TimeoutExpired:
-        raise CheckFailed(f"{argv[0]} ran longer than {RUN_TIMEOUT_S:g} s") from None
+        raise CheckFailed(f"{argv[0]} ran longer than {timeout:g} s") from None
 
 
 def _tail(text: str, lines: int = 2) -> str:
@@ -191,3 +199,44 @@ def js_identifiers(source: str) -> set[str]:
     """
     code = _JS_NOISE.sub(" ", source)
     return set(re.findall(r"[A-Za-z_$][A-Za-z0-9_$]*", code))
+
+
+def run_pytest(workspace: Path, target: str, *, expect: int) -> None:
+    """Run pytest on ``target`` in the workspace; CheckFailed unless ``expect`` tests pass.
+
+    The count guards against tests that were deleted or skipped to make the run green.
+    """
+    # No third-party plugins (this environment's are for Cadenza's own suite): a plain run,
+    # bounded generously since pytest starts slowly on a loaded machine.
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    done = _run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=line", target],
+        workspace,
+        timeout=PYTEST_TIMEOUT_S,
+        env=env,
+    )
+    summary = _tail(done.stdout, 1)
+    if done.returncode != 0:
+        raise CheckFailed(f"pytest: {_tail(done.stdout, 2) or 'exit ' + str(done.returncode)}")
+    passed = re.search(r"(\d+) passed", summary)
+    if passed is None or int(passed.group(1)) != expect or re.search(r"skipped|error", summary):
+        raise CheckFailed(f"pytest: expected {expect} passing tests, got: {summary}")
+
+
+def run_node_tests(workspace: Path, target: str) -> None:
+    """``node --test target`` in the workspace; CheckFailed when a test fails."""
+    node = shutil.which("node")
+    if node is None:
+        raise CheckFailed("node is not installed: the JavaScript task cannot be checked")
+    done = _run([node, "--test", target], workspace)
+    if done.returncode != 0:
+        failing = [line.strip() for line in done.stdout.splitlines() if line.startswith("not ok")]
+        raise CheckFailed(f"node --test: {' | '.join(failing) or _tail(done.stdout)}")
+
+
+def unchanged(workspace: Path, task_folder: Path, name: str) -> None:
+    """CheckFailed when ``name`` differs from the task's starting file (tests must stay)."""
+    start = task_folder / "workspace" / name
+    path = workspace / name
+    if not path.is_file() or path.read_bytes() != start.read_bytes():
+        raise CheckFailed(f"{name} was changed or removed; it must stay as it was")

@@ -1,7 +1,8 @@
 """Run the agent task set through the real server and record what each session did.
 
     python -m benchmarks.agent_tasks.run --model local/smollm2-135m [--tasks t01,t02]
-        [--variant baseline] [--max-steps N] [--timeout S] [--results-dir DIR]
+        [--set checked] [--allow-commands] [--variant baseline] [--max-steps N] [--timeout S]
+        [--results-dir DIR]
 
 Each task's workspace is copied to a temporary folder and driven through ``cadenza serve`` with
 the client library (``HeadlessClient``, as ``run_task`` uses it, but keeping the session id: a
@@ -41,9 +42,11 @@ from benchmarks.agent_tasks.observe import (
     narration_turns,
     read_usage,
 )
-from benchmarks.agent_tasks.tasks import Task, load_tasks
+from benchmarks.agent_tasks.tasks import SETS, Task, load_tasks
 from cadenza.client import ClientError, ClientOptions, FileChange, HeadlessClient
 from cadenza.client.events import ClientEvent
+from cadenza.client.permissions import PermissionPolicy
+from cadenza.client.prompts import DecliningPrompter
 from cadenza.providers.models import models_dir
 from cadenza.schema.methods import KNOWN_STOP_REASONS
 
@@ -153,6 +156,11 @@ VARIANTS = {
         _variant("local-nogate", "local, without the done gate", LOCAL, done_gate=False),
         _variant("local-nochecks", "local, without the done checks", LOCAL, checks="off"),
         _variant("local-norules", "local, without the project rules", LOCAL, rules=False),
+        Variant(
+            name="local-notests",
+            description='local, without the test check ([checks] test = "")',
+            user_config=_loop(**LOCAL) + '\n[checks]\ntest = ""\n',
+        ),
         _variant("local-nointel", "local, no code-intelligence tools", LOCAL, intel_tools=[]),
         _variant(
             "local-allintel",
@@ -203,6 +211,7 @@ class TaskResult:
     tokens: dict[str, int] | None = None
     final_message: str = ""
     error: str | None = None
+    kind: str = "edit"
 
 
 def changed_files(changes: tuple[FileChange, ...]) -> list[str]:
@@ -222,12 +231,22 @@ class _Run:
 
 
 async def _drive(
-    options: ClientOptions, text: str, events: list[ClientEvent], timeout: float
+    options: ClientOptions,
+    text: str,
+    events: list[ClientEvent],
+    timeout: float,
+    allow_commands: bool = False,
 ) -> _Run:
-    """One session through the client library; on timeout it is cancelled (the id is kept)."""
+    """One session through the client library; on timeout it is cancelled (the id is kept).
+
+    ``allow_commands``: permission prompts for ``run_command`` (the model's, and the done
+    check's test run) are answered "allow once"; otherwise every prompt is declined.
+    """
     run = _Run()
+    allowed = PermissionPolicy.build(allow=["run_command"] if allow_commands else [])
+    prompter = DecliningPrompter(permissions=allowed)
     try:
-        async with HeadlessClient(options, observer=events.append) as client:
+        async with HeadlessClient(options, observer=events.append, prompter=prompter) as client:
             run.session_id = await client.start_session(text)
             started = time.monotonic()
             try:
@@ -255,6 +274,8 @@ async def run_one(
     max_steps: int,
     timeout: float,
     scratch: Path,
+    allow_commands: bool = False,
+    max_tokens: int | None = None,
 ) -> TaskResult:
     """Run ``task`` in a fresh copy under ``scratch``; check it; count what happened."""
     folder = scratch / task.id
@@ -262,8 +283,11 @@ async def run_one(
     state, config = folder / "state", folder / "config"
     state.mkdir()
     (config / "cadenza").mkdir(parents=True)
-    if variant.user_config:
-        (config / "cadenza" / "cadenza.toml").write_text(variant.user_config, encoding="utf-8")
+    user_config = variant.user_config
+    if max_tokens is not None:  # a top-level key: before the variant's [loop] table
+        user_config = f"maxTokens = {max_tokens}\n{user_config}"
+    if user_config:
+        (config / "cadenza" / "cadenza.toml").write_text(user_config, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "CADENZA_MODEL"}
     env.update(
         XDG_STATE_HOME=str(state),
@@ -282,7 +306,7 @@ async def run_one(
     )
     events: list[ClientEvent] = []
     started = time.monotonic()
-    run = await _drive(options, task.text, events, timeout)
+    run = await _drive(options, task.text, events, timeout, allow_commands)
     changed = changed_files(run.changes)
     verdict = task.check(workspace)
     counts = count_events(events)
@@ -301,6 +325,7 @@ async def run_one(
         tokens = asdict(usage)
     return TaskResult(
         task=task.id,
+        kind=task.kind,
         success=verdict.passed,
         check_reason=verdict.reason,
         stop_reason=run.stop_reason,
@@ -364,6 +389,13 @@ def summarize(results: list[TaskResult]) -> dict[str, Any]:
             reason: sum(r.stop_reason == reason for r in results)
             for reason in sorted({r.stop_reason for r in results})
         },
+        "by_kind": {
+            kind: {
+                "tasks": sum(r.kind == kind for r in results),
+                "done": sum(r.success for r in results if r.kind == kind),
+            }
+            for kind in sorted({r.kind for r in results})
+        },
     }
 
 
@@ -411,10 +443,14 @@ def build_report(
     planned: int,
     results: list[TaskResult],
     commit: str | None = None,
+    task_set: str = "edits",
+    allow_commands: bool = False,
 ) -> dict[str, Any]:
     """The report as a JSON-able dict (``complete`` once every planned task has a result)."""
     return {
         "model": model,
+        "task_set": task_set,
+        "allow_commands": allow_commands,
         "variant": variant.name,
         "variant_description": variant.description,
         "max_steps": max_steps,
@@ -440,6 +476,9 @@ async def run_tasks(
     console: Console | None = None,
     checkpoint: Callable[[dict[str, Any]], object] | None = None,
     keep: Path | None = None,
+    task_set: str = "edits",
+    allow_commands: bool = False,
+    max_tokens: int | None = None,
 ) -> dict[str, Any]:
     """Run every task in order (one server each); the whole report as a JSON-able dict.
 
@@ -465,6 +504,8 @@ async def run_tasks(
             planned=len(tasks),
             results=results,
             commit=commit,
+            task_set=task_set,
+            allow_commands=allow_commands,
         )
 
     if keep is not None:
@@ -483,6 +524,8 @@ async def run_tasks(
                 max_steps=max_steps,
                 timeout=timeout,
                 scratch=Path(scratch),
+                allow_commands=allow_commands,
+                max_tokens=max_tokens,
             )
             results.append(result)
             if checkpoint is not None:
@@ -502,7 +545,9 @@ def save(report: dict[str, Any], results_dir: Path) -> Path:
     results_dir.mkdir(parents=True, exist_ok=True)
     stamp = report["date"].replace("-", "").replace(":", "").replace("+0000", "Z")
     model = report["model"].replace("/", "_")
-    path = results_dir / f"{model}-{report['variant']}-{stamp}.json"
+    task_set = report.get("task_set", "edits")
+    prefix = model if task_set == "edits" else f"{model}-{task_set}"
+    path = results_dir / f"{prefix}-{report['variant']}-{stamp}.json"
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
@@ -591,8 +636,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--model", default="local/smollm2-135m", help="PROVIDER/MODEL")
     parser.add_argument("--tasks", help="comma-separated ids or tNN prefixes (default: all)")
+    parser.add_argument("--set", dest="task_set", default="edits", choices=sorted(SETS))
+    parser.add_argument(
+        "--allow-commands",
+        action="store_true",
+        help="answer run_command's permission prompts with allow once (the test check too)",
+    )
     parser.add_argument("--variant", default="default", choices=sorted(VARIANTS))
     parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS)
+    parser.add_argument(
+        "--max-tokens", type=int, help="completion tokens per model request (default: the model's)"
+    )
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per task")
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
     parser.add_argument(
@@ -619,7 +673,7 @@ def main(argv: list[str] | None = None) -> int:
             console.print(table(report))
         return 0
     try:
-        tasks = load_tasks(args.tasks.split(",") if args.tasks else None)
+        tasks = load_tasks(args.tasks.split(",") if args.tasks else None, args.task_set)
     except KeyError as exc:
         console.print(f"[red]{exc.args[0]}[/]")
         return 2
@@ -635,6 +689,9 @@ def main(argv: list[str] | None = None) -> int:
             console=console,
             checkpoint=lambda partial: save(partial, args.results_dir),
             keep=args.keep,
+            task_set=args.task_set,
+            allow_commands=args.allow_commands,
+            max_tokens=args.max_tokens,
         )
     )
     console.print(table(report))

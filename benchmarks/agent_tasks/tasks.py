@@ -17,17 +17,26 @@ from pathlib import Path
 from benchmarks.agent_tasks.checks import CheckFailed, Verdict
 
 TASKS_DIR = Path(__file__).resolve().parent / "tasks"
+SETS = {
+    "edits": TASKS_DIR,
+    "checked": Path(__file__).resolve().parent / "tasks_checked",
+}
+"""The task sets: ``edits``, the first 22 single-change tasks (``tNN``); ``checked``, the kinds
+those lack (``cNN``): renames across 3+ files, changes that break callers, implementing a
+function where the workspace has unit tests, fixing failing tests. Each task of ``checked``
+names its kind in a ``kind`` file."""
 
 Checker = Callable[[Path], Verdict]
 
 
 @dataclass(frozen=True)
 class Task:
-    """One task: its id (the folder name), its text and its folder."""
+    """One task: its id (the folder name), its text, its folder and its kind."""
 
     id: str
     text: str
     folder: Path
+    kind: str = "edit"
 
     @property
     def workspace(self) -> Path:
@@ -65,15 +74,28 @@ class Task:
             return Verdict(False, f"checker error: {type(exc).__name__}: {exc}")
 
 
-def load_tasks(ids: Iterable[str] | None = None) -> list[Task]:
-    """Every task, in id order; or those named by ``ids`` (a full id or its ``tNN`` prefix).
+def _kind(folder: Path) -> str:
+    path = folder / "kind"
+    return path.read_text(encoding="utf-8").strip() if path.is_file() else "edit"
+
+
+def load_tasks(ids: Iterable[str] | None = None, task_set: str = "edits") -> list[Task]:
+    """Every task of ``task_set``, in id order; or those named by ``ids`` (a full id or its
+    ``tNN`` prefix).
 
     Raises:
-        KeyError: An id that names no task.
+        KeyError: An id that names no task, or an unknown set.
     """
+    if task_set not in SETS:
+        raise KeyError(f"no task set {task_set!r}; known: {', '.join(SETS)}")
     tasks = [
-        Task(id=p.name, text=(p / "task.md").read_text(encoding="utf-8").strip(), folder=p)
-        for p in sorted(TASKS_DIR.iterdir())
+        Task(
+            id=p.name,
+            text=(p / "task.md").read_text(encoding="utf-8").strip(),
+            folder=p,
+            kind=_kind(p),
+        )
+        for p in sorted(SETS[task_set].iterdir())
         if (p / "task.md").is_file()
     ]
     if ids is None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from benchmarks.agent_tasks.tasks import Task, load_tasks
 
 TASKS = load_tasks()
+CHECKED = load_tasks(task_set="checked")
 
 
 def test_the_set_is_big_enough_and_mixed() -> None:
@@ -18,7 +20,18 @@ def test_the_set_is_big_enough_and_mixed() -> None:
     assert len(two_file) >= 3
 
 
-@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+def test_the_checked_set_covers_the_kinds_the_first_lacks() -> None:
+    assert len(CHECKED) >= 12
+    kinds = Counter(t.kind for t in CHECKED)
+    assert set(kinds) == {"rename", "callers", "implement", "failing_test"}
+    assert min(kinds.values()) >= 3
+    renames = [t for t in CHECKED if t.kind == "rename"]
+    assert all(sum(1 for p in t.solution.rglob("*") if p.is_file()) >= 3 for t in renames)
+    with_tests = [t for t in CHECKED if t.kind in ("implement", "failing_test")]
+    assert all(any("test" in p.name for p in t.workspace.rglob("*")) for t in with_tests)
+
+
+@pytest.mark.parametrize("task", TASKS + CHECKED, ids=[t.id for t in TASKS + CHECKED])
 def test_checker_fails_on_the_start_and_passes_on_the_solution(task: Task, tmp_path: Path) -> None:
     assert task.text
     start = task.check(task.copy_workspace(tmp_path / "start"))

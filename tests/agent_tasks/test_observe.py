@@ -158,6 +158,8 @@ def test_report_renders() -> None:
     )
     assert report["complete"] is False
     assert report["summary"]["done"] == 0
+    assert report["summary"]["by_kind"] == {"edit": {"tasks": 1, "done": 0}}
+    assert report["task_set"] == "edits"
     assert report["summary"]["stop_reasons"] == {"max_steps": 1}
     assert "| t01_x | no | max_steps | 2 |" in markdown(report)
     assert "a / b" in markdown(report)

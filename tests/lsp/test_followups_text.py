@@ -41,3 +41,14 @@ def test_the_whole_context_is_bounded(tmp_path: Path) -> None:
     sent = prompt_text(Workspace(file_uri(tmp_path)), tmp_path, args(files=files))
     assert len(sent) < MAX_CONTEXT_CHARS + 200
     assert sent.endswith("[the context was cut here: it is too long]")
+
+
+def test_a_symbol_is_its_whole_lines(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("import os\n\ndef total(xs):\n    return sum(xs)\n\nx = 1\n")
+    where = {"start": {"line": 2, "character": 4}, "end": {"line": 3, "character": 18}}
+    symbol = {"name": "total", "uri": file_uri(tmp_path / "app.py"), "range": where}
+    sent = prompt_text(Workspace(file_uri(tmp_path)), tmp_path, args(symbols=[symbol]))
+    assert sent == (
+        "go\n\nContext from the editor:\n\n"
+        "Symbol total in app.py, lines 3-4:\n```\ndef total(xs):\n    return sum(xs)\n```"
+    )

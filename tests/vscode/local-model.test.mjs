@@ -83,7 +83,7 @@ describe("Cadenza in VS Code with nothing configured (embedded local model)", { 
       await wb.waitForQuickInput("Cadenza: Run Task");
       await page.keyboard.type("Add a docstring to report.py's main function");
       await page.keyboard.press("Enter");
-      await wb.waitForToast("Cadenza", 120000);
+      await wb.waitForToast("Cadenza", 300000); // the server's start, slower when loaded
       await wb.shot("local-running", `nothing configured: a task running on the embedded local model (local/${MODEL})`);
       const session = wb.panel().locator("section.session[data-stop-reason]");
       await waitFor("the session's end in the Cadenza panel", async () => {

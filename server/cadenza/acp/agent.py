@@ -16,33 +16,31 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text, update_tool_call
+from acp import RequestError, update_agent_message_text, update_tool_call
 from acp.schema import (
-    AgentCapabilities,
     ClientCapabilities,
     Implementation,
+    InitializeRequest,
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
-    McpCapabilities,
     NewSessionResponse,
-    PromptCapabilities,
     PromptResponse,
-    SessionCapabilities,
     SessionInfo,
-    SessionListCapabilities,
     SessionMode,
     SessionModeState,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
+from pydantic import ValidationError
 
-from cadenza import __version__
 from cadenza.acp.config_options import commands_update, config_options, set_option
+from cadenza.acp.early import initialize_result
 from cadenza.acp.editor import AcpEditor, ClientFs
 from cadenza.acp.ordered import AcpConnection, OrderedClient
 from cadenza.acp.session import INTERNAL_ERROR, AcpSession, request_error
@@ -88,6 +86,11 @@ class CadenzaAgent:
         self._sessions: dict[str, AcpSession] = {}
         self._providers = ProviderPool()
         self._choices = SessionChoices()
+        self._initialized: Callable[[], None] | None = None
+
+    def on_initialized(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once, after the first ``initialize`` was accepted."""
+        self._initialized = callback
 
     def on_connect(self, conn: AcpConnection) -> None:
         """Keep the connection (the SDK calls this before any request)."""
@@ -117,18 +120,21 @@ class CadenzaAgent:
             elicitation_url=bool(caps.elicitation and caps.elicitation.url is not None),
         )
         log.info("client %s: %s", client_info.name if client_info else "?", self._fs)
-        return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
-            agent_capabilities=AgentCapabilities(
-                load_session=True,
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
-                # Text (and resource links) only: the baseline every agent takes.
-                prompt_capabilities=PromptCapabilities(
-                    image=False, audio=False, embedded_context=False
-                ),
-                mcp_capabilities=McpCapabilities(http=True, sse=False),
-            ),
-            agent_info=Implementation(name="cadenza", title="Cadenza", version=__version__),
+        if self._initialized is not None:
+            self._initialized()
+            self._initialized = None
+        return InitializeResponse.model_validate(initialize_result(protocol_version))
+
+    async def take_initialize(self, params: dict[str, Any]) -> None:
+        """Take an ``initialize`` that ``acp.early`` answered before the SDK was loaded."""
+        try:
+            request = InitializeRequest.model_validate(params)
+        except ValidationError as exc:
+            # The early reader only answers plain requests; keep the defaults if the SDK differs.
+            log.warning("the early initialize does not validate: %s", exc)
+            return
+        await self.initialize(
+            request.protocol_version, request.client_capabilities, request.client_info
         )
 
     async def new_session(

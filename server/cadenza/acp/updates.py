@@ -324,5 +324,5 @@ def _note(event: CheckRan | RulesLoaded) -> str:
         loaded = ", ".join(event.files)
         cut = f" (cut to fit: {', '.join(event.truncated)})" if event.truncated else ""
         return f"Project rules: {loaded}{cut}."
-    verdict = "passed" if event.status == "passed" else f"failed: {event.detail}"
+    verdict = "passed" if event.status == "passed" else f"{event.status}: {event.detail}"
     return f"Check {event.name} {verdict}"

@@ -74,12 +74,22 @@ async def read_line(reader: asyncio.StreamReader) -> bytes:
 
 
 async def pump_checked(
-    source: asyncio.StreamReader, target: asyncio.StreamReader, writer: asyncio.StreamWriter
+    source: asyncio.StreamReader,
+    target: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    pending: bytes = b"",
 ) -> None:
-    """Copy ``source``'s good lines to ``target``; answer the bad ones on ``writer``."""
+    """Copy ``source``'s good lines to ``target``; answer the bad ones on ``writer``.
+
+    ``pending``: bytes already read from the client (``early.answer_early``), taken first.
+    """
     try:
         while True:
-            line = await read_line(source)
+            if b"\n" in pending:
+                line, _, pending = pending.partition(b"\n")
+                line += b"\n"
+            else:
+                line, pending = pending + await read_line(source), b""
             if not line:
                 break
             stripped = line.strip()
@@ -102,11 +112,11 @@ async def pump_checked(
 
 
 def checked_stdin(
-    source: asyncio.StreamReader, writer: asyncio.StreamWriter, limit: int
+    source: asyncio.StreamReader, writer: asyncio.StreamWriter, limit: int, pending: bytes = b""
 ) -> tuple[asyncio.StreamReader, asyncio.Task[None]]:
-    """The reader to give the SDK, and the task that fills it from ``source``."""
+    """The reader to give the SDK, and the task that fills it from ``pending``, then ``source``."""
     target = asyncio.StreamReader(limit=limit)
     task = asyncio.get_running_loop().create_task(
-        pump_checked(source, target, writer), name="cadenza-acp-stdin"
+        pump_checked(source, target, writer, pending), name="cadenza-acp-stdin"
     )
     return target, task

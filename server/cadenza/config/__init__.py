@@ -166,6 +166,25 @@ class LoopConfig(BaseModel):
     )
 
 
+class ChecksConfig(BaseModel):
+    """``[checks]``: the done check ``tests`` (``cadenza.engine.project_tests``).
+
+    A workspace's own ``cadenza.toml`` may set it: the project knows how its tests run, and
+    the command never runs unasked (the permission gate asks as for any ``run_command``; an
+    auto-detected ``npm test`` or pytest runs the workspace's code just the same).
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
+
+    test: str | None = Field(
+        default=None,
+        description='The test command (run at the workspace root); unset: detected; "": none.',
+    )
+    test_timeout_s: float = Field(
+        default=120.0, gt=0, le=600, description="Seconds the test command may run."
+    )
+
+
 class CadenzaConfig(BaseModel):
     """Settings of the server, validated (units in the field descriptions)."""
 
@@ -208,6 +227,9 @@ class CadenzaConfig(BaseModel):
     loop: LoopConfig = Field(
         default_factory=LoopConfig, description="The loop variant (docs/local-model.md)."
     )
+    checks: ChecksConfig = Field(
+        default_factory=ChecksConfig, description="The done checks' test command and bound."
+    )
 
     def merged(self, overrides: dict[str, Any], source: str) -> CadenzaConfig:
         """A copy with ``overrides`` applied (camelCase or snake_case keys).
@@ -223,16 +245,21 @@ class CadenzaConfig(BaseModel):
         data = self.model_dump(exclude_unset=True, by_alias=True)
         for key, value in overrides.items():
             key = to_alias.get(key, key)
-            if key == "loop" and isinstance(value, dict) and isinstance(data.get(key), dict):
+            section = SECTIONS.get(key)
+            if section and isinstance(value, dict) and isinstance(data.get(key), dict):
                 # Key by key: an override of one knob keeps the others the user set.
-                ours = LoopConfig.model_validate(data[key]).model_dump(
-                    exclude_none=True, by_alias=True
+                ours = section.model_validate(data[key]).model_dump(
+                    exclude_unset=True, by_alias=True
                 )
-                fields = LoopConfig.model_fields
+                fields = section.model_fields
                 theirs = {(fields[k].alias if k in fields else k): v for k, v in value.items()}
                 value = {**ours, **theirs}
             data[key] = value
         return _validate(data, source)
+
+
+SECTIONS: dict[str, type[BaseModel]] = {"loop": LoopConfig, "checks": ChecksConfig}
+"""Tables merged key by key across the config sources."""
 
 
 def _validate(data: dict[str, Any], source: str) -> CadenzaConfig:
@@ -261,13 +288,15 @@ WORKSPACE_KEYS = frozenset(
         "contextSize",
         "context_size",
         "review",
+        "checks",
     }
 )
 """What a workspace's own ``cadenza.toml`` may set. A cloned repository is not trusted: it must
 not switch off permission prompts (``permissions``), send API keys to another server
 (``providers``: ``base_url``, ``api_key_env``), pick the browser binary (``browser``) or start
 MCP servers (``mcp``: processes and request headers), nor change the loop (``loop``: priming
-would send the focused file to a hosted model unasked). Those
+would send the focused file to a hosted model unasked). It may name its test command
+(``checks``): that runs only through the permission gate. The others
 come from the user's config file, ``initializationOptions`` or the environment only."""
 
 
@@ -297,8 +326,9 @@ def load_config(workspace: Path | None, warnings: list[str] | None = None) -> Ca
                 if refused and warnings is not None:
                     warnings.append(
                         f"{path}: ignored {', '.join(refused)}: a workspace's cadenza.toml may "
-                        "only set model, maxSteps, maxTokens, temperature, contextSize and "
-                        "review; set the others in your user config or initializationOptions"
+                        "only set model, maxSteps, maxTokens, temperature, contextSize, "
+                        "review and checks; set the others in your user config or "
+                        "initializationOptions"
                     )
                 data = {k: v for k, v in data.items() if k in WORKSPACE_KEYS}
             config = config.merged(data, str(path))

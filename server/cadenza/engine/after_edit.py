@@ -20,6 +20,13 @@ from cadenza.tools.host import FileEdit
 def record_edit(rt: Runtime, edit: FileEdit, name: str) -> tuple[str, str] | None:
     """Note ``edit`` (of the file ``name``) in the session; the rename it made, if any."""
     rt.changed.append(name)
+    if edit.kind == "delete":
+        rt.written.pop(edit.path, None)
+    elif edit.kind == "rename" and edit.new_path is not None:
+        rt.written.pop(edit.path, None)
+        rt.written[edit.new_path] = edit.new_text
+    else:
+        rt.written[edit.path] = edit.new_text
     pair = task_rename(task_text(rt), edit)
     if pair is not None:
         rt.renames[pair[0]] = pair[1]

@@ -38,6 +38,13 @@ class CallIds:
             return reply
         return reply.model_copy(update={"tool_calls": calls})
 
+    def claim(self, call: ToolCall) -> ToolCall:
+        """``call`` with an id no other call of the session has, noted as used.
+
+        For the engine's own calls (a done check running the tests).
+        """
+        return self._claim(call)
+
     def _claim(self, call: ToolCall) -> ToolCall:
         named = bool(call.id.strip())
         if named and call.id not in self._used:

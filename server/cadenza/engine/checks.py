@@ -15,6 +15,14 @@ The checks (``LoopSettings.checks``):
   offers an edit tool, and shown once: a question needs no change, and whether the task asked
   for one is the model's call once it was told (a test of the task's wording would be a guess);
   a second claim is accepted.
+- ``diagnostics``: the errors language servers report after the session's edits
+  (``engine.diagnostics_check``), in the changed files and the files that use them. Shown
+  once, like ``changed``: a language server also reports what the environment makes.
+- ``tests``: once the session changed a file and the checks above pass, the workspace's tests
+  run (``engine.project_tests``, through the permission gate) and must pass. Not allowed, or
+  nothing to run them with: ``skipped``, and said so.
+
+``rename`` runs at the ``rename`` level and above; the others at ``all``.
 """
 
 from __future__ import annotations
@@ -22,15 +30,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from cadenza.engine.diagnostics_check import changed_file_errors
 from cadenza.engine.echo import leftover_places
 from cadenza.engine.events import CheckRan
 from cadenza.engine.leftovers import find_uses
+from cadenza.engine.project_tests import run_tests
 from cadenza.engine.runtime import Runtime
+from cadenza.tools.base import ToolContext
 
 MAX_REFUSALS = 2
 """Claims refused per movement run before failing checks end it as ``failed``."""
 
-CheckName = Literal["rename", "changed"]
+CheckName = Literal["rename", "changed", "diagnostics", "tests"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,12 +53,14 @@ class CheckOutcome:
         passed: Whether it passed.
         detail: What was found (the model reads it when the check failed).
         must_pass: False for a check whose failure only has to be shown once.
+        skipped: The check could not be made (``passed`` is then True: nothing to refuse).
     """
 
     name: CheckName
     passed: bool
     detail: str
     must_pass: bool = True
+    skipped: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,11 +130,13 @@ class DoneChecks:
         runtime: The session.
         edit_tool: The movement's edit tool ("" when it offers none: then nothing has to
             change).
+        ctx: What the movement's tools run with (the test run uses it).
     """
 
-    def __init__(self, runtime: Runtime, edit_tool: str) -> None:
+    def __init__(self, runtime: Runtime, edit_tool: str, ctx: ToolContext) -> None:
         self.rt = runtime
         self.edit_tool = edit_tool
+        self.ctx = ctx
         self.refusals = 0
         self._shown: set[CheckName] = set()
 
@@ -138,6 +153,10 @@ class DoneChecks:
         outcomes = await rename_checks(self.rt)
         if level == "all" and self.edit_tool:
             outcomes.append(changed_check(self.rt, self.edit_tool))
+        if level == "all" and self.rt.written:
+            outcomes += await self._diagnostics()
+        if level == "all" and self.rt.changed and all(o.passed for o in outcomes):
+            outcomes += await self._tests()
         failing = [
             o for o in outcomes if not o.passed and (o.must_pass or o.name not in self._shown)
         ]
@@ -146,7 +165,7 @@ class DoneChecks:
             self.rt.publish(
                 CheckRan(
                     name=outcome.name,
-                    status="passed" if outcome.passed else "failed",
+                    status=_status(outcome),
                     detail=outcome.detail,
                     refused=refuse and outcome in failing,
                 )
@@ -159,6 +178,44 @@ class DoneChecks:
             return Refuse(failures=failing)
         blocking = [o for o in failing if o.must_pass] or failing
         return Fail(summary="Not done: " + "; ".join(o.detail for o in blocking))
+
+    async def _diagnostics(self) -> list[CheckOutcome]:
+        """The ``diagnostics`` check, when a language server serves the changed files."""
+        found = await changed_file_errors(self.rt, self.ctx)
+        if found is None:
+            return []
+        return [
+            CheckOutcome(
+                name="diagnostics",
+                passed=found.status != "failed",
+                skipped=found.status == "skipped",
+                must_pass=False,
+                detail=found.detail,
+            )
+        ]
+
+    async def _tests(self) -> list[CheckOutcome]:
+        """The ``tests`` check, when the workspace has tests.
+
+        Run only after the cheaper checks passed: a broken rename fails its tests anyway.
+        """
+        ran = await run_tests(self.rt, self.ctx)
+        if ran is None:
+            return []
+        return [
+            CheckOutcome(
+                name="tests",
+                passed=ran.status != "failed",
+                skipped=ran.status == "skipped",
+                detail=ran.detail,
+            )
+        ]
+
+
+def _status(outcome: CheckOutcome) -> Literal["passed", "failed", "skipped"]:
+    if outcome.skipped:
+        return "skipped"
+    return "passed" if outcome.passed else "failed"
 
 
 def refusal_text(failures: list[CheckOutcome], finish: str) -> str:

@@ -24,8 +24,9 @@ from cadenza.tools.paths import resolve_in_workspace
 
 log = logging.getLogger(__name__)
 
-TIMEOUT_S = 15.0
-"""Seconds one diagnostics request may take here (a cold server starts first)."""
+TIMEOUT_S = 5.0
+"""Seconds one diagnostics request may take here: an edit is not held up longer (ty answers a
+cold request in about 0.5 s; a slower answer just adds nothing)."""
 
 MAX_LINES = 5
 """New errors shown in an edit's result; the rest are counted."""

@@ -123,15 +123,18 @@ class ContractRepaired(BaseModel):
 class CheckRan(BaseModel):
     """A done check ran because the model claimed the task done (``engine.checks``).
 
-    ``name``: ``rename`` (no use of a renamed name is left in the workspace) or ``changed``
-    (something changed in the session). ``detail``: what was found, as the model reads it
-    when the check failed. ``refused``: the claim was refused back to the model because of
-    this check; False on a pass, and on a failure that ends the session as ``failed``.
+    ``name``: ``rename`` (no use of a renamed name is left in the workspace), ``changed``
+    (something changed in the session), ``diagnostics`` (no error reported by a language
+    server after the changes) or ``tests`` (the workspace's tests pass). ``status``:
+    ``skipped`` when the check could not be made (the person did not allow the test run, no
+    runner installed, no test found). ``detail``: what was found, as the model reads it when
+    the check failed. ``refused``: the claim was refused back to the model because of this
+    check; False on a pass, and on a failure that ends the session as ``failed``.
     """
 
     kind: Literal["check"] = "check"
-    name: Literal["rename", "changed"]
-    status: Literal["passed", "failed"]
+    name: Literal["rename", "changed", "diagnostics", "tests"]
+    status: Literal["passed", "failed", "skipped"]
     detail: str
     refused: bool = False
 

@@ -104,7 +104,8 @@ class MovementRunner:
         self._last_workspace: tuple[str, ToolResult] | None = None
         """The last workspace call of this run and its result (a new run starts afresh: a
         resume, the next movement)."""
-        self.checks = DoneChecks(runtime, next((n for n in allowed if n in ALL_EDIT_TOOLS), ""))
+        edit_tool = next((n for n in allowed if n in ALL_EDIT_TOOLS), "")
+        self.checks = DoneChecks(runtime, edit_tool, self.pipeline.ctx)
         self._refused: tuple[int, str] = (0, "")
         """The step whose claim of done the checks refused, and the refusal: a later claim in
         the same reply gets the same answer without spending another refusal."""

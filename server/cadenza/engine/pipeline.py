@@ -64,6 +64,7 @@ class CallPipeline:
         calls: Workspace calls made (for the movement's checkpoint).
         edited: Workspace-relative names of the files edited, in order (repeats kept).
         stuck_stop: The movement's end once a call was repeated past ``stuck_limit``.
+        ctx: What the movement's tools run with.
     """
 
     def __init__(self, runtime: Runtime, movement: Movement, allowed: list[str]) -> None:
@@ -75,7 +76,7 @@ class CallPipeline:
         self.edited: list[str] = []
         self.stuck_stop: MovementResult | None = None
         self._diagnostics = EditDiagnostics(runtime.root, runtime.editor, runtime.intel)
-        self._ctx = ToolContext(
+        self.ctx = ToolContext(
             root=runtime.root,
             host=runtime.editor,
             session_id=runtime.session_id,
@@ -199,7 +200,7 @@ class CallPipeline:
         edited it, a command created a file, another process wrote it) is not "stuck": the
         stuck detector compares these.
         """
-        stamp = prepared.tool.stamp(prepared.args, self._ctx)
+        stamp = prepared.tool.stamp(prepared.args, self.ctx)
         return () if stamp is None else (stamp.state,)
 
     async def _dispatch(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:
@@ -215,7 +216,7 @@ class CallPipeline:
         before = (
             await self._diagnostics.before(getattr(prepared.args, "path", None)) if checking else {}
         )
-        result = await run(prepared, self._ctx)
+        result = await run(prepared, self.ctx)
         if lookup.outcome != "bypass":
             self.rt.cache.store(prepared, result)
         result = await self._invalidate(call, prepared, result)

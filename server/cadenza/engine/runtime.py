@@ -58,6 +58,9 @@ class SessionSettings:
         gated_tools: Tools that ask the person before each call (``PermissionGate``).
         permission_timeout_s: How long a permission prompt waits for an answer (seconds).
         loop: The loop variant (``cadenza.engine.variants``).
+        test_command: The command the done check ``tests`` runs (``[checks] test``); None:
+            detected from the workspace (``engine.testsuite``); "": no test check.
+        test_timeout_s: How long that command may run (seconds) before it is stopped.
     """
 
     max_steps: int = 25
@@ -69,6 +72,8 @@ class SessionSettings:
     gated_tools: frozenset[str] = frozenset(DEFAULT_GATED)
     permission_timeout_s: float = DEFAULT_TIMEOUT_S
     loop: LoopSettings = API_LOOP
+    test_command: str | None = None
+    test_timeout_s: float = 120.0
 
 
 @dataclass(kw_only=True)
@@ -104,6 +109,12 @@ class Runtime:
     renames: dict[str, str] = field(default_factory=dict)
     """Old name → new name of each rename the task is about (``leftovers.task_rename``): the
     done check looks for the old names across the workspace."""
+    written: dict[Path, str] = field(default_factory=dict)
+    """Each file the session changed (absolute path) → its text after the session's last
+    edit: the test check compares it with the disk, where the tests read."""
+    tests_declined: str = ""
+    """Why the done check ``tests`` may not run its command (the person did not allow it):
+    it is not asked again in the session."""
     intel: CodeIntel | None = None
     """The language servers Cadenza started for the session (used when the editor offers
     none), or None."""

@@ -39,4 +39,6 @@ def session_settings(config: CadenzaConfig, model: str) -> SessionSettings:
         gated_tools=frozenset(config.permissions.gated),
         permission_timeout_s=config.permissions.timeout_s,
         loop=loop_settings(config, model),
+        test_command=config.checks.test,
+        test_timeout_s=config.checks.test_timeout_s,
     )

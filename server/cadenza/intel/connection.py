@@ -159,6 +159,9 @@ class ServerConnection:
             capabilities=_capabilities(),
             workspace_folders=[types.WorkspaceFolder(uri=self.root.as_uri(), name=self.root.name)],
             client_info=types.ClientInfo(name="cadenza"),
+            initialization_options=(
+                self.spec.init_options(self._program) if self.spec.init_options else None
+            ),
         )
         result: Any = await self.request(self.client.initialize_async(params), START_TIMEOUT_S)
         # pygls hands an untyped answer over as nested namedtuple-like ``Object``s.

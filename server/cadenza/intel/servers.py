@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -35,6 +37,8 @@ class ServerSpec:
     suffixes: frozenset[str]
     language_ids: dict[str, str]
     install: str
+    init_options: Callable[[str], dict[str, Any] | None] | None = None
+    """The ``initializationOptions`` for the server's program path (None: none)."""
 
     def program(self) -> str | None:
         """The program's path, or None when it is not installed."""
@@ -101,6 +105,25 @@ PYTHON_SERVERS = (
     ),
 )
 
+
+def _tsserver(program: str) -> dict[str, Any] | None:
+    """Where TypeScript's ``tsserver.js`` is, for ``typescript-language-server``.
+
+    It looks for TypeScript in the workspace's ``node_modules`` only; an install beside the
+    server (``npm install typescript typescript-language-server``) or a ``tsserver`` on PATH is
+    handed to it, so a workspace without its own TypeScript is served too.
+    """
+    candidates = [
+        parent / "node_modules" / "typescript" / "lib" / "tsserver.js"
+        for parent in Path(program).resolve().parents
+    ]
+    tsserver = shutil.which("tsserver")
+    if tsserver is not None:
+        candidates.insert(0, Path(tsserver).resolve().parent.parent / "lib" / "tsserver.js")
+    found = next((c for c in candidates if c.is_file()), None)
+    return {"tsserver": {"path": str(found)}} if found is not None else None
+
+
 TYPESCRIPT_SERVER = ServerSpec(
     name="typescript-language-server",
     language="typescript",
@@ -108,6 +131,7 @@ TYPESCRIPT_SERVER = ServerSpec(
     suffixes=_JS,
     language_ids=_JS_IDS,
     install="npm install -g typescript typescript-language-server",
+    init_options=_tsserver,
 )
 
 KNOWN_SERVERS = (*PYTHON_SERVERS, TYPESCRIPT_SERVER)

@@ -1,6 +1,8 @@
 """``cadenza serve``: logging to stderr, then the server over stdio, TCP or a WebSocket (``ws``).
 
 stdout carries the protocol (LSP base protocol framing), so nothing else may write to it.
+Over stdio the client's ``initialize`` is answered before pygls and the server are imported
+(``early``); they load while the client reads the answer.
 """
 
 from __future__ import annotations
@@ -10,12 +12,13 @@ import logging
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING, BinaryIO, cast
 
-from pygls.exceptions import JsonRpcInvalidParams
-from pygls.lsp.server import LanguageServer
-
-from cadenza.lsp.server import create_server
+from cadenza.lsp.early import EarlyStart, InitializeWatch, PrefixedStdin, answer_early
 from cadenza.procgroups import kill_live_groups
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +31,8 @@ class _DropInvalidParams(logging.Filter):
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
+        from pygls.exceptions import JsonRpcInvalidParams
+
         exc = record.exc_info[1] if record.exc_info else None
         return not isinstance(exc, JsonRpcInvalidParams)
 
@@ -87,10 +92,17 @@ def serve_main(args: argparse.Namespace) -> int:
         for noisy in ("pygls", "httpx", "httpcore"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_DropInvalidParams())
-    server = create_server()
     # SIGTERM ends the server like a closed stream: sessions are cancelled (their commands'
     # process groups killed) and atexit handlers run, instead of leaving children behind.
     signal.signal(signal.SIGTERM, _terminate)
+    stdio = not args.tcp and not getattr(args, "ws", None)
+    try:
+        early = answer_early() if stdio else EarlyStart(pending=b"", answered=None)
+    except SystemExit:  # SIGTERM while waiting for the first frame
+        return 128 + _TERMINATED[0] if _TERMINATED else 1
+    from cadenza.lsp.server import create_server
+
+    server = create_server()
     if args.tcp:
         try:
             host, port = parse_address(args.tcp)
@@ -102,7 +114,12 @@ def serve_main(args: argparse.Namespace) -> int:
         if not _serve_ws(server, args):
             return 2
     else:
-        server.start_io()
+        # Duck-typed streams: pygls only calls readline/read and write/flush on them.
+        stdin = cast(BinaryIO, PrefixedStdin(early.pending, sys.stdin.buffer))
+        stdout = sys.stdout.buffer
+        if early.request_id is not None:
+            stdout = cast(BinaryIO, InitializeWatch(stdout, early))
+        server.start_io(stdin, stdout)
     if _TERMINATED:
         # The stdin reader thread may still block in read(); do not wait for it at exit.
         kill_live_groups()

@@ -164,9 +164,11 @@ class Repair(WireModel):
 class Check(WireModel):
     """``check``: a done check ran because the model claimed the task done.
 
-    ``name``: ``rename`` (no use of a renamed name is left in the workspace) or ``changed``
-    (something changed in the session); ``status``: ``passed`` or ``failed``; ``detail``:
-    what was found; ``refused``: the claim went back to the model because of this check.
+    ``name``: ``rename`` (no use of a renamed name is left in the workspace), ``changed``
+    (something changed in the session) or ``tests`` (the workspace's tests pass); ``status``:
+    ``passed``, ``failed`` or ``skipped`` (the check could not be made, e.g. the person did not
+    allow the test run); ``detail``: what was found; ``refused``: the claim went back to the
+    model because of this check.
     """
 
     session_update: Literal["check"] = "check"

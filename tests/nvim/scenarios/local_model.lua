@@ -5,12 +5,19 @@ local T = require("cadenza_test")
 T.run(function()
   T.capture_notify()
   vim.cmd("runtime plugin/cadenza.lua")
-  T.setup({ init_options = { maxSteps = 2, maxTokens = 64, contextSize = 2048 } })
+  -- The model's work is bounded: one request of at most 32 tokens, no repair (which would ask
+  -- again with twice the tokens). On two starved cores SmolLM2 took 9 minutes for 64 tokens
+  -- (prompt 7.8 tokens/s, output 0.17 tokens/s under a load average of 20).
+  T.setup({
+    init_options = { maxSteps = 1, maxTokens = 32, contextSize = 2048, loop = { repair = false } },
+  })
 
   vim.cmd.edit(vim.fn.fnameescape(T.workspace .. "/app.py"))
   local started = vim.uv.hrtime()
   vim.cmd("CadenzaRun Read app.py and say what greet returns.")
-  local session = T.wait_end(T.wait_session(30000), 120000)
+  -- The wait is generous (the work above always ends): a loaded machine makes it slower, not
+  -- a failure.
+  local session = T.wait_end(T.wait_session(120000), 1200000)
   T.say("session ended %s after %.1f s", tostring(session.stop_reason), (vim.uv.hrtime() - started) / 1e9)
 
   T.truthy(type(session.stop_reason) == "string", "a stop reason")

@@ -1,0 +1,6 @@
+import pricing
+
+
+def invoice_lines(items):
+    """One line per (name, cents) item, the price right-aligned."""
+    return [f"{name:<12}{pricing.format_price(cents):>10}" for name, cents in items]

@@ -1,0 +1,8 @@
+from pricing import format_price
+
+
+def daily_report(carts):
+    """Revenue of the day and the largest cart."""
+    total = sum(c.total_cents() for c in carts)
+    best = max((c.total_cents() for c in carts), default=0)
+    return f"{len(carts)} carts, revenue {format_price(total)}, largest {format_price(best)}"

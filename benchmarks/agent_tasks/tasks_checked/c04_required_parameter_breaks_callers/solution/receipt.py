@@ -1,0 +1,5 @@
+import money
+
+
+def receipt(paid, change):
+    return f"paid {money.format_amount(paid, 'EUR')}, change {money.format_amount(change, 'EUR')}"

@@ -1,0 +1,11 @@
+from money import format_amount
+
+
+def invoice_total(lines):
+    """The total line of an invoice of (description, amount) lines."""
+    total = sum(amount for _, amount in lines)
+    return "Total: " + format_amount(total)
+
+
+def invoice_rows(lines):
+    return [f"{text}: {format_amount(amount)}" for text, amount in lines]

@@ -1,0 +1,5 @@
+from money import format_amount
+
+
+def test_two_decimals():
+    assert format_amount(12.5).startswith("12.50")

@@ -1,0 +1,5 @@
+from net import fetch
+
+
+def pull_all(urls):
+    return [fetch(url, timeout=30) for url in urls]

@@ -1,0 +1,192 @@
+"""The done check ``tests``: the project's own tests run before a claim of done is accepted.
+
+The command (``engine.testsuite``: ``[checks] test``, else detected) runs as the session's own
+``run_command`` tool does (the ACP face's runs in the client's terminal), through the same
+permission gate: the person is asked as for any command (a remembered "always" answer for
+``run_command`` holds), and sees the run as a tool call of its own (``check-tests``) with its
+output. A call not allowed (rejected, dismissed, unanswered) skips the check, says so, and
+is not asked again in the session. The run is bounded by ``SessionSettings.test_timeout_s``
+and the tool's output bound; the model reads the last ``TAIL_LINES`` lines (pytest, npm and go
+all end with the failures' summary).
+
+A command that cannot start (exit 126/127), a runner that is not installed, or a run that
+found no test skips the check: that is the workspace's state, not the model's work. So does a
+changed file the editor holds unsaved (an editor applies ``workspace/applyEdit`` to its
+buffers; the tests read the disk, and would judge the old code).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Literal
+
+from cadenza.engine.events import PermissionDecided, ToolCallFinished, ToolCallStarted
+from cadenza.engine.permissions import PermissionRequest, Verdict
+from cadenza.engine.runtime import Runtime
+from cadenza.engine.testsuite import SuiteCommand, suite_command
+from cadenza.messages import ToolCall
+from cadenza.textio import decode_bytes
+from cadenza.tools.base import ToolContext, ToolResult
+from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
+from cadenza.tools.paths import relative_name
+
+TAIL_LINES = 40
+"""Lines of the test output the model reads (the end of it)."""
+
+LINE_CHARS = 240
+"""Longest line the model reads; longer ones are cut."""
+
+CANNOT_RUN = frozenset({"exit code 126", "exit code 127"})
+"""Status lines of a shell that could not find or start the command."""
+
+NOT_ALLOWED: dict[Verdict, str] = {
+    "rejected": "the person did not allow running them",
+    "cancelled": "the permission request was dismissed",
+    "timeout": "the permission request got no answer",
+    "allowed": "",
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuiteRun:
+    """What running the tests found.
+
+    Attributes:
+        status: ``passed``; ``failed`` (the model must fix it); ``skipped`` (not run, or
+            nothing to judge by), with the reason in ``detail``.
+        detail: What the model and the person read.
+    """
+
+    status: Literal["passed", "failed", "skipped"]
+    detail: str
+
+
+async def run_tests(rt: Runtime, ctx: ToolContext) -> SuiteRun | None:
+    """Run the workspace's tests for a claim of done; None when it has none.
+
+    Raises:
+        Only cancellation (the run is stopped and its tool call ends first).
+    """
+    suite = suite_command(rt.root, rt.settings.test_command)
+    if suite is None:
+        return None
+    if rt.tests_declined:
+        return SuiteRun(status="skipped", detail=f"the tests were not run: {rt.tests_declined}")
+    unsaved = unsaved_files(rt)
+    if unsaved:
+        return SuiteRun(
+            status="skipped",
+            detail=(
+                f"the tests were not run: {', '.join(unsaved)} not saved (the editor holds the "
+                "session's changes; the tests would run the code on disk). Save, then ask again"
+            ),
+        )
+    arguments = json.dumps({"command": suite.command, "timeout_s": rt.settings.test_timeout_s})
+    call = rt.call_ids.claim(ToolCall(id="check-tests", name="run_command", arguments=arguments))
+    prepared = prepare(call, rt.tools)
+    if isinstance(prepared, ToolResult):  # the session has no run_command tool
+        return SuiteRun(status="skipped", detail=f"the tests were not run: {prepared.content}")
+    rt.publish(
+        ToolCallStarted(
+            tool_call_id=call.id,
+            name=call.name,
+            title=f"Checking the tests: {prepared.title}",
+            tool_kind=prepared.tool.kind,
+            raw_input=arguments,
+        )
+    )
+    denied = await _ask(rt, prepared)
+    if denied:
+        rt.tests_declined = denied
+        _finished(rt, call.id, f"not run: {denied}", failed=True)
+        return SuiteRun(status="skipped", detail=f"the tests were not run: {denied}")
+    try:
+        result = await run(prepared, ctx)
+    except BaseException:
+        _finished(rt, call.id, "cancelled while running", failed=True)
+        raise
+    rt.cache.invalidate_all()  # tests may write files
+    _finished(rt, call.id, result.content, failed=result.is_error)
+    return judge_output(suite, result, rt.settings.test_timeout_s)
+
+
+async def _ask(rt: Runtime, prepared: PreparedCall) -> str:
+    """The permission gate, as for the model's own commands: "" when allowed, else why not."""
+    gate = rt.permissions
+    if not gate.needs_asking(prepared.call.name):
+        return ""
+    request = PermissionRequest(
+        tool_call_id=prepared.call.id,
+        name=prepared.call.name,
+        title=f"Run the project's tests before accepting done: {prepared.title}",
+        kind=prepared.tool.kind,
+        raw_input=prepared.call.arguments,
+    )
+    verdict, option = await gate.check(request)
+    rt.publish(
+        PermissionDecided(
+            tool_call_id=prepared.call.id, name=prepared.call.name, verdict=verdict, option=option
+        )
+    )
+    return NOT_ALLOWED[verdict]
+
+
+def unsaved_files(rt: Runtime) -> list[str]:
+    """Workspace-relative names of the changed files whose disk text is not the session's."""
+    names: list[str] = []
+    for path, text in rt.written.items():
+        try:
+            on_disk = decode_bytes(path.read_bytes()).text
+        except (OSError, UnicodeDecodeError, ValueError):
+            on_disk = None
+        if on_disk != text:
+            names.append(relative_name(rt.root, path))
+    return names
+
+
+def _finished(rt: Runtime, call_id: str, content: str, *, failed: bool) -> None:
+    status: Literal["completed", "failed"] = "failed" if failed else "completed"
+    rt.publish(ToolCallFinished(tool_call_id=call_id, content=content, status=status))
+
+
+def judge_output(suite: SuiteCommand, result: ToolResult, timeout_s: float) -> SuiteRun:
+    """The verdict on one run of ``suite`` from ``run_command``'s result (status line first)."""
+    status, _, output = result.content.partition("\n")
+    shown = f"`{suite.command}`"
+    tail = output_tail(output)
+    if status in CANNOT_RUN or (suite.missing is not None and suite.missing in output):
+        return SuiteRun(
+            status="skipped", detail=f"the test command {shown} could not run: {last_line(tail)}"
+        )
+    if suite.no_tests_exit is not None and status == f"exit code {suite.no_tests_exit}":
+        return SuiteRun(status="skipped", detail=f"{shown} found no test to run")
+    if not result.is_error:
+        return SuiteRun(status="passed", detail=f"the tests pass ({shown}: {last_line(tail)})")
+    if status.startswith("timed out"):
+        return SuiteRun(
+            status="failed",
+            detail=(
+                f"the tests did not finish within {timeout_s:g} s ({shown}) and were stopped; "
+                f"something may loop forever or wait. The end of their output:\n{tail}"
+            ),
+        )
+    return SuiteRun(
+        status="failed",
+        detail=(
+            f"the tests fail ({shown}, {status}). The end of their output:\n{tail}\n"
+            "Read the failures and fix what makes them fail"
+        ),
+    )
+
+
+def output_tail(output: str) -> str:
+    """The last ``TAIL_LINES`` non-blank-ended lines of ``output``, each cut to ``LINE_CHARS``."""
+    lines = output.rstrip().splitlines()[-TAIL_LINES:]
+    return "\n".join(line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + "…" for line in lines)
+
+
+def last_line(text: str) -> str:
+    """The last non-blank line of ``text`` (a runner's summary), or "no output"."""
+    rows = [row.strip() for row in text.splitlines() if row.strip()]
+    return rows[-1] if rows else "no output"

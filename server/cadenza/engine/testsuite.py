@@ -1,0 +1,136 @@
+"""Which command runs a workspace's tests (the done check ``tests``, ``engine.project_tests``).
+
+``[checks] test`` in ``cadenza.toml`` names it; unset, it is detected from the workspace's
+files, first match wins:
+
+- pytest: ``pytest.ini``, ``[tool.pytest...]`` in ``pyproject.toml``, ``[tool:pytest]`` in
+  ``setup.cfg``, ``[pytest]`` in ``tox.ini``, ``conftest.py``, or ``test_*.py`` /
+  ``*_test.py`` files at the root or in ``tests/`` / ``test/``. It runs with the workspace's
+  own virtual environment (``.venv``, ``venv``) when it has one, else ``pytest`` from PATH,
+  else ``python3 -m pytest``; quiet, short tracebacks, no cache folder written;
+- ``npm test`` when ``package.json`` has a ``test`` script (not npm's placeholder);
+- ``go test ./...`` with ``go.mod``.
+
+Detection only reads files; nothing runs until the person allows it (the permission gate).
+"""
+
+from __future__ import annotations
+
+import configparser
+import json
+import shutil
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+PYTEST_ARGS = "-q --tb=short -p no:cacheprovider"
+"""Quiet, short tracebacks (the model reads the tail), no ``.pytest_cache`` in the workspace."""
+
+PYTEST_NO_TESTS = 5
+"""pytest's exit status when it collected no test."""
+
+NPM_PLACEHOLDER = "no test specified"
+"""What ``npm init`` puts in the test script: not a test suite."""
+
+TEST_FOLDERS = ("tests", "test")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuiteCommand:
+    """The command that runs a workspace's tests.
+
+    Attributes:
+        command: The shell command line, run at the workspace root.
+        source: Where it came from, for the person (``cadenza.toml``, ``pytest``...).
+        no_tests_exit: The exit status meaning "no test was found" (the check is skipped), or
+            None.
+        missing: Output that says the runner itself is not installed (the check is skipped).
+    """
+
+    command: str
+    source: str
+    no_tests_exit: int | None = None
+    missing: str | None = None
+
+
+def suite_command(root: Path, configured: str | None) -> SuiteCommand | None:
+    """The workspace's test command: ``configured`` when set ("" means none), else detected."""
+    if configured is not None:
+        text = configured.strip()
+        return SuiteCommand(command=text, source="cadenza.toml") if text else None
+    return _pytest(root) or _npm(root) or _go(root)
+
+
+def _pytest(root: Path) -> SuiteCommand | None:
+    if not _uses_pytest(root):
+        return None
+    for venv in (".venv", "venv"):
+        if (root / venv / "bin" / "python").is_file():
+            command = f"{venv}/bin/python -m pytest {PYTEST_ARGS}"
+            break
+    else:
+        runner = "pytest" if shutil.which("pytest") else "python3 -m pytest"
+        command = f"{runner} {PYTEST_ARGS}"
+    return SuiteCommand(
+        command=command,
+        source="pytest",
+        no_tests_exit=PYTEST_NO_TESTS,
+        missing="No module named pytest",
+    )
+
+
+def _uses_pytest(root: Path) -> bool:
+    """Whether the workspace's files say it has pytest tests."""
+    if (root / "pytest.ini").is_file() or (root / "conftest.py").is_file():
+        return True
+    tool = _toml(root / "pyproject.toml").get("tool")
+    if isinstance(tool, dict) and "pytest" in tool:
+        return True
+    if _ini_has(root / "setup.cfg", "tool:pytest") or _ini_has(root / "tox.ini", "pytest"):
+        return True
+    folders = [root, *(root / name for name in TEST_FOLDERS)]
+    return any(_has_test_files(folder) for folder in folders if folder.is_dir())
+
+
+def _has_test_files(folder: Path) -> bool:
+    try:
+        names = [p.name for p in folder.iterdir() if p.is_file()]
+    except OSError:
+        return False
+    return any(
+        n.endswith(".py") and (n.startswith("test_") or n.endswith("_test.py")) for n in names
+    )
+
+
+def _toml(path: Path) -> dict[str, object]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def _ini_has(path: Path, section: str) -> bool:
+    parser = configparser.ConfigParser()
+    try:
+        parser.read_string(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, configparser.Error):
+        return False
+    return parser.has_section(section)
+
+
+def _npm(root: Path) -> SuiteCommand | None:
+    try:
+        package = json.loads((root / "package.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    scripts = package.get("scripts") if isinstance(package, dict) else None
+    script = scripts.get("test") if isinstance(scripts, dict) else None
+    if not isinstance(script, str) or not script.strip() or NPM_PLACEHOLDER in script:
+        return None
+    return SuiteCommand(command="npm test --silent", source="package.json")
+
+
+def _go(root: Path) -> SuiteCommand | None:
+    if not (root / "go.mod").is_file():
+        return None
+    return SuiteCommand(command="go test ./...", source="go.mod")

@@ -1,0 +1,103 @@
+"""The early ``initialize`` answer of a real ``cadenza acp``: the same bytes the SDK would send.
+
+The agent answers a plain ``initialize`` before it imports the ACP SDK (start-up time); these
+tests hold that path to the SDK's: same answer, the client's capabilities still taken, bytes
+read past the first line not lost, anything unusual left to the SDK, SIGTERM while waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+import acp
+from acp.schema import InitializeResponse
+
+from cadenza.acp.early import PROTOCOL_VERSION, initialize_result
+from tests.acp.conftest import WAIT_S
+from tests.acp.test_wire import _answer, _spawn
+
+CAPS = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
+
+
+def _initialize(request_id: int, version: int = 1) -> bytes:
+    params = {"protocolVersion": version, "clientCapabilities": CAPS, "clientInfo": {"name": "t"}}
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
+    return json.dumps(message).encode() + b"\n"
+
+
+async def _exchange(tmp_path: Path, *lines: bytes) -> list[dict[str, Any]]:
+    """Send ``lines`` in one write; one answer per line; then close stdin."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    process = await _spawn(tmp_path)
+    assert process.stdin is not None
+    try:
+        process.stdin.write(b"".join(lines))
+        await process.stdin.drain()
+        return [await _answer(process) for _ in lines]
+    finally:
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), WAIT_S)
+
+
+def _known(tmp_path: Path) -> list[Path]:
+    folder = tmp_path / "home" / "xdg_state_home" / "cadenza" / "known-clients"
+    return list(folder.iterdir()) if folder.exists() else []
+
+
+def test_protocol_version_is_the_sdks() -> None:
+    assert PROTOCOL_VERSION == acp.PROTOCOL_VERSION
+
+
+def test_initialize_result_is_a_valid_sdk_response() -> None:
+    response = InitializeResponse.model_validate(initialize_result(5))
+    assert response.protocol_version == 1
+    assert response.agent_capabilities is not None and response.agent_capabilities.load_session
+
+
+async def test_early_answer_equals_the_sdk_paths(tmp_path: Path) -> None:
+    # First line answered early; in a second agent a first line the early reader does not
+    # take (an unknown method) sends the initialize that follows down the SDK's path.
+    first = await _exchange(tmp_path / "a", _initialize(1, version=3))  # the SDK answers
+    assert _known(tmp_path / "a")
+    early = await _exchange(tmp_path / "a", _initialize(1, version=3))  # answered early
+    assert early == first
+    unknown = b'{"jsonrpc":"2.0","id":0,"method":"no/such"}\n'
+    sdk = await _exchange(tmp_path / "b", unknown, _initialize(1, version=3))
+    assert sdk[0]["error"]["code"] == -32601
+    assert early[0] == sdk[1]
+    assert early[0]["result"]["protocolVersion"] == 1
+
+
+async def test_lines_read_with_the_first_reach_the_sdk(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    new = {"jsonrpc": "2.0", "id": 2, "method": "session/new"}
+    new["params"] = {"cwd": str(tmp_path / "ws"), "mcpServers": []}
+    answers = await _exchange(tmp_path, _initialize(1), json.dumps(new).encode() + b"\n")
+    assert answers[0]["id"] == 1 and "result" in answers[0]
+    assert answers[1]["id"] == 2 and answers[1]["result"]["sessionId"]
+
+
+async def test_an_unusual_initialize_is_left_to_the_sdk(tmp_path: Path) -> None:
+    odd = b'{"jsonrpc":"2.0","id":true,"method":"initialize","params":{"protocolVersion":1}}\n'
+    answers = await _exchange(tmp_path, odd)
+    assert "error" in answers[0] or answers[0]["id"] is True
+
+
+async def test_a_malformed_initialize_still_gets_the_sdks_error(tmp_path: Path) -> None:
+    params = {"protocolVersion": 1, "clientCapabilities": {"fs": 5}}
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+    for _ in range(2):
+        answers = await _exchange(tmp_path, line.encode() + b"\n")
+        assert "error" in answers[0]  # the SDK refuses it, before and after
+    assert not _known(tmp_path)
+
+
+async def test_sigterm_before_the_first_line_exits_143(tmp_path: Path) -> None:
+    process = await _spawn(tmp_path)
+    await asyncio.sleep(0.5)
+    process.send_signal(signal.SIGTERM)
+    assert await asyncio.wait_for(process.wait(), WAIT_S) == 143

@@ -1,0 +1,270 @@
+"""The done check ``tests``: the workspace's tests run before a claim of done is accepted."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cadenza.config import CadenzaConfig, ConfigError, load_config
+from cadenza.engine.checks import MAX_REFUSALS
+from cadenza.engine.events import CheckRan, PermissionDecided, ToolCallFinished, ToolCallStarted
+from cadenza.engine.permissions import PermissionAnswer
+from cadenza.engine.project_tests import TAIL_LINES, judge_output, output_tail
+from cadenza.engine.session import Session, SessionSettings
+from cadenza.engine.testsuite import SuiteCommand, suite_command
+from cadenza.engine.variants import API_LOOP, LOCAL_LOOP, LoopSettings
+from cadenza.host.settings import session_settings
+from cadenza.messages import ToolMessage, UserMessage
+from cadenza.tools.base import ToolResult
+from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
+
+PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
+SCRIPT = f"{sys.executable} -S test_calc.py"
+"""The same test without pytest's start-up (seconds on a loaded machine)."""
+TASK = "Make double() in calc.py return twice its argument."
+WRONG = call(
+    "edit_file", path="calc.py", old_string="return x", new_string="return x + 1", _id="wrong"
+)
+RIGHT = call("edit_file", path="calc.py", old_string="return x", new_string="return 2 * x")
+FIX = call("edit_file", path="calc.py", old_string="return x + 1", new_string="return 2 * x")
+DONE = call("complete", status="done", summary="double fixed")
+
+
+def project(root: Path) -> None:
+    (root / "calc.py").write_text("def double(x):\n    return x\n")
+    (root / "test_calc.py").write_text(
+        "from calc import double\n\n\ndef test_double():\n    assert double(3) == 6, double(3)\n"
+        "\n\nif __name__ == '__main__':\n    test_double()\n    print('1 passed')\n"
+    )
+
+
+def make_session(
+    root: Path,
+    provider: ScriptedProvider,
+    *,
+    loop: LoopSettings = LOCAL_LOOP,
+    command: str | None = SCRIPT,
+    timeout_s: float = 60.0,
+    editor: MemoryEditor | None = None,
+) -> tuple[Session, MemoryEditor]:
+    editor = editor or MemoryEditor()
+    settings = SessionSettings(
+        loop=loop, max_steps=10, test_command=command, test_timeout_s=timeout_s
+    )
+    session = Session(
+        session_id="s1", task=TASK, root=root, provider=provider, editor=editor, settings=settings
+    )  # type: ignore[arg-type]
+    return session, editor
+
+
+def suite_checks(editor: MemoryEditor) -> list[CheckRan]:
+    return [e for e in editor.events if isinstance(e, CheckRan) and e.name == "tests"]
+
+
+def results(session: Session) -> list[str]:
+    return [m.content for m in session.messages if isinstance(m, ToolMessage)]
+
+
+async def test_passing_tests_accept_the_claim(tmp_path: Path) -> None:
+    project(tmp_path)
+    provider = ScriptedProvider([reply(RIGHT), reply(DONE)])
+    session, editor = make_session(tmp_path, provider, command=PYTEST)
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn" and outcome.message == "double fixed"
+    [check] = suite_checks(editor)
+    assert (check.status, check.refused) == ("passed", False)
+    assert "1 passed" in check.detail
+    [asked] = editor.asked
+    assert asked.name == "run_command" and "tests" in asked.title
+    assert json.loads(asked.raw_input)["command"] == PYTEST
+    started = [e for e in editor.events if isinstance(e, ToolCallStarted)]
+    assert started[-1].tool_call_id == asked.tool_call_id == "check-tests"
+    finished = [e for e in editor.events if isinstance(e, ToolCallFinished)]
+    assert any(f.tool_call_id == "check-tests" and "1 passed" in f.content for f in finished)
+    assert not (tmp_path / ".pytest_cache").exists()
+
+
+async def test_failing_tests_refuse_then_the_fix_is_accepted(tmp_path: Path) -> None:
+    project(tmp_path)
+    provider = ScriptedProvider([reply(WRONG), reply(DONE), reply(FIX), reply(DONE)])
+    session, editor = make_session(tmp_path, provider)
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    refusal = results(session)[1]
+    assert refusal.startswith("not accepted yet: the task is not done, a check failed:")
+    assert "the tests fail" in refusal and "exit code 1" in refusal
+    assert "AssertionError: 4" in refusal and "test_calc.py" in refusal
+    assert [(c.status, c.refused) for c in suite_checks(editor)] == [
+        ("failed", True),
+        ("passed", False),
+    ]
+    ids = [a.tool_call_id for a in editor.asked]
+    assert ids == ["check-tests", "check-tests-2"]  # each run its own call, ids unique
+
+
+async def test_tests_that_keep_failing_end_the_session_failed(tmp_path: Path) -> None:
+    project(tmp_path)
+    provider = ScriptedProvider([reply(WRONG)] + [reply(DONE)] * (MAX_REFUSALS + 1))
+    session, editor = make_session(tmp_path, provider)
+    outcome = await session.run()
+    assert outcome.stop_reason == "failed"
+    assert outcome.message.startswith("Not done: the tests fail")
+    assert "AssertionError: 4" in outcome.message
+    assert [c.refused for c in suite_checks(editor)] == [True, True, False]
+
+
+async def test_a_denied_run_skips_the_check_and_says_so(tmp_path: Path) -> None:
+    project(tmp_path)
+    editor = MemoryEditor(permissions=[PermissionAnswer(outcome="selected", option="reject_once")])
+    provider = ScriptedProvider([reply(WRONG), reply(DONE)])
+    session, _ = make_session(tmp_path, provider, editor=editor)
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"  # nothing judged the work: the claim stands
+    [check] = suite_checks(editor)
+    assert check.status == "skipped" and not check.refused
+    assert check.detail == "the tests were not run: the person did not allow running them"
+    [decided] = [e for e in editor.events if isinstance(e, PermissionDecided)]
+    assert decided.verdict == "rejected"
+
+
+async def test_a_denial_is_not_asked_again_in_the_session(tmp_path: Path) -> None:
+    project(tmp_path)
+    (tmp_path / "calc.py").write_text("def double(x):\n    return x\n\n\nOLD = 1\n")
+    editor = MemoryEditor(permissions=[PermissionAnswer(outcome="cancelled")])
+    rename = call("edit_file", path="calc.py", old_string="OLD = 1", new_string="NEW = 1")
+    provider = ScriptedProvider([reply(rename), reply(DONE)])
+    session, _ = make_session(tmp_path, provider, editor=editor)
+    await session.run()
+    assert len(editor.asked) == 1
+    assert session.rt.tests_declined == "the permission request was dismissed"
+
+
+async def test_a_hanging_test_command_is_bounded(tmp_path: Path) -> None:
+    project(tmp_path)
+    provider = ScriptedProvider([reply(RIGHT)] + [reply(DONE)] * (MAX_REFUSALS + 1))
+    session, editor = make_session(tmp_path, provider, command="sleep 60", timeout_s=0.5)
+    started = time.monotonic()
+    outcome = await session.run()
+    assert time.monotonic() - started < 30
+    assert outcome.stop_reason == "failed"
+    assert "did not finish within 0.5 s" in outcome.message
+    assert [c.status for c in suite_checks(editor)] == ["failed"] * (MAX_REFUSALS + 1)
+
+
+async def test_no_tests_no_check_and_no_change_no_run(tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text("def double(x):\n    return x\n")
+    provider = ScriptedProvider([reply(RIGHT), reply(DONE)])
+    session, editor = make_session(tmp_path, provider, command=None)
+    assert (await session.run()).stop_reason == "end_turn"
+    assert suite_checks(editor) == [] and editor.asked == []
+
+
+async def test_a_question_changes_nothing_and_runs_no_test(tmp_path: Path) -> None:
+    project(tmp_path)
+    session, editor = make_session(tmp_path, ScriptedProvider([reply(DONE), reply(DONE)]))
+    assert (await session.run()).stop_reason == "end_turn"
+    assert suite_checks(editor) == []
+
+
+async def test_hosted_final_answers_are_checked_when_checks_are_on(tmp_path: Path) -> None:
+    project(tmp_path)
+    provider = ScriptedProvider(
+        [reply(WRONG), reply(content="done"), reply(FIX), reply(content="fixed")]
+    )
+    loop = API_LOOP.replace(checks="all")
+    session, editor = make_session(tmp_path, provider, loop=loop)
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn" and outcome.message == "fixed"
+    [refusal] = [m for m in session.messages if isinstance(m, UserMessage) and m.tag == "check"]
+    assert "AssertionError: 4" in refusal.content
+    off = ScriptedProvider([reply(WRONG), reply(content="done")])
+    session, editor = make_session(tmp_path, off, loop=API_LOOP)
+    assert (await session.run()).stop_reason == "end_turn" and suite_checks(editor) == []
+
+
+def test_detection(tmp_path: Path) -> None:
+    assert suite_command(tmp_path, None) is None
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("")
+    found = suite_command(tmp_path, None)
+    assert found is not None and found.source == "pytest" and "pytest -q" in found.command
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    (tmp_path / ".venv" / "bin" / "python").write_text("")
+    found = suite_command(tmp_path, None)
+    assert found is not None and found.command.startswith(".venv/bin/python -m pytest")
+    assert suite_command(tmp_path, "") is None  # switched off
+    configured = suite_command(tmp_path, " make check ")
+    assert configured == SuiteCommand(command="make check", source="cadenza.toml")
+
+
+def test_detection_of_pytest_config_npm_and_go(tmp_path: Path) -> None:
+    for name, text in [
+        ("pyproject.toml", "[tool.pytest.ini_options]\naddopts = '-q'\n"),
+        ("setup.cfg", "[tool:pytest]\n"),
+        ("tox.ini", "[pytest]\n"),
+    ]:
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / name).write_text(text)
+        assert (found := suite_command(folder, None)) and found.source == "pytest", name
+    npm = tmp_path / "npm"
+    npm.mkdir()
+    (npm / "package.json").write_text(
+        '{"scripts": {"test": "echo \\"Error: no test specified\\""}}'
+    )
+    assert suite_command(npm, None) is None  # npm init's placeholder
+    (npm / "package.json").write_text('{"scripts": {"test": "node --test"}}')
+    assert (found := suite_command(npm, None)) and found.command == "npm test --silent"
+    (npm / "package.json").write_text("{not json")
+    assert suite_command(npm, None) is None
+    go = tmp_path / "go"
+    go.mkdir()
+    (go / "go.mod").write_text("module x\n")
+    assert (found := suite_command(go, None)) and found.command == "go test ./..."
+
+
+def test_judging_the_output() -> None:
+    pytest_suite = SuiteCommand(
+        command="pytest", source="pytest", no_tests_exit=5, missing="No module named pytest"
+    )
+    npm = SuiteCommand(command="npm test", source="package.json")
+    assert judge_output(npm, ToolResult(content="exit code 0\nok 3"), 9).status == "passed"
+    missing = ToolResult(content="exit code 127\nbash: npm: command not found", is_error=True)
+    assert judge_output(npm, missing, 9).status == "skipped"
+    none = ToolResult(content="exit code 5\nno tests ran", is_error=True)
+    assert judge_output(pytest_suite, none, 9).status == "skipped"
+    assert judge_output(npm, none, 9).status == "failed"  # 5 means nothing special to npm
+    no_module = ToolResult(content="exit code 1\n/usr/bin/python3: No module named pytest")
+    assert judge_output(pytest_suite, no_module, 9).status == "skipped"
+    killed = ToolResult(content="the command was killed by signal 9 (SIGKILL)\n", is_error=True)
+    assert judge_output(npm, killed, 9).status == "failed"
+
+
+def test_the_tail_is_bounded() -> None:
+    output = "\n".join(f"line {n} " + "x" * (400 if n == 199 else 0) for n in range(200))
+    tail = output_tail(output).splitlines()
+    assert len(tail) == TAIL_LINES and tail[0] == "line 160 "
+    assert tail[-1].endswith("…") and len(tail[-1]) < 260
+
+
+def test_checks_config_from_the_workspace_and_the_init_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A workspace may name its test command (it runs only through the permission gate)."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    (tmp_path / "cadenza.toml").write_text('[checks]\ntest = "make test"\n')
+    warnings: list[str] = []
+    config = load_config(tmp_path, warnings)
+    assert warnings == [] and config.checks.test == "make test"
+    merged = config.merged({"checks": {"testTimeoutS": 30}}, "init")  # key by key
+    settings = session_settings(merged, "local/x")
+    assert (settings.test_command, settings.test_timeout_s) == ("make test", 30.0)
+    assert session_settings(CadenzaConfig(), "local/x").test_command is None  # detect
+    with pytest.raises(ConfigError):
+        CadenzaConfig().merged({"checks": {"testTimeoutS": 0}}, "init")
+    with pytest.raises(ConfigError):
+        CadenzaConfig().merged({"checks": {"command": "x"}}, "init")
