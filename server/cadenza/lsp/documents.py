@@ -133,12 +133,14 @@ class OpenDocuments:
         buffer = self.buffer(path)
         entry = kept(self._workspace).get(path)
         if entry is not None:  # still unreported: the client's report is older still
-            return Unreported(text="", base=entry.base, base_version=entry.base_version)
+            return Unreported(
+                text="", base=entry.base, base_version=entry.base_version, edits=entry.edits
+            )
         if creates:
-            return Unreported(text="", base="", base_version=None)
+            return Unreported(text="", base="", base_version=None, edits=0)
         if buffer is not None:
-            return Unreported(text="", base=buffer.text, base_version=buffer.version)
-        return Unreported(text="", base=_disk_text(path), base_version=None)
+            return Unreported(text="", base=buffer.text, base_version=buffer.version, edits=0)
+        return Unreported(text="", base=_disk_text(path), base_version=None, edits=0)
 
     def applied(self, path: Path, text: str, before: Unreported) -> None:
         """The client applied an edit leaving ``text`` in ``path``'s buffer.
@@ -149,7 +151,9 @@ class OpenDocuments:
             before: ``before_edit`` of the edit, taken before it was sent.
         """
         entries = kept(self._workspace)
-        entries[path] = Unreported(text=text, base=before.base, base_version=before.base_version)
+        entries[path] = Unreported(
+            text=text, base=before.base, base_version=before.base_version, edits=before.edits + 1
+        )
         self.buffer(path)  # drops it at once when the client already reported the edit
 
     def forget(self, path: Path) -> None:

@@ -8,8 +8,9 @@ the edit, and the agent's next edit of that file would be computed on stale text
 applied text change the server keeps the text it left (``Unreported``) and reads it instead,
 until the client's report catches up:
 
-- the document's version moves past the one it had when the edit was sent (a ``didChange``
-  after the edit: the buffer is the truth again, a person's typing included);
+- the document's text is the edit's, or its version moved past the one it had when the edits
+  were sent by at least their number (their ``didChange``: the buffer is the truth again, a
+  person's typing included);
 - a ``didOpen`` whose text is not the pre-edit text (it holds the edit);
 - for a file without a document, the disk no longer holds the pre-edit text (the client
   saved it, or someone changed it: the disk is the truth, and a later edit computed on the
@@ -38,11 +39,13 @@ class Unreported:
             or the disk's for a file without a document).
         base_version: The document's version when the edit was sent; None while the server
             has no document of the file.
+        edits: The applied edits not reported yet (each moves the client's version by one).
     """
 
     text: str
     base: str | None
     base_version: int | None
+    edits: int = 1
 
 
 _KEPT: weakref.WeakKeyDictionary[Workspace, dict[Path, Unreported]] = weakref.WeakKeyDictionary()
@@ -69,4 +72,4 @@ def caught_up(entry: Unreported, document: TextDocument | None, disk: str | None
             return True  # opened with the edit in it (and maybe more)
         entry.base_version = document.version  # opened before the edit: wait for didChange
         return False
-    return document.version is not None and document.version > entry.base_version
+    return document.version is not None and document.version >= entry.base_version + entry.edits
