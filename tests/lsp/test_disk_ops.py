@@ -117,3 +117,37 @@ async def test_disk_operations_stay_inside_the_workspace(
     told = results(fake)
     assert "outside the workspace" in told[0]
     assert "version-control folder" in told[1]
+
+
+async def test_undo_session_puts_disk_operations_back_on_disk(
+    connect: Connect, fake: FakeOpenAI, workspace: Path
+) -> None:
+    """The undo of files created, renamed and deleted on disk is done on disk too (the editor
+    takes no resource operations), and the text edit of the open file goes to the editor."""
+    (workspace / "old.py").write_text("x = 1\n")
+    (workspace / "gone.py").write_text("y = 2\n")
+    path = workspace / "a.py"
+    path.write_text("a = 1\n")
+    editor = await connect(caps=no_resource_operations())
+    editor.open(path, "a = 1\n")
+    fake.script(
+        call("create_file", {"path": "pkg/new.py", "content": "z = 3\n"}, "c1"),
+        call("rename_file", {"path": "old.py", "new_path": "moved/old.py"}, "c2"),
+        call("delete_file", {"path": "gone.py"}, "c3"),
+        call("edit_file", {"path": "a.py", "old_string": "a = 1", "new_string": "a = 2"}, "c4"),
+        text("done"),
+    )
+    session_id, end = await editor.run("shuffle files")
+    assert end["stopReason"] == "end_turn"
+    assert editor.text_of(path) == "a = 2\n"
+    result = await editor.execute("cadenza.undoSession", {"sessionId": session_id})
+    actions = sorted(f["action"] for f in result["files"])
+    assert actions == ["moved_back", "recreated", "removed", "restored"], result
+    assert not (workspace / "pkg" / "new.py").exists()
+    assert (workspace / "old.py").read_text() == "x = 1\n"
+    assert not (workspace / "moved" / "old.py").exists()
+    assert (workspace / "gone.py").read_text() == "y = 2\n"
+    assert editor.text_of(path) == "a = 1\n"
+    for request in editor.edit_requests:  # only text changes went to the editor
+        for change in request.edit.document_changes or []:
+            assert isinstance(change, types.TextDocumentEdit), change

@@ -41,6 +41,10 @@ class ErrorAnswer:
     message: str
 
 
+NO_REPLY = object()
+"""Returned by an ``answer`` callable: send nothing (the test answers by hand)."""
+
+
 class FrameError(Exception):
     """The server wrote something that is not an LSP frame."""
 
@@ -134,11 +138,13 @@ class RawServer:
             self.raw_bodies.append(body)
             if "method" in msg and "id" in msg:  # a server → client request: answer it
                 result = self.answer(msg)
-                if isinstance(result, ErrorAnswer):
+                if result is NO_REPLY:
+                    pass
+                elif isinstance(result, ErrorAnswer):
                     error = {"code": result.code, "message": result.message}
-                    self.send(message({"jsonrpc": "2.0", "id": msg["id"], "error": error}))
+                    self.reply({"jsonrpc": "2.0", "id": msg["id"], "error": error})
                 else:
-                    self.send(message({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
+                    self.reply({"jsonrpc": "2.0", "id": msg["id"], "result": result})
                 self.notifications.append(msg)
             elif "method" in msg:
                 self.notifications.append(msg)
@@ -161,6 +167,10 @@ class RawServer:
                 stdin.flush()
             except (BrokenPipeError, OSError):
                 break
+
+    def reply(self, payload: dict[str, Any]) -> None:
+        """Send the client's answer to a server → client request."""
+        self.send(message(payload))
 
     def send(self, data: bytes) -> None:
         """Queue bytes for the server's stdin (written by a thread, so never blocks here)."""

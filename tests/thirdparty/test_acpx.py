@@ -252,12 +252,11 @@ def test_cancel_a_long_run_command(tmp_path: Path, workspace: Path) -> None:
         acpx.run("sessions", "close")
 
 
-# Found by acpx: `acpx sessions new` creates the ACP session and lets the agent go; the next
-# prompt starts `cadenza acp` again and sends session/load, which Cadenza answers "unknown
-# session" because a session's transcript is written only from its first prompt on. acpx then
-# quietly makes another session. Not fixed here (acp/agent.py is being restructured).
-@pytest.mark.xfail(reason="a session without a prompt has no transcript to load", strict=False)
 def test_a_new_session_is_loaded_by_its_first_prompt(tmp_path: Path, workspace: Path) -> None:
+    """Found by acpx: ``acpx sessions new`` creates the session and lets the agent go; the next
+    prompt starts ``cadenza acp`` again and sends ``session/load``. A session is remembered
+    from ``session/new`` on (``acp/unprompted.py``), so the load finds it and the prompt goes
+    to that session (before, acpx quietly made another one)."""
     with ScriptedModel(tmp_path / "model", [text("hello")]) as model:
         acpx = client(tmp_path, workspace, model)
         created = acpx.run("sessions", "new")

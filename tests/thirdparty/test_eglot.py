@@ -143,6 +143,28 @@ def test_create_file_without_resource_operations(tmp_path: Path) -> None:
     assert "on disk" in tool["content"]
 
 
+def test_undo_session_after_a_file_created_on_disk(tmp_path: Path) -> None:
+    """``cadenza.undoSession`` in eglot: the buffer edit goes back through
+    ``workspace/applyEdit``, the file created on disk is removed on disk (eglot takes no
+    ``DeleteFile`` either); before, the undo was refused outright."""
+    script = [
+        call("create_file", {"path": "new/made.py", "content": "made = 1\n"}, "c1"),
+        call("edit_file", {"path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}, "e1"),
+        text("done"),
+    ]
+    scenario = run_scenario(tmp_path, "undo-created.el", script)
+    found = scenario.findings
+    assert found["stop"] == "end_turn"
+    assert found["created"] is True
+    assert found["buffer"] == "x = 2\n"
+    assert found["undo_error"] is False, found["undo_error"]
+    assert sorted(found["undo_actions"]) == ["removed", "restored"], json.dumps(found)
+    assert found["exists_after_undo"] is False
+    assert not (scenario.workspace / "new" / "made.py").exists()
+    assert found["buffer_after_undo"] == "x = 1\n"
+    assert (scenario.workspace / "a.py").read_text() == "x = 1\n"
+
+
 @pytest.mark.parametrize(
     ("choice", "told"), [("No", "The person answered: No"), ("Skip", "declined")]
 )

@@ -7,7 +7,8 @@ first prompt (the prompt is the task) and every later prompt resumes the same co
 task, so ``session/cancel`` can stop it. Modes are the workflow catalog of the session's
 folder (``default``, ``plan-implement-review``, the workspace's own); ``session/set_mode``
 picks the workflow of the next run. ``session/load`` replays a stored transcript as
-``session/update`` notifications, then the session goes on from where it stopped;
+``session/update`` notifications, then the session goes on from where it stopped (a session
+never prompted has no transcript: ``unprompted`` keeps its folder and mode for the load);
 ``session/list`` lists the stored sessions.
 """
 
@@ -17,7 +18,6 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,6 @@ from acp.schema import (
     LoadSessionResponse,
     NewSessionResponse,
     PromptResponse,
-    SessionInfo,
     SessionMode,
     SessionModeState,
     SetSessionConfigOptionResponse,
@@ -39,9 +38,11 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
+from cadenza.acp import unprompted
 from cadenza.acp.config_options import commands_update, config_options, set_option
 from cadenza.acp.early import initialize_result
 from cadenza.acp.editor import AcpEditor, ClientFs
+from cadenza.acp.listing import folder_of, session_infos, session_root
 from cadenza.acp.ordered import AcpConnection, OrderedClient
 from cadenza.acp.session import INTERNAL_ERROR, AcpSession, request_error
 from cadenza.acp.stream import UpdateStream
@@ -49,7 +50,6 @@ from cadenza.acp.turns import PromptBlock, acp_stop_reason, final_message, promp
 from cadenza.acp.updates import replay_updates
 from cadenza.config import ConfigError, load_config
 from cadenza.engine.session import SessionOutcome
-from cadenza.engine.session_list import list_sessions
 from cadenza.engine.workflows import DEFAULT_WORKFLOW
 from cadenza.host import stored
 from cadenza.host.build import find_workflow, open_checkpoint, workflow_catalog
@@ -62,19 +62,6 @@ from cadenza.providers.registry import resolve_model_name
 log = logging.getLogger(__name__)
 
 _error = request_error
-
-
-def _folder(cwd: str) -> Path:
-    path = Path(cwd)
-    if not path.is_absolute() or not path.is_dir():
-        raise _error(f"cwd must be an absolute path to an existing folder, got {cwd!r}")
-    return path.resolve()
-
-
-def _title(task: str, limit: int = 80) -> str:
-    """A session's title: the first line of its task, bounded."""
-    line = task.strip().splitlines()[0] if task.strip() else "(no task)"
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 class CadenzaAgent:
@@ -145,9 +132,10 @@ class CadenzaAgent:
         **kwargs: Any,
     ) -> NewSessionResponse:
         """A new session on ``cwd``; its MCP servers start with its first prompt."""
-        root = _folder(cwd)
+        root = folder_of(cwd)
         live = self._new_live(uuid.uuid4().hex, root, DEFAULT_WORKFLOW)
         live.take_mcp_servers(mcp_servers or [])
+        unprompted.remember(live.session_id, root, live.workflow.name)
         self._announce_commands(live)
         return NewSessionResponse(
             session_id=live.session_id, modes=self._modes(live), config_options=config_options(live)
@@ -221,24 +209,8 @@ class CadenzaAgent:
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
         """The stored sessions (of ``cwd`` when given), newest first, in one page."""
-        root = _folder(cwd) if cwd is not None else None
-        infos = []
-        for summary in list_sessions():
-            if root is not None and Path(summary.root) != root:
-                continue
-            try:
-                updated = datetime.fromtimestamp(summary.path.stat().st_mtime, UTC)
-            except OSError:
-                updated = summary.started
-            infos.append(
-                SessionInfo(
-                    session_id=summary.session_id,
-                    cwd=summary.root,
-                    title=_title(summary.task),
-                    updated_at=updated.isoformat(),
-                )
-            )
-        return ListSessionsResponse(sessions=infos)
+        root = folder_of(cwd) if cwd is not None else None
+        return ListSessionsResponse(sessions=session_infos(root))
 
     async def set_session_mode(
         self, mode_id: str, session_id: str, **kwargs: Any
@@ -249,6 +221,8 @@ class CadenzaAgent:
             live.workflow = find_workflow(workflow_catalog(live.root), mode_id)
         except SetupError as exc:
             raise _error(str(exc)) from None
+        if live.engine is None:
+            unprompted.remember(session_id, live.root, live.workflow.name)
         return SetSessionModeResponse()
 
     async def set_config_option(
@@ -293,6 +267,8 @@ class CadenzaAgent:
                 raise
             finally:
                 live.run = None
+                if live.engine is not None:  # its transcript exists now
+                    unprompted.forget(session_id)
             return await self._respond(live, task)
 
     async def _respond(
@@ -355,19 +331,16 @@ class CadenzaAgent:
         still exists (a session is not moved to another folder); when the stored folder is
         gone, ``cwd`` is the session's workspace from now on.
         """
-        folder = _folder(cwd)
+        folder = folder_of(cwd)
         try:
             records = stored.read_records(session_id)
             restored = stored.restored(session_id, records)
         except Unavailable as exc:
-            raise _error(str(exc)) from None
-        stored_root = Path(restored.start.root)
-        if stored_root.is_dir() and stored_root.resolve() != folder:
-            raise _error(
-                f"session {session_id} belongs to the workspace {stored_root}, not {cwd}; "
-                f"load it with cwd {str(stored_root)!r}"
-            )
-        root = stored_root.resolve() if stored_root.is_dir() else folder
+            created = unprompted.recall(session_id)
+            if created is None:
+                raise _error(str(exc)) from None
+            return self._load_unprompted(session_id, created, folder, mcp_servers)
+        root = session_root(session_id, Path(restored.start.root), folder)
         live = self._sessions.get(session_id)
         if live is None:
             workflow = stored.last_workflow(records, restored.start.workflow)
@@ -379,6 +352,22 @@ class CadenzaAgent:
         for update in replay_updates(records, root, workflow_catalog(root).workflows):
             live.editor.stream.send(update)
         await live.editor.stream.flush()
+        self._announce_commands(live)
+        return LoadSessionResponse(modes=self._modes(live), config_options=config_options(live))
+
+    def _load_unprompted(
+        self,
+        session_id: str,
+        created: unprompted.Unprompted,
+        folder: Path,
+        mcp_servers: list[Any] | None,
+    ) -> LoadSessionResponse:
+        """A session created (by an earlier agent) and never prompted: nothing to replay."""
+        root = session_root(session_id, created.root, folder)
+        live = self._sessions.get(session_id)
+        if live is None:
+            live = self._new_live(session_id, root, created.workflow)
+            live.take_mcp_servers(mcp_servers or [])
         self._announce_commands(live)
         return LoadSessionResponse(modes=self._modes(live), config_options=config_options(live))
 

@@ -13,6 +13,11 @@ itself, with ``id`` null:
 - an object with neither ``method`` nor ``id``, whose ``method`` is not a string, or whose
   ``id`` is not a string, a number or null → ``-32600`` Invalid Request.
 
+JSON nested too deep for the parser is a parse error too (the SDK would parse it again). A
+response whose ``error`` is not an object (the SDK calls ``.get`` on it, which ends its
+receive loop) reaches the SDK with that error replaced by an internal error object, so the
+request it answers fails instead of waiting forever (``repaired``).
+
 An error line is written with one ``write`` call, as the SDK writes its own, so lines never
 interleave.
 """
@@ -22,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -42,7 +48,7 @@ def check_line(line: bytes) -> bytes | None:
         message: Any = json.loads(line.decode("utf-8"))
     except UnicodeDecodeError:
         return error_line(PARSE_ERROR, "Parse error: the line is not UTF-8")
-    except ValueError:
+    except (ValueError, RecursionError):
         return error_line(PARSE_ERROR, "Parse error: the line is not JSON")
     if isinstance(message, list):
         return error_line(INVALID_REQUEST, "Invalid Request: batches are not supported")
@@ -56,6 +62,34 @@ def check_line(line: bytes) -> bytes | None:
     if isinstance(request_id, bool) or not isinstance(request_id, str | int | float | None):
         return error_line(INVALID_REQUEST, "Invalid Request: id must be a string, number or null")
     return None
+
+
+_PARAMETER_NAME = re.compile(r"[a-z_][a-z0-9_]*")
+
+
+def repaired(line: bytes) -> bytes:
+    """``line`` (a message ``check_line`` passed), made safe for the SDK.
+
+    - a response whose ``error`` is not an object gets an internal-error object (the SDK's
+      receive loop dies on anything else);
+    - ``params._meta`` loses the keys shaped like a Python parameter name: the SDK's router
+      passes ``_meta``'s keys as keyword arguments after the validated params, so a key such as
+      ``cwd`` or ``session_id`` would replace a checked value with a raw one. Namespaced keys
+      (``zed.dev/…``, ``x-…``, camelCase) stay.
+    """
+    message = json.loads(line.decode("utf-8"))
+    changed = False
+    if "method" not in message and "error" in message and not isinstance(message["error"], dict):
+        message["error"] = {"code": -32603, "message": "the client answered with a malformed error"}
+        changed = True
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(params, dict) and isinstance(meta, dict):
+        kept = {key: value for key, value in meta.items() if not _PARAMETER_NAME.fullmatch(key)}
+        if len(kept) != len(meta):
+            params["_meta"] = kept
+            changed = True
+    return json.dumps(message).encode("utf-8") if changed else line
 
 
 async def read_line(reader: asyncio.StreamReader) -> bytes:
@@ -97,7 +131,7 @@ async def pump_checked(
                 continue
             error = check_line(stripped)
             if error is None:
-                target.feed_data(stripped + b"\n")
+                target.feed_data(repaired(stripped) + b"\n")
                 continue
             log.warning("a bad line from the client, answered: %s", error.decode().strip())
             try:

@@ -6,8 +6,10 @@ sees it now (the open buffer, else the disk); a file the person changed since is
 name and nothing is undone. The steps then go out as one ``workspace/applyEdit`` (LSP 3.17
 §WorkspaceEdit): text changes with the open buffer's version, ``RenameFile`` back,
 ``DeleteFile`` for files the session created, ``CreateFile`` for files it deleted, each only
-if the client's ``resourceOperations`` allow it. A client without ``applyEdit`` gets the exact
-bytes of the checkpoint written on disk. Files the session never touched, such as one the
+if the client's ``resourceOperations`` allow it; when they do not (eglot), those file
+operations are done on disk after the editor applied the rest, as the session did them
+(``disk_ops``). A client without ``applyEdit`` gets the exact bytes of the checkpoint written
+on disk. Files the session never touched, such as one the
 person created meanwhile (field case F16), are not in the checkpoint and are never touched.
 """
 
@@ -140,7 +142,10 @@ class SessionUndo:
         if active:
             features = ClientFeatures.of(self._server.client_capabilities)
             if features.apply_edit:
-                await self._send(self._operations(active, features))
+                in_editor, on_disk = self._split(active, features)
+                if in_editor:
+                    await self._send(self._operations(in_editor, features))
+                self._write_all(on_disk)
             else:
                 self._write(active)
         try:
@@ -159,6 +164,24 @@ class SessionUndo:
             ],
             unchanged=[step.path for step in steps if step.action == "unchanged"],
         )
+
+    @staticmethod
+    def _split(
+        steps: list[UndoStep], features: ClientFeatures
+    ) -> tuple[list[UndoStep], list[UndoStep]]:
+        """The steps the editor can do, and those done on disk.
+
+        On disk: creating, renaming or deleting a file when the editor takes no such
+        operation (``lsp.disk_ops``, as the session itself did). The editor's edit goes
+        first: when it is refused, nothing is undone.
+        """
+        in_editor: list[UndoStep] = []
+        on_disk: list[UndoStep] = []
+        for step in steps:
+            resource = _RESOURCE.get(step.action)
+            fits = resource is None or supports(features, resource)
+            (in_editor if fits else on_disk).append(step)
+        return in_editor, on_disk
 
     def _operations(self, steps: list[UndoStep], features: ClientFeatures) -> list[Operation]:
         """The operations of one ``WorkspaceEdit`` doing ``steps``, renames first.
@@ -241,6 +264,14 @@ class SessionUndo:
                     f"cannot undo {step.path}: it is open in the editor, which cannot apply "
                     "edits (no workspace.applyEdit)"
                 )
+        self._write_all(steps)
+
+    def _write_all(self, steps: list[UndoStep]) -> None:
+        """Undo ``steps`` on disk, renames first.
+
+        Raises:
+            UndoFailed: A write failed (files before it in the order were already put back).
+        """
         for step in sorted(steps, key=lambda s: s.action != "move_back"):
             try:
                 self._write_one(step)

@@ -15,8 +15,12 @@ checks each upgrade request before it is accepted:
   ``--ws-allow-remote`` *and* a token: the token lives in the environment, never on the
   command line, where ``ps`` shows it.
 
-Messages go out as text frames (``_TextFrames``), which browsers hand to pages as strings. One
-client at a time, as over stdio: when its connection closes, the server stops.
+Messages go out as text frames (``_TextFrames``), which browsers hand to pages as strings. Each
+frame received (text or binary) is one message body, checked and answered as over stdio
+(``CadenzaProtocol.handle_body``: a body that is not JSON or not a JSON-RPC message gets an
+error answer; pygls's own loop drops it unanswered). One client at a time, as over stdio: a
+second connection while one is open is refused (HTTP 409), and when the client's connection
+closes, the server stops.
 """
 
 from __future__ import annotations
@@ -32,8 +36,11 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from pygls.io_ import run_websocket
+from pygls.io_ import WebSocketWriter
 from pygls.lsp.server import LanguageServer
+
+from cadenza.lsp.framing import MAX_CONTENT_LENGTH
+from cadenza.lsp.protocol import CadenzaProtocol
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +110,35 @@ class _TextFrames:
         return self._ws.close()
 
 
+async def serve_connection(
+    websocket: Any, stop_event: threading.Event, protocol: CadenzaProtocol
+) -> None:
+    """Hand every frame of ``websocket`` to ``protocol`` until it closes or the server stops."""
+    from websockets.exceptions import ConnectionClosed
+
+    writer = WebSocketWriter(_TextFrames(websocket))  # type: ignore[arg-type]
+    protocol.set_writer(writer, include_headers=False)
+    while not stop_event.is_set():
+        try:
+            data = await websocket.recv(decode=False)
+        except ConnectionClosed:
+            break
+        try:
+            protocol.handle_body(data)
+        except Exception:
+            log.exception("Unable to handle a WebSocket message")
+
+
+def _check_address(host: str, *, allow_remote: bool, token: str | None) -> None:
+    """Raise ``WsRefused`` unless ``host`` is loopback, or remote allowed with a token."""
+    if is_loopback(host):
+        return
+    if not allow_remote:
+        raise WsRefused(f"--ws {host}: not a loopback address; add --ws-allow-remote")
+    if token is None:
+        raise WsRefused(f"--ws {host} with --ws-allow-remote needs {TOKEN_ENV} set")
+
+
 def serve_ws(
     server: LanguageServer,
     host: str,
@@ -120,18 +156,19 @@ def serve_ws(
     from websockets.http11 import Request, Response
 
     token = os.environ.get(TOKEN_ENV) or None
-    if not is_loopback(host):
-        if not allow_remote:
-            raise WsRefused(f"--ws {host}: not a loopback address; add --ws-allow-remote")
-        if token is None:
-            raise WsRefused(f"--ws {host} with --ws-allow-remote needs {TOKEN_ENV} set")
+    _check_address(host, allow_remote=allow_remote, token=token)
+    clients: set[ServerConnection] = set()
 
     def process_request(connection: ServerConnection, request: Request) -> Response | None:
         refusal = check_request(
             request.path, request.headers.get("Origin"), token=token, origins=origins
         )
-        if refusal is None:
+        if refusal is None and not clients:
             return None
+        if refusal is None:
+            log.warning("WebSocket connection refused: another client is connected")
+            busy = "refused: another client is connected\n"
+            return connection.respond(HTTPStatus.CONFLICT, busy)
         log.warning("WebSocket connection refused: %s", refusal)
         return connection.respond(HTTPStatus.FORBIDDEN, f"refused: {refusal}\n")
 
@@ -139,17 +176,22 @@ def serve_ws(
     server._stop_event = stop_event = threading.Event()
 
     async def connection(websocket: ServerConnection) -> None:
-        await run_websocket(
-            stop_event=stop_event,
-            websocket=_TextFrames(websocket),  # type: ignore[arg-type]
-            protocol=server.protocol,
-            logger=log,
-            error_handler=server.report_server_error,
-        )
-        server.shutdown()  # type: ignore[no-untyped-call]  # one client, as over stdio
+        if clients:  # two upgrades accepted before either connection started
+            await websocket.close(1013, "another client is connected")
+            return
+        clients.add(websocket)
+        protocol = server.protocol
+        assert isinstance(protocol, CadenzaProtocol)
+        try:
+            await serve_connection(websocket, stop_event, protocol)
+        finally:
+            await websocket.close()
+            server.shutdown()  # type: ignore[no-untyped-call]  # one client, as over stdio
 
     async def main() -> None:
-        listening = await serve(connection, host, port, process_request=process_request)
+        listening = await serve(
+            connection, host, port, process_request=process_request, max_size=MAX_CONTENT_LENGTH
+        )
         server._server = listening
         addresses = ", ".join(str(s.getsockname()) for s in listening.sockets)
         log.warning("cadenza serve: WebSocket on %s", addresses)
