@@ -247,6 +247,13 @@ class Harness:
     """When set, ``cadenza/waitingHuman`` is answered only after this event."""
     initialize_result: types.InitializeResult | None = None
     autosave: bool = False
+    late_open: bool = False
+    """Like VS Code: a closed file an edit opens is reported (``didOpen`` with its text before
+    the edit, then ``didChange``) only when the test calls ``report_late``, after the answer."""
+    unreported: dict[str, str] = field(default_factory=dict)
+    open_at_once: bool = False
+    """With ``late_open``: the ``didOpen`` (text before the edit) follows the answer at once;
+    only the ``didChange`` waits for ``report_late`` (vscode-languageclient delays it)."""
     exact_encodings: bool = False
     decline_confirmations: bool = False
     confirmations: list[types.ChangeAnnotation] = field(default_factory=list)
@@ -331,11 +338,16 @@ class Harness:
             failure = self._apply_change(change, touched)
             if failure is not None:
                 return types.ApplyWorkspaceEditResult(applied=False, failure_reason=failure)
-        if self.autosave:
-            for uri in dict.fromkeys(touched):
-                if uri in self.buffers:
-                    self.save_uri(uri)
+        self._after_applied(touched)
         return types.ApplyWorkspaceEditResult(applied=True)
+
+    def _after_applied(self, touched: list[str]) -> None:
+        """Save (``autosave``), or send the ``didOpen`` after the answer (``open_at_once``)."""
+        for uri in dict.fromkeys(touched):
+            if self.open_at_once and uri in self.unreported and uri not in self.open_uris:
+                asyncio.get_running_loop().call_soon(self._open_before_edit, uri)
+            if self.autosave and uri in self.buffers:
+                self.save_uri(uri)
 
     def _apply_change(self, change: Any, touched: list[str]) -> str | None:
         if isinstance(change, types.TextDocumentEdit):
@@ -388,6 +400,8 @@ class Harness:
             except UnicodeDecodeError:
                 return "this editor cannot decode the file as UTF-8"
             self.buffers[uri] = buffer
+            if self.late_open and not self.autosave:
+                self.unreported.setdefault(uri, buffer.text)
         if uri in self.open_uris and version is not None and version != buffer.version:
             return f"version {version} is stale (buffer at {buffer.version})"
         assert not any(isinstance(e, types.SnippetTextEdit) for e in change.edits)
@@ -467,6 +481,26 @@ class Harness:
             )
         )
         return uri
+
+    def _open_before_edit(self, uri: str) -> None:
+        buffer = self.buffers[uri]
+        buffer.version = 2  # the edit's change, which the held didChange would report
+        self.open_uris.add(uri)
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(
+                    uri=uri, language_id="python", version=1, text=self.unreported[uri]
+                )
+            )
+        )
+
+    def report_late(self) -> None:
+        """Send the ``didOpen`` (text before the edits) and ``didChange`` held by ``late_open``."""
+        for uri in self.unreported:
+            if uri not in self.open_uris:
+                self._open_before_edit(uri)
+            self.change(uri, self.buffers[uri].text)
+        self.unreported.clear()
 
     def change(self, path: Path | str, text: str) -> None:
         uri = path if isinstance(path, str) else file_uri(path)

@@ -230,3 +230,37 @@ async def test_hunks_of_an_open_unsaved_buffer(
     [change] = request.edit.document_changes or []
     assert change.text_document.uri == uri and change.text_document.version is not None
     assert editor.text_of(path) == "a = 1\nb = 2\nc = 3\nd = 4\ne = 50\n"
+
+
+@pytest.mark.parametrize("open_at_once", [False, True], ids=["held", "didOpen-first"])
+async def test_two_edits_of_a_closed_file_the_editor_reports_late(
+    editor: Harness, fake: FakeOpenAI, workspace: Path, open_at_once: bool
+) -> None:
+    """VS Code with ``saveEdits: never``: an edit opens the closed file's buffer, and the
+    client answers ``applyEdit`` before its ``didOpen``/``didChange``; the turn's second edit
+    must build on the first, and the review must show both."""
+    path = workspace / "app.py"
+    path.write_text(ORIGINAL)
+    editor.late_open, editor.open_at_once = True, open_at_once
+    fake.script(
+        call("edit_file", edit("app.py", "a = 1", "a = 10"), "c1"),
+        call("edit_file", edit("app.py", "e = 5", "e = 50"), "c2"),
+        text("ok"),
+    )
+    session_id, end = await editor.run("change a and e")
+    assert end["stopReason"] == "end_turn"
+    ended = [u.get("status") for u in editor.updates[session_id]]
+    assert [s for s in ended if s in ("completed", "failed")] == ["completed", "completed"]
+    both = "a = 10\nb = 2\nc = 3\nd = 4\ne = 50\n"
+    uri = file_uri(path)
+    assert editor.text_of(path) == both and (uri in editor.open_uris) == open_at_once
+    assert path.read_text() == ORIGINAL  # nothing saved
+    listed = (await changes(editor, session_id))["files"][0]["hunks"]
+    assert [h["range"] for h in listed] == [line_range(0, 1), line_range(4, 5)]
+    editor.report_late()
+    first, second = (await changes(editor, session_id))["files"][0]["hunks"]
+    assert (first["range"], second["range"]) == (line_range(0, 1), line_range(4, 5))
+    assert (first["newText"], second["newText"]) == ("a = 10\n", "e = 50\n")
+    await review(editor, session_id, "undo", hunks=[second["id"]])
+    assert editor.text_of(path) == "a = 10\nb = 2\nc = 3\nd = 4\ne = 5\n"
+    assert path.read_text() == ORIGINAL

@@ -32,10 +32,8 @@ describe("a conversation in the Cadenza view (code-server)", { timeout: 600000 }
     tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cadenza-vscode-chat-"));
     workspace = path.join(tmp, "inventory");
     fs.cpSync(path.join(REPO, "examples", "inventory"), workspace, { recursive: true });
-    // Edits saved as they land: the server's review of unsaved buffers lists only a turn's
-    // last hunk today (reported to the server's branch).
-    fs.mkdirSync(path.join(workspace, ".vscode"));
-    fs.writeFileSync(path.join(workspace, ".vscode", "settings.json"), JSON.stringify({ "cadenza.saveEdits": "afterEachEdit" }));
+    // The default `cadenza.saveEdits: never`: the turn's edits stay unsaved in the buffer,
+    // which VS Code reports (didOpen/didChange) only after answering each applyEdit.
     fakeLog = path.join(ARTIFACTS, "fake-model.log");
     const env = isolatedEnv(path.join(tmp, "home"));
     fake = await startFakeModel(env, fakeLog);

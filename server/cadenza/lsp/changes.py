@@ -33,6 +33,7 @@ from cadenza.lsp.documents import OpenDocuments, buffer_path, file_uri
 from cadenza.lsp.editor import supports, unsupported
 from cadenza.lsp.edits import ChangeText, Create, Delete, LineIndex, Operation, workspace_edit
 from cadenza.lsp.rpc import shielded
+from cadenza.lsp.unreported import Unreported
 from cadenza.schema.commands import LspPosition, LspRange
 from cadenza.schema.review import ChangedFile, ChangeHunk, ChangesResult, ReviewChangesArgs
 from cadenza.textio import PLAIN_UTF8, UndecodableError, decode_bytes, encode_text, write_atomic
@@ -72,7 +73,8 @@ class TurnReview:
                 waits for an answer), or the checkpoint is unreadable.
         """
         running = live.get(session_id)
-        if changing and running is not None:
+        # A run that ended stays live while its task closes its resources: not busy.
+        if changing and running is not None and (running.state == "running" or running.waiting):
             raise ReviewFailed(
                 f"session {session_id} is {running.state}: review its changes once its turn ends"
             )
@@ -84,9 +86,9 @@ class TurnReview:
 
     def _current(self, relative: str) -> FileState:
         path = self.checkpoint.absolute(relative)
-        document = self.documents.find(path)
-        if document is not None:
-            return FileState(exists=True, text=document.source)
+        buffer = self.documents.buffer(path)
+        if buffer is not None:
+            return FileState(exists=True, text=buffer.text)
         return disk_state(path)
 
     def result(self) -> ChangesResult:
@@ -190,6 +192,7 @@ class TurnReview:
             self._write(changed)
             return
         operations: list[Operation] = []
+        edited: list[tuple[Path, str, Unreported]] = []  # read until the client reports them
         for relative, state in changed.items():
             path = self.checkpoint.absolute(relative)
             now = files[relative].now
@@ -201,13 +204,16 @@ class TurnReview:
             elif kind == "create":
                 operations.append(Create(uri=file_uri(path), text=state.text or ""))
             else:
-                document = self.documents.find(path)
-                version = document.version if document and features.document_changes else None
-                uri = document.uri if document is not None else file_uri(path)
+                buffer = self.documents.buffer(path)
+                version = buffer.version if buffer and features.document_changes else None
+                uri = buffer.uri if buffer is not None else file_uri(path)
                 operations.append(
                     ChangeText(uri=uri, version=version, old=now.text or "", new=state.text or "")
                 )
+                edited.append((path, state.text or "", self.documents.before_edit(path)))
         await self._send(operations, features)
+        for path, text, before in edited:
+            self.documents.applied(path, text, before)
 
     async def _send(self, operations: list[Operation], features: ClientFeatures) -> None:
         edit = workspace_edit(

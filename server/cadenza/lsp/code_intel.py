@@ -206,9 +206,9 @@ class EditorCodeIntel:
 
     def _current(self, path: Path) -> tuple[str, int | None]:
         """The text positions refer to and its buffer version (None: read from disk)."""
-        document = self._documents.find(path)
-        if document is not None:
-            return document.source, document.version
+        buffer = self._documents.buffer(path)
+        if buffer is not None:
+            return buffer.text, buffer.version
         try:
             state = disk_state(path)
         except OSError as exc:

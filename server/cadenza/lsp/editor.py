@@ -9,7 +9,8 @@
   (``disk_ops``). A client without ``workspace.applyEdit``
   gets the edit written on disk atomically (``tools.fs.apply_on_disk``), except for files it
   has open, which are never written behind its back (field cases F01, F03). The server keeps
-  no copy of a buffer that it could write back later.
+  no copy of a buffer that it could write back later; after an applied edit it reads the text
+  the edit left until the client reports that buffer (``documents``, ``unreported``).
 - Every edit goes out through the host's checkpointed delivery (``host.edits``): the file's
   state before the session's first change, the pending state, then the state after, so
   ``cadenza.undoSession`` can restore it (also after a crash mid-edit).
@@ -34,7 +35,7 @@ from pygls.lsp.server import LanguageServer
 from cadenza.engine.events import SessionEvent
 from cadenza.engine.permissions import PermissionAnswer, PermissionRequest
 from cadenza.host.checkpoints import FileState, SessionCheckpoint, disk_state
-from cadenza.host.edits import deliver_checkpointed
+from cadenza.host.edits import deliver_checkpointed, touched
 from cadenza.lsp import prompts
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.code_intel import EditorCodeIntel, declared_features
@@ -148,16 +149,16 @@ class LspEditor:
 
     def open_document(self, path: Path) -> DocumentSnapshot | None:
         """The unsaved buffer of ``path`` (text and version) when open in the client."""
-        document = self.documents.find(path)
-        if document is None:
+        buffer = self.documents.buffer(path)
+        if buffer is None:
             return None
-        return DocumentSnapshot(path=path, text=document.source, version=document.version)
+        return DocumentSnapshot(path=path, text=buffer.text, version=buffer.version)
 
     def current_state(self, path: Path) -> FileState:
         """``path`` as the editor sees it: the open buffer's text, else the disk."""
-        document = self.documents.find(path)
-        if document is not None:
-            return FileState(exists=True, text=document.source)
+        buffer = self.documents.buffer(path)
+        if buffer is not None:
+            return FileState(exists=True, text=buffer.text)
         return disk_state(path)
 
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:
@@ -213,7 +214,15 @@ class LspEditor:
             document_changes=features.document_changes,
             review=review,
         )
-        return await self._send(workspace, edit.label)
+        if edit.kind not in ("change", "create"):
+            for path in touched(edit):
+                self.documents.forget(path)
+            return await self._send(workspace, edit.label)
+        before = self.documents.before_edit(edit.path, creates=edit.kind == "create")
+        outcome = await self._send(workspace, edit.label)
+        if outcome.applied:  # read this text until the client reports its buffer
+            self.documents.applied(edit.path, edit.new_text, before)
+        return outcome
 
     def _plan(self, edit: FileEdit, features: ClientFeatures) -> _Send | _Write | EditOutcome:
         """How to apply ``edit`` with this client, or why it cannot be."""
@@ -257,6 +266,11 @@ class LspEditor:
         applies a version-null edit to whatever it finds), and must be UTF-8 unless the
         client decodes legacy encodings as Cadenza does.
         """
+        buffer = self.documents.buffer(edit.path)
+        if buffer is not None and buffer.version is None:  # an edit the client has not reported
+            if buffer.text != edit.old_text:
+                return _refused("the file changed in the editor since it was read")
+            return buffer.uri, None
         document = self.documents.find(edit.path)
         if document is None:
             state = disk_state(edit.path)

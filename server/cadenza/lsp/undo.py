@@ -118,9 +118,9 @@ class SessionUndo:
 
     def _current(self, relative: str) -> FileState:
         path = self.checkpoint.absolute(relative)
-        document = self.documents.find(path)
-        if document is not None:
-            return FileState(exists=True, text=document.source)
+        buffer = self.documents.buffer(path)
+        if buffer is not None:
+            return FileState(exists=True, text=buffer.text)
         return disk_state(path)
 
     async def run(self) -> UndoSessionResult:
@@ -215,9 +215,9 @@ class SessionUndo:
         self, step: UndoStep, path: Path, features: ClientFeatures, *, version: bool
     ) -> ChangeText:
         """The text change from the file's text now back to its earlier text."""
-        document = self.documents.find(path) if version else None
-        if document is not None:
-            uri, at = document.uri, document.version if features.document_changes else None
+        buffer = self.documents.buffer(path) if version else None
+        if buffer is not None:
+            uri, at = buffer.uri, buffer.version if features.document_changes else None
         else:
             current = self.checkpoint.absolute(step.current_path)
             data = disk_state(current).data
