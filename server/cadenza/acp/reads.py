@@ -12,6 +12,7 @@ from typing_extensions import override
 
 from cadenza.acp.editor import AcpEditor
 from cadenza.tools.base import ToolContext, ToolError, ToolResult
+from cadenza.tools.freshness import ReadStamp
 from cadenza.tools.paths import resolve_in_workspace
 from cadenza.tools.read import ReadFile, ReadFileArgs
 
@@ -24,10 +25,11 @@ class ClientReadFile(ReadFile):
         self._editor = editor
 
     @override
-    async def invoke(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
+    async def read(self, args: ReadFileArgs, ctx: ToolContext, stamp: ReadStamp) -> ToolResult:
+        # ``read``, not ``invoke``: the call pipeline reads with the stamp it took once.
         try:
             path = resolve_in_workspace(ctx.root, args.path)
         except ToolError:
-            return await super().invoke(args, ctx)  # it says what is wrong with the path
+            return await super().read(args, ctx, stamp)  # it says what is wrong with the path
         await self._editor.refresh(path)
-        return await super().invoke(args, ctx)
+        return await super().read(args, ctx, stamp)
