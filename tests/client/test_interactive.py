@@ -7,6 +7,7 @@ ended well goes to the same session (``cadenza.promptSession``); an empty line o
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -124,3 +125,32 @@ def test_help_documents_interactive(env: dict[str, str]) -> None:
     assert shown.returncode == 0
     assert "-i, --interactive" in shown.stdout
     assert "Ctrl-D" in " ".join(shown.stdout.split())
+
+
+def test_ctrl_c_at_the_prompt_ends_the_run_with_130(
+    ws: Path, env: dict[str, str], fake: FakeOpenAI
+) -> None:
+    fake.script(text("It sums the items."))
+    command = [sys.executable, "-m", "cadenza", "run", "-i", "--workspace", str(ws)]
+    process = subprocess.Popen(
+        [*command, "--model", "openai/test", "what?"],
+        env=env,
+        stdin=subprocess.PIPE,  # kept open: the prompt waits for a line that never comes
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if "ends the run" in line:
+                break
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=RUN_TIMEOUT_S)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert len(fake.requests) == 1
