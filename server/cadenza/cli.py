@@ -67,6 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="send the task as the next turn of session ID (same conversation); --model and "
         "--workflow switch them from this turn on",
     )
+    run.add_argument(
+        "-i",
+        "--interactive",
+        action="store_true",
+        help="after each turn that ends well, ask on the terminal for the next message and send "
+        "it to the same session; an empty line or Ctrl-D ends the run (not with --output json)",
+    )
     run.add_argument("--workspace", default=".", help="workspace folder (default: current)")
     run.add_argument("--model", help="PROVIDER/MODEL, e.g. local/qwen2.5-coder-1.5b")
     run.add_argument(
@@ -197,7 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return acp_main(args)
     if args.command == "undo":
-        from cadenza.client.cli import undo_main
+        from cadenza.client.undo import undo_main
 
         return undo_main(args)
     if args.command == "doctor":

@@ -5,6 +5,8 @@
  * with the provider's `promptTokens`/`completionTokens` (absent when the provider reported none),
  * and ACP's `usage_update {used, size}` (the context filled and the window's size) where it is
  * sent. The prompt of the latest request is what the context holds now; completion tokens add up.
+ * A `model_reply` may carry `cost: {amount, currency}`, what that request cost when the provider
+ * reported it or a price table is configured; the turn's cost is their sum (per currency).
  * Pure (no `vscode`, no DOM).
  */
 
@@ -18,6 +20,8 @@ export interface TurnUsage {
   /** From `usage_update`: the context in use, and the window's size. */
   contextUsed?: number;
   contextSize?: number;
+  /** Sum of the requests' reported costs, by currency code ("USD": 0.02); absent when none. */
+  cost?: Record<string, number>;
 }
 
 export function emptyUsage(): TurnUsage {
@@ -28,13 +32,41 @@ function count(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined;
 }
 
-/** Add one `model_reply` update (`{promptTokens?, completionTokens?}`). */
-export function addModelReply(usage: TurnUsage, update: { promptTokens?: unknown; completionTokens?: unknown }): void {
+/** Add one `model_reply` update (`{promptTokens?, completionTokens?, cost?}`). */
+export function addModelReply(
+  usage: TurnUsage,
+  update: { promptTokens?: unknown; completionTokens?: unknown; cost?: unknown },
+): void {
   usage.requests += 1;
+  addCost(usage, update.cost);
   const prompt = count(update.promptTokens);
   const completion = count(update.completionTokens);
   if (prompt !== undefined) usage.promptTokens = prompt;
   if (completion !== undefined) usage.completionTokens = (usage.completionTokens ?? 0) + completion;
+}
+
+function addCost(usage: TurnUsage, cost: unknown): void {
+  if (typeof cost !== "object" || cost === null) return;
+  const { amount, currency } = cost as { amount?: unknown; currency?: unknown };
+  if (typeof amount !== "number" || !Number.isFinite(amount) || amount < 0) return;
+  if (typeof currency !== "string" || !currency.trim()) return;
+  const code = currency.trim().toUpperCase();
+  usage.cost = { ...usage.cost, [code]: (usage.cost?.[code] ?? 0) + amount };
+}
+
+/** 0.02 USD → "$0.0200"; 1.5 EUR → "€1.50"; a code Intl does not know → "0.0200 XYZ". */
+export function formatCost(amount: number, currency: string): string {
+  const digits = amount < 1 ? 4 : 2;
+  try {
+    return new Intl.NumberFormat("en-US", {
+      style: "currency",
+      currency,
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits,
+    }).format(amount);
+  } catch {
+    return `${amount.toFixed(digits)} ${currency}`;
+  }
 }
 
 /** Add one `usage_update` (`{used, size}`). */
@@ -53,7 +85,8 @@ export function formatTokens(n: number): string {
 }
 
 /**
- * One line for a turn: "context 1,843 / 8,192 tokens (22%) · 41 tokens out · 3 requests".
+ * One line for a turn: "context 1,843 / 8,192 tokens (22%) · 41 tokens out · 3 requests · $0.0200"
+ * (the cost only when the server reported one).
  *
  * @param contextSize the model's context window when known from elsewhere (the
  *   `cadenza.contextSize` setting); a `usage_update`'s size wins.
@@ -77,5 +110,6 @@ export function formatUsage(usage: TurnUsage | undefined, contextSize?: number):
     parts.push(`${usage.requests} request${usage.requests === 1 ? "" : "s"}`);
     if (used === undefined && usage.completionTokens === undefined) parts.push("no token counts reported");
   }
+  for (const [currency, amount] of Object.entries(usage.cost ?? {})) parts.push(formatCost(amount, currency));
   return parts.join(" · ");
 }

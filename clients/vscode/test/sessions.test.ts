@@ -365,6 +365,22 @@ describe("usage and replays", () => {
     expect(s.get("u")!.entries.at(-1)).toMatchObject({ kind: "end", usage: "1 request · no token counts reported" });
   });
 
+  it("shows each turn's cost beside its usage when the server reports one", () => {
+    const s = store();
+    s.add("c", { task: "t" });
+    const cost = { amount: 0.0125, currency: "USD" };
+    s.apply("c", { sessionUpdate: "model_reply", step: 1, toolCalls: 1, finishReason: "tool_calls", promptTokens: 1000, completionTokens: 20, cost });
+    expect(s.get("c")!.usage).toBe("context 1,000 tokens · 20 tokens out · 1 request · $0.0125");
+    s.apply("c", { sessionUpdate: "model_reply", step: 2, toolCalls: 0, finishReason: "stop", promptTokens: 1100, completionTokens: 5, cost: { amount: 0.0075, currency: "USD" } });
+    s.apply("c", { sessionUpdate: "session_end", stopReason: "end_turn", message: "ok", steps: 2 });
+    expect(s.get("c")!.entries.at(-1)).toMatchObject({ kind: "end", usage: "context 1,100 tokens · 25 tokens out · 2 requests · $0.0200" });
+    // A turn whose provider reported no cost shows none (the last turn's cost does not carry over).
+    s.apply("c", { sessionUpdate: "session_resume", after: "end_turn", reply: "more" });
+    s.apply("c", { sessionUpdate: "model_reply", step: 3, toolCalls: 0, finishReason: "stop", promptTokens: 1200, completionTokens: 3 });
+    s.apply("c", { sessionUpdate: "session_end", stopReason: "end_turn", message: "ok", steps: 3 });
+    expect(s.get("c")!.entries.at(-1)).toMatchObject({ kind: "end", usage: "context 1,200 tokens · 3 tokens out · 1 request" });
+  });
+
   it("a replay shows the person's reply, not the server's wording around it", () => {
     const s = store();
     s.reset("r", { task: "Show the currency" });

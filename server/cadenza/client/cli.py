@@ -1,5 +1,7 @@
 """``cadenza run``: one agent task on a workspace, headless, with a live display and a summary.
 
+``--interactive`` (``-i``): after each turn that ends well (``end_turn``), the person's next message
+from the terminal goes to the same session (as ``--continue``; :mod:`cadenza.client.followups`);
 ``--continue ID`` sends the task as the next turn of the session ``ID`` (from this or an earlier
 run; it goes on in the same conversation, ``cadenza.promptSession``), with ``--model`` and
 ``--workflow`` switching them from this turn on. ``--workflow NAME`` runs a workflow other
@@ -37,8 +39,10 @@ import logging
 import signal
 import sys
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 
@@ -46,6 +50,7 @@ from cadenza.client.display import SessionDisplay, print_summary
 from cadenza.client.edits import FileChange
 from cadenza.client.errors import ClientError
 from cadenza.client.events import ClientEvent, Observer
+from cadenza.client.followups import LineReader, ask
 from cadenza.client.options import ClientOptions
 from cadenza.client.outcome import RunResult
 from cadenza.client.permissions import PermissionPolicy, PolicyError
@@ -53,7 +58,6 @@ from cadenza.client.prompts import DecliningPrompter, Prompter, TerminalPrompter
 from cadenza.client.report import PermissionPrompt, permission_prompt, run_report
 from cadenza.client.safe_text import visible_markup
 from cadenza.client.session import HeadlessClient
-from cadenza.schema.commands import UndoSessionResult
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -96,6 +100,14 @@ def run_main(args: argparse.Namespace) -> int:
         errors.print(f"cadenza {args.command}: error: {exc}", markup=False, soft_wrap=True)
         return EXIT_USAGE
     json_output = getattr(args, "output", "text") == "json"
+    if json_output and getattr(args, "interactive", False):
+        errors.print(
+            f"cadenza {args.command}: error: --interactive cannot be used with --output json "
+            "(the JSON report is for a run that ends on its own)",
+            markup=False,
+            soft_wrap=True,
+        )
+        return EXIT_USAGE
     # With --output json, stdout carries the report alone: the display goes to stderr.
     console = errors if json_output else Console(highlight=False)
     interactive = not args.yes and sys.stdin.isatty()
@@ -118,6 +130,7 @@ def run_main(args: argparse.Namespace) -> int:
         policy=policy,
         json_output=json_output,
         continue_id=getattr(args, "continue_id", None),
+        interactive=getattr(args, "interactive", False),
     )
     display = SessionDisplay(console, declined_note=declined)
     prompter: Prompter = (
@@ -149,41 +162,6 @@ def _quiet_pygls() -> None:
     logging.getLogger("pygls").setLevel(logging.CRITICAL)
 
 
-def undo_main(args: argparse.Namespace) -> int:
-    """Run ``cadenza undo SESSION_ID``: start a server, undo the session, list the files.
-
-    Args:
-        args: ``session_id`` and ``workspace`` from the parser in :mod:`cadenza.cli`.
-
-    Returns:
-        0 when the files were put back (or there was nothing to put back), 1 when the server
-        refused (a file changed since, an unknown session) or could not be started.
-    """
-    console = Console(highlight=False)
-    errors = Console(stderr=True, highlight=False)
-    options = ClientOptions(workspace=Path(args.workspace))
-
-    async def undo() -> UndoSessionResult:
-        async with HeadlessClient(options) as client:
-            return await client.undo(args.session_id)
-
-    try:
-        result = asyncio.run(undo())
-    except ClientError as exc:
-        errors.print(f"[red]error:[/] {visible_markup(str(exc))}", soft_wrap=True)
-        return EXIT_ERROR
-    for file in result.files:
-        moved = f" (from {file.old_path})" if file.old_path else ""
-        console.print(
-            f"{file.action} {visible_markup(file.path)}{visible_markup(moved)}", soft_wrap=True
-        )
-    for path in result.unchanged:
-        console.print(f"unchanged {visible_markup(path)} (already as before)", soft_wrap=True)
-    if not result.files and not result.unchanged:
-        console.print("the session changed no file")
-    return EXIT_OK
-
-
 @dataclass(kw_only=True)
 class _Run:
     console: Console
@@ -203,6 +181,9 @@ class _Run:
     cancel_requested: bool = False
     prompts: list[PermissionPrompt] = field(default_factory=list)
     """The run's permission prompts and their answers (for ``--output json``)."""
+    interactive: bool = False
+    """``--interactive``: after each turn that ends well, the next message from the terminal."""
+    lines: LineReader = field(default_factory=LineReader)
 
     def header(self, others: str) -> None:
         """The run's header: how its permission prompts are answered."""
@@ -214,10 +195,30 @@ class _Run:
         )
 
     async def main(self, display: SessionDisplay, prompter: Prompter) -> int:
-        """Start the server, run the session, print the summary, shut everything down."""
+        """Start the server, run the session (and, interactive, its follow-ups), shut down."""
         started = time.monotonic()
         client = HeadlessClient(self.options, observer=self._observer(display), prompter=prompter)
-        drive = asyncio.create_task(self._drive(client))
+        try:
+            outcome, error, changes = await self._turn(client, display, self._drive(client))
+            while outcome is not None and self._goes_on(outcome, error):
+                text = await self._ask()
+                if text is None:
+                    break
+                follow_up = self._follow_up(client, outcome.session_id, text)
+                outcome, error, changes = await self._turn(client, display, follow_up)
+        finally:
+            await client.close()
+        status = self._status(outcome, error)
+        wall = time.monotonic() - started
+        self.report(outcome, status, wall, client=client, error=error, changes=changes)
+        return status
+
+    async def _turn(
+        self, client: HeadlessClient, display: SessionDisplay, work: Coroutine[Any, Any, RunResult]
+    ) -> tuple[RunResult | None, str | None, tuple[FileChange, ...]]:
+        """Run one turn under the live display and print its summary."""
+        started = time.monotonic()
+        drive = asyncio.create_task(work)
         loop = asyncio.get_running_loop()
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, self._on_interrupt, client, drive, display)
@@ -236,14 +237,27 @@ class _Run:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
                 loop.remove_signal_handler(signal.SIGTERM)
-            await client.close()
         changes = await client.final_changes() if outcome is None else outcome.changes
-        wall = time.monotonic() - started
         if error is None:
-            self._summary(outcome, changes, wall, display.streamed_text)
-        status = self._status(outcome, error)
-        self.report(outcome, status, wall, client=client, error=error, changes=changes)
-        return status
+            self._summary(outcome, changes, time.monotonic() - started, display.streamed_text)
+        display.streamed_text = False
+        return outcome, error, changes
+
+    def _goes_on(self, outcome: RunResult, error: str | None) -> bool:
+        """``--interactive``: a turn that ended well is followed by the person's next message."""
+        ended_well = error is None and outcome.stop_reason == "end_turn"
+        return self.interactive and ended_well and not (self.interrupted or self.terminated)
+
+    async def _ask(self) -> str | None:
+        """The next message, or None (empty line, EOF, or Ctrl-C: the run ends)."""
+        text, stop = await ask(self.console, self.lines)
+        self.interrupted = self.interrupted or stop is not None
+        self.terminated = self.terminated or stop == signal.SIGTERM
+        return text
+
+    async def _follow_up(self, client: HeadlessClient, session_id: str, text: str) -> RunResult:
+        await client.prompt_session(session_id, text)
+        return await client.wait()
 
     def on_sigterm(self, signum: int, frame: object) -> None:
         """SIGTERM before the event loop handles it: stop as Ctrl-C does."""
@@ -372,7 +386,10 @@ class _Run:
         )
         if outcome.changes:
             self.console.print(f"undo these changes: cadenza undo {outcome.session_id}")
-        if outcome.stop_reason not in ("needs_user_input", "waiting_human"):
+        if not self.interactive and outcome.stop_reason not in (
+            "needs_user_input",
+            "waiting_human",
+        ):
             self.console.print(
                 f'follow up: cadenza run --continue {outcome.session_id} "YOUR NEXT PROMPT"'
             )

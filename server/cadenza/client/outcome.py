@@ -98,6 +98,11 @@ class RunTracker:
     def begin(self, session_id: str | None = None) -> None:
         """A run starts now (``cadenza.startSession`` or ``cadenza.replySession`` is sent)."""
         self.started = time.monotonic()
+        if self.end.done():  # the next turn of the same session: its own end, edits and usage
+            self.end = asyncio.get_running_loop().create_future()
+            self.waiting = None
+            self.changes = []
+            self.usage = Usage()
         if session_id is not None:
             self.session_id = session_id
 
