@@ -96,8 +96,21 @@ async def test_a_malformed_initialize_still_gets_the_sdks_error(tmp_path: Path) 
     assert not _known(tmp_path)
 
 
+async def _reading_stdin(pid: int, wait_s: float) -> bool:
+    """Whether the process blocks in ``read(0, …)`` (its first line), polled for ``wait_s``."""
+    for _ in range(int(wait_s / 0.05)):
+        try:
+            if Path(f"/proc/{pid}/syscall").read_text().startswith("0 0x0 "):
+                return True
+        except OSError:
+            return False
+        await asyncio.sleep(0.05)
+    return False
+
+
 async def test_sigterm_before_the_first_line_exits_143(tmp_path: Path) -> None:
     process = await _spawn(tmp_path)
-    await asyncio.sleep(0.5)
+    # Python takes a while to start on a loaded machine: signal once it waits for the client.
+    assert await _reading_stdin(process.pid, WAIT_S)
     process.send_signal(signal.SIGTERM)
     assert await asyncio.wait_for(process.wait(), WAIT_S) == 143
