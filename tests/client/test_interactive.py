@@ -147,7 +147,10 @@ def test_ctrl_c_at_the_prompt_ends_the_run_with_130(
             if "ends the run" in line:
                 break
         process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=RUN_TIMEOUT_S)
+        # wait(), not communicate(): closing stdin would be an EOF racing the signal.
+        process.wait(timeout=RUN_TIMEOUT_S)
+        assert process.stderr is not None
+        err = process.stderr.read()
     finally:
         if process.poll() is None:
             process.kill()

@@ -96,7 +96,9 @@ async def ask(console: Console, reader: LineReader) -> tuple[str | None, signal.
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signum, stop, signum)
     try:
-        return await task, None
+        text = await task
+        # A signal handled while the line (or EOF) came in still ends the run as a signal.
+        return (None, stopped[0]) if stopped else (text, None)
     except asyncio.CancelledError:
         if not stopped:
             raise
