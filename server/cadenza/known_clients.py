@@ -8,7 +8,8 @@ would mean writing its schema again; instead, a request is answered early only w
 same parameters (the process id aside) were accepted by the library in an earlier start.
 Editors send the same ``initialize`` on every start of a workspace, so from the second start on
 they get the early answer, and a hostile or new request takes the usual path. The record is a
-folder of empty files named by a hash, in the user state folder, bounded in number.
+folder of empty files named by a hash, in the user cache folder (a lost record only costs
+one slow start), bounded in number.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ _VOLATILE = ("processId", "workDoneToken")
 def _folder() -> Path:
     import platformdirs
 
-    return Path(platformdirs.user_state_dir("cadenza")) / "known-clients"
+    return Path(platformdirs.user_cache_dir("cadenza")) / "known-clients"
 
 
 def client_key(face: str, params: dict[str, Any]) -> str:

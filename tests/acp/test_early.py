@@ -44,7 +44,7 @@ async def _exchange(tmp_path: Path, *lines: bytes) -> list[dict[str, Any]]:
 
 
 def _known(tmp_path: Path) -> list[Path]:
-    folder = tmp_path / "home" / "xdg_state_home" / "cadenza" / "known-clients"
+    folder = tmp_path / "home" / "xdg_cache_home" / "cadenza" / "known-clients"
     return list(folder.iterdir()) if folder.exists() else []
 
 

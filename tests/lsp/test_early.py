@@ -63,6 +63,7 @@ def _run(
         + frame({"jsonrpc": "2.0", "method": "exit"})
     )
     env = {**os.environ, "CADENZA_EARLY_INITIALIZE": "1" if early else "0"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
     env["XDG_STATE_HOME"] = str(tmp_path / "state")
     done = subprocess.run(
         [sys.executable, "-m", "cadenza", "serve", "--log-level", "WARNING"],
@@ -77,7 +78,7 @@ def _run(
 
 
 def _known(tmp_path: Path) -> list[Path]:
-    folder = tmp_path / "state" / "cadenza" / "known-clients"
+    folder = tmp_path / "cache" / "cadenza" / "known-clients"
     return list(folder.iterdir()) if folder.exists() else []
 
 
