@@ -71,7 +71,9 @@ def test_exec_creates_a_file_and_json_output_is_structured(
     assert (workspace / "hello.py").read_text() == "print('hi')\n"
     messages = run.messages()
     assert_json_rpc(messages)
-    methods = [m.get("method") for m in messages if "method" in m]
+    methods = [
+        m.get("method") for m in messages if m.get("method", "session/update") != "session/update"
+    ]
     assert methods[:3] == ["initialize", "session/new", "session/prompt"]
     [initialize] = ax.requests(messages, "initialize")
     assert ax.response_to(messages, initialize)["result"]["agentInfo"]["name"] == "cadenza"
@@ -79,7 +81,9 @@ def test_exec_creates_a_file_and_json_output_is_structured(
     assert write["params"]["path"] == str(workspace / "hello.py")
     assert write["params"]["content"] == "print('hi')\n"
     assert ax.response_to(messages, write)["result"] == {}
-    kinds = ax.kinds(messages)
+    # The session's slash commands are announced when it is created (issue 18).
+    assert ax.kinds(messages)[0] == "available_commands_update"
+    kinds = [kind for kind in ax.kinds(messages) if kind != "available_commands_update"]
     assert kinds[0] == "tool_call"
     assert "agent_message_chunk" in kinds
     assert kinds[-1] == "usage_update"
