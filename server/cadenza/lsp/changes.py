@@ -14,8 +14,6 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
 from cadenza.host.checkpoints import CheckpointError, FileState, SessionCheckpoint, disk_state
@@ -31,8 +29,8 @@ from cadenza.host.turn_changes import (
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.documents import OpenDocuments, buffer_path, file_uri
 from cadenza.lsp.editor import supports, unsupported
-from cadenza.lsp.edits import ChangeText, Create, Delete, LineIndex, Operation, workspace_edit
-from cadenza.lsp.rpc import shielded
+from cadenza.lsp.edits import ChangeText, Create, Delete, LineIndex, Operation
+from cadenza.lsp.undo import send_undo
 from cadenza.lsp.unreported import Unreported
 from cadenza.schema.commands import LspPosition, LspRange
 from cadenza.schema.review import ChangedFile, ChangeHunk, ChangesResult, ReviewChangesArgs
@@ -216,20 +214,10 @@ class TurnReview:
             self.documents.applied(path, text, before)
 
     async def _send(self, operations: list[Operation], features: ClientFeatures) -> None:
-        edit = workspace_edit(
-            operations,
-            codec=self._server.workspace.position_codec,
-            document_changes=features.document_changes,
-        )
         label = f"Undo changes of Cadenza session {self.checkpoint.session_id[:8]}"
-        params = types.ApplyWorkspaceEditParams(edit=edit, label=label)
-        try:
-            result = await shielded(self._server.workspace_apply_edit_async(params))
-        except JsonRpcException as exc:
-            raise ReviewFailed(f"the editor answered the undo with an error: {exc}") from None
-        if not result.applied:
-            reason = f": {result.failure_reason}" if result.failure_reason else ""
-            raise ReviewFailed(f"the editor did not apply the undo{reason}; nothing was undone")
+        refused = await send_undo(self._server, operations, features, label)
+        if refused is not None:
+            raise ReviewFailed(refused)
 
     def _write(self, changed: dict[str, FileState]) -> None:
         """Undo on disk (a client without ``applyEdit``), keeping each file's encoding."""

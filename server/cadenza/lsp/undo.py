@@ -235,20 +235,10 @@ class SessionUndo:
 
     async def _send(self, operations: list[Operation]) -> None:
         features = ClientFeatures.of(self._server.client_capabilities)
-        edit = workspace_edit(
-            operations,
-            codec=self._server.workspace.position_codec,
-            document_changes=features.document_changes,
-        )
         label = f"Undo Cadenza session {self.checkpoint.session_id[:8]}"
-        params = types.ApplyWorkspaceEditParams(edit=edit, label=label)
-        try:
-            result = await shielded(self._server.workspace_apply_edit_async(params))
-        except JsonRpcException as exc:
-            raise UndoFailed(f"the editor answered the undo with an error: {exc}") from None
-        if not result.applied:
-            reason = f": {result.failure_reason}" if result.failure_reason else ""
-            raise UndoFailed(f"the editor did not apply the undo{reason}; nothing was undone")
+        refused = await send_undo(self._server, operations, features, label)
+        if refused is not None:
+            raise UndoFailed(refused)
 
     def _write(self, steps: list[UndoStep]) -> None:
         """Undo on disk (a client without ``applyEdit``), with the checkpoint's exact bytes.
@@ -297,3 +287,27 @@ class SessionUndo:
                     fmt = decode_bytes(current).format
             data = encode_text(step.target.text or "", fmt)
         write_atomic(path, data)
+
+
+async def send_undo(
+    server: LanguageServer, operations: list[Operation], features: ClientFeatures, label: str
+) -> str | None:
+    """Send an undo as one ``workspace/applyEdit``; None when applied, else why not.
+
+    Nothing is undone when it is refused. Shared by ``cadenza.undoSession`` and the per-hunk
+    review (``lsp.changes``).
+    """
+    edit = workspace_edit(
+        operations,
+        codec=server.workspace.position_codec,
+        document_changes=features.document_changes,
+    )
+    params = types.ApplyWorkspaceEditParams(edit=edit, label=label)
+    try:
+        result = await shielded(server.workspace_apply_edit_async(params))
+    except JsonRpcException as exc:
+        return f"the editor answered the undo with an error: {exc}"
+    if not result.applied:
+        reason = f": {result.failure_reason}" if result.failure_reason else ""
+        return f"the editor did not apply the undo{reason}; nothing was undone"
+    return None
