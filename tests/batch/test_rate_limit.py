@@ -24,6 +24,8 @@ PAUSE_S = 8.0
 """Long enough that the other sessions, started with the first, ask during the pause."""
 TOLERANCE_S = 0.15
 """Clock and scheduling slack between the limiter's grant and the server's arrival stamp."""
+IN_FLIGHT_S = 1.0
+"""Requests arriving this soon after the 429 were sent before anyone could have seen it."""
 
 
 class Clock:
@@ -85,10 +87,20 @@ def test_a_429_backs_off_the_whole_batch(
     assert len(log) == 7  # three sessions of two requests, and the 429
     assert log[0]["status"] == 429 and all(entry["status"] == 200 for entry in log[1:])
     pause_ends = log[0]["t"] + PAUSE_S
-    after = log[1:]
-    # No request of any session arrived during the pause: the backoff was batch-wide.
+    # The sessions start together: another session's first request may already be on the wire
+    # when the 429 is answered (a limiter cannot recall it). Those arrive within moments of the
+    # 429; every request sent after the limiter learnt of it waits for the pause.
+    first = log[0]
+    in_flight = [
+        e
+        for e in log[1:]
+        if e["task"] != first["task"] and e["step"] == 0 and e["t"] - first["t"] < IN_FLIGHT_S
+    ]
+    after = [e for e in log[1:] if e not in in_flight]
+    assert len(in_flight) <= 2, log
+    # No request sent after the 429 arrived during the pause: the backoff was batch-wide.
     assert all(entry["t"] >= pause_ends - TOLERANCE_S for entry in after), log
-    assert len({entry["task"] for entry in after}) == 3
+    assert len({entry["task"] for entry in after}) == 3  # every session's next request waited
     # The first requests after the pause were spaced by the limiter's interval.
     if len(after) >= 2:
         assert after[1]["t"] - after[0]["t"] >= BASE_DELAY_S - TOLERANCE_S, after
