@@ -94,6 +94,15 @@ def test_locate_finds_the_whole_word_column() -> None:
     assert locate("é = ñame(1)\n", 1, "ñame", "a.py").character == 4  # code points
 
 
+def test_locate_takes_the_only_line_that_holds_the_symbol() -> None:
+    # A miscounted line: the file has one place the model can mean, and the result says so.
+    text = "import x\n\n\ndef calc_total(items):\n    return 0\n"
+    pos = locate(text, 2, "calc_total", "a.py")
+    assert (pos.line, pos.character, pos.columns) == (3, 4, (4,))
+    assert pos.note == "(`calc_total` is on line 4 of a.py, not line 2: used line 4)"
+    assert locate(text, 4, "calc_total", "a.py").note == ""  # asked right: no note
+
+
 def test_locate_names_the_lines_where_the_symbol_is() -> None:
     text = "\n".join(["def f():", "    pass", "", "x = 1", "f()", "y = f"]) + "\n"
     with pytest.raises(ToolError) as info:
@@ -184,6 +193,21 @@ async def test_rename_goes_through_the_edit_path(tmp_path: Path) -> None:
         "b.py:1: from a import total",
         "b.py:2: print(total(1))",
     ]
+
+
+async def test_rename_on_a_miscounted_line_says_where_the_name_was(tmp_path: Path) -> None:
+    a = tmp_path / "a.py"
+    a.write_text("import os\n\ndef calc(x):\n    return x\n")
+    texts = {a: "import os\n\ndef total(x):\n    return x\n"}
+    intel = ScriptedIntel(tmp_path, renamed=IntelRename(texts=texts, versions={a: None}))
+    args = {"path": "a.py", "line": 1, "symbol": "calc", "new_name": "total"}
+    result = await invoke(tmp_path, intel, "rename_symbol", MemoryEditor(), **args)
+    assert not result.is_error, result.content
+    assert result.content.splitlines()[:2] == [
+        "(`calc` is on line 3 of a.py, not line 1: used line 3)",
+        "renamed `calc` to `total` in 1 file(s):",
+    ]
+    assert a.read_text() == texts[a]
 
 
 async def test_rename_refuses_files_outside_and_bad_names(tmp_path: Path) -> None:

@@ -64,7 +64,8 @@ class FindReferences(Tool[SymbolArgs]):
             return ToolResult(content=f"no references to `{name}` found")
         lines, cut = format_locations(ctx.root, found, line_reader(ctx))
         count = len(lines) + cut
-        return ToolResult(content=_listing(f"{count} place(s) use `{name}`:", lines, cut))
+        listing = _listing(f"{count} place(s) use `{name}`:", lines, cut)
+        return ToolResult(content=_noted(pos.note, listing))
 
 
 class GoToDefinition(Tool[SymbolArgs]):
@@ -95,7 +96,13 @@ class GoToDefinition(Tool[SymbolArgs]):
         if not found:
             return ToolResult(content=f"no definition of `{name}` found")
         lines, cut = format_locations(ctx.root, found, line_reader(ctx))
-        return ToolResult(content=_listing(f"`{name}` is defined at:", lines, cut))
+        listing = _listing(f"`{name}` is defined at:", lines, cut)
+        return ToolResult(content=_noted(pos.note, listing))
+
+
+def _noted(note: str, content: str) -> str:
+    """``content`` after the note saying the symbol was found on another line, if any."""
+    return f"{note}\n{content}" if note else content
 
 
 def _everything(source: CodeIntel) -> Callable[[], Awaitable[list[IntelDiagnostic]]]:

@@ -129,4 +129,5 @@ class RenameSymbol(FileChangeTool[RenameSymbolArgs]):
         more = len(shown) - MAX_CHANGED_LINES
         lines = shown[:MAX_CHANGED_LINES] + ([f"… and {more} more"] if more > 0 else [])
         header = f"renamed `{old_name}` to `{new_name}` in {len(applied)} file(s):"
-        return ToolResult(content="\n".join([header, *lines]), edits=tuple(applied))
+        content = "\n".join([*filter(None, [pos.note]), header, *lines])
+        return ToolResult(content=content, edits=tuple(applied))

@@ -2,8 +2,9 @@
 
 The code-intelligence tools take ``(path, line, symbol)``: what a model sees in a file. The
 column is computed here, in the text Cadenza reads (the editor's buffer, else the disk), as the
-start of ``symbol`` as a whole word on that line. A symbol that is not there is an error naming
-the lines where it does occur, nearest first, so the model can correct the line number.
+start of ``symbol`` as a whole word on that line. Small models miscount lines: a symbol that is
+not on the line but on exactly one other line of the file is taken from there (the result says
+so); one on several other lines is an error naming them, nearest first, so the model can pick.
 """
 
 from __future__ import annotations
@@ -23,11 +24,15 @@ IDENTIFIER = re.compile(r"[^\W\d]\w*|\$\w*")
 
 @dataclass(frozen=True, kw_only=True)
 class SymbolPosition:
-    """Where the symbol starts: 0-based line, code-point column; ``columns``: every start."""
+    """Where the symbol starts: 0-based line, code-point column; ``columns``: every start.
+
+    ``note``: set when the symbol was taken from another line than the one asked for.
+    """
 
     line: int
     character: int
     columns: tuple[int, ...]
+    note: str = ""
 
 
 def _pattern(symbol: str) -> re.Pattern[str]:
@@ -53,9 +58,12 @@ def symbol_name(raw: str) -> str:
 def locate(text: str, line: int, symbol: str, file_name: str) -> SymbolPosition:
     """The position of ``symbol`` on the 1-based ``line`` of ``text`` (``file_name``'s).
 
+    When ``symbol`` is not on ``line`` but on exactly one line of the file, that line is used:
+    the file holds no other place the model could have meant.
+
     Raises:
-        ToolError: The line is not in the file, or ``symbol`` is not on it (the message names
-            the lines where it occurs, nearest first, or says it is not in the file at all).
+        ToolError: The line is not in the file, or ``symbol`` is on none or several other lines
+            (the message names the lines where it occurs, nearest first).
     """
     name = symbol_name(symbol)
     lines = LINE_BREAK.split(text)
@@ -68,6 +76,11 @@ def locate(text: str, line: int, symbol: str, file_name: str) -> SymbolPosition:
     found = [i + 1 for i, text_line in enumerate(lines) if pattern.search(text_line)]
     if not found:
         raise ToolError(f"`{name}` does not occur in {file_name}; check the name and the file")
+    if len(found) == 1:
+        only = found[0]
+        columns = tuple(m.start() for m in pattern.finditer(lines[only - 1]))
+        note = f"(`{name}` is on line {only} of {file_name}, not line {line}: used line {only})"
+        return SymbolPosition(line=only - 1, character=columns[0], columns=columns, note=note)
     nearest = sorted(found, key=lambda n: (abs(n - line), n))[:NEARBY_LINES]
     where = ", ".join(str(n) for n in sorted(nearest))
     more = f" (and {len(found) - len(nearest)} more)" if len(found) > len(nearest) else ""
