@@ -38,7 +38,8 @@ class ArityIntel:
     asked: list[list[Path] | None] = field(default_factory=list)
 
     def features(self, path: Path) -> frozenset[IntelFeature]:
-        return frozenset({"diagnostics"}) if path.suffix == ".py" else frozenset()
+        served = path.suffix == ".py" or path == self.root  # the root: workspace-wide answers
+        return frozenset({"diagnostics"}) if served else frozenset()
 
     async def diagnostics(self, paths: list[Path] | None) -> list[IntelDiagnostic]:
         self.asked.append(paths)

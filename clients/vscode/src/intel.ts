@@ -11,6 +11,12 @@
  * - `cadenza/rename {…, newName}` → `vscode.executeDocumentRenameProvider`, whose edit goes back
  *   to the server unapplied: the server applies it through its own edit path (review, undo).
  *
+ * A file of a language VS Code has no language server for (no extension provides one, e.g. Python
+ * without the Python extension; `languages.ts`) is answered "not available": the error
+ * `MethodNotFound` for the three symbol requests, its URI in `unavailable` for diagnostics (when
+ * no diagnostics are held for it either). The server then asks a language server it starts
+ * itself (docs/protocol.md).
+ *
  * VS Code positions are UTF-16, as is the only `positionEncoding` vscode-languageclient offers,
  * so the languageclient's converters map both ways unchanged. Each answer waits at most
  * `TIMEOUT_MS` (a language feature that never returns must not hold the session).
@@ -18,6 +24,7 @@
 
 import * as vscode from "vscode";
 import { type LanguageClient, ResponseError, ErrorCodes } from "vscode-languageclient/node";
+import { servesLanguage } from "./languages";
 
 export const DIAGNOSTICS = "cadenza/diagnostics";
 export const REFERENCES = "cadenza/references";
@@ -43,6 +50,14 @@ interface RenameParams extends SymbolParams {
 
 function failed(message: string): ResponseError<void> {
   return new ResponseError(ErrorCodes.InternalError, message);
+}
+
+/** Thrown for a file no language server in VS Code serves; answered with `MethodNotFound`. */
+class NotAvailable extends Error {}
+
+/** Whether an extension provides language features for `document`'s language. */
+function served(document: vscode.TextDocument): boolean {
+  return servesLanguage(document.languageId, vscode.extensions.all);
 }
 
 /** `work`, or a rejection naming `what` after `ms`. */
@@ -101,10 +116,14 @@ export function installIntel(client: LanguageClient): vscode.Disposable[] {
   const c2p = client.code2ProtocolConverter;
   const p2c = client.protocol2CodeConverter;
 
-  /** The document and position a request names; the document is loaded for the providers. */
+  /** The document and position a request names; the document is loaded for the providers.
+   * @throws NotAvailable when no language server serves the document's language. */
   async function target(params: SymbolParams): Promise<[vscode.Uri, vscode.Position]> {
     const uri = p2c.asUri(params.textDocument.uri);
-    await vscode.workspace.openTextDocument(uri);
+    const document = await vscode.workspace.openTextDocument(uri);
+    if (!served(document)) {
+      throw new NotAvailable(`no language server in VS Code serves ${document.languageId} files`);
+    }
     return [uri, new vscode.Position(params.position.line, params.position.character)];
   }
 
@@ -125,12 +144,19 @@ export function installIntel(client: LanguageClient): vscode.Disposable[] {
   async function diagnostics(params: { uris?: string[] } | null) {
     const uris = params?.uris;
     let pairs: [vscode.Uri, vscode.Diagnostic[]][];
+    const unavailable: string[] = [];
     if (!Array.isArray(uris)) {
       pairs = vscode.languages.getDiagnostics();
     } else {
       pairs = [];
       for (const raw of uris) {
         const uri = p2c.asUri(raw);
+        const held = vscode.languages.getDiagnostics(uri);
+        // No language server and nothing held (a linter's count too): the server asks its own.
+        if (held.length === 0 && !served(await vscode.workspace.openTextDocument(uri))) {
+          unavailable.push(raw);
+          continue;
+        }
         if (!tabOf(uri)) await inTemporaryTab(uri);
         else if (stale(uri)) await diagnosticsSettled(uri, SETTLE_MS);
         pairs.push([uri, vscode.languages.getDiagnostics(uri)]);
@@ -140,7 +166,7 @@ export function installIntel(client: LanguageClient): vscode.Disposable[] {
     for (const [uri, list] of pairs) {
       items.push({ uri: c2p.asUri(uri), diagnostics: await c2p.asDiagnostics(list) });
     }
-    return { items };
+    return { items, unavailable };
   }
 
   function asLocations(found: (vscode.Location | vscode.LocationLink)[] | undefined) {
@@ -183,12 +209,14 @@ export function installIntel(client: LanguageClient): vscode.Disposable[] {
     return { documentChanges };
   }
 
-  /** Run a handler; a thrown error (no provider, a provider's refusal, a timeout) is an error answer. */
+  /** Run a handler; a thrown error (a provider's refusal, a timeout) is an error answer, and a
+   * file no language server serves is `MethodNotFound` ("not available", docs/protocol.md). */
   function answer<P>(run: (params: P) => Promise<unknown>) {
     return async (params: P) => {
       try {
         return await run(params);
       } catch (error) {
+        if (error instanceof NotAvailable) return new ResponseError(ErrorCodes.MethodNotFound, error.message);
         return failed(error instanceof Error ? error.message : String(error));
       }
     };

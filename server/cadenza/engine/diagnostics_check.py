@@ -20,9 +20,9 @@ from typing import Literal
 
 from cadenza.engine.runtime import Runtime
 from cadenza.tools.base import ToolContext, ToolError
-from cadenza.tools.intel import CodeIntel, IntelDiagnostic
+from cadenza.tools.intel import CodeIntel, IntelDiagnostic, IntelUnavailable
 from cadenza.tools.intel_format import format_diagnostic, inside, sort_diagnostics
-from cadenza.tools.intel_source import ask, sources
+from cadenza.tools.intel_source import ask, intel_of
 
 MAX_SHOWN = 12
 """Error lines the model reads at most."""
@@ -44,21 +44,16 @@ class ErrorsFound:
 
 async def changed_file_errors(rt: Runtime, ctx: ToolContext) -> ErrorsFound | None:
     """The errors after the session's edits; None when no source serves the changed files."""
+    source = intel_of(ctx)
     changed = [p for p in rt.written if p.is_file()]
-    served: list[tuple[CodeIntel, list[Path]]] = []
-    for source in sources(ctx):
-        mine = [p for p in changed if "diagnostics" in source.features(p)]
-        mine = [p for p in mine if not any(p in group for _, group in served)]
-        if mine:
-            served.append((source, mine))
-    if not served:
+    group = [p for p in changed if source is not None and "diagnostics" in source.features(p)]
+    if source is None or not group:
         return None
     found: dict[tuple[Path, int, int, str], IntelDiagnostic] = {}
     try:
-        for source, group in served:
-            for paths in (group, None):
-                diags = await ask(_diagnostics(source, paths), "its diagnostics")
-                found.update(((d.path, d.line, d.character, d.message), d) for d in diags)
+        for paths in (group, None):
+            diags = await ask(_diagnostics(source, paths), "its diagnostics")
+            found.update(((d.path, d.line, d.character, d.message), d) for d in diags)
     except ToolError as exc:
         return ErrorsFound(status="skipped", detail=f"no diagnostics: {exc}")
     errors = [
@@ -88,4 +83,12 @@ async def changed_file_errors(rt: Runtime, ctx: ToolContext) -> ErrorsFound | No
 def _diagnostics(
     source: CodeIntel, paths: list[Path] | None
 ) -> Callable[[], Awaitable[list[IntelDiagnostic]]]:
-    return lambda: source.diagnostics(paths)
+    """The diagnostics of ``paths``; those of the files no language server serves are none."""
+
+    async def request() -> list[IntelDiagnostic]:
+        try:
+            return await source.diagnostics(paths)
+        except IntelUnavailable as exc:
+            return list(exc.found)
+
+    return request

@@ -19,6 +19,7 @@ import anyio
 from cadenza.tools.base import ToolError
 from cadenza.tools.host import FileEdit, ToolHost
 from cadenza.tools.intel import CodeIntel, IntelDiagnostic, IntelError
+from cadenza.tools.intel_chain import chain
 from cadenza.tools.intel_format import format_diagnostic, new_problems
 from cadenza.tools.paths import resolve_in_workspace
 
@@ -43,10 +44,8 @@ class EditDiagnostics:
         self.intel = intel
 
     def _source(self, path: Path) -> CodeIntel | None:
-        for source in (self.host.code_intel(), self.intel):
-            if source is not None and "diagnostics" in source.features(path):
-                return source
-        return None
+        source = chain(self.root, self.host.code_intel(), self.intel)
+        return source if source is not None and "diagnostics" in source.features(path) else None
 
     async def _errors(self, paths: Sequence[Path]) -> Baseline | None:
         """The diagnostics of ``paths`` per file (None: no source, or it failed)."""

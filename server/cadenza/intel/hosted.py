@@ -28,6 +28,7 @@ from cadenza.tools.intel import (
     IntelFeature,
     IntelLocation,
     IntelRename,
+    IntelUnavailable,
 )
 
 ALL_FEATURES: frozenset[IntelFeature] = frozenset(
@@ -92,7 +93,7 @@ class HostedCodeIntel:
         """
         lang = self._language(path)
         if lang is None:
-            raise IntelError(f"no language server serves {path.name}")
+            raise IntelUnavailable(f"no language server serves {path.name}")
         async with self._lock:
             if lang.connection is None or not lang.connection.alive:
                 if lang.connection is not None:

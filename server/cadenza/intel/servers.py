@@ -2,8 +2,8 @@
 
 Python's server was chosen by measurement (docs/intel.md: start-up, memory, rename and
 reference correctness, diagnostics) and ships with Cadenza; the others are used when
-installed, in the order below. JavaScript and TypeScript use ``typescript-language-server``
-when it is on PATH. A program is looked for next to the running Python first (the virtual
+installed, in the order of ``SERVER_TABLE`` (one row per server: data, not code). JavaScript
+and TypeScript use ``typescript-language-server`` when it is on PATH. A program is looked for next to the running Python first (the virtual
 environment Cadenza is installed in), then on PATH.
 """
 
@@ -48,62 +48,20 @@ class ServerSpec:
         return shutil.which(self.name)
 
 
-_PY = frozenset({".py", ".pyi"})
-_PY_IDS = {".py": "python", ".pyi": "python"}
-_JS = frozenset({".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"})
-_JS_IDS = {
-    ".js": "javascript",
-    ".jsx": "javascriptreact",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".ts": "typescript",
-    ".tsx": "typescriptreact",
-    ".mts": "typescript",
-    ".cts": "typescript",
+LANGUAGE_IDS: dict[str, dict[str, str]] = {
+    "python": {".py": "python", ".pyi": "python"},
+    "typescript": {
+        ".js": "javascript",
+        ".jsx": "javascriptreact",
+        ".mjs": "javascript",
+        ".cjs": "javascript",
+        ".ts": "typescript",
+        ".tsx": "typescriptreact",
+        ".mts": "typescript",
+        ".cts": "typescript",
+    },
 }
-
-PYTHON_SERVERS = (
-    ServerSpec(
-        name="ty",
-        language="python",
-        args=("server",),
-        suffixes=_PY,
-        language_ids=_PY_IDS,
-        install="pip install ty (part of Cadenza's install)",
-    ),
-    ServerSpec(
-        name="basedpyright-langserver",
-        language="python",
-        args=("--stdio",),
-        suffixes=_PY,
-        language_ids=_PY_IDS,
-        install="pip install basedpyright",
-    ),
-    ServerSpec(
-        name="pyrefly",
-        language="python",
-        args=("lsp",),
-        suffixes=_PY,
-        language_ids=_PY_IDS,
-        install="pip install pyrefly",
-    ),
-    ServerSpec(
-        name="jedi-language-server",
-        language="python",
-        args=(),
-        suffixes=_PY,
-        language_ids=_PY_IDS,
-        install="pip install jedi-language-server",
-    ),
-    ServerSpec(
-        name="pylsp",
-        language="python",
-        args=(),
-        suffixes=_PY,
-        language_ids=_PY_IDS,
-        install="pip install python-lsp-server",
-    ),
-)
+"""Per language: the LSP ``languageId`` of each file suffix it serves."""
 
 
 def _tsserver(program: str) -> dict[str, Any] | None:
@@ -124,17 +82,39 @@ def _tsserver(program: str) -> dict[str, Any] | None:
     return {"tsserver": {"path": str(found)}} if found is not None else None
 
 
-TYPESCRIPT_SERVER = ServerSpec(
-    name="typescript-language-server",
-    language="typescript",
-    args=("--stdio",),
-    suffixes=_JS,
-    language_ids=_JS_IDS,
-    install="npm install -g typescript typescript-language-server",
-    init_options=_tsserver,
-)
+_InitOptions = Callable[[str], dict[str, Any] | None] | None
 
-KNOWN_SERVERS = (*PYTHON_SERVERS, TYPESCRIPT_SERVER)
+SERVER_TABLE: tuple[tuple[str, str, tuple[str, ...], str, _InitOptions], ...] = (
+    # language, program, arguments for LSP over stdio, how to install, initializationOptions
+    ("python", "ty", ("server",), "pip install ty (part of Cadenza's install)", None),
+    ("python", "basedpyright-langserver", ("--stdio",), "pip install basedpyright", None),
+    ("python", "pyrefly", ("lsp",), "pip install pyrefly", None),
+    ("python", "jedi-language-server", (), "pip install jedi-language-server", None),
+    ("python", "pylsp", (), "pip install python-lsp-server", None),
+    (
+        "typescript",
+        "typescript-language-server",
+        ("--stdio",),
+        "npm install -g typescript typescript-language-server",
+        _tsserver,
+    ),
+)
+"""Every server Cadenza knows, per language in the order it prefers them (Python's measured)."""
+
+KNOWN_SERVERS = tuple(
+    ServerSpec(
+        name=name,
+        language=language,
+        args=args,
+        suffixes=frozenset(LANGUAGE_IDS[language]),
+        language_ids=LANGUAGE_IDS[language],
+        install=install,
+        init_options=init_options,
+    )
+    for language, name, args, install, init_options in SERVER_TABLE
+)
+PYTHON_SERVERS = tuple(spec for spec in KNOWN_SERVERS if spec.language == "python")
+TYPESCRIPT_SERVER = next(spec for spec in KNOWN_SERVERS if spec.language == "typescript")
 
 
 def find_servers(

@@ -11,6 +11,9 @@ Neovim's other LSP clients). This module turns the port's calls into those reque
   which the tool sends through Cadenza's own edit path; nothing is applied by the editor;
 - every request waits at most ``timeout_s`` (then ``$/cancelRequest`` and an ``IntelError``);
   an error answer or a malformed one is an ``IntelError`` too, so the session goes on;
+- "no language server for this file" (the ``NOT_AVAILABLE`` error, or a diagnostics result's
+  ``unavailable`` URIs) is an ``IntelUnavailable``: the tools then ask the language servers
+  Cadenza starts itself (``tools.intel_chain``);
 - files outside the workspace root are neither read nor reported: a location there is left
   out, a rename that would change one is refused.
 """
@@ -36,6 +39,7 @@ from cadenza.lsp.rpc import cancellable_request
 from cadenza.schema.base import strict_validate
 from cadenza.schema.intel import (
     CAPABILITY,
+    NOT_AVAILABLE,
     CodeIntelligenceCapability,
     DiagnosticsParams,
     DiagnosticsResult,
@@ -51,6 +55,7 @@ from cadenza.tools.intel import (
     IntelFeature,
     IntelLocation,
     IntelRename,
+    IntelUnavailable,
     Severity,
 )
 
@@ -117,15 +122,21 @@ class EditorCodeIntel:
             result = strict_validate(DiagnosticsResult, raw)
         except ValidationError:
             raise _nonsense(DIAGNOSTICS, raw) from None
-        wanted = None if paths is None else set(paths)
+        missing = {p for p in map(self._inside, result.unavailable) if p is not None}
+        wanted = None if paths is None else set(paths) - missing
         found: list[IntelDiagnostic] = []
         for item in result.items:
             path = self._inside(item.uri)
-            if path is None or (wanted is not None and path not in wanted):
+            if path is None or (wanted is not None and path not in wanted) or path in missing:
                 continue
             text = self._file_text(path)
             for entry in item.diagnostics:
                 found.append(_diagnostic(path, text, _structure(entry, types.Diagnostic)))
+        asked_missing = [p for p in paths or () if p in missing]
+        if asked_missing:
+            raise IntelUnavailable(
+                _unavailable(asked_missing[0]), paths=tuple(asked_missing), found=tuple(found)
+            )
         return found
 
     async def references(self, path: Path, line: int, character: int) -> list[IntelLocation]:
@@ -185,6 +196,8 @@ class EditorCodeIntel:
                 f"the editor's language server did not answer within {self.timeout_s:g} s"
             ) from None
         except JsonRpcException as exc:
+            if exc.code == NOT_AVAILABLE:
+                raise IntelUnavailable(_unavailable(None)) from None
             raise IntelError(f"the editor's language server failed: {exc.message}") from None
 
     def _symbol_params(self, path: Path, line: int, character: int) -> SymbolParams:
@@ -249,6 +262,11 @@ class EditorCodeIntel:
                 )
             )
         return found
+
+
+def _unavailable(path: Path | None) -> str:
+    what = "that file" if path is None else path.name
+    return f"the editor has no language server for {what}"
 
 
 def _structure(raw: Any, kind: type[Any], method: str = DIAGNOSTICS) -> Any:

@@ -19,6 +19,12 @@ from cadenza.schema.base import OpenWireModel, SparseWireModel, WireModel
 CAPABILITY = "codeIntelligence"
 """The key under ``experimental.cadenza`` in the client's capabilities."""
 
+NOT_AVAILABLE = -32601
+"""The error code of an answer meaning "the editor has no language server for this file" (the
+server then asks a language server it starts itself): JSON-RPC's MethodNotFound, "the method
+does not exist / is not available". An error code of its own would be clearer, but Neovim
+refuses to send any code LSP does not define; a client without a handler answers it too."""
+
 
 class CodeIntelligenceCapability(OpenWireModel):
     """``experimental.cadenza.codeIntelligence``: which requests the client answers."""
@@ -43,9 +49,14 @@ class FileDiagnostics(OpenWireModel):
 
 
 class DiagnosticsResult(OpenWireModel):
-    """Result of ``cadenza/diagnostics``: ``{items: [{uri, diagnostics}]}``."""
+    """Result of ``cadenza/diagnostics``: ``{items: [{uri, diagnostics}], unavailable?}``.
+
+    ``unavailable``: the requested URIs the editor has no language server for (their items,
+    if any, are ignored); the server asks its own language servers for those.
+    """
 
     items: list[FileDiagnostics]
+    unavailable: list[str] = Field(default_factory=list)
 
 
 class DocumentRef(WireModel):

@@ -17,7 +17,7 @@ from typing_extensions import override
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from cadenza.tools.intel import CodeIntel, IntelDiagnostic
 from cadenza.tools.intel_format import format_diagnostics, format_locations
-from cadenza.tools.intel_source import ask, line_reader, source_for, sources, symbol_at
+from cadenza.tools.intel_source import ask, intel_of, line_reader, source_for, symbol_at
 from cadenza.tools.paths import relative_name, resolve_in_workspace
 from cadenza.tools.symbols import symbol_name
 
@@ -136,14 +136,10 @@ class Diagnostics(Tool[DiagnosticsArgs]):
     @override
     async def invoke(self, args: DiagnosticsArgs, ctx: ToolContext) -> ToolResult:
         if args.path is None:
-            found = []
-            asked = False
-            for source in sources(ctx):
-                if "diagnostics" in source.features(ctx.root):
-                    asked = True
-                    found += await ask(_everything(source), "its diagnostics")
-            if not asked:
+            source = intel_of(ctx)
+            if source is None or "diagnostics" not in source.features(ctx.root):
                 raise ToolError("no language server is available in this workspace")
+            found = await ask(_everything(source), "its diagnostics")
             where = "the workspace"
         else:
             path = resolve_in_workspace(ctx.root, args.path)

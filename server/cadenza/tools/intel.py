@@ -18,10 +18,6 @@ IntelFeature = Literal["diagnostics", "references", "definition", "rename"]
 Severity = Literal["error", "warning", "information", "hint"]
 
 
-class IntelError(Exception):
-    """The language server failed, timed out or answered something unusable (text for the model)."""
-
-
 @dataclass(frozen=True, kw_only=True)
 class IntelLocation:
     """A range in a file: 0-based lines, code-point columns."""
@@ -46,6 +42,35 @@ class IntelDiagnostic:
     code: str | None = None
 
 
+class IntelError(Exception):
+    """The language server failed, timed out or answered something unusable (text for the model)."""
+
+
+class IntelUnavailable(IntelError):
+    """The source has no language server for the file(s) asked: the next source is asked.
+
+    Distinct from a failure: an editor without a language server for a file type (VS Code
+    without a Python extension, a Neovim buffer with no client attached) says so, and the
+    language servers Cadenza starts itself answer instead (``tools.intel_chain``).
+
+    Args:
+        message: What the model reads when no source has one.
+        paths: The files asked that it has none for (empty: every file asked).
+        found: The diagnostics it did find for the other files asked.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        paths: tuple[Path, ...] = (),
+        found: tuple[IntelDiagnostic, ...] = (),
+    ) -> None:
+        super().__init__(message)
+        self.paths = paths
+        self.found = found
+
+
 @dataclass(frozen=True, kw_only=True)
 class IntelRename:
     """A rename as whole new texts: absolute path → the file's text after the rename.
@@ -63,11 +88,18 @@ class CodeIntel(Protocol):
     """Language intelligence for the files of one workspace."""
 
     def features(self, path: Path) -> frozenset[IntelFeature]:
-        """What this source offers for ``path`` (empty: nothing, the tool is not useful there)."""
+        """What this source offers for ``path`` (empty: nothing, the tool is not useful there).
+
+        For the workspace root: what it offers workspace-wide (``diagnostics(None)``).
+        """
         ...
 
     async def diagnostics(self, paths: list[Path] | None) -> list[IntelDiagnostic]:
-        """The current diagnostics of ``paths`` (None: every file the source knows of)."""
+        """The current diagnostics of ``paths`` (None: every file the source knows of).
+
+        Raises ``IntelUnavailable`` naming the files it has no language server for (with the
+        diagnostics of the others); the other methods raise it for the file asked.
+        """
         ...
 
     async def references(self, path: Path, line: int, character: int) -> list[IntelLocation]:

@@ -1,10 +1,10 @@
 """Which language intelligence answers a call, and asking it with a bound.
 
 The editor's own language servers (``ToolHost.code_intel()``) come first: they know the
-person's setup. When the editor offers nothing for the file's language, the language servers
-Cadenza starts itself answer (``ToolContext.intel``). Every request is bounded; a server that
-fails, hangs or answers nonsense becomes a ``ToolError`` the model reads, and the session goes
-on.
+person's setup. For a file the editor has no language server for (it answers "not
+available"), the language servers Cadenza starts itself answer (``ToolContext.intel``), per
+call and per file (``tools.intel_chain``). Every request is bounded; a server that fails, hangs
+or answers nonsense becomes a ``ToolError`` the model reads, and the session goes on.
 """
 
 from __future__ import annotations
@@ -18,7 +18,14 @@ import anyio
 
 from cadenza.tools.base import ToolContext, ToolError
 from cadenza.tools.documents import current_document
-from cadenza.tools.intel import CodeIntel, IntelError, IntelFeature, IntelLocation
+from cadenza.tools.intel import (
+    CodeIntel,
+    IntelError,
+    IntelFeature,
+    IntelLocation,
+    IntelUnavailable,
+)
+from cadenza.tools.intel_chain import chain
 from cadenza.tools.paths import relative_name
 from cadenza.tools.read import SKIP_DIRS
 from cadenza.tools.symbols import SymbolPosition, line_text, locate
@@ -26,25 +33,28 @@ from cadenza.tools.symbols import SymbolPosition, line_text, locate
 INTEL_TIMEOUT_S = 30.0
 """Seconds one code-intelligence request may take (a cold server indexes first)."""
 
+_INSTEAD = "use search and read_file instead"
+"""What a model can do when code intelligence cannot answer."""
+
 T = TypeVar("T")
 
 
-def sources(ctx: ToolContext) -> list[CodeIntel]:
-    """The code intelligence a call may use, the editor's first."""
-    return [s for s in (ctx.host.code_intel(), ctx.intel) if s is not None]
+def intel_of(ctx: ToolContext) -> CodeIntel | None:
+    """The code intelligence a call may use: the editor's, falling back per file to Cadenza's."""
+    return chain(ctx.root, ctx.host.code_intel(), ctx.intel)
 
 
 def source_for(ctx: ToolContext, path: Path, feature: IntelFeature) -> CodeIntel:
-    """The first source offering ``feature`` for ``path``.
+    """The code intelligence to ask for ``feature`` of ``path``.
 
     Raises:
-        ToolError: None does (no language server for the file's language).
+        ToolError: No source offers it (no language server for the file's language).
     """
-    for source in sources(ctx):
-        if feature in source.features(path):
-            return source
+    source = intel_of(ctx)
+    if source is not None and feature in source.features(path):
+        return source
     name = relative_name(ctx.root, path)
-    raise ToolError(f"no language server is available for {name}; use search and read_file instead")
+    raise ToolError(f"no language server is available for {name}; {_INSTEAD}")
 
 
 async def ask(request: Callable[[], Awaitable[T]], what: str) -> T:
@@ -54,9 +64,10 @@ async def ask(request: Callable[[], Awaitable[T]], what: str) -> T:
             return await request()
     except TimeoutError:
         raise ToolError(
-            f"the language server did not answer {what} within {INTEL_TIMEOUT_S:.0f} s; "
-            "use search and read_file instead"
+            f"the language server did not answer {what} within {INTEL_TIMEOUT_S:.0f} s; {_INSTEAD}"
         ) from None
+    except IntelUnavailable as exc:
+        raise ToolError(f"{exc}; {_INSTEAD}") from None
     except IntelError as exc:
         raise ToolError(f"the language server could not answer {what}: {exc}") from None
 

@@ -7,6 +7,11 @@
 -- when needed. Nothing is applied here: a rename's WorkspaceEdit goes back to the server,
 -- which applies it through its own edit path (versions, review, undo).
 --
+-- A file no other client serves (no language server attached to its buffer, or none that
+-- offers the method) is answered "not available": the error M.NOT_AVAILABLE, and for
+-- cadenza/diagnostics the URI in the result's `unavailable`. The server then asks a language
+-- server it starts itself (docs/protocol.md).
+--
 -- Positions: the server speaks the Cadenza client's offset_encoding; every other client
 -- speaks its own. Columns are converted through the line's text (byte index in between).
 -- Each request to another client waits at most `timeout_ms`; handlers run in a coroutine
@@ -24,10 +29,16 @@ M.CAPABILITY = { diagnostics = true, references = true, definition = true, renam
 --- the server hears a clear error rather than a timeout.
 M.timeout_ms = 15000
 
-local SEVERITY = { "error", "warning", "information", "hint" }
+--- The error code of "no language server in Neovim serves this file" (docs/protocol.md):
+--- MethodNotFound, "the method is not available".
+M.NOT_AVAILABLE = vim.lsp.protocol.ErrorCodes.MethodNotFound
 
-local function fail(message)
-  return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.RequestFailed, message)
+--- An error answer: `err` is a message, or { code, message } (the code kept).
+local function fail(err)
+  if type(err) == "table" then
+    return nil, vim.lsp.rpc_response_error(err.code, err.message)
+  end
+  return nil, vim.lsp.rpc_response_error(vim.lsp.protocol.ErrorCodes.RequestFailed, err)
 end
 
 --- Yield until `start(done)` calls done(...) or `ms` pass: done's values, or nil, "timeout".
@@ -163,14 +174,16 @@ local function cadenza_of(ctx)
 end
 
 --- Ask the first other client of the document that answers `method`.
----@return any result, string? error
+--- None does: the error is { code = M.NOT_AVAILABLE, message }.
+---@return any result, (string|table)? error
 local function ask(ctx, method, params, extra)
   local ours = cadenza_of(ctx)
   local uri = params.textDocument.uri
   local bufnr, fresh = buffer_of(uri)
   local clients = others(bufnr, method, fresh)
   if #clients == 0 then
-    return nil, ("no language server in Neovim offers %s for %s"):format(method, uri)
+    local message = ("no language server in Neovim offers %s for %s"):format(method, uri)
+    return nil, { code = M.NOT_AVAILABLE, message = message }
   end
   local read = line_reader()
   local client = clients[1]
@@ -314,8 +327,10 @@ local function published(bufnr)
   end, M.timeout_ms)
 end
 
---- cadenza/diagnostics {uris?} → {items: [{uri, diagnostics}]}. A requested file is loaded when
---- needed; servers that offer pull diagnostics are asked, others get a bounded moment to push.
+--- cadenza/diagnostics {uris?} → {items: [{uri, diagnostics}], unavailable}. A requested file is
+--- loaded when needed; servers that offer pull diagnostics are asked, others get a bounded
+--- moment to push. A file with no other client attached and no diagnostics from any source
+--- (a linter's count too) is `unavailable`.
 function M.diagnostics(_, params, ctx)
   local encoding = cadenza_of(ctx).offset_encoding
   local items = {}
@@ -332,15 +347,21 @@ function M.diagnostics(_, params, ctx)
     end
     return { items = items }
   end
+  local unavailable = {}
   for _, uri in ipairs(uris) do
     local bufnr, fresh = buffer_of(uri)
     local attached = #others(bufnr, nil, fresh) > 0
     if attached and not pull(bufnr, uri) and fresh then
       published(bufnr)
     end
-    items[#items + 1] = { uri = uri, diagnostics = diagnostics_of(bufnr, encoding) }
+    local found = diagnostics_of(bufnr, encoding)
+    if attached or #found > 0 then
+      items[#items + 1] = { uri = uri, diagnostics = found }
+    else
+      unavailable[#unavailable + 1] = uri
+    end
   end
-  return { items = items }
+  return { items = items, unavailable = unavailable }
 end
 
 --- The handlers client.lua registers.
