@@ -3,8 +3,9 @@
 Python's server was chosen by measurement (docs/intel.md: start-up, memory, rename and
 reference correctness, diagnostics) and ships with Cadenza; the others are used when
 installed, in the order of ``SERVER_TABLE`` (one row per server: data, not code). JavaScript
-and TypeScript use ``typescript-language-server`` when it is on PATH. A program is looked for next to the running Python first (the virtual
-environment Cadenza is installed in), then on PATH.
+and TypeScript use ``typescript-language-server`` when it is on PATH. A program is looked
+for next to the running Python first (the virtual environment Cadenza is installed in), then
+on PATH.
 """
 
 from __future__ import annotations
