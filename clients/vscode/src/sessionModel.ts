@@ -97,6 +97,8 @@ export interface SessionView {
   workflow?: string;
   /** The latest turn's changes per file, once the server listed them (`cadenza.listChanges`). */
   review?: FileReview[];
+  /** The mentions of the first message (sent as `cadenza.startSession`'s `context`), shown by the task. */
+  taskChips?: string[];
   /** The mentions of the prompt being sent, shown as chips on its message once the turn starts. */
   nextChips?: string[];
   /** The text of the prompt being sent (the server's `reply` may carry the context after it). */

@@ -9,10 +9,11 @@ import { ExecuteCommandRequest, type LanguageClient } from "vscode-languageclien
 
 import { readSettings, sessionArguments, type SessionArguments } from "./config";
 import { describeContext, relativePath, taskWithContext, type EditorContext } from "./context";
+import type { StartOptions } from "./chat";
 import { errorText } from "./errors";
 import type { ExtensionHost } from "./host";
 import { SessionProgress } from "./progress";
-import { START_SESSION, type StartSessionResult } from "./protocol";
+import { START_SESSION, type PromptContext, type StartSessionResult } from "./protocol";
 
 /** The one message of a server that did not start: what to do, with Open Settings and Show Log. */
 export async function serverFailed(output: vscode.OutputChannel, error: unknown): Promise<void> {
@@ -66,8 +67,8 @@ export class SessionStarter {
     await this.start(taskWithContext(task, context), folder?.uri);
   }
 
-  /** The panel's new session: the task (with the editor's context unless it has mentions). */
-  async startFromPanel(task: string, options: { model?: string; workflow?: string; withEditorContext: boolean }): Promise<string | undefined> {
+  /** The panel's new session: the task (with the editor's place unless it has mentions) and its mentions. */
+  async startFromPanel(task: string, options: StartOptions): Promise<string | undefined> {
     const { context, folder } = this.editorContext();
     return this.start(options.withEditorContext ? taskWithContext(task, context) : task, folder?.uri, options);
   }
@@ -75,7 +76,7 @@ export class SessionStarter {
   async start(
     task: string,
     rootUri: vscode.Uri | undefined,
-    options: { model?: string; workflow?: string } = {},
+    options: { model?: string; workflow?: string; context?: PromptContext } = {},
   ): Promise<string | undefined> {
     if (!rootUri && !vscode.workspace.workspaceFolders?.length) {
       void vscode.window.showErrorMessage("Cadenza works on a folder: open one first (File › Open Folder…).");
@@ -91,8 +92,9 @@ export class SessionStarter {
     void this.host.listModels(client);
     const settings = readSettings(vscode.workspace.getConfiguration("cadenza"));
     const focused = vscode.window.activeTextEditor?.document.uri.toString();
-    const args: SessionArguments & { model?: string } = sessionArguments(settings, task, rootUri?.toString(), focused);
+    const args: SessionArguments & { model?: string; context?: PromptContext } = sessionArguments(settings, task, rootUri?.toString(), focused);
     if (options.model) args.model = options.model;
+    if (options.context) args.context = options.context;
     if (options.workflow) args.workflow = options.workflow;
     // Reveal before starting: the view lives in the side bar, and revealing it later could move
     // focus while a refactor preview (review mode, in the bottom panel) is open.

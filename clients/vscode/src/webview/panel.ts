@@ -238,6 +238,11 @@ function renderSession(session: SessionView): HTMLElement {
   const ended = session.state === "ended" || waiting;
   const state = ended ? STOP[session.stopReason ?? ""] || session.stopReason : session.state;
   header.append(el("span", `badge state ${session.state} ${ended ? session.stopReason || "" : ""}`, state), task);
+  if (session.taskChips?.length) {
+    const chips = el("div", "chips sent");
+    for (const chip of session.taskChips) chips.append(el("span", "chip", chip));
+    header.append(chips);
+  }
   if (!current && session.state === "ended") {
     header.append(button("Continue here", () => vscode.postMessage({ type: "focus", sessionId: session.id }), "Send the next message to this conversation"));
   }
