@@ -6,6 +6,7 @@
 import type { Entry, SessionView } from "../sessions";
 import { Composer, type ChatState } from "./composer";
 import { PromptHistory } from "./history";
+import { turnCommands, unlistedText } from "./unlisted";
 import { markdownElement } from "./markdown";
 
 interface PanelState {
@@ -186,9 +187,14 @@ function renderEntry(entry: Entry): HTMLElement {
 
 function renderReview(session: SessionView): HTMLElement | undefined {
   const files = session.review ?? [];
-  if (files.length === 0) return undefined;
+  const commands = turnCommands(session.entries);
+  if (files.length === 0 && commands === 0) return undefined;
   const pending = files.filter((f) => f.pending > 0);
   const box = el("div", "review");
+  if (files.length === 0) {
+    box.append(el("div", "review-unlisted", unlistedText(commands)));
+    return box;
+  }
   const kept = files.reduce((n, f) => n + f.kept, 0);
   const undone = files.reduce((n, f) => n + f.undone, 0);
   const count = pending.reduce((n, f) => n + f.pending, 0);
@@ -223,8 +229,10 @@ function renderReview(session: SessionView): HTMLElement | undefined {
       box.append(row);
     }
   }
+  if (commands) box.append(el("div", "review-unlisted", unlistedText(commands)));
   return box;
 }
+
 
 function renderSession(session: SessionView): HTMLElement {
   const current = chat?.current === session.id;
