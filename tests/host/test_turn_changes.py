@@ -9,6 +9,7 @@ import pytest
 from cadenza.host.checkpoints import ABSENT, FileState, SessionCheckpoint
 from cadenza.host.turn_changes import (
     ReviewRefused,
+    begin_turn,
     record_review,
     turn_files,
     undo_hunks,
@@ -48,6 +49,22 @@ def test_two_hunks_then_one_undone_and_the_note(tmp_path: Path) -> None:
     reloaded.begin_turn()
     assert turn_files(reloaded, lambda _: state) == []
     assert undone_note(reloaded) is None
+
+
+def test_begin_turn_on_a_live_checkpoint_returns_the_note_once(tmp_path: Path) -> None:
+    """The ACP face keeps its checkpoint: each prompt begins a turn on it (no reload)."""
+    assert begin_turn(None) is None
+    made = checkpoint(tmp_path, text(BEFORE), text(AFTER))
+    [file] = turn_files(made, lambda _: text(AFTER))
+    state = undo_hunks(file, [file.hunks[0].id])
+    record_review(made, {file.hunks[0].id: "undone"}, {"app.py": state})
+    note = begin_turn(made)
+    assert note is not None and "app.py, line 1" in note
+    assert made.turn == 1 and made.review == {}
+    assert turn_files(made, lambda _: state) == []
+    assert begin_turn(made) is None  # told once
+    stored = SessionCheckpoint.load("s1", tmp_path / "cp")
+    assert stored is not None and stored.turn == 2
 
 
 def test_lines_typed_above_move_a_hunk_and_a_changed_hunk_is_refused(tmp_path: Path) -> None:

@@ -125,6 +125,37 @@ async def test_the_context_reaches_the_model_with_the_unsaved_buffer(
     assert "- a.py: error: undefined name" in sent
 
 
+async def test_start_session_takes_the_same_context_as_a_follow_up(
+    connect: Connect, fake: FakeOpenAI, workspace: Path
+) -> None:
+    """A first message's mentions reach the model as context after the task, not in its text."""
+    (workspace / "app.py").write_text("def total(xs):\n    return sum(xs)\n\nprint(total([1]))\n")
+    (workspace / "notes.md").write_text("on disk\n")
+    editor = await connect()
+    uri = editor.open(workspace / "notes.md", "on disk\n")
+    editor.change(workspace / "notes.md", "unsaved notes\n")
+    app = file_uri(workspace / "app.py")
+    where = {"start": {"line": 0, "character": 4}, "end": {"line": 1, "character": 18}}
+    context = {
+        "files": [uri],
+        "symbols": [{"name": "total", "uri": app, "range": where}],
+        "problems": [{"uri": app, "message": "missing type hints", "severity": 2}],
+    }
+    fake.script(text("seen"))
+    session_id = await editor.start("add type hints", context=context)
+    await ends(editor, session_id, 1)
+    sent = user_texts(fake.requests[-1])[-1]
+    assert sent.startswith("add type hints\n\nContext from the editor:"), sent
+    assert "File notes.md (the editor's buffer):\n```\nunsaved notes\n```" in sent
+    assert "def total(xs):\n    return sum(xs)" in sent
+    assert "- app.py: warning: missing type hints" in sent
+    # A bad context is refused like a follow-up's, and starts nothing.
+    with pytest.raises(JsonRpcException) as refused:
+        await editor.start("x", context={"files": "not a list"})
+    assert refused.value.code == INVALID_PARAMS
+    assert len(fake.requests) == 1
+
+
 async def test_configure_switches_the_model_from_the_next_turn(
     connect: Connect, fake: FakeOpenAI
 ) -> None:

@@ -64,11 +64,12 @@ def test_three_turn_chat_with_a_file_mention_and_a_command(
         text("Nice to meet you, Ada."),
         text("It returns 'hi', and you are Ada."),
         text("You are welcome."),
+        text("Checked."),
     )
     passed(run_scenario("chat", workspace=workspace, env=env))
 
-    assert len(fake.requests) == 3
-    first, second, third = fake.requests
+    assert len(fake.requests) == 4
+    first, second, third, fourth = fake.requests
     assert user_texts(first) == ["My name is Ada.\nPlease remember it."]
     # Turn 2 reaches the model with turn 1 before it (the model can answer "my name").
     assert user_texts(second)[0] == "My name is Ada.\nPlease remember it."
@@ -85,6 +86,11 @@ def test_three_turn_chat_with_a_file_mention_and_a_command(
     assert {"Nice to meet you, Ada.", "It returns 'hi', and you are Ada."} <= set(
         assistant_texts(third)
     )
+    # A new conversation's first message: its @mention went as startSession's context.
+    (task,) = user_texts(fourth)
+    assert task.startswith("Check @app.py please\n\nContext from the editor:"), task
+    assert "File app.py" in task
+    assert "return 'hi'" in task
 
 
 def test_model_switch_between_turns(fake: FakeOpenAI, workspace: Path, env: dict[str, str]) -> None:

@@ -174,6 +174,35 @@ describe("a conversation in the Cadenza view (code-server)", { timeout: 600000 }
       await wb.shot("three-turns", "three turns in one session: the follow-ups, the @inventory.py chip, the model switch note, usage per turn");
     }));
 
+  it("a new session's first message sends its @file mention as context, not in the task", async () =>
+    step("first-mention", async () => {
+      await fake.reset();
+      await fake.script({ content: "It sums price times quantity." });
+      await openView();
+      await wb.panel().locator("button#new-session").click();
+      await wb.panel().locator("#target", { hasText: "The next message starts a new session." }).waitFor();
+      const input = wb.panel().locator("textarea#prompt");
+      await input.click();
+      await page.keyboard.type("Explain ");
+      await page.keyboard.type("@inven");
+      await wb.panel().locator(".completion .completion-item", { hasText: "inventory.py" }).first().waitFor({ timeout: 20000 });
+      await page.keyboard.press("Enter");
+      await wb.panel().locator("#chips .chip", { hasText: "@inventory.py" }).waitFor();
+      await page.keyboard.press("Enter");
+      const session = await turnEnded(1);
+      await session.locator(".session-head .chip", { hasText: "@inventory.py" }).waitFor();
+      assert.equal((await session.locator(".session-head .task").innerText()).trim(), "Explain @inventory.py");
+      await wb.shot("first-mention", "a new session whose first message mentions @inventory.py: the task as typed, the mention as a chip");
+
+      const sent = await fake.requests();
+      assert.equal(sent.length, 1, `expected 1 model request, got ${sent.length}`);
+      const task = texts(sent[0], "user").at(-1);
+      // The server read the file (startSession's context): its text follows the task.
+      assert.match(task, /^Explain @inventory\.py\n\nContext from the editor:/);
+      assert.ok(task.includes("def calc_total(items):"), `the mentioned file did not reach the model: ${task}`);
+      assert.ok(!task.includes("Files to look at"), `the mention was pasted into the task: ${task}`);
+    }));
+
   it("reviews a two-hunk edit: Keep one hunk, Undo the other (CodeLens); the next turn is told", async () =>
     step("review", async () => {
       await fake.reset();

@@ -9,7 +9,7 @@
 import * as vscode from "vscode";
 
 import { errorText } from "./errors";
-import { Mentions, contextText, parseMentions, type Suggestion } from "./mentions";
+import { Mentions, parseMentions, type Suggestion } from "./mentions";
 import {
   CONFIGURE_SESSION,
   LIST_COMMANDS,
@@ -32,14 +32,24 @@ export interface ChatHost {
   advertised(): readonly string[] | undefined;
   /** Run a server command (starting the server first); throws the JSON-RPC error. */
   execute(command: string, argument: object, workDoneToken?: string): Promise<unknown>;
-  /** Start a new session; its id, or undefined after a message. */
-  start(task: string, options: { model?: string; workflow?: string; withEditorContext: boolean }): Promise<string | undefined>;
+  /** Start a new session (`context`: its mentions); its id, or undefined after a message. */
+  start(task: string, options: StartOptions): Promise<string | undefined>;
   /** Answer a waiting session. */
   reply(sessionId: string, text: string): Promise<void>;
   /** The `cadenza.model` / `cadenza.workflow` settings. */
   settings(): { model: string; workflow: string };
   /** Run a server command with a progress notification (a fix such as Pull model). */
   runWithProgress(title: string, command: string, argument: object): Promise<unknown>;
+}
+
+/** How the panel starts a session: the pickers' choices, and the first message's mentions. */
+export interface StartOptions {
+  model?: string;
+  workflow?: string;
+  /** Add the active editor's place (file, cursor, selection) to the task: when nothing is mentioned. */
+  withEditorContext: boolean;
+  /** The mentions, as `cadenza.startSession`'s `context` (the server reads the files). */
+  context?: PromptContext;
 }
 
 /** What the panel shows above the input (posted with the sessions). */
@@ -204,16 +214,17 @@ export class Chat {
       await this.followUp(current, message, context, chips);
       return;
     }
-    const extra = context ? contextText(context, current?.root ?? vscode.workspace.workspaceFolders?.[0]?.uri.fsPath) : "";
-    const id = await this.host.start(extra ? `${message}\n\n${extra}` : message, {
+    const id = await this.host.start(message, {
       model: this.model || undefined,
       workflow: this.workflow || undefined,
       withEditorContext: mentions.length === 0,
+      ...(context ? { context } : {}),
     });
     if (id) {
       const session = this.host.store.get(id);
       if (session && this.model) session.model = this.model;
       if (session) session.quiet = true;
+      if (session && chips.length) session.taskChips = chips;
       this.focus(id);
     }
   }

@@ -7,7 +7,6 @@
 
 import * as vscode from "vscode";
 
-import { fenceFor, relativePath } from "./context";
 import type { PromptContext, WireRange } from "./protocol";
 
 export type Mention =
@@ -63,26 +62,6 @@ export function rankPaths(paths: string[], query: string, limit = 20): string[] 
   }
   scored.sort((a, b) => a.score - b.score || a.path.length - b.path.length || a.path.localeCompare(b.path));
   return scored.slice(0, limit).map((s) => s.path);
-}
-
-/** The context as text, for a new session (`cadenza.startSession` takes only the task). */
-export function contextText(context: PromptContext, root: string | undefined): string {
-  const parts: string[] = [];
-  const rel = (uri: string) => relativePath(root, vscode.Uri.parse(uri).fsPath);
-  if (context.selection) {
-    const body = context.selection.text.replace(/\n$/, "");
-    const fence = fenceFor(body);
-    const start = context.selection.range ? context.selection.range.start.line + 1 : undefined;
-    parts.push(`The selection in ${rel(context.selection.uri)}${start ? ` (from line ${start})` : ""}:\n${fence}\n${body}\n${fence}`);
-  }
-  if (context.files?.length) parts.push(`Files to look at: ${context.files.map(rel).join(", ")}`);
-  if (context.symbols?.length) {
-    parts.push(`Symbols: ${context.symbols.map((s) => `${s.name} (${rel(s.uri)}, line ${s.range.start.line + 1})`).join(", ")}`);
-  }
-  if (context.problems?.length) {
-    parts.push(["Problems the editor reports:", ...context.problems.map((p) => `- ${rel(p.uri)}: ${p.message}`)].join("\n"));
-  }
-  return parts.join("\n\n");
 }
 
 function wireRange(range: vscode.Range): WireRange {

@@ -31,6 +31,7 @@ from cadenza.host.mcp import attach_mcp, merge_servers
 from cadenza.host.providers import ProviderPool
 from cadenza.host.restore import RestoredState
 from cadenza.host.transcripts import GuardedRecorder
+from cadenza.host.turn_changes import begin_turn
 from cadenza.providers.registry import resolve_model_name
 from cadenza.tools.registry import default_tools
 
@@ -159,6 +160,10 @@ class AcpSession:
         editor = self.editor
         editor.step_text = ""
         editor.open_calls.clear()
+        # Each prompt is a new turn: the per-hunk review lists its changes only (as
+        # cadenza.promptSession's on the LSP face), and the model hears what was undone.
+        if note := begin_turn(editor.checkpoint):
+            text = f"{note}\n\n{text}"
         if self.engine is None:
             engine = await self.make_engine(text, providers, workflow=workflow)
             outcome = await engine.run()

@@ -280,12 +280,25 @@ def next_turn(session_id: str, base: Path | None = None) -> str | None:
     """
     try:
         checkpoint = SessionCheckpoint.load(session_id, base)
-        if checkpoint is None:
-            return None
+    except CheckpointError as exc:
+        log.warning("session %s: its checkpoint is unreadable: %s", session_id, exc)
+        return None
+    return begin_turn(checkpoint)
+
+
+def begin_turn(checkpoint: SessionCheckpoint | None) -> str | None:
+    """Start the next turn of a session whose checkpoint is at hand (a face that keeps it live).
+
+    The review then lists only the changes made from here on. Returns ``undone_note`` of the
+    turn that ends here (None: nothing undone, no checkpoint, or it cannot be written).
+    """
+    if checkpoint is None:
+        return None
+    try:
         note = undone_note(checkpoint)
         checkpoint.begin_turn()
     except CheckpointError as exc:
-        log.warning("session %s: its checkpoint is unreadable: %s", session_id, exc)
+        log.warning("session %s: its checkpoint is unwritable: %s", checkpoint.session_id, exc)
         return None
     return note
 

@@ -1,7 +1,8 @@
-"""The text a ``cadenza.promptSession`` prompt reaches the model as: its text and its context.
+"""The text a prompt reaches the model as: its text and its context.
 
-The editor may add context to a follow-up prompt (``schema.commands.PromptContext``): the
-selection, files and problems. Each becomes a text block after the prompt's text. Files are
+The editor may add context to a task (``cadenza.startSession``) or a follow-up prompt
+(``cadenza.promptSession``), ``schema.commands.PromptContext``: the selection, files, symbols
+and problems. Each becomes a text block after the prompt's text. Files are
 read from the client's open buffers when open (unsaved changes count), else from disk; only
 files inside the session's workspace are read, each bounded in size, and the whole context
 is bounded too (a cut is said in the text, so the model knows to read the rest itself).
@@ -9,16 +10,17 @@ is bounded too (a cut is said in the text, so the model knows to read the rest i
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from pygls.workspace import Workspace
 
-from cadenza.host.commands import Expanded
+from cadenza.host.commands import Expanded, expand
 from cadenza.lsp.documents import OpenDocuments, buffer_path
 from cadenza.schema.commands import (
+    PromptContext,
     PromptProblem,
     PromptSelection,
-    PromptSessionArgs,
     PromptSymbol,
 )
 from cadenza.textio import decode_bytes
@@ -31,14 +33,16 @@ MAX_CONTEXT_CHARS = 60_000
 SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 
 
-def prompt_text(
-    workspace: Workspace, root: Path, args: PromptSessionArgs, expanded: Expanded | None = None
-) -> str:
-    """The prompt's text, then its context's blocks (selection, files, problems), bounded.
+def expanded_prompt(
+    workspace: Workspace, root: Path, text: str, context: PromptContext | None
+) -> Expanded:
+    """``text`` with a leading ``/command`` expanded (``host.commands``), then its context."""
+    expanded = expand(text, root)
+    return dataclasses.replace(expanded, text=prompt_text(workspace, root, expanded.text, context))
 
-    ``expanded``: the text after a leading ``/command`` was expanded (``host.commands``).
-    """
-    text, context = expanded.text if expanded else args.text, args.context
+
+def prompt_text(workspace: Workspace, root: Path, text: str, context: PromptContext | None) -> str:
+    """The prompt's text, then its context's blocks (selection, files, problems), bounded."""
     if context is None:
         return text
     documents = OpenDocuments(workspace, root.resolve())

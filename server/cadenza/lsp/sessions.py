@@ -33,7 +33,6 @@ from cadenza.host.build import (
     workflow_catalog,
 )
 from cadenza.host.choices import SessionChoices
-from cadenza.host.commands import expand
 from cadenza.host.driver import RESOURCE_CLOSE_S, drive
 from cadenza.host.errors import SetupError, Unavailable
 from cadenza.host.live import LiveSessions
@@ -43,7 +42,7 @@ from cadenza.host.providers import ProviderPool
 from cadenza.host.restore import RestoredState
 from cadenza.host.turn_changes import next_turn
 from cadenza.lsp.editor import LspEditor
-from cadenza.lsp.followups import prompt_text
+from cadenza.lsp.followups import expanded_prompt
 from cadenza.lsp.live import LspLive, LspPerson
 from cadenza.lsp.params import InvalidArguments, document_path, workspace_root
 from cadenza.lsp.publisher import SessionPublisher
@@ -111,7 +110,7 @@ class SessionManager:
                 unknown provider.
         """
         root = workspace_root(self._server.workspace, args.root_uri)
-        expanded = expand(args.task, root)  # a leading /command
+        expanded = expanded_prompt(self._server.workspace, root, args.task, args.context)
         try:
             workflow = find_workflow(workflow_catalog(root), expanded.workflow or args.workflow)
             model = resolve_model_name(args.model, self.config)
@@ -225,13 +224,14 @@ class SessionManager:
                 raise SessionRequestFailed(
                     f"session {session_id} is running: wait for its turn to end, or cancel it"
                 )
-            expanded = expand(args.text, live.root)
-            self.reply(session_id, prompt_text(self._server.workspace, live.root, args, expanded))
+            expanded = expanded_prompt(self._server.workspace, live.root, args.text, args.context)
+            self.reply(session_id, expanded.text)
             return
         with _failed():
             restored, summary, workflow = stored.stored_session(session_id)
-            expanded = expand(args.text, Path(summary.root))
-            text = prompt_text(self._server.workspace, Path(summary.root), args, expanded)
+            root = Path(summary.root)
+            expanded = expanded_prompt(self._server.workspace, root, args.text, args.context)
+            text = expanded.text
             if summary.state in WAITING:
                 self.reply(session_id, text)
                 return

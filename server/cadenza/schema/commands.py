@@ -45,6 +45,8 @@ class StartSessionArgs(SparseWireModel):
             ``TextDocumentIdentifier``): primed into the first message under the loop
             variants that prime (the ``local`` provider's default); ignored when it is not a
             ``file:`` URI inside the workspace.
+        context: What the editor adds to the task (``PromptContext``: selection, files,
+            symbols, problems), as ``cadenza.promptSession``'s: blocks after the task's text.
     """
 
     task: str = Field(min_length=1)
@@ -53,6 +55,7 @@ class StartSessionArgs(SparseWireModel):
     workflow: str = Field(default=DEFAULT_WORKFLOW, min_length=1)
     review: Literal["auto", "confirm"] | None = None
     text_document: DocumentIdentifier | None = None
+    context: PromptContext | None = None
 
     @field_validator("task")
     @classmethod

@@ -103,4 +103,14 @@ T.run(function()
   T.eq(app ~= input, true, "the chat did not replace the file's buffer")
   -- 10 prompt and 5 completion tokens at 1,000 and 2,000 per million: $0.02 for the turn.
   T.contains(require("cadenza").statusline(), "$0.0200", "the turn's cost in the statusline")
+
+  -- A new conversation whose first message mentions a file: the file goes as startSession's
+  -- context (the server reads it), and the message is shown as typed.
+  chat.open({ new = true })
+  send(chat.input_buf(), { "Check @app.py please" })
+  wait_turn(4)
+  T.truthy(require("cadenza.session").latest().id ~= session.id, "the first message started a new session")
+  text = table.concat(panel.lines(), "\n")
+  T.contains(text, "> Check @app.py please", "the first message as typed")
+  T.truthy(not text:find("Files I mention", 1, true), "the mention is not pasted into the task")
 end)

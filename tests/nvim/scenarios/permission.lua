@@ -29,4 +29,10 @@ T.run(function()
   }, "the permission prompt")
   T.truthy(vim.uv.fs_stat(T.workspace .. "/marker.txt"), "marker.txt exists")
   T.contains(require("cadenza.panel").lines(), "  ✓ running `touch marker.txt`", "the tool call in the Cadenza buffer")
+  -- The command's change (marker.txt) is not in the review: the buffer says so.
+  T.contains(
+    require("cadenza.panel").lines(),
+    "  not listed for review: changes made by the command it ran (:!git diff shows them)",
+    "the review's note on command changes"
+  )
 end)

@@ -160,11 +160,9 @@ function M.close()
   end
 end
 
-local function first_turn(text, files)
-  if #files > 0 then
-    -- startSession takes no context: name the files so the agent reads them.
-    text = ("%s\n\nFiles I mention: %s"):format(text, table.concat(files, ", "))
-  end
+local function first_turn(text, uris)
+  -- The mentioned files go as context (the server reads them), as in a follow-up.
+  local context = #uris > 0 and { files = uris } or nil
   local origin = state.origin and api.nvim_buf_is_valid(state.origin) and state.origin or api.nvim_get_current_buf()
   state.starting = true
   require("cadenza.commands").start(text, origin, nil, function(session)
@@ -174,7 +172,7 @@ local function first_turn(text, files)
       -- The whole message, as a replay shows it (the header has its first line only).
       require("cadenza.panel").user_text(session, text)
     end
-  end)
+  end, context)
   -- A failed start leaves no session: after a bounded wait the next message may start one.
   vim.defer_fn(function()
     state.starting = nil
@@ -231,7 +229,7 @@ function M.send(text)
   if session then
     follow_up(session, text, uris, names)
   else
-    first_turn(text, names)
+    first_turn(text, uris)
   end
   table.insert(state.history, text)
   state.history_pos = nil

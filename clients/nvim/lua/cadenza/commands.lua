@@ -60,7 +60,8 @@ end
 ---@param bufnr integer
 ---@param range? integer[] {line1, line2}: the selected lines go into the task
 ---@param on_started? fun(session: cadenza.Session?, client: table)
-function M.start(task, bufnr, range, on_started)
+---@param context? table cadenza.startSession's `context` ({files = {uri...}}: the chat's @mentions)
+function M.start(task, bufnr, range, on_started, context)
   local client_mod = require("cadenza.client")
   local config = require("cadenza.config")
   client_mod.with_client(bufnr, function(client, root)
@@ -74,6 +75,7 @@ function M.start(task, bufnr, range, on_started)
     end
     argument.model = config.options.model
     argument.workflow = config.options.workflow
+    argument.context = context
     client_mod.execute(client, "cadenza.startSession", argument, function(err, result)
       if err or type(result) ~= "table" or not result.sessionId then
         notify("could not start the session: " .. (err and error_text(err) or "the server gave no session"), vim.log.levels.ERROR)

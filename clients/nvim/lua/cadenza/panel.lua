@@ -1,12 +1,9 @@
--- The "Cadenza" scratch buffer: the agent's text, tool calls with their status, session ends.
+-- The "Cadenza" buffer's content: session headers, the agent's text, tool calls with their
+-- status, movements, plans and session ends (cadenza.panel_buffer does the writing).
 local compat = require("cadenza.compat")
-local config = require("cadenza.config")
+local pb = require("cadenza.panel_buffer")
 
 local M = {}
-
-local api = vim.api
-local ns = api.nvim_create_namespace("cadenza.panel")
-local hl_ns = api.nvim_create_namespace("cadenza.panel.hl")
 
 local ICONS = {
   pending = "○",
@@ -21,145 +18,13 @@ local HL = {
   failed = "CadenzaToolFailed",
 }
 
-local state = {
-  buf = nil, ---@type integer?
-  writer = nil, ---@type string? the session whose lines were written last
-  text_open = false, -- the last line is agent text that the next chunk continues
-  streamed = "", -- the agent text written since the last other line (the final answer, often)
-  tools = {}, ---@type table<string, {mark: integer, title: string, status: string, note: string?}>
-}
+local state = pb.state
+local append = pb.append
+local is_empty = pb.is_empty
 
-local function define_highlights()
-  local links = {
-    CadenzaHeader = "Title",
-    CadenzaToolPending = "Comment",
-    CadenzaToolRunning = "DiagnosticInfo",
-    CadenzaToolDone = "DiagnosticOk",
-    CadenzaToolFailed = "DiagnosticError",
-    CadenzaEnd = "Special",
-    CadenzaWaiting = "WarningMsg",
-    CadenzaUser = "String",
-    CadenzaMovement = "Identifier",
-  }
-  for group, target in pairs(links) do
-    api.nvim_set_hl(0, group, { link = target, default = true })
-  end
-end
-
---- The panel buffer, created on first use.
----@return integer
-function M.buf()
-  if state.buf and api.nvim_buf_is_valid(state.buf) then
-    return state.buf
-  end
-  define_highlights()
-  local buf = api.nvim_create_buf(false, true)
-  pcall(api.nvim_buf_set_name, buf, "Cadenza")
-  vim.bo[buf].buftype = "nofile"
-  vim.bo[buf].bufhidden = "hide"
-  vim.bo[buf].swapfile = false
-  -- Markdown: the agent writes Markdown, and render plugins (render-markdown.nvim,
-  -- markview.nvim) and treesitter highlighting apply to the buffer.
-  vim.bo[buf].filetype = "markdown"
-  vim.b[buf].cadenza = true
-  vim.bo[buf].modifiable = false
-  state.buf = buf
-  state.writer = nil
-  state.text_open = false
-  state.streamed = ""
-  state.tools = {}
-  return buf
-end
-
---- All lines of the panel (for tests and statuslines).
----@return string[]
-function M.lines()
-  return api.nvim_buf_get_lines(M.buf(), 0, -1, false)
-end
-
---- Open the panel in a split without moving the cursor (unless `focus`).
----@param focus? boolean
----@return integer win
-function M.open(focus)
-  local buf = M.buf()
-  local win = vim.fn.bufwinid(buf)
-  if win == -1 then
-    local panel = config.options.panel
-    local right = panel.position == "right"
-    win = api.nvim_open_win(buf, false, {
-      split = right and "right" or "below",
-      win = -1,
-      width = right and panel.size or nil,
-      height = (not right) and panel.size or nil,
-    })
-    vim.wo[win].wrap = true
-    vim.wo[win].linebreak = true
-    vim.wo[win].number = false
-    vim.wo[win].relativenumber = false
-    vim.wo[win].signcolumn = "no"
-    vim.wo[win].winfixheight = not right
-    vim.wo[win].winfixwidth = right
-    api.nvim_win_set_cursor(win, { api.nvim_buf_line_count(buf), 0 })
-  end
-  if focus then
-    api.nvim_set_current_win(win)
-  end
-  return win
-end
-
-local function modify(buf, fn)
-  vim.bo[buf].modifiable = true
-  local ok, err = pcall(fn)
-  vim.bo[buf].modifiable = false
-  if not ok then
-    error(err, 0)
-  end
-end
-
-local function follow(buf, old_last)
-  local current = api.nvim_get_current_win()
-  local last = api.nvim_buf_line_count(buf)
-  for _, win in ipairs(api.nvim_list_wins()) do
-    if api.nvim_win_get_buf(win) == buf then
-      local row = api.nvim_win_get_cursor(win)[1]
-      if win ~= current or row >= old_last then
-        api.nvim_win_set_cursor(win, { last, 0 })
-      end
-    end
-  end
-end
-
-local function is_empty(buf)
-  return api.nvim_buf_line_count(buf) == 1 and api.nvim_buf_get_lines(buf, 0, 1, false)[1] == ""
-end
-
---- Append lines at the end; returns the 0-based row of the first one.
----@param lines string[]
----@param hl? string highlight group for these lines
----@return integer
-local function append(lines, hl)
-  local buf = M.buf()
-  local old_last = api.nvim_buf_line_count(buf)
-  local first
-  modify(buf, function()
-    if is_empty(buf) then
-      first = 0
-      api.nvim_buf_set_lines(buf, 0, 1, false, lines)
-    else
-      first = old_last
-      api.nvim_buf_set_lines(buf, old_last, old_last, false, lines)
-    end
-  end)
-  if hl then
-    for i, line in ipairs(lines) do
-      api.nvim_buf_set_extmark(buf, hl_ns, first + i - 1, 0, { end_col = #line, hl_group = hl })
-    end
-  end
-  state.text_open = false
-  state.streamed = ""
-  follow(buf, old_last)
-  return first
-end
+M.buf = pb.buf
+M.lines = pb.lines
+M.open = pb.open
 
 local function short(id)
   return tostring(id):sub(1, 8)
@@ -201,21 +66,7 @@ function M.text(session, text)
   if text == "" then
     return
   end
-  local buf = M.buf()
-  local pieces = vim.split(text, "\n", { plain = true })
-  if state.text_open then
-    local old_last = api.nvim_buf_line_count(buf)
-    modify(buf, function()
-      local last = api.nvim_buf_get_lines(buf, old_last - 1, old_last, false)[1] or ""
-      pieces[1] = last .. pieces[1]
-      api.nvim_buf_set_lines(buf, old_last - 1, old_last, false, pieces)
-    end)
-    follow(buf, old_last)
-  else
-    append(pieces)
-  end
-  state.text_open = true
-  state.streamed = state.streamed .. text
+  pb.stream(text)
 end
 
 --- The person's text (the task, an answer) as `cadenza.loadSession` replays it: "> " lines.
@@ -267,18 +118,8 @@ local function tool_line(info)
   return line
 end
 
-local function set_tool_line(buf, info)
-  local pos = api.nvim_buf_get_extmark_by_id(buf, ns, info.mark, {})
-  local row = pos[1]
-  if not row then
-    return
-  end
-  local line = tool_line(info)
-  modify(buf, function()
-    api.nvim_buf_set_lines(buf, row, row + 1, false, { line })
-  end)
-  api.nvim_buf_clear_namespace(buf, hl_ns, row, row + 1)
-  api.nvim_buf_set_extmark(buf, hl_ns, row, 0, { end_col = #line, hl_group = HL[info.status] })
+local function set_tool_line(info)
+  pb.rewrite(info.mark, tool_line(info), HL[info.status])
 end
 
 --- A new tool call: one line whose status icon changes with its updates.
@@ -291,7 +132,7 @@ function M.tool_call(session, update)
     status = update.status or "pending",
   }
   local row = append({ tool_line(info) }, HL[info.status])
-  info.mark = api.nvim_buf_set_extmark(M.buf(), ns, row, 0, {})
+  info.mark = pb.mark(row)
   state.tools[session.id .. ":" .. tostring(update.toolCallId)] = info
 end
 
@@ -319,7 +160,7 @@ function M.tool_update(session, update)
     if update.status == "failed" then
       info.note = first_text(update.content)
     end
-    set_tool_line(M.buf(), info)
+    set_tool_line(info)
   end
   for _, item in ipairs(update.content or {}) do
     if item.type == "diff" then

@@ -172,6 +172,13 @@ local function run_ended(session, update)
     if next(session.edited) and require("cadenza.config").options.review.auto then
       require("cadenza.review").turn_ended(session)
     end
+    -- The review lists the agent's own edits; what its commands changed on disk is not in it.
+    local commands = session.turn_commands or 0
+    if commands > 0 and not session.replaying then
+      panel.note(session, ("not listed for review: changes made by %s it ran (:!git diff shows them)"):format(
+        commands == 1 and "the command" or (commands .. " commands")
+      ))
+    end
     event("CadenzaSessionEnd", data)
   end
 end
@@ -180,6 +187,10 @@ end
 local function resumed(session, update)
   session.state = "running"
   session.usage = nil -- a new turn
+  local answered = update.after == "needs_user_input" or update.after == "waiting_human"
+  if (update.kind or (answered and "answer" or "prompt")) == "prompt" then
+    session.turn_commands = nil -- a follow-up starts a new turn (an answer goes on in it)
+  end
   session.stop_reason, session.message = nil, nil
   session.question, session.why_no_default, session.url = nil, nil, nil
   local typed = package.loaded["cadenza.chat"] and require("cadenza.chat").take_typed(session.id)
@@ -229,7 +240,12 @@ local RENDER = {
       panel.user_text(session, text)
     end
   end,
-  tool_call = panel.tool_call,
+  tool_call = function(session, update)
+    if update.kind == "execute" then -- run_command
+      session.turn_commands = (session.turn_commands or 0) + 1
+    end
+    panel.tool_call(session, update)
+  end,
   tool_call_update = function(session, update)
     remember_diffs(session, update)
     panel.tool_update(session, update)

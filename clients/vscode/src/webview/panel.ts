@@ -6,6 +6,7 @@
 import type { Entry, SessionView } from "../sessions";
 import { Composer, type ChatState } from "./composer";
 import { PromptHistory } from "./history";
+import { turnCommands, unlistedText } from "./unlisted";
 import { markdownElement } from "./markdown";
 
 interface PanelState {
@@ -186,9 +187,14 @@ function renderEntry(entry: Entry): HTMLElement {
 
 function renderReview(session: SessionView): HTMLElement | undefined {
   const files = session.review ?? [];
-  if (files.length === 0) return undefined;
+  const commands = turnCommands(session.entries);
+  if (files.length === 0 && commands === 0) return undefined;
   const pending = files.filter((f) => f.pending > 0);
   const box = el("div", "review");
+  if (files.length === 0) {
+    box.append(el("div", "review-unlisted", unlistedText(commands)));
+    return box;
+  }
   const kept = files.reduce((n, f) => n + f.kept, 0);
   const undone = files.reduce((n, f) => n + f.undone, 0);
   const count = pending.reduce((n, f) => n + f.pending, 0);
@@ -223,8 +229,10 @@ function renderReview(session: SessionView): HTMLElement | undefined {
       box.append(row);
     }
   }
+  if (commands) box.append(el("div", "review-unlisted", unlistedText(commands)));
   return box;
 }
+
 
 function renderSession(session: SessionView): HTMLElement {
   const current = chat?.current === session.id;
@@ -238,6 +246,11 @@ function renderSession(session: SessionView): HTMLElement {
   const ended = session.state === "ended" || waiting;
   const state = ended ? STOP[session.stopReason ?? ""] || session.stopReason : session.state;
   header.append(el("span", `badge state ${session.state} ${ended ? session.stopReason || "" : ""}`, state), task);
+  if (session.taskChips?.length) {
+    const chips = el("div", "chips sent");
+    for (const chip of session.taskChips) chips.append(el("span", "chip", chip));
+    header.append(chips);
+  }
   if (!current && session.state === "ended") {
     header.append(button("Continue here", () => vscode.postMessage({ type: "focus", sessionId: session.id }), "Send the next message to this conversation"));
   }
