@@ -9,6 +9,7 @@ model (``bench-file:``), which alternates ``read_file`` and ``edit_file`` on it.
 from __future__ import annotations
 
 import asyncio
+import statistics
 import sys
 import tempfile
 import time
@@ -35,6 +36,12 @@ def big_text(size: int) -> str:
     return line * half + "value = alpha\n" + line * half
 
 
+def task_text(i: int, script: str, think_ms: int) -> str:
+    """Session ``i``'s task: its file and script, and the model's delay if any."""
+    think = f" bench-think-ms: {think_ms}" if think_ms else ""
+    return f"bench-file: f{i}.txt bench-script: {script}{think}"
+
+
 @dataclass
 class RunResult:
     """What one server run measured."""
@@ -51,6 +58,7 @@ class RunResult:
     requests: int = 0
     connections: int = 0
     files_ok: int = 0
+    arrivals: dict[str, list[int]] = field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -66,7 +74,39 @@ class RunResult:
             "model_connections": self.connections,
             "files_edited_as_scripted": f"{self.files_ok}/{self.sessions}",
             "stop_reasons": self.stop_reasons,
+            **fairness(self.arrivals, self.per_session),
         }
+
+
+def fairness(arrivals: dict[str, list[int]], gaps: dict[str, list[int]]) -> dict[str, Any]:
+    """How many sessions really ran at once, and whether one starved while others ran.
+
+    ``in_flight_max``: the most sessions between their first and last model request at the
+    same moment. In the window where every session was running (from the last first request
+    to the first last request), the model requests of each session: the fewest, the median and
+    the most (``min_share`` = fewest / median; 1.0 is perfectly even, 0 is a starved session).
+    ``worst_wait_ms``: the longest single step of any session.
+    """
+    spans = [(v[0], v[-1]) for v in arrivals.values() if v]
+    if not spans:
+        return {}
+    events = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
+    running = most = 0
+    for _, change in events:
+        running += change
+        most = max(most, running)
+    start, end = max(a for a, _ in spans), min(b for _, b in spans)
+    out: dict[str, Any] = {"in_flight_max": most}
+    if end > start:
+        counts = sorted(sum(start <= t <= end for t in v) for v in arrivals.values())
+        median = statistics.median(counts)
+        out["all_running_window_s"] = round((end - start) / 1e9, 2)
+        out["steps_in_window"] = {"min": counts[0], "median": median, "max": counts[-1]}
+        out["min_share"] = round(counts[0] / median, 2) if median else 0.0
+    waits = [max(v) for v in gaps.values() if v]
+    if waits:
+        out["worst_wait_ms"] = round(max(waits) / 1e6, 1)
+    return out
 
 
 async def run_sessions(
@@ -78,6 +118,7 @@ async def run_sessions(
     file_text: str = SMALL_FILE,
     server_command: tuple[str, ...] | None = None,
     timeout_s: float = 1800,
+    think_ms: int = 0,
 ) -> RunResult:
     """Start one server, run ``sessions`` sessions of ``steps`` steps at once, collect gaps."""
     model.reset()
@@ -115,14 +156,17 @@ async def run_sessions(
             pid = lsp.process.pid
             cpu_before = cpu_seconds(pid)
             started = time.monotonic()
-            for i in range(sessions):
-                task = f"bench-file: f{i}.txt bench-script: {script}"
-                if i == 0:
-                    await client.start_session(task)
-                    continue
+            # All sessions are asked for at once, so they run together (one after the other,
+            # the first ones would be done before the last ones start).
+            await client.start_session(task_text(0, script, think_ms))
+
+            async def start(i: int) -> None:
+                task = task_text(i, script, think_ms)
                 args = StartSessionArgs(task=task, root_uri=client.root_uri, model="openai/bench")
                 params = types.ExecuteCommandParams(command=START_SESSION, arguments=[args.wire()])
                 await lsp.workspace_execute_command_async(params)
+
+            await asyncio.gather(*(start(i) for i in range(1, sessions)))
             await asyncio.wait_for(done.wait(), timeout_s)
             wall = time.monotonic() - started
             rss = rss_mb(pid)
@@ -155,4 +199,5 @@ async def run_sessions(
         requests=stats["requests"],
         connections=stats["connections"],
         files_ok=files_ok,
+        arrivals=stats["arrivals_ns"],
     )

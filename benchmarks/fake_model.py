@@ -8,6 +8,8 @@ It speaks three wire formats, each replaying a script of tool calls without any 
   alternates ``read_file`` / ``edit_file`` on it, toggling ``alpha`` and ``beta``; ``read``
   only reads, with a different ``limit`` each step so no call repeats). The step is the
   number of assistant messages in the request, so the script goes on forever.
+  ``bench-think-ms: N`` makes each reply wait N ms before it is sent, as a hosted model's
+  latency would (outside the measured gap, which starts when the reply is sent).
 - Anthropic Messages, streamed (``POST /v1/messages``), for ``claude-agent-acp``: ``Read``
   of ``bench-file`` for ``bench-steps`` steps, then a final answer.
 - OpenAI Responses, streamed (``POST /v1/responses``), for ``codex-acp``: ``exec_command
@@ -34,6 +36,7 @@ from typing import Any
 FILE = re.compile(r"bench-file: (\S+)")
 SCRIPT = re.compile(r"bench-script: (\w+)")
 STEPS = re.compile(r"bench-steps: (\d+)")
+THINK = re.compile(r"bench-think-ms: (\d+)")
 USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 
 
@@ -46,9 +49,11 @@ class Stats:
         self.requests = 0
         self.connections = 0
         self.request_bytes: dict[str, list[int]] = {}
+        self.arrivals: dict[str, list[int]] = {}
 
     def arrived(self, key: str, now: int, size: int) -> None:
         self.requests += 1
+        self.arrivals.setdefault(key, []).append(now)
         last = self.sent.pop(key, None)
         if last is not None:
             self.gaps.setdefault(key, []).append(now - last)
@@ -95,6 +100,13 @@ def chat_call(body: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     old, new = ("alpha", "beta") if (step // 2) % 2 == 0 else ("beta", "alpha")
     args = {"path": name, "old_string": f"value = {old}", "new_string": f"value = {new}"}
     return name, {"name": "edit_file", "arguments": json.dumps(args)}
+
+
+def think_seconds(body: dict[str, Any]) -> float:
+    """The reply's delay asked for by the task (``bench-think-ms``), in seconds."""
+    messages = body.get("messages", [])
+    users = [_text_of(m.get("content")) for m in messages if m.get("role") == "user"]
+    return int(_find(THINK, users, "0")) / 1000
 
 
 def chat_reply(body: dict[str, Any]) -> tuple[str, str, bytes]:
@@ -252,8 +264,8 @@ def responses_reply(body: dict[str, Any]) -> tuple[str | None, str, bytes]:
 # --- HTTP ------------------------------------------------------------------------------------
 
 
-def route(method: str, path: str, raw: bytes) -> tuple[str | None, int, str, bytes]:
-    """(session key or None, status, content type, body)."""
+def route(method: str, path: str, raw: bytes) -> tuple[str | None, int, str, bytes, float]:
+    """(session key or None, status, content type, body, seconds to wait before sending)."""
     path = path.split("?", 1)[0].rstrip("/")
     if method == "GET" and path == "/stats":
         data = {
@@ -261,26 +273,27 @@ def route(method: str, path: str, raw: bytes) -> tuple[str | None, int, str, byt
             "requests": STATS.requests,
             "connections": STATS.connections,
             "request_bytes": STATS.request_bytes,
+            "arrivals_ns": STATS.arrivals,
         }
-        return None, 200, "application/json", json.dumps(data).encode()
+        return None, 200, "application/json", json.dumps(data).encode(), 0.0
     if method == "POST" and path == "/reset":
         STATS.reset()
-        return None, 200, "application/json", b"{}"
+        return None, 200, "application/json", b"{}", 0.0
     if method == "GET" and path.endswith("/models"):
-        return None, 200, "application/json", b'{"object": "list", "data": [], "models": []}'
+        return None, 200, "application/json", b'{"object": "list", "data": [], "models": []}', 0.0
     body = json.loads(raw or b"{}")
     if path.endswith("/chat/completions"):
         key, ctype, out = chat_reply(body)
-        return key, 200, ctype, out
+        return key, 200, ctype, out, think_seconds(body)
     if path.endswith("/messages"):
         key2, ctype, out = anthropic_reply(body)
-        return key2, 200, ctype, out
+        return key2, 200, ctype, out, 0.0
     if path.endswith("/responses"):
         key2, ctype, out = responses_reply(body)
-        return key2, 200, ctype, out
+        return key2, 200, ctype, out, 0.0
     if path.endswith("/count_tokens"):
-        return None, 200, "application/json", b'{"input_tokens": 10}'
-    return None, 404, "application/json", b'{"error": {"message": "no route"}}'
+        return None, 200, "application/json", b'{"input_tokens": 10}', 0.0
+    return None, 404, "application/json", b'{"error": {"message": "no route"}}', 0.0
 
 
 async def _read_request(reader: asyncio.StreamReader) -> tuple[str, str, bytes, bool] | None:
@@ -320,9 +333,11 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
                 return
             now = time.perf_counter_ns()
             method, path, raw, close = request
-            key, status, ctype, out = route(method, path, raw)
+            key, status, ctype, out, delay = route(method, path, raw)
             if key is not None:
                 STATS.arrived(key, now, len(raw))
+            if delay:
+                await asyncio.sleep(delay)
             head = (
                 f"HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\n"
                 f"Content-Length: {len(out)}\r\nCache-Control: no-cache\r\n\r\n"

@@ -40,6 +40,7 @@ from benchmarks.common import (
     save,
     table,
 )
+from benchmarks.concurrency import bench_concurrency, compare_concurrency
 from benchmarks.driver import big_text, run_sessions
 from benchmarks.memory import bench_memory
 
@@ -89,21 +90,6 @@ async def bench_step(model: FakeModel, steps: int) -> dict[str, Any]:
 
 CONCURRENCY = ((1, 300), (10, 100), (50, 40), (200, 20))
 SMOKE_CONCURRENCY = ((1, 40), (10, 10))
-
-
-async def bench_concurrency(
-    model: FakeModel, levels: tuple[tuple[int, int], ...]
-) -> dict[str, Any]:
-    rows, out = [], []
-    for sessions, steps in levels:
-        run = await run_sessions(model, sessions=sessions, steps=steps)
-        summary = run.summary()
-        out.append(summary)
-        rows.append(_step_row(summary))
-        print(table(STEP_ROW, [rows[-1]]), flush=True)
-    print()
-    print(table(STEP_ROW, rows))
-    return {"levels": out, "target_p99_ms_at_200": 10.0}
 
 
 # --- growth ----------------------------------------------------------------------------------
@@ -591,7 +577,7 @@ async def run_one(name: str, model: FakeModel, args: argparse.Namespace) -> dict
     if name == "smoke":
         return {
             "step": await bench_step(model, 200),
-            "concurrency": await bench_concurrency(model, SMOKE_CONCURRENCY),
+            "concurrency": await bench_concurrency(model, SMOKE_CONCURRENCY, ("lsp",)),
             "startup": bench_startup(3),
             "edits_micro": bench_edits_micro((1_000_000,)),
             "edits": await bench_edits(model, (1_000_000,), 6, micro=False),
@@ -601,7 +587,21 @@ async def run_one(name: str, model: FakeModel, args: argparse.Namespace) -> dict
         return bench_startup(10, ("cadenza.lsp.server", "cadenza.lsp.main", "cadenza.cli"))
     benchmarks = {
         "step": lambda: bench_step(model, args.steps),
-        "concurrency": lambda: bench_concurrency(model, CONCURRENCY),
+        "concurrency": lambda: bench_concurrency(
+            model, CONCURRENCY, tuple(args.faces), args.think_ms
+        ),
+        "compare-concurrency": lambda: compare_concurrency(
+            model,
+            {
+                "baseline": (args.baseline.resolve(), server_from),
+                "current": (REPO_SERVER, server_from),
+            },
+            sessions=args.sessions,
+            steps=args.concurrency_steps,
+            think_ms=args.think_ms,
+            rounds=2,
+            faces=tuple(args.faces),
+        ),
         "growth": lambda: bench_growth(model, (10, 100, 1000)),
         "edits": lambda: bench_edits(model, (1_000_000, 10_000_000), 20),
         "peer": lambda: bench_peer(model, args.peer_steps, args.peers),
@@ -655,6 +655,18 @@ def main() -> None:
         help="compare: a source tree of an older cadenza (git archive OLD server | tar -x)",
     )
     parser.add_argument("--peer-steps", type=int, default=50, help="tool steps per peer run")
+    parser.add_argument(
+        "--faces", nargs="*", default=["lsp", "acp"], help="concurrency: lsp, acp or both"
+    )
+    parser.add_argument(
+        "--think-ms", type=int, default=0, help="concurrency: the model's delay per reply"
+    )
+    parser.add_argument(
+        "--sessions", type=int, default=200, help="compare-concurrency: sessions at once"
+    )
+    parser.add_argument(
+        "--concurrency-steps", type=int, default=10, help="compare-concurrency: steps each"
+    )
     parser.add_argument(
         "--peers",
         nargs="*",
