@@ -36,6 +36,12 @@ DRAIN_TIMEOUT_S = 1.0
 """How long a finished stream may take to end before its connection is dropped (seconds)."""
 ERROR_BODY_CHARS = 500
 """How much of an error body goes into the error message (characters)."""
+POOL_LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+"""No cap on connections: a provider is shared by every session of a server, and each session
+has one request in flight, so the sessions bound it. httpx's default (100 connections, 20 kept
+alive) made the 101st concurrent session wait for a free connection inside its step, and opened
+a new connection (a TLS handshake on a hosted API) for most requests once more than 20 sessions
+ran; idle connections still close after httpx's keep-alive expiry (5 s)."""
 
 EventConsumer = Callable[[AsyncIterator[ServerSentEvent]], Awaitable[T]]
 """Reads one reply's events and returns the reply; raises ``StreamEnded`` when they stop short."""
@@ -177,6 +183,7 @@ class HttpTransport:
             base_url=url,
             headers=dict(headers),
             timeout=httpx.Timeout(timeout_s, connect=CONNECT_TIMEOUT_S),
+            limits=POOL_LIMITS,
             # A proxy from the environment must not capture a model server on loopback.
             trust_env=url.host not in LOOPBACK_HOSTS,
         )
