@@ -6,6 +6,7 @@ model can read (as pydantic-ai's ``ModelRetry`` and openai-agents' tool error fu
 
 from __future__ import annotations
 
+import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,6 +120,24 @@ def strip_titles(schema: Any) -> Any:
     return schema
 
 
+_SCHEMAS: weakref.WeakKeyDictionary[type[ToolArgs], dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def _parameters(args_model: type[ToolArgs]) -> dict[str, Any]:
+    """The JSON Schema of an argument model, made once per model class (shared: read only).
+
+    Every session has its own tool objects; generating the schemas again for each (~12 tools)
+    held the event loop for tens of ms per new session, delaying every running session's step.
+    Weak keys: a model class made at run time (none today) is not kept alive by the cache.
+    """
+    schema = _SCHEMAS.get(args_model)
+    if schema is None:
+        schema = strip_titles(args_model.model_json_schema())
+        schema.pop("description", None)  # the tool's own description says it
+        _SCHEMAS[args_model] = schema
+    return schema
+
+
 class Tool(ABC, Generic[A]):
     """A tool the model can call."""
 
@@ -141,8 +160,7 @@ class Tool(ABC, Generic[A]):
         return cached
 
     def _build_spec(self) -> ToolSpec:
-        schema = strip_titles(self.args_model.model_json_schema())
-        schema.pop("description", None)  # the tool's own description says it
+        schema = _parameters(self.args_model)
         return ToolSpec(name=self.name, description=self.description, parameters=schema)
 
     def title(self, args: A) -> str:
