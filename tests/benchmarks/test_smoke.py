@@ -1,8 +1,8 @@
-"""The benchmarks' smoke mode runs end to end and its numbers are sane (not tight timings).
+"""The benchmarks' smoke mode runs end to end and records what it should (never timings).
 
 ``python benchmarks/run.py --smoke`` drives the real server through the headless client
-against the instant fake model. Bounds here are generous on purpose: they catch a broken
-harness or an order-of-magnitude regression, never a noisy machine (docs/performance.md).
+against the instant fake model. Only structure and counts are checked: times depend on the
+machine's load, and speed is judged by same-run ratios in the benchmarks (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -33,25 +33,21 @@ def test_smoke_mode_runs_and_is_sane(tmp_path: Path) -> None:
     step = results["step"]["step"]
     assert step["stop_reasons"] == {"max_steps": 1}
     assert step["step_overhead_ms"]["n"] >= 150
-    assert step["step_overhead_ms"]["median"] < 50
     # Streamed replies are read to the end: the connection is reused, not one per request.
     assert step["model_connections"] <= 5
     assert step["files_edited_as_scripted"] == "1/1"  # every edit_file went through the client
 
     for level in results["concurrency"]["levels"]:
         assert level["stop_reasons"] == {"max_steps": level["sessions"]}
-        assert level["step_overhead_ms"]["median"] < 200
         assert level["files_edited_as_scripted"] == f"{level['sessions']}/{level['sessions']}"
 
-    assert results["startup"]["spawn_to_initialize_ms"]["median"] < 5000
+    assert results["startup"]["spawn_to_initialize_ms"]["n"] >= 1
     edits = results["edits"]["end_to_end"][0]
     assert edits["stop_reasons"] == {"max_steps": 1}
-    assert edits["edit_step_ms"]["median"] < 5000
-    for case in results["edits_micro"]["text_edits"]:
-        assert case["best_of_3_ms"] < 2000
+    assert edits["edit_step_ms"]["n"] >= 1
+    assert all(case["best_of_3_ms"] > 0 for case in results["edits_micro"]["text_edits"])
 
     memory = results["memory"]
-    # Every session made its turn (1 warm-up + 20, 2 requests each); RSS is noisy at this
-    # count, so only an order of magnitude (the target is 200 KB a session).
+    # Every session made its turn (1 warm-up + 20, 2 requests each).
     assert memory["model_requests"] == 2 * 21
-    assert memory["idle_session_kb"] < 5000
+    assert isinstance(memory["idle_session_kb"], (int, float))
