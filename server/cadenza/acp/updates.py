@@ -181,11 +181,8 @@ class UpdateMapper:
                 content.append(tool_content(text_block(event.content)))
                 return update_tool_call(event.tool_call_id, status=event.status, content=content)
             case FileEdited():
-                diff = tool_diff_content(
-                    str(self.root / event.path), new_text=event.new_text, old_text=event.old_text
-                )
                 diffs = self._diffs.setdefault(event.tool_call_id, [])
-                diffs.append(diff)
+                diffs += acp_diffs(event, self.root)
                 return update_tool_call(event.tool_call_id, content=list(diffs))
             case _:
                 assert_never(event)
@@ -232,6 +229,28 @@ class UpdateMapper:
             text = f"{movement.name}: {summary}" if summary else movement.name
             entries.append(plan_entry(text, status=status))
         return update_plan(entries)
+
+
+def acp_diffs(event: FileEdited, root: Path) -> list[FileEditToolCallContent]:
+    """ACP ``diff`` contents of one edit: the whole texts, or one per hunk (a large file).
+
+    A hunk's ``oldText``/``newText`` are the changed lines with up to 3 lines around them (as
+    other agents send an edit's old and new strings); ``_meta.cadenza`` says where they start
+    (``oldLine``, ``newLine``: 0-based lines of the file before and after).
+    """
+    path = str(root / event.path)
+    if event.hunks is None:
+        return [tool_diff_content(path, new_text=event.new_text, old_text=event.old_text)]
+    return [
+        FileEditToolCallContent(
+            type="diff",
+            path=path,
+            old_text=h.old_text,
+            new_text=h.new_text,
+            field_meta={"cadenza": {"oldLine": h.old_line, "newLine": h.new_line}},
+        )
+        for h in event.hunks
+    ]
 
 
 def first_sentence(text: str, limit: int = 160) -> str:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, TypeAdapter
 
 from cadenza.messages import FinishReason
 from cadenza.tools.base import ToolKind
+from cadenza.tools.hunks import text_hunks
 from cadenza.types import StopReason, ToolStatus
 
 Observation = Literal["repeat", "cut", "invalid", "not_allowed"]
@@ -151,14 +152,62 @@ class RulesLoaded(BaseModel):
     truncated: list[str] = Field(default_factory=list)
 
 
+WHOLE_TEXT_CHARS = 65_536
+"""Up to this many characters (before and after together) an edit carries both whole texts;
+a change of a larger file carries its hunks instead (``file_edited``)."""
+
+
+class EditHunk(BaseModel):
+    """Lines ``old_text`` from line ``old_line`` became ``new_text`` at line ``new_line``.
+
+    Lines are 0-based and LSP's; each hunk holds up to 3 unchanged lines around the change.
+    """
+
+    old_line: int
+    new_line: int
+    old_text: str
+    new_text: str
+
+
 class FileEdited(BaseModel):
-    """The editor applied a change (``path`` relative to the workspace root)."""
+    """The editor applied a change (``path`` relative to the workspace root).
+
+    ``hunks`` None: ``old_text`` and ``new_text`` are the whole texts (``old_text`` None for a
+    created file). A list: the change of a file larger than ``WHOLE_TEXT_CHARS`` as its hunks
+    (``old_text`` and ``new_text`` are then empty), so a one-line change of a 10 MB file is
+    published and recorded in a few hundred bytes, not 20 MB (issue 21).
+    """
 
     kind: Literal["edit"] = "edit"
     tool_call_id: str
     path: str
     old_text: str | None
     new_text: str
+    hunks: list[EditHunk] | None = None
+
+
+def file_edited(tool_call_id: str, path: str, old_text: str | None, new_text: str) -> FileEdited:
+    """The event of one applied change: whole texts for a small file, else the hunks.
+
+    A created or deleted file, and a rename (equal texts), keep their whole texts: that text is
+    the change.
+    """
+    whole = (
+        old_text is None
+        or not new_text
+        or old_text == new_text
+        or len(old_text) + len(new_text) <= WHOLE_TEXT_CHARS
+    )
+    if whole:
+        return FileEdited(
+            tool_call_id=tool_call_id, path=path, old_text=old_text, new_text=new_text
+        )
+    assert old_text is not None  # for the type checker: `whole` covers None
+    hunks = [
+        EditHunk(old_line=h.old_line, new_line=h.new_line, old_text=h.old_text, new_text=h.new_text)
+        for h in text_hunks(old_text, new_text)
+    ]
+    return FileEdited(tool_call_id=tool_call_id, path=path, old_text="", new_text="", hunks=hunks)
 
 
 class PermissionDecided(BaseModel):

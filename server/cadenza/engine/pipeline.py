@@ -31,12 +31,12 @@ from cadenza.engine.after_edit import edit_notes, record_edit
 from cadenza.engine.control import CONTROL_TOOLS
 from cadenza.engine.edit_checks import EditDiagnostics
 from cadenza.engine.events import (
-    FileEdited,
     Observation,
     PermissionDecided,
     ToolCacheLookup,
     ToolCallFinished,
     ToolCallStarted,
+    file_edited,
 )
 from cadenza.engine.permissions import PermissionRequest, refusal
 from cadenza.engine.results import Completed, MovementResult
@@ -259,14 +259,7 @@ class CallPipeline:
                 )
             ):
                 echoes.append(f"\n{rules}")
-            self.rt.publish(
-                FileEdited(
-                    tool_call_id=call.id,
-                    path=name,
-                    old_text=edit.old_text,
-                    new_text=edit.new_text,
-                )
-            )
+            self.rt.publish(file_edited(call.id, name, edit.old_text, edit.new_text))
         if echoes:
             return dataclasses.replace(result, content=result.content + "".join(echoes))
         return result

@@ -95,12 +95,26 @@ def _call_update(
                 observation=event.observation,
             )
         case FileEdited():
-            diff = wire.ToolDiff(
-                path=str(root / event.path), old_text=event.old_text, new_text=event.new_text
-            )
-            return wire.ToolCallUpdate(tool_call_id=event.tool_call_id, content=[diff])
+            return wire.ToolCallUpdate(tool_call_id=event.tool_call_id, content=_diffs(event, root))
         case _:
             assert_never(event)
+
+
+def _diffs(event: FileEdited, root: Path) -> list[wire.ToolCallContent]:
+    """The diffs of one edit: the whole texts, or one per hunk with its lines (a large file)."""
+    path = str(root / event.path)
+    if event.hunks is None:
+        return [wire.ToolDiff(path=path, old_text=event.old_text, new_text=event.new_text)]
+    return [
+        wire.ToolDiff(
+            path=path,
+            old_text=h.old_text,
+            new_text=h.new_text,
+            old_line=h.old_line,
+            new_line=h.new_line,
+        )
+        for h in event.hunks
+    ]
 
 
 def _reply_update(event: ModelReplied | ContractRepaired) -> wire.SessionUpdate:

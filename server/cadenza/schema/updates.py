@@ -15,7 +15,13 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import (
+    Discriminator,
+    Field,
+    SerializerFunctionWrapHandler,
+    Tag,
+    model_serializer,
+)
 
 from cadenza.schema.base import OPEN, SparseWireModel, UnknownKind, WireModel
 from cadenza.schema.pickers import SessionFix
@@ -45,12 +51,29 @@ class ToolOutput(WireModel):
 
 
 class ToolDiff(WireModel):
-    """ACP ``ToolCallContent`` of type ``diff``; ``old_text`` is null for a new file."""
+    """ACP ``ToolCallContent`` of type ``diff``; ``old_text`` is null for a new file.
+
+    Without ``old_line``/``new_line`` the texts are the whole file before and after. With them
+    (a change of a large file), one hunk: ``old_text`` is the file's lines from line
+    ``old_line`` (0-based) before the change, ``new_text`` its lines from ``new_line`` after,
+    with up to 3 unchanged lines around the change; the call has one diff per hunk. Absent, not
+    null, when unset (``old_text`` stays null for a new file).
+    """
 
     type: Literal["diff"] = "diff"
     path: str = Field(description="Absolute file path.")
     old_text: str | None = None
     new_text: str = ""
+    old_line: int | None = None
+    new_line: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _omit_lines(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in ("oldLine", "newLine", "old_line", "new_line"):
+            if key in data and data[key] is None:
+                del data[key]
+        return data
 
 
 class OtherContent(UnknownKind):
