@@ -7,6 +7,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from cadenza.config import CadenzaConfig
@@ -120,3 +121,60 @@ async def test_real_server_returns_a_well_formed_envelope(smollm2: Path) -> None
         await provider.aclose()
     assert provider.server is None
     assert gone(pid)
+
+
+LONG_SYSTEM = (
+    "You are a coding agent working in a repository. Read before you edit, keep changes small, "
+    "run the tests after each change, and explain what you did in one short paragraph. " * 6
+)
+
+
+def long_request(task: str) -> ModelRequest:
+    return request(
+        max_tokens=8, messages=[SystemMessage(content=LONG_SYSTEM), UserMessage(content=task)]
+    )
+
+
+async def first_request_tokens(provider: LocalProvider, task: str) -> tuple[int, int]:
+    """The server's first request as ``complete`` sends it, but whole, for llama-server's
+    ``timings``: (prompt tokens, prompt tokens evaluated)."""
+    delegate = await provider._ensure_started()
+    body = delegate.build_body(provider._with_defaults(long_request(task)))
+    for key in ("stream", "stream_options"):
+        body.pop(key, None)
+    slots, server = provider.slot_cache, provider.server
+    assert slots is not None and server is not None
+    await slots.before_first(body)
+    async with httpx.AsyncClient(base_url=server.base_url, trust_env=False) as client:
+        answer = await client.post("/v1/chat/completions", json=body, timeout=300)
+    assert answer.status_code == 200, answer.text
+    data = answer.json()
+    return data["usage"]["prompt_tokens"], data["timings"]["prompt_n"]
+
+
+async def test_a_second_server_restores_the_saved_prompt_prefix(
+    smollm2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CADENZA_PROMPT_CACHE", str(tmp_path / "cache"))
+    config = CadenzaConfig(contextSize=2048)
+    name = f"local/{TEST_MODEL}"
+    first = LocalProvider(name=name, model=TEST_MODEL, config=config)
+    try:
+        await first.complete(long_request("Show me what is in app.py."))
+        assert first.slot_cache is not None and first.slot_cache.saved_key is not None
+    finally:
+        await first.aclose()
+    assert len(list((tmp_path / "cache" / TEST_MODEL).glob("*.slot"))) == 1
+
+    # A new llama-server process: its slot is empty until the restore.
+    second = LocalProvider(name=name, model=TEST_MODEL, config=config)
+    try:
+        total, evaluated = await first_request_tokens(second, "List the files in src.")
+        slots = second.slot_cache
+        assert slots is not None and slots.restored_tokens is not None
+        assert not slots.save_pending  # already on disk: not saved again
+    finally:
+        await second.aclose()
+    print(f"second process, first request: {evaluated} of {total} prompt tokens evaluated")
+    # The system prompt and tool list came from the file; only the new task was evaluated.
+    assert evaluated < total // 3

@@ -122,6 +122,8 @@ class LlamaServer:
         model_path: The GGUF file served.
         log_path: The file receiving the server's stdout and stderr.
         n_ctx: The context size the server reports (tokens), or None if it did not say.
+        build: The server's ``build_info`` (e.g. ``b6123-abc1234``), or None if it did not say.
+        binary: The executable run.
         startup_s: Seconds from spawn to the first 200 from ``/health``.
     """
 
@@ -142,6 +144,8 @@ class LlamaServer:
         self.log_path = log_path
         self.startup_s = startup_s
         self.n_ctx = n_ctx
+        self.build: str | None = None
+        self.binary = Path(proc.args[0]) if isinstance(proc.args, list) else None
 
     @property
     def pid(self) -> int:
@@ -240,7 +244,7 @@ class LlamaServer:
         try:
             await server._wait_healthy(timeout_s, offset)
             server.startup_s = time.monotonic() - started
-            server.n_ctx = await server._read_n_ctx()
+            await server._read_props()
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await server.stop()
@@ -281,16 +285,20 @@ class LlamaServer:
                     )
                 await anyio.sleep(POLL_INTERVAL_S)
 
-    async def _read_n_ctx(self) -> int | None:
-        """``default_generation_settings.n_ctx`` from ``GET /props`` (tokens), if present."""
+    async def _read_props(self) -> None:
+        """``n_ctx`` (``default_generation_settings.n_ctx``) and ``build_info`` from ``/props``."""
         try:
             async with httpx.AsyncClient(base_url=self.base_url, trust_env=False) as client:
                 data = (await client.get("/props", timeout=5.0)).json()
         except (httpx.HTTPError, ValueError):
-            return None
-        settings = data.get("default_generation_settings") if isinstance(data, dict) else None
+            return
+        if not isinstance(data, dict):
+            return
+        settings = data.get("default_generation_settings")
         n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
-        return n_ctx if isinstance(n_ctx, int) else None
+        self.n_ctx = n_ctx if isinstance(n_ctx, int) else None
+        build = data.get("build_info")
+        self.build = build if isinstance(build, str) and build else None
 
     async def stop(self, grace_s: float = STOP_GRACE_S) -> None:
         """Stop the server: SIGTERM to its process group, SIGKILL after ``grace_s`` seconds.

@@ -3,7 +3,8 @@
 On the first call it checks the model is pulled, starts ``llama-server`` on a free loopback port
 and delegates to ``OpenAIProvider`` in JSON-envelope mode: llama.cpp turns the envelope's JSON
 schema into a grammar, so every reply is a well-formed envelope, while small models never return
-native ``tool_calls`` through llama.cpp (measured here; issue 2).
+native ``tool_calls`` through llama.cpp (measured here; issue 2). A private server restores the
+saved KV of the system prompt and tool list before its first request (``prompt_cache``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from cadenza.providers.llama_server import LlamaServer
 from cadenza.providers.model_catalog import MODELS
 from cadenza.providers.models import model_path
 from cadenza.providers.openai import OpenAIProvider
+from cadenza.providers.prompt_cache import SlotCache, cache_folder, file_identity
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,7 @@ class LocalProvider:
         self._lock = anyio.Lock()
         self._server: LlamaServer | None = None
         self._delegate: OpenAIProvider | None = None
+        self._slots: SlotCache | None = None
 
     @property
     def name(self) -> str:
@@ -61,6 +64,11 @@ class LocalProvider:
     def server(self) -> LlamaServer | None:
         """The running llama-server, once the first call started it."""
         return self._server
+
+    @property
+    def slot_cache(self) -> SlotCache | None:
+        """The prompt cache kept across processes (None: shared server, or turned off)."""
+        return self._slots
 
     def _resolve_model(self) -> Path:
         """The GGUF file to serve.
@@ -96,11 +104,28 @@ class LocalProvider:
                 log.warning("llama-server (pid %d) exited; starting it again", self._server.pid)
                 await self._shutdown()
             path = self._resolve_model()
+            folder = _usable_folder(cache_folder(path))
+            extra = ("--slot-save-path", str(folder)) if folder else ()
             try:
-                self._server = await LlamaServer.start(path, ctx_size=self._config.context_size)
+                server = await LlamaServer.start(
+                    path, ctx_size=self._config.context_size, extra_args=extra
+                )
             except LlamaServerError as exc:
                 raise ProviderError(f"{self._name}: {exc}") from None
-            self._delegate = self._client(self._server.base_url)
+            self._server = server
+            self._slots = None
+            if folder is not None:
+                # Builds from source may all say "b0-unknown": the binary file tells them apart.
+                binary = file_identity(server.binary) if server.binary else "?"
+                built = f"{server.build}|{binary}"
+                self._slots = SlotCache(
+                    folder,
+                    base_url=server.base_url,
+                    model=file_identity(path),
+                    server=built,
+                    n_ctx=server.n_ctx,
+                )
+            self._delegate = self._client(server.base_url)
             return self._delegate
 
     def _client(self, base_url: str) -> OpenAIProvider:
@@ -138,11 +163,18 @@ class LocalProvider:
             ProviderError: The model is not pulled, the server cannot start, or the call failed.
         """
         delegate = await self._ensure_started()
-        return await delegate.complete(self._with_defaults(request), on_text)
+        request = self._with_defaults(request)
+        slots = self._slots
+        if slots is not None and not slots.started:
+            await slots.before_first(delegate.build_body(request))
+        reply = await delegate.complete(request, on_text)
+        if slots is not None and slots.save_pending:
+            await slots.after_first()
+        return reply
 
     async def _shutdown(self) -> None:
         delegate, server = self._delegate, self._server
-        self._delegate = self._server = None
+        self._delegate = self._server = self._slots = None
         try:
             if delegate is not None:
                 await delegate.aclose()
@@ -155,3 +187,15 @@ class LocalProvider:
         with anyio.CancelScope(shield=True):
             async with self._lock:
                 await self._shutdown()
+
+
+def _usable_folder(folder: Path | None) -> Path | None:
+    """``folder``, created; None (no prompt cache) when turned off or it cannot be made."""
+    if folder is None:
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        log.warning("no prompt cache across processes: cannot create %s: %s", folder, exc)
+        return None
+    return folder
