@@ -49,7 +49,13 @@ def test_an_unprompted_session_survives_a_restart(tmp_path: Path) -> None:
         assert "belongs to the workspace" in wrong["error"]["message"], wrong
         loaded = _ask(second, 2, "session/load", {**load, "cwd": str(workspace)})
         assert loaded["result"]["modes"]["currentModeId"] == "plan-implement-review", loaded
-        assert not [n for n in second.notifications if n.get("method") == "session/update"]
+        # Nothing to replay; only the slash-command list, sent once the session is answered.
+        updates = [
+            n["params"]["update"]["sessionUpdate"]
+            for n in second.notifications
+            if n.get("method") == "session/update"
+        ]
+        assert set(updates) <= {"available_commands_update"}, updates
         prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}
         done = _ask(second, 3, "session/prompt", prompt)
         assert done["result"]["stopReason"] == "end_turn", done
