@@ -142,8 +142,17 @@ async def test_start_session_takes_the_same_context_as_a_follow_up(
         "problems": [{"uri": app, "message": "missing type hints", "severity": 2}],
     }
     fake.script(text("seen"))
-    session_id = await editor.start("add type hints", context=context)
+    editor.client.progress_reports["first"] = []
+    started = await editor.execute(
+        "cadenza.startSession",
+        {"task": "add type hints", "model": "openai/test", "context": context},
+        token="first",
+    )
+    session_id = started["sessionId"]
     await ends(editor, session_id, 1)
+    # The progress shows what the person wrote, not the context blocks after it.
+    begin = editor.client.progress_reports["first"][0]
+    assert isinstance(begin, types.WorkDoneProgressBegin) and begin.message == "add type hints"
     sent = user_texts(fake.requests[-1])[-1]
     assert sent.startswith("add type hints\n\nContext from the editor:"), sent
     assert "File notes.md (the editor's buffer):\n```\nunsaved notes\n```" in sent

@@ -132,7 +132,7 @@ class SessionManager:
             log.warning("session %s: its lock is held elsewhere", plan.session_id)
         if request_id is not None:
             self._by_request[request_id] = plan.session_id
-        self._launch(live, drive(live, LspPerson(self._server, work_done_token)))
+        self._launch(live, drive(live, LspPerson(self._server, work_done_token, message=args.task)))
         log.info("session %s started with %s, workflow %s", plan.session_id, model, workflow.name)
         return plan.session_id
 
