@@ -34,7 +34,7 @@ from pygls.workspace.position_codec import PositionCodec
 
 from cadenza.textio import changed_span
 from cadenza.tools.linediff import changed_line_spans
-from cadenza.tools.textfile import LINE_BREAK, lines_with_ends
+from cadenza.tools.textfile import line_end, line_start, lines_with_ends
 
 ANNOTATION_ID = "cadenza"
 """The one ``ChangeAnnotationIdentifier`` of an edit that needs confirmation."""
@@ -97,7 +97,7 @@ class LineIndex:
         if _splits_crlf(self.text, offset):
             raise ValueError(f"offset {offset} splits the CRLF ending line {number}")
         self._mark = (offset, number)
-        start = _line_start(self.text, offset)
+        start = line_start(self.text, offset)
         return types.Position(line=number, character=client_units(self.text[start:offset], codec))
 
 
@@ -165,24 +165,6 @@ def minimal_replacement(old: str, new: str) -> Replacement:
     return _trimmed(old, new, 0, old, new)
 
 
-def _line_start(text: str, offset: int) -> int:
-    """The offset where the line holding ``offset`` starts.
-
-    The CR is looked for after the last LF only: in a file without CRs, ``rfind`` of one from
-    ``offset`` scanned back to the start of the text, for every edit (issue 21).
-    """
-    lf = text.rfind("\n", 0, offset)
-    return max(lf, text.rfind("\r", lf + 1, offset)) + 1
-
-
-def _line_end(text: str, offset: int) -> int:
-    """The smallest line boundary (after a terminator, or the end) at or after ``offset``."""
-    if offset == 0 or offset == len(text) or text[offset - 1] in "\r\n":
-        return offset
-    match = LINE_BREAK.search(text, offset)
-    return match.end() if match else len(text)
-
-
 def minimal_replacements(old: str, new: str) -> list[Replacement]:
     """Non-overlapping replacements on ``old``, in order, that together give ``new``.
 
@@ -195,8 +177,8 @@ def minimal_replacements(old: str, new: str) -> list[Replacement]:
     if old == new:
         return []
     whole = minimal_replacement(old, new)
-    start = _line_start(old, whole.start)
-    end = _line_end(old, whole.end)
+    start = line_start(old, whole.start)
+    end = line_end(old, whole.end)
     # The widening only takes in common text: the same on both sides.
     new_start, new_end = start, whole.start + len(whole.text) + (end - whole.end)
     old_mid, new_mid = old[start:end], new[new_start:new_end]

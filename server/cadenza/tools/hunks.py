@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from cadenza.textio import changed_span
 from cadenza.tools.linediff import changed_line_spans
-from cadenza.tools.textfile import LINE_BREAK
+from cadenza.tools.textfile import LINE_BREAK, line_end, line_start
 
 CONTEXT_LINES = 3
 """Unchanged lines kept before and after each change (as ``diff -U3``)."""
@@ -79,10 +79,10 @@ def _changed_lines(old: str, new: str) -> tuple[int, int, int]:
     boundary in both texts (never between the ``\r`` and ``\n`` of a CRLF).
     """
     prefix, old_end, new_end = changed_span(old, new)
-    start = _line_start(old, prefix)
+    start = line_start(old, prefix)
     if _splits_crlf(old, start) or _splits_crlf(new, start):
-        start = _line_start(old, start - 1)  # the CR ends the common prefix: its line too
-    end = _line_end(old, old_end)
+        start = line_start(old, start - 1)  # the CR ends the common prefix: its line too
+    end = line_end(old, old_end)
     new_end += end - old_end
     if _splits_crlf(old, end) or _splits_crlf(new, new_end):
         end, new_end = end + 1, new_end + 1  # the LF is common: take it in
@@ -116,26 +116,12 @@ def _splits_crlf(text: str, offset: int) -> bool:
     return 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n"
 
 
-def _line_start(text: str, offset: int) -> int:
-    """Where the line holding ``offset`` starts (a CR looked for after the last LF only)."""
-    lf = text.rfind("\n", 0, offset)
-    return max(lf, text.rfind("\r", lf + 1, offset)) + 1
-
-
-def _line_end(text: str, offset: int) -> int:
-    """The first line boundary at or after ``offset``."""
-    if offset == 0 or offset == len(text) or text[offset - 1] in "\r\n":
-        return offset
-    match = LINE_BREAK.search(text, offset)
-    return match.end() if match else len(text)
-
-
 def _back(text: str, pos: int, lines: int, floor: int) -> int:
     """The start of the line ``lines`` lines before the line starting at ``pos``, >= ``floor``."""
     for _ in range(lines):
         if pos <= floor:
             return floor
-        pos = _line_start(text, pos - (2 if text[pos - 2 : pos] == "\r\n" else 1))
+        pos = line_start(text, pos - (2 if text[pos - 2 : pos] == "\r\n" else 1))
     return max(pos, floor)
 
 

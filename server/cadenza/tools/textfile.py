@@ -18,6 +18,24 @@ LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
+def line_start(text: str, offset: int) -> int:
+    """The offset where the line holding ``offset`` starts.
+
+    The CR is looked for after the last LF only: in a file without CRs, ``rfind`` of one from
+    ``offset`` would scan back to the start of the text, for every edit.
+    """
+    lf = text.rfind("\n", 0, offset)
+    return max(lf, text.rfind("\r", lf + 1, offset)) + 1
+
+
+def line_end(text: str, offset: int) -> int:
+    """The smallest line boundary (after a terminator, or the end) at or after ``offset``."""
+    if offset == 0 or offset == len(text) or text[offset - 1] in "\r\n":
+        return offset
+    match = LINE_BREAK.search(text, offset)
+    return match.end() if match else len(text)
+
+
 def lines_with_ends(text: str) -> list[str]:
     r"""``text`` split after each ``\r\n``, ``\r`` or ``\n`` only, breaks kept.
 
