@@ -51,22 +51,14 @@ async def run_acp_sessions(
         for i in range(sessions):
             (ws / f"f{i}.txt").write_text(SMALL_FILE, encoding="utf-8")
         command = server_command or (sys.executable, "-m", "cadenza", "acp")
-        process = await asyncio.create_subprocess_exec(
-            *command,
-            cwd=ws,
-            env=server_env(f"{model.base}/v1", Path(tmp) / "home"),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            limit=64 * 1024 * 1024,
-            start_new_session=True,
+        client = await AcpClient.spawn(
+            command, ws, server_env(f"{model.base}/v1", Path(tmp) / "home")
         )
-        client = AcpClient(process)
         try:
             capabilities = {"terminal": False}
             params = {"protocolVersion": 1, "clientCapabilities": capabilities}
             await client.request("initialize", params, timeout=120)
-            cpu_before = cpu_seconds(process.pid)
+            cpu_before = cpu_seconds(client.process.pid)
             started = time.monotonic()
             turns = [
                 _turn(client, ws, task_text(i, script, think_ms), timeout_s)
@@ -74,8 +66,8 @@ async def run_acp_sessions(
             ]
             stops = await asyncio.gather(*turns)
             wall = time.monotonic() - started
-            rss = rss_mb(process.pid)
-            server_cpu = cpu_seconds(process.pid) - cpu_before
+            rss = rss_mb(client.process.pid)
+            server_cpu = cpu_seconds(client.process.pid) - cpu_before
             edits = steps // 2 if script == "rw" else 0
             want = "value = beta" if edits % 2 else "value = alpha"
             files_ok = sum(

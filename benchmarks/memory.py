@@ -53,17 +53,9 @@ async def bench_memory(
         for i in range(sessions + 1):
             (ws / f"f{i}.txt").write_text(SMALL, encoding="utf-8")
         command = server_command or (sys.executable, "-m", "cadenza", "acp")
-        process = await asyncio.create_subprocess_exec(
-            *command,
-            cwd=ws,
-            env=server_env(f"{model.base}/v1", Path(tmp) / "home"),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            limit=64 * 1024 * 1024,
-            start_new_session=True,
+        client = await AcpClient.spawn(
+            command, ws, server_env(f"{model.base}/v1", Path(tmp) / "home")
         )
-        client = AcpClient(process)
         try:
             await client.request(
                 "initialize",
@@ -72,14 +64,14 @@ async def bench_memory(
             )
             await _session(client, ws, "f0.txt", steps)
             await asyncio.sleep(1.0)  # background work after the first session settles
-            before = rss_mb(process.pid)["rss_mb"]
+            before = rss_mb(client.process.pid)["rss_mb"]
             started = time.monotonic()
             for i in range(1, sessions + 1):
                 await _session(client, ws, f"f{i}.txt", steps)
             wall = time.monotonic() - started
             gc.collect()
             await asyncio.sleep(1.0)
-            after = rss_mb(process.pid)
+            after = rss_mb(client.process.pid)
         finally:
             await client.close()
     per_session_kb = (after["rss_mb"] - before) * 1024 / sessions

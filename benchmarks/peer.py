@@ -106,6 +106,21 @@ class AcpClient:
         self.updates = 0
         self._reader = asyncio.create_task(self._read())
 
+    @classmethod
+    async def spawn(cls, command: Any, cwd: Path, env: dict[str, str]) -> AcpClient:
+        """Start the agent ``command`` in its own process group and talk to it over stdio."""
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            cwd=cwd,
+            env=env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            limit=64 * 1024 * 1024,
+            start_new_session=True,
+        )
+        return cls(process)
+
     async def _send(self, message: dict[str, Any]) -> None:
         assert self.process.stdin is not None
         self.process.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
@@ -191,17 +206,7 @@ async def run_peer(model: FakeModel, name: str, steps: int) -> dict[str, Any]:
         if not Path(command[-1]).exists():
             raise FileNotFoundError(f"{command[-1]}: run `npm ci` in benchmarks/peers")
         started = time.perf_counter()
-        process = await asyncio.create_subprocess_exec(
-            *command,
-            cwd=ws,
-            env=env,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            limit=64 * 1024 * 1024,
-            start_new_session=True,
-        )
-        client = AcpClient(process)
+        client = await AcpClient.spawn(command, ws, env)
         try:
             await client.request(
                 "initialize",
@@ -237,7 +242,7 @@ async def run_peer(model: FakeModel, name: str, steps: int) -> dict[str, Any]:
                 timeout=600,
             )
             wall = time.perf_counter() - run_started
-            rss = rss_mb(process.pid)
+            rss = rss_mb(client.process.pid)
         finally:
             await client.close()
     stats = model.stats()
