@@ -32,7 +32,9 @@ class SystemMessage(BaseModel):
     content: str
 
 
-UserTag = Literal["task", "files", "answer", "movement", "checkpoint", "summary", "repair", "check"]
+UserTag = Literal[
+    "task", "workspace", "files", "answer", "movement", "checkpoint", "summary", "repair", "check"
+]
 
 
 class UserMessage(BaseModel):

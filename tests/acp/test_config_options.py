@@ -12,11 +12,11 @@ import pytest
 from acp import RequestError, text_block
 
 from tests.acp.conftest import WAIT_S, Start
-from tests.support.fake_openai import FakeOpenAI, text
+from tests.support.fake_openai import FakeOpenAI, person_messages, text
 
 
 def user_texts(request: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "user"]
+    return person_messages(request)
 
 
 async def commands_of(agent: Any, session_id: str) -> list[dict[str, Any]]:

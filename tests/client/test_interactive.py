@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.fake_openai import FakeOpenAI, call, text
+from tests.support.fake_openai import FakeOpenAI, call, is_workspace, text
 
 RUN_TIMEOUT_S = 90
 
@@ -64,7 +64,7 @@ def run(ws: Path, env: dict[str, str], stdin: str, *args: str) -> subprocess.Com
 def users(request: dict[str, object]) -> list[object]:
     messages = request["messages"]
     assert isinstance(messages, list)
-    return [m["content"] for m in messages if m["role"] == "user"]
+    return [m["content"] for m in messages if m["role"] == "user" and not is_workspace(m)]
 
 
 def test_two_turns_over_stdin_then_eof(ws: Path, env: dict[str, str], fake: FakeOpenAI) -> None:

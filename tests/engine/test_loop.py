@@ -10,7 +10,7 @@ import pytest
 from cadenza.engine.events import SessionFinished, ToolCallFinished
 from cadenza.engine.loop import FinishTurn, RunTools, resolve_step
 from cadenza.engine.session import CUT_ARGUMENTS, Session, SessionSettings
-from cadenza.messages import AssistantMessage, AssistantReply, ToolCall, ToolMessage
+from cadenza.messages import AssistantMessage, AssistantReply, ToolCall, ToolMessage, UserMessage
 from cadenza.providers.base import ProviderError
 from tests.doubles import LoopingProvider, MemoryEditor, ScriptedProvider, call, reply
 
@@ -230,7 +230,11 @@ async def test_system_prompt_states_the_contract(tmp_path: Path) -> None:
     system = session.messages[0].content
     assert "empty tool_calls list ends your turn" in system
     assert "Never describe or announce an action" in system
-    assert "m.py" in system  # the workspace overview
+    assert "m.py" not in system and str(tmp_path) not in system  # the same for every workspace
+    workspace = session.messages[1]
+    assert isinstance(workspace, UserMessage) and workspace.tag == "workspace"
+    assert str(tmp_path) in workspace.content and "m.py" in workspace.content  # the overview
+    assert isinstance(session.messages[2], UserMessage) and session.messages[2].tag == "task"
 
 
 @pytest.mark.parametrize("answer", ["blue", None])

@@ -206,7 +206,7 @@ async def test_primed_session_and_edit_echo(tmp_path: Path) -> None:
     session, _ = make_session(tmp_path, provider, LOCAL_LOOP, task="Set B in a.py to 5.")
     await session.run()
     first = provider.requests[0].messages
-    assert isinstance(first[2], UserMessage) and "B = 2" in first[2].content
+    assert isinstance(first[3], UserMessage) and "B = 2" in first[3].content
     result = next(m for m in session.messages if isinstance(m, ToolMessage)).content
     assert result.startswith("edited a.py: 1 replacement(s)")
     assert "a.py now reads (around the change, 3 lines in all):\nA = 1\nB = 5\nC = 3" in result

@@ -220,7 +220,7 @@ async def test_history_stays_valid_across_tool_calls(
     assert ids == ["c1", "c2", "c3"]
     unknown = next(m for m in tool_messages(fake.requests[2]) if m["tool_call_id"] == "c2")
     assert "unknown tool" in unknown["content"]
-    assert fake.requests[0]["messages"][1] == {"role": "user", "content": "look around"}
+    assert fake.requests[0]["messages"][2] == {"role": "user", "content": "look around"}
 
 
 async def test_no_progress_without_the_capability(connect: Connect, fake: FakeOpenAI) -> None:

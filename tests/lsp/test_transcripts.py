@@ -54,10 +54,12 @@ async def test_a_session_leaves_a_transcript(
     assert (last.stop_reason, last.message) == ("end_turn", "x is 1.")
 
     messages = [r.message for r in middle if isinstance(r, MessageRecord)]
-    assert [m.role for m in messages] == ["system", "user", "assistant", "tool", "assistant"]
-    assert isinstance(messages[1], UserMessage) and messages[1].content == "What is x?"
-    assert isinstance(messages[2], AssistantMessage) and messages[2].tool_calls[0].id == "c1"
-    assert isinstance(messages[3], ToolMessage) and "x = 1" in messages[3].content
+    roles = ["system", "user", "user", "assistant", "tool", "assistant"]
+    assert [m.role for m in messages] == roles
+    assert isinstance(messages[1], UserMessage) and messages[1].tag == "workspace"
+    assert isinstance(messages[2], UserMessage) and messages[2].content == "What is x?"
+    assert isinstance(messages[3], AssistantMessage) and messages[3].tool_calls[0].id == "c1"
+    assert isinstance(messages[4], ToolMessage) and "x = 1" in messages[4].content
     events = [r.event for r in middle if isinstance(r, EventRecord)]
     assert isinstance(events[0], MovementStarted)
     assert isinstance(events[-1], SessionFinished)

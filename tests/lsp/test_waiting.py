@@ -14,7 +14,13 @@ from pygls.exceptions import JsonRpcException
 
 from tests.lsp.conftest import Connect
 from tests.lsp.harness import Harness, capabilities
-from tests.support.fake_openai import FakeOpenAI, assert_tool_calls_answered, call, text
+from tests.support.fake_openai import (
+    FakeOpenAI,
+    assert_tool_calls_answered,
+    call,
+    person_messages,
+    text,
+)
 
 MISSING = "the name of the new function"
 WHY = "two names fit equally well"
@@ -22,7 +28,7 @@ ASK = {"status": "needs_user_input", "summary": "", "missing_info": MISSING, "wh
 
 
 def user_texts(request: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "user"]
+    return person_messages(request)
 
 
 async def wait_for(predicate: Any, timeout: float = 10.0) -> None:

@@ -182,3 +182,22 @@ def assert_tool_calls_answered(request: dict[str, Any]) -> None:
                 if m.get("role") == "tool" and m.get("tool_call_id") == called["id"]
             ]
             assert len(answers) == 1, f"tool call {called['id']} has {len(answers)} answers"
+
+
+def is_workspace(message: dict[str, Any]) -> bool:
+    """Whether a recorded message is the session's workspace message (where it is, its files)."""
+    content = message.get("content")
+    return (
+        message.get("role") == "user"
+        and isinstance(content, str)
+        and content.startswith("The workspace is at ")
+    )
+
+
+def person_messages(request: dict[str, Any]) -> list[str]:
+    """The ``user`` contents of a recorded request, the workspace message left out."""
+    return [
+        m["content"]
+        for m in request.get("messages", [])
+        if m.get("role") == "user" and not is_workspace(m)
+    ]

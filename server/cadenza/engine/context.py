@@ -130,21 +130,23 @@ class ContextManager:
     def compact(self, messages: list[Message], keep_checkpoints: int = 2) -> list[Message]:
         """Summarize older turns into one message; keep what must stay.
 
-        Kept whole: the system message, the task, the latest ``keep_checkpoints`` checkpoints,
-        and the most recent turns (each assistant message with all its tool messages, so no
-        tool call loses its result) within a third of the soft limit. The rest becomes one
-        summary message listing each earlier call and the first line of its result.
+        Kept whole: the system message, the workspace, the task, the latest
+        ``keep_checkpoints`` checkpoints, and the most recent turns (each assistant message
+        with all its tool messages, so no tool call loses its result) within a third of the
+        soft limit. The rest becomes one summary message listing each earlier call and the
+        first line of its result.
 
         Returns:
             The new history (the same list when nothing can be summarized).
         """
         self._known = None  # the provider's count no longer applies
-        head = [
-            m
-            for m in messages[:2]
-            if isinstance(m, SystemMessage)
-            or (isinstance(m, UserMessage) and m.tag in (None, "task"))
-        ]
+        head: list[Message] = []
+        for m in messages[:3]:  # system, the workspace (in newer sessions), the task
+            if not (
+                isinstance(m, SystemMessage) or (isinstance(m, UserMessage) and m.tag in HEAD_TAGS)
+            ):
+                break
+            head.append(m)
         body = messages[len(head) :]
         start = _tail_start(body, budget=max(self.limits.soft // 3, 1), size=self._estimate)
         older, tail = body[:start], body[start:]
@@ -154,6 +156,10 @@ class ContextManager:
         kept = checkpoints[-keep_checkpoints:]
         summary = UserMessage(tag="summary", content=_summarize(older))
         return [*head, summary, *kept, *tail]
+
+
+HEAD_TAGS = frozenset({None, "workspace", "task"})
+"""User messages kept at the head of a compacted history (``None``: an untagged first message)."""
 
 
 def _tail_start(body: list[Message], *, budget: int, size: Callable[[Message], int]) -> int:

@@ -1,7 +1,11 @@
-"""The conversation's start: the system prompt, the task, and the files the task names.
+"""The conversation's start: the system prompt, the workspace, the task, the files it names.
 
-The system prompt holds the prompt contract of DESIGN §2 item 3; the files come when the loop
-variant primes them (``LoopSettings.prime``), so a small model's first call can be the edit.
+The system prompt holds the prompt contract of DESIGN §2 item 3 and nothing about the
+workspace, so every session of the same settings starts with the same tokens: a model server's
+prompt cache (llama-server's, restored across processes by ``providers.prompt_cache``; a hosted
+provider's prefix cache) then reuses them instead of evaluating them again. Where the workspace
+is and what it holds comes next, in a message of its own. The files come when the loop variant
+primes them (``LoopSettings.prime``), so a small model's first call can be the edit.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from cadenza.tools.host import ToolHost
 from cadenza.types import Ending
 
 DEFAULT_SYSTEM_PROMPT = """\
-You are Cadenza, a coding agent working inside the person's editor on the workspace at {root}.
+You are Cadenza, a coding agent working inside the person's editor on their workspace.
 You act only through tool calls.
 
 Rules:
@@ -27,6 +31,10 @@ Rules:
    the conversation is read). edit_file needs old_string copied exactly from the file: the
    few lines that change, as they are now; new_string: those lines as they must become.
 4. Never repeat a call whose result you already have.
+"""
+
+WORKSPACE_MESSAGE = """\
+The workspace is at {root}.
 
 Files in the workspace:
 {overview}
@@ -52,11 +60,11 @@ def system_prompt(
     """The system prompt for a session on ``root``.
 
     Placeholders: ``{root}``, ``{overview}`` and ``{finish_rule}`` (how a turn ends under
-    ``ending``); a custom template may use any of them.
+    ``ending``); a custom template may use any of them (the default uses only the last, so it
+    is the same for every workspace).
     """
-    return template.format(
-        root=root, overview=workspace_overview(root), finish_rule=FINISH_RULES[ending]
-    )
+    overview = workspace_overview(root) if "{overview}" in template else ""
+    return template.format(root=root, overview=overview, finish_rule=FINISH_RULES[ending])
 
 
 def opening_messages(
@@ -71,16 +79,18 @@ def opening_messages(
     """A new session's first messages (a restored one has its history instead).
 
     The system prompt from ``template`` with the project's ``rules`` section after it
-    (``engine.rules``), the task, then under ``loop.prime`` the files ``named``
-    (``prime.task_files``) as they are now in the editor ``host``.
+    (``engine.rules``), the workspace (unless the template lists it), the task, then under
+    ``loop.prime`` the files ``named`` (``prime.task_files``) as they are now in the editor
+    ``host``.
     """
     system = system_prompt(root, template, loop.ending)
     if rules:
         system = f"{system.rstrip()}\n\n{rules}\n"
-    messages: list[Message] = [
-        SystemMessage(content=system),
-        UserMessage(content=task, tag="task"),
-    ]
+    messages: list[Message] = [SystemMessage(content=system)]
+    if "{overview}" not in template:  # a custom template that lists the files says it itself
+        overview = WORKSPACE_MESSAGE.format(root=root, overview=workspace_overview(root))
+        messages.append(UserMessage(content=overview, tag="workspace"))
+    messages.append(UserMessage(content=task, tag="task"))
     if loop.prime:
         primed = priming_message(root, named, host, numbered=loop.edit == "line_range")
         if primed is not None:
