@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import httpx
 
+from cadenza.providers.http import LOOPBACK_HOSTS
 from cadenza.providers.model_catalog import ModelError
 from cadenza.providers.model_wheels import CHUNK_BYTES, HashingWriter
 
@@ -20,7 +21,9 @@ READ_TIMEOUT_S = 120.0
 
 
 def http_download(url: str, out: HashingWriter, report: Callable[[], None]) -> None:
-    """Stream ``url`` into ``out``, calling ``report`` after each chunk (redirects followed).
+    """Stream ``url`` into ``out``, calling ``report`` after each chunk.
+
+    Redirects are followed; ``HTTP(S)_PROXY`` is honoured except for a loopback host.
 
     Raises:
         ModelError: The host cannot be reached, answers with an error status, or goes silent;
@@ -28,8 +31,10 @@ def http_download(url: str, out: HashingWriter, report: Callable[[], None]) -> N
     """
     timeout = httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
     try:
+        # As for model servers: a proxy from the environment must not capture a loopback host.
+        trust_env = httpx.URL(url).host not in LOOPBACK_HOSTS
         with (
-            httpx.Client(timeout=timeout, follow_redirects=True) as client,
+            httpx.Client(timeout=timeout, follow_redirects=True, trust_env=trust_env) as client,
             client.stream("GET", url) as response,
         ):
             if response.status_code != httpx.codes.OK:
