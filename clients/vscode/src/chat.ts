@@ -273,6 +273,10 @@ export class Chat {
     // `cadenza.pullModel` answers `{model}`: say which model is ready, and how to go on.
     const model = (result as { model?: unknown } | undefined)?.model;
     const done = `${typeof model === "string" ? `${model} is ready` : `${fix.title}: done`}. Send your message again to go on.`;
+    // Done: the end's button goes (the note below says what happened).
+    for (const entry of this.host.store.get(sessionId)?.entries ?? []) {
+      if (entry.kind === "end" && entry.fix?.command === fix.command) entry.fix = undefined;
+    }
     this.host.store.note(sessionId, done);
     this.models = [];
     await this.loadModels();
