@@ -18,6 +18,8 @@ from cadenza.config import DEFAULT_LOCAL_MODEL
 from cadenza.config.browser import INSTALL_HINT, find_chromium
 from cadenza.intel.servers import PYTHON_SERVERS, TYPESCRIPT_SERVER, find_servers
 from cadenza.providers.llama_command import LlamaServerError, find_binary
+from cadenza.providers.model_catalog import ModelError
+from cadenza.providers.model_sources import CATALOG_ENV, catalog_path, load_catalog
 from cadenza.providers.models import model_path, models_dir
 
 RUN_TIMEOUT_S = 30.0
@@ -61,7 +63,10 @@ def check_model() -> Check:
     """The default local model: pulled, verified, and a GGUF file."""
     name = DEFAULT_LOCAL_MODEL.removeprefix("local/")
     fix = f"cadenza models pull {name}"
-    path = model_path(name)
+    try:
+        path = model_path(name)
+    except ModelError as exc:
+        return Check(f"local model {name}", False, str(exc), f"fix or unset {CATALOG_ENV}")
     if path is None:
         return Check(f"local model {name}", False, f"not pulled (in {models_dir()})", fix)
     try:
@@ -72,6 +77,19 @@ def check_model() -> Check:
     if magic != b"GGUF":
         return Check(f"local model {name}", False, f"{path} is not a GGUF file", fix)
     return Check(f"local model {name}", True, str(path))
+
+
+def check_catalog() -> list[Check]:
+    """The extra model catalog ``CADENZA_MODEL_CATALOG`` names, when it is set: readable, valid."""
+    path = catalog_path()
+    if path is None:
+        return []
+    name = f"model catalog {path}"
+    try:
+        models = load_catalog(path)
+    except ModelError as exc:
+        return [Check(name, False, str(exc), f"fix the file or unset {CATALOG_ENV}")]
+    return [Check(name, True, f"{len(models)} model(s): {', '.join(models)}")]
 
 
 def check_llama_server() -> Check:
@@ -147,6 +165,7 @@ def check_editors(checkout: Path = CHECKOUT) -> list[Check]:
 
 
 CHECKS: tuple[Callable[[], Check | list[Check]], ...] = (
+    check_catalog,
     check_model,
     check_llama_server,
     check_language_servers,

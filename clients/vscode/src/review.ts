@@ -12,7 +12,7 @@
 import * as vscode from "vscode";
 
 import { errorText } from "./errors";
-import { fileReviews, hunkStats, parseChanges, pendingHunks, reviewOutcome } from "./hunks";
+import { fileReviews, hunkStats, parseChanges, pendingHunks, reviewLenses, reviewOutcome } from "./hunks";
 import { LIST_CHANGES, REVIEW_CHANGES, type ChangesResult, type Hunk, type WireRange } from "./protocol";
 import type { SessionStore } from "./sessions";
 
@@ -154,26 +154,9 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
   }
 
   provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
-    const uri = document.uri.toString();
-    const hunks = this.hunksOf(uri);
-    if (hunks.length === 0) return [];
-    const lenses: vscode.CodeLens[] = [];
-    const top = new vscode.Range(0, 0, 0, 0);
-    const sessionId = hunks[0].sessionId;
-    const words = hunks.length === 1 ? "1 change" : `${hunks.length} changes`;
-    lenses.push(
-      new vscode.CodeLens(top, { title: `Cadenza: ${words} to review · Keep file`, command: "cadenza.keepFile", arguments: [sessionId, uri] }),
-      new vscode.CodeLens(top, { title: "Undo file", command: "cadenza.undoFile", arguments: [sessionId, uri] }),
+    return reviewLenses(this.changes, document.uri.toString()).map(
+      (lens) => new vscode.CodeLens(new vscode.Range(lens.line, 0, lens.line, 0), { title: lens.title, command: lens.command, arguments: lens.arguments }),
     );
-    for (const { sessionId: id, hunk } of hunks) {
-      const at = toRange(hunk.range as WireRange).start;
-      const range = new vscode.Range(at.line, 0, at.line, 0);
-      lenses.push(
-        new vscode.CodeLens(range, { title: `Keep (${hunkStats(hunk)})`, command: "cadenza.keepHunk", arguments: [id, hunk.id, uri] }),
-        new vscode.CodeLens(range, { title: "Undo", command: "cadenza.undoHunk", arguments: [id, hunk.id, uri] }),
-      );
-    }
-    return lenses;
   }
 
   private async file(sessionId: string | undefined, uri: string | undefined, action: "keep" | "undo"): Promise<void> {

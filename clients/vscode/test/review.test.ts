@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { fileReviews, hunkStats, parseChanges, pendingHunks, reviewOutcome, reviewSummary } from "../src/hunks";
+import { fileReviews, hunkStats, parseChanges, pendingHunks, reviewLenses, reviewOutcome, reviewSummary } from "../src/hunks";
 
 const range = (a: number, b: number) => ({ start: { line: a, character: 0 }, end: { line: b, character: 0 } });
 const uri = "file:///w/inventory.py";
@@ -56,5 +56,33 @@ describe("review counts and words", () => {
     expect(reviewOutcome("undo", kept, both)).toBe("undid 1 change in inventory.py.");
     expect(reviewSummary(fileReviews(both))).toBe("Changes of the last turn reviewed: 1 kept, 1 undone.");
     expect(reviewOutcome("undo", both, both)).toBe("nothing left to undo.");
+  });
+});
+
+describe("the review's CodeLenses", () => {
+  const lensesOf = (states: string[]) => reviewLenses(new Map([["s", parseChanges(changes(states), "s")]]), uri);
+
+  it("offers Keep / Undo per pending hunk and per file", () => {
+    const lenses = lensesOf(["pending", "pending"]);
+    expect(lenses.map((l) => [l.line, l.title, l.command])).toEqual([
+      [0, "Cadenza: 2 changes to review · Keep file", "cadenza.keepFile"],
+      [0, "Undo file", "cadenza.undoFile"],
+      [0, "Keep (+2 −1)", "cadenza.keepHunk"],
+      [0, "Undo", "cadenza.undoHunk"],
+      [10, "Keep (+2 −1)", "cadenza.keepHunk"],
+      [10, "Undo", "cadenza.undoHunk"],
+    ]);
+    expect(lenses[5].arguments).toEqual(["s", "h1", uri]);
+  });
+
+  it("drops reviewed hunks, and every lens once none is pending", () => {
+    expect(lensesOf(["kept", "pending"]).map((l) => [l.line, l.title])).toEqual([
+      [0, "Cadenza: 1 change to review · Keep file"],
+      [0, "Undo file"],
+      [10, "Keep (+2 −1)"],
+      [10, "Undo"],
+    ]);
+    expect(lensesOf(["kept", "undone"])).toEqual([]);
+    expect(reviewLenses(new Map([["s", parseChanges(changes(["pending"]), "s")]]), "file:///w/other.py")).toEqual([]);
   });
 });

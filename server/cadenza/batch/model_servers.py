@@ -25,7 +25,8 @@ from pydantic import BaseModel
 from cadenza.config import load_config
 from cadenza.providers.llama_command import LlamaServerError
 from cadenza.providers.llama_server import LlamaServer
-from cadenza.providers.model_catalog import MODELS
+from cadenza.providers.model_catalog import ModelError
+from cadenza.providers.model_sources import known_models
 from cadenza.providers.models import model_path
 
 DEFAULT_SLOTS = 2
@@ -55,10 +56,14 @@ def gguf_path(model: str) -> Path:
     """The GGUF file of ``local/NAME`` (a pinned name or a ``.gguf`` path).
 
     Raises:
-        ModelServerError: Unknown, or not pulled on this node.
+        ModelServerError: Unknown, not pulled on this node, or a malformed catalog file.
     """
     name = model.removeprefix(LOCAL_PREFIX)
-    if name in MODELS:
+    try:
+        models = known_models()
+    except ModelError as exc:
+        raise ModelServerError(str(exc)) from None
+    if name in models:
         path = model_path(name)
         if path is None:
             raise ModelServerError(f"model {name} is not pulled: run cadenza models pull {name}")

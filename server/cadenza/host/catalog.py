@@ -1,22 +1,26 @@
 """What a person can pick for a session: models and workflows, as both faces' pickers list them.
 
 Models: the configured default, the names listed in the ``models`` setting, the session's own
-(current) model, and every pinned local model with whether it is pulled (``cadenza models
-pull``); hosted models have no ``pulled``. Workflows: the built-in ones and the workspace's.
+(current) model, and every known local model (pinned, or from the catalog file) with whether it
+is pulled (``cadenza models pull``); hosted models have no ``pulled``. Workflows: the built-in
+ones and the workspace's.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 from cadenza.config import CadenzaConfig, ConfigError
 from cadenza.host.build import workflow_catalog
-from cadenza.providers.model_catalog import MODELS
+from cadenza.providers.model_catalog import MODELS, ModelError, ModelSpec
+from cadenza.providers.model_sources import known_models
 from cadenza.providers.models import model_path
 from cadenza.providers.registry import resolve_model_name, split_model_name
 
 LOCAL = "local"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,16 +63,29 @@ def model_choices(config: CadenzaConfig, current: str | None = None) -> list[Mod
             names.append(resolve_model_name(name, config))
         except ConfigError:
             continue  # a malformed name in the settings: the settings warn about it
-    names += [f"{LOCAL}/{name}" for name in MODELS]
-    return [_choice(name) for name in dict.fromkeys(names)]
+    local = _local_models()
+    names += [f"{LOCAL}/{name}" for name in local]
+    return [_choice(name, local) for name in dict.fromkeys(names)]
 
 
-def _choice(name: str) -> ModelChoice:
+def _local_models() -> dict[str, ModelSpec]:
+    """The known local models; the pinned ones when the catalog file is malformed.
+
+    A picker still lists something then; pulling or starting a model says what is wrong.
+    """
+    try:
+        return known_models()
+    except ModelError as exc:
+        log.warning("%s", exc)
+        return dict(MODELS)
+
+
+def _choice(name: str, local: dict[str, ModelSpec]) -> ModelChoice:
     provider, model = split_model_name(name)
     if provider != LOCAL:
         return ModelChoice(id=name, label=f"{model} ({provider})", local=False, pulled=None)
-    spec = MODELS.get(model)
-    pulled = None if spec is None else model_path(model) is not None
+    spec = local.get(model)
+    pulled = None if spec is None else model_path(spec) is not None
     label = f"{model} (local)" if spec is None else f"{model} (local: {spec.description})"
     return ModelChoice(id=name, label=label, local=True, pulled=pulled)
 
@@ -83,11 +100,12 @@ def workflow_choices(root: Path) -> list[WorkflowChoice]:
 
 
 def missing_local_model(model: str) -> str | None:
-    """The pinned local model ``model`` names when it is not pulled yet; None otherwise."""
+    """The known local model ``model`` names when it is not pulled yet; None otherwise."""
     try:
         provider, name = split_model_name(model)
     except ConfigError:
         return None
-    if provider == LOCAL and name in MODELS and model_path(name) is None:
+    spec = _local_models().get(name) if provider == LOCAL else None
+    if spec is not None and model_path(spec) is None:
         return name
     return None

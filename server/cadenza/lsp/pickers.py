@@ -113,7 +113,8 @@ async def pull_model(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     """``cadenza.pullModel {model}`` (progress on ``workDoneToken``) → ``{model}``."""
     from cadenza.lsp.capabilities import ClientFeatures
     from cadenza.lsp.progress import SessionProgress
-    from cadenza.providers.model_catalog import ModelError, get_spec
+    from cadenza.providers.model_catalog import ModelError
+    from cadenza.providers.model_sources import get_spec
     from cadenza.providers.models import pull
 
     args: PullModelArgs = _parsed(PULL_MODEL, PullModelArgs, arguments)
@@ -148,6 +149,8 @@ async def pull_model(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
 
 def _described(name: str, event: PullProgress) -> str:
     done = f"{event.bytes_done / 1e6:,.0f} of {event.bytes_total / 1e6:,.0f} MB"
+    if event.phase == "download" and event.parts == 1:
+        return f"{name}: downloading ({done})"
     if event.phase == "download":
         return f"{name}: downloading part {event.part}/{event.parts} ({done})"
     if event.phase == "assemble":

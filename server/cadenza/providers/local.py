@@ -21,7 +21,8 @@ from cadenza.messages import AssistantReply
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
 from cadenza.providers.llama_command import LlamaServerError
 from cadenza.providers.llama_server import LlamaServer
-from cadenza.providers.model_catalog import MODELS
+from cadenza.providers.model_catalog import ModelError
+from cadenza.providers.model_sources import known_models
 from cadenza.providers.models import model_path
 from cadenza.providers.openai import OpenAIProvider
 from cadenza.providers.prompt_cache import SlotCache, cache_folder, file_identity
@@ -74,9 +75,14 @@ class LocalProvider:
         """The GGUF file to serve.
 
         Raises:
-            ProviderError: Unknown name, or a pinned model that is not pulled yet.
+            ProviderError: Unknown name, a known model that is not pulled yet, or a malformed
+                catalog file.
         """
-        if self.model in MODELS:
+        try:
+            models = known_models()
+        except ModelError as exc:
+            raise ProviderError(str(exc)) from None
+        if self.model in models:
             path = model_path(self.model)
             if path is None:
                 raise ProviderError(
@@ -86,7 +92,7 @@ class LocalProvider:
         candidate = Path(self.model).expanduser()
         if candidate.suffix == ".gguf" and candidate.is_file():
             return candidate
-        known = ", ".join(MODELS)
+        known = ", ".join(models)
         raise ProviderError(
             f"unknown local model {self.model!r}; known: {known} (or the path of a .gguf file)"
         )

