@@ -48,7 +48,8 @@ class SessionSettings:
 
     Attributes:
         max_steps: Model requests allowed in the whole session (stop reason ``max_steps``).
-        system_prompt: Template with ``{root}`` and ``{overview}``.
+        system_prompt: Template (``engine.prompt.system_prompt``); one with ``{overview}``
+            lists the workspace itself, else a workspace message follows it.
         max_tokens: Completion bound per model request (tokens), or None.
         temperature: Sampling temperature, or None for the provider's default.
         first_step_tool_choice: Tool choice of the session's first model request.
