@@ -29,7 +29,7 @@ from cadenza.schema.updates import ModelReply, Repair, SessionEnd, ToolCall, Too
 NO_ENVELOPE = "returned no JSON envelope"
 """In a ``session_end`` message: the provider's reply was not an envelope (a contract miss)."""
 
-_TIMING = re.compile(r"\b(prompt eval|eval) time =\s*[\d.]+ ms /\s*(\d+) tokens")
+_TIMING = re.compile(r"\b(prompt eval|eval) time =\s*([\d.]+) ms /\s*(\d+) tokens")
 _RELEASE = re.compile(r"stop processing: n_tokens = (\d+)")
 
 
@@ -178,6 +178,10 @@ class Usage:
     """Prompt tokens actually evaluated (the cached prefix of the previous request is not)."""
     completion_tokens: int
     peak_context_tokens: int
+    prompt_eval_ms: float = 0.0
+    """llama-server's own time evaluating prompt tokens, all requests."""
+    eval_ms: float = 0.0
+    """llama-server's own time generating tokens, all requests."""
 
 
 def read_usage(log_path: Path) -> Usage | None:
@@ -185,14 +189,17 @@ def read_usage(log_path: Path) -> Usage | None:
     if not log_path.is_file():
         return None
     prompt = completion = requests = peak = 0
+    prompt_ms = eval_ms = 0.0
     for line in log_path.read_text(encoding="utf-8", errors="replace").splitlines():
         timing = _TIMING.search(line)
         if timing is not None:
             if timing.group(1) == "prompt eval":
-                prompt += int(timing.group(2))
+                prompt += int(timing.group(3))
+                prompt_ms += float(timing.group(2))
                 requests += 1
             else:
-                completion += int(timing.group(2))
+                completion += int(timing.group(3))
+                eval_ms += float(timing.group(2))
             continue
         release = _RELEASE.search(line)
         if release is not None:
@@ -204,4 +211,6 @@ def read_usage(log_path: Path) -> Usage | None:
         prompt_tokens_evaluated=prompt,
         completion_tokens=completion,
         peak_context_tokens=peak,
+        prompt_eval_ms=round(prompt_ms, 1),
+        eval_ms=round(eval_ms, 1),
     )

@@ -208,7 +208,7 @@ class TaskResult:
     edits_written: int = 0
     files_changed: list[str] = field(default_factory=list)
     tools: dict[str, int] = field(default_factory=dict)
-    tokens: dict[str, int] | None = None
+    tokens: dict[str, float] | None = None
     final_message: str = ""
     error: str | None = None
     kind: str = "edit"
@@ -314,14 +314,19 @@ async def run_one(
     steps = run.steps
     if run.stop_reason == "timeout" and transcript is not None:
         steps = transcript.replies  # no session_end: the replies the model gave so far
-    tokens: dict[str, int] | None = None
+    tokens: dict[str, float] | None = None
+    usage = read_usage(state / "cadenza" / "log" / "llama-server.log")
     if counts.usage_reported:
         tokens = {
             "requests": counts.replies,
             "prompt_tokens": counts.prompt_tokens,
             "completion_tokens": counts.completion_tokens,
         }
-    elif (usage := read_usage(state / "cadenza" / "log" / "llama-server.log")) is not None:
+        if usage is not None:  # what the server evaluated; the rest came from its cache
+            tokens["prompt_tokens_evaluated"] = usage.prompt_tokens_evaluated
+            tokens["prompt_eval_ms"] = usage.prompt_eval_ms
+            tokens["eval_ms"] = usage.eval_ms
+    elif usage is not None:
         tokens = asdict(usage)
     return TaskResult(
         task=task.id,

@@ -130,6 +130,7 @@ def test_read_usage(tmp_path: Path) -> None:
         118,
     )
     assert usage.peak_context_tokens == 1561
+    assert (usage.prompt_eval_ms, usage.eval_ms) == (11962.0, 11834.5)  # llama-server's timings
     assert read_usage(tmp_path / "none.log") is None
 
 
