@@ -1,8 +1,9 @@
 """Drive N Cadenza sessions in one ``cadenza acp`` server at once (the ACP face).
 
-The client is the peers' minimal ACP client (``peer.AcpClient``): it declares no ``fs``
-capability, so the server reads and writes the workspace itself (no editor round trip), and it
-allows every permission request. All sessions are made with ``session/new`` at once, then
+The client is the peers' minimal ACP client (``peer.AcpClient``): it allows every permission
+request and, with ``fs=True``, declares ``fs.readTextFile``/``fs.writeTextFile`` and answers
+them from the disk (the editor round trip of every read and edit); without, the server reads
+and writes the workspace itself. All sessions are made with ``session/new`` at once, then
 prompted at once; each works on its own file (``f<i>.txt``) with the fake model's script and
 stops at ``max_steps``. The step overhead is measured at the fake model, as for the LSP face.
 """
@@ -38,6 +39,7 @@ async def run_acp_sessions(
     server_command: tuple[str, ...] | None = None,
     timeout_s: float = 1800,
     think_ms: int = 0,
+    fs: bool = False,
 ) -> RunResult:
     """One ``cadenza acp`` server, ``sessions`` sessions of ``steps`` steps at once."""
     model.reset()
@@ -55,9 +57,12 @@ async def run_acp_sessions(
             command, ws, server_env(f"{model.base}/v1", Path(tmp) / "home")
         )
         try:
-            capabilities = {"terminal": False}
+            capabilities: dict[str, Any] = {"terminal": False}
+            if fs:
+                capabilities["fs"] = {"readTextFile": True, "writeTextFile": True}
             params = {"protocolVersion": 1, "clientCapabilities": capabilities}
             await client.request("initialize", params, timeout=120)
+            model.watch(client.process.pid)
             cpu_before = cpu_seconds(client.process.pid)
             started = time.monotonic()
             turns = [
@@ -68,6 +73,8 @@ async def run_acp_sessions(
             wall = time.monotonic() - started
             rss = rss_mb(client.process.pid)
             server_cpu = cpu_seconds(client.process.pid) - cpu_before
+            if fs and not client.fs_requests:
+                raise RuntimeError("the server made no fs/* request of the client")
             edits = steps // 2 if script == "rw" else 0
             want = "value = beta" if edits % 2 else "value = alpha"
             files_ok = sum(
@@ -94,4 +101,5 @@ async def run_acp_sessions(
         connections=stats["connections"],
         files_ok=files_ok,
         arrivals=stats["arrivals_ns"],
+        cpu_at_requests=stats["server_cpu_s"],
     )

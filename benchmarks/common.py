@@ -43,6 +43,13 @@ class FakeModel:
         with urllib.request.urlopen(request, timeout=30):
             pass
 
+    def watch(self, pid: int) -> None:
+        """Read ``pid``'s CPU time at each model request (``stats()["server_cpu_s"]``)."""
+        body = json.dumps({"pid": pid}).encode()
+        request = urllib.request.Request(f"{self.base}/watch", data=body, method="POST")
+        with urllib.request.urlopen(request, timeout=30):
+            pass
+
 
 @contextmanager
 def fake_model() -> Iterator[FakeModel]:
@@ -184,3 +191,12 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     ]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return "\n".join(lines)
+
+
+def server_from(tree: Path, face: str = "serve") -> tuple[str, ...]:
+    """The server command running the ``cadenza`` package found in ``tree`` (a source tree)."""
+    code = (
+        f"import sys; sys.path.insert(0, {str(tree)!r}); from cadenza.cli import main; "
+        f"sys.argv = ['cadenza', {face!r}, '--log-level', 'WARNING']; sys.exit(main())"
+    )
+    return (sys.executable, "-c", code)

@@ -44,11 +44,14 @@ async def run_face(
     steps: int,
     think_ms: int,
     command: tuple[str, ...] | None = None,
+    *,
+    fs: bool = False,
 ) -> RunResult:
-    """One run of ``sessions`` sessions on ``face`` (``lsp`` or ``acp``)."""
+    """One run of ``sessions`` sessions on ``face`` (``lsp`` or ``acp``; ``fs``: the ACP
+    client answers ``fs/*``, the LSP face always has the client's ``applyEdit``)."""
     if face == "acp":
         return await run_acp_sessions(
-            model, sessions=sessions, steps=steps, think_ms=think_ms, server_command=command
+            model, sessions=sessions, steps=steps, think_ms=think_ms, server_command=command, fs=fs
         )
     return await run_sessions(
         model, sessions=sessions, steps=steps, think_ms=think_ms, server_command=command

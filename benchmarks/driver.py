@@ -59,8 +59,19 @@ class RunResult:
     connections: int = 0
     files_ok: int = 0
     arrivals: dict[str, list[int]] = field(default_factory=dict)
+    cpu_at_requests: list[float] = field(default_factory=list)
+
+    @property
+    def steady_cpu(self) -> tuple[float, int]:
+        """Server CPU seconds from the first model request to the last, and the steps between.
+
+        Start-up and the session's creation are outside it (unlike ``server_cpu_s``).
+        """
+        cpu = self.cpu_at_requests
+        return (cpu[-1] - cpu[0], len(cpu) - 1) if len(cpu) > 1 else (0.0, 0)
 
     def summary(self) -> dict[str, Any]:
+        steady_s, steady_steps = self.steady_cpu
         return {
             "sessions": self.sessions,
             "steps_per_session": self.steps,
@@ -69,6 +80,7 @@ class RunResult:
             "server_cpu_ms_per_step": round(
                 1000 * self.server_cpu_s / max(1, self.sessions * self.steps), 3
             ),
+            "server_cpu_ms_per_step_steady": round(1000 * steady_s / max(1, steady_steps), 3),
             **self.rss,
             "model_requests": self.requests,
             "model_connections": self.connections,
@@ -154,6 +166,7 @@ async def run_sessions(
             lsp = client._lsp
             assert lsp is not None and lsp.process is not None
             pid = lsp.process.pid
+            model.watch(pid)
             cpu_before = cpu_seconds(pid)
             started = time.monotonic()
             # All sessions are asked for at once, so they run together (one after the other,
@@ -200,4 +213,5 @@ async def run_sessions(
         connections=stats["connections"],
         files_ok=files_ok,
         arrivals=stats["arrivals_ns"],
+        cpu_at_requests=stats["server_cpu_s"],
     )

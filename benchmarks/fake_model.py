@@ -18,8 +18,11 @@ It speaks three wire formats, each replaying a script of tool calls without any 
 Step overhead is measured here: for each session (keyed by its file name), the time from the
 moment the last byte of reply N was handed to the socket (after ``drain``) to the moment
 request N+1 was read whole (headers and body). ``GET /stats`` returns the gaps (ns) per
-session; ``POST /reset`` clears them. The reply bodies are built after the request is read
-and before the clock restarts, so the server's own parsing is never counted.
+session; ``POST /reset`` clears them. ``POST /watch {"pid": N}``: at each request's arrival
+(outside the gaps) the server process's CPU time so far is read from ``/proc/N/stat``, so the
+server's CPU between its first and last model request, start-up excluded, is known. The
+reply bodies are built after the request is read and before the clock restarts, so the
+server's own parsing is never counted.
 
 Run: ``python benchmarks/fake_model.py`` prints ``PORT <n>`` and serves until killed.
 """
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import sys
 import time
@@ -50,10 +54,14 @@ class Stats:
         self.connections = 0
         self.request_bytes: dict[str, list[int]] = {}
         self.arrivals: dict[str, list[int]] = {}
+        self.pid = 0
+        self.cpu: list[float] = []
 
     def arrived(self, key: str, now: int, size: int) -> None:
         self.requests += 1
         self.arrivals.setdefault(key, []).append(now)
+        if self.pid:
+            self.cpu.append(server_cpu_s(self.pid))
         last = self.sent.pop(key, None)
         if last is not None:
             self.gaps.setdefault(key, []).append(now - last)
@@ -64,6 +72,17 @@ class Stats:
 
 
 STATS = Stats()
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def server_cpu_s(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` so far, all its threads (``/proc/PID/stat``)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def _text_of(content: Any) -> str:
@@ -274,10 +293,14 @@ def route(method: str, path: str, raw: bytes) -> tuple[str | None, int, str, byt
             "connections": STATS.connections,
             "request_bytes": STATS.request_bytes,
             "arrivals_ns": STATS.arrivals,
+            "server_cpu_s": STATS.cpu,
         }
         return None, 200, "application/json", json.dumps(data).encode(), 0.0
     if method == "POST" and path == "/reset":
         STATS.reset()
+        return None, 200, "application/json", b"{}", 0.0
+    if method == "POST" and path == "/watch":
+        STATS.pid = int(json.loads(raw)["pid"])
         return None, 200, "application/json", b"{}", 0.0
     if method == "GET" and path.endswith("/models"):
         return None, 200, "application/json", b'{"object": "list", "data": [], "models": []}', 0.0

@@ -96,11 +96,31 @@ exporter = "none"
     return [str(binary)], env
 
 
+def _fs(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Answer ``fs/read_text_file`` / ``fs/write_text_file`` as an editor does: from the disk.
+
+    No unsaved buffers here, so the client's text is the file's; a write goes to disk at once.
+    """
+    path = Path(params["path"])
+    try:
+        if method == "fs/write_text_file":
+            path.write_text(params["content"], encoding="utf-8")
+            return {"result": None}
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        first = max(1, int(params.get("line") or 1)) - 1
+        limit = params.get("limit")
+        chosen = lines[first : first + int(limit)] if limit else lines[first:]
+        return {"result": {"content": "".join(chosen)}}
+    except OSError as exc:
+        return {"error": {"code": -32002, "message": f"{path}: {exc.strerror}"}}
+
+
 class AcpClient:
     """A minimal ACP client: requests out, the agent's requests answered."""
 
     def __init__(self, process: asyncio.subprocess.Process) -> None:
         self.process = process
+        self.fs_requests = 0
         self._next = 0
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self.updates = 0
@@ -147,6 +167,9 @@ class AcpClient:
                 else {"outcome": "cancelled"}
             )
             await self._send({"id": message["id"], "result": {"outcome": outcome}})
+        elif method in ("fs/read_text_file", "fs/write_text_file"):
+            await self._send({"id": message["id"], **_fs(method, message.get("params", {}))})
+            self.fs_requests += 1
         else:
             await self._send(
                 {"id": message["id"], "error": {"code": -32601, "message": f"no {method}"}}

@@ -1,6 +1,8 @@
 """Cadenza benchmarks: ``python benchmarks/run.py NAME [...]`` prints a table, saves JSON.
 
-Names: ``step`` (step overhead, one session, 1,000 steps), ``compare`` (step overhead of
+Names: ``step`` (step overhead, one session, 1,000 steps), ``steps`` (step overhead and server
+CPU per step on both faces with the editor round trip, this tree and any ``--tree`` alternating,
+``--rounds`` of ``--steps``), ``compare`` (step overhead of
 an older source tree, ``--baseline``, and this one, alternating in one run; and
 ``compare-startup`` for spawn → ``initialize``), ``concurrency``
 (1, 10, 50, 200 sessions in one server), ``startup`` (spawn → ``initialize`` answered; import
@@ -8,8 +10,8 @@ time), ``edits`` (``edit_file`` on 1 MB and 10 MB files; position conversion), `
 (step overhead and memory at 10, 100, 1,000 steps), ``peer`` (ACP agents through the same
 fake model), ``memory`` (RSS of one ACP server with 200 idle
 sessions; ``compare-memory`` against ``--baseline``), ``compare-edits`` (``edit_file`` on 10 MB
-against ``--baseline``), ``all`` (every one but the compares). ``--smoke``: a quick run of step,
-concurrency, startup and edits with small counts (< 60 s), for CI.
+against ``--baseline``), ``all`` (every one but the compares). ``--smoke``: a quick run of
+step, steps, concurrency, startup and edits with small counts (< 60 s), for CI.
 
 Results go to ``benchmarks/results/NAME-DATE.json`` with the machine, its load, the command,
 the date and the commit. The model is ``fake_model.py``, an instant scripted server in its own
@@ -38,11 +40,13 @@ from benchmarks.common import (
     machine,
     percentiles_ms,
     save,
+    server_from,
     table,
 )
 from benchmarks.concurrency import bench_concurrency, compare_concurrency
 from benchmarks.driver import big_text, run_sessions
 from benchmarks.memory import bench_memory
+from benchmarks.steps import bench_steps
 
 REPO_SERVER = Path(__file__).resolve().parent.parent / "server"
 
@@ -437,15 +441,6 @@ async def bench_peer(model: FakeModel, steps: int, which: list[str]) -> dict[str
 # --- before/after ------------------------------------------------------------------------------
 
 
-def server_from(tree: Path, face: str = "serve") -> tuple[str, ...]:
-    """The server command running the ``cadenza`` package found in ``tree`` (a source tree)."""
-    code = (
-        f"import sys; sys.path.insert(0, {str(tree)!r}); from cadenza.cli import main; "
-        f"sys.argv = ['cadenza', {face!r}, '--log-level', 'WARNING']; sys.exit(main())"
-    )
-    return (sys.executable, "-c", code)
-
-
 async def bench_compare(
     model: FakeModel, baseline: Path, steps: int, rounds: int
 ) -> dict[str, Any]:
@@ -577,6 +572,7 @@ async def run_one(name: str, model: FakeModel, args: argparse.Namespace) -> dict
     if name == "smoke":
         return {
             "step": await bench_step(model, 200),
+            "steps": await bench_steps(model, {"current": REPO_SERVER}, steps=20, rounds=1),
             "concurrency": await bench_concurrency(model, SMOKE_CONCURRENCY, ("lsp",)),
             "startup": bench_startup(3),
             "edits_micro": bench_edits_micro((1_000_000,)),
@@ -602,6 +598,12 @@ async def run_one(name: str, model: FakeModel, args: argparse.Namespace) -> dict
             rounds=2,
             faces=tuple(args.faces),
         ),
+        "steps": lambda: bench_steps(
+            model,
+            {**{str(t): t.resolve() for t in args.trees}, "current": REPO_SERVER},
+            steps=min(args.steps, 1000),
+            rounds=args.rounds,
+        ),
         "growth": lambda: bench_growth(model, (10, 100, 1000)),
         "edits": lambda: bench_edits(model, (1_000_000, 10_000_000), 20),
         "peer": lambda: bench_peer(model, args.peer_steps, args.peers),
@@ -623,7 +625,7 @@ async def main_async(args: argparse.Namespace) -> None:
     if args.smoke:
         names = ["smoke"]
     if "all" in names:
-        names = ["step", "concurrency", "growth", "edits", "memory", "startup", "peer"]
+        names = ["step", "steps", "concurrency", "growth", "edits", "memory", "startup", "peer"]
     print(f"machine: {json.dumps(machine())}")
     with fake_model() as model:
         for name in names:
@@ -654,6 +656,15 @@ def main() -> None:
         default=Path("/tmp/cadenza-base/server"),
         help="compare: a source tree of an older cadenza (git archive OLD server | tar -x)",
     )
+    parser.add_argument(
+        "--tree",
+        dest="trees",
+        type=Path,
+        action="append",
+        default=[],
+        help="steps: an older source tree to run beside this one (repeatable)",
+    )
+    parser.add_argument("--rounds", type=int, default=3, help="steps: rounds of every server")
     parser.add_argument("--peer-steps", type=int, default=50, help="tool steps per peer run")
     parser.add_argument(
         "--faces", nargs="*", default=["lsp", "acp"], help="concurrency: lsp, acp or both"

@@ -37,6 +37,14 @@ def test_smoke_mode_runs_and_is_sane(tmp_path: Path) -> None:
     assert step["model_connections"] <= 5
     assert step["files_edited_as_scripted"] == "1/1"  # every edit_file went through the client
 
+    # Both faces with the editor round trip (applyEdit; fs/* answered by the ACP client),
+    # server CPU per step measured between the first and the last model request.
+    faces = {r["face"]: r for r in results["steps"]["results"]}
+    assert faces.keys() == {"lsp", "acp"}
+    for face in faces.values():
+        assert face["step_overhead_ms"]["n"] == 19
+        assert face["server_cpu_ms_per_step"] >= 0
+
     for level in results["concurrency"]["levels"]:
         assert level["stop_reasons"] == {"max_steps": level["sessions"]}
         assert level["files_edited_as_scripted"] == f"{level['sessions']}/{level['sessions']}"
