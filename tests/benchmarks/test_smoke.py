@@ -16,8 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 BOUND_S = 1200
-"""A generous bound (a hang, not a speed check): ~2 minutes on a quiet 2-core machine, ~9
-under load."""
+"""A generous bound (a hang, not a speed check): it took 8.5 minutes on 2 cores at load 5-9."""
 
 
 def test_smoke_mode_runs_and_is_sane(tmp_path: Path) -> None:
