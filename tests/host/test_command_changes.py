@@ -1,0 +1,127 @@
+"""``host.command_changes``: a command's changes become checkpoint records like an edit's."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from cadenza.host.checkpoints import FileState, SessionCheckpoint, disk_state
+from cadenza.host.command_changes import CheckpointedCommands
+from cadenza.host.turn_changes import record_review, turn_files, undo_hunks, undone_note
+from cadenza.host.undo_plan import plan_undo
+from cadenza.tools.workspace_scan import ScanLimits
+
+
+def later(path: Path) -> None:
+    info = path.stat()
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000_000))
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    base = (tmp_path / "ws").resolve()
+    base.mkdir()
+    (base / "app.py").write_text("a = 1\nb = 2\n")
+    (base / "old.txt").write_text("old\n")
+    return base
+
+
+def checkpoint(tmp_path: Path, root: Path) -> SessionCheckpoint:
+    return SessionCheckpoint.for_session("s1", root, base=tmp_path / "cp")
+
+
+async def test_changes_are_recorded_listed_undone_and_told(tmp_path: Path, root: Path) -> None:
+    made = checkpoint(tmp_path, root)
+    watch = CheckpointedCommands(made)
+    await watch.before("sed -i s/1/10/ app.py && echo new > new.txt && rm old.txt")
+    (root / "app.py").write_text("a = 10\nb = 2\n")
+    later(root / "app.py")
+    (root / "new.txt").write_text("new\n")
+    (root / "old.txt").unlink()
+    changed = await watch.after()
+
+    assert [(c.path, c.old_text, c.new_text, c.deleted) for c in changed] == [
+        ("app.py", "a = 1\nb = 2\n", "a = 10\nb = 2\n", False),
+        ("new.txt", None, "new\n", False),
+        ("old.txt", "old\n", "", True),
+    ]
+    stored = SessionCheckpoint.load("s1", tmp_path / "cp")
+    assert stored is not None and stored.unlisted == []
+    files = {f.path: f for f in turn_files(stored, lambda p: disk_state(root / p))}
+    assert sorted(files) == ["app.py", "new.txt", "old.txt"]
+    [hunk] = files["app.py"].hunks
+    assert (hunk.old_text, hunk.new_text) == ("a = 1\n", "a = 10\n")
+
+    state = undo_hunks(files["app.py"], [hunk.id])
+    assert state == FileState(exists=True, text="a = 1\nb = 2\n")
+    (root / "app.py").write_text(state.text or "")
+    record_review(stored, {hunk.id: "undone"}, {"app.py": state})
+    note = undone_note(stored)
+    assert note is not None and "app.py, line 1" in note and "a = 10" in note
+
+    # Undo of the whole session: the created file removed, the deleted one recreated.
+    steps = {s.path: s.action for s in plan_undo(stored, lambda p: disk_state(root / p))}
+    assert steps == {"app.py": "unchanged", "new.txt": "remove", "old.txt": "recreate"}
+
+
+async def test_a_file_edited_earlier_keeps_its_state_before_the_session(
+    tmp_path: Path, root: Path
+) -> None:
+    made = checkpoint(tmp_path, root)
+    path = root / "app.py"
+    made.record_before(path, lambda: disk_state(path))
+    path.write_text("a = 5\nb = 2\n")
+    made.record_after(path, disk_state(path))
+    watch = CheckpointedCommands(made)
+    await watch.before("format")
+    path.write_text("a = 5\nb = 20\n")
+    later(path)
+    await watch.after()
+    entry = made.entries["app.py"]
+    assert entry.before.text == entry.turn_before.text == "a = 1\nb = 2\n"  # type: ignore[union-attr]
+    assert entry.after is not None and entry.after.text == "a = 5\nb = 20\n"
+    made.begin_turn()
+    await watch.before("format again")
+    path.write_text("a = 6\nb = 20\n")
+    later(path)
+    await watch.after()
+    assert entry.turn_before is not None and entry.turn_before.text == "a = 5\nb = 20\n"
+    assert entry.before.text == "a = 1\nb = 2\n"
+
+
+async def test_what_cannot_be_listed_is_said_in_plain_words(tmp_path: Path, root: Path) -> None:
+    made = checkpoint(tmp_path, root)
+    watch = CheckpointedCommands(made, limits=ScanLimits(files=1))
+    await watch.before("npm run build")
+    (root / "app.py").write_text("changed\n")
+    assert await watch.after() == []
+    assert made.entries == {}
+    assert made.unlisted == [
+        "Not listed for review: what `npm run build` changed (the workspace has more than 1 "
+        "files, too many to compare before and after every command)."
+    ]
+
+    watch = CheckpointedCommands(made)
+    await watch.before("make")
+    (root / "app.bin").write_bytes(b"\x00\x01")
+    (root / "notes.txt").write_text("text\n")
+    changed = await watch.after()
+    assert [c.path for c in changed] == ["notes.txt"]
+    assert made.unlisted[-1] == (
+        "Not listed for review: 1 file `make` changed that is not text, over 1 MB or a link "
+        "(app.bin)."
+    )
+    made.begin_turn()
+    assert made.unlisted == []
+    assert SessionCheckpoint.load("s1", tmp_path / "cp").unlisted == []  # type: ignore[union-attr]
+
+
+async def test_nothing_changed_records_nothing(tmp_path: Path, root: Path) -> None:
+    made = checkpoint(tmp_path, root)
+    watch = CheckpointedCommands(made)
+    await watch.before("true")
+    later(root / "app.py")  # touched only
+    assert await watch.after() == []
+    assert made.entries == {} and made.unlisted == []
