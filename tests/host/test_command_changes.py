@@ -125,3 +125,18 @@ async def test_nothing_changed_records_nothing(tmp_path: Path, root: Path) -> No
     later(root / "app.py")  # touched only
     assert await watch.after() == []
     assert made.entries == {} and made.unlisted == []
+
+
+async def test_an_empty_file_a_command_created_is_one_hunk_undone_by_removal(
+    tmp_path: Path, root: Path
+) -> None:
+    made = checkpoint(tmp_path, root)
+    watch = CheckpointedCommands(made)
+    await watch.before("touch marker.txt")
+    (root / "marker.txt").touch()
+    [change] = await watch.after()
+    assert (change.path, change.old_text, change.new_text) == ("marker.txt", None, "")
+    [file] = turn_files(made, lambda p: disk_state(root / p))
+    [hunk] = file.hunks
+    assert (hunk.old_text, hunk.new_text, hunk.start, hunk.end) == ("", "", 0, 0)
+    assert undo_hunks(file, [hunk.id]) == FileState(exists=False)

@@ -141,7 +141,8 @@ def turn_file(
         return None
     if entry.turn_before.exists == entry.turn_after.exists and before == after:
         return None
-    diff = changed_line_spans(before, after)
+    # An empty file created or deleted has no changed line: one empty hunk stands for it.
+    diff = changed_line_spans(before, after) or [(0, 0, 0, 0)]
     spans = [
         (
             b0,
