@@ -9,8 +9,14 @@ import pytest
 
 from cadenza.host.checkpoints import FileState, SessionCheckpoint, disk_state
 from cadenza.host.command_changes import CheckpointedCommands
-from cadenza.host.turn_changes import record_review, turn_files, undo_hunks, undone_note
-from cadenza.host.undo_plan import plan_undo
+from cadenza.host.turn_changes import (
+    ReviewRefused,
+    record_review,
+    turn_files,
+    undo_hunks,
+    undone_note,
+)
+from cadenza.host.undo_plan import UndoRefused, plan_undo
 from cadenza.tools.workspace_scan import ScanLimits
 
 
@@ -140,3 +146,36 @@ async def test_an_empty_file_a_command_created_is_one_hunk_undone_by_removal(
     [hunk] = file.hunks
     assert (hunk.old_text, hunk.new_text, hunk.start, hunk.end) == ("", "", 0, 0)
     assert undo_hunks(file, [hunk.id]) == FileState(exists=False)
+
+
+async def test_a_link_put_in_place_since_is_never_read_or_written_by_undo(
+    tmp_path: Path, root: Path
+) -> None:
+    made = checkpoint(tmp_path, root)
+    (root / "src").mkdir()
+    (root / "src" / "mod.py").write_text("x = 1\n")
+    watch = CheckpointedCommands(made)
+    await watch.before("edit src/mod.py")
+    (root / "src" / "mod.py").write_text("x = 2\n")
+    later(root / "src" / "mod.py")
+    assert [c.path for c in await watch.after()] == ["src/mod.py"]
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "mod.py").write_text("x = 2\n")  # what undo would overwrite through the link
+    (root / "src" / "mod.py").unlink()
+    (root / "src").rmdir()
+    (root / "src").symlink_to(outside, target_is_directory=True)
+
+    read: list[str] = []
+
+    def current(path: str) -> FileState:
+        read.append(path)
+        return disk_state(root / path)
+
+    [file] = turn_files(made, current)
+    assert read == [] and all(h.start is None for h in file.hunks)
+    with pytest.raises(ReviewRefused):
+        undo_hunks(file, [h.id for h in file.hunks])
+    with pytest.raises(UndoRefused, match="leads outside the workspace"):
+        plan_undo(made, current)
+    assert read == [] and (outside / "mod.py").read_text() == "x = 2\n"
