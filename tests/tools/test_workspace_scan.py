@@ -138,13 +138,13 @@ def test_a_previous_scan_spares_reading_unchanged_files(
     (root / "src" / "app.py").write_text("a = 2\n")
     later(root / "src" / "app.py")
     read: list[str] = []
-    real = workspace_scan._read
+    real = workspace_scan._read_at
 
-    def counted(base: Path, relative: str, cap: int) -> bytes | None:
-        read.append(relative)
-        return real(base, relative, cap)
+    def counted(folder: int, name: str, cap: int) -> bytes | None:
+        read.append(name)
+        return real(folder, name, cap)
 
-    monkeypatch.setattr(workspace_scan, "_read", counted)
+    monkeypatch.setattr(workspace_scan, "_read_at", counted)
     second = taken(root, previous=first)
-    assert read == ["src/app.py"]  # only the file whose size or time changed
+    assert read == ["app.py"]  # only the file whose size or time changed
     assert second.files["same.txt"].data == b"same\n"

@@ -116,6 +116,10 @@ def _names(paths: list[str]) -> str:
 class CheckpointedCommands:
     """The ``engine.ports.CommandWatch`` of a session: its commands' changes, checkpointed.
 
+    The note taken after a command is kept for the next one (so it reads only the files whose
+    size or time changed): up to ``ScanLimits.kept_bytes`` of text held while the session's
+    engine lives (an LSP turn; an ACP session between prompts).
+
     Args:
         checkpoint: The session's checkpoint (its ``root`` is the workspace, resolved).
         limits: The scan's bounds (default ``ScanLimits()``).

@@ -25,6 +25,7 @@ nanosecond is not seen. Everything here blocks on the disk: run it in a worker t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Iterator
@@ -49,7 +50,7 @@ class ScanLimits:
 
     files: int = 20_000
     file_bytes: int = 1_000_000
-    kept_bytes: int = 32_000_000
+    kept_bytes: int = 64_000_000
 
 
 @dataclass(frozen=True)
@@ -105,10 +106,47 @@ class _TooMany(Exception):
     """The walk went past ``ScanLimits.files``."""
 
 
-def _walk(root: Path, limit: int) -> Iterator[tuple[str, os.stat_result | None]]:
-    """Every file under ``root`` outside the skipped folders: its relative path and stat.
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+# O_NONBLOCK: a FIFO put there meanwhile must not block the open.
+_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
 
-    A symbolic link yields its path with None (it is neither read nor followed).
+
+def _open_folder(root: Path, relative: str) -> int:
+    """A descriptor of the folder ``root/relative`` ("": the root), never through a link.
+
+    It is opened one folder at a time from the root, each with ``O_NOFOLLOW``.
+
+    Raises:
+        OSError: A part of the path is a link (``ELOOP``/``ENOTDIR``) or is missing.
+    """
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    for part in relative.split("/") if relative else []:
+        try:
+            inner = os.open(part, _DIR, dir_fd=fd)
+        finally:
+            os.close(fd)
+        fd = inner
+    return fd
+
+
+def _is_venv(folder: int, name: str) -> bool:
+    try:
+        os.stat(f"{name}/{VENV_MARKER}", dir_fd=folder, follow_symlinks=False)
+    except OSError:
+        return False
+    return True
+
+
+Found = tuple[str, "os.stat_result | None", int, str]
+"""A file the walk found: its relative path, its stat (None: a link), and its folder's
+descriptor (open while the walk yields it) and name in it."""
+
+
+def _walk(root: Path, limit: int) -> Iterator[Found]:
+    """Every file under ``root`` outside the skipped folders (see ``Found``).
+
+    Each folder is opened by descriptor, never through a link, and its files are read
+    relative to it: a folder swapped for a link meanwhile is not entered.
 
     Raises:
         _TooMany: More than ``limit`` entries.
@@ -118,62 +156,66 @@ def _walk(root: Path, limit: int) -> Iterator[tuple[str, os.stat_result | None]]
     while stack:
         prefix = stack.pop()
         try:
-            with os.scandir(root / prefix if prefix else root) as entries:
-                listed = sorted(entries, key=lambda e: e.name)
-        except OSError:  # vanished or unreadable meanwhile: nothing to note there
+            folder = _open_folder(root, prefix.rstrip("/"))
+        except OSError:  # vanished, unreadable or a link meanwhile: nothing to note there
             continue
-        for entry in listed:
-            relative = f"{prefix}{entry.name}"
-            count += 1
-            if count > limit:
-                raise _TooMany
-            if entry.is_symlink():
-                yield relative, None
-            elif entry.is_dir(follow_symlinks=False):
-                if entry.name not in SKIP_DIRS and not os.path.lexists(
-                    os.path.join(entry.path, VENV_MARKER)
-                ):
-                    stack.append(f"{relative}/")
-                count -= 1  # folders do not count as files
-            elif entry.is_file(follow_symlinks=False):
-                try:
-                    yield relative, entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
+        try:
+            with os.scandir(folder) as entries:
+                listed = sorted(entries, key=lambda e: e.name)
+            for entry in listed:
+                count += 1
+                if count > limit:
+                    raise _TooMany
+                relative = f"{prefix}{entry.name}"
+                if entry.is_symlink():
+                    yield relative, None, folder, entry.name
+                elif entry.is_dir(follow_symlinks=False):
+                    count -= 1  # folders do not count as files
+                    if entry.name not in SKIP_DIRS and not _is_venv(folder, entry.name):
+                        stack.append(f"{relative}/")
+                elif entry.is_file(follow_symlinks=False):
+                    with contextlib.suppress(OSError):
+                        yield relative, entry.stat(follow_symlinks=False), folder, entry.name
+        finally:
+            os.close(folder)
 
 
-def _open_inside(root: Path, relative: str) -> int:
-    """A descriptor for ``root/relative`` opened one folder at a time, never through a link.
+def _read_at(folder: int, name: str, size_cap: int) -> bytes | None:
+    """The bytes of the regular file ``name`` in ``folder`` (never a link).
 
-    Raises:
-        OSError: A part of the path is a link (``ELOOP``/``ENOTDIR``) or is missing.
+    None unless it is text (no NUL byte) of at most ``size_cap`` bytes; None as well when it
+    grew while read.
     """
-    parts = relative.split("/")
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        for part in parts[:-1]:
-            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
-            os.close(fd)
-            fd = inner
-        # O_NONBLOCK: a FIFO put there meanwhile must not block the open.
-        return os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+        fd = os.open(name, _FILE, dir_fd=folder)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > size_cap:
+            return None
+        want = info.st_size + 1  # one more byte: a file that grew since is not kept
+        data = os.read(fd, want)
+    except OSError:
+        return None
     finally:
         os.close(fd)
+    if len(data) == want or b"\x00" in data:
+        return None
+    return data
 
 
 def _read(root: Path, relative: str, size_cap: int) -> bytes | None:
-    """The bytes of a regular file (never through a link), if text and at most ``size_cap``."""
+    """``_read_at`` for a path relative to ``root``, its folders opened without links."""
+    head, _, name = relative.rpartition("/")
     try:
-        fd = _open_inside(root, relative)
+        folder = _open_folder(root, head)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            return None
-        data = handle.read(size_cap + 1)
-    if len(data) > size_cap or b"\x00" in data:
-        return None
-    return data
+    try:
+        return _read_at(folder, name, size_cap)
+    finally:
+        os.close(folder)
 
 
 def scan(
@@ -195,14 +237,14 @@ def scan(
     found = WorkspaceScan(root=root)
     known = previous.files if previous is not None else {}
     try:
-        for relative, info in _walk(root, limits.files):
+        for relative, info, folder, name in _walk(root, limits.files):
             if info is None:
                 continue
             old = known.get(relative)
             if old is not None and (old.size, old.mtime_ns) == (info.st_size, info.st_mtime_ns):
                 data = old.data
             elif info.st_size <= limits.file_bytes:
-                data = _read(root, relative, limits.file_bytes)
+                data = _read_at(folder, name, limits.file_bytes)
             else:
                 data = None
             kept += len(data) if data is not None else 0
@@ -243,7 +285,7 @@ def changes(before: WorkspaceScan, limits: ScanLimits | None = None) -> ScanDiff
     now: dict[str, os.stat_result | None] = {}
     complete = True
     try:
-        for relative, info in _walk(root, limits.files + limits.files // 10):
+        for relative, info, _folder, _name in _walk(root, limits.files + limits.files // 10):
             now[relative] = info
     except _TooMany:
         complete = False
