@@ -310,6 +310,12 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       const [tool] = toolMessages((await requests())[1]);
       assert.match(tool.content, /^exit code 0/);
       await wb.panel().locator(".note", { hasText: "Cadenza wants to run `touch marker.txt`: Allow once" }).waitFor();
+      // What the command changed (marker.txt, created) is in the turn's review like an edit.
+      const review = wb.panel().locator("section.session", { hasText: "Make a marker file" }).locator(".review");
+      await review.locator(".review-head", { hasText: "1 change in 1 file to review" }).waitFor({ timeout: 20000 });
+      await review.locator(".review-file", { hasText: "marker.txt" }).waitFor();
+      assert.equal(await review.locator(".review-unlisted").count(), 0, "a note on unlisted changes");
+      await wb.shot("permission-review", "after the command: the file it created is listed for review with Keep / Undo");
       fs.rmSync(path.join(workspace, "marker.txt"));
     }));
 
