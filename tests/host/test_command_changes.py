@@ -109,6 +109,13 @@ async def test_what_cannot_be_listed_is_said_in_plain_words(tmp_path: Path, root
         "files, too many to compare before and after every command)."
     ]
 
+    await watch.before("npm test")
+    assert await watch.after() == []
+    assert made.unlisted == [  # one sentence for the turn's commands, not one per command
+        "Not listed for review: what the 2 commands it ran changed (the workspace has more "
+        "than 1 files, too many to compare before and after every command)."
+    ]
+
     watch = CheckpointedCommands(made)
     await watch.before("make")
     (root / "app.bin").write_bytes(b"\x00\x01")

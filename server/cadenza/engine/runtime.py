@@ -116,10 +116,10 @@ class Runtime:
     """Why the done check ``tests`` may not run its command (the person did not allow it):
     it is not asked again in the session."""
     intel: CodeIntel | None = None
-    command_watch: CommandWatch | None = None
-    """Records the files a command changes (the host's checkpoint), or None: not recorded."""
     """The language servers Cadenza started for the session (used when the editor offers
     none), or None."""
+    command_watch: CommandWatch | None = None
+    """Records the files a command changes (the host's checkpoint), or None: not recorded."""
     rules_shown: set[str] = field(default_factory=set)
     """Nested AGENTS.md files already shown in an edit's result (``rules.nested_rules``)."""
     call_ids: CallIds = field(init=False)

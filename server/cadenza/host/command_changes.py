@@ -113,6 +113,11 @@ def _names(paths: list[str]) -> str:
     return f"{shown} and {more} more" if more > 0 else shown
 
 
+def _not_compared_text(commands: list[str], why: str) -> str:
+    what = commands[0] if len(commands) == 1 else f"the {len(commands)} commands it ran"
+    return f"Not listed for review: what {what} changed ({why})."
+
+
 class CheckpointedCommands:
     """The ``engine.ports.CommandWatch`` of a session: its commands' changes, checkpointed.
 
@@ -140,13 +145,18 @@ class CheckpointedCommands:
         self._before: WorkspaceScan | str | None = None
         self._last: WorkspaceScan | None = None
         """The workspace after the previous command: unchanged files are not read again."""
+        self._skipped: tuple[int, dict[str, list[str]]] = (checkpoint.turn, {})
+        """The turn, and the commands of that turn whose changes were not compared, by why."""
 
     async def before(self, command: str) -> None:
         """Note the workspace (in a worker thread) before ``command`` runs."""
         self._command = command
-        self._before = await anyio.to_thread.run_sync(
-            partial(scan, self.checkpoint.root, previous=self._last, limits=self.limits)
-        )
+        try:
+            self._before = await anyio.to_thread.run_sync(
+                partial(scan, self.checkpoint.root, previous=self._last, limits=self.limits)
+            )
+        except OSError as exc:  # the workspace folder itself is unreadable
+            self._before = f"the workspace could not be read: {exc.strerror or exc}"
 
     async def after(self) -> list[CommandChange]:
         """Compare with the note taken before; record and return the command's text changes."""
@@ -156,9 +166,14 @@ class CheckpointedCommands:
         command = _quoted(self._command)
         if isinstance(before, str):
             self._last = None
-            self._note(f"Not listed for review: what {command} changed ({before}).")
+            self._not_compared(command, before)
             return []
-        diff = await anyio.to_thread.run_sync(partial(changes, before, self.limits))
+        try:
+            diff = await anyio.to_thread.run_sync(partial(changes, before, self.limits))
+        except OSError as exc:
+            self._last = None
+            self._not_compared(command, str(exc.strerror or exc))
+            return []
         self._last = diff.after
         try:
             recorded, skipped = record_changes(self.checkpoint, diff.changes)
@@ -180,8 +195,24 @@ class CheckpointedCommands:
             )
         return recorded
 
-    def _note(self, text: str) -> None:
+    def _not_compared(self, command: str, why: str) -> None:
+        """Say that ``command``'s changes are not listed, and why.
+
+        One sentence per reason for all of the turn's commands: a workspace too large for one
+        command is too large for every one.
+        """
+        turn, skipped = self._skipped
+        if turn != self.checkpoint.turn:
+            turn, skipped = self._skipped = (self.checkpoint.turn, {})
+        commands = skipped.setdefault(why, [])
+        old = _not_compared_text(commands, why) if commands else None
+        commands.append(command)
+        self._note(_not_compared_text(commands, why), replacing=old)
+
+    def _note(self, text: str, replacing: str | None = None) -> None:
         try:
+            if replacing in self.checkpoint.unlisted:
+                self.checkpoint.unlisted.remove(replacing)
             self.checkpoint.unlisted.append(text)
             self.checkpoint.save()
         except CheckpointError as exc:
