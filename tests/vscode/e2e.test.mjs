@@ -601,8 +601,9 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       await input.click();
       await page.keyboard.type("Why the notes?");
       await page.keyboard.press("Enter");
-      await waitFor("the follow-up's request", async () => (await requests()).length === 2);
-      const users = (await requests())[1].messages.filter((m) => m.role === "user").map((m) => String(m.content));
+      // Requests: the command call, the turn's answer, then the follow-up.
+      await waitFor("the follow-up's request", async () => (await requests()).length === 3);
+      const users = (await requests())[2].messages.filter((m) => m.role === "user").map((m) => String(m.content));
       const told = users[users.length - 1];
       assert.match(told, /^The person undid these changes you made in the previous turn/);
       assert.match(told, /notes\.txt, line 2/);
