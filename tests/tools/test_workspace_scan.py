@@ -148,3 +148,13 @@ def test_a_previous_scan_spares_reading_unchanged_files(
     second = taken(root, previous=first)
     assert read == ["app.py"]  # only the file whose size or time changed
     assert second.files["same.txt"].data == b"same\n"
+
+
+def test_files_read_after_the_command_share_one_byte_budget(root: Path) -> None:
+    limits = ScanLimits(kept_bytes=100)
+    before = taken(root, limits)
+    (root / "a.txt").write_text("a" * 60)
+    (root / "b.txt").write_text("b" * 60)  # past the budget once a.txt was read
+    diff = changes(before, limits)
+    assert [c.path for c in diff.changes] == ["a.txt"]
+    assert diff.unrecorded == ["b.txt"]

@@ -175,8 +175,10 @@ class CheckpointedCommands:
             self._not_compared(command, str(exc.strerror or exc))
             return []
         self._last = diff.after
-        try:
-            recorded, skipped = record_changes(self.checkpoint, diff.changes)
+        try:  # many files may be written: off the event loop, as the scans
+            recorded, skipped = await anyio.to_thread.run_sync(
+                record_changes, self.checkpoint, diff.changes
+            )
         except CheckpointError as exc:
             self._warn(f"the changes {command} made could not be recorded: {exc}")
             return []

@@ -278,10 +278,12 @@ def changes(before: WorkspaceScan, limits: ScanLimits | None = None) -> ScanDiff
     Only files whose size or time changed are read, and only as regular files, never through
     a link. The second walk has the same file bound as the first plus one tenth; past it,
     files are still compared one by one (modified and deleted ones), but files created are not
-    looked for.
+    looked for. The files read afterwards share one budget of ``ScanLimits.kept_bytes``: a
+    changed file past it is ``unrecorded``.
     """
     limits = limits or ScanLimits()
     root = before.root
+    budget = [limits.kept_bytes]
     now: dict[str, os.stat_result | None] = {}
     complete = True
     try:
@@ -299,7 +301,7 @@ def changes(before: WorkspaceScan, limits: ScanLimits | None = None) -> ScanDiff
                 now[relative] = os.stat(root / relative, follow_symlinks=False)
             except OSError:
                 now[relative] = None
-        _compare(diff, after, relative, old, now.get(relative), limits)
+        _compare(diff, after, relative, old, now.get(relative), limits, budget)
     diff.after = after if complete else None
     return diff
 
@@ -311,8 +313,12 @@ def _compare(
     old: Seen | None,
     info: os.stat_result | None,
     limits: ScanLimits,
+    budget: list[int],
 ) -> None:
-    """Add ``relative``'s change (if any) to ``diff`` and its state now to ``after``."""
+    """Add ``relative``'s change (if any) to ``diff`` and its state now to ``after``.
+
+    ``budget[0]``: the bytes that may still be read (lowered by each read).
+    """
     root = after.root
     gone = info is None or not stat.S_ISREG(info.st_mode)
     if gone and old is None:
@@ -327,7 +333,9 @@ def _compare(
     if old is not None and (old.size, old.mtime_ns) == (info.st_size, info.st_mtime_ns):
         after.files[relative] = old
         return
-    data = _read(root, relative, limits.file_bytes) if info.st_size <= limits.file_bytes else None
+    cap = min(limits.file_bytes, budget[0])
+    data = _read(root, relative, cap) if info.st_size <= cap else None
+    budget[0] -= len(data) if data is not None else 0
     after.files[relative] = Seen(info.st_size, info.st_mtime_ns, data)
     if old is not None and old.data is not None and old.data == data:
         return  # touched, not changed
