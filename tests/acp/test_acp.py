@@ -192,7 +192,17 @@ async def test_gated_run_command_asks_permission(
     assert finished[-1]["status"] == ("completed" if ran else "failed")
     # pending while the person decides; in_progress once allowed.
     statuses = [u.get("status") for u in agent.peer.updates(sid) if "toolCallId" in u]
-    assert statuses == (["pending", "in_progress", "completed"] if ran else ["pending", "failed"])
+    # The file the command created shows as the call's diff (no status), as an edit's does.
+    assert statuses == (
+        ["pending", "in_progress", None, "completed"] if ran else ["pending", "failed"]
+    )
+    if ran:
+        [diff] = [c for c in finished[-1]["content"] if c["type"] == "diff"]
+        assert (Path(diff["path"]).name, diff.get("oldText"), diff["newText"]) == (
+            "out.txt",
+            None,
+            "hi\n",
+        )
     tool_message = next(m for m in fake.requests[-1]["messages"] if m["role"] == "tool")
     if not ran:
         assert "rejected" in tool_message["content"]

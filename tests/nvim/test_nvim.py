@@ -159,6 +159,15 @@ def test_permission_allow_once_runs_the_gated_command(
     assert tool["content"].startswith("exit code 0")
 
 
+def test_what_a_command_changed_that_the_review_cannot_list_is_said(
+    fake: FakeOpenAI, workspace: Path, env: dict[str, str]
+) -> None:
+    command = "printf 'x\\000y' > data.bin"
+    fake.script(call("run_command", {"command": command}, "c1"), text("wrote it"))
+    passed(run_scenario("command_unlisted", workspace=workspace, env=env))
+    assert (workspace / "data.bin").read_bytes() == b"x\x00y"
+
+
 def test_cadenza_undo_puts_the_buffer_back(
     fake: FakeOpenAI, workspace: Path, env: dict[str, str]
 ) -> None:

@@ -310,6 +310,12 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       const [tool] = toolMessages((await requests())[1]);
       assert.match(tool.content, /^exit code 0/);
       await wb.panel().locator(".note", { hasText: "Cadenza wants to run `touch marker.txt`: Allow once" }).waitFor();
+      // What the command changed (marker.txt, created) is in the turn's review like an edit.
+      const review = wb.panel().locator("section.session", { hasText: "Make a marker file" }).locator(".review");
+      await review.locator(".review-head", { hasText: "1 change in 1 file to review" }).waitFor({ timeout: 20000 });
+      await review.locator(".review-file", { hasText: "marker.txt" }).waitFor();
+      assert.equal(await review.locator(".review-unlisted").count(), 0, "a note on unlisted changes");
+      await wb.shot("permission-review", "after the command: the file it created is listed for review with Keep / Undo");
       fs.rmSync(path.join(workspace, "marker.txt"));
     }));
 
@@ -560,5 +566,48 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       await page.keyboard.press("ArrowUp");
       assert.equal(await input.inputValue(), "Say where you were started", "Up does not recall the last prompt");
       await wb.shot("panel-input", "the input at the bottom of the Cadenza view: a task sent with Enter, recalled with Up");
+    }));
+
+  it("lists what a command changed for review; Undo puts a file back, the next turn is told, the rest is named", async () =>
+    step("command-review", async () => {
+      await control("/reset", {});
+      const notes = path.join(workspace, "notes.txt");
+      fs.writeFileSync(notes, "a\nb\n");
+      const command = "sed -i 's/^b$/B/' notes.txt && printf 'new\\n' > made.txt && printf 'x\\000y' > data.bin";
+      await script(call("run_command", { command }, "k1"), { content: "Changed the notes, made two files." }, { content: "Understood." });
+      await wb.clearNotifications();
+      await wb.command("Cadenza: Run Task…");
+      await wb.waitForQuickInput("Cadenza: Run Task");
+      await page.keyboard.type("Tidy the notes with a command");
+      await page.keyboard.press("Enter");
+      const dialog = page.locator(".monaco-dialog-box", { hasText: "Cadenza wants to run" });
+      await dialog.waitFor({ timeout: 60000 });
+      await dialog.locator(".monaco-button", { hasText: "Allow once" }).click();
+      const session = wb.panel().locator("section.session", { hasText: "Tidy the notes with a command" });
+      const review = session.locator(".review");
+      await review.locator(".review-head", { hasText: "2 changes in 2 files to review" }).waitFor({ timeout: 60000 });
+      assert.equal(fs.readFileSync(notes, "utf8"), "a\nB\n");
+      // The binary file cannot be listed: the review names it and says why.
+      await review.locator(".review-unlisted", { hasText: "not text, over 1 MB or a link (data.bin)" }).waitFor();
+      await wb.shot("command-review", "a command's changes in the review: notes.txt modified, made.txt created, data.bin named as not listed");
+      await review.locator('[title="Undo the changes in notes.txt"]').click();
+      await review.locator(".review-head", { hasText: "1 change in 1 file to review (1 undone)" }).waitFor({ timeout: 20000 });
+      await wb.command("File: Save All");
+      await waitFor("notes.txt back on disk", () => fs.readFileSync(notes, "utf8") === "a\nb\n");
+      assert.equal(fs.readFileSync(path.join(workspace, "made.txt"), "utf8"), "new\n", "the other change was undone too");
+      await wb.shot("command-review-undone", "Undo on notes.txt: back as before the command; made.txt still to review");
+      // The follow-up's request starts with what the person undid.
+      const input = wb.panel().locator("textarea#prompt");
+      await input.click();
+      await page.keyboard.type("Why the notes?");
+      await page.keyboard.press("Enter");
+      // Requests: the command call, the turn's answer, then the follow-up.
+      await waitFor("the follow-up's request", async () => (await requests()).length === 3);
+      const users = (await requests())[2].messages.filter((m) => m.role === "user").map((m) => String(m.content));
+      const told = users[users.length - 1];
+      assert.match(told, /^The person undid these changes you made in the previous turn/);
+      assert.match(told, /notes\.txt, line 2/);
+      assert.ok(!told.includes("made.txt"), `the kept change was named: ${told}`);
+      for (const name of ["notes.txt", "made.txt", "data.bin"]) fs.rmSync(path.join(workspace, name), { force: true });
     }));
 });

@@ -1,6 +1,7 @@
 /**
  * The changes of a session's latest turn as the review shows them (`cadenza.listChanges` and
- * `cadenza.reviewChanges` answer `{sessionId, files: [{uri, path, hunks}]}`, docs/protocol.md).
+ * `cadenza.reviewChanges` answer `{sessionId, files: [{uri, path, hunks}], unlisted}`,
+ * docs/protocol.md): the agent's edits and what its commands changed.
  * Pure (no `vscode`): checking the server's answer, counting what waits for review, the panel's
  * summary and the words of a review's outcome.
  */
@@ -30,7 +31,7 @@ function isRange(value: unknown): value is WireRange {
 
 /** The server's answer checked field by field; hunks or files that do not fit are dropped. */
 export function parseChanges(result: unknown, sessionId: string): ChangesResult {
-  const raw = (result ?? {}) as { sessionId?: unknown; files?: unknown };
+  const raw = (result ?? {}) as { sessionId?: unknown; files?: unknown; unlisted?: unknown };
   const files: FileChanges[] = [];
   for (const file of Array.isArray(raw.files) ? (raw.files as Record<string, unknown>[]) : []) {
     if (!file || typeof file.uri !== "string") continue;
@@ -47,7 +48,10 @@ export function parseChanges(result: unknown, sessionId: string): ChangesResult 
     }
     files.push({ uri: file.uri, path: typeof file.path === "string" ? file.path : file.uri, hunks });
   }
-  return { sessionId: typeof raw.sessionId === "string" ? raw.sessionId : sessionId, files };
+  const parsed: ChangesResult = { sessionId: typeof raw.sessionId === "string" ? raw.sessionId : sessionId, files };
+  const unlisted = Array.isArray(raw.unlisted) ? raw.unlisted.filter((s): s is string => typeof s === "string" && s !== "") : [];
+  if (unlisted.length) parsed.unlisted = unlisted;
+  return parsed;
 }
 
 /** Per file: the counts of each state (files without hunks left out). */

@@ -109,6 +109,8 @@ export interface FileChanges {
 export interface ChangesResult {
   sessionId: string;
   files: FileChanges[];
+  /** Sentences on what the turn's commands changed that the review cannot list (a workspace too large to compare, files that are not text). */
+  unlisted?: string[];
 }
 
 export interface ModelInfo {

@@ -95,7 +95,7 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
   forget(sessionId: string): void {
     if (!this.changes.delete(sessionId)) return;
     const session = this.host.store.get(sessionId);
-    if (session) session.review = undefined;
+    if (session) session.review = session.unlisted = undefined;
     this.redraw();
   }
 
@@ -107,7 +107,10 @@ export class ReviewController implements vscode.CodeLensProvider, vscode.Disposa
   private set(sessionId: string, result: ChangesResult): void {
     this.changes.set(sessionId, result);
     const session = this.host.store.get(sessionId);
-    if (session) session.review = fileReviews(result);
+    if (session) {
+      session.review = fileReviews(result);
+      session.unlisted = result.unlisted;
+    }
     this.redraw();
   }
 

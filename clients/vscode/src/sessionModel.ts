@@ -97,6 +97,8 @@ export interface SessionView {
   workflow?: string;
   /** The latest turn's changes per file, once the server listed them (`cadenza.listChanges`). */
   review?: FileReview[];
+  /** The server's sentences on what the latest turn's commands changed that the review cannot list. */
+  unlisted?: string[];
   /** The mentions of the first message (sent as `cadenza.startSession`'s `context`), shown by the task. */
   taskChips?: string[];
   /** The mentions of the prompt being sent, shown as chips on its message once the turn starts. */

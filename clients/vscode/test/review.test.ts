@@ -35,6 +35,12 @@ describe("parseChanges", () => {
     });
     expect(parseChanges(null, "s")).toEqual({ sessionId: "s", files: [] });
   });
+
+  it("keeps the server's sentences on what the review cannot list", () => {
+    const note = "Not listed for review: 1 file `make` changed that is not text, over 1 MB or a link (app.bin).";
+    expect(parseChanges({ files: [], unlisted: [note, 3, ""] }, "s")).toEqual({ sessionId: "s", files: [], unlisted: [note] });
+    expect(parseChanges({ files: [], unlisted: "no" }, "s")).toEqual({ sessionId: "s", files: [] });
+  });
 });
 
 describe("review counts and words", () => {

@@ -135,6 +135,7 @@ class AcpSession:
             editor=self.editor,
             tools=tools,
             recorder=self.recorder,
+            checkpoint=self.editor.checkpoint,
         )
         self.editor.gated_by(gate.needs_asking)
         self.engine, self.engine_model = engine, model

@@ -10,7 +10,9 @@ In order, each step from ``tools.dispatch`` or the engine:
 3. permission (``engine.permissions``): a gated tool asks the person first;
 4. cache routing (``dispatch.cache``): a read-only call answered from the cache while the
    file it read is unchanged, else executed;
-5. execution (``dispatch.execution.run``): timeouts and failures become error results;
+5. execution (``dispatch.execution.run``): timeouts and failures become error results; the
+   files a command changed are recorded by the session's ``command_watch`` (review, undo)
+   and published as the call's edits;
 6. invalidation: edits drop the cached results they may change and reset the stuck detector
    (a command, or any call that may change files without saying which, drops every cached
    result); each edit is recorded in the session (``after_edit.record_edit``: the done
@@ -26,6 +28,8 @@ Result recording (one tool message per call of a batch, in call order) is the ba
 from __future__ import annotations
 
 import dataclasses
+
+import anyio
 
 from cadenza.engine.after_edit import edit_notes, record_edit
 from cadenza.engine.control import CONTROL_TOOLS
@@ -46,6 +50,7 @@ from cadenza.engine.stuck import Repeat, repeat_note
 from cadenza.engine.variants import EDIT_TOOLS
 from cadenza.engine.workflows import Movement
 from cadenza.messages import ToolCall
+from cadenza.secrets import redact, register_known_keys
 from cadenza.tools.base import ToolContext, ToolKind, ToolResult
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run, stamped
 from cadenza.tools.paths import relative_name
@@ -221,7 +226,7 @@ class CallPipeline:
         before = (
             await self._diagnostics.before(getattr(prepared.args, "path", None)) if checking else {}
         )
-        result = await run(prepared, self.ctx)
+        result = await self._run(call, prepared)
         if lookup.outcome != "bypass":
             self.rt.cache.store(prepared, result)
         result = await self._invalidate(call, prepared, result)
@@ -230,6 +235,31 @@ class CallPipeline:
             if note:
                 result = dataclasses.replace(result, content=result.content + note)
         return result
+
+    async def _run(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:
+        """Execute the call; a command under the session's ``command_watch``.
+
+        The files a command changed are recorded (review, undo) however it ends, and each is
+        published as an edit of the call (``file_edited``), as an edit tool's are.
+        """
+        watch = self.rt.command_watch
+        if watch is None or prepared.tool.kind != "execute":
+            return await run(prepared, self.ctx)
+        await watch.before(str(getattr(prepared.args, "command", prepared.title)))
+        try:
+            return await run(prepared, self.ctx)
+        finally:
+            with anyio.CancelScope(shield=True):
+                changed = await watch.after()
+            register_known_keys()
+            for change in changed:
+                path = self.rt.root / change.path
+                if change.deleted:
+                    self.rt.written.pop(path, None)
+                elif path in self.rt.written:  # the test check compares it with the disk
+                    self.rt.written[path] = change.new_text
+                old = None if change.old_text is None else redact(change.old_text)
+                self.rt.publish(file_edited(call.id, change.path, old, redact(change.new_text)))
 
     async def _invalidate(
         self, call: ToolCall, prepared: PreparedCall, result: ToolResult

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 from cadenza.engine.events import SessionEvent
@@ -21,4 +22,37 @@ class Editor(ToolHost, Protocol):
 
     def publish(self, event: SessionEvent) -> None:
         """Deliver one event (in order; must not block)."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class CommandChange:
+    """One file a command changed, as recorded for review and undo.
+
+    Attributes:
+        path: Workspace-relative, ``/``-separated.
+        old_text: Its text before the command; None when the command created it.
+        new_text: Its text after; ``""`` when the command deleted it.
+        deleted: The command deleted it.
+    """
+
+    path: str
+    old_text: str | None
+    new_text: str
+    deleted: bool = False
+
+
+class CommandWatch(Protocol):
+    """Records what a command changes in the workspace (the host's checkpoint).
+
+    ``before`` is awaited before a command runs and ``after`` once it ended, however it ended
+    (also when it failed, timed out or was cancelled).
+    """
+
+    async def before(self, command: str) -> None:
+        """Note the workspace before ``command`` (its text, for what the person is told) runs."""
+        ...
+
+    async def after(self) -> list[CommandChange]:
+        """Record the files the command changed; the text files, in path order."""
         ...

@@ -14,7 +14,7 @@ from cadenza.engine.call_ids import CallIds
 from cadenza.engine.context import ContextManager
 from cadenza.engine.events import SessionEvent
 from cadenza.engine.permissions import DEFAULT_GATED, DEFAULT_TIMEOUT_S, PermissionGate
-from cadenza.engine.ports import Editor
+from cadenza.engine.ports import CommandWatch, Editor
 from cadenza.engine.stuck import StuckDetector
 from cadenza.engine.variants import API_LOOP, LoopSettings
 from cadenza.engine.workflows import Workflow
@@ -119,6 +119,8 @@ class Runtime:
     intel: CodeIntel | None = None
     """The language servers Cadenza started for the session (used when the editor offers
     none), or None."""
+    command_watch: CommandWatch | None = None
+    """Records the files a command changes (the host's checkpoint), or None: not recorded."""
     rules_shown: set[str] = field(default_factory=set)
     """Nested AGENTS.md files already shown in an edit's result (``rules.nested_rules``)."""
     call_ids: CallIds = field(init=False)

@@ -28,7 +28,7 @@ from cadenza.engine.loop import BudgetSpent, MovementRunner
 from cadenza.engine.outcome import WAITING, SessionOutcome, resume_message
 from cadenza.engine.permissions import PermissionGate
 from cadenza.engine.pipeline import CUT_ARGUMENTS
-from cadenza.engine.ports import Editor
+from cadenza.engine.ports import CommandWatch, Editor
 from cadenza.engine.prime import task_files
 from cadenza.engine.prompt import DEFAULT_SYSTEM_PROMPT, opening_messages
 from cadenza.engine.results import (
@@ -84,6 +84,7 @@ class Session:
         last: SessionOutcome | None = None,
         open_document: Path | None = None,
         intel: CodeIntel | None = None,
+        command_watch: CommandWatch | None = None,
     ) -> None:
         """Create a session; ``history`` and ``last`` restore one from its transcript.
 
@@ -107,6 +108,8 @@ class Session:
             intel: Language servers Cadenza starts itself, used where the editor offers no
                 code intelligence; the code-intelligence tools are offered when either serves
                 the workspace (``engine.intel_offer``).
+            command_watch: Records the files each command changes, for review and undo
+                (None: not recorded).
         """
         self.session_id = session_id
         self.task = task
@@ -136,6 +139,7 @@ class Session:
             context=ContextManager(ContextLimits(context_size=self.settings.context_size)),
             task_files=named,
             intel=intel,
+            command_watch=command_watch,
         )
         self._rules: RulesLoaded | None = None
         """Published when the first run starts: which rule files the prompt holds."""

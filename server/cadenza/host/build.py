@@ -35,6 +35,7 @@ from cadenza.engine.workflows import (
     load_catalog,
 )
 from cadenza.host.checkpoints import CheckpointError, SessionCheckpoint
+from cadenza.host.command_changes import CheckpointedCommands
 from cadenza.host.errors import SetupError
 from cadenza.host.restore import RestoredState
 from cadenza.host.settings import session_settings
@@ -159,6 +160,7 @@ def build_session(
     editor: Editor,
     tools: ToolRegistry,
     recorder: GuardedRecorder | None,
+    checkpoint: SessionCheckpoint | None = None,
 ) -> tuple[Session, PermissionGate]:
     """The engine session of ``plan``, and the permission gate it asks through.
 
@@ -169,6 +171,8 @@ def build_session(
         editor: The face's editor port (edits, prompts, events).
         tools: Its tools (a face may replace some with its client's own).
         recorder: Its transcript (``open_recorder``).
+        checkpoint: Its checkpoint (``open_checkpoint``, also its editor's): the files its
+            commands change are recorded there too (None: not recorded).
     """
     settings = session_settings(config, plan.model)
     gate = PermissionGate(
@@ -194,6 +198,7 @@ def build_session(
         last=restored.last if restored is not None else None,
         open_document=plan.open_document,
         intel=intel,
+        command_watch=None if checkpoint is None else CheckpointedCommands(checkpoint),
     )
     session.resources.get(HostedCodeIntel, lambda: intel)  # its servers end with the session
     if restored is not None:

@@ -120,6 +120,8 @@ class SessionCheckpoint:
     """The latest turn's number (``begin_turn``); hunk ids are made with it."""
     review: dict[str, str] = field(default_factory=dict)
     """The latest turn's reviewed hunks: id → ``kept`` or ``undone`` (``host.turn_changes``)."""
+    unlisted: list[str] = field(default_factory=list)
+    """The latest turn's changes not listed for review, why (``host.command_changes``)."""
 
     @classmethod
     def for_session(
@@ -152,6 +154,7 @@ class SessionCheckpoint:
                 undone=bool(raw.get("undone", False)),
                 turn=int(raw.get("turn", 0)),
                 review={str(k): str(v) for k, v in raw.get("review", {}).items()},
+                unlisted=[str(note) for note in raw.get("unlisted", [])],
             )
             for item in raw["files"]:
                 entry = CheckpointEntry(
@@ -217,7 +220,8 @@ class SessionCheckpoint:
         self.review = {}
         for entry in self.entries.values():
             entry.turn_before = entry.turn_after = None
-        if self.entries:
+        if self.entries or self.unlisted:
+            self.unlisted = []
             self.save()
 
     def record_after(self, path: Path, state: FileState) -> None:
@@ -312,6 +316,7 @@ class SessionCheckpoint:
             "undone": self.undone,
             "turn": self.turn,
             "review": self.review,
+            "unlisted": self.unlisted,
             "files": files,
         }
         try:

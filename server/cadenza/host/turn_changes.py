@@ -29,6 +29,7 @@ from cadenza.host.checkpoints import (
     SessionCheckpoint,
 )
 from cadenza.tools.linediff import changed_line_spans
+from cadenza.tools.paths import leads_outside
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +142,8 @@ def turn_file(
         return None
     if entry.turn_before.exists == entry.turn_after.exists and before == after:
         return None
-    diff = changed_line_spans(before, after)
+    # An empty file created or deleted has no changed line: one empty hunk stands for it.
+    diff = changed_line_spans(before, after) or [(0, 0, 0, 0)]
     spans = [
         (
             b0,
@@ -197,7 +199,10 @@ def turn_files(
     for entry in checkpoint.entries.values():
         if entry.turn_before is None or entry.turn_after is None:
             continue
-        found = turn_file(checkpoint, entry, current(entry.path))
+        # A path that now leads outside (a link) is not read: its hunks cannot be undone.
+        outside = leads_outside(checkpoint.root, entry.path)
+        now = FileState(exists=True) if outside else current(entry.path)
+        found = turn_file(checkpoint, entry, now)
         if found is not None:
             files.append(found)
     return files

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from cadenza.host.checkpoints import CheckpointEntry, FileState, SessionCheckpoint
+from cadenza.tools.paths import leads_outside
 
 UndoAction = Literal["restore", "remove", "recreate", "move_back", "unchanged"]
 
@@ -135,6 +136,13 @@ def plan_undo(checkpoint: SessionCheckpoint, current: Callable[[str], FileState]
         UndoRefused: A file changed since the session's last change to it (its name and why);
             then nothing may be undone.
     """
+    # A path that now leads outside (a link put there since) is neither read nor written.
+    if outside := [
+        (path, "now leads outside the workspace (a symbolic link)")
+        for path in checkpoint.entries
+        if leads_outside(checkpoint.root, path)
+    ]:
+        raise UndoRefused(outside)
     entries = {key: _settle(entry, current) for key, entry in checkpoint.entries.items()}
     steps, paired = _pair_renames(entries, current)
     problems: list[tuple[str, str]] = []

@@ -93,7 +93,9 @@ class TurnReview:
         """The turn's files and hunks as they stand now."""
         files = turn_files(self.checkpoint, self._current)
         return ChangesResult(
-            session_id=self.checkpoint.session_id, files=[self._wire(f) for f in files]
+            session_id=self.checkpoint.session_id,
+            files=[self._wire(f) for f in files],
+            unlisted=[] if self.checkpoint.undone else list(self.checkpoint.unlisted),
         )
 
     def _wire(self, file: TurnFile) -> ChangedFile:

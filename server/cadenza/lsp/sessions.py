@@ -142,11 +142,9 @@ class SessionManager:
             self._server, session_id=plan.session_id, root=plan.root, model=plan.model
         )
         recorder = open_recorder(plan, lambda text: _warn(publisher, text))
+        revived = plan.restored is not None
         checkpoint = open_checkpoint(
-            plan.session_id,
-            plan.root,
-            revived=plan.restored is not None,
-            base=self.checkpoints_base,
+            plan.session_id, plan.root, revived=revived, base=self.checkpoints_base
         )
         editor = LspEditor(
             self._server, publisher, review=review or self.config.review, checkpoint=checkpoint
@@ -158,6 +156,7 @@ class SessionManager:
             editor=editor,
             tools=default_tools(self.config.browser),
             recorder=recorder,
+            checkpoint=checkpoint,
         )
         return LspLive(
             session=session, face=publisher, recorder=recorder, root=plan.root, model=plan.model

@@ -63,7 +63,10 @@ class ChangedFile(WireModel):
 
 
 class ChangesResult(WireModel):
-    """The result of both commands: ``{sessionId, files}`` (after the action, for a review)."""
+    """The result of both commands: ``{sessionId, files, unlisted}`` (after a review: its state)."""
 
     session_id: str
     files: list[ChangedFile] = Field(default_factory=list)
+    unlisted: list[str] = Field(default_factory=list)
+    """Sentences for the person on changes the turn's commands made that are not listed (a
+    workspace too large to compare, files that are not text): shown under the review."""

@@ -40,6 +40,19 @@ def resolve_in_workspace(root: Path, user_path: str) -> Path:
     return resolved
 
 
+def leads_outside(root: Path, relative: str) -> bool:
+    """Whether ``root/relative`` now resolves outside the root (a symbolic link on the way).
+
+    Undo and review check it before reading or writing a recorded file: a link put there
+    since must not make them read or write a file outside the workspace.
+    """
+    try:
+        resolve_in_workspace(root, relative)
+    except ToolError:
+        return True
+    return False
+
+
 PROTECTED_PARTS = frozenset({".git", ".hg", ".svn"})
 """Folders no tool changes: a write into ``.git`` (hooks, config) can run code later."""
 

@@ -29,10 +29,10 @@ T.run(function()
   }, "the permission prompt")
   T.truthy(vim.uv.fs_stat(T.workspace .. "/marker.txt"), "marker.txt exists")
   T.contains(require("cadenza.panel").lines(), "  ✓ running `touch marker.txt`", "the tool call in the Cadenza buffer")
-  -- The command's change (marker.txt) is not in the review: the buffer says so.
-  T.contains(
-    require("cadenza.panel").lines(),
-    "  not listed for review: changes made by the command it ran (:!git diff shows them)",
-    "the review's note on command changes"
-  )
+  -- The command's change (marker.txt, created) is in the review like an edit's.
+  T.wait(10000, function()
+    return #require("cadenza.review").summary() == 1
+  end, "the review lists the command's change")
+  T.eq(require("cadenza.review").summary(), { { path = "marker.txt", count = 1 } }, "the review")
+  T.contains(require("cadenza.panel").lines(), "changes to review: marker.txt (1)", "the review's note")
 end)

@@ -93,7 +93,9 @@ function M.key_name(lhs)
   end))
 end
 
-local function keys_named()
+--- The review keys as the person types them: {keep = "<Space>k", ...} (false: unmapped).
+---@return table<string, string|false>
+function M.keys_named()
   local out = {}
   for name, lhs in pairs(require("cadenza.config").options.review.keys) do
     out[name] = M.key_name(lhs)
@@ -102,7 +104,7 @@ local function keys_named()
 end
 
 local function key_hint()
-  local keys = keys_named()
+  local keys = M.keys_named()
   local parts = {}
   if keys.keep then
     parts[#parts + 1] = keys.keep .. " keep"
@@ -246,7 +248,7 @@ end
 
 --- Ask the server for the session's latest turn's changes and show them.
 ---@param session cadenza.Session
----@param on_done? fun(files: table[])
+---@param on_done? fun(files: table[], result: table)
 function M.show(session, on_done)
   local c = vim.lsp.get_client_by_id(session.client_id)
   if not c then
@@ -264,32 +266,8 @@ function M.show(session, on_done)
     state.session_id, state.client_id = session.id, c.id
     accept(result)
     if on_done then
-      on_done(state.files)
+      on_done(state.files, type(result) == "table" and result or {})
     end
-  end)
-end
-
---- A turn ended: show its changes, and say in the Cadenza buffer how to review them.
----@param session cadenza.Session
-function M.turn_ended(session)
-  M.show(session, function()
-    local summary = M.summary()
-    if #summary == 0 then
-      return
-    end
-    local names = {}
-    for _, item in ipairs(summary) do
-      names[#names + 1] = ("%s (%d)"):format(vim.fn.fnamemodify(item.path, ":."), item.count)
-    end
-    local keys = keys_named()
-    require("cadenza.panel").note(
-      session,
-      ("changes to review: %s — in the file, %s keeps and %s undoes the change under the cursor (:h cadenza-review)"):format(
-        table.concat(names, ", "),
-        keys.keep or ":CadenzaReview keep",
-        keys.undo or ":CadenzaReview undo"
-      )
-    )
   end)
 end
 

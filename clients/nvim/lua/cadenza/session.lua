@@ -169,15 +169,12 @@ local function run_ended(session, update)
     if type(update.fix) == "table" then
       require("cadenza.models").offer_fix(session, update.fix, update.message)
     end
+    -- The review lists the agent's edits and what its commands changed (shown as the calls'
+    -- diffs); what the server could not list, it says in listChanges' `unlisted`.
     if next(session.edited) and require("cadenza.config").options.review.auto then
-      require("cadenza.review").turn_ended(session)
-    end
-    -- The review lists the agent's own edits; what its commands changed on disk is not in it.
-    local commands = session.turn_commands or 0
-    if commands > 0 and not session.replaying then
-      panel.note(session, ("not listed for review: changes made by %s it ran (:!git diff shows them)"):format(
-        commands == 1 and "the command" or (commands .. " commands")
-      ))
+      require("cadenza.review_notes").turn_ended(session)
+    elseif (session.turn_commands or 0) > 0 and not session.replaying then
+      require("cadenza.review_notes").commands_ended(session)
     end
     event("CadenzaSessionEnd", data)
   end

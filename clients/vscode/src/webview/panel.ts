@@ -6,7 +6,6 @@
 import type { Entry, SessionView } from "../sessions";
 import { Composer, type ChatState } from "./composer";
 import { PromptHistory } from "./history";
-import { turnCommands, unlistedText } from "./unlisted";
 import { markdownElement } from "./markdown";
 
 interface PanelState {
@@ -187,12 +186,14 @@ function renderEntry(entry: Entry): HTMLElement {
 
 function renderReview(session: SessionView): HTMLElement | undefined {
   const files = session.review ?? [];
-  const commands = turnCommands(session.entries);
-  if (files.length === 0 && commands === 0) return undefined;
+  // What the turn's commands changed is listed like the edits; the server says what it could not list.
+  const unlisted = session.unlisted ?? [];
+  if (files.length === 0 && unlisted.length === 0) return undefined;
   const pending = files.filter((f) => f.pending > 0);
   const box = el("div", "review");
+  const notes = () => unlisted.map((text) => el("div", "review-unlisted", text));
   if (files.length === 0) {
-    box.append(el("div", "review-unlisted", unlistedText(commands)));
+    box.append(...notes());
     return box;
   }
   const kept = files.reduce((n, f) => n + f.kept, 0);
@@ -229,7 +230,7 @@ function renderReview(session: SessionView): HTMLElement | undefined {
       box.append(row);
     }
   }
-  if (commands) box.append(el("div", "review-unlisted", unlistedText(commands)));
+  box.append(...notes());
   return box;
 }
 
