@@ -16,6 +16,7 @@ negotiated position encoding, UTF-16 by default (LSP 3.17, ``Position`` and
 from __future__ import annotations
 
 import itertools
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from cadenza.textio import (
 )
 
 __all__ = ["UTF8_BOM", "DocumentText", "TextError", "apply_text_edits", "split_lines"]
-_EOL = re.compile(r"\r\n|\r|\n")
+_EOL_SPLIT = re.compile(r"(\r\n|\r|\n)")
 
 
 class TextError(ValueError):
@@ -52,15 +53,16 @@ def split_lines(text: str) -> tuple[list[str], list[int]]:
         The lines without their terminators, and the code-point offset where each line starts.
         A text ending in a terminator has a last, empty line (LSP positions may point there).
     """
-    lines: list[str] = []
-    starts: list[int] = [0]
-    last = 0
-    for match in _EOL.finditer(text):
-        lines.append(text[last : match.start()])
-        last = match.end()
-        starts.append(last)
-    lines.append(text[last:])
-    return lines, starts
+    # At C speed: a Python loop over every line cost ~0.1-0.5 s for a 10 MB file (issue 21).
+    crs = text.count("\r")
+    if crs == 0 or crs == text.count("\r\n") == text.count("\n"):  # all LF, or all CRLF
+        ending = "\r\n" if crs else "\n"
+        lines = text.split(ending)
+        widths = map(operator.add, map(len, lines[:-1]), itertools.repeat(len(ending)))
+        return lines, list(itertools.accumulate(widths, initial=0))
+    pieces = _EOL_SPLIT.split(text)  # line, terminator, line, ..., line
+    ends = list(itertools.accumulate(map(len, pieces)))
+    return pieces[0::2], [0, *ends[1::2]]
 
 
 @dataclass(kw_only=True)
