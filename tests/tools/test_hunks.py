@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cadenza.tools.hunks import CONTEXT_LINES, TextHunk, text_hunks
@@ -91,6 +91,8 @@ def test_line_changes_give_small_hunks(
     st.text(alphabet=st.sampled_from("ab\r\n\x0c\u2028é😀"), max_size=60),
     st.integers(0, 4),
 )
+@example("\r", "a\r", 0)  # text inserted before a break: the hunk is the whole new line
+@example("x\n", "x\nb\n", 0)
 def test_any_two_texts(old: str, new: str, context: int) -> None:
     """Arbitrary texts: CRs and LFs anywhere, breaks LSP does not count, astral characters."""
     check(old, new, context)

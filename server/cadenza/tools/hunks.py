@@ -84,6 +84,11 @@ def _changed_lines(old: str, new: str) -> tuple[int, int, int]:
         start = line_start(old, start - 1)  # the CR ends the common prefix: its line too
     end = line_end(old, old_end)
     new_end += end - old_end
+    if end == old_end and line_end(new, new_end) != new_end:
+        # A boundary in the old text only (text inserted before a break, ``\r`` → ``a\r``):
+        # the common suffix up to the new text's next break comes in too.
+        widened = line_end(new, new_end)
+        end, new_end = end + widened - new_end, widened
     if _splits_crlf(old, end) or _splits_crlf(new, new_end):
         end, new_end = end + 1, new_end + 1  # the LF is common: take it in
     return start, end, new_end
