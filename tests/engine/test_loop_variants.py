@@ -308,6 +308,18 @@ def test_edit_echo_shows_each_change() -> None:
         numbered=True,
     )
     assert "1| L1\n2| l2\n3| l3\n...\n98| l98\n99| l99\n100| L100\n" in echo
+    assert echo.endswith(
+        'call complete with status "done" and a one-sentence summary; '
+        "otherwise make the next change."
+    )
+    # One result that changed several files (a rename) says what to do next once, at its end.
+    inner = edit_echo(
+        FileEdit(path=Path("/w/a.py"), old_text=old, new_text=new, version=None, label="e"),
+        "a.py",
+        "complete",
+        closing=False,
+    )
+    assert inner.endswith("L100") and "If the task is done" not in inner
 
 
 async def test_done_gate_refuses_done_right_after_a_failure_once(tmp_path: Path) -> None:

@@ -210,6 +210,24 @@ async def test_rename_on_a_miscounted_line_says_where_the_name_was(tmp_path: Pat
     assert a.read_text() == texts[a]
 
 
+async def test_a_second_rename_in_a_file_the_first_one_changed_says_it_is_done(
+    tmp_path: Path,
+) -> None:
+    b = tmp_path / "b.py"
+    b.write_text("from a import total\nprint(total(1))\n")
+    intel = ScriptedIntel(tmp_path, renamed=IntelRename(texts={}, versions={}))
+    args = {"path": "b.py", "line": 1, "symbol": "calc", "new_name": "total"}
+    result = await invoke(tmp_path, intel, "rename_symbol", MemoryEditor(), **args)
+    assert not result.is_error and not result.edits, result.content
+    assert result.content.startswith(
+        "nothing to rename in b.py: it no longer uses `calc` and already uses `total` (line 1, 2)"
+    )
+    # A name the file never used (nor its new name) is still an error naming the file.
+    args = {"path": "b.py", "line": 1, "symbol": "calc", "new_name": "other"}
+    missing = await invoke(tmp_path, intel, "rename_symbol", MemoryEditor(), **args)
+    assert missing.is_error and "`calc` does not occur in b.py" in missing.content
+
+
 async def test_rename_refuses_files_outside_and_bad_names(tmp_path: Path) -> None:
     a = tmp_path / "a.py"
     a.write_text("calc = 1\n")

@@ -33,11 +33,21 @@ def record_edit(rt: Runtime, edit: FileEdit, name: str) -> tuple[str, str] | Non
     return pair
 
 
-async def edit_notes(rt: Runtime, edit: FileEdit, name: str, rename: tuple[str, str] | None) -> str:
-    """The text appended to the result of ``edit`` (a change of the file ``name``)."""
+async def edit_notes(
+    rt: Runtime,
+    edit: FileEdit,
+    name: str,
+    rename: tuple[str, str] | None,
+    *,
+    closing: bool = True,
+) -> str:
+    """The text appended to the result of ``edit`` (a change of the file ``name``).
+
+    ``closing``: the last changed file of the result, whose echo ends with what to do next.
+    """
     loop = rt.settings.loop
     left = ""
-    if rename is not None:
+    if rename is not None and closing:
         uses = await find_uses(rt.root, rt.editor, rename[0])
         # The edited file as this edit left it (an editor's buffer may not have caught up).
         where = {name: leftover_lines(rename[0], edit.new_text)}
@@ -45,7 +55,14 @@ async def edit_notes(rt: Runtime, edit: FileEdit, name: str, rename: tuple[str, 
         where = {path: lines for path, lines in where.items() if lines}
         if where:
             left = leftover_note(rename[0], where)
-    return edit_echo(edit, name, loop.ending, numbered=loop.edit == "line_range", next_step=left)
+    return edit_echo(
+        edit,
+        name,
+        loop.ending,
+        numbered=loop.edit == "line_range",
+        next_step=left,
+        closing=closing,
+    )
 
 
 def task_text(rt: Runtime) -> str:

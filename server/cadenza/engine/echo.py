@@ -66,7 +66,13 @@ def _windows(blocks: list[tuple[int, int]], total: int) -> list[tuple[int, int]]
 
 
 def edit_echo(
-    edit: FileEdit, name: str, ending: Ending, *, numbered: bool = False, next_step: str = ""
+    edit: FileEdit,
+    name: str,
+    ending: Ending,
+    *,
+    numbered: bool = False,
+    next_step: str = "",
+    closing: bool = True,
 ) -> str:
     """The text added to the result of ``edit`` on the file ``name``.
 
@@ -74,14 +80,17 @@ def edit_echo(
     ``MAX_ECHO_LINES`` in all (``...`` between separate changes, a note for what is left
     out), numbered ``N| `` when ``numbered`` (the line-range style); then ``next_step``, or
     by default how to finish. (The model acts on the last sentence it reads: a note on what
-    is left must replace the finish hint, not follow it; measured, issue 11.)
+    is left must replace the finish hint, not follow it; measured, issue 11.) Without
+    ``closing`` (all but the last file of a result that changed several) that line is left
+    out: it is said once, at the end.
     """
     lines = [line.rstrip("\r\n") for line in lines_with_ends(edit.new_text)]
     finish = next_step or (
         f"If the task is done, {finish_hint(ending)}; otherwise make the next change."
     )
+    finish = f"\n{finish}" if closing else ""
     if not lines:
-        return f"\n{name} is now empty.\n{finish}"
+        return f"\n{name} is now empty.{finish}"
     shown: list[str] = []
     left = 0
     for lo, hi in _windows(changed_blocks(edit.old_text or "", edit.new_text), len(lines)):
@@ -95,7 +104,7 @@ def edit_echo(
     if left:
         shown.append(f"[{left} more changed or nearby lines not shown: read_file to see them]")
     return f"\n{name} now reads (around the change, {len(lines)} lines in all):\n" + (
-        "\n".join(shown) + f"\n{finish}"
+        "\n".join(shown) + finish
     )
 
 

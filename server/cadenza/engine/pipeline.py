@@ -277,12 +277,15 @@ class CallPipeline:
         self.rt.stuck.workspace_changed()
         self.rt.cache.invalidate_paths([e.path for e in result.edits], self.rt.root)
         echoes: list[str] = []
+        changes = [e for e in result.edits if e.kind == "change"]
+        renamed: tuple[str, str] | None = None  # any file's: the last echo names what is left
         for edit in result.edits:
             name = relative_name(self.rt.root, edit.path)
             self.edited.append(name)
-            rename = record_edit(self.rt, edit, name)
+            renamed = record_edit(self.rt, edit, name) or renamed
             if self.loop.edit_echo and edit.kind == "change":
-                echoes.append(await edit_notes(self.rt, edit, name, rename))
+                closing = edit is changes[-1]
+                echoes.append(await edit_notes(self.rt, edit, name, renamed, closing=closing))
             if self.loop.rules and (
                 rules := nested_rules(
                     self.rt.root, edit.path, self.rt.rules_shown, self.rt.settings.context_size

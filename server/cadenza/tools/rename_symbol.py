@@ -20,7 +20,7 @@ from cadenza.tools.host import DocumentSnapshot, FileEdit
 from cadenza.tools.intel_format import inside
 from cadenza.tools.intel_source import ask, source_for, symbol_at
 from cadenza.tools.paths import relative_name, resolve_in_workspace
-from cadenza.tools.symbols import IDENTIFIER, symbol_name
+from cadenza.tools.symbols import IDENTIFIER, lines_using, symbol_name
 from cadenza.tools.textfile import LINE_BREAK
 
 MAX_CHANGED_LINES = 12
@@ -72,6 +72,27 @@ def _checked_files(
     return files
 
 
+def _already_renamed(ctx: ToolContext, path: Path, old_name: str, new_name: str) -> str:
+    """What to say when the file no longer uses ``old_name`` but uses ``new_name``; else "".
+
+    A rename changes every file at once; small models then rename again in the next file and
+    read "does not occur" as a reason to stop and ask. This says the file is already done.
+    """
+    name = relative_name(ctx.root, path)
+    text = current_document(ctx.host, path, name).text
+    if lines_using(text, old_name):
+        return ""
+    using = lines_using(text, new_name)
+    if not using:
+        return ""
+    where = ", ".join(str(n) for n in using[:5]) + (" …" if len(using) > 5 else "")
+    return (
+        f"nothing to rename in {name}: it no longer uses `{old_name}` and already uses "
+        f"`{new_name}` (line {where}), so this file is done (a rename changes every file "
+        "that uses the name at once)"
+    )
+
+
 class RenameSymbol(FileChangeTool[RenameSymbolArgs]):
     """Rename a symbol everywhere the language server knows it is used."""
 
@@ -97,6 +118,8 @@ class RenameSymbol(FileChangeTool[RenameSymbolArgs]):
             raise ToolError(f"`{old_name}` already has that name; nothing to rename")
         path = resolve_in_workspace(ctx.root, args.path)
         source = source_for(ctx, path, "rename")
+        if done := _already_renamed(ctx, path, old_name, new_name):
+            return ToolResult(content=done)
         pos = await symbol_at(ctx, source, path, args.line, args.symbol)
         rename = await ask(
             lambda: source.rename(path, pos.line, pos.character, new_name), "the rename"

@@ -40,6 +40,12 @@ def _pattern(symbol: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w$]){re.escape(symbol)}(?![\w$])")
 
 
+def lines_using(text: str, name: str) -> list[int]:
+    """The 1-based lines of ``text`` that hold ``name`` as a whole word."""
+    pattern = _pattern(name)
+    return [i + 1 for i, line in enumerate(LINE_BREAK.split(text)) if pattern.search(line)]
+
+
 def symbol_name(raw: str) -> str:
     """The name to look for: ``raw`` stripped; a dotted or called form's last name.
 
