@@ -54,7 +54,22 @@ async def test_terminal_prompter_answers_and_pauses(terminal: FakeTerminal) -> N
     assert await prompter.choose("Proceed?", ["Yes", "No"]) is None  # end of input
     assert pauses == ["stop", "start"] * 4
     assert "two candidates" in terminal.asked[0]["prompt"]
-    assert terminal.asked[2]["choices"] == ["Yes", "No"]
+    assert "1. Yes, 2. No (number or name)" in terminal.asked[2]["prompt"]
+
+
+async def test_a_choice_is_picked_by_number_name_or_a_unique_start(
+    terminal: FakeTerminal,
+) -> None:
+    out = io.StringIO()
+    prompter = TerminalPrompter(Console(file=out))
+    options = ["Allow once", "Always allow", "Reject", "Always reject"]
+    terminal.replies.extend(["1", "reject", "al", "Always r", "9", "3"])
+    assert await prompter.choose("Run it?", options) == "Allow once"
+    assert await prompter.choose("Run it?", options) == "Reject"
+    # "al" starts two names and "9" is no option: asked again, then answered.
+    assert await prompter.choose("Run it?", options) == "Always reject"
+    assert await prompter.choose("Run it?", options) == "Reject"
+    assert out.getvalue().count("Please answer with a number from 1 to 4, or a name.") == 2
 
 
 async def test_prompt_errors_reach_the_caller(terminal: FakeTerminal) -> None:

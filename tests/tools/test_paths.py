@@ -60,6 +60,17 @@ def test_nul_and_empty(layout: tuple[Path, Path]) -> None:
     assert resolve_in_workspace(root, "") == root.resolve()
 
 
+@pytest.mark.parametrize("path", ["~", "~/pwn.txt", "~\\x"])
+def test_a_home_path_is_refused_not_made_a_folder_named_tilde(
+    layout: tuple[Path, Path], path: str
+) -> None:
+    root, _ = layout
+    with pytest.raises(ToolError, match="not expanded"):
+        resolve_in_workspace(root, path)
+    assert not (root / "~").exists()
+    assert resolve_in_workspace(root, "a~b") == root.resolve() / "a~b"  # only a leading ~
+
+
 async def run_tool(root: Path, name: str, arguments: str) -> tuple[bool, str]:
     prepared = prepare(ToolCall(id="1", name=name, arguments=arguments), default_tools())
     assert isinstance(prepared, PreparedCall), prepared

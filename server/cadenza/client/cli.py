@@ -384,16 +384,12 @@ class _Run:
             missing_info=outcome.missing_info,
             why_no_default=outcome.why_no_default,
         )
-        if outcome.changes:
-            self.console.print(f"undo these changes: cadenza undo {outcome.session_id}")
-        if not self.interactive and outcome.stop_reason not in (
-            "needs_user_input",
-            "waiting_human",
-        ):
-            self.console.print(
-                f'follow up: cadenza run --continue {outcome.session_id} "YOUR NEXT PROMPT"'
-            )
-        if outcome.stop_reason in ("needs_user_input", "waiting_human"):
-            self.console.print(
-                f'the session waits for you: cadenza reply {outcome.session_id} "YOUR ANSWER"'
-            )
+        sid = outcome.session_id
+        waits = outcome.stop_reason in ("needs_user_input", "waiting_human")
+        hints = [f"undo these changes: cadenza undo {sid}"] if outcome.changes else []
+        if waits:
+            hints.append(f'the session waits for you: cadenza reply {sid} "YOUR ANSWER"')
+        elif not self.interactive:
+            hints.append(f'follow up: cadenza run --continue {sid} "YOUR NEXT PROMPT"')
+        for hint in hints:  # one line each, so a command can be copied whole
+            self.console.print(hint, soft_wrap=True, markup=False)

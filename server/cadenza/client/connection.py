@@ -156,7 +156,8 @@ async def initialize(
         result = await asyncio.wait_for(lsp.initialize_async(params), timeout)
     except TimeoutError:
         raise ServerStartError(
-            f"the server did not answer initialize within {timeout:g} s" + await stderr.note()
+            f"the server did not answer initialize within {timeout:g} s (is the machine very "
+            "busy? try again when it is quieter)" + await stderr.note()
         ) from None
     except JsonRpcException as exc:
         raise ServerStartError(f"the server refused initialize: {exc}") from None

@@ -42,7 +42,7 @@ class ClientOptions:
     max_steps: int | None = None
     server_command: Sequence[str] = DEFAULT_SERVER_COMMAND
     env: Mapping[str, str] | None = None
-    start_timeout: float = 60.0
+    start_timeout: float = 180.0
     shutdown_timeout: float = 5.0
     stderr_sink: Callable[[str], None] | None = None
     events_path: Path | None = None

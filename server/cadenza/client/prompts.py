@@ -187,18 +187,39 @@ class TerminalPrompter:
 
     async def _prompt(self, question: str, choices: list[str] | None) -> str | None:
         def read() -> str | None:
-            try:
-                answer = Prompt.ask(
-                    f"[bold cyan]?[/] {question}",
-                    console=self.console,
-                    choices=choices,
-                    default="",  # an empty line declines; rich returns the default unchecked
-                    show_default=False,
+            if choices:
+                listed = ", ".join(f"{i}. {c}" for i, c in enumerate(choices, 1))
+                question_text = f"[bold cyan]?[/] {question}\n  {listed} (number or name)"
+            else:
+                question_text = f"[bold cyan]?[/] {question}"
+            while True:
+                try:
+                    answer = Prompt.ask(
+                        question_text, console=self.console, default="", show_default=False
+                    ).strip()
+                except EOFError:
+                    return None
+                if not answer or not choices:  # an empty line declines
+                    return answer or None
+                if (picked := pick_choice(answer, choices)) is not None:
+                    return picked
+                last = len(choices)
+                self.console.print(
+                    f"[yellow]Please answer with a number from 1 to {last}, or a name.[/]"
                 )
-            except EOFError:
-                return None
-            return answer.strip() or None
 
         async with self._lock:
             with self.pause():
                 return await _in_daemon_thread(read)
+
+
+def pick_choice(answer: str, choices: list[str]) -> str | None:
+    """The choice ``answer`` names: its number, its name, or the start of only one name."""
+    if answer.isdigit() and 1 <= int(answer) <= len(choices):
+        return choices[int(answer) - 1]
+    lowered = answer.lower()
+    exact = [c for c in choices if c.lower() == lowered]
+    starting = [c for c in choices if c.lower().startswith(lowered)]
+    if exact:
+        return exact[0]
+    return starting[0] if len(starting) == 1 else None

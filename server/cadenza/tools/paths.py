@@ -27,6 +27,12 @@ def resolve_in_workspace(root: Path, user_path: str) -> Path:
     if "\x00" in user_path:
         raise ToolError("invalid path: it must not contain NUL characters")
     user_path = user_path or "."  # an empty path means the workspace root
+    if user_path == "~" or user_path.startswith(("~/", "~\\")):
+        # Never expanded: a folder named "~" in the workspace is a trap for `rm -rf ~...`.
+        raise ToolError(
+            f"path {user_path!r} starts with '~', which is not expanded; "
+            "use a path relative to the workspace root"
+        )
     real_root = root.resolve()
     candidate = Path(user_path)
     if not candidate.is_absolute():
