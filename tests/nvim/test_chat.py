@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.nvim.harness import Outcome, isolated_env, run_scenario
-from tests.support.fake_openai import FakeOpenAI, Reply, call, text
+from tests.support.fake_openai import FakeOpenAI, Reply, call, is_workspace, text
 
 APP = "def greet():\n    return 'hi'\n"
 
@@ -27,7 +27,9 @@ def messages(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def user_texts(request: dict[str, Any]) -> list[str]:
-    return [str(m["content"]) for m in messages(request) if m["role"] == "user"]
+    return [
+        str(m["content"]) for m in messages(request) if m["role"] == "user" and not is_workspace(m)
+    ]
 
 
 def assistant_texts(request: dict[str, Any]) -> list[str]:

@@ -18,6 +18,7 @@ from tests.support.fake_openai import (
     Reply,
     assert_tool_calls_answered,
     call,
+    is_workspace,
     text,
     tool_messages,
 )
@@ -32,13 +33,13 @@ def passed(outcome: Outcome) -> None:
 def user_task(request: dict[str, object]) -> str:
     messages = request["messages"]
     assert isinstance(messages, list)
-    return str(next(m["content"] for m in messages if m["role"] == "user"))
+    return str(next(m["content"] for m in messages if m["role"] == "user" and not is_workspace(m)))
 
 
 def user_texts(request: dict[str, object]) -> list[str]:
     messages = request["messages"]
     assert isinstance(messages, list)
-    return [str(m["content"]) for m in messages if m["role"] == "user"]
+    return [str(m["content"]) for m in messages if m["role"] == "user" and not is_workspace(m)]
 
 
 def needs_input(missing: str, why: str) -> dict[str, str]:

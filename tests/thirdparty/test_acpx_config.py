@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.fake_openai import text
+from tests.support.fake_openai import person_messages, text
 from tests.thirdparty import acpx as ax
 from tests.thirdparty.scripted_model import ScriptedModel
 
@@ -36,7 +36,7 @@ def offer_another_model(acpx: ax.Acpx) -> None:
 
 
 def user_texts(request: dict[str, Any]) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "user"]
+    return person_messages(request)
 
 
 def test_a_slash_command_reaches_the_model_expanded(tmp_path: Path) -> None:

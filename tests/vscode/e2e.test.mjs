@@ -46,8 +46,16 @@ function toolMessages(request) {
   return request.messages.filter((m) => m.role === "tool");
 }
 
+/** The user messages of a request, the session's workspace message (where it is, its files) left out. */
+function personTexts(request) {
+  return request.messages
+    .filter((m) => m.role === "user")
+    .map((m) => String(m.content))
+    .filter((text) => !text.startsWith("The workspace is at "));
+}
+
 function userTask(request) {
-  return request.messages.find((m) => m.role === "user").content;
+  return personTexts(request)[0];
 }
 
 /**
@@ -559,7 +567,7 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       // The server advertises cadenza.promptSession, so the input continues the newest ended
       // session: the request holds that session's earlier turn, then the typed prompt.
       const sent = await requests();
-      const users = sent[0].messages.filter((m) => m.role === "user").map((m) => String(m.content));
+      const users = personTexts(sent[0]);
       assert.match(users[users.length - 1], /^Say where you were started/);
       assert.ok(users.length > 1, `the input started a new session instead of a follow-up: ${JSON.stringify(users)}`);
       await input.click();
@@ -603,7 +611,7 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       await page.keyboard.press("Enter");
       // Requests: the command call, the turn's answer, then the follow-up.
       await waitFor("the follow-up's request", async () => (await requests()).length === 3);
-      const users = (await requests())[2].messages.filter((m) => m.role === "user").map((m) => String(m.content));
+      const users = personTexts((await requests())[2]);
       const told = users[users.length - 1];
       assert.match(told, /^The person undid these changes you made in the previous turn/);
       assert.match(told, /notes\.txt, line 2/);
