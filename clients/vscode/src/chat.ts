@@ -278,9 +278,11 @@ export class Chat {
       if (entry.kind === "end" && entry.fix?.command === fix.command) entry.fix = undefined;
     }
     this.host.store.note(sessionId, done);
+    this.host.changed();
+    // Said at once: the model list below waits for the server, which may be slow to answer.
+    void vscode.window.showInformationMessage(`Cadenza: ${done}`);
     this.models = [];
     await this.loadModels();
     this.host.changed();
-    void vscode.window.showInformationMessage(`Cadenza: ${done}`);
   }
 }
