@@ -602,12 +602,17 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       await wb.shot("command-review", "a command's changes in the review: notes.txt modified, made.txt created, data.bin named as not listed");
       await review.locator('[title="Undo the changes in notes.txt"]').click();
       await review.locator(".review-head", { hasText: "1 change in 1 file to review (1 undone)" }).waitFor({ timeout: 20000 });
-      await wb.command("File: Save All");
+      // The undo lands in notes.txt's buffer (unsaved, as every edit): save it there.
+      await wb.openFile("notes.txt");
+      await waitFor("the undo in notes.txt's buffer", async () => (await wb.editorText()).includes("b") && !(await wb.editorText()).includes("B"));
+      await wb.focusEditor();
+      await page.keyboard.press("Control+S");
       await waitFor("notes.txt back on disk", () => fs.readFileSync(notes, "utf8") === "a\nb\n");
       assert.equal(fs.readFileSync(path.join(workspace, "made.txt"), "utf8"), "new\n", "the other change was undone too");
       await wb.shot("command-review-undone", "Undo on notes.txt: back as before the command; made.txt still to review");
       // The follow-up's request starts with what the person undid.
       const input = wb.panel().locator("textarea#prompt");
+      await input.fill(""); // the step before left a recalled prompt in it
       await input.click();
       await page.keyboard.type("Why the notes?");
       await page.keyboard.press("Enter");

@@ -98,13 +98,13 @@ describe("Pull model when the local model is missing (code-server)", { timeout: 
 
       await button.click();
       const ready = `local/${MODEL} is ready. Send your message again to go on.`;
-      await wb.waitForToast(ready, 60000);
+      assert.ok(await wb.notificationShown(ready, 60000), `no notification "${ready}"`);
       await session.locator(".note", { hasText: ready }).waitFor();
       await waitFor("the view's Pull model button to go", async () => (await session.locator(".end button", { hasText: "Pull model" }).count()) === 0);
       await waitFor("the picker to list the model as downloaded", async () =>
         (await option.count()) === 1 && (await option.innerText()).trim() === `${MODEL} (local: a test file) (local/${MODEL})`,
       );
-      await wb.shot("model-ready", "after Pull model: the notification and the view say the model is ready (the button is gone); the picker no longer says not downloaded");
+      await wb.shot("model-ready", "after Pull model: the view says the model is ready (the button is gone; the notification may sit in the notification center only); the picker no longer says not downloaded");
 
       // The file came from the download host, whole and verified.
       const pulled = fs.readFileSync(path.join(models, `${MODEL}.gguf`));

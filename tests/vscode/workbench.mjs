@@ -166,6 +166,23 @@ export class Workbench {
     return this.toast(text).first();
   }
 
+  /**
+   * Whether a notification containing `text` was shown: as a toast, or (a toast VS Code has
+   * hidden again: it hides plain information messages after a while) in the notification center.
+   */
+  async notificationShown(text, timeoutMs = 30000) {
+    try {
+      await this.waitForToast(text, timeoutMs, /$^/);
+      return true;
+    } catch {
+      await this.command("Notifications: Show Notifications");
+      const items = this.page.locator(".notifications-center .notification-list-item", { hasText: text });
+      const found = await items.first().waitFor({ timeout: 5000 }).then(() => true, () => false);
+      await this.page.keyboard.press("Escape");
+      return found;
+    }
+  }
+
   async clearNotifications() {
     await this.command("Notifications: Clear All Notifications");
     await sleep(300);
