@@ -48,7 +48,7 @@ from cadenza.schema.requests import (
     SelectedOutcome,
 )
 from cadenza.schema.updates import SessionUpdateParams, ToolCall, ToolCallUpdate
-from cadenza.tools.registry import default_tools
+from cadenza.tools.registry import default_tools, intel_tools
 from tests.support.fake_openai import FakeOpenAI, call, text
 
 RUN_TIMEOUT_S = 90
@@ -88,7 +88,8 @@ def ask(tool: str | None, raw: Any = None) -> PermissionAsk:
 
 def test_known_tools_are_the_servers_default_tools_and_gated_ones() -> None:
     assert set(GATED_TOOLS) == set(DEFAULT_GATED)
-    assert set(default_tools().names) == KNOWN_TOOLS
+    intel = {tool.name for tool in intel_tools()}
+    assert set(default_tools().names) | intel == KNOWN_TOOLS
 
 
 def test_the_client_declares_request_permission_to_the_server() -> None:

@@ -44,11 +44,16 @@ KNOWN_TOOLS = frozenset(
         "rename_file",
         "browse",
         "ask_user",
+        # Offered when a language server serves the workspace (``tools.registry.intel_tools``).
+        "find_references",
+        "go_to_definition",
+        "rename_symbol",
+        "diagnostics",
     }
 )
 """Tool names ``--allow``/``--deny`` accept besides MCP tools: the server's default tool set
-(any of them can be gated by ``[permissions] gated`` in ``cadenza.toml``); tests/client check it
-matches."""
+and its code-intelligence tools (any of them can be gated by ``[permissions] gated`` in
+``cadenza.toml``); tests/client check it matches."""
 
 MCP_TOOL = re.compile(r"mcp__[A-Za-z0-9_-]+?__[A-Za-z0-9_-]+")
 MCP_NAME_CHARS = 64
