@@ -188,6 +188,9 @@ async def test_configure_switches_the_model_from_the_next_turn(
     assert isinstance(reports[0], types.WorkDoneProgressBegin)
     assert reports[0].message == "again"
     assert isinstance(reports[-1], types.WorkDoneProgressEnd)
+    # The second turn's first step is its step 1 of its own budget, not the session's step 2.
+    steps = [r.message for r in reports if isinstance(r, types.WorkDoneProgressReport)]
+    assert any(m and m.endswith("step 1/25") for m in steps), steps
     assert user_texts(fake.requests[-1])[0] == "hi"
 
 

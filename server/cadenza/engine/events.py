@@ -22,11 +22,16 @@ movement does not offer."""
 
 
 class StepStarted(BaseModel):
-    """A model request is about to leave (step numbers start at 1)."""
+    """A model request is about to leave (step numbers start at 1).
+
+    ``step`` counts the session's requests (a restore reads it back); ``run_step`` this run's
+    (each turn has ``max_steps`` of its own); 0 in transcripts older than it.
+    """
 
     kind: Literal["step"] = "step"
     step: int
     max_steps: int
+    run_step: int = 0
 
 
 class MovementStarted(BaseModel):

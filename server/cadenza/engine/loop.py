@@ -158,7 +158,13 @@ class MovementRunner:
     async def _step(self) -> MovementResult | None:
         self.rt.steps += 1
         self.steps += 1
-        self.rt.publish(StepStarted(step=self.rt.steps, max_steps=self.rt.settings.max_steps))
+        self.rt.publish(
+            StepStarted(
+                step=self.rt.steps,
+                max_steps=self.rt.settings.max_steps,
+                run_step=self.rt.steps - self.rt.run_start,
+            )
+        )
         reply = await ask_model(self.rt, list(self._specs))
         step = resolve_step(reply)
         if isinstance(step, FinishTurn):

@@ -187,7 +187,7 @@ def progress_report(event: SessionEvent, movement: str | None = None) -> str | N
         movement: The name of the movement that runs, if known.
     """
     if isinstance(event, StepStarted):
-        step = f"step {event.step}/{event.max_steps}"
+        step = f"step {event.run_step or event.step}/{event.max_steps}"  # this turn's budget
         return f"{movement} · {step}" if movement else step
     if isinstance(event, ToolCallStarted):
         return event.title
