@@ -92,7 +92,12 @@ def test_one_json_object_per_line_with_camel_case_keys(tmp_path: Path) -> None:
     }
     assert last == {"type": "session_end", "stopReason": "end_turn", "message": "done"}
     assert json.loads(lines[4])["message"]["tool_calls"][0]["id"] == "call_1"
-    assert json.loads(lines[3])["event"] == {"kind": "step", "step": 1, "max_steps": 25}
+    assert json.loads(lines[3])["event"] == {
+        "kind": "step",
+        "step": 1,
+        "max_steps": 25,
+        "run_step": 0,
+    }
 
 
 def test_snake_case_names_are_accepted_on_input() -> None:
