@@ -30,7 +30,7 @@ def doctor(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_missing_model_and_llama_server_fail_with_fix_lines(tmp_path: Path) -> None:
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k != "CADENZA_MODEL"}
     env["CADENZA_MODELS_DIR"] = str(tmp_path / "models")
     env["CADENZA_LLAMA_SERVER"] = str(tmp_path / "no-llama-server")
     done = doctor(env)
@@ -43,6 +43,19 @@ def test_a_missing_model_and_llama_server_fail_with_fix_lines(tmp_path: Path) ->
     assert lines[llama].split()[0] == "MISSING" and "is not a file" in lines[llama]
     assert lines[llama + 1].strip().startswith("fix: pip install")
     assert lines[-1] == "not ready: local model qwen2.5-coder-1.5b, llama-server"
+
+
+def test_a_hosted_model_makes_the_local_model_optional(tmp_path: Path) -> None:
+    env = dict(os.environ)
+    env["CADENZA_MODELS_DIR"] = str(tmp_path / "models")
+    env["CADENZA_LLAMA_SERVER"] = str(tmp_path / "no-llama-server")
+    env["CADENZA_MODEL"] = "openai/gpt-4.1"
+    done = doctor(env)
+    lines = done.stdout.splitlines()
+    assert lines[0].split()[:4] == ["ok", "configured", "model:", "openai/gpt-4.1"], done.stdout
+    model = next(line for line in lines if "local model qwen" in line)
+    assert model.split()[:2] == ["missing", "(optional)"], done.stdout
+    assert not any(line.startswith("not ready: local model") for line in lines), done.stdout
 
 
 @pytest.mark.skipif(model_path("qwen2.5-coder-1.5b") is None, reason="default model not pulled")

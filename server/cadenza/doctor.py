@@ -1,7 +1,8 @@
 """``cadenza doctor``: is this machine set up? One line per check, and how to fix what is not.
 
 Required (the exit status is 1 when one fails): the default local model pulled and readable as
-a GGUF file, llama-server runnable, a Python language server. Optional (reported, never
+a GGUF file and llama-server runnable (both optional when the configured model is a hosted
+one: the first line then names it), a Python language server. Optional (reported, never
 failing): the JavaScript/TypeScript language server, chromium for ``browse_interactive``, the
 editor clients (the VS Code extension built in a source checkout, Neovim installed).
 """
@@ -11,10 +12,10 @@ from __future__ import annotations
 import shutil
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from cadenza.config import DEFAULT_LOCAL_MODEL
+from cadenza.config import DEFAULT_LOCAL_MODEL, ConfigError, load_config
 from cadenza.config.browser import INSTALL_HINT, find_chromium
 from cadenza.intel.servers import PYTHON_SERVERS, TYPESCRIPT_SERVER, find_servers
 from cadenza.providers.llama_command import LlamaServerError, find_binary
@@ -174,13 +175,30 @@ CHECKS: tuple[Callable[[], Check | list[Check]], ...] = (
 )
 
 
+LOCAL_CHECKS = ("local model", "llama-server")
+"""Checks only a local model needs: optional when the configured model is a hosted one."""
+
+
+def configured_model(workspace: Path | None = None) -> str:
+    """The model a session here would use (``cadenza.toml``, ``CADENZA_MODEL``) or the default."""
+    try:
+        return load_config(workspace, []).model or DEFAULT_LOCAL_MODEL
+    except ConfigError:
+        return DEFAULT_LOCAL_MODEL  # a broken config is reported when a session starts
+
+
 def run_checks() -> list[Check]:
-    """Every check, in order."""
+    """Every check, in order; a hosted model makes the local model's checks optional."""
     out: list[Check] = []
     for check in CHECKS:
         result = check()
         out += result if isinstance(result, list) else [result]
-    return out
+    model = configured_model(Path.cwd())
+    if model.startswith("local/"):
+        return out
+    hosted = Check("configured model", True, f"{model} (hosted: the local model is optional)")
+    local = [replace(c, required=False) if c.name.startswith(LOCAL_CHECKS) else c for c in out]
+    return [hosted, *local]
 
 
 def doctor_main(print_line: Callable[[str], None] = print) -> int:
