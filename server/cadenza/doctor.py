@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -151,13 +152,14 @@ def check_editors(checkout: Path = CHECKOUT) -> list[Check]:
                 required=False,
             )
         )
-    nvim = shutil.which("nvim")
+    # The dev extra installs one beside this Python, which is not on PATH unless the venv is active.
+    nvim = shutil.which("nvim") or shutil.which("nvim", path=str(Path(sys.executable).parent))
     version = _runs(nvim, "--version") if nvim is not None else None
     checks.append(
         Check(
             "Neovim",
             version is not None,
-            f"{nvim} ({version})" if version else "nvim not found on PATH",
+            f"{nvim} ({version})" if version else "nvim not found (PATH, or beside this Python)",
             "install Neovim 0.10 or later (apt-get install neovim)",
             required=False,
         )
