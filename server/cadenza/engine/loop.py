@@ -26,7 +26,7 @@ from cadenza.engine.checks import DoneChecks, Fail, Refuse, refusal_text
 from cadenza.engine.context import bound_result
 from cadenza.engine.control import COMPLETE, CONTROL_TOOLS, ControlDecision, control_specs, decide
 from cadenza.engine.events import ContextCompacted, StepStarted, ToolCallFinished, ToolCallStarted
-from cadenza.engine.gate import claims_done
+from cadenza.engine.gate import GIVE_UP_GATED, claimed_status, give_up_refusal
 from cadenza.engine.gate import refusal as gate_refusal
 from cadenza.engine.pipeline import CallPipeline
 from cadenza.engine.request import ask_model
@@ -98,9 +98,9 @@ class MovementRunner:
         self.pipeline = CallPipeline(runtime, movement, allowed)
         self._specs = [s for s in runtime.tools.specs() if s.name in allowed]
         self._specs += control_specs(runtime.workflow)
-        self._gated = ""
-        """The done gate's refusal, once it refused (it refuses once per movement run)."""
-        self._gated_step = 0
+        self._gated: dict[str, tuple[str, int]] = {}
+        """Per claimed status (done, failed): the gate's refusal and its step, once it refused
+        (each gate refuses once per movement run)."""
         self._last_workspace: tuple[str, ToolResult] | None = None
         """The last workspace call of this run and its result (a new run starts afresh: a
         resume, the next movement)."""
@@ -224,8 +224,9 @@ class MovementRunner:
             )
         )
         decision = decide(call, self.rt.workflow)
-        if decision.result is not None and self._gate_done(call):
-            decision = ControlDecision(content=self._gated, result=None)
+        gated = self._gate(call) if decision.result is not None else None
+        if gated is not None:
+            decision = ControlDecision(content=gated, result=None)
         elif decision.result is not None:
             checked = await self._check_done(decision.result)
             if isinstance(checked, str):
@@ -264,20 +265,32 @@ class MovementRunner:
             return Completed(status="failed", summary=verdict.summary)
         return result
 
-    def _gate_done(self, call: ToolCall) -> bool:
-        """Once per movement run: refuse ``complete(done)`` right after a failed call.
+    def _gate(self, call: ToolCall) -> str | None:
+        """Once per movement run and status: refuse ``complete`` right after a failed call.
 
+        ``complete(done)`` (the done gate) after any failed workspace call; ``complete(failed)``
+        (the give-up gate) after a failed edit only, whose error is about the call's arguments.
         "Right after": the last workspace call of this run (this reply's earlier calls
         included) failed, not with a settled error. Later ``complete`` calls of the reply that
         was refused are refused too, so one reply cannot slip past the gate.
+
+        Returns:
+            The refusal the model reads, or None when the call goes on to the checks.
         """
-        if not self.loop.done_gate or call.name != COMPLETE or not claims_done(call):
-            return False
-        if self._gated:
-            return self._gated_step == self.rt.steps
+        status = claimed_status(call) if call.name == COMPLETE else None
+        if status == "done" and self.loop.done_gate:
+            refuse = gate_refusal
+        elif status == "failed" and self.loop.give_up_gate:
+            refuse = give_up_refusal
+        else:
+            return None
+        if status in self._gated:
+            text, step = self._gated[status]
+            return text if step == self.rt.steps else None
         last = self._last_workspace
         if last is None or not last[1].is_error or last[1].settled:
-            return False
-        self._gated = gate_refusal(last[0], last[1].content)
-        self._gated_step = self.rt.steps
-        return True
+            return None
+        if status == "failed" and last[0] not in GIVE_UP_GATED:
+            return None
+        self._gated[status] = (refuse(last[0], last[1].content), self.rt.steps)
+        return self._gated[status][0]

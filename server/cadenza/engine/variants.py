@@ -84,6 +84,8 @@ class LoopSettings:
             (``tools.syntax``; SWE-agent's edit linting).
         done_gate: ``complete(done)`` right after a failed call is refused once per movement
             (``engine.gate``).
+        give_up_gate: ``complete(failed)`` right after a failed edit is refused once per
+            movement (``engine.gate``): the error is the call's, not the task's.
         checks: See ``Checks``.
         rules: The project's rule files (AGENTS.md and the like) go into the system prompt
             (``engine.rules``).
@@ -102,6 +104,7 @@ class LoopSettings:
     edit_echo: bool = False
     syntax_guard: bool = False
     done_gate: bool = False
+    give_up_gate: bool = False
     checks: Checks = "off"
     rules: bool = True
     intel_tools: tuple[str, ...] = INTEL_TOOLS
@@ -162,6 +165,7 @@ LOCAL_LOOP = LoopSettings(
     edit_echo=True,
     syntax_guard=True,
     done_gate=True,
+    give_up_gate=True,
     checks="all",
     intel_tools=("rename_symbol",),
 )

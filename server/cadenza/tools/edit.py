@@ -31,6 +31,7 @@ from cadenza.tools.change import (
 from cadenza.tools.documents import current_document, exists
 from cadenza.tools.host import FileEdit
 from cadenza.tools.matching import loose_matches
+from cadenza.tools.near_miss import near_miss
 from cadenza.tools.textfile import LINE_BREAK, carry_line_endings, dominant_line_ending
 
 SNIPPET_CHARS = 60
@@ -115,7 +116,8 @@ def _loosely_replaced(text: str, args: EditFileArgs, name: str) -> tuple[str, in
                 settled=True,
             )
         raise ToolError(
-            f"old_string was not found in {name}; read the file and copy the exact text"
+            near_miss(text, args.old_string, name)
+            or f"old_string was not found in {name}; read the file and copy the exact text"
         )
     match = loose[0]
     found = text[match.start : match.end]
