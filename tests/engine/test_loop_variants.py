@@ -492,3 +492,13 @@ def test_the_benchmark_s_local_variant_is_local_loop() -> None:
     assert loop_settings(config.merged({"loop": LOCAL}, "t"), "openai/x") == LOCAL_LOOP
     baseline = loop_settings(config.merged({"loop": BASELINE}, "t"), "local/x")
     assert baseline.checks == "off" and not baseline.rules
+
+
+def test_a_gate_quotes_a_long_error_up_to_a_sentence_end() -> None:
+    from cadenza.engine.gate import give_up_refusal
+
+    note = "You already called edit_file at step 1. " + "Do not call it again. " * 20
+    text = give_up_refusal("edit_file", note)
+    quoted = text.split("failed: ", 1)[1].split(" That is a mistake")[0]
+    assert quoted.endswith("again.") and len(quoted) <= 300
+    assert give_up_refusal("edit_file", "x" * 400).count("x") == 300

@@ -27,8 +27,14 @@ GIVE_UP_GATED = frozenset(
 file that exists, a symbol not on that line), never a verdict on the task."""
 
 
-def _first_line(text: str) -> str:
-    return text.strip().splitlines()[0][:300] if text.strip() else ""
+def _first_line(text: str, limit: int = 300) -> str:
+    """The error's first line; a long one cut at its last sentence end before ``limit``."""
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    if len(line) <= limit:
+        return line
+    cut = line[:limit]
+    end = cut.rfind(". ")
+    return cut[: end + 1] if end > 0 else cut + "…"
 
 
 def claimed_status(call: ToolCall) -> str | None:
