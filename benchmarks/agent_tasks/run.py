@@ -102,7 +102,7 @@ LOCAL = {
     "edit_echo": True,
     "syntax_guard": True,
     "done_gate": True,
-    "give_up_gate": True,
+    "give_up_gate": False,
     "checks": "all",
     "rules": True,
     "intel_tools": ["rename_symbol"],
@@ -156,9 +156,7 @@ VARIANTS = {
         _variant("local-noecho", "local, edit results without the echo", LOCAL, edit_echo=False),
         _variant("local-noguard", "local, without the syntax guard", LOCAL, syntax_guard=False),
         _variant("local-nogate", "local, without the done gate", LOCAL, done_gate=False),
-        _variant(
-            "local-nogiveup", "local, without the give-up gate", LOCAL, give_up_gate=False
-        ),
+        _variant("local-giveup", "local, with the give-up gate", LOCAL, give_up_gate=True),
         _variant("local-nochecks", "local, without the done checks", LOCAL, checks="off"),
         _variant("local-norules", "local, without the project rules", LOCAL, rules=False),
         Variant(

@@ -348,6 +348,9 @@ async def test_done_gate_lets_done_after_a_success_and_failed_through(tmp_path: 
     assert (await session.run()).stop_reason == "failed"
 
 
+GATED = LOCAL_LOOP.replace(prime=False, give_up_gate=True)
+
+
 async def test_give_up_gate_refuses_failed_right_after_a_failed_edit_once(
     tmp_path: Path,
 ) -> None:
@@ -359,7 +362,7 @@ async def test_give_up_gate_refuses_failed_right_after_a_failed_edit_once(
     give_up = call("complete", status="failed", summary="old and new are the same")
     done = call("complete", status="done", summary="x is 2")
     provider = ScriptedProvider([reply(same), reply(give_up), reply(ok), reply(done)])
-    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    session, _ = make_session(tmp_path, provider, GATED)
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn" and (tmp_path / "a.py").read_text() == "x = 2\n"
     refused = [m for m in session.messages if isinstance(m, ToolMessage)][1]
@@ -368,9 +371,9 @@ async def test_give_up_gate_refuses_failed_right_after_a_failed_edit_once(
     assert "old_string and new_string are the same" in refused.content
     # Once per movement: the second give-up after a failed edit ends the session as failed.
     provider = ScriptedProvider([reply(same), reply(give_up), reply(same), reply(give_up)])
-    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    session, _ = make_session(tmp_path, provider, GATED)
     assert (await session.run()).stop_reason == "failed"
-    # Switched off, the first give-up is accepted.
+    # Off (the local default: measured, it did not help), the first give-up is accepted.
     provider = ScriptedProvider([reply(same), reply(give_up)])
     loop = LOCAL_LOOP.replace(prime=False, give_up_gate=False)
     session, _ = make_session(tmp_path, provider, loop)
@@ -388,14 +391,14 @@ async def test_give_up_gate_leaves_other_failures_and_settled_errors_alone(
         session, _ = make_session(
             tmp_path,
             ScriptedProvider([reply(bad), reply(give_up)]),
-            LOCAL_LOOP.replace(prime=False),
+            GATED,
         )
         outcome = await session.run()
         assert outcome.stop_reason == "failed" and outcome.steps == 2
     # A redone edit ("already made") is settled: no refusal.
     redo = call("edit_file", path="a.py", old_string="x = 1", new_string="x = 2")
     provider = ScriptedProvider([reply(redo), reply(give_up)])
-    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    session, _ = make_session(tmp_path, provider, GATED)
     outcome = await session.run()
     assert outcome.stop_reason == "failed" and outcome.steps == 2
 
