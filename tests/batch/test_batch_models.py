@@ -125,7 +125,8 @@ def batch(tasks: Path, out: Path, *extra: str) -> list[str]:
     ]  # fmt: skip
 
 
-def gone(pids: set[int], timeout: float = 15.0) -> bool:
+def gone(pids: set[int], timeout: float = 120.0) -> bool:
+    # Generous: a bound on a hang, not on speed (a loaded machine stops processes slowly).
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if not any(Path(f"/proc/{pid}").exists() for pid in pids):
