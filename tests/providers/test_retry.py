@@ -88,4 +88,8 @@ def test_documented_toml_examples_are_valid_config() -> None:
     assert len(blocks) >= 4
     for block in blocks:
         text = "\n".join(line.strip() for line in block.splitlines())
+        if "[[model]]" in text:  # a CADENZA_MODEL_CATALOG file, not cadenza.toml
+            models = tomllib.loads(text)["model"]
+            assert all({"name", "url", "size", "sha256"} <= set(m) for m in models), models
+            continue
         CadenzaConfig.model_validate(tomllib.loads(text))
