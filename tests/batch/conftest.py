@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import urllib.request
@@ -82,3 +83,19 @@ def batch_env(tmp_path: Path, model: ModelServer) -> dict[str, str]:
 
 def cadenza_batch(*args: str) -> list[str]:
     return [sys.executable, "-m", "cadenza", "batch", *args, "--model", "openai/test"]
+
+
+@pytest.fixture
+def ctrl_c_reaches_children() -> Iterator[None]:
+    """Children start with SIGINT at its default, as a command run in a terminal does.
+
+    A shell without job control starts a background job (``.ci/run &``) with SIGINT ignored,
+    every descendant inherits that, and Python then installs no ``KeyboardInterrupt`` handler:
+    the batch never saw the test's Ctrl-C. A handled signal is reset to its default across
+    ``exec``, so handling it here for the test's duration gives the child the default.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -171,7 +171,7 @@ def test_one_shared_llama_server_serves_the_whole_batch(
 
 
 @pytest.mark.batch
-@pytest.mark.usefixtures("ray_installed", "pulled")
+@pytest.mark.usefixtures("ray_installed", "pulled", "ctrl_c_reaches_children")
 def test_ctrl_c_stops_the_shared_llama_server(tmp_path: Path, env: dict[str, str]) -> None:
     out = tmp_path / "out"
     with Watcher(env) as watcher:

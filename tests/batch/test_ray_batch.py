@@ -135,6 +135,7 @@ def test_three_repos_two_tasks_then_resume(
     assert json.loads((out / "blue-2" / "result.json").read_text())["status"] == "done"
 
 
+@pytest.mark.usefixtures("ctrl_c_reaches_children")
 def test_sigint_cancels_running_sessions_and_writes_nothing_half(
     tmp_path: Path, batch_env: dict[str, str], model: ModelServer
 ) -> None:
