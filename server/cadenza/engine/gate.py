@@ -49,11 +49,6 @@ def claimed_status(call: ToolCall) -> str | None:
     return status if isinstance(status, str) else None
 
 
-def claims_done(call: ToolCall) -> bool:
-    """Whether ``call`` is ``complete`` with status ``done`` (arguments that parse)."""
-    return claimed_status(call) == "done"
-
-
 def refusal(name: str, failure: str) -> str:
     """The error result that answers the gated ``complete`` (``name`` failed with ``failure``)."""
     return (
