@@ -163,11 +163,37 @@ async def test_no_tests_no_check_and_no_change_no_run(tmp_path: Path) -> None:
     assert suite_checks(editor) == [] and editor.asked == []
 
 
-async def test_a_question_changes_nothing_and_runs_no_test(tmp_path: Path) -> None:
+async def test_claiming_done_again_with_nothing_changed_runs_the_tests(tmp_path: Path) -> None:
+    """A stub left untouched: told nothing changed, the model claims done again; the tests
+    run then (not at the first claim), fail, and the model reads why (c08 of the checked set
+    ended done that way)."""
     project(tmp_path)
-    session, editor = make_session(tmp_path, ScriptedProvider([reply(DONE), reply(DONE)]))
+    provider = ScriptedProvider([reply(DONE), reply(DONE), reply(RIGHT), reply(DONE)])
+    session, editor = make_session(tmp_path, provider)
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn" and outcome.message == "double fixed"
+    assert [(c.status, c.refused) for c in suite_checks(editor)] == [
+        ("failed", True),
+        ("passed", False),
+    ]
+    refusal = results(session)[1]
+    assert "nothing was changed in this session and the tests fail" in refusal
+    assert "AssertionError: 3" in refusal
+
+
+async def test_a_question_is_answered_after_the_tests_were_shown_once(tmp_path: Path) -> None:
+    """With nothing changed a failing test was failing before the session: shown once, then a
+    third claim (an answer to a question) stands."""
+    project(tmp_path)
+    provider = ScriptedProvider([reply(DONE), reply(DONE), reply(DONE)])
+    session, editor = make_session(tmp_path, provider)
     assert (await session.run()).stop_reason == "end_turn"
-    assert suite_checks(editor) == []
+    assert [c.status for c in suite_checks(editor)] == ["failed"]
+    (tmp_path / "calc.py").write_text("def double(x):\n    return 2 * x\n")
+    passing = ScriptedProvider([reply(DONE), reply(DONE)])
+    session, editor = make_session(tmp_path, passing)
+    assert (await session.run()).stop_reason == "end_turn"
+    assert [(c.status, c.refused) for c in suite_checks(editor)] == [("passed", False)]
 
 
 async def test_hosted_final_answers_are_checked_when_checks_are_on(tmp_path: Path) -> None:

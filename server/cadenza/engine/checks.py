@@ -18,9 +18,11 @@ The checks (``LoopSettings.checks``):
 - ``diagnostics``: the errors language servers report after the session's edits
   (``engine.diagnostics_check``), in the changed files and the files that use them. Shown
   once, like ``changed``: a language server also reports what the environment makes.
-- ``tests``: once the session changed a file and the checks above pass, the workspace's tests
-  run (``engine.project_tests``, through the permission gate) and must pass. Not allowed, or
-  nothing to run them with: ``skipped``, and said so.
+- ``tests``: once the checks above do not refuse the claim, the workspace's tests run
+  (``engine.project_tests``, through the permission gate) if the session changed a file or ran
+  a command, and must pass; or, shown once, if the model claims done again after ``changed``
+  told it nothing changed (a task left undone fails its tests; a question's second claim runs
+  them once). Not allowed, or nothing to run them with: ``skipped``, and said so.
 
 ``rename`` runs at the ``rename`` level and above; the others at ``all``.
 """
@@ -155,11 +157,9 @@ class DoneChecks:
             outcomes.append(changed_check(self.rt, self.edit_tool))
         if level == "all" and self.rt.written:
             outcomes += await self._diagnostics()
-        if level == "all" and self.rt.changed and all(o.passed for o in outcomes):
+        if level == "all" and self._tests_due(outcomes):
             outcomes += await self._tests()
-        failing = [
-            o for o in outcomes if not o.passed and (o.must_pass or o.name not in self._shown)
-        ]
+        failing = [o for o in outcomes if self._blocks(o)]
         refuse = bool(failing) and can_refuse and self.refusals < MAX_REFUSALS
         for outcome in outcomes:
             self.rt.publish(
@@ -178,6 +178,26 @@ class DoneChecks:
             return Refuse(failures=failing)
         blocking = [o for o in failing if o.must_pass] or failing
         return Fail(summary="Not done: " + "; ".join(o.detail for o in blocking))
+
+    def _blocks(self, outcome: CheckOutcome) -> bool:
+        """Whether a failed check refuses the claim (one shown once does not again)."""
+        return not outcome.passed and (outcome.must_pass or outcome.name not in self._shown)
+
+    def _acted(self) -> bool:
+        return bool(self.rt.changed) or self.rt.ran_commands
+
+    def _tests_due(self, outcomes: list[CheckOutcome]) -> bool:
+        """Whether this claim runs the tests.
+
+        When the cheaper checks do not refuse it, and the session changed something, or the
+        model claims done again after it was told that nothing changed (a stub left untouched
+        fails its tests: the model must see that).
+        """
+        if not self.edit_tool or any(self._blocks(o) for o in outcomes):
+            return False
+        if self._acted():
+            return True
+        return "changed" in self._shown and "tests" not in self._shown  # nothing new to test
 
     async def _diagnostics(self) -> list[CheckOutcome]:
         """The ``diagnostics`` check, when a language server serves the changed files."""
@@ -202,12 +222,17 @@ class DoneChecks:
         ran = await run_tests(self.rt, self.ctx)
         if ran is None:
             return []
+        acted = self._acted()
+        detail = ran.detail
+        if ran.status == "failed" and not acted:
+            detail = f"nothing was changed in this session and {detail}"
         return [
             CheckOutcome(
                 name="tests",
                 passed=ran.status != "failed",
                 skipped=ran.status == "skipped",
-                detail=ran.detail,
+                must_pass=acted,  # with nothing changed the failure was there before: shown once
+                detail=detail,
             )
         ]
 
