@@ -103,6 +103,7 @@ LOCAL = {
     "syntax_guard": True,
     "done_gate": True,
     "give_up_gate": False,
+    "resample": False,
     "checks": "all",
     "rules": True,
     "intel_tools": ["rename_symbol"],
@@ -122,6 +123,7 @@ BASELINE = {
     "syntax_guard": False,
     "done_gate": False,
     "give_up_gate": False,
+    "resample": False,
     "checks": "off",
     "rules": False,
     "intel_tools": [],
@@ -157,6 +159,7 @@ VARIANTS = {
         _variant("local-noguard", "local, without the syntax guard", LOCAL, syntax_guard=False),
         _variant("local-nogate", "local, without the done gate", LOCAL, done_gate=False),
         _variant("local-giveup", "local, with the give-up gate", LOCAL, give_up_gate=True),
+        _variant("local-resample", "local, futile replies asked again", LOCAL, resample=True),
         _variant("local-nochecks", "local, without the done checks", LOCAL, checks="off"),
         _variant("local-norules", "local, without the project rules", LOCAL, rules=False),
         Variant(

@@ -151,6 +151,9 @@ class LoopConfig(BaseModel):
     give_up_gate: StrictBool | None = Field(
         default=None, description="Refuse complete(failed) right after a failed edit, once."
     )
+    resample: StrictBool | None = Field(
+        default=None, description="Ask again, once, for a reply whose call would do nothing."
+    )
     checks: Literal["off", "rename", "all"] | None = Field(
         default=None,
         description="Checks before done: rename leftovers; all: also that something changed.",

@@ -1,5 +1,8 @@
 """One step's model request: build it, stream the reply, repair a cut reply once, take it in.
 
+A futile reply (``engine.resample``) is asked for again once, the same way, under
+``LoopSettings.resample``.
+
 The request offers the movement's tools with the loop variant's tool choice; streamed text is
 shown as ``agent_message_chunk`` as it comes. A reply cut by the token limit in the middle of a
 call is a contract miss: under ``LoopSettings.repair`` the request is made exactly once more
@@ -11,7 +14,10 @@ was not streamed, the history, the context's token count.
 
 from __future__ import annotations
 
-from cadenza.engine.events import AgentMessageChunk, ContractRepaired, ModelReplied
+import dataclasses
+
+from cadenza.engine.events import AgentMessageChunk, ContractRepaired, FutileReason, ModelReplied
+from cadenza.engine.resample import RESAMPLE_TEMPERATURE, futile_note
 from cadenza.engine.runtime import Runtime
 from cadenza.messages import AssistantReply, ToolMessage, ToolSpec, UserMessage
 from cadenza.providers.base import ModelRequest, ToolChoice
@@ -55,6 +61,9 @@ async def ask_model(rt: Runtime, tools: list[ToolSpec]) -> AssistantReply:
     if rt.settings.loop.repair and is_cut(reply):
         sink = StreamSink(rt)  # the retry's own text is shown too
         reply = await _repair(rt, request, sink)
+    if rt.settings.loop.resample and (futile := futile_note(rt, reply)):
+        sink = StreamSink(rt)
+        reply = await _resample(rt, request, futile, sink)
     reply = rt.call_ids.fresh(reply)
     if reply.content and not sink.used:
         rt.publish(AgentMessageChunk(text=reply.content))
@@ -126,4 +135,21 @@ async def _repair(rt: Runtime, request: ModelRequest, sink: StreamSink) -> Assis
     _replied(rt, reply)
     recovered = not is_cut(reply)
     rt.publish(ContractRepaired(step=rt.steps, reason="cut", recovered=recovered))
+    return reply
+
+
+async def _resample(
+    rt: Runtime, request: ModelRequest, futile: tuple[FutileReason, str], sink: StreamSink
+) -> AssistantReply:
+    """Ask once more for a futile reply: its note, sampling that can answer differently."""
+    reason, note = futile
+    retry = dataclasses.replace(
+        request,
+        messages=[*request.messages, UserMessage(tag="repair", content=note)],
+        temperature=max(request.temperature or 0.0, RESAMPLE_TEMPERATURE),
+    )
+    reply = await rt.provider.complete(retry, on_text=sink)
+    _replied(rt, reply)
+    recovered = futile_note(rt, reply) is None and not is_cut(reply)
+    rt.publish(ContractRepaired(step=rt.steps, reason=reason, recovered=recovered))
     return reply

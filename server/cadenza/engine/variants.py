@@ -88,6 +88,10 @@ class LoopSettings:
             movement (``engine.gate``): the error is the call's, not the task's. Off: with
             the 1.5B model it fired in 6 of 13 ``checked`` sessions and none recovered (the
             model sent the failed call again), so it only cost steps.
+        resample: A futile reply (a call that failed before, sent again with the same
+            arguments; an edit whose new text is its old text) is asked for again once, with
+            a note and a higher temperature, before it reaches the history
+            (``engine.resample``).
         checks: See ``Checks``.
         rules: The project's rule files (AGENTS.md and the like) go into the system prompt
             (``engine.rules``).
@@ -107,6 +111,7 @@ class LoopSettings:
     syntax_guard: bool = False
     done_gate: bool = False
     give_up_gate: bool = False
+    resample: bool = False
     checks: Checks = "off"
     rules: bool = True
     intel_tools: tuple[str, ...] = INTEL_TOOLS
