@@ -216,6 +216,99 @@ async def test_ambiguous_loose_matches_and_uneven_shifts_stay_errors(tmp_path: P
     assert editor.edits == []
 
 
+STUB = (
+    "import re\n\n\ndef slugify(title):\n"
+    '    """Turn a title into a URL slug.\n\n    Lowercase; runs of other characters become "-".\n'
+    '    """\n    raise NotImplementedError\n\n\ndef other():\n    raise NotImplementedError\n'
+)
+
+
+async def test_lines_left_out_between_are_kept(tmp_path: Path) -> None:
+    """The 1.5B model's stub edit: the def and the raise, without the docstring between."""
+    (tmp_path / "text.py").write_text(STUB)
+    editor = MemoryEditor()
+    body = "    return re.sub('[^a-z0-9]+', '-', title.lower())"
+    result = await invoke(
+        tmp_path,
+        editor,
+        "edit_file",
+        path="text.py",
+        old_string="def slugify(title):\n    raise NotImplementedError",
+        new_string=f"def slugify(title):\n{body}",
+    )
+    assert not result.is_error, result.content
+    assert "matched lines 4-9 with lines it left out; those were kept" in result.content
+    expected = STUB.replace('    """\n    raise NotImplementedError', f'    """\n{body}', 1)
+    assert (tmp_path / "text.py").read_text() == expected
+
+
+async def test_left_out_lines_new_string_holds_are_not_doubled(tmp_path: Path) -> None:
+    (tmp_path / "text.py").write_text(STUB)
+    editor = MemoryEditor()
+    whole = (
+        'def slugify(title):\n    """Turn a title into a URL slug.\n\n'
+        '    Lowercase; runs of other characters become "-".\n    """\n    return title\n'
+    )
+    result = await invoke(
+        tmp_path,
+        editor,
+        "edit_file",
+        path="text.py",
+        old_string="def slugify(title):\n    raise NotImplementedError\n",
+        new_string=whole,
+    )
+    assert not result.is_error, result.content
+    assert (tmp_path / "text.py").read_text().count("Turn a title") == 1
+    assert "    return title\n" in (tmp_path / "text.py").read_text()
+
+
+async def test_left_out_lines_stay_errors_where_their_place_is_a_guess(tmp_path: Path) -> None:
+    (tmp_path / "text.py").write_text(STUB)
+    editor = MemoryEditor()
+    renamed = await invoke(  # the head changes: where would the docstring go?
+        tmp_path,
+        editor,
+        "edit_file",
+        path="text.py",
+        old_string="def slugify(title):\n    raise NotImplementedError",
+        new_string="def slug(title):\n    return title",
+    )
+    assert renamed.is_error and "not found" in renamed.content
+    deleted = await invoke(
+        tmp_path,
+        editor,
+        "edit_file",
+        path="text.py",
+        old_string="def slugify(title):\n    raise NotImplementedError",
+        new_string="",
+    )
+    assert deleted.is_error
+    far = "\n".join(["def f():", *(f"    x{i} = {i}" for i in range(25)), "    return 1", ""])
+    (tmp_path / "far.py").write_text(far)
+    too_far = await invoke(
+        tmp_path,
+        editor,
+        "edit_file",
+        path="far.py",
+        old_string="def f():\n    return 1",
+        new_string="def f():\n    return 2",
+    )
+    assert too_far.is_error
+    (tmp_path / "two.py").write_text(
+        "def f():\n    '''a'''\n    pass\ndef f():\n    '''b'''\n    pass\n"
+    )
+    twice = await invoke(
+        tmp_path,
+        editor,
+        "edit_file",
+        path="two.py",
+        old_string="def f():\n    pass",
+        new_string="def f():\n    return 1",
+    )
+    assert twice.is_error and "matches 2 places" in twice.content
+    assert editor.edits == []
+
+
 async def test_create_file_rewrites_a_small_file_sent_whole(tmp_path: Path) -> None:
     stub = 'def add(a, b):\n    """Add."""\n    raise NotImplementedError\n'
     (tmp_path / "calc.py").write_text(stub)

@@ -129,6 +129,9 @@ def _loosely_replaced(text: str, args: EditFileArgs, name: str) -> tuple[str, in
         + (", so new_string was re-indented to match" if match.how == "indentation" else "")
         + ")"
     )
+    if match.how == "skipped lines":
+        last = text.count("\n", 0, match.end) + 1
+        note = f" (old_string matched lines {line}-{last} with lines it left out; those were kept)"
     return new_text, 1, note
 
 

@@ -12,6 +12,14 @@ the exact match fails, and in this order:
    all of them shifted by the same whitespace in the file; ``new_string`` is shifted the same
    way (the model under- or over-indented both alike).
 
+3. ``skipped lines``: ``old_string``'s lines are whole lines of the file in order, except that
+   the file has up to ``MAX_SKIPPED`` more lines at one place between two of them. The 1.5B
+   model wrote a stub's ``def`` line and its ``raise NotImplementedError`` as ``old_string``
+   and left out the docstring between (3 of the 4 ``implement`` tasks of the ``checked`` set;
+   it then sent the same call again). The lines it left out are kept: ``new_string`` must
+   begin with the lines before the gap (they go back after them), or hold the left-out lines
+   itself; otherwise where they belong is a guess, and it is no match.
+
 A stage's match is used only when it is unique: two places that match loosely stay an error
 (an edit in the wrong place is worse than none). Blank lines are not skipped and partial lines
 are not matched loosely: both could change text the model did not mean to change.
@@ -24,7 +32,10 @@ from typing import Literal
 
 from cadenza.tools.textfile import LINE_BREAK, lines_with_ends
 
-Looseness = Literal["trailing whitespace", "indentation"]
+Looseness = Literal["trailing whitespace", "indentation", "skipped lines"]
+
+MAX_SKIPPED = 20
+"""Most lines of the file that ``old_string`` may have left out at one place (a docstring)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,4 +139,58 @@ def loose_matches(text: str, old_string: str, new_string: str) -> list[LooseMatc
         if prefix is not None:
             shifted = "\n".join(prefix + line if line.strip() else "" for line in new_rel)
             found.append(place(k, shifted, "indentation"))
+    if found or not new_string.strip():  # a deletion never spans lines it did not name
+        return found
+    return [
+        LooseMatch(
+            start=starts[k],
+            end=starts[end] + len(content[end]),
+            replacement=replacement,
+            how="skipped lines",
+        )
+        for k, end, replacement in _skipping(content, old, new)
+    ]
+
+
+def _skipping(content: list[str], old: list[str], new: list[str]) -> list[tuple[int, int, str]]:
+    """Stage 3's places: (first line, last line, replacement) of each.
+
+    For each way to split ``old`` in two and each place its head matches, the nearest place
+    after at most ``MAX_SKIPPED`` lines where its tail matches.
+    """
+
+    def matches_at(k: int, part: list[str]) -> bool:
+        return k + len(part) <= len(content) and all(
+            content[k + i].rstrip() == line.rstrip() for i, line in enumerate(part)
+        )
+
+    found: list[tuple[int, int, str]] = []
+    for cut in range(1, len(old)):
+        head, tail = old[:cut], old[cut:]
+        if not any(line.strip() for line in head) or not any(line.strip() for line in tail):
+            continue
+        for k in range(len(content)):
+            if not matches_at(k, head):
+                continue
+            after = k + cut
+            gap = next((g for g in range(1, MAX_SKIPPED + 1) if matches_at(after + g, tail)), None)
+            if gap is None:
+                continue
+            kept = content[after : after + gap]
+            replacement = _keeping(kept, head, new)
+            if replacement is not None:
+                found.append((k, after + gap + len(tail) - 1, replacement))
     return found
+
+
+def _keeping(kept: list[str], head: list[str], new: list[str]) -> str | None:
+    """``new`` with the left-out lines ``kept`` after ``head``; None when that is a guess."""
+
+    def flat(lines: list[str]) -> str:
+        return "\n".join(line.strip() for line in lines if line.strip())
+
+    if flat(kept) and flat(kept) in flat(new):  # new_string holds them already
+        return "\n".join(new)
+    if [line.rstrip() for line in new[: len(head)]] == [line.rstrip() for line in head]:
+        return "\n".join([*new[: len(head)], *kept, *new[len(head) :]])
+    return None if flat(kept) else "\n".join(new)  # blank lines may go
