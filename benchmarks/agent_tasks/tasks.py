@@ -23,8 +23,9 @@ SETS = {
 }
 """The task sets: ``edits``, the first 22 single-change tasks (``tNN``); ``checked``, the kinds
 those lack (``cNN``): renames across 3+ files, changes that break callers, implementing a
-function where the workspace has unit tests, fixing failing tests. Each task of ``checked``
-names its kind in a ``kind`` file."""
+function where the workspace has unit tests, fixing failing tests, and following the project's
+rule files (``rules``: only an AGENTS.md, CLAUDE.md or the like says what is right). Each task
+of ``checked`` names its kind in a ``kind`` file."""
 
 Checker = Callable[[Path], Verdict]
 

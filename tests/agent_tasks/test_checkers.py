@@ -23,8 +23,17 @@ def test_the_set_is_big_enough_and_mixed() -> None:
 def test_the_checked_set_covers_the_kinds_the_first_lacks() -> None:
     assert len(CHECKED) >= 12
     kinds = Counter(t.kind for t in CHECKED)
-    assert set(kinds) == {"rename", "callers", "implement", "failing_test"}
+    assert set(kinds) == {"rename", "callers", "implement", "failing_test", "rules"}
     assert min(kinds.values()) >= 3
+    rule_files = {
+        "AGENTS.md",
+        "CLAUDE.md",
+        ".cursorrules",
+        ".clinerules",
+        "copilot-instructions.md",
+    }
+    for task in (t for t in CHECKED if t.kind == "rules"):  # only a rule file says what is right
+        assert any(p.name in rule_files for p in task.workspace.rglob("*")), task.id
     renames = [t for t in CHECKED if t.kind == "rename"]
     assert all(sum(1 for p in t.solution.rglob("*") if p.is_file()) >= 3 for t in renames)
     with_tests = [t for t in CHECKED if t.kind in ("implement", "failing_test")]
