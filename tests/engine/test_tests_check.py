@@ -212,6 +212,29 @@ async def test_hosted_final_answers_are_checked_when_checks_are_on(tmp_path: Pat
     assert (await session.run()).stop_reason == "end_turn" and suite_checks(editor) == []
 
 
+def test_pytest_runs_as_a_module_so_a_flat_project_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tests/ importing a module at the root: the bare ``pytest`` script fails to import it."""
+    import os
+    import subprocess
+
+    (tmp_path / "calc.py").write_text("def double(x):\n    return 2 * x\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_calc.py").write_text(
+        "from calc import double\n\n\ndef test_double():\n    assert double(3) == 6\n"
+    )
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    found = suite_command(tmp_path, None)
+    assert found is not None and " -m pytest -q" in found.command
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    done = subprocess.run(
+        found.command, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout
+
+
 def test_detection(tmp_path: Path) -> None:
     assert suite_command(tmp_path, None) is None
     (tmp_path / "tests").mkdir()

@@ -6,8 +6,9 @@ files, first match wins:
 - pytest: ``pytest.ini``, ``[tool.pytest...]`` in ``pyproject.toml``, ``[tool:pytest]`` in
   ``setup.cfg``, ``[pytest]`` in ``tox.ini``, ``conftest.py``, or ``test_*.py`` /
   ``*_test.py`` files at the root or in ``tests/`` / ``test/``. It runs with the workspace's
-  own virtual environment (``.venv``, ``venv``) when it has one, else ``pytest`` from PATH,
-  else ``python3 -m pytest``; quiet, short tracebacks, no cache folder written;
+  own virtual environment (``.venv``, ``venv``) when it has one, else with the interpreter of
+  ``pytest`` on PATH, else ``python3``, always as ``python -m pytest`` (the root on
+  ``sys.path``); quiet, short tracebacks, no cache folder written;
 - ``npm test`` when ``package.json`` has a ``test`` script (not npm's placeholder);
 - ``go test ./...`` with ``go.mod``.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import configparser
 import json
+import shlex
 import shutil
 import tomllib
 from dataclasses import dataclass
@@ -69,14 +71,34 @@ def _pytest(root: Path) -> SuiteCommand | None:
             command = f"{venv}/bin/python -m pytest {PYTEST_ARGS}"
             break
     else:
-        runner = "pytest" if shutil.which("pytest") else "python3 -m pytest"
-        command = f"{runner} {PYTEST_ARGS}"
+        command = f"{_pytest_python()} -m pytest {PYTEST_ARGS}"
     return SuiteCommand(
         command=command,
         source="pytest",
         no_tests_exit=PYTEST_NO_TESTS,
         missing="No module named pytest",
     )
+
+
+def _pytest_python() -> str:
+    """The interpreter of the ``pytest`` on PATH (from its script's ``#!`` line), else python3.
+
+    Always ``python -m pytest``: it puts the workspace root on ``sys.path``, as the bare
+    ``pytest`` script does not, so a flat project's ``tests/`` can import its modules (the
+    ``checked`` set's c07 failed its test check with "No module named 'text'" that way).
+    """
+    script = shutil.which("pytest")
+    if script is not None:
+        try:
+            with open(script, "rb") as file:
+                first = file.readline(4096).decode("utf-8", "replace")
+        except OSError:
+            first = ""
+        interpreter = first[2:].strip() if first.startswith("#!") else ""
+        usable = " " not in interpreter and Path(interpreter).name.startswith("python")
+        if usable and Path(interpreter).is_file():  # not pip's `#!/bin/sh` wrapper of long paths
+            return shlex.quote(interpreter)
+    return "python3"
 
 
 def _uses_pytest(root: Path) -> bool:
