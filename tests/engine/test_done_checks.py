@@ -143,6 +143,24 @@ async def test_nothing_changed_is_refused_once(tmp_path: Path) -> None:
     ]
 
 
+async def test_nothing_changed_after_failed_edits_must_pass(tmp_path: Path) -> None:
+    """The model tried to edit and every edit failed: its claim of done is never accepted."""
+    (tmp_path / "a.py").write_text("x = 1\n")
+    bad = call("edit_file", path="a.py", old_string="x = 3", new_string="x = 2")
+    # The done gate refuses the first claim (right after the failed call), the checks the rest.
+    provider = ScriptedProvider([reply(bad), *[reply(DONE)] * 4])
+    session, editor = make_session(tmp_path, provider, LOCAL_LOOP, task="Set x to 2 in a.py.")
+    outcome = await session.run()
+    assert outcome.stop_reason == "failed", outcome
+    assert outcome.message.startswith("Not done: nothing was changed: each of your 1 edit")
+    assert [(c.name, c.status, c.refused) for c in checks(editor)] == [
+        ("changed", "failed", True),
+        ("changed", "failed", True),
+        ("changed", "failed", False),
+    ]
+    assert (tmp_path / "a.py").read_text() == "x = 1\n"
+
+
 async def test_no_change_check_without_an_edit_tool_or_when_off(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     provider = ScriptedProvider([reply(DONE)])

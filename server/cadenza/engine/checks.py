@@ -12,9 +12,11 @@ The checks (``LoopSettings.checks``):
 - ``rename``: after a rename the task is about (``Runtime.renames``), no whole-word use of the
   old name is left in the workspace (``engine.leftovers``). It must pass.
 - ``changed``: something changed in the session (``Runtime.changed``). Only in a movement that
-  offers an edit tool, and shown once: a question needs no change, and whether the task asked
-  for one is the model's call once it was told (a test of the task's wording would be a guess);
-  a second claim is accepted.
+  offers an edit tool. When the movement made edit calls and every one failed, it must pass:
+  the model meant to change something and did not (c14 of the ``checked`` set ended done that
+  way). Otherwise shown once: a question needs no change, and whether the task asked for one
+  is the model's call once it was told (a test of the task's wording would be a guess); a
+  second claim is accepted.
 - ``diagnostics``: the errors language servers report after the session's edits
   (``engine.diagnostics_check``), in the changed files and the files that use them. Shown
   once, like ``changed``: a language server also reports what the environment makes.
@@ -38,6 +40,8 @@ from cadenza.engine.events import CheckRan
 from cadenza.engine.leftovers import find_uses
 from cadenza.engine.project_tests import run_tests
 from cadenza.engine.runtime import Runtime
+from cadenza.engine.variants import ALL_EDIT_TOOLS
+from cadenza.messages import AssistantMessage
 from cadenza.tools.base import ToolContext
 
 MAX_REFUSALS = 2
@@ -105,14 +109,33 @@ async def rename_checks(rt: Runtime) -> list[CheckOutcome]:
     return outcomes
 
 
-def changed_check(rt: Runtime, edit_tool: str) -> CheckOutcome:
-    """The ``changed`` check: did any edit succeed in this session?"""
+EDIT_CALLS = ALL_EDIT_TOOLS | {"create_file", "rename_symbol"}
+"""Calls that change files: a movement that tried one meant to change something."""
+
+
+def changed_check(rt: Runtime, edit_tool: str, tried: list[str]) -> CheckOutcome:
+    """The ``changed`` check: did any edit succeed in this session?
+
+    ``tried``: the edit calls the movement made. When it made some and none succeeded the
+    task asked for a change (the model thought so) and is not done: must pass. Otherwise it
+    may be a question: shown once.
+    """
     if rt.changed:
         files = ", ".join(dict.fromkeys(rt.changed))
         return CheckOutcome(name="changed", passed=True, detail=f"changed: {files}")
     if rt.ran_commands:
         detail = "no edit, but a command ran that may have changed files"
         return CheckOutcome(name="changed", passed=True, detail=detail)
+    if tried:
+        return CheckOutcome(
+            name="changed",
+            passed=False,
+            detail=(
+                f"nothing was changed: each of your {len(tried)} edit call(s) failed, so the "
+                f"task is not done. Make the change with {edit_tool}, copying old_string "
+                "exactly from the file as the conversation shows it"
+            ),
+        )
     return CheckOutcome(
         name="changed",
         passed=False,
@@ -141,6 +164,7 @@ class DoneChecks:
         self.ctx = ctx
         self.refusals = 0
         self._shown: set[CheckName] = set()
+        self._start = len(runtime.messages)  # this movement run's calls come after
 
     async def judge(self, *, can_refuse: bool = True) -> Verdict:
         """Run the checks on a claim of done; publish each; the verdict.
@@ -154,7 +178,7 @@ class DoneChecks:
             return Accept()
         outcomes = await rename_checks(self.rt)
         if level == "all" and self.edit_tool:
-            outcomes.append(changed_check(self.rt, self.edit_tool))
+            outcomes.append(changed_check(self.rt, self.edit_tool, self._edit_calls()))
         if level == "all" and self.rt.written:
             outcomes += await self._diagnostics()
         if level == "all" and self._tests_due(outcomes):
@@ -178,6 +202,16 @@ class DoneChecks:
             return Refuse(failures=failing)
         blocking = [o for o in failing if o.must_pass] or failing
         return Fail(summary="Not done: " + "; ".join(o.detail for o in blocking))
+
+    def _edit_calls(self) -> list[str]:
+        """The names of the edit calls this movement run made, in order."""
+        return [
+            call.name
+            for message in self.rt.messages[self._start :]
+            if isinstance(message, AssistantMessage)
+            for call in message.tool_calls
+            if call.name in EDIT_CALLS
+        ]
 
     def _blocks(self, outcome: CheckOutcome) -> bool:
         """Whether a failed check refuses the claim (one shown once does not again)."""
