@@ -13,8 +13,10 @@ from cadenza.client.events import EditRejected, EditWritten, Progress, ServerMes
 from cadenza.client.summary import diff_stat, merge_changes, unified_diff
 from cadenza.schema.updates import (
     AgentMessageChunk,
+    Check,
     Compaction,
     Movement,
+    Rules,
     SessionEnd,
     TextBlock,
     ToolCall,
@@ -64,6 +66,29 @@ def test_plain_output_lines() -> None:
         "Bye",
     ]
     assert display.streamed_text
+
+
+def test_checks_rules_and_a_refused_claim_are_shown() -> None:
+    """The done checks and the rule files read: found by a fresh-user review to be invisible."""
+    console, out = plain_console()
+    display = SessionDisplay(console)
+    with display:
+        display(Rules(files=["AGENTS.md", "CLAUDE.md"], truncated=["CLAUDE.md"]))
+        display(Rules(files=[]))  # none found: nothing to say
+        display(ToolCall(tool_call_id="c", title="complete", kind="other"))
+        refusal = "not accepted yet: the task is not done, a check failed:\n- the tests fail"
+        text = ToolOutput(content=TextBlock(text=refusal))
+        display(ToolCallUpdate(tool_call_id="c", status="failed", content=[text]))
+        display(Check(name="tests", status="failed", detail="the tests fail\nFFF", refused=True))
+        display(Check(name="tests", status="passed", detail="the tests pass (4 passed)"))
+        display(Check(name="changed", status="skipped", detail="not run: declined"))
+    assert out.getvalue().splitlines() == [
+        "· project rules read: AGENTS.md, CLAUDE.md (cut to fit: CLAUDE.md)",
+        "✗ complete · not accepted yet: the task is not done, a check failed: the tests fail",
+        "✗ check: the tests · the tests fail (sent back to the agent)",
+        "✓ check: the tests · the tests pass (4 passed)",
+        "· check skipped: something changed · not run: declined",
+    ]
 
 
 def test_summary_with_diff_and_stats() -> None:
@@ -193,3 +218,19 @@ def test_diff_helpers() -> None:
     )
     lines = unified_diff(many, max_lines=10)
     assert len(lines) == 11 and lines[-1] == "… 93 more lines"
+
+
+def test_an_empty_task_is_a_usage_error() -> None:
+    import argparse
+
+    from cadenza.client.options import usage_problem
+
+    def args(task: str, **extra: object) -> argparse.Namespace:
+        return argparse.Namespace(command="run", task=task, **extra)
+
+    assert "the task is empty" in (usage_problem(args("  \n")) or "")
+    assert usage_problem(args("rename x")) is None
+    assert usage_problem(args("", interactive=True)) is None  # the prompt asks for it
+    assert "--interactive cannot" in (
+        usage_problem(args("x", interactive=True, output="json")) or ""
+    )

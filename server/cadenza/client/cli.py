@@ -51,7 +51,7 @@ from cadenza.client.edits import FileChange
 from cadenza.client.errors import ClientError
 from cadenza.client.events import ClientEvent, Observer
 from cadenza.client.followups import LineReader, ask
-from cadenza.client.options import ClientOptions
+from cadenza.client.options import ClientOptions, usage_problem
 from cadenza.client.outcome import RunResult
 from cadenza.client.permissions import PermissionPolicy, PolicyError
 from cadenza.client.prompts import DecliningPrompter, Prompter, TerminalPrompter
@@ -100,13 +100,8 @@ def run_main(args: argparse.Namespace) -> int:
         errors.print(f"cadenza {args.command}: error: {exc}", markup=False, soft_wrap=True)
         return EXIT_USAGE
     json_output = getattr(args, "output", "text") == "json"
-    if json_output and getattr(args, "interactive", False):
-        errors.print(
-            f"cadenza {args.command}: error: --interactive cannot be used with --output json "
-            "(the JSON report is for a run that ends on its own)",
-            markup=False,
-            soft_wrap=True,
-        )
+    if problem := usage_problem(args):
+        errors.print(f"cadenza {args.command}: error: {problem}", markup=False, soft_wrap=True)
         return EXIT_USAGE
     # With --output json, stdout carries the report alone: the display goes to stderr.
     console = errors if json_output else Console(highlight=False)
@@ -239,8 +234,8 @@ class _Run:
                 loop.remove_signal_handler(signal.SIGTERM)
         changes = await client.final_changes() if outcome is None else outcome.changes
         if error is None:
-            self._summary(outcome, changes, time.monotonic() - started, display.streamed_text)
-        display.streamed_text = False
+            self._summary(outcome, changes, time.monotonic() - started, display.shown_text)
+        display.streamed_text, display.shown_text = False, ""
         return outcome, error, changes
 
     def _goes_on(self, outcome: RunResult, error: str | None) -> bool:
@@ -340,7 +335,8 @@ class _Run:
             drive.cancel()
             return
         self.cancel_requested = True
-        display.note("[yellow]interrupted: cancelling the session (Ctrl-C again to quit now)[/]")
+        why = "terminated" if self.terminated else "interrupted"
+        display.note(f"[yellow]{why}: cancelling the session (Ctrl-C again to quit now)[/]")
         asyncio.get_running_loop().create_task(self._cancel(client, drive))
 
     async def _cancel(self, client: HeadlessClient, drive: asyncio.Task[RunResult]) -> None:
@@ -360,7 +356,7 @@ class _Run:
         outcome: RunResult | None,
         changes: tuple[FileChange, ...],
         wall: float,
-        streamed: bool,
+        streamed: str,
     ) -> None:
         if outcome is None:
             print_summary(
@@ -380,7 +376,10 @@ class _Run:
             steps=outcome.steps,
             wall_time=wall,
             changes=outcome.changes,
-            show_message=outcome.stop_reason != "end_turn" or not streamed,
+            # Shown unless the person already read it as streamed text (a hosted model's
+            # final answer); text streamed earlier in the turn does not stand for it.
+            show_message=outcome.stop_reason != "end_turn"
+            or " ".join(outcome.message.split()) not in " ".join(streamed.split()),
             missing_info=outcome.missing_info,
             why_no_default=outcome.why_no_default,
         )

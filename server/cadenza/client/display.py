@@ -32,8 +32,10 @@ from cadenza.client.safe_text import visible, visible_markup
 from cadenza.client.summary import diff_stat, unified_diff
 from cadenza.schema.updates import (
     AgentMessageChunk,
+    Check,
     Compaction,
     Movement,
+    Rules,
     SessionEnd,
     ToolCall,
     ToolCallUpdate,
@@ -42,6 +44,14 @@ from cadenza.schema.updates import (
 _STEP = re.compile(r"(?:(?P<movement>\S+) · )?(?P<step>step \d+/\d+)")
 """A step report: ``step 3/25``, or ``plan · step 3/25`` with the running movement."""
 REASON_CHARS = 120
+SHOWN_TEXT_CHARS = 20_000
+CHECK_LABELS = {
+    "rename": "no use of the old name left",
+    "changed": "something changed",
+    "diagnostics": "no errors from the language server",
+    "tests": "the tests",
+}
+"""What each done check is about, as the person reads it."""
 DIFF_LINES_PER_FILE = 40
 DIFF_LINE_CHARS = 1000
 """A longer diff line (minified code, say) is cut after this many characters."""
@@ -87,6 +97,8 @@ class SessionDisplay:
         self._activity = "starting the server"
         self._tools: dict[str, str] = {}
         self.streamed_text = False
+        self.shown_text = ""
+        """The agent's text shown in this turn (its end, ``SHOWN_TEXT_CHARS`` at most)."""
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -155,12 +167,33 @@ class SessionDisplay:
                 f"[dim]{self.marks.dot} context compacted: {event.messages_summarized} messages "
                 f"summarized, {event.tokens_before} → {event.tokens_after} tokens[/dim]"
             )
+        elif isinstance(event, Check):
+            self._check(event)
+        elif isinstance(event, Rules) and event.files:
+            cut = f" (cut to fit: {', '.join(event.truncated)})" if event.truncated else ""
+            names = visible_markup(", ".join(event.files) + cut)
+            self._line(f"[dim]{self.marks.dot} project rules read: {names}[/dim]")
         elif isinstance(event, ServerMessage) and (event.shown or event.level == "error"):
             colour = {"error": "red", "warning": "yellow"}.get(event.level, "cyan")
             self._line(f"[{colour}]server {event.level}:[/] {visible_markup(event.message)}")
 
+    def _check(self, event: Check) -> None:
+        """A done check: what it found, and whether the claim of done went back to the model."""
+        lines = [line.strip() for line in event.detail.strip().splitlines() if line.strip()]
+        found = visible_markup(lines[0][:REASON_CHARS]) if lines else ""
+        head, mark = {"passed": ("green", self.marks.ok), "skipped": ("dim", self.marks.dot)}.get(
+            event.status, ("yellow", self.marks.failed)
+        )
+        then = " [dim](sent back to the agent)[/dim]" if event.refused else ""
+        label = CHECK_LABELS.get(event.name, event.name)
+        skipped = " skipped" if event.status == "skipped" else ""
+        self._line(
+            f"[{head}]{mark} check{skipped}: {label}[/] [dim]{self.marks.dot} {found}[/dim]{then}"
+        )
+
     def _agent_text(self, text: str) -> None:
         self.streamed_text = True
+        self.shown_text = (self.shown_text + text)[-SHOWN_TEXT_CHARS:]
         self._pending_text += text
         *complete, self._pending_text = self._pending_text.split("\n")
         for line in complete:
@@ -187,7 +220,9 @@ class SessionDisplay:
         if event.status == "completed":
             self._line(f"[green]{self.marks.ok}[/] {visible_markup(title)}")
             return
-        reason = event.text().strip().splitlines()
+        reason = [line.strip() for line in event.text().strip().splitlines() if line.strip()]
+        if len(reason) > 1 and reason[0].endswith(":"):  # "a check failed:" says nothing alone
+            reason = [f"{reason[0]} {reason[1].lstrip('- ')}"]
         detail = f" [dim]{self.marks.dot} {visible_markup(reason[0][:200])}[/dim]" if reason else ""
         self._line(f"[red]{self.marks.failed}[/] {visible_markup(title)}{detail}")
 

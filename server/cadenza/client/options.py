@@ -1,7 +1,12 @@
-"""How the headless client starts the server and the session (:class:`ClientOptions`)."""
+"""The headless client's options and the first check of its arguments.
+
+How it starts the server and the session (:class:`ClientOptions`), and what is wrong with its
+arguments before anything starts (:func:`usage_problem`).
+"""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,3 +53,20 @@ class ClientOptions:
     events_path: Path | None = None
     review: Literal["auto", "confirm"] | None = None
     open_document: Path | None = None
+
+
+def usage_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with ``cadenza run``'s arguments before anything starts, or None."""
+    interactive = bool(getattr(args, "interactive", False))
+    task = getattr(args, "task", None)
+    if isinstance(task, str) and not task.strip() and not interactive:
+        return (
+            f'the task is empty; say what to do, e.g. cadenza {args.command} "rename '
+            'calc_total to compute_total"'
+        )
+    if interactive and getattr(args, "output", "text") == "json":
+        return (
+            "--interactive cannot be used with --output json (the JSON report is for a run "
+            "that ends on its own)"
+        )
+    return None

@@ -240,7 +240,7 @@ class HeadlessClient:
         """
         if model is not None or workflow is not None:
             choice = ConfigureSessionArgs(session_id=session_id, model=model, workflow=workflow)
-            await self._command(CONFIGURE_SESSION, choice.wire(), "the model or workflow")
+            await self._command(CONFIGURE_SESSION, choice.wire(), f"to continue {session_id}")
         args = PromptSessionArgs(session_id=session_id, text=text)
         await self._go_on(session_id, PROMPT_SESSION, args.wire(), "the prompt")
 
