@@ -1,9 +1,10 @@
-"""Fail when a module is over 400 lines (issue 16; run by ``.ci/run``).
+"""Module size: warn over 400 lines, fail over 600 (run by ``.ci/run``).
 
 Held to it: the Python package (``server/cadenza``), the VS Code extension's TypeScript
-(``clients/vscode/src``) and the Neovim plugin's Lua (``clients/nvim/lua``). A module that
-size holds more than one behaviour: split it along behaviours, never into ``_part2``. Prints
-every offender, largest first, with its line count.
+(``clients/vscode/src``) and the Neovim plugin's Lua (``clients/nvim/lua``). Over 400 lines a
+module deserves a look (does it hold more than one behaviour?); over 600 it fails. A cohesive
+module is not split just to pass the check: split along behaviours, never into ``_part2``.
+Prints every module over the warning line, largest first, with its line count.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-MAX_LINES = 400
+WARN_LINES = 400
+MAX_LINES = 600
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "server" / "cadenza"
 # (folder, file pattern): every module the limit holds.
@@ -36,18 +38,20 @@ def oversized(
 
 
 def main() -> int:
-    """Print the oversized modules; 1 when there are any."""
+    """Print the modules over the warning line; 1 when any is over the gate."""
     found: list[tuple[int, Path]] = []
     for root, pattern in SOURCES:
         if not root.is_dir():
             print(f"{root.relative_to(REPO)}: missing, so not checked", file=sys.stderr)
             return 1
-        found.extend(oversized(root, MAX_LINES, pattern))
+        found.extend(oversized(root, WARN_LINES, pattern))
     found.sort(key=lambda item: (-item[0], item[1]))
+    failed = [item for item in found if item[0] > MAX_LINES]
     for lines, path in found:
-        print(f"{path.relative_to(REPO)}: {lines} lines (at most {MAX_LINES})")
-    if found:
-        print(f"{len(found)} module(s) over {MAX_LINES} lines: split them along behaviours")
+        verdict = "over the gate" if lines > MAX_LINES else "worth a look"
+        print(f"{path.relative_to(REPO)}: {lines} lines ({verdict})")
+    if failed:
+        print(f"{len(failed)} module(s) over {MAX_LINES} lines: split them along behaviours")
         return 1
     roots = ", ".join(f"{root.relative_to(REPO)} ({pattern})" for root, pattern in SOURCES)
     print(f"every module under {roots} is at most {MAX_LINES} lines")
