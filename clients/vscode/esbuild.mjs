@@ -16,6 +16,8 @@ const contexts = await Promise.all([
     target: "node18",
     outfile: "dist/extension.js",
     external: ["vscode"],
+    // jsonc-parser's main build is UMD, whose inner require() calls esbuild cannot follow.
+    alias: { "jsonc-parser": "jsonc-parser/lib/esm/main.js" },
   }),
   esbuild.context({
     ...common,

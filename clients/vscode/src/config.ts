@@ -11,11 +11,13 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
+import { type ConfigurationLike, settingValue } from "./settingScopes";
+
 export type LogLevel = "DEBUG" | "INFO" | "WARNING" | "ERROR";
 export type SaveEdits = "never" | "afterEachEdit" | "onSessionEnd";
 export type PermissionPolicy = "ask" | "allow" | "reject";
 
-/** The settings as read from `vscode.workspace.getConfiguration("cadenza")`. */
+/** The settings as read from `vscode.workspace.getConfiguration("cadenza")` (see readSettings). */
 export interface Settings {
   model: string;
   baseUrl: string;
@@ -50,11 +52,6 @@ export const DEFAULT_SETTINGS: Settings = {
   revealOnRun: true,
 };
 
-/** The part of `getConfiguration` this module needs (so tests can pass a plain map). */
-export interface ConfigurationLike {
-  get<T>(key: string): T | undefined;
-}
-
 function oneOf<T extends string>(value: unknown, allowed: readonly T[], fallback: T): T {
   return typeof value === "string" && (allowed as readonly string[]).includes(value) ? (value as T) : fallback;
 }
@@ -67,21 +64,26 @@ function text(value: unknown): string {
   return typeof value === "string" ? value.trim() : "";
 }
 
-/** Read and normalize the settings; anything malformed falls back to its default. */
+/**
+ * Read and normalize the settings; anything malformed falls back to its default. What a
+ * workspace may set is settingScopes.ts's rule: the user-only settings never take a workspace's
+ * value, the tighten-only ones take it only when it is stricter.
+ */
 export function readSettings(config: ConfigurationLike): Settings {
-  const command = config.get<unknown>("server.command");
-  const env = config.get<unknown>("server.env");
+  const get = (key: string): unknown => settingValue(config, key);
+  const command = get("server.command");
+  const env = get("server.env");
   return {
-    model: text(config.get("model")),
-    baseUrl: text(config.get("baseUrl")),
-    workflow: text(config.get("workflow")),
-    maxSteps: numberOrNull(config.get("maxSteps")),
-    maxTokens: numberOrNull(config.get("maxTokens")),
-    temperature: numberOrNull(config.get("temperature")),
-    contextSize: numberOrNull(config.get("contextSize")),
-    reviewMode: config.get("reviewMode") === true,
-    saveEdits: oneOf(config.get("saveEdits"), ["never", "afterEachEdit", "onSessionEnd"], "never"),
-    permissionsDefault: oneOf(config.get("permissions.default"), ["ask", "allow", "reject"], "ask"),
+    model: text(get("model")),
+    baseUrl: text(get("baseUrl")),
+    workflow: text(get("workflow")),
+    maxSteps: numberOrNull(get("maxSteps")),
+    maxTokens: numberOrNull(get("maxTokens")),
+    temperature: numberOrNull(get("temperature")),
+    contextSize: numberOrNull(get("contextSize")),
+    reviewMode: get("reviewMode") === true,
+    saveEdits: oneOf(get("saveEdits"), ["never", "afterEachEdit", "onSessionEnd"], "never"),
+    permissionsDefault: oneOf(get("permissions.default"), ["ask", "allow", "reject"], "ask"),
     serverCommand: Array.isArray(command)
       ? command.filter((part): part is string => typeof part === "string")
       : text(command),
@@ -93,8 +95,8 @@ export function readSettings(config: ConfigurationLike): Settings {
             ),
           )
         : {},
-    logLevel: oneOf(config.get("server.logLevel"), ["DEBUG", "INFO", "WARNING", "ERROR"], "WARNING"),
-    revealOnRun: config.get("panel.revealOnRun") !== false,
+    logLevel: oneOf(get("server.logLevel"), ["DEBUG", "INFO", "WARNING", "ERROR"], "WARNING"),
+    revealOnRun: get("panel.revealOnRun") !== false,
   };
 }
 
@@ -109,18 +111,26 @@ export function initializationOptions(settings: Settings): Record<string, unknow
   return options;
 }
 
-/** Settings whose change needs a server restart to apply. */
-export const RESTART_KEYS = [
-  "cadenza.model",
-  "cadenza.baseUrl",
-  "cadenza.maxSteps",
-  "cadenza.maxTokens",
-  "cadenza.temperature",
-  "cadenza.contextSize",
-  "cadenza.server.command",
-  "cadenza.server.env",
-  "cadenza.server.logLevel",
-];
+/** The settings a running server was started with: a change of one needs a restart. */
+const RESTART_FIELDS = [
+  "model",
+  "baseUrl",
+  "maxSteps",
+  "maxTokens",
+  "temperature",
+  "contextSize",
+  "serverCommand",
+  "serverEnv",
+  "logLevel",
+] as const satisfies readonly (keyof Settings)[];
+
+/**
+ * Whether going from `before` to `after` changes how the server starts. Compared on the values
+ * in effect, so a workspace value Cadenza ignores offers no restart.
+ */
+export function restartNeeded(before: Settings, after: Settings): boolean {
+  return RESTART_FIELDS.some((field) => JSON.stringify(before[field]) !== JSON.stringify(after[field]));
+}
 
 export interface ServerCommand {
   command: string;

@@ -6,7 +6,7 @@
 import * as vscode from "vscode";
 import { ApplyWorkspaceEditRequest, ExecuteCommandRequest, WorkDoneProgress, type LanguageClient } from "vscode-languageclient/node";
 
-import { RESTART_KEYS, readSettings } from "./config";
+import { readSettings, restartNeeded, type Settings } from "./config";
 import { DIFF_SCHEME, DiffContentProvider } from "./diff";
 import { applyEditHandler } from "./edits";
 import { errorText } from "./errors";
@@ -25,6 +25,7 @@ import { SessionEnds } from "./sessionEnds";
 import { SessionStore } from "./sessions";
 import { SessionStarter } from "./starting";
 import { StatusBar } from "./statusBar";
+import { WorkspaceSettingsGuard } from "./workspaceSettings";
 
 class Cadenza implements vscode.Disposable, ExtensionHost {
   readonly output = vscode.window.createOutputChannel("Cadenza");
@@ -42,6 +43,8 @@ class Cadenza implements vscode.Disposable, ExtensionHost {
   readonly chat: Chat;
   readonly review: ReviewController;
   private modelsListed: LanguageClient | undefined;
+  /** The settings in effect at the last change (what a restart offer compares with). */
+  private settings: Settings = readSettings(vscode.workspace.getConfiguration("cadenza"));
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.panel = new PanelProvider(context.extensionUri, this.store, (m) => void handlePanelMessage(m, this, this.commands, this.starter), () => this.chat.state());
@@ -60,7 +63,7 @@ class Cadenza implements vscode.Disposable, ExtensionHost {
       },
       runWithProgress: (title, command, argument) => this.runWithProgress(title, command, argument),
     });
-    this.disposables.push(this.review);
+    this.disposables.push(this.review, new WorkspaceSettingsGuard((line) => this.log(line)));
     this.disposables.push(
       this.output,
       this.status,
@@ -186,11 +189,13 @@ class Cadenza implements vscode.Disposable, ExtensionHost {
   private configurationChanged(event: vscode.ConfigurationChangeEvent): void {
     if (!event.affectsConfiguration("cadenza")) return;
     const s = readSettings(vscode.workspace.getConfiguration("cadenza"));
+    const before = this.settings;
+    this.settings = s;
     this.log(
       `settings changed: model ${s.model || "(server's)"}, workflow ${s.workflow || "default"}, ` +
         `reviewMode ${s.reviewMode}, saveEdits ${s.saveEdits}, permissions ${s.permissionsDefault}`,
     );
-    if (!this.server.current || !RESTART_KEYS.some((key) => event.affectsConfiguration(key))) return;
+    if (!this.server.current || !restartNeeded(before, s)) return;
     void vscode.window
       .showInformationMessage("Cadenza: restart the server to apply the new settings?", "Restart")
       .then((choice) => (choice === "Restart" ? this.restart() : undefined));

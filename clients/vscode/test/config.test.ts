@@ -5,14 +5,14 @@ import {
   findExecutable,
   initializationOptions,
   readSettings,
+  restartNeeded,
   serverCommand,
   serverEnvironment,
   sessionArguments,
 } from "../src/config";
+import { configuration } from "./configuration";
 
-function config(values: Record<string, unknown>) {
-  return { get: <T>(key: string) => values[key] as T | undefined };
-}
+const config = (values: Record<string, unknown>) => configuration(values);
 
 describe("readSettings", () => {
   it("gives the defaults for an empty configuration", () => {
@@ -60,6 +60,20 @@ describe("readSettings", () => {
     expect(settings.maxSteps).toBeNull();
     expect(settings.serverEnv).toEqual({});
     expect(settings.logLevel).toBe("WARNING");
+  });
+});
+
+describe("restartNeeded", () => {
+  it("offers a restart when a setting the server starts with changes, not for the others", () => {
+    expect(restartNeeded(DEFAULT_SETTINGS, { ...DEFAULT_SETTINGS, serverEnv: { OPENAI_API_KEY: "k" } })).toBe(true);
+    expect(restartNeeded(DEFAULT_SETTINGS, { ...DEFAULT_SETTINGS, model: "openai/gpt-4.1" })).toBe(true);
+    expect(restartNeeded(DEFAULT_SETTINGS, { ...DEFAULT_SETTINGS, workflow: "plan-implement-review", saveEdits: "onSessionEnd" })).toBe(false);
+  });
+
+  it("offers none for a workspace value Cadenza ignores", () => {
+    const before = readSettings(configuration({ "server.command": "/opt/venv/bin/cadenza" }));
+    const after = readSettings(configuration({ "server.command": "/opt/venv/bin/cadenza" }, { "server.command": ["/bin/sh"] }));
+    expect(restartNeeded(before, after)).toBe(false);
   });
 });
 

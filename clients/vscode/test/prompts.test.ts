@@ -24,6 +24,7 @@ beforeEach(() => {
   vscode.window.showWarningMessage = async () => undefined;
   vscode.env.openExternal = async () => true;
   vscode.workspace.settings = {};
+  vscode.workspace.workspaceSettings = {};
 });
 
 describe("cadenza/waitingHuman", () => {
@@ -162,5 +163,21 @@ describe("cadenza/requestPermission", () => {
     });
     vscode.workspace.settings = {};
     expect(await requestPermission(params, never().token as never, h)).toEqual({ outcome: { outcome: "cancelled" } });
+  });
+
+  it("asks though the workspace's settings say allow: only the person's settings choose a policy", async () => {
+    const shown: unknown[][] = [];
+    vscode.window.showWarningMessage = async (...args: unknown[]) => {
+      shown.push(args);
+      return "Reject";
+    };
+    vscode.workspace.workspaceSettings = { "permissions.default": "allow" };
+    const { host: h, store } = host();
+    store.add("s", { task: "t" });
+    expect(await requestPermission(params, never().token as never, h)).toEqual({
+      outcome: { outcome: "selected", optionId: "reject_once" },
+    });
+    expect(shown).toHaveLength(1);
+    expect(shown[0][0]).toBe("Cadenza wants to run `touch marker.txt`");
   });
 });

@@ -2,6 +2,8 @@
 // the few functions prompts.ts calls, each replaced by a test (the objects are mutable), and
 // a cancellation token the test controls.
 
+import { configuration } from "./configuration";
+
 type Listener = () => void;
 
 export class CancellationTokenSource {
@@ -36,8 +38,8 @@ export const window = {
 };
 
 export const workspace = {
+  /** The person's (user) settings, and the workspace's (keys without `cadenza.`). */
   settings: {} as Record<string, unknown>,
-  getConfiguration: (_section?: string) => ({
-    get: <T>(key: string): T | undefined => workspace.settings[key] as T | undefined,
-  }),
+  workspaceSettings: {} as Record<string, unknown>,
+  getConfiguration: (_section?: string) => configuration(workspace.settings, workspace.workspaceSettings),
 };
