@@ -123,19 +123,22 @@ const SOURCES: Record<ServerCommand["source"], string> = {
 export function startFailure(command: ServerCommand, error: unknown, log = ""): string {
   const commandLine = [command.command, ...command.args].join(" ");
   const text = `${error instanceof Error ? error.message : String(error)}\n${log}`;
-  const install = "`pip install cadenza`";
+  // Cadenza is not on PyPI: it installs from a checkout of its repository.
+  const install = "install it from a checkout of the Cadenza repository";
+  const pip = "`python3 -m pip install /path/to/cadenza`";
   if (/No module named ['"]?cadenza/i.test(text)) {
     return (
-      `Cadenza's server is not installed for \`${command.command}\`: run \`${command.command} -m pip install cadenza\`, ` +
+      `Cadenza's server is not installed for \`${command.command}\`: run \`${command.command} -m pip install /path/to/cadenza\` ` +
+      "(a checkout of the Cadenza repository), " +
       "or set cadenza.server.command to the cadenza program of an environment that has it (e.g. `/path/to/.venv/bin/cadenza`)."
     );
   }
   if (/ENOENT|not found/i.test(text) && command.source === "setting") {
-    return `Cadenza could not start its server: \`${command.command}\` (the cadenza.server.command setting) was not found. Fix the setting, or install Cadenza with ${install} and clear it.`;
+    return `Cadenza could not start its server: \`${command.command}\` (the cadenza.server.command setting) was not found. Fix the setting, or ${install} (${pip}) and clear it.`;
   }
   if (command.source === "python" || /ENOENT/i.test(text)) {
     return (
-      `Cadenza's server is not installed: run ${install} (in the Python environment VS Code starts with), ` +
+      `Cadenza's server is not installed: ${install} (${pip}, in the Python environment VS Code starts with), ` +
       "or set cadenza.server.command to its program (e.g. `/path/to/.venv/bin/cadenza`)."
     );
   }

@@ -38,9 +38,9 @@ describe("startFailure", () => {
   it("says how to install a missing server, in one message", () => {
     const python = { command: "/usr/bin/python3", args: ["-m", "cadenza", "serve"], source: "python" as const };
     expect(startFailure(python, new Error("Connection to server got closed"), "/usr/bin/python3: No module named cadenza")).toBe(
-      "Cadenza's server is not installed for `/usr/bin/python3`: run `/usr/bin/python3 -m pip install cadenza`, or set cadenza.server.command to the cadenza program of an environment that has it (e.g. `/path/to/.venv/bin/cadenza`).",
+      "Cadenza's server is not installed for `/usr/bin/python3`: run `/usr/bin/python3 -m pip install /path/to/cadenza` (a checkout of the Cadenza repository), or set cadenza.server.command to the cadenza program of an environment that has it (e.g. `/path/to/.venv/bin/cadenza`).",
     );
-    expect(startFailure(python, new Error("closed"))).toMatch(/^Cadenza's server is not installed: run `pip install cadenza`/);
+    expect(startFailure(python, new Error("closed"))).toMatch(/^Cadenza's server is not installed: install it from a checkout of the Cadenza repository \(`python3 -m pip install \/path\/to\/cadenza`, in the Python environment/);
     const setting = { command: "/nope/cadenza", args: ["serve"], source: "setting" as const };
     expect(startFailure(setting, new Error("spawn /nope/cadenza ENOENT"))).toMatch(
       /^Cadenza could not start its server: `\/nope\/cadenza` \(the cadenza.server.command setting\) was not found/,
