@@ -10,8 +10,9 @@
 # smollm2-135m. The test files: e2e.test.mjs (scripted model, fixed behaviour),
 # conversation.test.mjs (the view as a conversation: follow-ups, @-mentions, model switch, review),
 # intel.test.mjs (the editor's code intelligence for the agent), pull-model.test.mjs (a missing
-# local model, Pull model from a loopback download host) and local-model.test.mjs (nothing
-# configured, the embedded llama.cpp model). Screenshots and logs
+# local model, Pull model from a loopback download host), local-model.test.mjs (nothing
+# configured, the embedded llama.cpp model) and workspace-settings.test.mjs (a workspace's
+# .vscode/settings.json, written by the model, cannot widen permissions). Screenshots and logs
 # go to test-artifacts/vscode/. Exits non-zero when any step fails: nothing is skipped.
 #
 # Usage: bash scripts/vscode-e2e.sh        (CADENZA_PYTHON=/path/to/python to pick the server's venv)
@@ -96,7 +97,8 @@ status=0
     CODE_SERVER="$code_server_dir/node_modules/.bin/code-server" \
     CADENZA_VSIX="$repo/clients/vscode/dist/cadenza.vsix" \
     CADENZA_VSCODE_LOCAL_MODEL="$local_model" \
-    timeout --kill-after=10 1800 node --test --test-concurrency=1 e2e.test.mjs conversation.test.mjs intel.test.mjs pull-model.test.mjs local-model.test.mjs
+    timeout --kill-after=10 1800 node --test --test-concurrency=1 e2e.test.mjs conversation.test.mjs intel.test.mjs pull-model.test.mjs local-model.test.mjs \
+      workspace-settings.test.mjs
 ) || status=$?
 say "done (exit status $status); screenshots in test-artifacts/vscode/"
 exit $status

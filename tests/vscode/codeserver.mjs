@@ -66,8 +66,12 @@ export function freshArtifacts(dir) {
 export async function launchVSCode({ tmp, workspace, settings, env, artifacts }) {
   const userData = path.join(tmp, "user-data");
   const extensions = path.join(tmp, "extensions");
-  fs.mkdirSync(path.join(userData, "User"), { recursive: true });
-  fs.writeFileSync(path.join(userData, "User", "settings.json"), JSON.stringify({ ...WORKBENCH_SETTINGS, ...settings }, null, 2));
+  // code-server's window is a remote one: settings scoped "machine" (cadenza.server.command,
+  // cadenza.model, ...) apply from the remote machine's settings (Machine/), not from User/.
+  for (const folder of ["User", "Machine"]) {
+    fs.mkdirSync(path.join(userData, folder), { recursive: true });
+    fs.writeFileSync(path.join(userData, folder, "settings.json"), JSON.stringify({ ...WORKBENCH_SETTINGS, ...settings }, null, 2));
+  }
   const log = path.join(artifacts, "code-server.log");
   const serverArgs = ["--user-data-dir", userData, "--extensions-dir", extensions];
   run(CODE_SERVER, [...serverArgs, "--install-extension", VSIX], { env, timeoutMs: 180000 });

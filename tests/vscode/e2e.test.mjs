@@ -25,6 +25,8 @@ const ARTIFACTS = path.join(REPO, "test-artifacts", "vscode");
 
 const ORIGINAL = fs.readFileSync(path.join(REPO, "examples", "inventory", "inventory.py"), "utf8");
 const TYPED = "def calc_total(items: list[Item]) -> float:";
+/** The workspace's settings between tests: edits stay unsaved until the person saves. */
+const SAVE_NEVER = { "cadenza.saveEdits": "never" };
 
 let tmp, workspace, fake, fakeUrls, vscode, page, wb, fakeLog;
 
@@ -85,8 +87,10 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
     workspace = path.join(tmp, "inventory");
     fs.cpSync(path.join(REPO, "examples", "inventory"), workspace, { recursive: true });
     // Workspace settings change during the tests; VS Code sees a changed file sooner than a new one.
+    // The person saves after each edit (user settings, below); this workspace asks for the
+    // stricter `never`, which a workspace may (it may not loosen the person's value).
     fs.mkdirSync(path.join(workspace, ".vscode"));
-    fs.writeFileSync(path.join(workspace, ".vscode", "settings.json"), "{}\n");
+    fs.writeFileSync(path.join(workspace, ".vscode", "settings.json"), JSON.stringify(SAVE_NEVER, null, 2));
     fakeLog = path.join(ARTIFACTS, "fake-model.log");
     const env = isolatedEnv(path.join(tmp, "home"));
 
@@ -110,6 +114,7 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
         "cadenza.server.command": [PYTHON, "-m", "cadenza"],
         "cadenza.server.env": { OPENAI_API_KEY: "test-key" },
         "cadenza.server.logLevel": "INFO",
+        "cadenza.saveEdits": "afterEachEdit",
       },
     });
     ({ page, wb } = vscode);
@@ -198,8 +203,9 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
   it("answers the agent's question in an input box, and saves the edit per cadenza.saveEdits", async () =>
     step("ask-user", async () => {
       await control("/reset", {});
-      // code-server does not notice changes to the user settings file; workspace settings it does.
-      await setWorkspaceSettings({ "cadenza.saveEdits": "afterEachEdit" }, "saveEdits afterEachEdit");
+      // code-server does not notice changes to the user settings file; workspace settings it does:
+      // without the workspace's stricter `never`, the person's `afterEachEdit` applies.
+      await setWorkspaceSettings({}, "saveEdits afterEachEdit");
       await script(
         call("ask_user", { question: "What should the maximum stock per item be?" }, "a1"),
         call(
@@ -238,7 +244,7 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       const session = wb.panel().locator('section.session[data-stop-reason="end_turn"]', { hasText: "Cap the stock" });
       await session.locator(".note", { hasText: "You answered: 100" }).waitFor();
       await wb.shot("ask-user-done", "after the answer: the edit saved, the question and answer in the panel");
-      await setWorkspaceSettings({}, "saveEdits never");
+      await setWorkspaceSettings(SAVE_NEVER, "saveEdits never");
     }));
 
   it("needs_user_input: the session waits; the input box answer resumes it, Escape then Answer… replies later", async () =>
@@ -414,7 +420,7 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
   it("review mode: each change waits in VS Code's refactor preview; Apply applies, Discard refuses", async () =>
     step("review", async () => {
       await control("/reset", {});
-      await setWorkspaceSettings({ "cadenza.reviewMode": true }, "reviewMode true");
+      await setWorkspaceSettings({ ...SAVE_NEVER, "cadenza.reviewMode": true }, "reviewMode true");
       await script(
         call("edit_file", { path: "report.py", old_string: '{calc_total(items):.2f}"', new_string: '{calc_total(items):.2f} EUR"' }, "r1"),
         call("edit_file", { path: "inventory.py", old_string: '"""A tiny inventory', new_string: '"""A small inventory' }, "r2"),
@@ -451,7 +457,7 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       await wb.openFile("inventory.py");
       assert.match(await wb.editorText(), /A tiny inventory/);
       await wb.shot("review-done", "after Apply then Discard: report.py changed (unsaved), inventory.py untouched");
-      await setWorkspaceSettings({}, "reviewMode false");
+      await setWorkspaceSettings(SAVE_NEVER, "reviewMode false");
       await wb.command("File: Revert File");
       await wb.openFile("report.py");
       await wb.command("File: Revert File");
