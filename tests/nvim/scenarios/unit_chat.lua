@@ -105,7 +105,7 @@ local function wording()
   )
   T.eq(models.describe({ id = "openai/x", pulled = vim.NIL }, "openai/x"), "openai/x ← current", "the current model, without a label")
   local msg = require("cadenza.commands").unsupported_message("undo", "cadenza.undoSession", { code = -32601, message = "x" })
-  T.eq(msg, "this Cadenza server is too old for undo: update it (pip install -U cadenza)", "an old server")
+  T.eq(msg, "this Cadenza server is too old for undo: update it (git pull in your Cadenza checkout, then install it again)", "an old server")
 end
 
 local function usage_cost()

@@ -333,7 +333,7 @@ local function missing_server()
   require("cadenza").setup({ cmd = { "cadenza-not-installed", "serve" } })
   vim.cmd("CadenzaRun Say hello")
   vim.notify = notify
-  T.contains(notes, "Cadenza: could not start `cadenza-not-installed serve`: install the server (pip install cadenza) or set `cmd` in setup(); :checkhealth cadenza says more", "the message")
+  T.contains(notes, "Cadenza: could not start `cadenza-not-installed serve`: install the server from a checkout of the Cadenza repository (python3 -m pip install /path/to/cadenza) or set `cmd` in setup(); :checkhealth cadenza says more", "the message")
   T.eq(require("cadenza.client").all(), {}, "no client")
   require("cadenza").setup()
 end

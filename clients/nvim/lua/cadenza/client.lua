@@ -262,7 +262,7 @@ function M.start(root)
   if not id then
     log.add("ERROR", ("could not start %s (%s)"):format(table.concat(cmd, " "), source))
     vim.notify(
-      ("Cadenza: could not start `%s`: install the server (pip install cadenza) or set `cmd` in setup(); :checkhealth cadenza says more"):format(
+      ("Cadenza: could not start `%s`: install the server from a checkout of the Cadenza repository (python3 -m pip install /path/to/cadenza) or set `cmd` in setup(); :checkhealth cadenza says more"):format(
         table.concat(cmd, " ")
       ),
       vim.log.levels.ERROR,

@@ -23,7 +23,7 @@ end
 ---@return string
 function M.unsupported_message(what, command, err)
   require("cadenza.log").add("WARN", ("%s: %s (%s)"):format(command, tostring(err.message), tostring(err.code)))
-  return ("this Cadenza server is too old for %s: update it (pip install -U cadenza)"):format(what)
+  return ("this Cadenza server is too old for %s: update it (git pull in your Cadenza checkout, then install it again)"):format(what)
 end
 
 --- The task with the selected lines as context: the file (relative to the root) and the

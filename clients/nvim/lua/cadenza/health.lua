@@ -43,7 +43,7 @@ local function check_version(cmd)
   else
     local stderr = vim.trim(result.stderr or "")
     health.error(("`%s` failed (exit %d): %s"):format(shown, result.code, stderr:sub(-300)), {
-      "Install the server: pip install cadenza (or set `cmd` in setup())",
+      "Install the server from a checkout of the Cadenza repository: python3 -m pip install /path/to/cadenza (or set `cmd` in setup())",
     })
   end
 end
@@ -55,7 +55,7 @@ local function check_server()
   local exe = vim.fn.exepath(cmd[1])
   if exe == "" then
     health.error(("server command not found: %s (%s)"):format(cmd[1], source), {
-      "Install Cadenza so that `cadenza` is on PATH (pip install cadenza)",
+      "Install Cadenza from a checkout of its repository so that `cadenza` is on PATH (python3 -m pip install /path/to/cadenza)",
       'or set cmd = { "/path/to/python", "-m", "cadenza", "serve" } in setup()',
     })
     return
