@@ -32,8 +32,14 @@ function settingsFiles(): SettingsFile[] {
   return files;
 }
 
+/** A settings file is small; a larger one (or a FIFO, a device) is not read. */
+const MAX_SETTINGS_BYTES = 1024 * 1024;
+
+/** The file's text; undefined when there is none, or it is no regular file of a sane size. */
 async function readText(uri: vscode.Uri): Promise<string | undefined> {
   try {
+    const stat = await vscode.workspace.fs.stat(uri);
+    if ((stat.type & vscode.FileType.File) === 0 || stat.size > MAX_SETTINGS_BYTES) return undefined;
     return new TextDecoder().decode(await vscode.workspace.fs.readFile(uri));
   } catch {
     return undefined; // no such file: it sets nothing
