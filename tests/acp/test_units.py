@@ -22,6 +22,7 @@ from cadenza.engine.events import (
     StepStarted,
     ToolCallFinished,
     ToolCallStarted,
+    WorkspaceWaited,
 )
 from cadenza.engine.permissions import PermissionAnswer
 from cadenza.engine.transcript import EventRecord, MessageRecord, SessionStartRecord
@@ -102,6 +103,14 @@ def test_finished_call_keeps_its_diff(tmp_path: Path) -> None:
     )
     assert done["content"] == [diff, {"type": "content", "content": {"type": "text", "text": "ok"}}]
     assert mapper.update(StepStarted(step=1, max_steps=5)) is None
+
+
+def test_a_call_waiting_for_the_workspace_says_for_whom(tmp_path: Path) -> None:
+    waited = WorkspaceWaited(tool_call_id="c1", holder="session x (process 7) is running `make`")
+    update = dump(UpdateMapper(tmp_path).update(waited))
+    text = "waiting for the workspace: session x (process 7) is running `make`"
+    assert update["toolCallId"] == "c1" and "status" not in update
+    assert update["content"] == [{"type": "content", "content": {"type": "text", "text": text}}]
 
 
 def test_replay_sends_the_final_message_of_a_complete_call(tmp_path: Path) -> None:

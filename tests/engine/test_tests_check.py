@@ -11,7 +11,13 @@ import pytest
 
 from cadenza.config import CadenzaConfig, ConfigError, load_config
 from cadenza.engine.checks import MAX_REFUSALS
-from cadenza.engine.events import CheckRan, PermissionDecided, ToolCallFinished, ToolCallStarted
+from cadenza.engine.events import (
+    CheckRan,
+    PermissionDecided,
+    ToolCallFinished,
+    ToolCallStarted,
+    WorkspaceWaited,
+)
 from cadenza.engine.permissions import PermissionAnswer
 from cadenza.engine.project_tests import TAIL_LINES, judge_output, output_tail
 from cadenza.engine.session import Session, SessionSettings
@@ -20,6 +26,7 @@ from cadenza.engine.variants import API_LOOP, LOCAL_LOOP, LoopSettings
 from cadenza.host.settings import session_settings
 from cadenza.messages import ToolMessage, UserMessage
 from cadenza.tools.base import ToolResult
+from cadenza.tools.host import EditOutcome, FileEdit
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
 
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
@@ -317,3 +324,39 @@ def test_checks_config_from_the_workspace_and_the_init_options(
         CadenzaConfig().merged({"checks": {"testTimeoutS": 0}}, "init")
     with pytest.raises(ConfigError):
         CadenzaConfig().merged({"checks": {"command": "x"}}, "init")
+
+
+async def test_the_test_run_never_runs_inside_another_sessions_command(tmp_path: Path) -> None:
+    from tests.engine.test_command_watch import RecordingWatch
+
+    project(tmp_path)
+    busy = "the workspace stayed busy for 900 s: session x (process 7) is running `make`"
+    watch = RecordingWatch(holder="session x (process 7) is running `make`")
+    provider = ScriptedProvider([reply(RIGHT), reply(DONE)])
+    session, editor = make_session(tmp_path, provider)
+    session.rt.command_watch = watch
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    assert watch.calls == ["editing", "edited", "editing", "edited"]  # the edit, the tests
+    waits = [e.tool_call_id for e in editor.events if isinstance(e, WorkspaceWaited)]
+    assert waits[-1] == "check-tests"
+    [check] = suite_checks(editor)
+    assert check.status == "passed"
+
+    project(tmp_path)
+    watch = RecordingWatch()
+    provider = ScriptedProvider([reply(RIGHT), reply(DONE)])
+    session, editor = make_session(tmp_path, provider)
+    session.rt.command_watch = watch
+    edit = session.rt.editor.apply_edit
+
+    async def apply_then_busy(change: FileEdit) -> EditOutcome:
+        watch.busy = busy  # the workspace is busy from the edit on
+        return await edit(change)
+
+    editor.apply_edit = apply_then_busy  # type: ignore[method-assign]
+    await session.run()
+    [check] = suite_checks(editor)
+    assert check.status == "skipped"
+    assert check.detail == f"the tests were not run: {busy}"
+    assert "1 passed" not in check.detail

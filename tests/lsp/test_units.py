@@ -21,6 +21,7 @@ from cadenza.engine.events import (
     ToolCacheLookup,
     ToolCallFinished,
     ToolCallStarted,
+    WorkspaceWaited,
 )
 from cadenza.engine.transcript import read_transcript
 from cadenza.host.transcripts import GuardedRecorder, open_transcript
@@ -121,6 +122,16 @@ def test_session_update_paths_are_absolute_and_steps_are_progress_only(tmp_path:
     start_update = session_update(started, tmp_path)
     assert start_update is not None
     assert start_update.wire()["rawInput"] == "{"  # not JSON: passed on as written
+    waited = WorkspaceWaited(tool_call_id="c", holder="session x (process 7) is running `make`")
+    text = "waiting for the workspace: session x (process 7) is running `make`"
+    assert progress_report(waited) == text
+    wait_update = session_update(waited, tmp_path)
+    assert wait_update is not None
+    assert wait_update.wire() == {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "c",
+        "content": [{"type": "content", "content": {"type": "text", "text": text}}],
+    }
 
 
 def test_progress_end_is_bounded() -> None:

@@ -9,6 +9,8 @@
   again and the result as text content);
 - ``FileEdited`` → ``tool_call_update`` with ``diff`` content (absolute path, old and new
   text; no status: the call still runs);
+- ``WorkspaceWaited`` → ``tool_call_update`` with text content (whom the call waits for;
+  no status);
 - ``MovementStarted`` of a workflow with several movements → ``plan`` (one entry per
   movement; the end of a successful run completes it);
 - the rest (steps, cache lookups, checkpoints, permissions, the end) has no ACP update; the
@@ -79,6 +81,7 @@ from cadenza.engine.events import (
     ToolCacheLookup,
     ToolCallFinished,
     ToolCallStarted,
+    WorkspaceWaited,
 )
 from cadenza.engine.transcript import EventRecord, MessageRecord, TranscriptRecord
 from cadenza.engine.workflows import Workflow
@@ -139,7 +142,13 @@ class UpdateMapper:
                 return None  # no rule files: nothing to tell the person
             case CheckRan() | RulesLoaded():
                 return update_agent_thought_text(_note(event))
-            case ToolCallStarted() | PermissionDecided() | ToolCallFinished() | FileEdited():
+            case (
+                ToolCallStarted()
+                | PermissionDecided()
+                | ToolCallFinished()
+                | FileEdited()
+                | WorkspaceWaited()
+            ):
                 return self._call_update(event)
             case (
                 StepStarted()
@@ -155,7 +164,12 @@ class UpdateMapper:
                 assert_never(event)
 
     def _call_update(
-        self, event: ToolCallStarted | PermissionDecided | ToolCallFinished | FileEdited
+        self,
+        event: ToolCallStarted
+        | PermissionDecided
+        | ToolCallFinished
+        | FileEdited
+        | WorkspaceWaited,
     ) -> ToolCallStart | ToolCallProgress | None:
         """``tool_call`` or ``tool_call_update`` of one call (None: a call not allowed)."""
         match event:
@@ -184,6 +198,10 @@ class UpdateMapper:
                 diffs = self._diffs.setdefault(event.tool_call_id, [])
                 diffs += acp_diffs(event, self.root)
                 return update_tool_call(event.tool_call_id, content=list(diffs))
+            case WorkspaceWaited():
+                return update_tool_call(
+                    event.tool_call_id, content=[tool_content(text_block(event.text))]
+                )
             case _:
                 assert_never(event)
 

@@ -99,6 +99,23 @@ class ToolCallFinished(BaseModel):
     """Set when the engine answered the call instead of running it."""
 
 
+class WorkspaceWaited(BaseModel):
+    """A tool call waits: another session runs a command, or edits, in the same workspace.
+
+    ``holder`` says whom it waits for, e.g. ``session abc (process 12) is running `make```.
+    The call's own ``tool_call_update`` follows once it ran.
+    """
+
+    kind: Literal["workspace_wait"] = "workspace_wait"
+    tool_call_id: str
+    holder: str
+
+    @property
+    def text(self) -> str:
+        """What the person is shown while the call waits."""
+        return f"waiting for the workspace: {self.holder}"
+
+
 class ModelReplied(BaseModel):
     """The model answered step ``step``: its calls, why it stopped, its tokens when reported."""
 
@@ -271,6 +288,7 @@ SessionEvent = Annotated[
     | AgentMessageChunk
     | ToolCallStarted
     | ToolCallFinished
+    | WorkspaceWaited
     | ModelReplied
     | ContractRepaired
     | FileEdited

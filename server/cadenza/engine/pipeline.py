@@ -12,7 +12,8 @@ In order, each step from ``tools.dispatch`` or the engine:
    file it read is unchanged, else executed;
 5. execution (``dispatch.execution.run``): timeouts and failures become error results; the
    files a command changed are recorded by the session's ``command_watch`` (review, undo)
-   and published as the call's edits;
+   and published as the call's edits; no other session writes in the workspace while a
+   command runs, and an edit waits for another session's command (``workspace_wait``);
 6. invalidation: edits drop the cached results they may change and reset the stuck detector
    (a command, or any call that may change files without saying which, drops every cached
    result); each edit is recorded in the session (``after_edit.record_edit``: the done
@@ -40,6 +41,7 @@ from cadenza.engine.events import (
     ToolCacheLookup,
     ToolCallFinished,
     ToolCallStarted,
+    WorkspaceWaited,
     file_edited,
 )
 from cadenza.engine.permissions import PermissionRequest, refusal
@@ -54,6 +56,10 @@ from cadenza.secrets import redact, register_known_keys
 from cadenza.tools.base import ToolContext, ToolKind, ToolResult
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run, stamped
 from cadenza.tools.paths import relative_name
+
+WATCHED_KINDS: frozenset[ToolKind] = frozenset({"execute", "edit", "delete", "move"})
+"""Tool kinds run under the ``command_watch``: commands alone in the workspace, the rest
+(the calls that write files) never inside another session's command."""
 
 CUT_ARGUMENTS = (
     "your reply was cut by the token limit before this call's arguments were complete; the "
@@ -239,15 +245,31 @@ class CallPipeline:
         return result
 
     async def _run(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:
-        """Execute the call; a command under the session's ``command_watch``.
+        """Execute the call; a command, or an edit, under the session's ``command_watch``.
 
         The files a command changed are recorded (review, undo) however it ends, and each is
-        published as an edit of the call (``file_edited``), as an edit tool's are.
+        published as an edit of the call (``file_edited``), as an edit tool's are. While
+        another session runs a command in the workspace, the call waits (``workspace_wait``
+        says for whom); past the watch's bound it is not run (an error result says why).
         """
         watch = self.rt.command_watch
-        if watch is None or prepared.tool.kind != "execute":
+        kind = prepared.tool.kind
+        if watch is None or kind not in WATCHED_KINDS:
             return await run(prepared, self.ctx)
-        await watch.before(str(getattr(prepared.args, "command", prepared.title)))
+
+        def waiting(holder: str) -> None:
+            self.rt.publish(WorkspaceWaited(tool_call_id=call.id, holder=holder))
+
+        if kind != "execute":
+            async with watch.editing(waiting) as busy:
+                if busy is not None:
+                    return ToolResult(
+                        content=f"not written: {busy}. Try again later", is_error=True
+                    )
+                return await run(prepared, self.ctx)
+        command = str(getattr(prepared.args, "command", prepared.title))
+        if (busy := await watch.before(command, waiting)) is not None:
+            return ToolResult(content=f"not run: {busy}. Try again later", is_error=True)
         try:
             return await run(prepared, self.ctx)
         finally:

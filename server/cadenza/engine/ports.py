@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -43,16 +45,27 @@ class CommandChange:
 
 
 class CommandWatch(Protocol):
-    """Records what a command changes in the workspace (the host's checkpoint).
+    """Records what a command changes in the workspace, and keeps that window its own.
 
-    ``before`` is awaited before a command runs and ``after`` once it ended, however it ended
-    (also when it failed, timed out or was cancelled).
+    ``before`` is awaited before a command runs; when it returns a reason, the command does
+    not run (and ``after`` is not awaited). Otherwise ``after`` is awaited once the command
+    ended, however it ended (also when it failed, timed out or was cancelled). An edit call
+    runs inside ``editing``. Between ``before`` and ``after`` no other session writes in the
+    workspace, and no edit call runs inside another session's command, so what the
+    comparison finds is the command's own change (the host's workspace lock).
+
+    ``on_wait`` is told, once, whom the call waits for when another session holds the
+    workspace (a sentence such as ``session abc (process 12) is running `make```).
     """
 
-    async def before(self, command: str) -> None:
-        """Note the workspace before ``command`` (its text, for what the person is told) runs."""
+    async def before(self, command: str, on_wait: Callable[[str], None]) -> str | None:
+        """Take the workspace and note it before ``command`` runs; None, or why it may not."""
         ...
 
     async def after(self) -> list[CommandChange]:
-        """Record the files the command changed; the text files, in path order."""
+        """Record the files the command changed (the text files, in path order); release."""
+        ...
+
+    def editing(self, on_wait: Callable[[str], None]) -> AbstractAsyncContextManager[str | None]:
+        """Hold the workspace around an edit call; yields None, or why it may not write."""
         ...

@@ -12,7 +12,8 @@ all end with the failures' summary).
 A command that cannot start (exit 126/127), a runner that is not installed, or a run that
 found no test skips the check: that is the workspace's state, not the model's work. So does a
 changed file the editor holds unsaved (an editor applies ``workspace/applyEdit`` to its
-buffers; the tests read the disk, and would judge the old code).
+buffers; the tests read the disk, and would judge the old code). The run may write files, so,
+as an edit, it never runs inside another session's command (``CommandWatch.editing``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,12 @@ import json
 from dataclasses import dataclass
 from typing import Literal
 
-from cadenza.engine.events import PermissionDecided, ToolCallFinished, ToolCallStarted
+from cadenza.engine.events import (
+    PermissionDecided,
+    ToolCallFinished,
+    ToolCallStarted,
+    WorkspaceWaited,
+)
 from cadenza.engine.permissions import PermissionRequest, Verdict
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.testsuite import SuiteCommand, suite_command
@@ -102,10 +108,13 @@ async def run_tests(rt: Runtime, ctx: ToolContext) -> SuiteRun | None:
         _finished(rt, call.id, f"not run: {denied}", failed=True)
         return SuiteRun(status="skipped", detail=f"the tests were not run: {denied}")
     try:
-        result = await run(prepared, ctx)
+        result = await _run_apart(rt, prepared, ctx)
     except BaseException:
         _finished(rt, call.id, "cancelled while running", failed=True)
         raise
+    if isinstance(result, str):
+        _finished(rt, call.id, result, failed=True)
+        return SuiteRun(status="skipped", detail=f"the tests were not run: {result}")
     rt.cache.invalidate_all()  # tests may write files
     _finished(rt, call.id, result.content, failed=result.is_error)
     return judge_output(suite, result, rt.settings.test_timeout_s)
@@ -143,6 +152,23 @@ def unsaved_files(rt: Runtime) -> list[str]:
         if on_disk != text:
             names.append(relative_name(rt.root, path))
     return names
+
+
+async def _run_apart(rt: Runtime, prepared: PreparedCall, ctx: ToolContext) -> ToolResult | str:
+    """Run the tests, never inside another session's command (``CommandWatch.editing``).
+
+    Returns:
+        The run's result, or why it did not run (the workspace stayed busy).
+    """
+    watch = rt.command_watch
+    if watch is None:
+        return await run(prepared, ctx)
+
+    def waiting(holder: str) -> None:
+        rt.publish(WorkspaceWaited(tool_call_id=prepared.call.id, holder=holder))
+
+    async with watch.editing(waiting) as busy:
+        return busy if busy is not None else await run(prepared, ctx)
 
 
 def _finished(rt: Runtime, call_id: str, content: str, *, failed: bool) -> None:

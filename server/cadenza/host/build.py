@@ -40,6 +40,7 @@ from cadenza.host.errors import SetupError
 from cadenza.host.restore import RestoredState
 from cadenza.host.settings import session_settings
 from cadenza.host.transcripts import GuardedRecorder, open_transcript, reopen_transcript
+from cadenza.host.workspace_lock import WorkspaceLock
 from cadenza.intel.hosted import HostedCodeIntel
 from cadenza.providers.base import Provider
 from cadenza.tools.base import ToolError
@@ -172,7 +173,8 @@ def build_session(
         tools: Its tools (a face may replace some with its client's own).
         recorder: Its transcript (``open_recorder``).
         checkpoint: Its checkpoint (``open_checkpoint``, also its editor's): the files its
-            commands change are recorded there too (None: not recorded).
+            commands change are recorded there too, each command alone in the workspace
+            (``host.workspace_lock``; None: not recorded, nothing locked).
     """
     settings = session_settings(config, plan.model)
     gate = PermissionGate(
@@ -198,7 +200,11 @@ def build_session(
         last=restored.last if restored is not None else None,
         open_document=plan.open_document,
         intel=intel,
-        command_watch=None if checkpoint is None else CheckpointedCommands(checkpoint),
+        command_watch=None
+        if checkpoint is None
+        else CheckpointedCommands(
+            checkpoint, lock=WorkspaceLock(plan.root, session_id=plan.session_id)
+        ),
     )
     session.resources.get(HostedCodeIntel, lambda: intel)  # its servers end with the session
     if restored is not None:

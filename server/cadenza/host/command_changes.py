@@ -11,15 +11,21 @@ What cannot be recorded is said in plain words in the checkpoint's ``unlisted`` 
 shows it): a workspace past the scan's bounds, and files that are not text, too large, or
 reached through a symbolic link.
 
+The comparison cannot tell who wrote a file inside its window, so the window is the
+session's alone: ``before`` takes the workspace's lock exclusively (``host.workspace_lock``)
+and ``after`` drops it, and the session's edit calls hold it shared (``editing``). Another
+session's edits and commands wait meanwhile, so they are never counted as this command's.
+
 Limit: the comparison sees the disk only. A file the person saves in the editor while the
-command runs is counted as the command's change (nothing tells the two apart in that window);
-unsaved typing in a buffer is not on disk and is never counted.
+command runs is counted as the command's change (the person takes no lock); unsaved typing
+in a buffer is not on disk and is never counted.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from functools import partial
 
@@ -33,6 +39,7 @@ from cadenza.host.checkpoints import (
     FileState,
     SessionCheckpoint,
 )
+from cadenza.host.workspace_lock import HeldLock, WorkspaceBusy, WorkspaceLock
 from cadenza.textio import UndecodableError, decode_bytes
 from cadenza.tools.workspace_scan import ScanLimits, ScannedChange, WorkspaceScan, changes, scan
 
@@ -129,6 +136,7 @@ class CheckpointedCommands:
         checkpoint: The session's checkpoint (its ``root`` is the workspace, resolved).
         limits: The scan's bounds (default ``ScanLimits()``).
         warn: Told when the checkpoint cannot be written.
+        lock: The workspace's lock as this session takes it (None: nothing is locked).
     """
 
     def __init__(
@@ -137,19 +145,33 @@ class CheckpointedCommands:
         *,
         limits: ScanLimits | None = None,
         warn: Callable[[str], None] | None = None,
+        lock: WorkspaceLock | None = None,
     ) -> None:
         self.checkpoint = checkpoint
         self.limits = limits or ScanLimits()
+        self.lock = lock
         self._warn = warn or (lambda text: log.warning("%s", text))
         self._command = ""
         self._before: WorkspaceScan | str | None = None
+        self._held: HeldLock | None = None
         self._last: WorkspaceScan | None = None
         """The workspace after the previous command: unchanged files are not read again."""
         self._skipped: tuple[int, dict[str, list[str]]] = (checkpoint.turn, {})
         """The turn, and the commands of that turn whose changes were not compared, by why."""
 
-    async def before(self, command: str) -> None:
-        """Note the workspace (in a worker thread) before ``command`` runs."""
+    async def before(
+        self, command: str, on_wait: Callable[[str], None] | None = None
+    ) -> str | None:
+        """Take the workspace for ``command``, then note it (in a worker thread).
+
+        Returns:
+            None, or why the command may not run (another session kept the workspace busy).
+        """
+        if self.lock is not None:
+            try:
+                self._held = await self.lock.acquire(command=command, on_wait=on_wait)
+            except WorkspaceBusy as exc:
+                return str(exc)
         self._command = command
         try:
             self._before = await anyio.to_thread.run_sync(
@@ -157,9 +179,49 @@ class CheckpointedCommands:
             )
         except OSError as exc:  # the workspace folder itself is unreadable
             self._before = f"the workspace could not be read: {exc.strerror or exc}"
+        except BaseException:
+            self._release()
+            raise
+        return None
+
+    @contextlib.asynccontextmanager
+    async def editing(
+        self, on_wait: Callable[[str], None] | None = None
+    ) -> AsyncIterator[str | None]:
+        """Hold the workspace shared around an edit call: no other session's command runs.
+
+        Yields:
+            None, or why the edit may not be made (another session kept the workspace busy).
+        """
+        held: HeldLock | None = None
+        busy: str | None = None
+        if self.lock is not None:
+            try:
+                held = await self.lock.acquire(command=None, on_wait=on_wait)
+            except WorkspaceBusy as exc:
+                busy = str(exc)
+        try:
+            yield busy
+        finally:
+            if held is not None:
+                held.release()
+
+    def _release(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            held.release()
 
     async def after(self) -> list[CommandChange]:
-        """Compare with the note taken before; record and return the command's text changes."""
+        """Compare with the note taken before; record and return the command's text changes.
+
+        The workspace is given back to other sessions once the changes are recorded.
+        """
+        try:
+            return await self._compare()
+        finally:
+            self._release()
+
+    async def _compare(self) -> list[CommandChange]:
         before, self._before = self._before, None
         if before is None:  # pragma: no cover - the pipeline always calls before() first
             return []

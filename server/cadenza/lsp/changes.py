@@ -26,6 +26,7 @@ from cadenza.host.turn_changes import (
     turn_files,
     undo_hunks,
 )
+from cadenza.host.workspace_lock import WorkspaceBusy, WorkspaceLock
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.documents import OpenDocuments, buffer_path, file_uri
 from cadenza.lsp.editor import supports, unsupported
@@ -132,17 +133,25 @@ class TurnReview:
             ReviewFailed: An unknown hunk id; a hunk the person changed since; the client
                 cannot do a needed operation or refused the edit. Nothing was changed then.
         """
+        if args.action == "undo":
+            lock = WorkspaceLock(self.checkpoint.root, session_id=self.checkpoint.session_id)
+            try:  # no session's command runs while the hunks are compared and put back
+                async with lock.editing():
+                    return await self._undo(args)
+            except WorkspaceBusy as exc:
+                raise ReviewFailed(f"cannot undo now: {exc}; nothing was undone") from None
         files = turn_files(self.checkpoint, self._current)
         chosen = self._chosen(files, args)
-        if args.action == "keep":
-            decided: dict[str, HunkState] = {
-                h.id: "kept"
-                for f in files
-                for h in f.hunks
-                if h.id in chosen and h.state != "undone"
-            }
-            self._record(decided, {})
-            return self.result()
+        decided: dict[str, HunkState] = {
+            h.id: "kept" for f in files for h in f.hunks if h.id in chosen and h.state != "undone"
+        }
+        self._record(decided, {})
+        return self.result()
+
+    async def _undo(self, args: ReviewChangesArgs) -> ChangesResult:
+        """Undo the hunks ``args`` names (see ``review``)."""
+        files = turn_files(self.checkpoint, self._current)
+        chosen = self._chosen(files, args)
         changed: dict[str, FileState] = {}
         try:
             for file in files:

@@ -11,6 +11,8 @@ operations are done on disk after the editor applied the rest, as the session di
 (``disk_ops``). A client without ``applyEdit`` gets the exact bytes of the checkpoint written
 on disk. Files the session never touched, such as one the
 person created meanwhile (field case F16), are not in the checkpoint and are never touched.
+The comparison and the writes hold the workspace's lock shared (``host.workspace_lock``): no
+session's command runs meanwhile, and the undo is never counted as a command's change.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pygls.lsp.server import LanguageServer
 from cadenza.host.checkpoints import CheckpointError, FileState, SessionCheckpoint, disk_state
 from cadenza.host.live import LiveSessions
 from cadenza.host.undo_plan import UndoRefused, UndoStep, plan_undo
+from cadenza.host.workspace_lock import WorkspaceBusy, WorkspaceLock
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.documents import OpenDocuments, file_uri
 from cadenza.lsp.editor import legacy_encoding_refusal, supports, unsupported
@@ -100,7 +103,11 @@ async def undo_session(
             f"Cadenza has no record of session {session_id}: it changed no file, or its "
             "checkpoint was removed"
         )
-    return await SessionUndo(server, checkpoint).run()
+    try:  # no other session's command runs while the files are compared and put back
+        async with WorkspaceLock(checkpoint.root, session_id=session_id).editing():
+            return await SessionUndo(server, checkpoint).run()
+    except WorkspaceBusy as exc:
+        raise UndoFailed(f"cannot undo session {session_id} now: {exc}") from None
 
 
 class SessionUndo:

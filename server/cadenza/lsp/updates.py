@@ -33,6 +33,7 @@ from cadenza.engine.events import (
     ToolCacheLookup,
     ToolCallFinished,
     ToolCallStarted,
+    WorkspaceWaited,
 )
 from cadenza.schema import updates as wire
 
@@ -52,7 +53,13 @@ def session_update(event: SessionEvent, root: Path) -> wire.SessionUpdate | None
             diffs carry absolute paths).
     """
     match event:
-        case AgentMessageChunk() | ToolCallStarted() | ToolCallFinished() | FileEdited():
+        case (
+            AgentMessageChunk()
+            | ToolCallStarted()
+            | ToolCallFinished()
+            | FileEdited()
+            | WorkspaceWaited()
+        ):
             return _call_update(event, root)
         case ModelReplied() | ContractRepaired():
             return _reply_update(event)
@@ -72,9 +79,10 @@ def session_update(event: SessionEvent, root: Path) -> wire.SessionUpdate | None
 
 
 def _call_update(
-    event: AgentMessageChunk | ToolCallStarted | ToolCallFinished | FileEdited, root: Path
+    event: AgentMessageChunk | ToolCallStarted | ToolCallFinished | FileEdited | WorkspaceWaited,
+    root: Path,
 ) -> wire.SessionUpdate:
-    """The update of the model's text or of one tool call."""
+    """The update of the model's text or of one tool call (a wait: its text, no status)."""
     match event:
         case AgentMessageChunk():
             return wire.AgentMessageChunk(content=wire.TextBlock(text=event.text))
@@ -96,6 +104,11 @@ def _call_update(
             )
         case FileEdited():
             return wire.ToolCallUpdate(tool_call_id=event.tool_call_id, content=_diffs(event, root))
+        case WorkspaceWaited():
+            return wire.ToolCallUpdate(
+                tool_call_id=event.tool_call_id,
+                content=[wire.ToolOutput(content=wire.TextBlock(text=event.text))],
+            )
         case _:
             assert_never(event)
 
@@ -179,8 +192,9 @@ def progress_report(event: SessionEvent, movement: str | None = None) -> str | N
 
     A step reads ``plan · step 3/25`` (the running movement, then the session's step count;
     ``step 3/25`` when no movement is known); a tool call reads its title, e.g.
-    ``reading src/app.py``. Editors show the latest report only, so the movement rides on
-    every step report rather than on one report of its own.
+    ``reading src/app.py``, and a call that waits for the workspace says for whom. Editors
+    show the latest report only, so the movement rides on every step report rather than on
+    one report of its own.
 
     Args:
         event: An engine event.
@@ -191,6 +205,8 @@ def progress_report(event: SessionEvent, movement: str | None = None) -> str | N
         return f"{movement} · {step}" if movement else step
     if isinstance(event, ToolCallStarted):
         return event.title
+    if isinstance(event, WorkspaceWaited):
+        return event.text
     return None
 
 
