@@ -42,6 +42,8 @@ def test_plain_output_lines() -> None:
         display(ToolCallUpdate(tool_call_id="1", status="completed"))
         display(ToolCall(tool_call_id="2", title="editing app.py", kind="edit"))
         display(ToolCallUpdate(tool_call_id="2", status=None))  # a diff while running: silent
+        waiting = ToolOutput(content=TextBlock(text="waiting for the workspace: session x"))
+        display(ToolCallUpdate(tool_call_id="2", content=[waiting]))  # a note while running
         change = FileChange(path="app.py", kind="modified", before="a\n", after="b\n")
         display(EditWritten(label=None, changes=(change,)))
         failure = ToolOutput(content=TextBlock(text="old_string not found\ndetails"))
@@ -57,6 +59,7 @@ def test_plain_output_lines() -> None:
         "· Cadenza",
         "· step 1/25",
         "✓ reading app.py",
+        "  · waiting for the workspace: session x",
         "  ✎ app.py",
         "✗ editing app.py · old_string not found",
         "  ✗ edit refused: x is outside the workspace",

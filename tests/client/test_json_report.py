@@ -214,3 +214,47 @@ def test_reconcile_keeps_renames_and_follows_the_disk(tmp_path: Path) -> None:
     assert merged["new.py"].kind == "renamed" and merged["new.py"].old_path == "o.py"
     assert merged["later.py"].after == "changed by a command\n"
     assert merged["later.py"].before == "a\n"
+
+
+def test_reconcile_follows_the_disk_only_where_the_sessions_commands_wrote(
+    tmp_path: Path,
+) -> None:
+    from cadenza.client.edits import FileChange
+    from cadenza.client.snapshot import reconcile
+
+    (tmp_path / "mine.py").write_text("another session's text\n", encoding="utf-8")
+    (tmp_path / "formatted.py").write_text("b  # formatted\n", encoding="utf-8")
+    edits = [
+        FileChange(path="mine.py", kind="modified", before="a\n", after="b\n"),
+        FileChange(path="formatted.py", kind="modified", before="a\n", after="b\n"),
+    ]
+    merged = {c.path: c for c in reconcile(tmp_path, edits, [], rewritten={"formatted.py"})}
+    assert merged["mine.py"].after == "b\n"  # what this session wrote, not the later write
+    assert merged["formatted.py"].after == "b  # formatted\n"  # its own command's
+
+
+def test_only_the_files_the_session_changed_are_compared(tmp_path: Path) -> None:
+    from cadenza.client.snapshot import DiskSnapshot
+
+    (tmp_path / "a.txt").write_text("a\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("b\n", encoding="utf-8")
+    start = DiskSnapshot.take(tmp_path)
+    (tmp_path / "a.txt").write_text("A\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("B\n", encoding="utf-8")
+    (tmp_path / "c.txt").write_text("c\n", encoding="utf-8")
+    assert [c.path for c in start.changes()] == ["a.txt", "b.txt", "c.txt"]
+    assert [c.path for c in start.changes(only={"a.txt", "c.txt"})] == ["a.txt", "c.txt"]
+
+
+async def test_the_tracker_names_the_files_the_servers_diffs_name() -> None:
+    from cadenza.client.outcome import RunTracker
+    from cadenza.schema.updates import ToolCall, ToolCallUpdate, ToolDiff
+
+    tracker = RunTracker()
+    tracker.begin("s1")
+    tracker.see(ToolCall(tool_call_id="c1", name="edit_file", kind="edit"))
+    tracker.see(ToolCall(tool_call_id="c2", name="run_command", kind="execute"))
+    tracker.see(ToolCallUpdate(tool_call_id="c1", content=[ToolDiff(path="/w/a.py")]))
+    tracker.see(ToolCallUpdate(tool_call_id="c2", content=[ToolDiff(path="/w/gen.txt")]))
+    assert tracker.touched == {"/w/a.py", "/w/gen.txt"}
+    assert tracker.rewritten == {"/w/gen.txt"}

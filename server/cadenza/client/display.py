@@ -44,6 +44,7 @@ from cadenza.schema.updates import (
 _STEP = re.compile(r"(?:(?P<movement>\S+) · )?(?P<step>step \d+/\d+)")
 """A step report: ``step 3/25``, or ``plan · step 3/25`` with the running movement."""
 REASON_CHARS = 120
+NOTE_CHARS = 300  # characters shown of a running call's note (whom it waits for)
 SHOWN_TEXT_CHARS = 20_000
 CHECK_LABELS = {
     "rename": "no use of the old name left",
@@ -215,6 +216,9 @@ class SessionDisplay:
 
     def _tool_result(self, event: ToolCallUpdate) -> None:
         if event.status not in ("completed", "failed"):
+            note = event.text().strip()  # a running call's note: whom it waits for
+            if event.status is None and note:
+                self._line(f"  [yellow]{self.marks.dot} {visible_markup(note[:NOTE_CHARS])}[/]")
             return
         title = self._tools.pop(event.tool_call_id, "tool call")
         if event.status == "completed":

@@ -16,7 +16,7 @@ from typing import Any
 from cadenza.client.edits import FileChange
 from cadenza.client.events import ClientEvent, UserAsked
 from cadenza.client.summary import merge_changes
-from cadenza.schema.updates import ModelReply, SessionEnd
+from cadenza.schema.updates import ModelReply, SessionEnd, ToolCall, ToolCallUpdate, ToolDiff
 
 WAITING_STOP_REASONS = frozenset({"needs_user_input", "waiting_human"})
 PROMPT_GRACE_S = 5.0
@@ -94,6 +94,11 @@ class RunTracker:
     """A ``session_end`` after which the session waits for the person (the server asks next)."""
     grace: asyncio.TimerHandle | None = None
     usage: Usage = Usage()
+    touched: set[str] = field(default_factory=set)
+    """Files the server said the session changed (the diffs of its calls), absolute paths."""
+    rewritten: set[str] = field(default_factory=set)
+    """Those of them its commands changed (a diff of an ``execute`` call)."""
+    _kinds: dict[str, str] = field(default_factory=dict)
 
     def begin(self, session_id: str | None = None) -> None:
         """A run starts now (``cadenza.startSession`` or ``cadenza.replySession`` is sent)."""
@@ -103,6 +108,7 @@ class RunTracker:
             self.waiting = None
             self.changes = []
             self.usage = Usage()
+            self.touched, self.rewritten, self._kinds = set(), set(), {}
         if session_id is not None:
             self.session_id = session_id
 
@@ -112,6 +118,8 @@ class RunTracker:
             return
         if isinstance(event, ModelReply):
             self.usage = self.usage.add(event)
+        elif isinstance(event, ToolCall | ToolCallUpdate):
+            self._note_call(event)
         elif isinstance(event, SessionEnd):
             if event.stop_reason in WAITING_STOP_REASONS:
                 self.waiting = event
@@ -127,6 +135,16 @@ class RunTracker:
                 self.settle_waiting()
             else:
                 self.waiting = None  # it resumes; its next session_end counts
+
+    def _note_call(self, event: ToolCall | ToolCallUpdate) -> None:
+        """Remember each call's kind, and the files the diffs of its updates name."""
+        if isinstance(event, ToolCall):
+            self._kinds[event.tool_call_id] = event.kind
+            return
+        paths = {block.path for block in event.content if isinstance(block, ToolDiff)}
+        self.touched |= paths
+        if self._kinds.get(event.tool_call_id) == "execute":
+            self.rewritten |= paths
 
     def settle_waiting(self) -> None:
         """The waiting ``session_end`` is the result (no answer came)."""

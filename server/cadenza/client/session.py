@@ -16,7 +16,9 @@ Typical use::
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import replace
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -285,16 +287,29 @@ class HeadlessClient:
         self._snapshot = await asyncio.to_thread(DiskSnapshot.take, self.root)
 
     async def final_changes(self) -> tuple[FileChange, ...]:
-        """The run's changes so far: the edits written, and every other change on disk.
+        """The run's changes so far: the edits written, and the other files it changed.
 
-        A file a command of the agent changed or created is here too
-        (:mod:`cadenza.client.snapshot`); without a noted start, only the edits.
+        A file a command of the agent changed or created is here too, as the disk has it
+        (:mod:`cadenza.client.snapshot`); a file only another session or the person changed
+        is not. Without a noted start, only the edits.
         """
         edits = self.changes
-        snapshot = self._snapshot
-        if snapshot is None:
+        snapshot, tracker = self._snapshot, self._tracker
+        if snapshot is None or tracker is None:
             return edits
-        return await asyncio.to_thread(lambda: reconcile(self.root, edits, snapshot.changes()))
+        touched = self._relative(tracker.touched) | {e.path for e in edits}
+        rewritten = self._relative(tracker.rewritten)
+        return await asyncio.to_thread(
+            lambda: reconcile(self.root, edits, snapshot.changes(only=touched), rewritten)
+        )
+
+    def _relative(self, paths: set[str]) -> set[str]:
+        """The workspace-relative form of the absolute ``paths`` under the root."""
+        relative = set()
+        for path in paths:
+            with contextlib.suppress(ValueError):
+                relative.add(Path(path).relative_to(self.root).as_posix())
+        return relative
 
     async def cancel(self) -> bool:
         """Send ``cadenza.cancelSession``; True when the server was running the session.

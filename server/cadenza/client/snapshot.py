@@ -1,16 +1,21 @@
-"""What changed on disk during a run, whoever changed it: the agent's edits or its commands.
+"""What a run's session changed on disk: its edits, and the files its commands changed.
 
 The client knows the edits it writes itself (``workspace/applyEdit``) exactly, but a command the
 agent runs (``run_command``: a formatter, a code generator, ``git mv``) changes files the client
-never sees. So :class:`DiskSnapshot` notes the workspace when a run begins and compares at its
-end:
+never sees. The server names them (a diff of the command's call), and :class:`DiskSnapshot`
+gives their texts: it notes the workspace when a run begins and compares at its end:
 
-- in a git work tree, ``git status`` names the candidates (files that differ from the commit,
-  untracked files that are not ignored). Files already dirty at the start have their bytes
-  kept; the others start as the starting commit's blob. If the agent commits, the files of its
-  commits are candidates too;
+- in a git work tree, ``git status`` names the files that differ from the commit or are
+  untracked and not ignored. Files already dirty at the start have their bytes kept; the
+  others start as the starting commit's blob. If the agent commits, the files of its commits
+  are candidates too;
 - elsewhere, every file outside ``SKIP_DIRS`` (the folders the agent's ``list_files`` skips
   too: version control, dependencies, caches) is noted by its stat, with its bytes kept.
+
+Only the files the session changed are compared (``changes(only=...)``): another session, or
+the person, may write in the same workspace during the run, and those writes are not this
+run's. (The server keeps another Cadenza session's writes out of the window of each of this
+session's commands, so what a command changed is the session's own.)
 
 Both are bounded: at most ``MAX_FILES`` files, ``MAX_FILE_BYTES`` per kept file and
 ``MAX_KEPT_BYTES`` in all. A file past a bound is still noticed by its stat and shown as a
@@ -23,7 +28,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -82,9 +87,15 @@ class DiskSnapshot:
             return cls(root=root, head=head, seen=_note(root, dirty if dirty is not None else ()))
         return cls(root=root, seen=_note(root, _walk(root)))
 
-    def changes(self) -> tuple[FileChange, ...]:
-        """Every file that differs from the start, sorted by path (blocking)."""
-        if self.head is None:
+    def changes(self, only: Iterable[str] | None = None) -> tuple[FileChange, ...]:
+        """Every file that differs from the start, sorted by path (blocking).
+
+        Args:
+            only: Compare only these paths (relative to ``root``); None: every candidate.
+        """
+        if only is not None:
+            candidates = set(only)
+        elif self.head is None:
             candidates = set(self.seen) | set(_walk(self.root))
         else:
             candidates = set(self.seen) | set(_git_dirty(self.root) or ())
@@ -115,12 +126,17 @@ class DiskSnapshot:
 
 
 def reconcile(
-    root: Path, edits: Iterable[FileChange], disk: Iterable[FileChange]
+    root: Path,
+    edits: Iterable[FileChange],
+    disk: Iterable[FileChange],
+    rewritten: Collection[str] | None = None,
 ) -> tuple[FileChange, ...]:
     """The run's changes: the client's own edits, corrected by the disk, then the others.
 
-    An edit stays as it is (a rename included) while the disk agrees with it; a file changed
-    again after the edit ends as the disk has it; a file back to its start is dropped.
+    An edit stays as it is (a rename included). A file one of the session's commands changed
+    too (``rewritten``, relative paths; None: any file) ends as the disk has it, and is
+    dropped when that is its start. Another writer's later change to an edited file is not
+    the session's, so it is not shown as the edit's.
     """
     on_disk = {change.path: change for change in disk}
     merged: list[FileChange] = []
@@ -129,6 +145,9 @@ def reconcile(
         source = on_disk.get(edit.old_path or "") if edit.kind == "renamed" else None
         if source is not None and source.after is None:
             del on_disk[source.path]
+        if rewritten is not None and edit.path not in rewritten:
+            merged.append(edit)
+            continue
         after = now.after if now is not None else _current_text(root / edit.path)
         if after == edit.before and edit.kind != "renamed":
             continue
