@@ -1,8 +1,9 @@
-"""Two ``cadenza run`` processes on one workspace (a git repository): each keeps its own changes.
+"""Two ``cadenza run`` processes on one workspace: each keeps its own changes.
 
 Run A edits ``notes.txt``, then runs a command that holds until the test releases it; run B
 starts meanwhile and edits ``b.py`` and ``notes.txt``. Real processes (the CLI, its server),
-real files and git, a scripted model per run over loopback. What must hold:
+real files, a git repository or a plain folder, a scripted model per run over loopback. What
+must hold:
 
 - B's edits wait for A's command to end (a command's window is its own), and B says whom
   it waits for;
@@ -35,15 +36,17 @@ def git(root: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
+@pytest.fixture(params=["git", "plain"])
+def repo(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """The workspace: a git repository with a commit, or a plain folder."""
     root = tmp_path / "repo"
     root.mkdir()
     (root / "notes.txt").write_text("x\n", encoding="utf-8")
     (root / "b.py").write_text("b = 1\n", encoding="utf-8")
-    git(root, "init", "-q")
-    git(root, "add", ".")
-    git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "start")
+    if request.param == "git":
+        git(root, "init", "-q")
+        git(root, "add", ".")
+        git(root, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "start")
     return root
 
 

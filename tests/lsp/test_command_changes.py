@@ -12,7 +12,7 @@ from typing import Any
 
 from tests.lsp.harness import Harness, file_uri
 from tests.lsp.test_review_changes import changes, review
-from tests.lsp.test_waiting import ends, user_texts
+from tests.lsp.test_waiting import ends, user_texts, wait_for
 from tests.support.fake_openai import FakeOpenAI, call, text
 
 ORIGINAL = "a = 1\nb = 2\nc = 3\n"
@@ -91,3 +91,49 @@ async def test_a_binary_file_a_command_wrote_is_named_under_the_review(
     [note] = listed["unlisted"]
     assert note.startswith("Not listed for review: 1 file `printf")
     assert note.endswith("that is not text, over 1 MB or a link (data.bin).")
+
+
+async def test_two_sessions_of_one_server_keep_their_own_changes(
+    editor: Harness, fake: FakeOpenAI, workspace: Path, tmp_path: Path
+) -> None:
+    """Session A's command runs while session B (same server, same folder) edits: B waits."""
+    (workspace / "b.py").write_text("b = 1\n")
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    held = (
+        f"touch {gate}/started; while [ ! -f {gate}/release ]; do sleep 0.05; done; "
+        "echo made > made.txt"
+    )
+    editor.autosave = True
+    fake.script(call("run_command", {"command": held}, "a1"))
+    session_a = await editor.start("make a file")
+    await wait_for((gate / "started").exists, timeout=30)
+    fake.script(
+        call("edit_file", {"path": "b.py", "old_string": "b = 1", "new_string": "b = 2"}, "b1"),
+        text("Done."),  # the two sessions' last requests come in either order
+        text("Done."),
+    )
+    session_b = await editor.start("change b")
+
+    def waiting() -> list[str]:
+        return [
+            item["content"]["text"]
+            for u in editor.updates.get(session_b, [])
+            if u["sessionUpdate"] == "tool_call_update" and u.get("toolCallId") == "b1"
+            for item in u.get("content") or []
+            if item.get("type") == "content"
+        ]
+
+    await wait_for(lambda: bool(waiting()), timeout=30)
+    assert waiting()[0].startswith(f"waiting for the workspace: session {session_a} (process ")
+    assert (workspace / "b.py").read_text() == "b = 1\n"  # not inside A's command
+    (gate / "release").touch()
+    await ends(editor, session_a, 1)
+    await ends(editor, session_b, 1)
+    assert (workspace / "b.py").read_text() == "b = 2\n"
+
+    assert [f["path"] for f in (await changes(editor, session_a))["files"]] == ["made.txt"]
+    assert [f["path"] for f in (await changes(editor, session_b))["files"]] == ["b.py"]
+    undo = await editor.execute("cadenza.undoSession", {"sessionId": session_a})
+    assert undo["files"] == [{"path": "made.txt", "action": "removed"}]
+    assert (workspace / "b.py").read_text() == "b = 2\n"  # B's edit stays
