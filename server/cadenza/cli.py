@@ -28,15 +28,22 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="speak LSP-framed JSON-RPC on stdio (or TCP)")
-    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    serve.add_argument(
+        "--tcp",
+        metavar="HOST:PORT",
+        help="listen on TCP instead of stdio; loopback only unless --allow-remote; "
+        "CADENZA_SERVE_TOKEN set: clients must pass initializationOptions.token",
+    )
     serve.add_argument(
         "--ws",
         metavar="HOST:PORT",
-        help="listen on a WebSocket (browser editors); loopback only unless --ws-allow-remote; "
-        "CADENZA_WS_TOKEN set: clients must pass ?token=",
+        help="listen on a WebSocket (browser editors); loopback only unless --allow-remote; "
+        "CADENZA_SERVE_TOKEN set: clients must pass ?token=",
     )
     serve.add_argument(
-        "--ws-allow-remote", action="store_true", help="allow --ws on a non-loopback address"
+        "--allow-remote",
+        action="store_true",
+        help="allow --tcp or --ws on a non-loopback address (needs CADENZA_SERVE_TOKEN)",
     )
     serve.add_argument(
         "--ws-origin",

@@ -46,7 +46,7 @@ def start(
 ) -> subprocess.Popen[bytes]:
     env = server_env(fake.base_url, tmp_path / "home")
     if token is not None:
-        env["CADENZA_WS_TOKEN"] = token
+        env["CADENZA_SERVE_TOKEN"] = token
     command = [sys.executable, "-m", "cadenza", "serve", "--log-level", "WARNING", *args]
     return subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -134,8 +134,8 @@ async def test_a_loopback_page_runs_a_session_and_gets_the_edit(
 @pytest.mark.parametrize(
     ("args", "token", "said"),
     [
-        (["--ws", "0.0.0.0:{port}"], None, "not a loopback address; add --ws-allow-remote"),
-        (["--ws", "0.0.0.0:{port}", "--ws-allow-remote"], None, "needs CADENZA_WS_TOKEN set"),
+        (["--ws", "0.0.0.0:{port}"], None, "not a loopback address; add --allow-remote"),
+        (["--ws", "0.0.0.0:{port}", "--allow-remote"], None, "needs CADENZA_SERVE_TOKEN set"),
     ],
 )
 def test_other_interfaces_need_the_flag_and_a_token(

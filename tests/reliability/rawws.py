@@ -38,7 +38,7 @@ def start_ws_server(
     env: dict[str, str], port: int, stderr_path: Path | None = None
 ) -> subprocess.Popen[bytes]:
     """``cadenza serve --ws 127.0.0.1:PORT`` with the token required."""
-    env = {**env, "CADENZA_WS_TOKEN": TOKEN}
+    env = {**env, "CADENZA_SERVE_TOKEN": TOKEN}
     command = [sys.executable, "-m", "cadenza", "serve", "--log-level", "WARNING"]
     return subprocess.Popen(
         [*command, "--ws", f"127.0.0.1:{port}"],

@@ -96,7 +96,7 @@ async def test_page_starts_a_session_and_the_edit_lands_in_the_editor(
         env[name] = str(home / name.lower())
     port = free_port()
     with ScriptedModel(tmp_path / "model", [call("edit_file", edit, "e1"), text("done")]) as model:
-        env.update(OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="k", CADENZA_WS_TOKEN=TOKEN)
+        env.update(OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="k", CADENZA_SERVE_TOKEN=TOKEN)
         server = subprocess.Popen(
             [sys.executable, "-m", "cadenza", "serve", "--ws", f"127.0.0.1:{port}"],
             env=env,

@@ -18,7 +18,7 @@ from cadenza.lsp.early import EarlyStart, InitializeWatch, PrefixedStdin, answer
 from cadenza.procgroups import kill_live_groups
 
 if TYPE_CHECKING:
-    from pygls.lsp.server import LanguageServer
+    from cadenza.lsp.server import CadenzaServer
 
 log = logging.getLogger(__name__)
 
@@ -37,28 +37,42 @@ class _DropInvalidParams(logging.Filter):
         return not isinstance(exc, JsonRpcInvalidParams)
 
 
-def parse_address(address: str) -> tuple[str, int]:
-    """``"HOST:PORT"`` → ``(host, port)``.
+def parse_address(address: str, flag: str = "--tcp") -> tuple[str, int]:
+    """``"HOST:PORT"`` → ``(host, port)``; an IPv6 host may be bracketed (``[::1]:PORT``).
 
     Raises:
         ValueError: No colon, or the port is not an integer in 0..65535.
     """
     host, sep, port = address.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValueError(f"--tcp expects HOST:PORT, got {address!r}")
+        raise ValueError(f"{flag} expects HOST:PORT, got {address!r}")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
     return host, int(port)
 
 
-def _serve_ws(server: LanguageServer, args: argparse.Namespace) -> bool:
-    """``--ws``: serve on a WebSocket (``lsp.ws``); False when the options refuse it."""
-    from cadenza.lsp.ws import WsRefused, serve_ws
+def _serve_network(server: CadenzaServer, args: argparse.Namespace) -> bool:
+    """``--tcp`` or ``--ws`` (``lsp.tcp``, ``lsp.ws``); False when the options refuse it."""
+    from cadenza.lsp.guard import ServeRefused
 
+    flag = "--tcp" if args.tcp else "--ws"
     try:
-        host, port = parse_address(args.ws)
-        serve_ws(server, host, port, allow_remote=args.ws_allow_remote, origins=args.ws_origin)
-    except (ValueError, WsRefused) as exc:
+        host, port = parse_address(args.tcp or args.ws, flag)
+        if args.tcp:
+            server.start_tcp(host, port, allow_remote=args.allow_remote)
+        else:
+            from cadenza.lsp.ws import serve_ws
+
+            serve_ws(server, host, port, allow_remote=args.allow_remote, origins=args.ws_origin)
+    except (ValueError, ServeRefused) as exc:
         log.error("%s", exc)
         return False
+    except OSError as exc:  # the address is in use, or not this machine's
+        log.error("%s %s: cannot listen: %s", flag, args.tcp or args.ws, exc.strerror or exc)
+        return False
+    except SystemExit:  # SIGTERM: the loop unwound, sessions were cancelled
+        if not _TERMINATED:
+            raise
     return True
 
 
@@ -103,15 +117,8 @@ def serve_main(args: argparse.Namespace) -> int:
     from cadenza.lsp.server import create_server
 
     server = create_server()
-    if args.tcp:
-        try:
-            host, port = parse_address(args.tcp)
-        except ValueError as exc:
-            log.error("%s", exc)
-            return 2
-        server.start_tcp(host, port)
-    elif getattr(args, "ws", None):
-        if not _serve_ws(server, args):
+    if args.tcp or getattr(args, "ws", None):
+        if not _serve_network(server, args):
             return 2
     else:
         # Duck-typed streams: pygls only calls readline/read and write/flush on them.

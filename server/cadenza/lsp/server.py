@@ -132,25 +132,11 @@ class CadenzaServer(LanguageServer):
             else:
                 self.shutdown()  # type: ignore[no-untyped-call]
 
-    def start_tcp(self, host: str, port: int) -> None:
-        """Serve over TCP as pygls does, reading through ``framing.serve_messages``."""
-        log.info("Starting TCP server on %s:%s", host, port)
-        self._stop_event = stop_event = Event()
+    def start_tcp(self, host: str, port: int, *, allow_remote: bool = False) -> None:
+        """Serve one client over TCP, guarded as ``tcp.serve_tcp`` says (not pygls's own)."""
+        from cadenza.lsp.tcp import serve_tcp
 
-        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            self.protocol.set_writer(writer)
-            await serve_messages(stop_event, reader, self._cadenza_protocol)
-            self.shutdown()  # type: ignore[no-untyped-call]
-
-        async def serve() -> None:
-            self._server = await asyncio.start_server(connection, host, port)
-            async with self._server:
-                await self._server.serve_forever()
-
-        try:
-            asyncio.run(serve())
-        except asyncio.CancelledError:
-            log.debug("Server was cancelled")
+        serve_tcp(self, host, port, allow_remote=allow_remote)
 
 
 @contextlib.contextmanager

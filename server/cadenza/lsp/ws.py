@@ -9,11 +9,10 @@ checks each upgrade request before it is accepted:
   that origin is a loopback page (``http://localhost:PORT``, ``http://127.0.0.1:PORT``,
   ``http://[::1]:PORT``) or named with ``--ws-origin``. Requests without ``Origin`` come from
   programs, not pages, and pass this check.
-- **Token**: when ``CADENZA_WS_TOKEN`` is set, the request must carry it as the ``token``
-  query parameter (browsers cannot set headers on a WebSocket); compared in constant time.
-- **Interface**: only loopback addresses by default. Binding another interface needs
-  ``--ws-allow-remote`` *and* a token: the token lives in the environment, never on the
-  command line, where ``ps`` shows it.
+- **Token**: when ``CADENZA_SERVE_TOKEN`` is set, the request must carry it as the ``token``
+  query parameter (browsers cannot set headers on a WebSocket).
+- **Interface**: only loopback addresses unless ``--allow-remote`` with a token
+  (``lsp.guard``, the same rules as ``--tcp``).
 
 Messages go out as text frames (``_TextFrames``), which browsers hand to pages as strings. Each
 frame received (text or binary) is one message body, checked and answered as over stdio
@@ -26,10 +25,7 @@ closes, the server stops.
 from __future__ import annotations
 
 import asyncio
-import hmac
-import ipaddress
 import logging
-import os
 import threading
 from collections.abc import Sequence
 from http import HTTPStatus
@@ -40,25 +36,10 @@ from pygls.io_ import WebSocketWriter
 from pygls.lsp.server import LanguageServer
 
 from cadenza.lsp.framing import MAX_CONTENT_LENGTH
+from cadenza.lsp.guard import check_address, configured_token, is_loopback, token_matches
 from cadenza.lsp.protocol import CadenzaProtocol
 
 log = logging.getLogger(__name__)
-
-TOKEN_ENV = "CADENZA_WS_TOKEN"
-
-
-class WsRefused(ValueError):
-    """The options do not allow this address (a remote one without a token)."""
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an address) is the loopback interface."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def origin_allowed(origin: str, extra: Sequence[str]) -> bool:
@@ -84,7 +65,7 @@ def check_request(
         return f"origin {origin!r} is not allowed (see --ws-origin)"
     if token is not None:
         given = parse_qs(urlsplit(path).query).get("token", [""])[0]
-        if not hmac.compare_digest(given.encode(), token.encode()):
+        if not token_matches(given, token):
             return "a missing or wrong token"
     return None
 
@@ -129,16 +110,6 @@ async def serve_connection(
             log.exception("Unable to handle a WebSocket message")
 
 
-def _check_address(host: str, *, allow_remote: bool, token: str | None) -> None:
-    """Raise ``WsRefused`` unless ``host`` is loopback, or remote allowed with a token."""
-    if is_loopback(host):
-        return
-    if not allow_remote:
-        raise WsRefused(f"--ws {host}: not a loopback address; add --ws-allow-remote")
-    if token is None:
-        raise WsRefused(f"--ws {host} with --ws-allow-remote needs {TOKEN_ENV} set")
-
-
 def serve_ws(
     server: LanguageServer,
     host: str,
@@ -150,13 +121,13 @@ def serve_ws(
     """Serve ``server`` on ``ws://HOST:PORT`` until its client disconnects or exits.
 
     Raises:
-        WsRefused: ``host`` is not loopback and ``allow_remote`` or the token is missing.
+        ServeRefused: ``host`` is not loopback and ``allow_remote`` or the token is missing.
     """
     from websockets.asyncio.server import ServerConnection, serve
     from websockets.http11 import Request, Response
 
-    token = os.environ.get(TOKEN_ENV) or None
-    _check_address(host, allow_remote=allow_remote, token=token)
+    token = configured_token()
+    check_address("--ws", host, allow_remote=allow_remote, token=token)
     clients: set[ServerConnection] = set()
 
     def process_request(connection: ServerConnection, request: Request) -> Response | None:
