@@ -15,9 +15,11 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from cadenza.gitcmd import GitConfigError, run_git
+
 GIT_TIMEOUT_S = 600.0
 """Longest a clone or fetch may take (seconds)."""
-_IDENTITY = ("-c", "user.name=cadenza-batch", "-c", "user.email=batch@cadenza.invalid")
+_IDENTITY = (("user.name", "cadenza-batch"), ("user.email", "batch@cadenza.invalid"))
 
 
 class CheckoutError(Exception):
@@ -38,32 +40,25 @@ class Checkout:
 
 
 def git(cwd: Path, *args: str, timeout: float = GIT_TIMEOUT_S) -> str:
-    """Run ``git ARGS`` in ``cwd`` and return its stdout.
+    """Run ``git ARGS`` in ``cwd`` (as a library user: ``gitcmd``) and return its stdout.
 
     Raises:
         CheckoutError: git is missing, fails (with its last stderr line) or times out.
     """
     try:
-        done = subprocess.run(
-            ["git", *_IDENTITY, *args],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-            timeout=timeout,
-            stdin=subprocess.DEVNULL,
-            env=_git_env(),
-        )
+        done = run_git(cwd, *args, timeout=timeout, env=_git_env(), config=_IDENTITY)
+    except GitConfigError as exc:
+        raise CheckoutError(f"git cannot read the repository's configuration: {exc}") from None
     except FileNotFoundError:
         raise CheckoutError("git is not installed on this worker") from None
     except subprocess.TimeoutExpired:
         raise CheckoutError(f"git {args[0]} took longer than {timeout:g} s") from None
+    stderr = done.stderr.decode("utf-8", "replace")
     if done.returncode != 0:
-        lines = [line for line in done.stderr.strip().splitlines() if line.strip()]
+        lines = [line for line in stderr.strip().splitlines() if line.strip()]
         detail = lines[-1] if lines else f"exit status {done.returncode}"
         raise CheckoutError(f"git {args[0]} failed: {detail}")
-    return done.stdout
+    return done.stdout.decode("utf-8", "replace")
 
 
 def _git_env() -> dict[str, str]:

@@ -44,6 +44,7 @@ from cadenza.client.report import (
     usage_report,
 )
 from cadenza.client.session import HeadlessClient
+from cadenza.gitcmd import run_git
 
 HEARTBEAT_S = 0.2
 CANCEL_GRACE_S = 10.0
@@ -266,15 +267,9 @@ def _cadenza_commit() -> str | None:
     if not _COMMIT:
         source = Path(cadenza.__file__).resolve().parent
         try:
-            done = subprocess.run(
-                ["git", "rev-parse", "HEAD"],
-                cwd=source,
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=False,
-            )
-            _COMMIT.append(done.stdout.strip() or None if done.returncode == 0 else None)
+            done = run_git(source, "rev-parse", "HEAD", timeout=10)
+            commit = done.stdout.decode().strip() if done.returncode == 0 else ""
+            _COMMIT.append(commit or None)
         except (OSError, subprocess.TimeoutExpired):
             _COMMIT.append(None)
     return _COMMIT[0]

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cadenza.client.edits import ChangeKind, FileChange
+from cadenza.gitcmd import run_git
 from cadenza.textio import UndecodableError, decode_bytes
 
 MAX_FILES = 20_000
@@ -158,18 +159,14 @@ def reconcile(
 
 
 def _git(root: Path, *args: str) -> bytes | None:
-    """``git ARGS`` in ``root``: its stdout, or None when git fails or is missing."""
+    """``git ARGS`` in ``root``: its stdout, or None when git fails or is missing.
+
+    Run as a library user (``gitcmd``): none of the repository's own programs (fsmonitor,
+    filters, hooks) runs, and submodules are not entered.
+    """
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
     try:
-        done = subprocess.run(
-            ["git", *args],
-            cwd=root,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            check=False,
-        )
+        done = run_git(root, *args, timeout=GIT_TIMEOUT_S, env=env)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout if done.returncode == 0 else None
@@ -203,7 +200,11 @@ def _git_paths(root: Path, raw: bytes, *, status: bool) -> set[str]:
 
 def _git_dirty(root: Path) -> set[str] | None:
     """Files under ``root`` that differ from ``HEAD`` or are untracked and not ignored."""
-    raw = _git(root, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", ".")
+    raw = _git(
+        root,
+        *("status", "--porcelain", "-z", "--untracked-files=all", "--no-renames"),
+        *("--ignore-submodules=all", "."),
+    )
     return None if raw is None else _git_paths(root, raw, status=True)
 
 

@@ -1,0 +1,53 @@
+"""``cadenza run`` on a repository whose ``.git/config`` runs programs: none of them runs.
+
+A real ``cadenza run`` (which notes the workspace with ``git status`` at the start and end of
+the run) on the hostile repository of tests/support/hostile_git.py, with a scripted model over
+loopback that only answers in text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.fake_openai import FakeOpenAI, text
+from tests.support.hostile_git import hostile_repo, written
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+
+
+def test_a_text_answer_runs_nothing_of_the_repository(tmp_path: Path, fake: FakeOpenAI) -> None:
+    marks = tmp_path / "marks"
+    repo = hostile_repo(tmp_path, marks)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CADENZA_", "GIT_"))}
+    env.update(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="x", NO_COLOR="1")
+    for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
+        (tmp_path / name.lower()).mkdir()
+        env[name] = str(tmp_path / name.lower())
+    fake.script(text("The project prints a line."))
+    run = ("run", "--workspace", str(repo), "--output", "json", "--model", "openai/test")
+    done = subprocess.run(
+        [sys.executable, "-m", "cadenza", *run, "What does this project do?"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["stop_reason"], report["files"]) == ("end_turn", [])
+    assert written(marks) == []
+    # The same repository, asked by plain git, runs them: the guard made the difference.
+    subprocess.run(["git", "status"], cwd=repo, env=env, capture_output=True, check=False)
+    assert "fsmonitor" in written(marks)
