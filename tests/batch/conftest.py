@@ -76,7 +76,6 @@ def batch_env(tmp_path: Path, model: ModelServer) -> dict[str, str]:
         OPENAI_BASE_URL=model.base_url,
         OPENAI_API_KEY="x",
         NO_COLOR="1",
-        RAY_AUTH_MODE="disabled",
     )
     return env
 

@@ -61,7 +61,7 @@ def env(tmp_path: Path) -> dict[str, str]:
     (config / "cadenza" / "cadenza.toml").write_text(
         "maxTokens = 16\ncontextSize = 2048\n", encoding="utf-8"
     )
-    values.update(XDG_CONFIG_HOME=str(config), NO_COLOR="1", RAY_AUTH_MODE="disabled")
+    values.update(XDG_CONFIG_HOME=str(config), NO_COLOR="1")
     return values
 
 

@@ -7,6 +7,8 @@ install hint rather than a traceback, and the rest of Cadenza never imports Ray.
 from __future__ import annotations
 
 import logging
+import os
+import secrets
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -41,18 +43,51 @@ def _ray() -> Any:
     return ray
 
 
+LOOPBACK = "127.0.0.1"
+
+
+def _private_cluster_environment() -> None:
+    """Make the local cluster about to start reachable from this machine's loopback only.
+
+    Ray's processes (GCS, raylet, workers, the driver's core worker, agents) read these from
+    the environment they inherit, the first one when Ray is imported: so this runs before
+    ``import ray``.
+
+    - ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``: Ray takes this node for a single-machine
+      cluster and binds every server to 127.0.0.1 (otherwise ``127.0.0.1`` as the node's
+      address is replaced by the machine's network address and servers listen on all
+      interfaces);
+    - ``RAY_AUTH_MODE=token`` and a fresh ``RAY_AUTH_TOKEN`` for this batch only (kept in
+      memory, never written to ``~/.ray``): every call to the cluster must carry it, so other
+      users of the machine cannot submit work to it. Ray versions without token
+      authentication ignore both.
+    """
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    os.environ["RAY_AUTH_MODE"] = "token"
+    os.environ["RAY_AUTH_TOKEN"] = secrets.token_urlsafe(32)
+    os.environ.pop("RAY_AUTH_TOKEN_PATH", None)
+
+
 def start(address: str | None) -> float:
-    """Connect to the cluster at ``address``, or start a local one; returns the seconds taken.
+    """Connect to the cluster at ``address``, or start a private local one; returns the seconds.
+
+    The local cluster listens on 127.0.0.1 only, with token authentication where the
+    installed Ray has it (``_private_cluster_environment``); ``RAY_ADDRESS`` does not apply
+    to it. A cluster at ``address`` is the person's to secure (docs/batch.md).
 
     Raises:
         RayMissingError: Ray is not installed.
         ConnectionError: No cluster answers at ``address``.
+        RuntimeError: The local cluster could not start, or not on loopback only.
     """
+    if address is None:
+        _private_cluster_environment()
     ray = _ray()
     started = time.monotonic()
+    where = {"address": address} if address else {"address": "local", "_node_ip_address": LOOPBACK}
     try:
         ray.init(
-            address=address,
+            **where,
             include_dashboard=False,
             log_to_driver=False,
             logging_level=logging.WARNING,
@@ -62,7 +97,27 @@ def start(address: str | None) -> float:
         raise
     except Exception as exc:  # Ray raises a bare Exception when its processes start too slowly
         raise RuntimeError(f"Ray could not start: {exc}") from None
+    if address is None:
+        _check_loopback(ray)
     return time.monotonic() - started
+
+
+def _check_loopback(ray: Any) -> None:
+    """Stop the local cluster unless its node took the loopback address.
+
+    Raises:
+        RuntimeError: It did not (Ray was imported before the environment was set, or this
+            Ray version ignores it).
+    """
+    addresses = {node.get("NodeManagerAddress") for node in ray.nodes() if node.get("Alive")}
+    if addresses <= {LOOPBACK}:
+        return
+    ray.shutdown()
+    shown = ", ".join(sorted(str(a) for a in addresses))
+    raise RuntimeError(
+        f"Ray's local cluster took the address {shown}, not {LOOPBACK}: it would be reachable "
+        "from the network, so it was stopped. Start a cluster yourself and pass --address."
+    )
 
 
 def stop() -> None:

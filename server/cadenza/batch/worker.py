@@ -226,8 +226,14 @@ async def _heartbeat() -> None:
 
 
 def _server_env(settings: WorkerSettings, scratch: Path) -> dict[str, str]:
-    """This worker's environment, the forwarded variables, and a state folder of its own."""
-    env = dict(os.environ)
+    """This worker's environment, the forwarded variables, and a state folder of its own.
+
+    The cluster's token (``RAY_AUTH_TOKEN``) stays out: the session's commands have no
+    business with the cluster.
+    """
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+    }
     env.update(settings.env)
     state = scratch / "state"
     state.mkdir()
