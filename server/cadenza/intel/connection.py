@@ -23,7 +23,7 @@ from pygls.lsp.client import LanguageClient
 from pygls.protocol import LanguageServerProtocol
 
 from cadenza.intel.servers import ServerSpec
-from cadenza.procgroups import forget, register, signal_group
+from cadenza.procgroups import forget, signal_group, start_group
 from cadenza.tools.intel import IntelError
 
 log = logging.getLogger(__name__)
@@ -135,22 +135,27 @@ class ServerConnection:
         server = self.client._server
         return server is not None and server.returncode is None and not self.client.stopped
 
+    def _server_pid(self) -> int:
+        server = self.client._server
+        assert server is not None
+        return server.pid
+
     async def start(self) -> None:
         """Start the server and initialize it.
 
         Raises:
             IntelError: It did not start, or did not answer ``initialize`` in time.
         """
+        spawn = self.client.start_io(
+            self._program, *self.spec.args, cwd=str(self.root), start_new_session=True
+        )
         try:
-            await self.client.start_io(
-                self._program, *self.spec.args, cwd=str(self.root), start_new_session=True
-            )
+            await start_group(spawn, lambda _: self._server_pid())
         except OSError as exc:
             raise IntelError(f"{self.spec.name} could not be started: {exc}") from None
         server = self.client._server
         assert server is not None
         self._pgid = server.pid
-        register(server.pid)
         if server.stderr is not None:
             self._drain = asyncio.create_task(_drain(server.stderr, self.spec.name))
         params = types.InitializeParams(

@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 from cadenza.lsp.early import EarlyStart, InitializeWatch, PrefixedStdin, answer_early
-from cadenza.procgroups import kill_live_groups
+from cadenza.procgroups import exit_for_signal, kill_live_groups
 
 if TYPE_CHECKING:
     from cadenza.lsp.server import CadenzaServer
@@ -80,9 +80,13 @@ _TERMINATED: list[int] = []
 
 
 def _terminate(signum: int, frame: object) -> None:
-    """SIGTERM: unwind the event loop (sessions are cancelled, commands killed)."""
+    """SIGTERM: unwind the event loop (sessions are cancelled, commands killed).
+
+    A command being started right now is registered first (``procgroups.exit_for_signal``),
+    so the exit kills its group too.
+    """
     _TERMINATED.append(signum)
-    raise SystemExit(128 + signum)
+    exit_for_signal(signum)
 
 
 def serve_main(args: argparse.Namespace) -> int:

@@ -33,7 +33,7 @@ from mcp.client._transport import TransportStreams
 from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
-from cadenza.procgroups import forget, register, signal_group
+from cadenza.procgroups import forget, signal_group, start_group
 
 log = logging.getLogger(__name__)
 
@@ -161,14 +161,14 @@ async def stdio_server(
     Raises:
         OSError: The server could not be started.
     """
-    process = await anyio.open_process(
+    spawn = anyio.open_process(
         [params.command, *params.args],
         env=get_default_environment() | (params.env or {}),
         cwd=params.cwd,
         stderr=errlog or sys.stderr,
         start_new_session=True,
     )
-    register(process.pid)
+    process = await start_group(spawn, lambda started: started.pid)
     try:
         async with _bridge(process, params) as streams:
             yield streams

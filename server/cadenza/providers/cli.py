@@ -12,7 +12,6 @@ limit; on timeout or cancellation the whole group is killed at once (SIGKILL).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import os
 import shutil
@@ -25,6 +24,7 @@ from pathlib import Path
 import anyio
 
 from cadenza.messages import AssistantReply
+from cadenza.procgroups import forget, signal_group, start_group
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
 from cadenza.providers.cli_adapters import CliAdapter
 from cadenza.providers.cli_turn import CliAnswer, cli_turn
@@ -50,9 +50,9 @@ CLI_KEY_ENV = (
 
 
 def _kill_group(process: asyncio.subprocess.Process) -> None:
-    """SIGKILL the process's whole group (it leads a session of its own)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+    """SIGKILL the process's whole group (it leads a session of its own); it is done with."""
+    signal_group(process.pid, signal.SIGKILL)
+    forget(process.pid)
 
 
 async def _reap(process: asyncio.subprocess.Process) -> None:
@@ -84,15 +84,16 @@ async def run_process(
     Raises:
         ProviderError: The program cannot start, or it ran past ``timeout_s`` (it is killed).
     """
+    spawn = asyncio.create_subprocess_exec(
+        *argv,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        start_new_session=True,
+    )
     try:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            start_new_session=True,
-        )
+        process = await start_group(spawn, lambda started: started.pid)
     except OSError as exc:
         raise ProviderError(f"{who}: cannot run {argv[0]}: {exc}") from None
     data = stdin.encode("utf-8") if stdin is not None else None

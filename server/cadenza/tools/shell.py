@@ -28,7 +28,7 @@ from pydantic import Field
 from typing_extensions import override
 
 from cadenza.messages import ToolSpec
-from cadenza.procgroups import forget, register, signal_group
+from cadenza.procgroups import forget, signal_group, start_group
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from cadenza.tools.paths import relative_name, resolve_in_workspace
 
@@ -134,6 +134,10 @@ async def _kill_now(process: anyio.abc.Process) -> None:
     signal_group(process.pid, signal.SIGKILL)
     with anyio.CancelScope(shield=True), anyio.move_on_after(REAP_S):
         await process.wait()
+
+
+def _pid(process: anyio.abc.Process) -> int:
+    return process.pid
 
 
 def _status(returncode: int | None) -> str:
@@ -266,19 +270,19 @@ class RunCommand(Tool[RunCommandArgs]):
         if "\x00" in args.command:
             raise ToolError("the command must not contain NUL characters")
         timeout_s = args.timeout_s if args.timeout_s is not None else self.default_timeout_s
+        spawn = anyio.open_process(
+            [self.shell, "-c", args.command],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            start_new_session=True,
+        )
         try:
-            process = await anyio.open_process(
-                [self.shell, "-c", args.command],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                cwd=cwd,
-                start_new_session=True,
-            )
+            process = await start_group(spawn, _pid)
         except OSError as exc:
             raise ToolError(f"cannot start {self.shell}: {exc}") from None
         capture = _Capture(self.max_output_bytes)
-        register(process.pid)
         try:
             timed_out = await self._supervise(process, capture, timeout_s)
         except BaseException:  # cancelled (or broken): nothing of the command may outlive it
