@@ -95,7 +95,9 @@ async def start_group(spawn: Awaitable[P], pid: Callable[[P], int]) -> P:
     finally:
         _STARTING[0] -= 1
         if not _STARTING[0] and _DEFERRED:
-            raise SystemExit(128 + _DEFERRED[0])
+            signum = _DEFERRED[0]
+            _DEFERRED.clear()
+            raise SystemExit(128 + signum)
 
 
 def exit_for_signal(signum: int) -> None:
