@@ -8,11 +8,13 @@ script leaving a marker file (tests/support/hostile_git.py).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
 
+import cadenza
 from cadenza.gitcmd import git_environment, repository_overrides, run_git
 from tests.support.hostile_git import hostile_repo, written
 
@@ -98,3 +100,15 @@ def test_the_persons_command_line_config_is_kept(tmp_path: Path, env: dict[str, 
     assert ready["GIT_CONFIG_KEY_0"] == "user.name" and ready["GIT_CONFIG_VALUE_0"] == "Person"
     done = run_git(repo, "config", "user.name", timeout=30, env=env)
     assert done.stdout.decode().strip() == "Person"
+
+
+def test_every_git_command_of_cadenza_goes_through_gitcmd() -> None:
+    """No module spawns git on its own (an argv starting with ``"git"``)."""
+    package = Path(cadenza.__file__).parent
+    spawns_git = re.compile(r"""[\[(]\s*["']git["']\s*[,\]\)]""")
+    offenders = [
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if path.name != "gitcmd.py" and spawns_git.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []

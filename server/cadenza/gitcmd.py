@@ -48,7 +48,7 @@ PROGRAM_KEYS = re.compile(
     r"|remote\..+\.(?:uploadpack|receivepack)"
     r"|credential(?:\..+)?\.helper"
     r"|gpg(?:\..+)?\.program"
-    r"|core\.(?:sshcommand|askpass))",
+    r"|core\.(?:sshcommand|askpass|gitproxy|alternaterefscommand))",
 )
 """Keys (as ``git config --list`` spells them: section and name in lower case) whose value
 git runs as a program, or that make a missing filter fatal (``filter.X.required``)."""
@@ -64,6 +64,8 @@ def _neutral(key: str) -> str:
     """A value of ``key`` that runs nothing (an empty value resets a list of helpers)."""
     if key == "core.sshcommand":
         return "ssh"
+    if key == "core.gitproxy":
+        return "none"
     if key.endswith(".uploadpack"):
         return "git-upload-pack"
     if key.endswith(".receivepack"):
