@@ -21,7 +21,7 @@ def free_port() -> int:
 
 
 async def connect_when_listening(client: LanguageClient, port: int, timeout: float = 10) -> None:
-    """Connect once the server listens (a probe connection would end pygls's TCP server)."""
+    """Connect once the server listens."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         try:
