@@ -41,12 +41,11 @@ class PermissionClient(Protocol):
         ...
 
 
-def permission_options() -> list[PermissionOption]:
-    """ACP's four options, in the order the person sees them (id = kind)."""
-    return [
-        PermissionOption(option_id=kind, name=OPTION_NAMES[kind], kind=kind)
-        for kind in OPTION_KINDS
-    ]
+def permission_options(
+    kinds: tuple[PermissionOptionKind, ...] = OPTION_KINDS,
+) -> list[PermissionOption]:
+    """ACP's options of ``kinds`` (default: all four), in the order the person sees them."""
+    return [PermissionOption(option_id=kind, name=OPTION_NAMES[kind], kind=kind) for kind in kinds]
 
 
 def permission_answer(response: RequestPermissionResponse) -> PermissionAnswer:
@@ -73,7 +72,7 @@ async def ask_permission(
     )
     try:
         response = await client.request_permission(
-            session_id=session_id, tool_call=tool_call, options=permission_options()
+            session_id=session_id, tool_call=tool_call, options=permission_options(request.options)
         )
     except RequestError as exc:
         log.warning("session %s: permission request failed: %s", session_id, exc)

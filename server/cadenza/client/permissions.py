@@ -10,7 +10,9 @@ sends first, does (:class:`ToolNames`). A :class:`PermissionPolicy` answers thos
 one run by the tool's name: an allowed tool gets the option of kind ``allow_once``, a denied
 one ``reject_once``, chosen by kind, never by title; nothing is remembered (never ``…_always``),
 so a policy holds for the run it was given to and no later one. Requests about other tools are
-left to the prompter (declined headlessly, asked on a terminal).
+left to the prompter (declined headlessly, asked on a terminal), and so is every request about
+a protected path (``protectedPaths``: a file that configures Cadenza, the editor, git or CI):
+no flag answers it, not even ``--allow-all``; only the person on a terminal can allow it.
 
 Names are the server's default tools and MCP tools, ``mcp__SERVER__TOOL`` (``[A-Za-z0-9_-]``,
 at most 64 characters, as ``cadenza.mcp.naming`` makes them).
@@ -177,6 +179,17 @@ class PermissionAsk:
     tool: str | None
     params: RequestPermissionParams
 
+    @property
+    def protected(self) -> list[str]:
+        """The protected paths the call would change (empty for an ordinary request)."""
+        return list(self.params.protected_paths or ())
+
+    def decided_by(self, policy: PermissionPolicy) -> PermissionOption | None:
+        """The option ``policy`` picks, or None: it has no say, or the request is protected."""
+        if self.protected:
+            return None
+        return policy.choose(self.tool, self.params.options)
+
     def question(self) -> str:
         r"""The prompt's text: the tool, the call's title and its whole arguments.
 
@@ -190,6 +203,8 @@ class PermissionAsk:
             more = len(shown) - PROMPT_INPUT_CHARS
             shown = shown[:PROMPT_INPUT_CHARS] + f"… ({more} more characters)"
         tool = self.tool or "a tool"
+        if self.protected:  # the title names each protected file and what it configures
+            return f"Cadenza wants to {call.title} ({tool} with {shown})"
         title = f" ({call.title})" if call.title and call.title != self.tool else ""
         return f"Cadenza wants to call {tool}{title} with {shown}"
 

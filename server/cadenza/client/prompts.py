@@ -81,8 +81,11 @@ class DecliningPrompter:
         return None
 
     async def permit(self, ask: PermissionAsk) -> PermissionOption | None:
-        """The policy's option for the request's tool; otherwise None (cancelled)."""
-        return self.permissions.choose(ask.tool, ask.params.options)
+        """The policy's option for the request's tool; otherwise None (cancelled).
+
+        A request about a protected path is always declined: only a person may allow it.
+        """
+        return ask.decided_by(self.permissions)
 
     async def confirm_edit(self, review: EditReview) -> bool:
         """``accept_edits``."""
@@ -151,7 +154,7 @@ class TerminalPrompter:
 
         An empty answer or end of input cancels.
         """
-        decided = self.permissions.choose(ask.tool, ask.params.options)
+        decided = ask.decided_by(self.permissions)
         if decided is not None:
             return decided
         options = ask.params.options

@@ -3,7 +3,9 @@
 Gated tools (``run_command``, ``delete_file`` and ``browse_interactive`` by default) ask the
 editor first with ACP's four options (``session/request_permission``; Cadenza sends it as
 ``cadenza/requestPermission``). ``allow_always`` and ``reject_always`` are remembered per
-workspace (``PermissionStore``), so the person is not asked again. A client that never
+workspace (``PermissionStore``), so the person is not asked again. A change to a protected
+path (``tools.protected``; asked by ``engine.protected``) is the exception: it is asked every
+time, with the once options only, and no remembered rule answers it. A client that never
 answers gets a bounded wait (``timeout_s``), then a distinct ``timeout`` outcome: the call is
 not run, and a late answer is ignored because the request was withdrawn (field case F13). A
 rejected, dismissed or timed-out call still gets its tool message (F10): the gate returns the
@@ -39,6 +41,10 @@ OPTION_NAMES: dict[PermissionOptionKind, str] = {
 }
 """Each option's title, in the order the person sees them."""
 
+ALL_OPTIONS: tuple[PermissionOptionKind, ...] = tuple(OPTION_NAMES)
+ONCE_OPTIONS: tuple[PermissionOptionKind, ...] = ("allow_once", "reject_once")
+"""The options of a request about a protected path: nothing is remembered."""
+
 DEFAULT_GATED = ("run_command", "delete_file", "browse_interactive")
 DEFAULT_TIMEOUT_S = 300.0
 
@@ -53,6 +59,8 @@ class PermissionRequest:
         title: A short human line, e.g. ``running `pytest -q```.
         kind: ACP's tool kind (``execute``, ``delete``, ``fetch``...).
         raw_input: The call's arguments as the model sent them (JSON text).
+        protected: The protected paths the call would change (workspace-relative); such a
+            request offers the once options only and is never answered by a stored rule.
     """
 
     tool_call_id: str
@@ -60,6 +68,12 @@ class PermissionRequest:
     title: str
     kind: ToolKind
     raw_input: str
+    protected: tuple[str, ...] = ()
+
+    @property
+    def options(self) -> tuple[PermissionOptionKind, ...]:
+        """The option kinds the person is offered, in order."""
+        return ONCE_OPTIONS if self.protected else ALL_OPTIONS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -182,7 +196,8 @@ class PermissionGate:
             ``"remembered"`` for a stored rule), ``cancelled`` (dismissed) or ``timeout`` (no
             answer within ``timeout_s``; the prompt is withdrawn) with None.
         """
-        remembered = self.store.rule(request.name) if self.store is not None else None
+        store = None if request.protected else self.store
+        remembered = store.rule(request.name) if store is not None else None
         if remembered is not None:
             return ("allowed" if remembered == "allow" else "rejected"), "remembered"
         answer: PermissionAnswer | None = None
@@ -193,6 +208,8 @@ class PermissionGate:
         if answer.outcome != "selected" or answer.option is None:
             return "cancelled", None
         option = answer.option
-        if option.endswith("_always") and self.store is not None:
-            self.store.remember(request.name, "allow" if option == "allow_always" else "reject")
+        if option not in request.options:  # an "always" answer to a once-only request: once
+            option = "allow_once" if option.startswith("allow") else "reject_once"
+        if option.endswith("_always") and store is not None:
+            store.remember(request.name, "allow" if option == "allow_always" else "reject")
         return ("allowed" if option.startswith("allow") else "rejected"), option

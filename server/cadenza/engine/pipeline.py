@@ -7,7 +7,8 @@ In order, each step from ``tools.dispatch`` or the engine:
 2. observation: a call the engine answers itself, without running it: arguments cut by the
    token limit, an invalid call, a tool the movement does not offer, an identical repeat (the
    stuck detector; past ``stuck_limit`` repeats the movement stops with a question);
-3. permission (``engine.permissions``): a gated tool asks the person first;
+3. permission (``engine.permissions``): a gated tool asks the person first; and while it
+   runs, any change to a protected path asks again, every time (``engine.protected``);
 4. cache routing (``dispatch.cache``): a read-only call answered from the cache while the
    file it read is unchanged, else executed;
 5. execution (``dispatch.execution.run``): timeouts and failures become error results; the
@@ -45,6 +46,7 @@ from cadenza.engine.events import (
     file_edited,
 )
 from cadenza.engine.permissions import PermissionRequest, refusal
+from cadenza.engine.protected import ProtectedWrites
 from cadenza.engine.results import Completed, MovementResult
 from cadenza.engine.rules import nested_rules
 from cadenza.engine.runtime import Runtime
@@ -247,15 +249,27 @@ class CallPipeline:
     async def _run(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:
         """Execute the call; a command, or an edit, under the session's ``command_watch``.
 
+        The tool's host asks before any change to a protected path (``engine.protected``).
+
         The files a command changed are recorded (review, undo) however it ends, and each is
         published as an edit of the call (``file_edited``), as an edit tool's are. While
         another session runs a command in the workspace, the call waits (``workspace_wait``
         says for whom); past the watch's bound it is not run (an error result says why).
         """
+        ctx = dataclasses.replace(
+            self.ctx,
+            host=ProtectedWrites(
+                self.ctx.host,
+                self.rt.permissions,
+                root=self.rt.root,
+                call=call,
+                publish=self.rt.publish,
+            ),
+        )
         watch = self.rt.command_watch
         kind = prepared.tool.kind
         if watch is None or kind not in WATCHED_KINDS:
-            return await run(prepared, self.ctx)
+            return await run(prepared, ctx)
 
         def waiting(holder: str) -> None:
             self.rt.publish(WorkspaceWaited(tool_call_id=call.id, holder=holder))
@@ -266,12 +280,12 @@ class CallPipeline:
                     return ToolResult(
                         content=f"not written: {busy}. Try again later", is_error=True
                     )
-                return await run(prepared, self.ctx)
+                return await run(prepared, ctx)
         command = str(getattr(prepared.args, "command", prepared.title))
         if (busy := await watch.before(command, waiting)) is not None:
             return ToolResult(content=f"not run: {busy}. Try again later", is_error=True)
         try:
-            return await run(prepared, self.ctx)
+            return await run(prepared, ctx)
         finally:
             with anyio.CancelScope(shield=True):
                 changed = await watch.after()

@@ -171,6 +171,8 @@ def fallback_permission_message(request: PermissionRequest) -> str:
             shown[:FALLBACK_INPUT_CHARS]
             + f"… ({len(shown) - FALLBACK_INPUT_CHARS} more characters: see the agent panel)"
         )
+    if request.protected:  # the title names each protected file and what it configures
+        return f"Cadenza wants to {request.title} (a {request.name} call with {shown})"
     return f"Cadenza wants to call {request.name} with {shown}"
 
 
@@ -183,7 +185,7 @@ async def permission(
         The selected option, or ``cancelled`` (dismissed, an unknown option id, or an error
         answer: a call is never run on an answer Cadenza cannot read).
     """
-    kinds: list[PermissionOptionKind] = list(OPTION_NAMES)
+    kinds: list[PermissionOptionKind] = list(request.options)
     try:
         if _features(server).request_permission:
             params = RequestPermissionParams(
@@ -198,6 +200,7 @@ async def permission(
                     PermissionOption(option_id=kind, name=OPTION_NAMES[kind], kind=kind)
                     for kind in kinds
                 ],
+                protected_paths=list(request.protected) or None,
             )
             raw = await _request(server, REQUEST_PERMISSION, params.wire())
             result = _parse(RequestPermissionResult, REQUEST_PERMISSION, raw)

@@ -69,12 +69,20 @@ class PermissionOption(WireModel):
     kind: PermissionOptionKind
 
 
-class RequestPermissionParams(WireModel):
-    """Params of the server → client request ``cadenza/requestPermission`` (ACP's shape)."""
+class RequestPermissionParams(SparseWireModel):
+    """Params of the server → client request ``cadenza/requestPermission`` (ACP's shape).
+
+    Attributes:
+        protected_paths: Set when the call would change protected paths (workspace-relative;
+            files that configure Cadenza, the editor, git, CI or other tools): the client must
+            ask the person every time, never answer from a setting, an "always" rule or a
+            run's ``--allow``. Only the once options are offered then.
+    """
 
     session_id: str
     tool_call: PermissionToolCall
     options: list[PermissionOption]
+    protected_paths: list[str] | None = None
 
 
 class SelectedOutcome(OpenWireModel):

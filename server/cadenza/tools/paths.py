@@ -1,7 +1,8 @@
 """Resolving model-given paths strictly inside the workspace root.
 
-The rule: the fully resolved path (symlinks followed, ``..`` collapsed) must lie under the
-resolved root. A symlink inside the workspace that points outside it is refused.
+The rule (``cadenza.workspace_files.resolve_inside``, which Cadenza's own reads use too): the
+fully resolved path (symlinks followed, ``..`` collapsed) must lie under the resolved root. A
+symlink inside the workspace that points outside it is refused, and so is a link loop.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from cadenza.tools.base import ToolError
+from cadenza.tools.protected import normalized
+from cadenza.workspace_files import LinkLoopError, WorkspaceFileError, resolve_inside
 
 
 def resolve_in_workspace(root: Path, user_path: str) -> Path:
@@ -33,17 +36,15 @@ def resolve_in_workspace(root: Path, user_path: str) -> Path:
             f"path {user_path!r} starts with '~', which is not expanded; "
             "use a path relative to the workspace root"
         )
-    real_root = root.resolve()
-    candidate = Path(user_path)
-    if not candidate.is_absolute():
-        candidate = real_root / candidate
-    resolved = candidate.resolve(strict=False)
-    if not resolved.is_relative_to(real_root):
+    try:
+        return resolve_inside(root, user_path)
+    except LinkLoopError:
+        raise ToolError(f"path {user_path!r} leads through a symbolic link loop") from None
+    except WorkspaceFileError:
         raise ToolError(
             f"path {user_path!r} is outside the workspace; "
             "use a path relative to the workspace root"
-        )
-    return resolved
+        ) from None
 
 
 def leads_outside(root: Path, relative: str) -> bool:
@@ -81,7 +82,7 @@ def resolve_for_change(root: Path, user_path: str, *, link_itself: bool = False)
     """
     resolved = resolve_in_workspace(root, user_path)
     parts = resolved.relative_to(root.resolve()).parts
-    if PROTECTED_PARTS.intersection(parts):
+    if PROTECTED_PARTS.intersection(normalized(part) for part in parts):  # .GIT is .git too
         raise ToolError(f"{user_path!r} is inside a version-control folder; tools do not change it")
     if link_itself:
         given = Path(user_path) if Path(user_path).is_absolute() else root / user_path

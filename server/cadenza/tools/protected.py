@@ -1,0 +1,175 @@
+"""Protected paths: the files that configure Cadenza or the programs that run around it.
+
+Editors, git, CI, package managers and other agents read these files and act on them: they
+name programs to run (VS Code tasks, git hooks and filters, CI jobs, MCP servers), switch off
+prompts (an agent's permission settings) or change where code is fetched from. A model that
+writes one can loosen its own leash or run code later, outside any permission prompt. So a
+tool's change to a protected path (an edit, a new file, a deletion, a rename into or out of
+one) needs the person's consent every time (``engine.protected``).
+
+A path is matched on where it really leads, relative to the workspace root: symbolic links
+followed and ``..`` collapsed, each part compared without case and in Unicode compatibility
+form, trailing dots and spaces dropped (so ``.VSCode/``, ``./.vscode/../.vscode/`` and
+``.vscode./`` are the same folder, as a case-insensitive file system sees them). Names match at
+any depth: a sub-folder may be opened as a workspace of its own. A protected name that is
+itself a symbolic link in a folder on the way protects what it points to (``.vscode ->
+conf``: ``conf/settings.json`` is VS Code's settings too).
+
+Rule files (``AGENTS.md``, ``CLAUDE.md``, ``.cursorrules``...) are not protected: they steer a
+model with words, and every model's output is checked the same way whatever it read; they
+never name a program to run or change a permission.
+"""
+
+from __future__ import annotations
+
+import os
+import unicodedata
+from pathlib import Path
+
+PROTECTED_FOLDERS: dict[str, str] = {
+    ".cadenza": "Cadenza's workflows and commands",
+    ".vscode": "VS Code's settings, tasks and launch configurations",
+    ".idea": "JetBrains IDE settings and run configurations",
+    ".zed": "Zed's settings and tasks",
+    ".fleet": "Fleet's settings and run configurations",
+    ".devcontainer": "the dev container definition",
+    ".claude": "Claude Code's settings, hooks and permissions",
+    ".cursor": "Cursor's settings, rules and MCP servers",
+    ".continue": "Continue's configuration",
+    ".windsurf": "Windsurf's configuration",
+    ".codex": "Codex's configuration",
+    ".gemini": "Gemini CLI's settings",
+    ".opencode": "OpenCode's configuration",
+    ".roo": "Roo Code's configuration",
+    ".kilocode": "Kilo Code's configuration",
+    ".amazonq": "Amazon Q's configuration",
+    ".git": "git's repository data, config and hooks",
+    ".hg": "Mercurial's repository data and hooks",
+    ".svn": "Subversion's repository data",
+    ".husky": "git hooks (husky)",
+    ".githooks": "git hooks",
+    ".circleci": "CircleCI pipelines",
+    ".buildkite": "Buildkite pipelines",
+}
+"""Folders protected with everything in them, and what they configure."""
+
+PROTECTED_SUBFOLDERS: dict[tuple[str, str], str] = {
+    (".github", "workflows"): "GitHub Actions workflows",
+    (".github", "actions"): "GitHub Actions used by workflows",
+}
+"""Folders protected where their parent has the first name."""
+
+PROTECTED_FILES: dict[str, str] = {
+    "cadenza.toml": "Cadenza's settings",
+    ".envrc": "direnv's shell environment (run by your shell)",
+    ".gitattributes": "git's filters and diff drivers",
+    ".gitmodules": "git submodules",
+    ".pre-commit-config.yaml": "pre-commit's git hooks",
+    "lefthook.yml": "lefthook's git hooks",
+    ".lefthook.yml": "lefthook's git hooks",
+    ".gitlab-ci.yml": "GitLab CI pipelines",
+    ".travis.yml": "Travis CI pipelines",
+    ".drone.yml": "Drone CI pipelines",
+    ".woodpecker.yml": "Woodpecker CI pipelines",
+    "azure-pipelines.yml": "Azure Pipelines",
+    "bitbucket-pipelines.yml": "Bitbucket Pipelines",
+    "jenkinsfile": "Jenkins pipelines",
+    ".mcp.json": "the MCP servers agents start",
+    "opencode.json": "OpenCode's configuration",
+    "opencode.jsonc": "OpenCode's configuration",
+    ".aider.conf.yml": "aider's configuration",
+    ".exrc": "Vim's and Neovim's per-folder settings",
+    ".nvimrc": "Neovim's per-folder settings",
+    ".nvim.lua": "Neovim's per-folder settings",
+    ".npmrc": "npm's settings (the shell that runs scripts, the registry)",
+    ".yarnrc": "Yarn's settings",
+    ".yarnrc.yml": "Yarn's settings (the Yarn program that runs)",
+}
+"""Files protected wherever they are, by name (compared as :func:`normalized`)."""
+
+PROTECTED_SUFFIXES: dict[str, str] = {
+    ".code-workspace": "a VS Code workspace's settings and tasks",
+}
+"""Files protected by how their name ends."""
+
+
+def normalized(part: str) -> str:
+    """A path part as a case-insensitive file system may see it.
+
+    NFKC, case-folded, trailing dots and spaces dropped (as Windows does).
+    """
+    return unicodedata.normalize("NFKC", part).casefold().rstrip(". ") or part
+
+
+def _of_parts(parts: tuple[str, ...]) -> str | None:
+    """What the workspace-relative ``parts`` configure when protected, else None."""
+    names = [normalized(p) for p in parts]
+    for i, name in enumerate(names):
+        if name in PROTECTED_FOLDERS:
+            return PROTECTED_FOLDERS[name]
+        if i > 0 and (names[i - 1], name) in PROTECTED_SUBFOLDERS:
+            return PROTECTED_SUBFOLDERS[(names[i - 1], name)]
+    if not names:
+        return None
+    last = names[-1]
+    if last in PROTECTED_FILES:
+        return PROTECTED_FILES[last]
+    return next((what for end, what in PROTECTED_SUFFIXES.items() if last.endswith(end)), None)
+
+
+def _is_protected_name(name: str) -> bool:
+    key = normalized(name)
+    return (
+        key in PROTECTED_FOLDERS
+        or key in PROTECTED_FILES
+        or key in {parent for parent, _ in PROTECTED_SUBFOLDERS}
+        or any(key.endswith(end) for end in PROTECTED_SUFFIXES)
+    )
+
+
+def _linked_here(real_root: Path, resolved: Path) -> str | None:
+    """What a protected-named link in a folder on the way to ``resolved`` makes it configure.
+
+    ``.vscode -> conf`` at the root makes ``conf/settings.json`` VS Code's settings.
+    """
+    folder = real_root
+    for part in (None, *resolved.relative_to(real_root).parts[:-1]):
+        if part is not None:
+            folder = folder / part
+        try:
+            links = [e for e in os.scandir(folder) if e.is_symlink()]
+        except OSError:
+            continue
+        for entry in links:
+            if not _is_protected_name(entry.name):
+                continue
+            try:
+                target = Path(entry.path).resolve()
+            except (RuntimeError, OSError):
+                continue
+            if resolved == target or resolved.is_relative_to(target):
+                inner = resolved.relative_to(target).parts
+                relative = Path(entry.path).relative_to(real_root).parts
+                return _of_parts((*relative, *inner)) or _of_parts(relative)
+    return None
+
+
+def protected_reason(root: Path, path: Path) -> str | None:
+    """What ``path`` configures when it is a protected path of the workspace ``root``.
+
+    Args:
+        root: The workspace root.
+        path: The file a tool changes, absolute (it is resolved again here).
+
+    Returns:
+        A few words (``VS Code's settings, tasks and launch configurations``), or None when the
+        path is an ordinary file of the workspace (or not inside it).
+    """
+    real_root = root.resolve()
+    try:
+        resolved = path.resolve(strict=False)
+    except (RuntimeError, OSError):  # a link loop: nothing can be written there anyway
+        return None
+    if not resolved.is_relative_to(real_root):
+        return None
+    return _of_parts(resolved.relative_to(real_root).parts) or _linked_here(real_root, resolved)
