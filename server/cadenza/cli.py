@@ -1,4 +1,4 @@
-"""The ``cadenza`` command: serve, acp, run, reply, undo, models, batch."""
+"""The ``cadenza`` command: serve, acp, run, reply, undo, trust, models, batch, doctor."""
 
 from __future__ import annotations
 
@@ -155,6 +155,20 @@ def build_parser() -> argparse.ArgumentParser:
     undo.add_argument("session_id", help="the session's id (printed at the end of cadenza run)")
     undo.add_argument("--workspace", default=".", help="workspace folder (default: current)")
 
+    trust = sub.add_parser(
+        "trust",
+        help="trust a workspace folder: its cadenza.toml may then choose the model and programs",
+    )
+    trust.add_argument("folder", nargs="?", default=".", help="the folder (default: current)")
+    what = trust.add_mutually_exclusive_group()
+    what.add_argument(
+        "--revoke", action="store_true", help="do not trust it (its settings are ignored)"
+    )
+    what.add_argument(
+        "--forget", action="store_true", help="forget the decision (Cadenza asks again)"
+    )
+    what.add_argument("--list", action="store_true", help="list every decision")
+
     add_batch_parser(sub)
     models = sub.add_parser("models", help="manage the embedded local models")
     models_sub = models.add_subparsers(dest="models_command", required=True)
@@ -214,6 +228,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cadenza.client.undo import undo_main
 
         return undo_main(args)
+    if args.command == "trust":
+        from cadenza.host.trust import trust_command
+
+        print(trust_command(args.folder, args.revoke, args.forget, args.list))
+        return 0
     if args.command == "doctor":
         from cadenza.doctor import doctor_main
 

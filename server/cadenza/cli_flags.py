@@ -53,8 +53,15 @@ def add_permission_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def add_headless_flags(parser: argparse.ArgumentParser) -> None:
-    """The permission flags and ``--output {text,json}``."""
+    """The permission flags, ``--trust-workspace`` and ``--output {text,json}``."""
     add_permission_flags(parser)
+    parser.add_argument(
+        "--trust-workspace",
+        action="store_true",
+        help="trust the workspace folder for this run: its cadenza.toml may choose the model, "
+        "the provider and programs Cadenza runs (its test command, MCP servers); without it "
+        "those settings are ignored unless you trusted the folder before (cadenza trust)",
+    )
     parser.add_argument(
         "--output",
         choices=["text", "json"],

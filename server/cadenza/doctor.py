@@ -18,6 +18,7 @@ from pathlib import Path
 
 from cadenza.config import DEFAULT_LOCAL_MODEL, ConfigError, load_config
 from cadenza.config.browser import INSTALL_HINT, find_chromium
+from cadenza.host.trust import folder_trust
 from cadenza.intel.servers import PYTHON_SERVERS, TYPESCRIPT_SERVER, find_servers
 from cadenza.providers.llama_command import LlamaServerError, find_binary
 from cadenza.providers.model_catalog import ModelError
@@ -182,9 +183,13 @@ LOCAL_CHECKS = ("local model", "llama-server")
 
 
 def configured_model(workspace: Path | None = None) -> str:
-    """The model a session here would use (``cadenza.toml``, ``CADENZA_MODEL``) or the default."""
+    """The model a session here would use (``cadenza.toml``, ``CADENZA_MODEL``) or the default.
+
+    A workspace's own ``model`` counts only in a folder the person trusted (``host.trust``).
+    """
+    trusted = workspace is not None and folder_trust(workspace).trusted
     try:
-        return load_config(workspace, []).model or DEFAULT_LOCAL_MODEL
+        return load_config(workspace, [], trusted=trusted).model or DEFAULT_LOCAL_MODEL
     except ConfigError:
         return DEFAULT_LOCAL_MODEL  # a broken config is reported when a session starts
 

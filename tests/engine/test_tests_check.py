@@ -310,11 +310,16 @@ def test_the_tail_is_bounded() -> None:
 def test_checks_config_from_the_workspace_and_the_init_options(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A workspace may name its test command (it runs only through the permission gate)."""
+    """A trusted workspace may name its test command (it runs only through the permission
+    gate); an untrusted one's is ignored, with a note, and its test timeout still applies."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    (tmp_path / "cadenza.toml").write_text('[checks]\ntest = "make test"\n')
+    (tmp_path / "cadenza.toml").write_text('[checks]\ntest = "make test"\ntestTimeoutS = 9\n')
     warnings: list[str] = []
-    config = load_config(tmp_path, warnings)
+    untrusted = load_config(tmp_path, warnings)
+    assert (untrusted.checks.test, untrusted.checks.test_timeout_s) == (None, 9.0)
+    assert len(warnings) == 1 and "checks.test" in warnings[0]
+    warnings.clear()
+    config = load_config(tmp_path, warnings, trusted=True)
     assert warnings == [] and config.checks.test == "make test"
     merged = config.merged({"checks": {"testTimeoutS": 30}}, "init")  # key by key
     settings = session_settings(merged, "local/x")

@@ -57,6 +57,7 @@ from cadenza.host.choices import SessionChoices
 from cadenza.host.commands import expand
 from cadenza.host.errors import SetupError, Unavailable
 from cadenza.host.providers import ProviderPool
+from cadenza.host.trust import folder_trust
 from cadenza.providers.registry import resolve_model_name
 
 log = logging.getLogger(__name__)
@@ -157,8 +158,11 @@ class CadenzaAgent:
         model: str | None = None,
     ) -> AcpSession:
         warnings: list[str] = []
-        try:
-            config = load_config(root, warnings)
+        trust = folder_trust(root)
+        try:  # held settings of an undecided folder wait for the first prompt's question
+            config = load_config(
+                root, warnings, trusted=trust.trusted, note_held=not trust.undecided
+            )
         except ConfigError as exc:
             raise _error(f"invalid configuration: {exc}") from None
         for warning in warnings:  # workspace keys only the user's own config may set
@@ -184,6 +188,7 @@ class CadenzaAgent:
             client=client,
             editor=editor,
             model=model,
+            trust=trust if trust.undecided else None,
         )
         self._sessions[session_id] = live
         return live

@@ -20,8 +20,10 @@ from cadenza.acp.editor import AcpEditor
 from cadenza.acp.human import person_is_done
 from cadenza.acp.ordered import OrderedClient
 from cadenza.acp.terminal import client_tools
-from cadenza.config import CadenzaConfig
+from cadenza.acp.trust import ask_trust, record
+from cadenza.config import CadenzaConfig, ConfigError, load_config
 from cadenza.config.mcp import McpServerConfig, from_acp
+from cadenza.config.workspace import untrusted_note
 from cadenza.engine.session import Session, SessionOutcome
 from cadenza.engine.workflows import Workflow
 from cadenza.host.build import SessionPlan, build_session, open_recorder
@@ -31,6 +33,7 @@ from cadenza.host.mcp import attach_mcp, merge_servers
 from cadenza.host.providers import ProviderPool
 from cadenza.host.restore import RestoredState
 from cadenza.host.transcripts import GuardedRecorder
+from cadenza.host.trust import FolderTrust
 from cadenza.host.turn_changes import begin_turn
 from cadenza.providers.registry import resolve_model_name
 from cadenza.tools.registry import default_tools
@@ -82,6 +85,10 @@ class AcpSession:
     mcp_servers: list[McpServerConfig] = field(default_factory=list)
     model: str = ""
     engine_model: str = ""
+    trust: FolderTrust | None = None
+    """The folder's trust, while its question is pending (``acp.trust``)."""
+    client_servers: list[McpServerConfig] = field(default_factory=list)
+    """The MCP servers the client gave in ``session/new``."""
 
     def warn(self, text: str) -> None:
         """A problem that does not stop the session (the agent's log)."""
@@ -95,7 +102,35 @@ class AcpSession:
         extra, problems = from_acp(requested)
         for problem in problems:
             self.warn(problem)
+        self.client_servers = extra
         self.mcp_servers = merge_servers(self.config.mcp.servers, extra, self.warn)
+
+    async def settle_trust(self) -> None:
+        """Ask the pending trust question; trusted, apply the folder's held settings now.
+
+        The model changes to the folder's only when it is still the configured default
+        (one the person chose stays).
+        """
+        trust, self.trust = self.trust, None
+        if trust is None or not trust.undecided:
+            return
+        answer = await ask_trust(
+            self.client, self.session_id, trust, self.config.permissions.timeout_s
+        )
+        record(answer, trust)
+        if answer not in ("trusted", "session"):
+            assert trust.settings is not None  # undecided: it has held settings
+            self.warn(untrusted_note(trust.settings))
+            return
+        try:
+            config = load_config(self.root, [], trusted=True)
+        except ConfigError as exc:
+            self.warn(f"the trusted configuration is invalid: {exc}")
+            return
+        if self.model == resolve_model_name(None, self.config):
+            self.model = resolve_model_name(None, config)
+        self.config = config
+        self.mcp_servers = merge_servers(config.mcp.servers, self.client_servers, self.warn)
 
     async def make_engine(
         self,
@@ -109,6 +144,7 @@ class AcpSession:
         Raises:
             RequestError: Its model cannot be set up.
         """
+        await self.settle_trust()
         config = self.config
         model = self.model or (
             restored.start.model if restored else resolve_model_name(None, config)

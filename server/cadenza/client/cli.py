@@ -114,6 +114,7 @@ def run_main(args: argparse.Namespace) -> int:
         max_steps=args.max_steps,
         events_path=Path(args.events) if args.events else None,
         review=getattr(args, "review", None),
+        trust_workspace=bool(getattr(args, "trust_workspace", False)),
     )
     reply_to = getattr(args, "session_id", None)
     run = _Run(
@@ -188,6 +189,12 @@ class _Run:
             f" · other prompts: {visible_markup(others)}",
             soft_wrap=True,
         )
+        if self.options.trust_workspace:
+            self.console.print(
+                "[yellow]workspace:[/] trusted for this run (--trust-workspace): its "
+                "cadenza.toml may choose the model and programs to run",
+                soft_wrap=True,
+            )
 
     async def main(self, display: SessionDisplay, prompter: Prompter) -> int:
         """Start the server, run the session (and, interactive, its follow-ups), shut down."""

@@ -39,6 +39,9 @@ class ClientOptions:
             ``auto``: edits are written at once; None: the server's configured ``review``.
         open_document: The file the person has open, sent as ``textDocument`` (the server
             primes it into the first message under the local loop variant), or None.
+        trust_workspace: The person trusts the workspace folder for this run
+            (``--trust-workspace``): its ``cadenza.toml`` may choose the model, the provider
+            and programs to run. Nothing is recorded.
     """
 
     workspace: Path
@@ -53,6 +56,7 @@ class ClientOptions:
     events_path: Path | None = None
     review: Literal["auto", "confirm"] | None = None
     open_document: Path | None = None
+    trust_workspace: bool = False
 
 
 def usage_problem(args: argparse.Namespace) -> str | None:

@@ -153,7 +153,9 @@ class HeadlessClient:
         await spawn(lsp, self.options, self._stderr)
         result = await initialize(
             lsp,
-            initialize_params(self.root, self.options.max_steps),
+            initialize_params(
+                self.root, self.options.max_steps, trust_workspace=self.options.trust_workspace
+            ),
             timeout=self.options.start_timeout,
             stderr=self._stderr,
         )

@@ -1,4 +1,6 @@
-"""Configuration: ``cadenza.toml`` (workspace, then user config dir), environment, init options.
+"""Configuration: ``cadenza.toml`` (user config dir, then workspace), environment, init options.
+
+What a workspace's own file may set, and what only in a trusted folder: ``config.workspace``.
 
 Precedence for the model, highest first (DESIGN §4): the ``model`` argument of
 ``cadenza.startSession``, ``initializationOptions``, ``CADENZA_MODEL``, ``cadenza.toml``, the
@@ -21,6 +23,11 @@ from pydantic.alias_generators import to_camel
 
 from cadenza.config.browser import BrowserSettings
 from cadenza.config.mcp import McpConfig
+from cadenza.config.workspace import (
+    read_workspace_settings,
+    refused_note,
+    untrusted_note,
+)
 from cadenza.types import Ending
 
 APP_NAME = "cadenza"
@@ -175,9 +182,9 @@ class LoopConfig(BaseModel):
 class ChecksConfig(BaseModel):
     """``[checks]``: the done check ``tests`` (``cadenza.engine.project_tests``).
 
-    A workspace's own ``cadenza.toml`` may set it: the project knows how its tests run, and
-    the command never runs unasked (the permission gate asks as for any ``run_command``; an
-    auto-detected ``npm test`` or pytest runs the workspace's code just the same).
+    A workspace's own ``cadenza.toml`` may set ``test`` only in a folder the person trusted
+    (``config.workspace``: it names a program); the command never runs unasked either way
+    (the permission gate asks as for any ``run_command``).
     """
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
@@ -283,61 +290,66 @@ def user_config_dir() -> Path:
     return Path(platformdirs.user_config_dir(APP_NAME))
 
 
-WORKSPACE_KEYS = frozenset(
-    {
-        "model",
-        "maxSteps",
-        "max_steps",
-        "maxTokens",
-        "max_tokens",
-        "temperature",
-        "contextSize",
-        "context_size",
-        "review",
-        "checks",
-    }
-)
-"""What a workspace's own ``cadenza.toml`` may set. A cloned repository is not trusted: it must
-not switch off permission prompts (``permissions``), send API keys to another server
-(``providers``: ``base_url``, ``api_key_env``), pick the browser binary (``browser``) or start
-MCP servers (``mcp``: processes and request headers), nor change the loop (``loop``: priming
-would send the focused file to a hosted model unasked). It may name its test command
-(``checks``): that runs only through the permission gate. The others
-come from the user's config file, ``initializationOptions`` or the environment only."""
+def _user_file(path: Path) -> dict[str, Any]:
+    """The user's own ``cadenza.toml`` (trusted: read as it is), or {} when absent.
+
+    Raises:
+        ConfigError: Not UTF-8 TOML.
+    """
+    if not path.is_file():
+        return {}
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}") from None
 
 
-def load_config(workspace: Path | None, warnings: list[str] | None = None) -> CadenzaConfig:
+def load_config(
+    workspace: Path | None,
+    warnings: list[str] | None = None,
+    *,
+    trusted: bool = False,
+    note_held: bool = True,
+) -> CadenzaConfig:
     """Load ``cadenza.toml`` from the user config dir, then the workspace, then the environment.
+
+    The workspace's file counts only as far as ``config.workspace`` allows: its safe settings
+    always, its held ones (model, providers, MCP servers, the test command...) only when
+    ``trusted``, the others never. A workspace file that cannot be used (a link out of the
+    folder, not TOML, an invalid value) is skipped with a warning: it never costs the person
+    their own settings.
 
     Args:
         workspace: The workspace folder, or None.
-        warnings: Receives a sentence for each workspace key that was ignored because only
-            the user's own configuration may set it (``WORKSPACE_KEYS``).
+        warnings: Receives a sentence for each workspace setting or file that was ignored.
+        trusted: The person trusts the workspace folder (``host.trust``).
+        note_held: Say in ``warnings`` which held settings an untrusted folder had (off when
+            the caller asks the person about them first).
 
     Raises:
-        ConfigError: A file is not valid TOML or has an invalid field.
+        ConfigError: The user's file is not valid TOML or has an invalid field.
     """
-    config = CadenzaConfig()
-    files = [(user_config_dir() / "cadenza.toml", False)]
+    user_path = user_config_dir() / "cadenza.toml"
+    config = CadenzaConfig().merged(_user_file(user_path), str(user_path))
+    notes: list[str] = []
+    settings = None
     if workspace is not None:
-        files.append((workspace / "cadenza.toml", True))
-    for path, untrusted in files:
-        if path.is_file():
-            try:
-                data = tomllib.loads(path.read_text(encoding="utf-8"))
-            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-                raise ConfigError(f"{path}: {exc}") from None
-            if untrusted:
-                refused = sorted(k for k in data if k not in WORKSPACE_KEYS)
-                if refused and warnings is not None:
-                    warnings.append(
-                        f"{path}: ignored {', '.join(refused)}: a workspace's cadenza.toml may "
-                        "only set model, maxSteps, maxTokens, temperature, contextSize, "
-                        "review and checks; set the others in your user config or "
-                        "initializationOptions"
-                    )
-                data = {k: v for k, v in data.items() if k in WORKSPACE_KEYS}
-            config = config.merged(data, str(path))
+        try:
+            settings = read_workspace_settings(workspace)
+        except ValueError as exc:
+            notes.append(f"Cadenza ignored {exc}")
+    if settings is not None:
+        if settings.refused:
+            notes.append(refused_note(settings))
+        if settings.held and not trusted and note_held:
+            notes.append(untrusted_note(settings))
+        data = settings.with_held() if trusted else settings.safe
+        try:
+            config = config.merged(data, str(settings.path))
+        except ConfigError as exc:  # the message starts with the file's path
+            notes.append(f"Cadenza ignored {exc}")
+    if warnings is not None:
+        warnings.extend(notes)
     env_model = os.environ.get("CADENZA_MODEL")
     if env_model:
         config = config.merged({"model": env_model}, "CADENZA_MODEL")

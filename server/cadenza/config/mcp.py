@@ -2,7 +2,8 @@
 
 Also ``initializationOptions`` ``{"mcp": {"servers": [...]}}`` (LSP face) and ACP's
 ``session/new`` ``mcpServers`` (converted by ``from_acp``). A workspace's own ``cadenza.toml``
-may not set any of it: a server is a process Cadenza starts (``WORKSPACE_KEYS``).
+sets it only in a folder the person trusted: a server is a process Cadenza starts
+(``config.workspace``).
 """
 
 from __future__ import annotations

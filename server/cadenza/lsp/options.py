@@ -1,7 +1,9 @@
 """The server's configuration at ``initialize``: files, environment, ``initializationOptions``.
 
 Invalid settings never stop the server (jedi-language-server's rule): each problem becomes a
-warning shown to the person, and the layer that failed is skipped, so defaults apply.
+warning shown to the person, and the layer that failed is skipped, so defaults apply. The
+folder's settings that need trust apply only in a trusted folder (``host.trust``,
+``lsp.trust``).
 Precedence (DESIGN §4), highest first: the ``model`` of ``cadenza.startSession`` (applied per
 session), ``initializationOptions``, ``CADENZA_MODEL``, ``cadenza.toml``, the embedded default.
 """
@@ -14,16 +16,27 @@ from pathlib import Path
 from typing import Any
 
 from cadenza.config import CadenzaConfig, ConfigError, load_config
+from cadenza.host.trust import FolderTrust, TrustStore, folder_trust
 
 SOURCE = "initializationOptions"
 
 
+TRUST_OPTION = "trustWorkspace"
+"""``initializationOptions.trustWorkspace: true``: the client's person trusts the folder for
+this server's life (``cadenza run --trust-workspace``); nothing is recorded."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class LoadedConfig:
-    """The effective configuration and the warnings met on the way."""
+    """The effective configuration, the warnings met on the way, and the folder's trust.
+
+    ``trust`` is None without a folder; when it is ``undecided``, the folder's held settings
+    were left out and the person is to be asked (``lsp.trust``).
+    """
 
     config: CadenzaConfig
     warnings: list[str] = field(default_factory=list)
+    trust: FolderTrust | None = None
 
 
 def _environment_only(warnings: list[str]) -> CadenzaConfig:
@@ -48,28 +61,53 @@ def _known_keys() -> set[str]:
     return keys
 
 
-def load_server_config(root: Path | None, options: Any) -> LoadedConfig:
+def _granted(options: Any, warnings: list[str]) -> tuple[Any, bool]:
+    """``options`` without ``trustWorkspace``, and whether it granted trust."""
+    if not isinstance(options, dict) or TRUST_OPTION not in options:
+        return options, False
+    rest = {k: v for k, v in options.items() if k != TRUST_OPTION}
+    value = options[TRUST_OPTION]
+    if not isinstance(value, bool):
+        warnings.append(f"Cadenza ignored {SOURCE}.{TRUST_OPTION}: expected true or false")
+        return rest, False
+    return rest, value
+
+
+def load_server_config(
+    root: Path | None, options: Any, *, store: TrustStore | None = None, granted: bool = False
+) -> LoadedConfig:
     """Load ``cadenza.toml`` and the environment for ``root``, then apply ``options``.
 
     Args:
         root: The workspace folder of ``initialize`` (its ``cadenza.toml`` is read), or None.
         options: ``InitializeParams.initializationOptions`` as received: a JSON object with
-            ``CadenzaConfig`` fields (camelCase or snake_case), or null.
+            ``CadenzaConfig`` fields (camelCase or snake_case) and ``trustWorkspace``, or null.
+        store: The recorded trust decisions (default: the user's).
+        granted: Trust the folder whatever was recorded (the person just said so).
 
     Returns:
         The configuration; ``warnings`` says what was ignored and why.
     """
     warnings: list[str] = []
+    options, by_client = _granted(options, warnings)
+    trust = (
+        folder_trust(root, granted=granted or by_client, store=store) if root is not None else None
+    )
     try:
-        config = load_config(root, warnings)
+        config = load_config(
+            root,
+            warnings,
+            trusted=trust is not None and trust.trusted,
+            note_held=trust is None or not trust.undecided,  # asked first (lsp.trust)
+        )
     except ConfigError as exc:
         warnings.append(f"Cadenza ignored its config files: {exc}")
         config = _environment_only(warnings)
     if options is None:
-        return LoadedConfig(config=config, warnings=warnings)
+        return LoadedConfig(config=config, warnings=warnings, trust=trust)
     if not isinstance(options, dict):
         warnings.append(f"Cadenza ignored {SOURCE}: expected a JSON object")
-        return LoadedConfig(config=config, warnings=warnings)
+        return LoadedConfig(config=config, warnings=warnings, trust=trust)
     known = _known_keys()
     unknown = sorted(k for k in options if k not in known)
     if unknown:
@@ -80,4 +118,4 @@ def load_server_config(root: Path | None, options: Any) -> LoadedConfig:
         config = config.merged(options, SOURCE)
     except ConfigError as exc:
         warnings.append(f"Cadenza ignored invalid settings, using defaults: {exc}")
-    return LoadedConfig(config=config, warnings=warnings)
+    return LoadedConfig(config=config, warnings=warnings, trust=trust)

@@ -11,6 +11,8 @@ but which only offers buttons:
 - ``permission``: ``cadenza/requestPermission`` (ACP's ``session/request_permission`` shape)
   → ``{outcome: {outcome: "selected", optionId} | {outcome: "cancelled"}}``; fallback: the
   four option titles as buttons.
+- ``choose``: ``window/showMessageRequest`` with the given buttons (the workspace trust
+  question, ``lsp.trust``).
 - ``confirm_human``: ``window/showDocument {uri, external: true}`` (LSP 3.16) when the client
   supports it, then ``cadenza/waitingHuman {sessionId, waitReason, uri?, opened}`` →
   ``{action: "continue" | "cancel"}``; fallback: ``Continue when done`` / ``Cancel`` buttons.
@@ -99,6 +101,15 @@ async def _buttons(server: LanguageServer, message: str, titles: list[str]) -> s
     if isinstance(chosen, dict) and isinstance(chosen.get("title"), str):
         return str(chosen["title"])
     return None
+
+
+async def choose(server: LanguageServer, message: str, titles: list[str]) -> str | None:
+    """Offer ``titles`` as buttons (``window/showMessageRequest``); None when dismissed.
+
+    Raises:
+        PromptError: The client answered with an error.
+    """
+    return await _buttons(server, message, titles)
 
 
 async def ask(

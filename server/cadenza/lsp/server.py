@@ -55,6 +55,7 @@ from cadenza.schema.methods import (
 if TYPE_CHECKING:
     from cadenza.config import CadenzaConfig
     from cadenza.lsp.sessions import SessionManager
+    from cadenza.lsp.trust import TrustQuestion
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,8 @@ class CadenzaServer(LanguageServer):
         )
         self._sessions: SessionManager | None = None
         self._config: CadenzaConfig | None = None
+        self.trust_question: TrustQuestion | None = None
+        """The folder's workspace trust question, asked before the first session."""
         self._cadenza_protocol.on_cancel_request = self._cancel_request
         self.shutdown_received = False
         """True once ``shutdown`` was answered: ``exit`` then ends with status 0, else 1."""
@@ -182,6 +185,22 @@ def initialize(ls: CadenzaServer, params: types.InitializeParams) -> None:
             types.ShowMessageParams(type=types.MessageType.Warning, message=warning)
         )
     ls.configure(loaded.config)
+    if loaded.trust is not None and loaded.trust.undecided:
+        from cadenza.lsp.trust import TrustQuestion  # rare: a folder config awaiting trust
+
+        ls.trust_question = TrustQuestion(
+            ls,
+            loaded.trust,
+            options=params.initialization_options,
+            configure=ls.configure,
+            timeout_s=loaded.config.permissions.timeout_s,
+        )
+
+
+async def settle_trust(ls: CadenzaServer) -> None:
+    """Ask the pending workspace trust question before a session runs (``lsp.trust``)."""
+    if ls.trust_question is not None and not ls.trust_question.settled:
+        await ls.trust_question.settle()
 
 
 def initialized(ls: CadenzaServer, params: types.InitializedParams) -> None:
@@ -200,13 +219,17 @@ async def shutdown(ls: CadenzaServer, params: None) -> None:
     ls.shutdown_received = True
 
 
-def start_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
-    """``cadenza.startSession {task, workflow?, rootUri?, model?}`` → ``{sessionId}`` at once."""
+async def start_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
+    """``cadenza.startSession {task, workflow?, rootUri?, model?}`` → ``{sessionId}`` at once.
+
+    At once unless the folder's trust question is pending: it is answered first.
+    """
+    token, request_id = command_work_done_token(), current_request_id()
     with invalid_params(START_SESSION):
         args = parse_command_args(StartSessionArgs, arguments)
-        session_id = ls.sessions.start(
-            args, work_done_token=command_work_done_token(), request_id=current_request_id()
-        )
+    await settle_trust(ls)
+    with invalid_params(START_SESSION):
+        session_id = ls.sessions.start(args, work_done_token=token, request_id=request_id)
     return StartSessionResult(session_id=session_id).wire()
 
 
@@ -240,6 +263,7 @@ async def prompt_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
     with invalid_params(PROMPT_SESSION):
         args = parse_command_args(PromptSessionArgs, arguments)
     token = command_work_done_token()
+    await settle_trust(ls)
     with request_failed(PROMPT_SESSION):
         await ls.sessions.prompt(args, work_done_token=token)
     return PromptSessionResult(session_id=args.session_id).wire()

@@ -1,0 +1,159 @@
+"""A workspace's own ``cadenza.toml``, sorted by what a folder may decide for itself.
+
+A cloned repository is not trusted: its files are input, not the person's word. Its
+``cadenza.toml`` is read (under the workspace path rule: no link out of the folder, a regular
+file only, bounded) and each setting falls in one of three classes:
+
+- **safe**, always applied: ``maxSteps``, ``maxTokens``, ``temperature``, ``contextSize``,
+  ``[checks] testTimeoutS``, and ``review = "confirm"`` (a folder may ask for more review,
+  never for less);
+- **held**, applied only in a folder the person trusted (``host.trust``): the settings that
+  choose the model or provider, where requests and keys go, or a program Cadenza runs:
+  ``model``, ``models``, ``providers`` (base URL, API key variable, CLI executable),
+  ``mcp`` (servers are processes), ``browser`` (the browser binary) and ``[checks] test``;
+- **refused**, never taken from a workspace, trusted or not: ``permissions`` (a folder must
+  not switch off the person's prompts), ``loop`` (priming would send the focused file to a
+  hosted model unasked), ``review = "auto"`` and anything else.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cadenza.workspace_files import WorkspaceFileError, read_workspace_text
+
+CONFIG_NAME = "cadenza.toml"
+MAX_CONFIG_BYTES = 1_000_000
+"""A workspace ``cadenza.toml`` larger than this is not read (a warning says so)."""
+
+SAFE_KEYS = frozenset(
+    {
+        "maxSteps",
+        "max_steps",
+        "maxTokens",
+        "max_tokens",
+        "temperature",
+        "contextSize",
+        "context_size",
+    }
+)
+"""Top-level settings a workspace may always set: bounds of the person's own session."""
+
+HELD_KEYS = frozenset({"model", "models", "providers", "mcp", "browser"})
+"""Top-level settings applied only in a trusted folder."""
+
+HELD_CHECKS = frozenset({"test"})
+"""``[checks]`` keys applied only in a trusted folder (the test command is a program)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkspaceSettings:
+    """The settings of a workspace's ``cadenza.toml``, by class (see the module).
+
+    Attributes:
+        path: The file.
+        safe: Settings applied in any folder.
+        held: Settings applied only in a trusted folder.
+        refused: Names of the settings never taken from a workspace.
+    """
+
+    path: Path
+    safe: dict[str, Any] = field(default_factory=dict)
+    held: dict[str, Any] = field(default_factory=dict)
+    refused: tuple[str, ...] = ()
+
+    def held_names(self) -> list[str]:
+        """The held settings' names, ``[checks] test`` as ``checks.test``."""
+        names = [key for key in self.held if key != "checks"]
+        names += [f"checks.{key}" for key in self.held.get("checks", {})]
+        return sorted(names)
+
+    def describe_held(self) -> str:
+        """The held settings for a question: a short value shown, tables by name."""
+        parts = []
+        for name in self.held_names():
+            section, _, key = name.partition(".")
+            value = self.held[section][key] if key else self.held[section]
+            if isinstance(value, str):
+                shown = "".join(c if c.isprintable() else "?" for c in value[:80])
+                shown += "…" if len(value) > 80 else ""
+                parts.append(f'{name} = "{shown}"')
+            else:
+                parts.append(name)
+        return ", ".join(parts)
+
+    def with_held(self) -> dict[str, Any]:
+        """The safe and the held settings together (for a trusted folder)."""
+        merged = {**self.safe, **{k: v for k, v in self.held.items() if k != "checks"}}
+        checks = {**self.safe.get("checks", {}), **self.held.get("checks", {})}
+        if checks:
+            merged["checks"] = checks
+        return merged
+
+
+def classify(data: dict[str, Any], path: Path) -> WorkspaceSettings:
+    """Sort the parsed ``cadenza.toml`` of a workspace into safe, held and refused."""
+    safe: dict[str, Any] = {}
+    held: dict[str, Any] = {}
+    refused: list[str] = []
+    for key, value in data.items():
+        if key in SAFE_KEYS:
+            safe[key] = value
+        elif key in HELD_KEYS:
+            held[key] = value
+        elif key == "review" and value == "confirm":
+            safe[key] = value
+        elif key == "checks" and isinstance(value, dict):
+            held_checks = {k: v for k, v in value.items() if k in HELD_CHECKS}
+            safe_checks = {k: v for k, v in value.items() if k not in HELD_CHECKS}
+            if held_checks:
+                held["checks"] = held_checks
+            if safe_checks:
+                safe["checks"] = safe_checks
+        else:
+            refused.append(key)
+    return WorkspaceSettings(path=path, safe=safe, held=held, refused=tuple(sorted(refused)))
+
+
+def read_workspace_settings(workspace: Path) -> WorkspaceSettings | None:
+    """The workspace's ``cadenza.toml``, classified; None when it has none.
+
+    Raises:
+        ValueError: The file cannot be used (a link out of the workspace, not a regular file,
+            too large, not UTF-8, not TOML); the message names the file and why.
+    """
+    path = workspace / CONFIG_NAME
+    try:
+        text = read_workspace_text(workspace, CONFIG_NAME, max_bytes=MAX_CONFIG_BYTES)
+    except WorkspaceFileError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    if text is None:
+        return None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    return classify(data, path)
+
+
+def untrusted_note(settings: WorkspaceSettings) -> str:
+    """One line: which held settings were ignored, and how to trust the folder."""
+    folder = settings.path.parent
+    return (
+        f"Cadenza ignored {', '.join(settings.held_names())} from {settings.path}: they choose "
+        "the model or a program Cadenza runs, and this folder is not trusted. To use them, "
+        f"trust it when Cadenza asks, run `cadenza trust {folder}`, or pass "
+        "--trust-workspace to cadenza run"
+    )
+
+
+def refused_note(settings: WorkspaceSettings) -> str:
+    """One line: which settings a workspace may never set."""
+    return (
+        f"{settings.path}: ignored {', '.join(settings.refused)}: a workspace's cadenza.toml "
+        "may not set them (permissions, loop, review = auto and unknown keys come from your "
+        "own config or the editor's settings only)"
+    )
