@@ -124,8 +124,8 @@ async def test_a_protected_write_is_asked_and_a_refusal_writes_nothing(tmp_path:
     assert ".vscode/settings.json" in asked.title and "VS Code" in asked.title
     [result] = tool_results(session)
     assert result.is_error
-    assert "protected" in result.content and "the person declined" in result.content
-    assert "nothing was written" in result.content
+    assert result.content.startswith(".vscode/settings.json was not changed: it is a protected")
+    assert "the person declined" in result.content and "Do not retry" in result.content
 
 
 async def test_remembered_allow_never_covers_a_protected_path(tmp_path: Path) -> None:
@@ -171,7 +171,7 @@ async def test_remembered_allow_never_covers_a_protected_path(tmp_path: Path) ->
         ("cancelled", None),
     ]
     second = tool_results(session)[1]
-    assert second.is_error and "cadenza.toml is protected" in second.content
+    assert second.is_error and "cadenza.toml configures Cadenza's settings" in second.content
 
 
 async def test_a_rename_out_of_and_into_a_protected_folder_asks(tmp_path: Path) -> None:

@@ -82,4 +82,8 @@ async def ask_permission(
             "session %s: malformed permission answer, treated as dismissed: %s", session_id, exc
         )
         return PermissionAnswer(outcome="cancelled")
-    return permission_answer(response)
+    answer = permission_answer(response)
+    if answer.option is not None and answer.option not in request.options:
+        log.warning("permission option %r was not offered: treated as dismissed", answer.option)
+        return PermissionAnswer(outcome="cancelled")
+    return answer

@@ -23,6 +23,7 @@ from cadenza.engine.prime import mentions
 from cadenza.tools.host import FileEdit, ToolHost
 from cadenza.tools.paths import relative_name
 from cadenza.tools.read import walk_files
+from cadenza.workspace_files import WorkspaceFileError, read_workspace_file
 
 MAX_FILES = 5_000
 MAX_FILE_BYTES = 1_000_000
@@ -70,13 +71,12 @@ def _scan(root: Path, name: str) -> tuple[dict[Path, list[int]], list[Path], boo
             return where, seen, False
         seen.append(path)
         try:
-            size = path.stat().st_size
-            if size > MAX_FILE_BYTES:
-                continue
-            if total + size > MAX_TOTAL_BYTES:
+            if total + path.stat().st_size > MAX_TOTAL_BYTES:
                 return where, seen, False
-            data = path.read_bytes()
-        except OSError:
+            data = read_workspace_file(root, path, max_bytes=MAX_FILE_BYTES)
+        except (OSError, WorkspaceFileError):  # a FIFO, a link out, too large: not read
+            continue
+        if data is None:
             continue
         total += len(data)
         if needle not in data or b"\x00" in data:

@@ -36,6 +36,10 @@ from cadenza.textio import decode_bytes
 from cadenza.tools.base import ToolContext, ToolResult
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
 from cadenza.tools.paths import relative_name
+from cadenza.workspace_files import WorkspaceFileError, read_workspace_file
+
+MAX_WRITTEN_BYTES = 50_000_000
+"""A changed file larger than this on disk counts as not the session's text."""
 
 TAIL_LINES = 40
 """Lines of the test output the model reads (the end of it)."""
@@ -146,8 +150,9 @@ def unsaved_files(rt: Runtime) -> list[str]:
     names: list[str] = []
     for path, text in rt.written.items():
         try:
-            on_disk = decode_bytes(path.read_bytes()).text
-        except (OSError, UnicodeDecodeError, ValueError):
+            data = read_workspace_file(rt.root, path, max_bytes=MAX_WRITTEN_BYTES)
+            on_disk = None if data is None else decode_bytes(data).text
+        except (WorkspaceFileError, ValueError):
             on_disk = None
         if on_disk != text:
             names.append(relative_name(rt.root, path))

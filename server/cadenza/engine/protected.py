@@ -60,9 +60,9 @@ def protected_title(edit: FileEdit, files: list[tuple[str, str]]) -> str:
     return f"{verb[edit.kind]} the protected file {listed}"
 
 
-def refusal_reason(verdict: Verdict, names: list[str], timeout_s: float) -> str:
+def refusal_reason(verdict: Verdict, files: list[tuple[str, str]], timeout_s: float) -> str:
     """Why the edit was not applied, for the tool's error (the model reads it)."""
-    files = ", ".join(names)
+    listed = "; ".join(f"{name} configures {what}" for name, what in files)
     why = {
         "rejected": "the person declined",
         "cancelled": "the person declined (the request was dismissed or could not be shown)",
@@ -70,10 +70,9 @@ def refusal_reason(verdict: Verdict, names: list[str], timeout_s: float) -> str:
         "allowed": "",
     }[verdict]
     return (
-        f"{files} is protected (it configures Cadenza, the editor, git, CI or another tool, "
-        f"which may run programs), so changing it needs the person's consent each time, and "
-        f"{why}. Do not retry: leave that file as it is, do the task without changing it, or "
-        "say in your answer what the person should change there themselves"
+        f"it is a protected file ({listed}), so changing it needs the person's consent each "
+        f"time, and {why}. Do not retry: leave it as it is, do the task without changing it, "
+        "or say in your answer what the person should change there themselves"
     )
 
 
@@ -136,6 +135,6 @@ class ProtectedWrites:
             )
         )
         if verdict != "allowed":
-            reason = refusal_reason(verdict, names, self._gate.timeout_s)
-            return EditOutcome(applied=False, reason=reason, refused_by="person")
+            reason = refusal_reason(verdict, files, self._gate.timeout_s)
+            return EditOutcome(applied=False, reason=reason, refused_by="cadenza")
         return await self._host.apply_edit(edit)

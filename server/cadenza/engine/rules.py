@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cadenza.engine.context import CHARS_PER_TOKEN
-from cadenza.tools.base import ToolError
-from cadenza.tools.fs import read_text
-from cadenza.tools.paths import relative_name, resolve_in_workspace
+from cadenza.textio import UndecodableError, decode_bytes
+from cadenza.tools.paths import relative_name
+from cadenza.workspace_files import WorkspaceFileError, read_workspace_file
 
 RULE_FILES = (
     "AGENTS.md",
@@ -35,6 +35,8 @@ RULES_SHARE = 8
 MAX_FOLDER_FILES = 20
 """Files read from a ``.clinerules`` folder (sorted by name)."""
 NESTED = "AGENTS.md"
+MAX_RULE_BYTES = 1_000_000
+"""A rule file larger than this is not read (the prompt takes far less of it anyway)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,10 +72,15 @@ def _candidates(root: Path) -> list[Path]:
 
 
 def _read(root: Path, path: Path) -> str | None:
-    """The text of a rule file inside the workspace, or None (outside, binary, unreadable)."""
+    """The text of a rule file inside the workspace, or None.
+
+    None: outside the workspace, not a regular file, binary, too large or unreadable
+    (``workspace_files.read_workspace_file``).
+    """
     try:
-        return read_text(resolve_in_workspace(root, str(path))).strip()
-    except (ToolError, OSError):
+        data = read_workspace_file(root, path, max_bytes=MAX_RULE_BYTES)
+        return None if data is None else decode_bytes(data).text.strip()
+    except (WorkspaceFileError, UndecodableError):
         return None
 
 

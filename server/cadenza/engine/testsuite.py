@@ -12,7 +12,8 @@ files, first match wins:
 - ``npm test`` when ``package.json`` has a ``test`` script (not npm's placeholder);
 - ``go test ./...`` with ``go.mod``.
 
-Detection only reads files; nothing runs until the person allows it (the permission gate).
+Detection only reads files (under the workspace path rule: no link out of the workspace, regular
+files only, bounded); nothing runs until the person allows it (the permission gate).
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from cadenza.workspace_files import WorkspaceFileError, read_workspace_text
+
 PYTEST_ARGS = "-q --tb=short -p no:cacheprovider"
 """Quiet, short tracebacks (the model reads the tail), no ``.pytest_cache`` in the workspace."""
 
@@ -35,6 +38,8 @@ NPM_PLACEHOLDER = "no test specified"
 """What ``npm init`` puts in the test script: not a test suite."""
 
 TEST_FOLDERS = ("tests", "test")
+MAX_CONFIG_BYTES = 1_000_000
+"""A project file read for detection larger than this counts as absent."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -105,10 +110,10 @@ def _uses_pytest(root: Path) -> bool:
     """Whether the workspace's files say it has pytest tests."""
     if (root / "pytest.ini").is_file() or (root / "conftest.py").is_file():
         return True
-    tool = _toml(root / "pyproject.toml").get("tool")
+    tool = _toml(root, "pyproject.toml").get("tool")
     if isinstance(tool, dict) and "pytest" in tool:
         return True
-    if _ini_has(root / "setup.cfg", "tool:pytest") or _ini_has(root / "tox.ini", "pytest"):
+    if _ini_has(root, "setup.cfg", "tool:pytest") or _ini_has(root, "tox.ini", "pytest"):
         return True
     folders = [root, *(root / name for name in TEST_FOLDERS)]
     return any(_has_test_files(folder) for folder in folders if folder.is_dir())
@@ -124,26 +129,34 @@ def _has_test_files(folder: Path) -> bool:
     )
 
 
-def _toml(path: Path) -> dict[str, object]:
+def _read(root: Path, name: str) -> str:
+    """A config file at the root, under the workspace path rule ("" when absent or refused)."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return read_workspace_text(root, name, max_bytes=MAX_CONFIG_BYTES) or ""
+    except WorkspaceFileError:
+        return ""
+
+
+def _toml(root: Path, name: str) -> dict[str, object]:
+    try:
+        return tomllib.loads(_read(root, name))
+    except tomllib.TOMLDecodeError:
         return {}
 
 
-def _ini_has(path: Path, section: str) -> bool:
+def _ini_has(root: Path, name: str, section: str) -> bool:
     parser = configparser.ConfigParser()
     try:
-        parser.read_string(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, configparser.Error):
+        parser.read_string(_read(root, name))
+    except configparser.Error:
         return False
     return parser.has_section(section)
 
 
 def _npm(root: Path) -> SuiteCommand | None:
     try:
-        package = json.loads((root / "package.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        package = json.loads(_read(root, "package.json"))
+    except ValueError:
         return None
     scripts = package.get("scripts") if isinstance(package, dict) else None
     script = scripts.get("test") if isinstance(scripts, dict) else None

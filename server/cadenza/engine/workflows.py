@@ -1,10 +1,13 @@
 """Workflows: named lists of movements, loaded from TOML (DESIGN §2 item 4).
 
-Sources, later ones overriding earlier ones by name: the built-ins shipped in
-``cadenza/workflows/``, the user config dir's ``workflows/*.toml``, then the workspace's
-``.cadenza/workflows/*.toml``. An invalid file is reported with its path and the field, and
-never stops the server: it is skipped (and named) when workflows are listed, and an error when
-a session asks for that very workflow.
+Sources: the built-ins shipped in ``cadenza/workflows/``, the user config dir's
+``workflows/*.toml`` (the person's own: they may replace a built-in of the same name), then the
+workspace's ``.cadenza/workflows/*.toml``, which add workflows but never replace one: a workspace
+file whose workflow has the name of a built-in or a user workflow is skipped, and named as
+such. Workspace files are read under the workspace path rule (``workspace_files``: no link out
+of the workspace, regular files only, bounded). An invalid file is reported with its path and
+the field, and never stops the server: it is skipped (and named) when workflows are listed, and
+an error when a session asks for that very workflow.
 """
 
 from __future__ import annotations
@@ -19,10 +22,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from cadenza.config import ConfigError, user_config_dir
 from cadenza.engine.variants import LoopSettings
+from cadenza.workspace_files import WorkspaceFileError, read_workspace_text
 
 Terminal = Literal["COMPLETE", "ASK", "ABORT"]
 TERMINALS: frozenset[str] = frozenset({"COMPLETE", "ASK", "ABORT"})
 DEFAULT_WORKFLOW = "default"
+MAX_WORKFLOW_BYTES = 256_000
+"""A workspace workflow file larger than this is not read (an error names it)."""
 
 
 class WorkflowError(ConfigError):
@@ -163,15 +169,38 @@ def _builtin_sources() -> list[tuple[str, str]]:
     )
 
 
-def _folder_sources(folder: Path) -> list[tuple[str, str]]:
+Source = tuple[str, "str | Exception"]
+"""A workflow file's name and its text, or why it could not be read."""
+
+
+def _folder_sources(folder: Path) -> list[Source]:
+    """The user's workflow files (trusted: read as they are)."""
     if not folder.is_dir():
         return []
-    out = []
+    out: list[Source] = []
     for path in sorted(folder.glob("*.toml")):
         try:
             out.append((str(path), path.read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError) as exc:
-            out.append((str(path), f"\x00unreadable: {exc}"))
+            out.append((str(path), exc))
+    return out
+
+
+def _workspace_sources(root: Path) -> list[Source]:
+    """The workspace's workflow files, read under the workspace path rule."""
+    folder = root / ".cadenza" / "workflows"
+    if not folder.is_dir():
+        return []
+    out: list[Source] = []
+    for path in sorted(folder.glob("*.toml")):
+        name = f".cadenza/workflows/{path.name}"
+        try:
+            text = read_workspace_text(root, name, max_bytes=MAX_WORKFLOW_BYTES)
+        except WorkspaceFileError as exc:
+            out.append((str(path), exc))
+            continue
+        if text is not None:
+            out.append((str(path), text))
     return out
 
 
@@ -184,19 +213,33 @@ def load_catalog(
         workspace: The session's root, for ``.cadenza/workflows``; None for none.
         known_tools: The workspace tools a movement may name; ``get`` refuses others.
     """
-    sources = _builtin_sources() + _folder_sources(user_config_dir() / "workflows")
-    if workspace is not None:
-        sources += _folder_sources(workspace / ".cadenza" / "workflows")
     catalog = WorkflowCatalog(known_tools=known_tools)
+    sources = _builtin_sources() + _folder_sources(user_config_dir() / "workflows")
+    _add(catalog, sources, replace=True)
+    if workspace is not None:
+        _add(catalog, _workspace_sources(workspace), replace=False)
+    return catalog
+
+
+def _add(catalog: WorkflowCatalog, sources: list[Source], *, replace: bool) -> None:
+    """Parse ``sources`` into ``catalog``; without ``replace`` a taken name is an error."""
     for source, text in sources:
+        if isinstance(text, Exception):
+            catalog.errors[source] = f"{source}: not read: {text}"
+            continue
         try:
             workflow = parse_workflow(text, source)
         except WorkflowError as exc:
             catalog.errors[source] = str(exc)
             continue
+        if not replace and workflow.name in catalog.workflows:
+            catalog.errors[source] = (
+                f"{source}: a built-in or user workflow is called {workflow.name!r}; a "
+                "workspace file cannot replace it (rename this workflow)"
+            )
+            continue
         catalog.workflows[workflow.name] = workflow
         catalog.sources[workflow.name] = source
-    return catalog
 
 
 def default_workflow() -> Workflow:

@@ -9,8 +9,11 @@ A prompt starting with ``/name rest`` names a command:
   ``argument-hint`` are read) with ``$ARGUMENTS`` replaced by ``rest`` (``rest`` is added
   after a body without ``$ARGUMENTS``).
 
-A prompt file wins over a workflow of the same name (the workspace's own word). An unknown
-``/name`` is left as typed: the model reads it as text.
+A workflow wins over a prompt file of the same name: a file in the workspace must not replace
+what a name means (the clash is logged, naming the file). Prompt files are read under the
+workspace path rule (``workspace_files``): a link out of the workspace, a FIFO or a file over
+``MAX_COMMAND_BYTES`` is skipped with a warning, never read. An unknown ``/name`` is left as
+typed: the model reads it as text.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Literal
 
 from cadenza.host.catalog import workflow_choices
 from cadenza.textio import UndecodableError, decode_bytes
+from cadenza.workspace_files import WorkspaceFileError, read_workspace_file
 
 log = logging.getLogger(__name__)
 
@@ -63,31 +67,39 @@ class Expanded:
 
 
 def slash_commands(root: Path) -> list[SlashCommand]:
-    """The workflows, then the workspace's prompt files, by name (a file wins a clash)."""
+    """The workflows, then the workspace's prompt files, by name (a workflow wins a clash)."""
     found: dict[str, SlashCommand] = {}
     for choice in workflow_choices(root):
         description = choice.description or f"run the {choice.name} workflow"
         found[choice.name] = SlashCommand(
             name=choice.name, description=description, hint="what to do", kind="workflow"
         )
-    for command in _file_commands(root / COMMANDS_DIR):
+    for command in _file_commands(root):
+        if command.name in found:
+            log.warning(
+                "ignoring the command file %s: a workflow is called %s (rename the file)",
+                COMMANDS_DIR / f"{command.name}.md",
+                command.name,
+            )
+            continue
         found[command.name] = command
     return sorted(found.values(), key=lambda c: (c.kind != "workflow", c.name))
 
 
-def _file_commands(folder: Path) -> list[SlashCommand]:
+def _file_commands(root: Path) -> list[SlashCommand]:
+    folder = root / COMMANDS_DIR
     if not folder.is_dir():
         return []
     commands = []
     for path in sorted(folder.glob("*.md")):
-        if not _NAME.match(path.stem) or not path.is_file():
+        if not _NAME.match(path.stem):
             continue
         try:
-            data = path.read_bytes()
-            if len(data) > MAX_COMMAND_BYTES:
-                raise ValueError(f"larger than {MAX_COMMAND_BYTES} bytes")
+            data = read_workspace_file(root, path, max_bytes=MAX_COMMAND_BYTES)
+            if data is None:
+                continue
             text = decode_bytes(data).text
-        except (OSError, ValueError, UndecodableError) as exc:
+        except (WorkspaceFileError, UndecodableError) as exc:
             log.warning("skipping the command file %s: %s", path, exc)
             continue
         meta, body = _front_matter(text)

@@ -25,11 +25,14 @@ from cadenza.schema.commands import (
 )
 from cadenza.textio import decode_bytes
 from cadenza.tools.paths import relative_name
+from cadenza.workspace_files import WorkspaceFileError, read_workspace_file
 
 MAX_FILE_CHARS = 20_000
 """A file given as context is cut after this many characters."""
 MAX_CONTEXT_CHARS = 60_000
 """The whole context is cut after this many characters."""
+MAX_MENTION_BYTES = 4_000_000
+"""A mentioned file larger than this on disk is not read (read_file takes it in parts)."""
 SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 
 
@@ -81,6 +84,19 @@ def _selection(documents: OpenDocuments, selection: PromptSelection) -> str:
     return f"The selection in {where}:\n{_fenced(selection.text)}"
 
 
+def _disk_text(root: Path, path: Path) -> str:
+    """A mentioned file's text from disk, under the workspace path rule.
+
+    Raises:
+        WorkspaceFileError: A link out of the workspace, not a regular file, too large.
+        ValueError: Not text.
+    """
+    data = read_workspace_file(root, relative_name(root, path), max_bytes=MAX_MENTION_BYTES)
+    if data is None:
+        raise WorkspaceFileError("no such file")
+    return decode_bytes(data).text
+
+
 def _file(documents: OpenDocuments, uri: str) -> str:
     path = buffer_path(uri, documents.root)
     if path is None or not path.is_relative_to(documents.root):
@@ -91,9 +107,9 @@ def _file(documents: OpenDocuments, uri: str) -> str:
         body, note = document.source, " (the editor's buffer)"
     else:
         try:
-            body, note = decode_bytes(path.read_bytes()).text, ""
-        except (OSError, ValueError) as exc:
-            return f"File {name}: not read ({type(exc).__name__})."
+            body, note = _disk_text(documents.root, path), ""
+        except (WorkspaceFileError, ValueError) as exc:
+            return f"File {name}: not read ({exc})."
     if len(body) > MAX_FILE_CHARS:
         body = body[:MAX_FILE_CHARS]
         note += f" (its first {MAX_FILE_CHARS} characters; read_file for the rest)"
@@ -109,9 +125,9 @@ def _symbol(documents: OpenDocuments, symbol: PromptSymbol) -> str:
         return f"Symbol {symbol.name} in {symbol.uri}: not read (not in the workspace)."
     document = documents.find(path)
     try:
-        body = document.source if document is not None else decode_bytes(path.read_bytes()).text
-    except (OSError, ValueError) as exc:
-        return f"Symbol {symbol.name} in {where}: not read ({type(exc).__name__})."
+        body = document.source if document is not None else _disk_text(documents.root, path)
+    except (WorkspaceFileError, ValueError) as exc:
+        return f"Symbol {symbol.name} in {where}: not read ({exc})."
     lines = body.splitlines(keepends=True)[start : end + 1]
     text = "".join(lines)[:MAX_FILE_CHARS]
     return f"Symbol {symbol.name} in {where}:\n{_fenced(text)}"
