@@ -110,6 +110,36 @@ def test_the_policy_chooses_options_by_kind_never_by_title() -> None:
     assert PermissionPolicy.build(allow=["run_command"]).choose("run_command", OPTIONS[:2]) is None
 
 
+async def test_no_policy_answers_a_protected_path_request() -> None:
+    """``--allow``/``--allow-all`` never answer it; declined headlessly, named on a terminal."""
+    params = RequestPermissionParams(
+        session_id="s1",
+        tool_call=PermissionToolCall(
+            tool_call_id="c9",
+            title="creating the protected file .vscode/settings.json (VS Code's settings)",
+            kind="edit",
+            raw_input={"path": ".vscode/settings.json"},
+        ),
+        options=[o for o in OPTIONS if o.kind.endswith("_once")],
+        protected_paths=[".vscode/settings.json"],
+    )
+    protected = PermissionAsk(tool="create_file", params=params)
+    for policy in (
+        PermissionPolicy.build(allow_all=True),
+        PermissionPolicy.build(allow=["create_file"]),
+    ):
+        assert protected.decided_by(policy) is None
+        assert (
+            await DecliningPrompter(accept_edits=True, permissions=policy).permit(protected) is None
+        )
+    assert protected.question().startswith(
+        "Cadenza asks before creating the protected file .vscode/settings.json"
+    )
+    wire = params.wire()
+    assert wire["protectedPaths"] == [".vscode/settings.json"]
+    assert "protectedPaths" not in request().wire()  # absent from an ordinary request
+
+
 def test_mcp_tool_names_are_accepted() -> None:
     for name in (tool_name("github", "create_issue"), tool_name("my.srv", "x" * 80)):
         assert check_tool_name(name) == name

@@ -121,7 +121,7 @@ async def test_a_protected_write_is_asked_and_a_refusal_writes_nothing(tmp_path:
     [asked] = editor.asked
     assert asked.protected == (".vscode/settings.json",)
     assert asked.options == ("allow_once", "reject_once")
-    assert ".vscode/settings.json" in asked.title and "VS Code" in asked.title
+    assert asked.title.startswith("creating the protected file .vscode/settings.json (VS Code")
     [result] = tool_results(session)
     assert result.is_error
     assert result.content.startswith(".vscode/settings.json was not changed: it is a protected")

@@ -119,7 +119,7 @@ async def test_a_protected_write_is_asked_every_time_with_the_once_options(
     ]
     for request in protected:
         assert [o["kind"] for o in request["options"]] == ["allow_once", "reject_once"]
-        assert "protected file" in request["toolCall"]["title"]
+        assert request["toolCall"]["title"].startswith("creating the protected file ")
     # An "always" answer was not offered: the request counts as dismissed, nothing is written.
     assert not (workspace / ".vscode").exists() and not (workspace / ".VSCODE").exists()
     assert harness.edit_requests == []

@@ -204,7 +204,7 @@ class PermissionAsk:
             shown = shown[:PROMPT_INPUT_CHARS] + f"… ({more} more characters)"
         tool = self.tool or "a tool"
         if self.protected:  # the title names each protected file and what it configures
-            return f"Cadenza wants to {call.title} ({tool} with {shown})"
+            return f"Cadenza asks before {call.title} ({tool} with {shown})"
         title = f" ({call.title})" if call.title and call.title != self.tool else ""
         return f"Cadenza wants to call {tool}{title} with {shown}"
 

@@ -54,8 +54,12 @@ def protected_files(root: Path, edit: FileEdit) -> list[tuple[str, str]]:
 
 
 def protected_title(edit: FileEdit, files: list[tuple[str, str]]) -> str:
-    """The prompt's title: the change and each protected file with what it configures."""
-    verb = {"change": "change", "create": "create", "delete": "delete", "rename": "rename"}
+    """The prompt's title: the change and each protected file with what it configures.
+
+    A gerund, as every call's title (``creating the protected file .vscode/settings.json
+    (VS Code's settings, tasks and launch configurations)``).
+    """
+    verb = {"change": "changing", "create": "creating", "delete": "deleting", "rename": "renaming"}
     listed = "; ".join(f"{name} ({what})" for name, what in files)
     return f"{verb[edit.kind]} the protected file {listed}"
 

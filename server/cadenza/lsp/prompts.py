@@ -183,7 +183,7 @@ def fallback_permission_message(request: PermissionRequest) -> str:
             + f"… ({len(shown) - FALLBACK_INPUT_CHARS} more characters: see the agent panel)"
         )
     if request.protected:  # the title names each protected file and what it configures
-        return f"Cadenza wants to {request.title} (a {request.name} call with {shown})"
+        return f"Cadenza asks before {request.title} (a {request.name} call with {shown})"
     return f"Cadenza wants to call {request.name} with {shown}"
 
 
