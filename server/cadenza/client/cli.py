@@ -190,11 +190,8 @@ class _Run:
             soft_wrap=True,
         )
         if self.options.trust_workspace:
-            self.console.print(
-                "[yellow]workspace:[/] trusted for this run (--trust-workspace): its "
-                "cadenza.toml may choose the model and programs to run",
-                soft_wrap=True,
-            )
+            note = "trusted for this run: its cadenza.toml may choose the model and programs"
+            self.console.print(f"[yellow]workspace:[/] {note}", soft_wrap=True)
 
     async def main(self, display: SessionDisplay, prompter: Prompter) -> int:
         """Start the server, run the session (and, interactive, its follow-ups), shut down."""
