@@ -46,6 +46,12 @@ DISMISSED = PermissionAnswer(outcome="cancelled")
         ".pre-commit-config.yaml",
         "Jenkinsfile",
         ".\uff56\uff53\uff43\uff4f\uff44\uff45/settings.json",  # fullwidth: NFKC .vscode
+        # A home folder opened as the workspace:
+        ".bashrc",
+        ".ssh/authorized_keys",
+        ".config/nvim/init.lua",
+        ".local/bin/git",
+        ".gitconfig",
     ],
 )
 def test_protected_names(tmp_path: Path, name: str) -> None:
@@ -69,6 +75,18 @@ def test_protected_names(tmp_path: Path, name: str) -> None:
 )
 def test_ordinary_names(tmp_path: Path, name: str) -> None:
     assert protected_reason(tmp_path, tmp_path / name) is None, name
+
+
+def test_cadenzas_own_folders_inside_the_workspace_are_protected(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The person opened the folder that holds Cadenza's state: its trust and permission
+    decisions are not the model's to write, whatever the folder is called."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "st"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cf"))
+    assert protected_reason(tmp_path, tmp_path / "st" / "cadenza" / "trust.json") is not None
+    assert protected_reason(tmp_path, tmp_path / "cf" / "cadenza" / "workflows" / "x.toml")
+    assert protected_reason(tmp_path, tmp_path / "st" / "other-app" / "x") is None
 
 
 def test_a_link_into_a_protected_folder_is_protected(tmp_path: Path) -> None:

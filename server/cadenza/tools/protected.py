@@ -26,6 +26,10 @@ import os
 import unicodedata
 from pathlib import Path
 
+import platformdirs
+
+from cadenza.config import APP_NAME
+
 PROTECTED_FOLDERS: dict[str, str] = {
     ".cadenza": "Cadenza's workflows and commands",
     ".vscode": "VS Code's settings, tasks and launch configurations",
@@ -50,6 +54,13 @@ PROTECTED_FOLDERS: dict[str, str] = {
     ".githooks": "git hooks",
     ".circleci": "CircleCI pipelines",
     ".buildkite": "Buildkite pipelines",
+    ".config": "the settings of every program of a home folder (Cadenza's own included)",
+    ".local": "a home folder's programs on PATH and Cadenza's own decisions",
+    ".ssh": "SSH keys and who may log in",
+    ".gnupg": "GnuPG keys",
+    ".aws": "AWS credentials and the programs that provide them",
+    ".kube": "Kubernetes credentials and the programs that provide them",
+    ".docker": "Docker credentials and helpers",
 }
 """Folders protected with everything in them, and what they configure."""
 
@@ -84,8 +95,18 @@ PROTECTED_FILES: dict[str, str] = {
     ".npmrc": "npm's settings (the shell that runs scripts, the registry)",
     ".yarnrc": "Yarn's settings",
     ".yarnrc.yml": "Yarn's settings (the Yarn program that runs)",
+    ".bashrc": "the shell's start-up commands",
+    ".bash_profile": "the shell's start-up commands",
+    ".bash_login": "the shell's start-up commands",
+    ".profile": "the shell's start-up commands",
+    ".zshrc": "the shell's start-up commands",
+    ".zshenv": "the shell's start-up commands",
+    ".zprofile": "the shell's start-up commands",
+    ".gitconfig": "git's settings (hooks, filters, programs)",
 }
-"""Files protected wherever they are, by name (compared as :func:`normalized`)."""
+"""Files protected wherever they are, by name (compared as :func:`normalized`). The home
+folder's own (shell start-up files, ``.gitconfig``, ``.ssh/``, ``.config/``) matter when the
+person opens their home folder, or a folder holding one, as the workspace."""
 
 PROTECTED_SUFFIXES: dict[str, str] = {
     ".code-workspace": "a VS Code workspace's settings and tasks",
@@ -154,6 +175,15 @@ def _linked_here(real_root: Path, resolved: Path) -> str | None:
     return None
 
 
+def _cadenza_folders() -> list[Path]:
+    """Cadenza's own user folders: its config (trusted) and state (trust, permissions)."""
+    folders = [
+        Path(platformdirs.user_config_dir(APP_NAME)),
+        Path(platformdirs.user_state_dir(APP_NAME)),
+    ]
+    return [folder.resolve() for folder in folders]
+
+
 def protected_reason(root: Path, path: Path) -> str | None:
     """What ``path`` configures when it is a protected path of the workspace ``root``.
 
@@ -172,4 +202,6 @@ def protected_reason(root: Path, path: Path) -> str | None:
         return None
     if not resolved.is_relative_to(real_root):
         return None
+    if any(resolved.is_relative_to(folder) for folder in _cadenza_folders()):
+        return "Cadenza's own settings and the person's decisions"
     return _of_parts(resolved.relative_to(real_root).parts) or _linked_here(real_root, resolved)
