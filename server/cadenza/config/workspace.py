@@ -72,15 +72,23 @@ class WorkspaceSettings:
         return sorted(names)
 
     def describe_held(self) -> str:
-        """The held settings for a question: a short value shown, tables by name."""
+        """The held settings for a question: short values shown, tables by what they name.
+
+        ``model = "cli/claude"``, ``providers.evil (base_url = "http://…")``, ``mcp.servers
+        (fs: npx)``: what runs and where requests go, never more than a line each.
+        """
         parts = []
         for name in self.held_names():
             section, _, key = name.partition(".")
             value = self.held[section][key] if key else self.held[section]
             if isinstance(value, str):
-                shown = "".join(c if c.isprintable() else "?" for c in value[:80])
-                shown += "…" if len(value) > 80 else ""
-                parts.append(f'{name} = "{shown}"')
+                parts.append(f"{name} = {_shown(value)}")
+            elif section == "providers" and isinstance(value, dict):
+                parts += [_provider(n, v) for n, v in value.items()]
+            elif section == "mcp" and isinstance(value, dict):
+                servers = value.get("servers")
+                named = [_server(v) for v in servers] if isinstance(servers, list) else []
+                parts.append(f"mcp.servers ({'; '.join(named)})" if named else "mcp")
             else:
                 parts.append(name)
         return ", ".join(parts)
@@ -92,6 +100,29 @@ class WorkspaceSettings:
         if checks:
             merged["checks"] = checks
         return merged
+
+
+def _shown(value: str) -> str:
+    """A workspace value in a question: quoted, printable, at most 80 characters."""
+    shown = "".join(c if c.isprintable() else "?" for c in value[:80])
+    return f'"{shown}…"' if len(value) > 80 else f'"{shown}"'
+
+
+def _provider(name: str, options: Any) -> str:
+    """``providers.NAME`` with where it sends requests or what it runs."""
+    if not isinstance(options, dict):
+        return f"providers.{name}"
+    keys = ("base_url", "baseUrl", "executable", "api_key_env", "apiKeyEnv")
+    named = [f"{k} = {_shown(v)}" for k in keys if isinstance(v := options.get(k), str)]
+    return f"providers.{name} ({', '.join(named)})" if named else f"providers.{name}"
+
+
+def _server(server: Any) -> str:
+    """An MCP server: its name and the program (or address) it is."""
+    if not isinstance(server, dict):
+        return "?"
+    what = server.get("command") or server.get("url") or "?"
+    return f"{server.get('name', '?')}: {_shown(str(what))}"
 
 
 def classify(data: dict[str, Any], path: Path) -> WorkspaceSettings:
