@@ -122,7 +122,9 @@ export async function requestPermission(
   if (options.length === 0) return CANCELLED;
   const policy = readSettings(vscode.workspace.getConfiguration("cadenza")).permissionsDefault;
   const { message, detail } = describePermission(params);
-  const automatic = optionForPolicy(options, policy);
+  // A protected file is never written on a standing policy: the person answers each time.
+  const isProtected = (params.protectedPaths ?? []).length > 0;
+  const automatic = isProtected ? undefined : optionForPolicy(options, policy);
   if (automatic) {
     store.note(params.sessionId, `${message}: ${automatic.name} (cadenza.permissions.default is "${policy}")`);
     host.changed();

@@ -286,6 +286,9 @@ export interface RequestPermissionParams {
   sessionId: string;
   toolCall: { toolCallId?: string; title?: string; kind?: string; rawInput?: unknown };
   options: PermissionOption[];
+  /** Set when the call would change files that configure Cadenza, the editor, git or CI:
+   * the person is asked every time, whatever `cadenza.permissions.default` says. */
+  protectedPaths?: string[] | null;
 }
 
 export type RequestPermissionResult = {

@@ -180,4 +180,28 @@ describe("cadenza/requestPermission", () => {
     expect(shown).toHaveLength(1);
     expect(shown[0][0]).toBe("Cadenza wants to run `touch marker.txt`");
   });
+
+  it("asks for a protected file even when the person's policy is allow", async () => {
+    const shown: unknown[][] = [];
+    vscode.window.showWarningMessage = async (...args: unknown[]) => {
+      shown.push(args);
+      return "Reject";
+    };
+    vscode.workspace.settings = { "permissions.default": "allow" };
+    const protectedParams = {
+      sessionId: "s",
+      toolCall: { toolCallId: "c2", title: "creating the protected file .vscode/settings.json", kind: "edit" },
+      options: [
+        { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+        { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+      ],
+      protectedPaths: [".vscode/settings.json"],
+    };
+    const { host: h } = host();
+    expect(await requestPermission(protectedParams, never().token as never, h)).toEqual({
+      outcome: { outcome: "selected", optionId: "reject_once" },
+    });
+    expect(shown).toHaveLength(1);
+    vscode.workspace.settings = {};
+  });
 });
