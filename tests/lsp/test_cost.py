@@ -1,5 +1,6 @@
 """The cost of each model call in ``model_reply``: as the provider reports it (OpenRouter's
-``usage.cost``) or from a configured price table; never guessed."""
+``usage.cost``) or from a configured price table; never guessed. And the context window each
+call was made against (``contextSize``)."""
 
 from __future__ import annotations
 
@@ -37,3 +38,14 @@ async def test_a_price_table_gives_the_cost(connect: Connect, fake: FakeOpenAI) 
     [reply] = replies(editor, session_id)
     # 10 prompt tokens at 2.0 and 5 completion tokens at 8.0 per million.
     assert reply["cost"] == {"amount": (10 * 2.0 + 5 * 8.0) / 1e6, "currency": "EUR"}
+
+
+async def test_each_reply_names_the_context_window_it_was_made_against(
+    connect: Connect, fake: FakeOpenAI
+) -> None:
+    """``contextSize``: what a client sets ``promptTokens`` against (the share in use)."""
+    editor = await connect(init_options={"contextSize": 32768})
+    fake.script(text("sized"))
+    session_id, _ = await editor.run("hi")
+    [reply] = replies(editor, session_id)
+    assert (reply["promptTokens"], reply["contextSize"]) == (10, 32768)

@@ -128,6 +128,8 @@ class ModelReplied(BaseModel):
     cost: float | None = None
     """The call's cost when known (reported, or from a price table), in ``currency``."""
     currency: str | None = None
+    context_size: int | None = None
+    """The model's context window (tokens) the request was made against."""
 
 
 FutileReason = Literal["repeat", "no_change"]

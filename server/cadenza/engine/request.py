@@ -107,6 +107,7 @@ def _replied(rt: Runtime, reply: AssistantReply) -> None:
             completion_tokens=usage.completion_tokens if usage is not None else None,
             cost=usage.cost if usage is not None else None,
             currency=usage.currency if usage is not None and usage.cost is not None else None,
+            context_size=rt.context.limits.context_size,
         )
     )
 

@@ -143,6 +143,7 @@ def _reply_update(event: ModelReplied | ContractRepaired) -> wire.SessionUpdate:
                 cost=wire.Cost(amount=event.cost, currency=event.currency or "USD")
                 if event.cost is not None
                 else None,
+                context_size=event.context_size,
             )
         case ContractRepaired():
             return wire.Repair(step=event.step, reason=event.reason, recovered=event.recovered)

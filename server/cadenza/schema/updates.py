@@ -160,7 +160,8 @@ class ModelReply(SparseWireModel):
     ``tool_calls``: how many calls the reply held (0: the turn ends); ``finish_reason`` as the
     provider said it (``length``: cut by the token limit); tokens as the provider reported
     them (omitted when it did not); ``cost`` of this call when the provider reported it or a
-    price table is configured (omitted otherwise: never guessed).
+    price table is configured (omitted otherwise: never guessed); ``context_size`` the model's
+    context window the request was made against, so a client can show the share in use.
     """
 
     session_update: Literal["model_reply"] = "model_reply"
@@ -170,6 +171,7 @@ class ModelReply(SparseWireModel):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     cost: Cost | None = None
+    context_size: int | None = None
 
 
 class Repair(WireModel):
