@@ -15,6 +15,7 @@ import { PANEL_VIEW_ID, PanelProvider } from "./panel";
 import { handlePanelMessage } from "./panelMessages";
 import type { SessionProgress } from "./progress";
 import { installIntel } from "./intel";
+import { Closings } from "./notices";
 import { askUser, requestPermission, waitingHuman, type PromptHost } from "./prompts";
 import { ASK_USER, REQUEST_PERMISSION, SESSION_UPDATE, WAITING_HUMAN, type SessionUpdateParams } from "./protocol";
 import { ServerManager } from "./server";
@@ -33,6 +34,7 @@ class Cadenza implements vscode.Disposable, ExtensionHost {
   readonly panel: PanelProvider;
   readonly server: ServerManager;
   readonly progress = new Map<string, SessionProgress>(); // by sessionId
+  readonly closings = new Closings();
   /** Sessions whose history `cadenza.loadSession` is replaying: no notifications for them. */
   readonly replaying = new Set<string>();
   private readonly status = new StatusBar(this.store);

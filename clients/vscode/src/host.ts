@@ -7,6 +7,7 @@ import type * as vscode from "vscode";
 import type { LanguageClient } from "vscode-languageclient/node";
 
 import type { Chat } from "./chat";
+import type { Closings } from "./notices";
 import type { PanelProvider } from "./panel";
 import type { SessionProgress } from "./progress";
 import type { ReviewController } from "./review";
@@ -22,6 +23,8 @@ export interface ExtensionHost {
   readonly review: ReviewController;
   /** The work-done progress of each running session, by sessionId. */
   readonly progress: Map<string, SessionProgress>;
+  /** Progress notifications of ended sessions still on screen (end notifications wait for them). */
+  readonly closings: Closings;
   /** Sessions whose history `cadenza.loadSession` is replaying: no notifications for them. */
   readonly replaying: Set<string>;
   log(line: string): void;

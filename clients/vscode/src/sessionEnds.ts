@@ -1,6 +1,7 @@
 /**
  * What a person is told when a session's run stops: nothing while it waits (the server prompts
- * for the answer), else one end notification at a time with the buttons that apply (Show
+ * for the answer), else one end notification at a time, once the session's progress
+ * notification is gone: a one-line summary (`endNotice`) with the buttons that apply (Show
  * Panel, Show Log, the end's fix such as Pull model); and "Answer…" for a declined question.
  */
 
@@ -14,13 +15,16 @@ import type { SessionEndUpdate } from "./protocol";
 import { endNotice, isWaitingReason } from "./sessions";
 
 export class SessionEnds {
-  private readonly notices = new Notices();
+  private readonly notices: Notices;
 
   /** @param reply answers a waiting session (Cadenza: Reply to Session…). */
   constructor(
     private readonly host: ExtensionHost,
     private readonly reply: (sessionId: string) => Promise<void>,
-  ) {}
+  ) {
+    // An end shows once the progress notifications of ended sessions are off the screen.
+    this.notices = new Notices(undefined, () => host.closings.settled());
+  }
 
   async ended(sessionId: string, end: SessionEndUpdate): Promise<void> {
     this.host.progress.get(sessionId)?.dispose();

@@ -1,7 +1,10 @@
 /**
- * Sessions in words: stop reasons, the end notification, the reply prompt, the session list's
- * quick pick items, the undo summary. Pure (no `vscode`).
+ * Sessions in words: stop reasons, the end notification (a one-line summary of the final
+ * message), the progress notification's task, the reply prompt, the session list's quick pick
+ * items, the undo summary. Pure (no `vscode`).
  */
+
+import MarkdownIt from "markdown-it";
 
 import { WAITING_REASONS, type SessionInfo } from "./protocol";
 import type { SessionView } from "./sessions";
@@ -96,30 +99,73 @@ export function describeStopReason(reason: string): string {
   }
 }
 
-/**
- * Markdown as one line of plain text, for notifications (which show text as it is): the marks
- * (headings, emphasis, code, fences, list bullets, quotes, link targets) dropped, whitespace
- * collapsed. `_` is left alone (identifiers such as calc_total).
- */
-export function plainText(markdown: string): string {
-  return markdown
-    .replace(/^\s*(```|~~~).*$/gm, "")
-    .replace(/^\s{0,3}#{1,6}\s+/gm, "")
-    .replace(/^\s*>\s?/gm, "")
-    .replace(/^\s*(?:[-*+]|\d+[.)])\s+/gm, "")
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
-    .replace(/\*\*(.+?)\*\*/g, "$1")
-    .replace(/\*(\S(?:.*?\S)?)\*/g, "$1")
-    .replace(/~~(.+?)~~/g, "$1")
-    .replace(/`([^`]*)`/g, "$1")
-    .replace(/\s+/g, " ")
-    .trim();
+/** Longest summary of the model's final message in an end notification (characters). */
+export const SUMMARY_CHARS = 120;
+/** Longest error text in an end notification: an error's one sentence carries its fix. */
+export const ERROR_CHARS = 240;
+
+// HTML is parsed as HTML here so that it can be left out of a summary (the panel renders it as text).
+const markdown = new MarkdownIt({ html: true });
+type Token = ReturnType<MarkdownIt["parse"]>[number];
+
+/** The text of an inline token's children: text and code spans; no HTML, no script or style content. */
+function inlineText(children: readonly Token[]): string {
+  let text = "";
+  let hidden = false;
+  for (const child of children) {
+    if (child.type === "html_inline") {
+      if (/^<(script|style)\b/i.test(child.content)) hidden = true;
+      else if (/^<\/(script|style)\b/i.test(child.content)) hidden = false;
+    } else if (hidden) {
+      continue;
+    } else if (child.type === "text" || child.type === "code_inline") {
+      text += child.content;
+    } else if (child.type === "softbreak" || child.type === "hardbreak") {
+      text += " ";
+    }
+  }
+  return text.replace(/\s+/g, " ").trim();
 }
 
-/** The notification shown when a session ends (the message as plain text, at most 300 characters). */
+/** The plain text of the first paragraph (in a list or a quote too), else of the first heading. */
+function firstBlockText(source: string): string {
+  const tokens = markdown.parse(source, {});
+  let heading = "";
+  for (let i = 0; i < tokens.length; i++) {
+    if (tokens[i].type !== "inline") continue;
+    const text = inlineText(tokens[i].children ?? []);
+    if (!text) continue;
+    if (tokens[i - 1]?.type !== "heading_open") return text;
+    heading ||= text;
+  }
+  return heading;
+}
+
+/** `text` on one line, at most `max` characters: cut at a word, with "…". */
+export function clipLine(text: string, max: number): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  if (line.length <= max) return line;
+  const cut = line.slice(0, max - 1);
+  const space = cut.lastIndexOf(" ");
+  return `${(space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,;:.]+$/, "")}…`;
+}
+
+/**
+ * A message as a one-line summary, for notifications (which show text as it is): the first
+ * sentence of its first paragraph (a heading only when nothing else has text), as plain text
+ * (no Markdown marks, no HTML, no code block), at most `max` characters. A paragraph that
+ * announces more (ends with ":") ends with "…": the rest is in the panel.
+ */
+export function summaryLine(message: string, max = SUMMARY_CHARS): string {
+  const block = firstBlockText(message);
+  const [first] = new Intl.Segmenter("en", { granularity: "sentence" }).segment(block);
+  const sentence = (first?.segment ?? "").trim();
+  return clipLine(sentence.endsWith(":") ? `${sentence.slice(0, -1).trimEnd()}…` : sentence, max);
+}
+
+/** The notification shown when a session ends: its message as a one-line summary. */
 export function endNotice(reason: string, message: string | undefined): string {
-  const plain = message ? plainText(message) : "";
-  const text = plain.length > 300 ? `${plain.slice(0, 299)}…` : plain;
+  const text = message ? summaryLine(message, reason === "end_turn" ? SUMMARY_CHARS : ERROR_CHARS) : "";
   switch (reason) {
     case "end_turn":
       return text ? `Cadenza finished: ${text}` : "Cadenza finished the task.";
@@ -128,6 +174,12 @@ export function endNotice(reason: string, message: string | undefined): string {
     default:
       return `Cadenza ${describeStopReason(reason)}${text ? `: ${text}` : "."}`;
   }
+}
+
+/** The person's task as a progress notification shows it: its first line, shortened. */
+export function taskLabel(task: string, max = 60): string {
+  const line = task.split("\n").find((l) => l.trim()) ?? "";
+  return clipLine(line, max);
 }
 
 /** What `cadenza.undoSession` answered, in words: `{sessionId, files: [{path, action, oldPath?}], unchanged}`. */

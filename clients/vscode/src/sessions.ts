@@ -20,7 +20,7 @@ import { clip, isDiff, isFix, lineStats, outputOf, promptText, stringify } from 
 import { addModelReply, addUsageUpdate, emptyUsage, formatUsage, type TurnUsage } from "./usage";
 
 export { lineStats, promptText } from "./updateContent";
-export { describeState, isWaitingReason, describeStopReason, endNotice, plainText, replyPrompt, sessionItems, undoSummary } from "./sessionText";
+export { clipLine, describeState, isWaitingReason, describeStopReason, endNotice, replyPrompt, sessionItems, summaryLine, undoSummary } from "./sessionText";
 
 export { OUTPUT_CHARS } from "./updateContent";
 export type { DiffRecord, DiffRef, Entry, SessionState, SessionView } from "./sessionModel";

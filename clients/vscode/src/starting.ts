@@ -14,6 +14,7 @@ import { errorText } from "./errors";
 import type { ExtensionHost } from "./host";
 import { SessionProgress } from "./progress";
 import { START_SESSION, type PromptContext, type StartSessionResult } from "./protocol";
+import { taskLabel } from "./sessionText";
 
 /** The one message of a server that did not start: what to do, with Open Settings and Show Log. */
 export async function serverFailed(output: vscode.OutputChannel, error: unknown): Promise<void> {
@@ -64,19 +65,23 @@ export class SessionStarter {
       });
     }
     if (!task?.trim()) return;
-    await this.start(taskWithContext(task, context), folder?.uri);
+    await this.start(taskWithContext(task, context), folder?.uri, { label: task });
   }
 
   /** The panel's new session: the task (with the editor's place unless it has mentions) and its mentions. */
   async startFromPanel(task: string, options: StartOptions): Promise<string | undefined> {
     const { context, folder } = this.editorContext();
-    return this.start(options.withEditorContext ? taskWithContext(task, context) : task, folder?.uri, options);
+    return this.start(options.withEditorContext ? taskWithContext(task, context) : task, folder?.uri, { ...options, label: task });
   }
 
+  /**
+   * @param task what the model gets: the person's words and the editor context.
+   * @param options.label the person's words alone (the progress notification shows them).
+   */
   async start(
     task: string,
     rootUri: vscode.Uri | undefined,
-    options: { model?: string; workflow?: string; context?: PromptContext } = {},
+    options: { model?: string; workflow?: string; context?: PromptContext; label?: string } = {},
   ): Promise<string | undefined> {
     if (!rootUri && !vscode.workspace.workspaceFolders?.length) {
       void vscode.window.showErrorMessage("Cadenza works on a folder: open one first (File › Open Folder…).");
@@ -101,6 +106,8 @@ export class SessionStarter {
     if (settings.revealOnRun) await this.host.panel.reveal();
     const progress = new SessionProgress(
       client,
+      taskLabel(options.label ?? task),
+      this.host.closings,
       (id, message) => {
         if (id) {
           this.host.store.progress(id, message);

@@ -6,9 +6,7 @@ import {
   promptText,
   describeState,
   describeStopReason,
-  endNotice,
   isWaitingReason,
-  plainText,
   lineStats,
   replyPrompt,
   sessionItems,
@@ -328,17 +326,6 @@ describe("undoSummary", () => {
   });
 });
 
-describe("endNotice", () => {
-  it("words the end of a session", () => {
-    expect(endNotice("end_turn", "Renamed.")).toBe("Cadenza finished: Renamed.");
-    expect(endNotice("end_turn", "")).toBe("Cadenza finished the task.");
-    expect(endNotice("cancelled", "")).toBe("Cadenza: the task was cancelled.");
-    expect(endNotice("max_steps", "stopped after 25 steps")).toBe("Cadenza stopped at the step limit: stopped after 25 steps");
-    expect(endNotice("error", undefined)).toBe("Cadenza failed with an error.");
-    expect(endNotice("end_turn", "x".repeat(400))).toHaveLength("Cadenza finished: ".length + 300);
-  });
-});
-
 describe("describeStopReason", () => {
   it("words every documented stop reason and passes unknown ones through", () => {
     for (const reason of ["end_turn", "needs_user_input", "waiting_human", "failed", "aborted", "cancelled", "max_steps", "error"]) {
@@ -408,17 +395,6 @@ describe("provider errors", () => {
     const session = s.get("e")!;
     expect(session.message).toMatch(/^The openai provider refused the API key \(HTTP 401\)/);
     expect(session.entries.at(-1)).toMatchObject({ kind: "end", message: session.message, detail: raw });
-    expect(endNotice("error", session.message)).toMatch(/^Cadenza failed with an error: The openai provider refused the API key/);
-  });
-});
-
-describe("plainText", () => {
-  it("drops the Markdown marks for a notification", () => {
-    expect(
-      plainText("## Summary\n\nRenamed **calc_total** and added `typing` hints:\n\n- inventory.py\n- report.py\n\n```python\nx = 1\n```\n> see [the docs](https://x.y) *now*"),
-    ).toBe("Summary Renamed calc_total and added typing hints: inventory.py report.py x = 1 see the docs now");
-    expect(plainText("Added type hints to calc_total.")).toBe("Added type hints to calc_total.");
-    expect(endNotice("end_turn", "## Done\n\n**Yes**")).toBe("Cadenza finished: Done Yes");
   });
 });
 

@@ -1,6 +1,6 @@
 // A stand-in for the `vscode` module in unit tests (vitest.config.mts aliases `vscode` to it):
-// the few functions prompts.ts calls, each replaced by a test (the objects are mutable), and
-// a cancellation token the test controls.
+// the few functions prompts.ts and progress.ts call, each replaced by a test (the objects are
+// mutable), and a cancellation token the test controls.
 
 import { configuration } from "./configuration";
 
@@ -30,7 +30,10 @@ export const env = {
   openExternal: async (_uri: unknown): Promise<boolean> => true,
 };
 
+export const ProgressLocation = { SourceControl: 1, Window: 10, Notification: 15 };
+
 export const window = {
+  withProgress: async (..._args: unknown[]): Promise<unknown> => undefined,
   showInputBox: async (..._args: unknown[]): Promise<string | undefined> => undefined,
   showQuickPick: async (..._args: unknown[]): Promise<unknown> => undefined,
   showInformationMessage: async (..._args: unknown[]): Promise<string | undefined> => undefined,
