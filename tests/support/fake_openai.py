@@ -28,6 +28,7 @@ class Reply:
         status: HTTP status; anything but 200 sends an error body instead of a completion.
         delay_s: Seconds to hold the answer back (ends early when the server stops).
         cost: ``usage.cost`` as OpenRouter reports it (None: not reported).
+        prompt_tokens: ``usage.prompt_tokens`` as reported (the context the request held).
     """
 
     content: str | None = None
@@ -36,6 +37,7 @@ class Reply:
     status: int = 200
     delay_s: float = 0.0
     cost: float | None = None
+    prompt_tokens: int = 10
 
     def body(self, model: str) -> dict[str, Any]:
         """The JSON response body."""
@@ -45,7 +47,11 @@ class Reply:
         if self.tool_calls:
             message["tool_calls"] = self.tool_calls
         finish = self.finish_reason or ("tool_calls" if self.tool_calls else "stop")
-        usage: dict[str, Any] = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        usage: dict[str, Any] = {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": 5,
+            "total_tokens": self.prompt_tokens + 5,
+        }
         if self.cost is not None:
             usage["cost"] = self.cost
         return {

@@ -5,7 +5,8 @@ and prints one JSON line ``{"baseUrl": ..., "control": ...}`` on stdout once bot
 test driver (Node) scripts the model between scenarios:
 
 - ``POST /script`` with ``{"replies": [REPLY, ...]}`` appends replies, where REPLY is
-  ``{"content"?, "tool_calls"?: [{"name", "arguments", "id"}], "delay_s"?, "status"?}``;
+  ``{"content"?, "tool_calls"?: [{"name", "arguments", "id"}], "delay_s"?, "status"?,
+  "prompt_tokens"?}`` (``prompt_tokens``: the usage it reports, 10 unless given);
 - ``GET /requests`` returns every chat request received so far (JSON list);
 - ``POST /reset`` forgets the script and the requests.
 
@@ -39,6 +40,7 @@ def reply_of(spec: dict[str, Any]) -> Reply:
         tool_calls=calls,
         status=int(spec.get("status", 200)),
         delay_s=float(spec.get("delay_s", 0.0)),
+        prompt_tokens=int(spec.get("prompt_tokens", 10)),
     )
 
 

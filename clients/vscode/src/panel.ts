@@ -1,7 +1,8 @@
 /**
  * The "Cadenza" panel: a webview view in its own view container of the activity bar (the side
  * bar) that renders the sessions of this window (the agent's messages as Markdown, tool calls
- * with their status, diffs with "Open diff", token usage per turn).
+ * with their status, diffs with "Open diff", token usage per turn), and below them the input with
+ * the context meter of the conversation it continues.
  *
  * The webview's script is dist/webview.js (src/webview/, bundled by esbuild with markdown-it and
  * DOMPurify). Its Content-Security-Policy allows that script (by nonce) and the stylesheet, and
@@ -140,7 +141,10 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
   <p class="hint">Describe one below, or <em>Cadenza: Run Task…</em> in the command palette (<button id="run" class="link">Run a task…</button>); select code first to give it as context.</p>
 </div>
 <div id="composer" class="composer">
-  <div id="target" class="target"></div>
+  <div class="composer-head">
+    <div id="target" class="target"></div>
+    <span id="meter" class="meter" role="meter" aria-label="Context in use" aria-valuemin="0" aria-valuemax="100" hidden><span class="meter-bar"><span class="meter-fill"></span></span><span class="meter-text"></span></span>
+  </div>
   <div id="chips" class="chips"></div>
   <div id="completion" class="completion" role="listbox" hidden></div>
   <textarea id="prompt" rows="2" aria-label="Message to Cadenza" placeholder="Ask Cadenza… (@ to mention a file, / for commands; Enter sends, Shift+Enter: new line)"></textarea>

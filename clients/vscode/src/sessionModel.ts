@@ -6,7 +6,7 @@
 
 import type { FileReview } from "./hunks";
 import type { EndFix, ToolStatus } from "./protocol";
-import type { TurnUsage } from "./usage";
+import type { ContextUse, TurnUsage } from "./usage";
 
 export interface DiffRef {
   id: string;
@@ -93,6 +93,8 @@ export interface SessionView {
   turnUsage?: TurnUsage;
   /** `turnUsage` in words, for the panel ("" before the first model reply). */
   usage?: string;
+  /** The context in use at the latest reported request, across turns (the meter beside the input). */
+  context?: ContextUse;
   /** The workflow of the next turn when chosen in the panel. */
   workflow?: string;
   /** The latest turn's changes per file, once the server listed them (`cadenza.listChanges`). */

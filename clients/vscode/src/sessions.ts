@@ -17,7 +17,7 @@ import type { DiffContentItem, SessionEndUpdate, SessionUpdate, ToolContent, Too
 import type { DiffRecord, DiffRef, Entry, SessionView } from "./sessionModel";
 import { isWaitingReason } from "./sessionText";
 import { clip, isDiff, isFix, lineStats, outputOf, promptText, stringify } from "./updateContent";
-import { addModelReply, addUsageUpdate, emptyUsage, formatUsage, type TurnUsage } from "./usage";
+import { addModelReply, addUsageUpdate, contextUse, emptyUsage, formatUsage, type TurnUsage } from "./usage";
 
 export { lineStats, promptText } from "./updateContent";
 export { clipLine, describeState, isWaitingReason, describeStopReason, endNotice, replyPrompt, sessionItems, summaryLine, undoSummary } from "./sessionText";
@@ -96,6 +96,7 @@ export class SessionStore {
     session.entries = [];
     session.edited = [];
     session.progress = undefined;
+    session.context = undefined;
     for (const [diffId, diff] of this.diffs) if (diff.sessionId === id) this.diffs.delete(diffId);
     return session;
   }
@@ -195,11 +196,11 @@ export class SessionStore {
       }
       case "model_reply":
         addModelReply(this.turn(session), u);
-        session.usage = formatUsage(session.turnUsage, session.contextSize);
+        this.measured(session);
         return undefined;
       case "usage_update":
         addUsageUpdate(this.turn(session), u);
-        session.usage = formatUsage(session.turnUsage, session.contextSize);
+        this.measured(session);
         return undefined;
       case "tool_call":
       case "tool_call_update":
@@ -269,6 +270,12 @@ export class SessionStore {
       default:
         return undefined; // kinds this version does not know (repair, ...)
     }
+  }
+
+  /** After a usage update: the turn's usage line, and the context meter (which outlives the turn). */
+  private measured(session: SessionView): void {
+    session.usage = formatUsage(session.turnUsage, session.contextSize);
+    session.context = contextUse(session.turnUsage, session.contextSize) ?? session.context;
   }
 
   private turn(session: SessionView): TurnUsage {

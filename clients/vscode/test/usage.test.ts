@@ -1,6 +1,17 @@
 import { describe, expect, it } from "vitest";
 
-import { addModelReply, addUsageUpdate, emptyUsage, formatCost, formatTokens, formatUsage } from "../src/usage";
+import { SessionStore } from "../src/sessions";
+import {
+  addModelReply,
+  addUsageUpdate,
+  contextMeter,
+  contextUse,
+  emptyUsage,
+  formatCost,
+  formatTokens,
+  formatUsage,
+  formatWindow,
+} from "../src/usage";
 
 describe("usage", () => {
   it("formats token counts", () => {
@@ -62,5 +73,70 @@ describe("usage", () => {
     addModelReply(u, { cost: { amount: 0.01, currency: "usd" } });
     addModelReply(u, { cost: { amount: 0.5, currency: "EUR" } });
     expect(formatUsage(u)).toBe("2 requests · no token counts reported · $0.0100 · €0.5000");
+  });
+
+  it("takes the context window from model_reply's contextSize, over the setting", () => {
+    const u = emptyUsage();
+    addModelReply(u, { promptTokens: 3932, completionTokens: 10, contextSize: 32768 });
+    expect(formatUsage(u, 8192)).toBe("context 3,932 / 32.8k tokens (12%) · 10 tokens out · 1 request");
+    addModelReply(u, { promptTokens: 4000, contextSize: 0 });
+    expect(u.contextSize).toBe(32768);
+  });
+});
+
+describe("the context meter", () => {
+  it("writes a window in short", () => {
+    expect(formatWindow(8192)).toBe("8k");
+    expect(formatWindow(32768)).toBe("32k");
+    expect(formatWindow(131072)).toBe("128k");
+    expect(formatWindow(200000)).toBe("200k");
+    expect(formatWindow(1048576)).toBe("1M");
+    expect(formatWindow(2_000_000)).toBe("2M");
+    expect(formatWindow(12345)).toBe("12k");
+    expect(formatWindow(1500)).toBe("1.5k");
+    expect(formatWindow(512)).toBe("512");
+  });
+
+  it("is the latest prompt against the window: share, tooltip, level", () => {
+    expect(contextMeter(undefined)).toBeUndefined();
+    expect(contextMeter({ used: 3932, size: 32768 })).toEqual({
+      text: "12% of 32k",
+      title:
+        "Context in use: 3,932 of 32,768 tokens (12%), the prompt of the latest model request in this conversation. " +
+        "Near 70% Cadenza summarizes older turns.",
+      percent: 12,
+      level: "normal",
+    });
+    expect(contextMeter({ used: 10, size: 8192 })?.text).toBe("<1% of 8k");
+    expect(contextMeter({ used: 6000, size: 8192 })).toMatchObject({ text: "73% of 8k", level: "high" });
+    expect(contextMeter({ used: 9000, size: 8192 })).toMatchObject({ text: "100% of 8k", percent: 100, level: "full" });
+  });
+
+  it("shows tokens only when the window is not known", () => {
+    expect(contextMeter({ used: 1843 })).toEqual({
+      text: "1,843 tokens",
+      title: "Context in use: 1,843 tokens, the prompt of the latest model request (the model's context size is not known).",
+      level: "normal",
+    });
+    expect(contextUse(emptyUsage())).toBeUndefined();
+    expect(contextUse({ requests: 1, promptTokens: 5 }, 4096)).toEqual({ used: 5, size: 4096 });
+  });
+
+  it("follows every request of a conversation, across its turns", () => {
+    const s = new SessionStore(() => 0);
+    s.add("m", { task: "t" });
+    expect(s.get("m")!.context).toBeUndefined();
+    s.apply("m", { sessionUpdate: "model_reply", step: 1, toolCalls: 1, finishReason: "tool_calls", promptTokens: 1000, contextSize: 32768 });
+    expect(s.get("m")!.context).toEqual({ used: 1000, size: 32768 });
+    s.apply("m", { sessionUpdate: "model_reply", step: 2, toolCalls: 0, finishReason: "stop", promptTokens: 3932, contextSize: 32768 });
+    expect(s.get("m")!.context).toEqual({ used: 3932, size: 32768 });
+    s.apply("m", { sessionUpdate: "session_end", stopReason: "end_turn", message: "ok", steps: 2 });
+    // The turn is over; the meter still shows what the conversation holds.
+    expect(s.get("m")!.context).toEqual({ used: 3932, size: 32768 });
+    s.apply("m", { sessionUpdate: "session_resume", after: "end_turn", reply: "more", kind: "prompt" });
+    s.apply("m", { sessionUpdate: "model_reply", step: 3, toolCalls: 0, finishReason: "stop" }); // no counts
+    expect(s.get("m")!.context).toEqual({ used: 3932, size: 32768 });
+    s.apply("m", { sessionUpdate: "usage_update", used: 5000, size: 32768 });
+    expect(s.get("m")!.context).toEqual({ used: 5000, size: 32768 });
   });
 });

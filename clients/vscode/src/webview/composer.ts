@@ -1,8 +1,10 @@
 // The panel's input (src/webview/panel.ts renders the thread above it): multi-line text (Enter
 // sends, Shift+Enter a new line, Up/Down browse earlier messages), completion of `@` mentions
 // (files, symbols, the selection, the Problems list) shown as chips, and of `/` commands; the
-// model and mode pickers; New and History. The extension decides where a message goes.
+// model and mode pickers; New and History; the context meter of the conversation it continues
+// ("12% of 32k"). The extension decides where a message goes.
 
+import { contextMeter, type ContextUse } from "../usage";
 import { PromptHistory } from "./history";
 import { replaceTrigger, triggerAt, type Trigger } from "./trigger";
 
@@ -34,6 +36,8 @@ export interface Target {
   state?: string;
   model?: string;
   workflow?: string;
+  /** The context in use at the conversation's latest request. */
+  context?: ContextUse;
 }
 
 type Post = (message: unknown) => void;
@@ -49,6 +53,7 @@ export class Composer {
   private readonly targetLine = byId<HTMLElement>("target");
   private readonly modelPick = byId<HTMLSelectElement>("model");
   private readonly workflowPick = byId<HTMLSelectElement>("workflow");
+  private readonly meter = byId<HTMLElement>("meter");
   private mentions: Mention[] = [];
   private items: Item[] = [];
   private selected = 0;
@@ -74,9 +79,10 @@ export class Composer {
     this.workflowPick.addEventListener("change", () => post({ type: "choose", what: "workflow", value: this.workflowPick.value }));
   }
 
-  /** The pickers and the line that says where the next message goes. */
+  /** The pickers, the line that says where the next message goes, and the context meter. */
   update(chat: ChatState | undefined, target: Target): void {
     if (!chat) return;
+    this.showMeter(target.context);
     const fallbackModel = target.model || chat.models[0]?.id || "the server's default";
     const models: [string, string][] = [["", `Model: ${fallbackModel}`], ...chat.models.map((m): [string, string] => [m.id, m.label]), ["other", "Other model…"]];
     fill(this.modelPick, models, chat.model);
@@ -99,6 +105,23 @@ export class Composer {
           ? "Your answer… (Enter sends)"
           : "Ask a follow-up… (@ mentions a file, / a command; Enter sends, Shift+Enter: new line)";
     }
+  }
+
+  private showMeter(use: ContextUse | undefined): void {
+    const meter = contextMeter(use);
+    this.meter.hidden = !meter;
+    if (!meter) return;
+    this.meter.className = `meter ${meter.level}`;
+    this.meter.title = meter.title;
+    this.meter.setAttribute("aria-valuetext", meter.text);
+    if (meter.percent !== undefined) this.meter.setAttribute("aria-valuenow", String(meter.percent));
+    else this.meter.removeAttribute("aria-valuenow");
+    const bar = this.meter.querySelector<HTMLElement>(".meter-bar");
+    if (bar) bar.hidden = meter.percent === undefined;
+    const fill = this.meter.querySelector<HTMLElement>(".meter-fill");
+    if (fill) fill.style.width = `${meter.percent ?? 0}%`;
+    const text = this.meter.querySelector<HTMLElement>(".meter-text");
+    if (text) text.textContent = meter.text;
   }
 
   /** The extension's answer to a completion request (stale answers are dropped). */

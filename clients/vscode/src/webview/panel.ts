@@ -316,7 +316,7 @@ window.addEventListener("message", (event: MessageEvent) => {
     saveState();
     render(message.sessions);
     const target = chat?.current ? sessions.find((s) => s.id === chat?.current) : undefined;
-    composer.update(chat, { task: target?.task, state: target?.state, model: target?.model, workflow: target?.workflow });
+    composer.update(chat, { task: target?.task, state: target?.state, model: target?.model, workflow: target?.workflow, context: target?.context });
   } else if (message && message.type === "completions" && typeof message.requestId === "number") {
     composer.completions(message.requestId, Array.isArray(message.items) ? message.items : []);
   }
