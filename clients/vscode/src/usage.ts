@@ -89,8 +89,14 @@ export function formatTokens(n: number): string {
   return `${(n / 1_000_000).toFixed(2)}M`;
 }
 
+/** The share of the window in use: "22%", "<1%" for a little (never "0%" for some), at most "100%". */
+function share(used: number, size: number): { percent: number; text: string } {
+  const percent = Math.min(100, Math.round((100 * used) / size));
+  return { percent, text: used > 0 && percent === 0 ? "<1%" : `${percent}%` };
+}
+
 /**
- * One line for a turn: "context 1,843 / 8,192 tokens (22%) · 41 tokens out · 3 requests · $0.0200"
+ * One line for a turn: "context 1,843 / 8k tokens (22%) · 41 tokens out · 3 requests · $0.0200"
  * (the cost only when the server reported one).
  *
  * @param contextSize the model's context window when known from elsewhere (the
@@ -104,8 +110,7 @@ export function formatUsage(usage: TurnUsage | undefined, contextSize?: number):
   const size = usage.contextSize ?? contextSize;
   if (used !== undefined) {
     if (size) {
-      const percent = Math.min(100, Math.round((100 * used) / size));
-      parts.push(`context ${formatTokens(used)} / ${formatTokens(size)} tokens (${percent}%)`);
+      parts.push(`context ${formatTokens(used)} / ${formatWindow(size)} tokens (${share(used, size).text})`);
     } else {
       parts.push(`context ${formatTokens(used)} tokens`);
     }
@@ -178,9 +183,7 @@ export function contextMeter(use: ContextUse | undefined): Meter | undefined {
       level: "normal",
     };
   }
-  const exact = (100 * use.used) / use.size;
-  const percent = Math.min(100, Math.round(exact));
-  const shown = use.used > 0 && percent === 0 ? "<1%" : `${percent}%`;
+  const { percent, text: shown } = share(use.used, use.size);
   return {
     text: `${shown} of ${formatWindow(use.size)}`,
     title:

@@ -340,11 +340,11 @@ describe("usage and replays", () => {
     const s = store();
     s.add("u", { task: "t", contextSize: 8192 });
     s.apply("u", { sessionUpdate: "model_reply", step: 1, toolCalls: 1, finishReason: "tool_calls", promptTokens: 1000, completionTokens: 20 });
-    expect(s.get("u")!.usage).toBe("context 1,000 / 8,192 tokens (12%) · 20 tokens out · 1 request");
+    expect(s.get("u")!.usage).toBe("context 1,000 / 8k tokens (12%) · 20 tokens out · 1 request");
     s.apply("u", { sessionUpdate: "model_reply", step: 2, toolCalls: 0, finishReason: "stop", promptTokens: 1843, completionTokens: 41 });
     s.apply("u", { sessionUpdate: "session_end", stopReason: "needs_user_input", message: "which?", steps: 2 });
     const first = s.get("u")!.entries.at(-1)!;
-    expect(first).toMatchObject({ kind: "end", usage: "context 1,843 / 8,192 tokens (22%) · 61 tokens out · 2 requests" });
+    expect(first).toMatchObject({ kind: "end", usage: "context 1,843 / 8k tokens (22%) · 61 tokens out · 2 requests" });
     // The next turn counts anew.
     s.apply("u", { sessionUpdate: "session_resume", after: "needs_user_input", reply: "this" });
     s.apply("u", { sessionUpdate: "model_reply", step: 3, toolCalls: 0, finishReason: "stop" });

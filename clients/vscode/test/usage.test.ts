@@ -28,7 +28,7 @@ describe("usage", () => {
     addModelReply(u, { promptTokens: 1843, completionTokens: 41 });
     expect(u).toEqual({ requests: 2, promptTokens: 1843, completionTokens: 71 });
     expect(formatUsage(u)).toBe("context 1,843 tokens · 71 tokens out · 2 requests");
-    expect(formatUsage(u, 8192)).toBe("context 1,843 / 8,192 tokens (22%) · 71 tokens out · 2 requests");
+    expect(formatUsage(u, 8192)).toBe("context 1,843 / 8k tokens (22%) · 71 tokens out · 2 requests");
   });
 
   it("says when the provider reported no counts, and nothing before a request", () => {
@@ -45,7 +45,7 @@ describe("usage", () => {
     const u = emptyUsage();
     addModelReply(u, { promptTokens: 900, completionTokens: 10 });
     addUsageUpdate(u, { used: 1000, size: 32768 });
-    expect(formatUsage(u, 8192)).toBe("context 1,000 / 32.8k tokens (3%) · 10 tokens out · 1 request");
+    expect(formatUsage(u, 8192)).toBe("context 1,000 / 32k tokens (3%) · 10 tokens out · 1 request");
   });
 
   it("shows the turn's cost beside its usage when reported, nothing when absent", () => {
@@ -78,9 +78,10 @@ describe("usage", () => {
   it("takes the context window from model_reply's contextSize, over the setting", () => {
     const u = emptyUsage();
     addModelReply(u, { promptTokens: 3932, completionTokens: 10, contextSize: 32768 });
-    expect(formatUsage(u, 8192)).toBe("context 3,932 / 32.8k tokens (12%) · 10 tokens out · 1 request");
+    expect(formatUsage(u, 8192)).toBe("context 3,932 / 32k tokens (12%) · 10 tokens out · 1 request");
     addModelReply(u, { promptTokens: 4000, contextSize: 0 });
     expect(u.contextSize).toBe(32768);
+    expect(formatUsage({ requests: 1, promptTokens: 10, contextSize: 8192 })).toBe("context 10 / 8k tokens (<1%) · 1 request");
   });
 });
 
