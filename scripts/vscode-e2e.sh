@@ -9,6 +9,8 @@
 # (scripts/setup.sh) when there is none and CADENZA_PYTHON is unset, and the small local model
 # smollm2-135m. The test files: e2e.test.mjs (scripted model, fixed behaviour),
 # conversation.test.mjs (the view as a conversation: follow-ups, @-mentions, model switch, review),
+# panel.test.mjs (the notifications and the view as used all day: progress gone before the end,
+# the one-line finish summary, wide code, the context meter; the README's side bar screenshot),
 # intel.test.mjs (the editor's code intelligence for the agent), pull-model.test.mjs (a missing
 # local model, Pull model from a loopback download host), local-model.test.mjs (nothing
 # configured, the embedded llama.cpp model) and workspace-settings.test.mjs (a workspace's
@@ -97,7 +99,7 @@ status=0
     CODE_SERVER="$code_server_dir/node_modules/.bin/code-server" \
     CADENZA_VSIX="$repo/clients/vscode/dist/cadenza.vsix" \
     CADENZA_VSCODE_LOCAL_MODEL="$local_model" \
-    timeout --kill-after=10 1800 node --test --test-concurrency=1 e2e.test.mjs conversation.test.mjs intel.test.mjs pull-model.test.mjs local-model.test.mjs \
+    timeout --kill-after=10 1800 node --test --test-concurrency=1 e2e.test.mjs conversation.test.mjs panel.test.mjs intel.test.mjs pull-model.test.mjs local-model.test.mjs \
       workspace-settings.test.mjs
 ) || status=$?
 say "done (exit status $status); screenshots in test-artifacts/vscode/"

@@ -169,7 +169,7 @@ describe("a conversation in the Cadenza view (code-server)", { timeout: 600000 }
       assert.equal(await session.locator(".resume").count(), 0, "a follow-up shown as an answer");
       const usage = await session.locator(".end .usage").allInnerTexts();
       assert.equal(usage.length, 3, `usage per turn: ${usage}`);
-      for (const line of usage) assert.match(line, /context \d+ tokens · \d+ tokens out · 1 request/);
+      for (const line of usage) assert.match(line, /context \d+ \/ \d+k tokens \(<?\d+%\) · \d+ tokens out · 1 request/);
       await session.locator(".end").last().scrollIntoViewIfNeeded();
       await wb.shot("three-turns", "three turns in one session: the follow-ups, the @inventory.py chip, the model switch note, usage per turn");
     }));

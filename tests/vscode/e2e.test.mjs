@@ -532,11 +532,12 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       assert.ok(!scripts.some((src) => src.includes("pwned")), `the reply's script is in the webview: ${scripts}`);
       // The final message is the streamed text: shown once.
       assert.equal(await session.locator("h2", { hasText: "Summary" }).count(), 1, "the final message is shown twice");
-      // Usage of the turn (the scripted model reports 10 prompt and 5 completion tokens).
-      assert.equal(await session.locator(".end .usage").innerText(), "context 10 tokens · 5 tokens out · 1 request");
-      // The finish notification shows the reply as plain text, not Markdown source.
-      const finished = await wb.waitForToast("Cadenza finished: Summary Renamed calc_total and added typing hints", 30000);
-      assert.ok(!(await finished.innerText()).includes("**"), "Markdown source in the finish notification");
+      // Usage of the turn (the scripted model reports 10 prompt and 5 completion tokens; the
+      // server's context window is the default 8192).
+      assert.equal(await session.locator(".end .usage").innerText(), "context 10 / 8k tokens (<1%) · 5 tokens out · 1 request");
+      // The finish notification sums the reply up in one line of plain text, not Markdown source.
+      const finished = await wb.waitForToast("Cadenza finished: Renamed calc_total and added typing hints…", 30000);
+      assert.ok(!/\*\*|##|<script/.test(await finished.innerText()), "Markdown or HTML source in the finish notification");
       await session.scrollIntoViewIfNeeded();
       await wb.shot("markdown", "the Cadenza view in the side bar: the reply rendered as Markdown, its <script>/<img onerror> shown as inert text, the turn's usage");
 
