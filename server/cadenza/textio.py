@@ -201,7 +201,7 @@ def changed_span(old: str, new: str) -> tuple[int, int, int]:
     """
     limit = min(len(old), len(new))
     # Binary searches over slice comparisons (memcmp in C): a character loop in Python took
-    # ~40 ms a megabyte (docs/performance.md).
+    # ~40 ms a megabyte (docs/lab/performance.md).
     low, high = 0, limit  # old[:low] == new[:low]; the common prefix is at most high
     while low < high:
         mid = (low + high + 1) // 2

@@ -2,7 +2,7 @@
 
 ``python benchmarks/run.py --smoke`` drives the real server through the headless client
 against the instant fake model. Only structure and counts are checked: times depend on the
-machine's load, and speed is judged by same-run ratios in the benchmarks (docs/performance.md).
+machine's load, and speed is judged by same-run ratios in the benchmarks (docs/lab/performance.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The session's transcript is fsync'd once per step, not once per record (docs/performance.md).
+"""The session's transcript is fsync'd once per step, not once per record (docs/lab/performance.md).
 
 Every record is still written and flushed when ``append`` returns (a crash of the process loses
 at most the line being written); the fsync that makes it survive a crash of the machine comes

@@ -2,7 +2,7 @@
 
 ``changed_span`` (binary search over slices), ``LineIndex.position`` (line breaks counted with
 ``str.count``), ``client_units`` (encoding at once) and ``dominant_line_ending`` (``str.count``)
-replaced per-character loops (docs/performance.md); each is checked here against the plain
+replaced per-character loops (docs/lab/performance.md); each is checked here against the plain
 reference it replaced, on random texts with every LSP line break and astral characters.
 """
 

@@ -1,4 +1,4 @@
-"""Performance fixes of the request path that change no behaviour (docs/performance.md).
+"""Performance fixes of the request path that change no behaviour (docs/lab/performance.md).
 
 - The Chat Completions body is joined from per-message JSON fragments made once: it must equal
   ``build_body`` exactly, in every mode.

@@ -1,6 +1,6 @@
 """Shared settings of the reliability suites: CI mode by default, long mode by env var.
 
-``CADENZA_RELIABILITY_LONG=1`` multiplies every count (see docs/reliability.md).
+``CADENZA_RELIABILITY_LONG=1`` multiplies every count (see docs/lab/reliability.md).
 """
 
 from __future__ import annotations

@@ -92,7 +92,7 @@ safe_meta = st.one_of(
     json_scalar,
 )
 """The SDK spreads ``_meta``'s keys into the handler's arguments (``{"_meta": {"cwd": "/"}}``
-would override ``cwd``): keys here never name a parameter (see docs/reliability.md §1b)."""
+would override ``cwd``): keys here never name a parameter (see docs/lab/reliability.md §1b)."""
 
 
 def _params(fields: dict[str, st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:

@@ -1,4 +1,4 @@
-"""Regression tests for what the crash-safety suite found (docs/reliability.md)."""
+"""Regression tests for what the crash-safety suite found (docs/lab/reliability.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Regression tests for the protocol bugs the fuzzing suite found (docs/reliability.md)."""
+"""Regression tests for the protocol bugs the fuzzing suite found (docs/lab/reliability.md)."""
 
 from __future__ import annotations
 

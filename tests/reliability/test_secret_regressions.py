@@ -1,4 +1,4 @@
-"""Regression tests for the secret leaks suite 6 found (docs/reliability.md)."""
+"""Regression tests for the secret leaks suite 6 found (docs/lab/reliability.md)."""
 
 from __future__ import annotations
 

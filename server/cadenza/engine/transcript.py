@@ -7,7 +7,7 @@ truncated: the reader here skips it, and a writer reopening the file cuts it off
 appending. The session's recorder (``engine.journal``) fsyncs once per step (started at its
 ``step`` event, before the model request, on a background thread so the event loop never waits
 for the disk), at checkpoints and at the end, so a crash of the whole machine loses at most the
-last step or two (one fsync per record, on the loop, cost ~2 ms a step: docs/performance.md).
+last step or two (one fsync per record, on the loop, cost ~2 ms a step: docs/lab/performance.md).
 The stored sessions are listed by ``engine.session_list``.
 
 Records, in the order a session writes them:

@@ -58,7 +58,7 @@ class LineIndex:
 
     Positions are found by counting line breaks with ``str.count`` and finding the line's start
     with ``rfind`` (C speed, no per-line objects): splitting a 10 MB text into lines for two
-    positions took ~150 ms (docs/performance.md). Offsets asked in increasing order (an
+    positions took ~150 ms (docs/lab/performance.md). Offsets asked in increasing order (an
     edit's start, then its end) count only the text between them.
 
     Args:

@@ -83,7 +83,7 @@ class CadenzaServer(LanguageServer):
         """The session manager, made on first use (after ``initialize`` was answered).
 
         Importing it imports the engine, the providers and the tools: ~30% of the server's
-        import time, which ``initialize`` no longer waits for (docs/performance.md);
+        import time, which ``initialize`` no longer waits for (docs/lab/performance.md);
         ``initialized`` makes it, so the first command does not wait either.
         """
         if self._sessions is None:

@@ -85,7 +85,7 @@ class Fragments:
 
     Messages and specs are frozen and a session only appends to its history, so re-encoding
     the whole history for every request made each step cost time linear in the history with a
-    large constant (docs/performance.md); now a request joins the stored fragments. Entries
+    large constant (docs/lab/performance.md); now a request joins the stored fragments. Entries
     are keyed by identity and dropped when their object is garbage collected.
     """
 

@@ -152,7 +152,7 @@ class Tool(ABC, Generic[A]):
         """The tool as offered to the model (JSON Schema from the argument model).
 
         Built once per tool: pydantic's schema generation took ~3 ms per step for the
-        workspace tools (benchmarks/, docs/performance.md). The spec is shared: read it only.
+        workspace tools (benchmarks/, docs/lab/performance.md). The spec is shared: read it only.
         """
         cached: ToolSpec | None = self.__dict__.get("_spec")
         if cached is None:
