@@ -169,6 +169,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     what.add_argument("--list", action="store_true", help="list every decision")
 
+    complete = sub.add_parser(
+        "complete", help="print the inline completion at a position of a file (headless)"
+    )
+    complete.add_argument("path", help="the file")
+    complete.add_argument("line", type=int, help="line, from 1")
+    complete.add_argument("column", type=int, help="column, from 1 (the cursor is before it)")
+    complete.add_argument(
+        "--workspace", default=None, help="workspace folder (default: current, if it holds PATH)"
+    )
+
     add_batch_parser(sub)
     models = sub.add_parser("models", help="manage the embedded local models")
     models_sub = models.add_subparsers(dest="models_command", required=True)
@@ -233,6 +243,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(trust_command(args.folder, args.revoke, args.forget, args.list))
         return 0
+    if args.command == "complete":
+        from cadenza.client.complete import complete_main
+
+        return complete_main(args)
     if args.command == "doctor":
         from cadenza.doctor import doctor_main
 

@@ -161,7 +161,15 @@ def test_command_line_flags() -> None:
         Path("/bin/llama-server"), Path("/m.gguf"), port=1234, ctx_size=4096, threads=3
     )
     line = " ".join(cmd)
-    for flag in ("-m /m.gguf", "--host 127.0.0.1", "--port 1234", "-c 4096", "-np 1", "-t 3"):
+    for flag in (
+        "-m /m.gguf",
+        "--host 127.0.0.1",
+        "--port 1234",
+        "-c 4096",
+        "-np 2",
+        "--kv-unified",
+        "-t 3",
+    ):
         assert flag in line
     for flag in ("--no-webui", "--jinja", "--cache-ram 512"):
         assert flag in cmd or flag in line

@@ -94,6 +94,8 @@ class HeadlessClient:
         self._stderr = StderrTail(options.stderr_sink)
         self._events: EventLog | None = None
         self._snapshot: DiskSnapshot | None = None
+        self.position_encoding: str = types.PositionEncodingKind.Utf16
+        """The position encoding the server chose in ``initialize``."""
 
     async def __aenter__(self) -> HeadlessClient:
         await self.start()
@@ -161,6 +163,7 @@ class HeadlessClient:
         )
         encoding = result.capabilities.position_encoding or types.PositionEncodingKind.Utf16
         requests.applier = WorkspaceEditApplier(self.root, position_encoding=encoding)
+        self.position_encoding = encoding
         lsp.initialized(types.InitializedParams())
 
     def _open_events(self) -> None:
@@ -351,6 +354,35 @@ class HeadlessClient:
         except RuntimeError:
             raise ServerExitedError("the server exited during the undo") from None
         return UndoSessionResult.model_validate(raw if isinstance(raw, dict) else {})
+
+    async def inline_completion(self, path: Path, text: str, position: types.Position) -> str:
+        """Open ``path`` with ``text`` and ask ``textDocument/inlineCompletion`` at ``position``.
+
+        ``position`` is in ``position_encoding`` units. Returns the first item's text, or "".
+
+        Raises:
+            ClientError: The server refused the request or is gone.
+        """
+        lsp, _ = self._started()
+        uri: str = from_fs_path(str(path))
+        document = types.TextDocumentItem(uri=uri, language_id="", version=1, text=text)
+        lsp.text_document_did_open(types.DidOpenTextDocumentParams(text_document=document))
+        params = types.InlineCompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=position,
+            context=types.InlineCompletionContext(
+                trigger_kind=types.InlineCompletionTriggerKind.Invoked
+            ),
+        )
+        try:
+            result = await lsp.text_document_inline_completion_async(params)
+        except JsonRpcException as exc:
+            raise ClientError(f"the completion was refused: {exc.message}") from None
+        except RuntimeError:
+            raise ServerExitedError("the server exited during the completion") from None
+        items = result.items if isinstance(result, types.InlineCompletionList) else result or []
+        first = items[0].insert_text if items else ""
+        return first if isinstance(first, str) else first.value
 
     async def close(self) -> None:
         """``shutdown`` then ``exit`` the server; terminate it if it lingers. Idempotent."""

@@ -23,7 +23,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from cadenza import __version__
-from cadenza.lsp import pickers, review_commands
+from cadenza.lsp import completions, pickers, review_commands
 from cadenza.lsp.framing import BoundedStdinReader, serve_messages
 from cadenza.lsp.options import load_server_config
 from cadenza.lsp.params import InvalidArguments, parse_command_args
@@ -215,6 +215,7 @@ def did_save(ls: CadenzaServer, params: types.DidSaveTextDocumentParams) -> None
 
 async def shutdown(ls: CadenzaServer, params: None) -> None:
     """Cancel every session and close the providers (their child processes included)."""
+    await completions.close(ls)
     await ls.close_sessions()
     ls.shutdown_received = True
 
@@ -346,4 +347,5 @@ def create_server() -> CadenzaServer:
     server.command(CONFIGURE_SESSION)(configure_session)
     review_commands.register(server)
     pickers.register(server)
+    completions.register(server)
     return server

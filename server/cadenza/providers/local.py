@@ -19,7 +19,8 @@ import anyio
 from cadenza.config import CadenzaConfig
 from cadenza.messages import AssistantReply
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
-from cadenza.providers.llama_command import LlamaServerError
+from cadenza.providers.infill import InfillClient
+from cadenza.providers.llama_command import COMPLETION_SLOT, LlamaServerError
 from cadenza.providers.llama_server import LlamaServer
 from cadenza.providers.model_catalog import ModelError
 from cadenza.providers.model_sources import known_models
@@ -55,6 +56,7 @@ class LocalProvider:
         self._server: LlamaServer | None = None
         self._delegate: OpenAIProvider | None = None
         self._slots: SlotCache | None = None
+        self._infill: InfillClient | None = None
 
     @property
     def name(self) -> str:
@@ -149,6 +151,28 @@ class LocalProvider:
             parallel_tool_calls=False,
         )
 
+    async def infill_client(self) -> InfillClient:
+        """The ``/infill`` client of this model's llama-server (started if need be).
+
+        A private server keeps a slot for completions (``COMPLETION_SLOT``), so they never
+        wait behind an agent step nor evict the agent's cached prompt; a shared server picks.
+
+        Raises:
+            ProviderError: The model is not pulled or the server cannot start.
+        """
+        await self._ensure_started()
+        server = self._server
+        base_url = server.base_url if server is not None else self._delegate_url()
+        if self._infill is None or self._infill.base_url != base_url:
+            if self._infill is not None:
+                await self._infill.aclose()
+            slot = COMPLETION_SLOT if server is not None else None
+            self._infill = InfillClient(base_url, slot=slot)
+        return self._infill
+
+    def _delegate_url(self) -> str:
+        return os.environ.get(ENV_SHARED_SERVER, "").rstrip("/")
+
     def _with_defaults(self, request: ModelRequest) -> ModelRequest:
         temperature = request.temperature
         if temperature is None:
@@ -179,9 +203,11 @@ class LocalProvider:
         return reply
 
     async def _shutdown(self) -> None:
-        delegate, server = self._delegate, self._server
-        self._delegate = self._server = self._slots = None
+        delegate, server, infill = self._delegate, self._server, self._infill
+        self._delegate = self._server = self._slots = self._infill = None
         try:
+            if infill is not None:
+                await infill.aclose()
             if delegate is not None:
                 await delegate.aclose()
         finally:

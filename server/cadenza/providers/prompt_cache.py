@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 ENV_FOLDER = "CADENZA_PROMPT_CACHE"
 """The folder for saved prompt caches instead of the user cache folder's; ``off`` turns it off."""
 SLOT_ID = 0
-"""The slot saved and restored: a private server has one (``-np 1``)."""
+"""The slot saved and restored: the agent's (a private server keeps slot 1 for completions)."""
 KEEP_FILES = 4
 """Saved files kept per model folder (the newest by use); older ones are deleted."""
 SAVE_TIMEOUT_S = 60.0

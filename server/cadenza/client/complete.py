@@ -1,0 +1,117 @@
+"""``cadenza complete PATH LINE COLUMN``: one inline completion, printed to stdout.
+
+It goes the way an editor's request goes: a ``cadenza serve`` is started, the file is opened
+with its text (``didOpen``) and ``textDocument/inlineCompletion`` is asked at the position.
+Line and column are 1-based and count characters; the cursor stands before that column.
+Nothing to add prints nothing and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol import types
+from rich.console import Console
+
+from cadenza.client.errors import ClientError
+from cadenza.client.options import ClientOptions
+from cadenza.client.safe_text import visible_markup
+from cadenza.client.session import HeadlessClient
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+class PositionError(ValueError):
+    """The file cannot be read or the position is not in it; the message says which."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Target:
+    """The file to complete, its text, and the 0-based cursor (line, column in characters)."""
+
+    path: Path
+    text: str
+    line: int
+    column: int
+
+
+def read_target(path_arg: str, line: int, column: int) -> Target:
+    """Check the file and the 1-based position.
+
+    Raises:
+        PositionError: Not a readable UTF-8 text file, or the position is outside it.
+    """
+    path = Path(path_arg).expanduser()
+    if not path.is_file():
+        raise PositionError(f"{path_arg} is not a file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise PositionError(f"{path_arg} is not UTF-8 text") from None
+    except OSError as exc:
+        raise PositionError(f"cannot read {path_arg}: {exc.strerror or exc}") from None
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        raise PositionError(f"line {line} is outside {path_arg} (it has {len(lines)} lines)")
+    length = len(lines[line - 1].rstrip("\r"))
+    if not 1 <= column <= length + 1:
+        raise PositionError(
+            f"column {column} is outside line {line} of {path_arg} (columns 1 to {length + 1})"
+        )
+    return Target(path=path.resolve(), text=text, line=line - 1, column=column - 1)
+
+
+def client_position(target: Target, encoding: str) -> types.Position:
+    """The cursor in the server's position encoding (UTF-16 code units unless it chose else)."""
+    head = target.text.split("\n")[target.line][: target.column]
+    if encoding == types.PositionEncodingKind.Utf8:
+        units = len(head.encode("utf-8"))
+    elif encoding == types.PositionEncodingKind.Utf32:
+        units = len(head)
+    else:
+        units = len(head.encode("utf-16-le")) // 2
+    return types.Position(line=target.line, character=units)
+
+
+async def complete(target: Target, options: ClientOptions) -> str:
+    """Start a server, ask for the completion at ``target``, shut the server down."""
+    async with HeadlessClient(options) as client:
+        position = client_position(target, client.position_encoding)
+        return await client.inline_completion(target.path, target.text, position)
+
+
+def _workspace(arg: str | None, path: Path) -> Path:
+    if arg is not None:
+        return Path(arg)
+    here = Path.cwd().resolve()
+    return here if path.is_relative_to(here) else path.parent
+
+
+def complete_main(args: argparse.Namespace) -> int:
+    """Run ``cadenza complete``: print the completion (maybe nothing); errors go to stderr.
+
+    Returns:
+        0 when answered (even with nothing to add), 1 when the server failed, 2 for a bad
+        file or position.
+    """
+    errors = Console(stderr=True, highlight=False)
+    try:
+        target = read_target(args.path, args.line, args.column)
+    except PositionError as exc:
+        errors.print(f"[red]error:[/] {visible_markup(str(exc))}", soft_wrap=True)
+        return EXIT_USAGE
+    options = ClientOptions(workspace=_workspace(args.workspace, target.path))
+    try:
+        text = asyncio.run(complete(target, options))
+    except ClientError as exc:
+        errors.print(f"[red]error:[/] {visible_markup(str(exc))}", soft_wrap=True)
+        return EXIT_ERROR
+    if text:
+        sys.stdout.write(text + "\n")
+    return EXIT_OK

@@ -1,0 +1,268 @@
+"""Inline completions for any face: one fill-in-the-middle call per settled keystroke.
+
+Latency is the feature, so most requests never reach the model:
+
+- a request waits ``debounce_s`` first; a newer request for the same document in that time
+  drops it (answered empty), and a newer one arriving while it runs cancels its model call;
+- a cancelled request (the face cancels the awaiting task, e.g. on ``$/cancelRequest``) cancels
+  its model call, which closes the connection so llama-server drops the work;
+- the model call has a time limit; starting the model server does not count against it and
+  is never cancelled by a request, so the first requests after start-up wait instead of
+  starting it again and again.
+
+The model is the configured one; only the embedded ``local`` provider can fill in the middle
+(its llama-server's ``/infill``); for any other provider, or a local model without FIM tokens,
+requests are answered empty and the reason is logged once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from cadenza.config import CadenzaConfig, ConfigError
+from cadenza.host.completion_context import (
+    CompletionBudget,
+    Cursor,
+    RecentChunks,
+    infill_request,
+    trim_completion,
+)
+from cadenza.host.errors import SetupError
+from cadenza.host.providers import ProviderPool
+from cadenza.providers.base import ProviderError
+from cadenza.providers.infill import (
+    InfillClient,
+    InfillReply,
+    InfillRequest,
+    InfillUnsupported,
+)
+from cadenza.providers.local import LocalProvider
+from cadenza.providers.registry import resolve_model_name
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_S = 0.06
+"""How long a request waits for a newer one before it goes to the model (seconds): a little
+more than the gap between keystrokes of someone typing on."""
+
+Outcome = Literal["completed", "superseded", "unsupported", "failed", "timeout"]
+"""How a request ended: answered by the model (maybe with nothing to add), dropped for a newer
+one, no FIM-capable model, a model error, or over the time limit."""
+
+InfillSource = Callable[[], Awaitable[InfillClient | None]]
+"""Gives the ``/infill`` client (starting its server), or None when the model cannot infill."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompletionQuery:
+    """One request: the document's buffer text and the cursor (code points).
+
+    Attributes:
+        uri: The document's URI (requests for one URI supersede each other).
+        filename: The name the model sees for it (workspace-relative where possible).
+        cursor: The buffer's text and the position.
+    """
+
+    uri: str
+    filename: str
+    cursor: Cursor
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompletionAnswer:
+    """The text to insert at the cursor (empty: nothing to add) and how the request ended."""
+
+    text: str
+    outcome: Outcome
+    model_ms: float = 0.0
+
+
+@dataclass(kw_only=True)
+class _DocumentState:
+    generation: int = 0
+    call: asyncio.Task[InfillReply] | None = None
+    text: str = ""
+
+
+@dataclass(kw_only=True)
+class CompletionStats:
+    """Counters of the requests seen (for logs and tests)."""
+
+    requests: int = 0
+    model_requests: int = 0
+    superseded: int = 0
+    last: list[CompletionAnswer] = field(default_factory=list)
+
+
+class CompletionService:
+    """Inline completions of one server's open documents.
+
+    Args:
+        infill_source: Gives the ``/infill`` client (see ``InfillSource``).
+        budget: Context and generation limits.
+        debounce_s: See ``DEBOUNCE_S``.
+    """
+
+    def __init__(
+        self,
+        infill_source: InfillSource,
+        *,
+        budget: CompletionBudget | None = None,
+        debounce_s: float = DEBOUNCE_S,
+    ) -> None:
+        self._source = infill_source
+        self.budget = budget or CompletionBudget()
+        self.debounce_s = debounce_s
+        self.recent = RecentChunks()
+        self.stats = CompletionStats()
+        self._documents: dict[str, _DocumentState] = {}
+        self._start: asyncio.Task[InfillClient | None] | None = None
+        self._unsupported_said = False
+
+    def seen(self, uri: str, filename: str, text: str) -> None:
+        """A document was opened or changed: remember the chunk around its first change."""
+        state = self._documents.setdefault(uri, _DocumentState())
+        old, state.text = state.text, text
+        self.recent.note(uri, filename, text, _first_difference(old, text))
+
+    def closed(self, uri: str) -> None:
+        """A document was closed: forget it (a running request for it still ends normally)."""
+        self.recent.forget(uri)
+        state = self._documents.pop(uri, None)
+        if state is not None and state.call is not None:
+            state.call.cancel()
+
+    async def complete(self, query: CompletionQuery) -> CompletionAnswer:
+        """The completion at ``query``'s cursor; empty when dropped, unsupported or failed.
+
+        Raises:
+            asyncio.CancelledError: The calling task was cancelled (its model call is too).
+        """
+        self.stats.requests += 1
+        state = self._documents.setdefault(query.uri, _DocumentState())
+        state.generation += 1
+        mine = state.generation
+        if state.call is not None:
+            state.call.cancel()
+        await asyncio.sleep(self.debounce_s)
+        if state.generation != mine:
+            return self._superseded()
+        client = await self._client()
+        if client is None:
+            return CompletionAnswer(text="", outcome="unsupported")
+        if state.generation != mine:
+            return self._superseded()
+        self.recent.note(query.uri, query.filename, query.cursor.text, query.cursor.line)
+        extra = self.recent.extra_for(query.uri, self.budget.extra_tokens)
+        request = infill_request(query.cursor, extra, self.budget)
+        return await self._call(client, request, query, state, mine)
+
+    async def _call(
+        self,
+        client: InfillClient,
+        request: InfillRequest,
+        query: CompletionQuery,
+        state: _DocumentState,
+        mine: int,
+    ) -> CompletionAnswer:
+        """The model call of request number ``mine``; a newer request cancels it."""
+        self.stats.model_requests += 1
+        call: asyncio.Task[InfillReply] = asyncio.ensure_future(client.infill(request))
+        state.call = call
+        started = time.monotonic()
+        try:
+            reply = await asyncio.wait_for(call, self.budget.timeout_s)
+        except asyncio.CancelledError:
+            if state.generation != mine and _not_cancelling():
+                return self._superseded()
+            raise
+        except TimeoutError:
+            log.info("completion for %s: over %g s, dropped", query.filename, request.timeout_s)
+            return CompletionAnswer(text="", outcome="timeout")
+        except InfillUnsupported as exc:
+            self._say_unsupported(f"the model cannot fill in the middle ({exc})")
+            return CompletionAnswer(text="", outcome="unsupported")
+        except ProviderError as exc:
+            log.warning("completion for %s failed: %s", query.filename, exc)
+            return CompletionAnswer(text="", outcome="failed")
+        finally:
+            if state.call is call:
+                state.call = None
+        text = trim_completion(reply.text, query.cursor)
+        return CompletionAnswer(
+            text=text, outcome="completed", model_ms=(time.monotonic() - started) * 1000
+        )
+
+    def _superseded(self) -> CompletionAnswer:
+        self.stats.superseded += 1
+        return CompletionAnswer(text="", outcome="superseded")
+
+    async def _client(self) -> InfillClient | None:
+        """The ``/infill`` client; the server's start runs apart from any request.
+
+        A request cancelled while the server starts stops waiting; the start goes on.
+        """
+        if self._start is None or (self._start.done() and self._start.exception() is not None):
+            self._start = asyncio.ensure_future(self._source())
+        try:
+            return await asyncio.shield(self._start)
+        except ProviderError as exc:
+            self._say_unsupported(str(exc))
+            return None
+
+    def _say_unsupported(self, why: str) -> None:
+        if not self._unsupported_said:
+            self._unsupported_said = True
+            log.warning("inline completions are off: %s", why)
+
+    async def aclose(self) -> None:
+        """Cancel running model calls."""
+        for state in self._documents.values():
+            if state.call is not None:
+                state.call.cancel()
+        if self._start is not None and not self._start.done():
+            self._start.cancel()
+
+
+def local_infill_source(pool: ProviderPool, config: Callable[[], CadenzaConfig]) -> InfillSource:
+    """An ``InfillSource`` for the configured model, through the sessions' provider pool.
+
+    The agent and completions then share one llama-server.
+    """
+
+    async def source() -> InfillClient | None:
+        current = config()
+        try:
+            model = resolve_model_name(None, current)
+            provider = pool.get(model, current)
+        except (SetupError, ConfigError) as exc:
+            raise ProviderError(str(exc)) from None
+        if not isinstance(provider, LocalProvider):
+            raise ProviderError(
+                f"{model} cannot fill in the middle; completions need a local model such as "
+                "local/qwen2.5-coder-1.5b"
+            )
+        return await provider.infill_client()
+
+    return source
+
+
+def _first_difference(old: str, new: str) -> int:
+    """The first line where ``new`` differs from ``old`` (0 when there was no old text)."""
+    if not old:
+        return 0
+    for number, (a, b) in enumerate(zip(old.split("\n"), new.split("\n"), strict=False)):
+        if a != b:
+            return number
+    return min(old.count("\n"), new.count("\n"))
+
+
+def _not_cancelling() -> bool:
+    """The current task itself is not being cancelled (only what it awaited was)."""
+    task = asyncio.current_task()
+    return task is None or task.cancelling() == 0

@@ -1,0 +1,123 @@
+"""``textDocument/inlineCompletion`` (LSP 3.18): the host's completion service, translated.
+
+The handler turns the client's position (in the negotiated encoding) into code points of the
+open document's unsaved text and answers with at most one item, inserted at the cursor. Open,
+change and close notifications feed the service's recent chunks. Only open documents are
+completed: a request for another URI is answered with no items (nothing is read from disk).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+from pygls.workspace import TextDocument
+
+if TYPE_CHECKING:
+    from cadenza.host.completions import CompletionService
+
+_SERVICE_ATTRIBUTE = "_cadenza_completions"
+
+
+def service(ls: LanguageServer) -> CompletionService:
+    """The server's completion service, made on first use (sharing the sessions' providers)."""
+    existing: CompletionService | None = getattr(ls, _SERVICE_ATTRIBUTE, None)
+    if existing is not None:
+        return existing
+    from cadenza.host.completions import CompletionService, local_infill_source
+
+    sessions = ls.sessions  # type: ignore[attr-defined]
+    made = CompletionService(local_infill_source(sessions.providers, lambda: sessions.config))
+    setattr(ls, _SERVICE_ATTRIBUTE, made)
+    return made
+
+
+async def close(ls: LanguageServer) -> None:
+    """Cancel the running completions, if the service was made."""
+    existing: CompletionService | None = getattr(ls, _SERVICE_ATTRIBUTE, None)
+    if existing is not None:
+        await existing.aclose()
+
+
+def _filename(ls: LanguageServer, uri: str) -> str:
+    """The name the model sees: workspace-relative where the document is inside it."""
+    fs_path = to_fs_path(uri)
+    if fs_path is None:
+        return uri
+    path = Path(fs_path)
+    root = ls.workspace.root_path
+    if root:
+        try:
+            return path.relative_to(root).as_posix()
+        except ValueError:
+            pass
+    return path.name
+
+
+def _open_document(ls: LanguageServer, uri: str) -> TextDocument | None:
+    document: TextDocument | None = ls.workspace.text_documents.get(uri)
+    return document
+
+
+async def inline_completion(
+    ls: LanguageServer, params: types.InlineCompletionParams
+) -> types.InlineCompletionList:
+    """One completion at the cursor, or no items (dropped, unsupported, nothing to add).
+
+    Raises:
+        JsonRpcInvalidParams: The position is outside the document (-32602).
+    """
+    from cadenza.host.completion_context import Cursor
+    from cadenza.host.completions import CompletionQuery
+
+    document = _open_document(ls, params.text_document.uri)
+    if document is None:
+        return types.InlineCompletionList(items=[])
+    lines = document.lines
+    if params.position.line > len(lines) or params.position.character < 0:
+        raise JsonRpcInvalidParams(
+            message=f"Invalid Params: line {params.position.line + 1} is past the document's end"
+        )
+    where = document.position_codec.position_from_client_units(lines, params.position)
+    query = CompletionQuery(
+        uri=document.uri,
+        filename=_filename(ls, document.uri),
+        cursor=Cursor(text=document.source, line=where.line, column=where.character),
+    )
+    answer = await service(ls).complete(query)
+    if not answer.text:
+        return types.InlineCompletionList(items=[])
+    at = types.Range(start=params.position, end=params.position)
+    return types.InlineCompletionList(
+        items=[types.InlineCompletionItem(insert_text=answer.text, range=at)]
+    )
+
+
+def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+    """A viewed document: its top becomes a recent chunk."""
+    uri = params.text_document.uri
+    service(ls).seen(uri, _filename(ls, uri), params.text_document.text)
+
+
+def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+    """An edited document: the chunk around its first changed line becomes a recent chunk."""
+    document = _open_document(ls, params.text_document.uri)
+    if document is not None:
+        service(ls).seen(document.uri, _filename(ls, document.uri), document.source)
+
+
+def did_close(ls: LanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+    """A closed document's chunks are forgotten."""
+    service(ls).closed(params.text_document.uri)
+
+
+def register(server: LanguageServer) -> None:
+    """Register the handlers; pygls then advertises ``inlineCompletionProvider``."""
+    server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION)(inline_completion)
+    server.feature(types.TEXT_DOCUMENT_DID_OPEN)(did_open)
+    server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(did_change)
+    server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(did_close)
