@@ -125,12 +125,17 @@ class RawClient:
 
     # --- messages ---------------------------------------------------------------------------
 
-    async def request(self, method: str, params: Any, timeout: float = 60.0) -> Any:
-        """Send a request and return its result."""
+    async def begin(self, method: str, params: Any) -> tuple[int, asyncio.Future[dict[str, Any]]]:
+        """Send a request; return its id and the future of its whole response."""
         request_id = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = future
         await self._send({"id": request_id, "method": method, "params": params})
+        return request_id, future
+
+    async def request(self, method: str, params: Any, timeout: float = 60.0) -> Any:
+        """Send a request and return its result."""
+        _, future = await self.begin(method, params)
         response = await asyncio.wait_for(future, timeout)
         if "error" in response:
             raise RpcError(f"{method}: {response['error']}")

@@ -46,7 +46,7 @@ from cadenza.providers.registry import resolve_model_name
 
 log = logging.getLogger(__name__)
 
-DEBOUNCE_S = 0.06
+DEBOUNCE_S = 0.075
 """How long a request waits for a newer one before it goes to the model (seconds): a little
 more than the gap between keystrokes of someone typing on."""
 

@@ -117,7 +117,9 @@ def did_close(ls: LanguageServer, params: types.DidCloseTextDocumentParams) -> N
 
 def register(server: LanguageServer) -> None:
     """Register the handlers; pygls then advertises ``inlineCompletionProvider``."""
-    server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION)(inline_completion)
+    server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())(
+        inline_completion
+    )
     server.feature(types.TEXT_DOCUMENT_DID_OPEN)(did_open)
     server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(did_change)
     server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(did_close)

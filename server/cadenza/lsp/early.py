@@ -95,6 +95,7 @@ def initialize_result(capabilities: dict[str, Any]) -> dict[str, Any]:
             "positionEncoding": position_encoding(capabilities),
             "textDocumentSync": _sync(capabilities),
             "executeCommandProvider": {"commands": list(COMMANDS)},
+            "inlineCompletionProvider": {},
             "workspace": {
                 "workspaceFolders": {"supported": True, "changeNotifications": True},
                 "fileOperations": {},

@@ -1,0 +1,165 @@
+"""Inline completions end to end: a real ``cadenza serve``, a real llama-server, SmolLM2-135M.
+
+SmolLM2's GGUF declares no fill-in-the-middle tokens, so llama-server answers ``/infill`` with
+501: ``cadenza complete`` must then print nothing and exit 0. To drive the whole FIM path with
+the same tiny model, a second llama-server is started with three of its special tokens
+declared as the FIM tokens (``--override-kv``): its middles are nonsense, but every request,
+cancel and cache goes through the real server, and its log counts the model requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cadenza.providers.llama_server import LlamaServer
+from tests.e2e.rawclient import RawClient
+from tests.e2e.support import MODEL, Sandbox, cadenza_executable, require_model
+
+pytestmark = pytest.mark.e2e
+
+FIM_OVERRIDES = (
+    "--override-kv",
+    "tokenizer.ggml.fim_pre_token_id=int:3",
+    "--override-kv",
+    "tokenizer.ggml.fim_suf_token_id=int:4",
+    "--override-kv",
+    "tokenizer.ggml.fim_mid_token_id=int:6",
+)
+SOURCE = (
+    "import math\n\n\n"
+    "def area(radius):\n"
+    "    return math.pi * radius\n\n\n"
+    "def perimeter(radius):\n"
+    "    \n"
+)
+MODEL_STARTED = "launch_slot_"
+"""llama-server's log line when a slot starts a task: one per request that reached the model."""
+
+
+def model_requests(log: Path) -> int:
+    return log.read_text(errors="replace").count(MODEL_STARTED)
+
+
+def run_complete(
+    sandbox: Sandbox, env: dict[str, str], *args: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(cadenza_executable()), "complete", *args],
+        cwd=sandbox.workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.fixture
+async def fim_server(tmp_path: Path) -> AsyncIterator[LlamaServer]:
+    server = await LlamaServer.start(
+        require_model(), ctx_size=2048, log_path=tmp_path / "fim.log", extra_args=FIM_OVERRIDES
+    )
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+def test_cadenza_complete_with_a_model_without_fim_prints_nothing(sandbox: Sandbox) -> None:
+    require_model()
+    (sandbox.workspace / "shapes.py").write_text(SOURCE)
+    env = {**sandbox.env, "CADENZA_MODEL": MODEL}
+    done = run_complete(sandbox, env, "shapes.py", "9", "5")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    logs = list(sandbox.state.rglob("llama-server.log"))
+    assert len(logs) == 1, "cadenza serve started its own llama-server"
+    text = logs[0].read_text(errors="replace")
+    assert "n_slots = 2" in text and "kv_unified = 'true'" in text
+    assert "Infill is not supported" in text or "/infill" in text or MODEL_STARTED not in text
+
+    bad = run_complete(sandbox, env, "shapes.py", "99", "1")
+    assert bad.returncode == 2 and "line 99 is outside shapes.py" in bad.stderr
+    missing = run_complete(sandbox, env, "nowhere.py", "1", "1")
+    assert missing.returncode == 2 and "nowhere.py is not a file" in missing.stderr
+
+
+def test_cadenza_complete_reaches_the_model_once(sandbox: Sandbox, fim_server: LlamaServer) -> None:
+    (sandbox.workspace / "shapes.py").write_text(SOURCE)
+    env = {**sandbox.env, "CADENZA_MODEL": MODEL, "CADENZA_LOCAL_SERVER_URL": fim_server.base_url}
+    before = model_requests(fim_server.log_path)
+    done = run_complete(sandbox, env, "shapes.py", "9", "5")
+    assert done.returncode == 0, done.stderr
+    assert model_requests(fim_server.log_path) - before == 1
+    assert done.stdout == "" or done.stdout.endswith("\n")
+
+
+def completion_params(uri: str, line: int, character: int) -> dict[str, Any]:
+    return {
+        "textDocument": {"uri": uri},
+        "position": {"line": line, "character": character},
+        "context": {"triggerKind": 2},
+    }
+
+
+async def test_a_burst_of_keystrokes_with_cancels_reaches_the_model_at_most_twice(
+    sandbox: Sandbox, fim_server: LlamaServer, tmp_path: Path
+) -> None:
+    env = {**sandbox.env, "CADENZA_MODEL": MODEL, "CADENZA_LOCAL_SERVER_URL": fim_server.base_url}
+    client = await RawClient.start(
+        root=sandbox.workspace, env=env, stderr=tmp_path / "serve.err", init_options={}
+    )
+    try:
+        init = next(m for d, m in client.log if d == "s2c" and m.get("id") == 1)
+        assert init["result"]["capabilities"]["inlineCompletionProvider"] is not None
+        uri = (sandbox.workspace / "shapes.py").resolve().as_uri()
+        text = SOURCE
+        await client.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+        )
+        # One request warms the model (its prompt is then cached), as in an editor in use.
+        warm = await client.request("textDocument/inlineCompletion", completion_params(uri, 8, 4))
+        assert isinstance(warm["items"], list)
+        before = model_requests(fim_server.log_path)
+        futures: list[asyncio.Future[dict[str, Any]]] = []
+        previous: int | None = None
+        typed = "ret"
+        for n in range(20):
+            text = SOURCE[:-1] + typed[: n % 3 + 1] + "\n"
+            await client.notify(
+                "textDocument/didChange",
+                {
+                    "textDocument": {"uri": uri, "version": n + 2},
+                    "contentChanges": [{"text": text}],
+                },
+            )
+            if previous is not None:
+                await client.notify("$/cancelRequest", {"id": previous})
+            previous, future = await client.begin(
+                "textDocument/inlineCompletion", completion_params(uri, 8, 4 + n % 3 + 1)
+            )
+            futures.append(future)
+            await asyncio.sleep(0.05)
+        sent_last = time.monotonic()
+        last = await asyncio.wait_for(futures[-1], 120)
+        last_s = time.monotonic() - sent_last
+        responses = await asyncio.wait_for(asyncio.gather(*futures[:-1]), 30)
+    finally:
+        assert await client.close() == 0
+    assert "result" in last, last
+    for item in last["result"]["items"]:
+        assert isinstance(item["insertText"], str) and item["insertText"]
+        assert item["range"]["start"] == item["range"]["end"] == {"line": 8, "character": 7}
+    for response in responses:  # each cancelled one is answered: cancelled, or no items
+        assert response.get("error", {}).get("code") == -32800 or response["result"]["items"] == []
+    reached = model_requests(fim_server.log_path) - before
+    print(f"burst of 20: {reached} model request(s); last answer {last_s * 1000:.0f} ms")
+    assert 1 <= reached <= 2
