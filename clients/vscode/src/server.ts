@@ -16,6 +16,7 @@ import {
   type FeatureState,
 } from "vscode-languageclient/node";
 
+import { completionMiddleware, completionsEnabled } from "./completions";
 import { initializationOptions, readSettings, serverCommand, serverEnvironment, type ServerCommand } from "./config";
 import { startFailure } from "./errors";
 import { CADENZA_CAPABILITIES } from "./protocol";
@@ -138,9 +139,13 @@ export class ServerManager implements vscode.Disposable {
       // once by us rather than by the client's default popup.
       revealOutputChannelOn: 4, // RevealOutputChannelOn.Never
       connectionOptions: { maxRestartCount: 2 },
+      // Ghost text from textDocument/inlineCompletion, while cadenza.completions.enabled is on.
+      middleware: completionMiddleware(() => completionsEnabled(vscode.workspace.getConfiguration("cadenza"))),
     };
     const client = new QuietLanguageClient("cadenza", "Cadenza", serverOptions, clientOptions);
     client.registerFeature(new CadenzaCapabilities());
+    // vscode-languageclient 9 ships inline completions as its one proposed feature.
+    client.registerProposedFeatures();
     const disposables = this.onClient(client);
     client.onDidChangeState((event) => {
       if (event.newState === State.Stopped && this.client === client) {

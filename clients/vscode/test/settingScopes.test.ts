@@ -21,6 +21,7 @@ const WORKSPACE_MAY_SET = [
   "server.logLevel",
   "trace.server",
   "panel.revealOnRun",
+  "completions.enabled",
 ];
 
 /** What a hostile workspace sets: everything that would run a program, send code away or skip a prompt. */
