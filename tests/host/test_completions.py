@@ -232,3 +232,23 @@ async def test_a_non_local_provider_answers_empty_without_a_model_call(
     assert [a.text for a in answers] == ["", ""]
     said = [r.getMessage() for r in caplog.records if "completions are off" in r.getMessage()]
     assert len(said) == 1 and "local model" in said[0]
+
+
+async def test_cancelling_a_request_never_cancels_the_model_server_start() -> None:
+    fake = FakeInfill()
+    starts: list[str] = []
+
+    async def slow_source() -> FakeInfill:
+        starts.append("start")
+        await asyncio.sleep(0.2)
+        starts.append("ready")
+        return fake
+
+    service = CompletionService(slow_source, debounce_s=0)  # type: ignore[arg-type]
+    first = asyncio.create_task(service.complete(query()))
+    await asyncio.sleep(0.05)
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    answer = await service.complete(query())
+    assert starts == ["start", "ready"] and answer.outcome == "completed"

@@ -205,9 +205,10 @@ class CompletionService:
     async def _client(self) -> InfillClient | None:
         """The ``/infill`` client; the server's start runs apart from any request.
 
-        A request cancelled while the server starts stops waiting; the start goes on.
+        Asked again once the last ask is over, so a server that died is started again. A
+        request cancelled while the server starts stops waiting; the start goes on.
         """
-        if self._start is None or (self._start.done() and self._start.exception() is not None):
+        if self._start is None or self._start.done():
             self._start = asyncio.ensure_future(self._source())
         try:
             return await asyncio.shield(self._start)
