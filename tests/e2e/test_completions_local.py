@@ -10,6 +10,7 @@ cancel and cache goes through the real server, and its log counts the model requ
 from __future__ import annotations
 
 import asyncio
+import itertools
 import subprocess
 import time
 from collections.abc import AsyncIterator
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from cadenza.host.completions import DEBOUNCE_S
 from cadenza.providers.llama_server import LlamaServer
 from tests.e2e.rawclient import RawClient
 from tests.e2e.support import MODEL, Sandbox, cadenza_executable, require_model
@@ -132,6 +134,7 @@ async def test_a_burst_of_keystrokes_with_cancels_reaches_the_model_at_most_twic
         futures: list[asyncio.Future[dict[str, Any]]] = []
         previous: int | None = None
         typed = "ret"
+        sent: list[float] = []
         for n in range(20):
             text = SOURCE[:-1] + typed[: n % 3 + 1] + "\n"
             await client.notify(
@@ -147,6 +150,7 @@ async def test_a_burst_of_keystrokes_with_cancels_reaches_the_model_at_most_twic
                 "textDocument/inlineCompletion", completion_params(uri, 8, 4 + n % 3 + 1)
             )
             futures.append(future)
+            sent.append(time.monotonic())
             await asyncio.sleep(0.05)
         sent_last = time.monotonic()
         last = await asyncio.wait_for(futures[-1], 120)
@@ -161,5 +165,11 @@ async def test_a_burst_of_keystrokes_with_cancels_reaches_the_model_at_most_twic
     for response in responses:  # each cancelled one is answered: cancelled, or no items
         assert response.get("error", {}).get("code") == -32800 or response["result"]["items"] == []
     reached = model_requests(fim_server.log_path) - before
-    print(f"burst of 20: {reached} model request(s); last answer {last_s * 1000:.0f} ms")
-    assert 1 <= reached <= 2
+    # On a loaded machine a sleep of 50 ms can last longer than the server's wait for a newer
+    # request: such a gap is a pause in typing, after which one more request may go through.
+    pauses = sum(b - a > DEBOUNCE_S for a, b in itertools.pairwise(sent))
+    print(
+        f"burst of 20: {reached} model request(s), {pauses} pause(s) over "
+        f"{DEBOUNCE_S * 1000:.0f} ms; last answer {last_s * 1000:.0f} ms"
+    )
+    assert reached <= 2 + pauses
