@@ -91,11 +91,11 @@ def server_command(
     """The llama-server command line.
 
     Two slots sharing one unified KV cache (``-np 2 --kv-unified``): the agent's and one for
-    inline completions, each able to use the whole context, so a completion never queues
-    behind an agent step (decoding on a CPU is memory-bound: a second sequence in the batch
-    costs the agent little); a capped prompt cache, no web UI, no warm-up run (it only delays
-    ``/health``), ``--offline`` (never reach the network), and the model's own Jinja chat
-    template.
+    inline completions, so a completion never queues behind an agent step; the KV cache keeps
+    the configured size and either slot may use all of it, so memory and the agent's context
+    are as with one slot (while both run, they share the cores); a capped prompt cache, no web
+    UI, no warm-up run (it only delays ``/health``), ``--offline`` (never reach the network),
+    and the model's own Jinja chat template.
     """
     return [
         str(binary),
