@@ -22,6 +22,8 @@ CACHE_RAM_MIB = 512
 """Cap of llama-server's in-memory prompt cache (MiB); its default 8192 let RSS reach 4.6 GB."""
 SLOTS = 2
 """Server slots: the agent's and one for inline completions (``COMPLETION_SLOT``)."""
+AGENT_SLOT = 0
+"""The slot agent requests use; the prompt cache saves and restores its KV."""
 COMPLETION_SLOT = 1
 """The slot inline completions use, so they never evict the agent's cached prompt."""
 ENV_BINARY = "CADENZA_LLAMA_SERVER"

@@ -20,7 +20,7 @@ from cadenza.config import CadenzaConfig
 from cadenza.messages import AssistantReply
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
 from cadenza.providers.infill import InfillClient
-from cadenza.providers.llama_command import COMPLETION_SLOT, LlamaServerError
+from cadenza.providers.llama_command import AGENT_SLOT, COMPLETION_SLOT, LlamaServerError
 from cadenza.providers.llama_server import LlamaServer
 from cadenza.providers.model_catalog import ModelError
 from cadenza.providers.model_sources import known_models
@@ -104,7 +104,7 @@ class LocalProvider:
         async with self._lock:
             shared = os.environ.get(ENV_SHARED_SERVER)
             if shared:
-                self._delegate = self._delegate or self._client(shared.rstrip("/"))
+                self._delegate = self._delegate or self._client(shared.rstrip("/"), slot=None)
                 return self._delegate
             if self._delegate is not None and self._server is not None and self._server.running:
                 return self._delegate
@@ -133,11 +133,18 @@ class LocalProvider:
                     server=built,
                     n_ctx=server.n_ctx,
                 )
-            self._delegate = self._client(server.base_url)
+            self._delegate = self._client(server.base_url, slot=AGENT_SLOT)
             return self._delegate
 
-    def _client(self, base_url: str) -> OpenAIProvider:
-        """The OpenAI-compatible client of the llama-server at ``base_url``."""
+    def _client(self, base_url: str, *, slot: int | None) -> OpenAIProvider:
+        """The OpenAI-compatible client of the llama-server at ``base_url``.
+
+        ``slot``: the server slot every agent request uses (a private server's agent slot,
+        whose KV the prompt cache saves and restores), or None to let the server pick.
+        """
+        extra: dict[str, object] = {"cache_prompt": True}
+        if slot is not None:
+            extra["id_slot"] = slot
         return OpenAIProvider(
             name=self._name,
             base_url=base_url + "/v1",
@@ -146,7 +153,7 @@ class LocalProvider:
             # Streamed, so a cancel stops generation at once; the envelope's JSON is never
             # shown as it is typed (its content is, once parsed).
             stream=True,
-            extra_body={"cache_prompt": True},
+            extra_body=extra,
             # One call per reply: small models then see each result before the next call.
             parallel_tool_calls=False,
         )

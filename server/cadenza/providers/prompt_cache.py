@@ -31,13 +31,14 @@ import httpx
 import platformdirs
 
 from cadenza.config import APP_NAME
+from cadenza.providers.llama_command import AGENT_SLOT
 
 log = logging.getLogger(__name__)
 
 ENV_FOLDER = "CADENZA_PROMPT_CACHE"
 """The folder for saved prompt caches instead of the user cache folder's; ``off`` turns it off."""
-SLOT_ID = 0
-"""The slot saved and restored: the agent's (a private server keeps slot 1 for completions)."""
+SLOT_ID = AGENT_SLOT
+"""The slot saved and restored: the agent's (completions use another)."""
 KEEP_FILES = 4
 """Saved files kept per model folder (the newest by use); older ones are deleted."""
 SAVE_TIMEOUT_S = 60.0
