@@ -210,6 +210,17 @@ def model_with_provider(model: str | None, provider: str | None) -> str | None:
     return f"{provider}/{model or 'default'}"
 
 
+def _one_request(args: argparse.Namespace) -> int:
+    """``cadenza undo`` and ``cadenza complete``: one request to a server they start."""
+    if args.command == "undo":
+        from cadenza.client.undo import undo_main
+
+        return undo_main(args)
+    from cadenza.client.complete import complete_main
+
+    return complete_main(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``cadenza`` console script; returns the exit status."""
     args = build_parser().parse_args(argv)
@@ -234,19 +245,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from cadenza.acp.main import acp_main
 
         return acp_main(args)
-    if args.command == "undo":
-        from cadenza.client.undo import undo_main
-
-        return undo_main(args)
+    if args.command in ("undo", "complete"):
+        return _one_request(args)
     if args.command == "trust":
         from cadenza.host.trust import trust_command
 
         print(trust_command(args.folder, args.revoke, args.forget, args.list))
         return 0
-    if args.command == "complete":
-        from cadenza.client.complete import complete_main
-
-        return complete_main(args)
     if args.command == "doctor":
         from cadenza.doctor import doctor_main
 
