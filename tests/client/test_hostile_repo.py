@@ -51,3 +51,40 @@ def test_a_text_answer_runs_nothing_of_the_repository(tmp_path: Path, fake: Fake
     # The same repository, asked by plain git, runs them: the guard made the difference.
     subprocess.run(["git", "status"], cwd=repo, env=env, capture_output=True, check=False)
     assert "fsmonitor" in written(marks)
+
+
+def test_a_repository_named_like_cadenza_is_never_imported(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """``cadenza run`` started inside the repository: its ``cadenza/`` does not replace ours.
+
+    The server is ``python -m cadenza``; without ``-P`` Python puts the working folder first on
+    ``sys.path``, and a repository's ``cadenza/__main__.py`` (or a module named like one of our
+    dependencies) ran before a single model request.
+    """
+    repo = tmp_path / "repo"
+    marker = tmp_path / "imported"
+    for name in ("cadenza", "pygls"):
+        (repo / name).mkdir(parents=True)
+        plant = f"import pathlib; pathlib.Path({str(marker)!r}).write_text({name!r})\n"
+        for module in ("__init__.py", "__main__.py"):
+            (repo / name / module).write_text(plant)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CADENZA_", "PYTHON"))}
+    env.update(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="x", NO_COLOR="1")
+    for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
+        (tmp_path / name.lower()).mkdir()
+        env[name] = str(tmp_path / name.lower())
+    fake.script(text("A folder."))
+    cadenza = Path(sys.executable).parent / "cadenza"
+    done = subprocess.run(
+        [str(cadenza), "run", "--output", "json", "--model", "openai/test", "What is here?"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert not marker.exists(), marker.read_text()
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["stop_reason"] == "end_turn"

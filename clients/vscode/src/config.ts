@@ -175,7 +175,8 @@ function defaultIsExecutable(file: string): boolean {
 
 /**
  * The command line of `cadenza serve`: the setting, else `cadenza` on the PATH, else
- * `python3 -m cadenza` (`python` where there is no `python3`).
+ * `python3 -P -m cadenza` (`python` where there is no `python3`). `-P`: the server starts in the
+ * workspace folder, which must not be on `sys.path` (a repository's `cadenza/` would run).
  */
 export function serverCommand(
   settings: Pick<Settings, "serverCommand" | "logLevel">,
@@ -198,7 +199,7 @@ export function serverCommand(
     findExecutable("python3", pathVar, isExecutable, platform) ??
     findExecutable("python", pathVar, isExecutable, platform) ??
     "python3";
-  return { command: python, args: ["-m", "cadenza", ...serve], source: "python" };
+  return { command: python, args: ["-P", "-m", "cadenza", ...serve], source: "python" };
 }
 
 /**

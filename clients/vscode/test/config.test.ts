@@ -126,10 +126,10 @@ describe("serverCommand", () => {
     expect(found).toEqual({ command: "/b/cadenza", args: ["serve", "--log-level", "WARNING"], source: "PATH" });
   });
 
-  it("falls back to python3 -m cadenza, then python", () => {
+  it("falls back to python3 -P -m cadenza, then python", () => {
     expect(serverCommand({ serverCommand: [], logLevel: "WARNING" }, "/a", exists(["/a/python3"]), "linux")).toEqual({
       command: "/a/python3",
-      args: ["-m", "cadenza", "serve", "--log-level", "WARNING"],
+      args: ["-P", "-m", "cadenza", "serve", "--log-level", "WARNING"],
       source: "python",
     });
     expect(serverCommand({ serverCommand: "", logLevel: "WARNING" }, "/a", exists(["/a/python"]), "linux").command).toBe(

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-DEFAULT_SERVER_COMMAND: tuple[str, ...] = (sys.executable, "-m", "cadenza", "serve")
+DEFAULT_SERVER_COMMAND: tuple[str, ...] = (sys.executable, "-P", "-m", "cadenza", "serve")
+"""``-P``: the working folder (often the workspace) is not put on ``sys.path``, so a
+repository's ``cadenza/`` or a module named like a dependency is never imported."""
 
 
 @dataclass(frozen=True, kw_only=True)

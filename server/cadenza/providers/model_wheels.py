@@ -42,6 +42,7 @@ def pip_download(requirement: str, dest: Path, *, pip_options: Sequence[str] = (
     """
     cmd = [
         sys.executable,
+        "-P",  # not the working folder (the workspace) on sys.path: its pip/ never runs
         "-m",
         "pip",
         "download",

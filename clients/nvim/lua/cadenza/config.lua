@@ -8,7 +8,8 @@ M.name = "cadenza"
 ---@class cadenza.Options
 M.defaults = {
   -- The server command. nil: {"cadenza", "serve"} when `cadenza` is on PATH, else
-  -- {"python3", "-m", "cadenza", "serve"}.
+  -- {"python3", "-P", "-m", "cadenza", "serve"} (-P: the working folder, often the project,
+  -- is not on sys.path, so a repository's cadenza/ never runs).
   cmd = nil,
   -- Extra environment of the server process (e.g. { OPENAI_BASE_URL = "..." }).
   cmd_env = nil,
@@ -172,7 +173,7 @@ function M.server_cmd()
   if vim.fn.executable("cadenza") == 1 then
     return { "cadenza", "serve" }, "default"
   end
-  return { "python3", "-m", "cadenza", "serve" }, "fallback"
+  return { "python3", "-P", "-m", "cadenza", "serve" }, "fallback"
 end
 
 --- The command printing the server's version: `cmd` up to "serve", then "--version".

@@ -56,7 +56,7 @@ local function check_server()
   if exe == "" then
     health.error(("server command not found: %s (%s)"):format(cmd[1], source), {
       "Install Cadenza from a checkout of its repository so that `cadenza` is on PATH (python3 -m pip install /path/to/cadenza)",
-      'or set cmd = { "/path/to/python", "-m", "cadenza", "serve" } in setup()',
+      'or set cmd = { "/path/to/python", "-P", "-m", "cadenza", "serve" } in setup()',
     })
     return
   end
