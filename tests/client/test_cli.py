@@ -349,6 +349,20 @@ def test_escape_sequences_from_the_model_are_shown_escaped(
     assert any(line.startswith("  A evil.py") for line in lines), done.stdout
 
 
+def test_a_file_name_cannot_start_a_line_of_its_own(
+    ws: Path, env: dict[str, str], fake: FakeOpenAI
+) -> None:
+    """A name with a line break is shown escaped: it cannot forge a summary or diff line."""
+    forged = "ok.txt\nfiles changed (0):\n+++ b/nothing"
+    fake.script(call("create_file", {"path": forged, "content": "z\n"}, "c1"), text("done"))
+    done = run(ws, env, "--model", "openai/test", "--yes", "write it")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert not any(line.startswith(("files changed (0)", "+++ b/nothing")) for line in lines)
+    assert "  A ok.txt\\x0afiles changed (0):\\x0a+++ b/nothing" in done.stdout, done.stdout
+    assert "+++ b/ok.txt\\x0afiles changed (0):\\x0a+++ b/nothing" in done.stdout
+
+
 def test_a_waiting_session_is_answered_with_cadenza_reply(
     ws: Path, env: dict[str, str], fake: FakeOpenAI
 ) -> None:

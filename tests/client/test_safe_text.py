@@ -8,7 +8,7 @@ from rich.console import Console
 
 from cadenza.client.display import print_summary
 from cadenza.client.edits import FileChange
-from cadenza.client.safe_text import visible, visible_markup
+from cadenza.client.safe_text import visible, visible_line, visible_markup
 from cadenza.client.summary import merge_changes
 
 
@@ -18,6 +18,10 @@ def test_control_characters_are_shown_escaped() -> None:
     assert visible("\x00\x07\r\x7f\x85\x9b") == "\\x00\\x07\\x0d\\x7f\\x85\\x9b"
     assert visible("\u202eevil\u2066x\u2069") == "\\u202eevil\\u2066x\\u2069"
     assert visible("plain → ü") == "plain → ü"
+
+
+def test_a_one_line_item_shows_its_line_breaks() -> None:
+    assert visible_line("a\nb\tc\x1b") == "a\\x0ab\\x09c\\x1b"
 
 
 def test_markup_is_escaped_too() -> None:

@@ -28,7 +28,7 @@ from cadenza.client.events import (
     ServerMessage,
     UserAsked,
 )
-from cadenza.client.safe_text import visible, visible_markup
+from cadenza.client.safe_text import visible, visible_line, visible_markup
 from cadenza.client.summary import diff_stat, unified_diff
 from cadenza.schema.updates import (
     AgentMessageChunk,
@@ -210,8 +210,8 @@ class SessionDisplay:
 
     def _tool_call(self, event: ToolCall) -> None:
         self.flush_text()
-        self._tools[event.tool_call_id] = event.title or "tool call"
-        self._activity = event.title
+        self._tools[event.tool_call_id] = visible_line(event.title or "tool call")
+        self._activity = visible_line(event.title or "")
         self._refresh()
 
     def _tool_result(self, event: ToolCallUpdate) -> None:
@@ -307,8 +307,8 @@ class SessionDisplay:
 
 def _change_label(change: FileChange) -> str:
     if change.kind == "renamed" and change.old_path:
-        return f"{change.old_path} → {change.path}"
-    return change.path
+        return f"{visible_line(change.old_path)} → {visible_line(change.path)}"
+    return visible_line(change.path)
 
 
 def print_summary(

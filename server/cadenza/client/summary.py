@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from cadenza.client.edits import ChangeKind, FileChange
+from cadenza.client.safe_text import visible_line
 
 
 def merge_changes(changes: Iterable[FileChange]) -> tuple[FileChange, ...]:
@@ -93,8 +94,9 @@ def unified_diff(change: FileChange, *, max_lines: int = 40) -> list[str]:
     Returns:
         The diff lines, with a last line ``… N more lines`` when it was truncated.
     """
-    old_name = f"a/{change.old_path or change.path}" if change.before is not None else "/dev/null"
-    new_name = f"b/{change.path}" if change.after is not None else "/dev/null"
+    old, new = visible_line(change.old_path or change.path), visible_line(change.path)
+    old_name = f"a/{old}" if change.before is not None else "/dev/null"
+    new_name = f"b/{new}" if change.after is not None else "/dev/null"
     lines = [
         line.rstrip("\r\n")
         for line in difflib.unified_diff(
