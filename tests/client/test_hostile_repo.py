@@ -88,3 +88,31 @@ def test_a_repository_named_like_cadenza_is_never_imported(
     assert not marker.exists(), marker.read_text()
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["stop_reason"] == "end_turn"
+
+
+def test_a_fifo_in_a_folder_without_git_does_not_stop_the_run(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    """The run notes the workspace's files at its start and end: a FIFO is noted, never read."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "notes.txt").write_text("a\n")
+    os.mkfifo(repo / "pipe")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CADENZA_", "GIT_"))}
+    env.update(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="x", NO_COLOR="1")
+    for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
+        (tmp_path / name.lower()).mkdir()
+        env[name] = str(tmp_path / name.lower())
+    fake.script(text("Two files."))
+    run = ("run", "--workspace", str(repo), "--output", "json", "--model", "openai/test")
+    done = subprocess.run(
+        [sys.executable, "-m", "cadenza", *run, "What is here?"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["stop_reason"], report["files"]) == ("end_turn", [])

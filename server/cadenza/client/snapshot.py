@@ -266,15 +266,28 @@ def _stat(path: Path) -> StatKey | None:
 
 
 def _read(path: Path) -> bytes | None:
-    """The file's bytes; a symlink's target, as git keeps it (never read through a link)."""
+    """The file's bytes; a symlink's target, as git keeps it (never read through a link).
+
+    Only a regular file is read (a FIFO would block the run forever, a device never ends);
+    anything else is noted by its stat alone.
+    """
     try:
         if path.is_symlink():
             return os.fsencode(os.readlink(path))
-        if path.lstat().st_size > MAX_FILE_BYTES:
-            return None
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            data = file.read(MAX_FILE_BYTES + 1)
+        return data if len(data) <= MAX_FILE_BYTES else None  # grew past the bound meanwhile
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _text(data: bytes | None, size: int) -> str:
