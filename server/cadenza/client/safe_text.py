@@ -3,8 +3,9 @@ r"""Text from the server, the model or files, made safe to print on a terminal.
 Model output can carry escape sequences that move the cursor, erase lines or clear the screen,
 so that a diff or a message shows something other than what was written. :func:`visible`
 shows every control character (C0 except ``\n`` and ``\t``, DEL, C1) and every bidi
-override or isolate as visible text (``\x1b``, ``\u202e``); :func:`visible_line` shows line breaks and tabs
-too, for one-line items such as file names; :func:`visible_markup` also escapes rich markup, for strings that are put into a markup template.
+override or isolate as visible text (``\x1b``, ``\u202e``); :func:`visible_line` shows line
+breaks and tabs too, for one-line items such as file names; :func:`visible_markup` also
+escapes rich markup, for strings that are put into a markup template.
 """
 
 from __future__ import annotations
@@ -28,8 +29,11 @@ def visible(text: str) -> str:
 
 
 def visible_line(text: str) -> str:
-    """:func:`visible`, and a line break or tab shown too: for a one-line item (a file name, a
-    tool call's title) that must not start a line of its own (a forged summary or diff line)."""
+    """:func:`visible`, and a line break or tab shown too: for a one-line item.
+
+    A file name or a tool call's title must not start a line of its own (a forged summary or
+    diff line).
+    """
     return _UNSAFE_IN_LINE.sub(_shown, text)
 
 
