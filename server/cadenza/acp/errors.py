@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from cadenza.secrets import redact_then_cut
+
 DETAIL_CHARS = 300
 """Longest detail quoted (characters): a client may put a whole stack trace in ``data``."""
 
@@ -24,7 +26,7 @@ def _detail(data: Any) -> str:
         text = data
     else:
         text = json.dumps(data, ensure_ascii=False, default=str)
-    return text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS] + "…"
+    return redact_then_cut(text, DETAIL_CHARS)
 
 
 def describe_error(exc: Exception) -> str:

@@ -21,6 +21,7 @@ from typing import cast
 from cadenza.acp.early import EarlyStart, answer_early
 from cadenza.known_clients import remember
 from cadenza.procgroups import kill_live_groups
+from cadenza.secrets import redact_log_handlers
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,7 @@ def acp_main(args: argparse.Namespace) -> int:
         level=str(args.log_level).upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    redact_log_handlers()  # no API key in a log line, whichever logger wrote it
     if logging.getLogger().level > logging.DEBUG:
         for noisy in ("httpx", "httpcore"):
             logging.getLogger(noisy).setLevel(logging.WARNING)

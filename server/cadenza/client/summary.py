@@ -1,4 +1,10 @@
-"""The session's file changes, merged per path, with diff stats and truncated unified diffs."""
+"""The session's file changes, merged per path, with diff stats and truncated unified diffs.
+
+Every diff Cadenza prints or reports (the summary, ``--output json``'s ``files[].diff``, the
+review of an edit) is made here, from texts whose secrets are redacted first
+(``secrets.redact``: API keys and the environment's other credentials): a key that a command
+wrote into a file stays in the file, which is the person's, but never in what is shown.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from cadenza.client.edits import ChangeKind, FileChange
 from cadenza.client.safe_text import visible_line
+from cadenza.secrets import redact, register_known_keys
 
 
 def merge_changes(changes: Iterable[FileChange]) -> tuple[FileChange, ...]:
@@ -68,10 +75,11 @@ _AFTER_EOL = re.compile(r"(?<=\n)|(?<=\r)(?!\n)")
 
 
 def _lines(text: str | None) -> list[str]:
-    """Lines with their terminators, split by LSP rules (LF, CRLF, CR)."""
+    """Lines with their terminators, split by LSP rules (LF, CRLF, CR), secrets redacted."""
     if not text:
         return []
-    lines = _AFTER_EOL.split(text)
+    register_known_keys()  # once per process: the keys of the environment the server has too
+    lines = _AFTER_EOL.split(redact(text))
     return lines[:-1] if lines[-1] == "" else lines
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cadenza.engine.context import CHARS_PER_TOKEN
+from cadenza.secrets import redact
 from cadenza.textio import UndecodableError, decode_bytes
 from cadenza.tools.paths import relative_name
 from cadenza.workspace_files import WorkspaceFileError, read_workspace_file
@@ -94,6 +95,7 @@ def render(root: Path, paths: list[Path], budget: int, heading: str) -> ProjectR
         text = _read(root, path)
         if not text or left <= 0:
             continue
+        text = redact(text)  # before the cut: a key running past it would no longer match
         name = relative_name(root, path)
         files.append(name)
         if len(text) > left:

@@ -45,6 +45,7 @@ from cadenza.engine.runtime import Recorder, Runtime, SessionSettings
 from cadenza.engine.workflows import Movement, Workflow, default_workflow
 from cadenza.messages import Message, UserMessage
 from cadenza.providers.base import Provider, ProviderError
+from cadenza.secrets import redact_then_cut
 from cadenza.tools.base import Tool
 from cadenza.tools.dispatch.cache import ReadCache
 from cadenza.tools.intel import CodeIntel
@@ -340,7 +341,7 @@ class Session:
         ending = (
             "the session's step bound ran out"
             if isinstance(result, BudgetSpent)
-            else f"{result.kind}: {result_message(result)[:300]}"
+            else f"{result.kind}: {redact_then_cut(result_message(result), 300, '')}"
         )
         note = (
             f"Checkpoint after movement {runner.movement.name!r} ({runner.steps} steps): "

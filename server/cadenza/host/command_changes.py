@@ -40,6 +40,7 @@ from cadenza.host.checkpoints import (
     SessionCheckpoint,
 )
 from cadenza.host.workspace_lock import HeldLock, WorkspaceBusy, WorkspaceLock
+from cadenza.secrets import redact
 from cadenza.textio import UndecodableError, decode_bytes
 from cadenza.tools.workspace_scan import ScanLimits, ScannedChange, WorkspaceScan, changes, scan
 
@@ -107,7 +108,7 @@ def record_changes(
 
 
 def _quoted(command: str) -> str:
-    lines = command.strip().splitlines() or [""]
+    lines = redact(command).strip().splitlines() or [""]
     shown = lines[0][:COMMAND_CHARS]
     if len(lines) > 1 or len(lines[0]) > COMMAND_CHARS:
         shown += "…"

@@ -28,6 +28,7 @@ from cadenza.host.checkpoints import (
     FileState,
     SessionCheckpoint,
 )
+from cadenza.secrets import redact_then_cut
 from cadenza.tools.linediff import changed_line_spans
 from cadenza.tools.paths import leads_outside
 
@@ -311,7 +312,7 @@ def begin_turn(checkpoint: SessionCheckpoint | None) -> str | None:
 def _quoted(text: str) -> str:
     if not text:
         return "nothing"
-    cut = text if len(text) <= MAX_NOTE_CHARS else text[:MAX_NOTE_CHARS] + "…"
+    cut = redact_then_cut(text, MAX_NOTE_CHARS)
     fence = "```"
     while fence in cut:
         fence += "`"

@@ -49,6 +49,7 @@ from cadenza.schema.intel import (
     WirePosition,
 )
 from cadenza.schema.methods import DEFINITION, DIAGNOSTICS, REFERENCES, RENAME
+from cadenza.secrets import redact_then_cut
 from cadenza.tools.intel import (
     IntelDiagnostic,
     IntelError,
@@ -278,8 +279,7 @@ def _structure(raw: Any, kind: type[Any], method: str = DIAGNOSTICS) -> Any:
 
 
 def _nonsense(method: str, raw: Any) -> IntelError:
-    shown = repr(raw)
-    shown = shown if len(shown) <= 200 else shown[:200] + "…"
+    shown = redact_then_cut(repr(raw), 200)
     return IntelError(f"the editor answered {method} with something unusable: {shown}")
 
 

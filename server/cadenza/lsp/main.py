@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, BinaryIO, cast
 
 from cadenza.lsp.early import EarlyStart, InitializeWatch, PrefixedStdin, answer_early
 from cadenza.procgroups import exit_for_signal, kill_live_groups
+from cadenza.secrets import redact_log_handlers
 
 if TYPE_CHECKING:
     from cadenza.lsp.server import CadenzaServer
@@ -103,6 +104,7 @@ def serve_main(args: argparse.Namespace) -> int:
         level=str(args.log_level).upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    redact_log_handlers()  # no API key in a log line, whichever logger wrote it
     # pygls logs every message body at INFO; keep that for --log-level DEBUG only.
     if logging.getLogger().level > logging.DEBUG:
         # Per-message and per-HTTP-request lines (llama-server health polls included) are noise

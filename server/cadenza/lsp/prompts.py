@@ -54,6 +54,7 @@ from cadenza.schema.requests import (
     WaitingHumanResult,
 )
 from cadenza.schema.updates import raw_input
+from cadenza.secrets import redact
 from cadenza.tools.base import ToolError
 
 log = logging.getLogger(__name__)
@@ -177,6 +178,7 @@ def fallback_permission_message(request: PermissionRequest) -> str:
     """
     raw = raw_input(request.raw_input)
     shown = json.dumps(raw, ensure_ascii=False) if not isinstance(raw, str) else repr(raw)
+    shown = redact(shown)  # before the cut: a key running past it would no longer match
     if len(shown) > FALLBACK_INPUT_CHARS:
         shown = (
             shown[:FALLBACK_INPUT_CHARS]

@@ -36,6 +36,7 @@ from cadenza.engine.events import (
     WorkspaceWaited,
 )
 from cadenza.schema import updates as wire
+from cadenza.secrets import redact_then_cut
 
 PROGRESS_END_CHARS = 300
 """Longest ``end`` message of a progress (characters); the full text is in ``session_end``."""
@@ -240,6 +241,4 @@ def progress_end(event: SessionFinished) -> str:
     """
     said = event.missing_info or event.message  # a question: what the agent needs
     text = f"{event.stop_reason}: {said}" if said else event.stop_reason
-    if len(text) > PROGRESS_END_CHARS:
-        text = text[: PROGRESS_END_CHARS - 1] + "…"
-    return text
+    return redact_then_cut(text, PROGRESS_END_CHARS - 1)

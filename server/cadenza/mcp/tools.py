@@ -18,6 +18,7 @@ import mcp_types
 from pydantic import ConfigDict, model_validator
 
 from cadenza.messages import ToolSpec
+from cadenza.secrets import redact
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 
 if TYPE_CHECKING:
@@ -155,6 +156,7 @@ def render_result(result: mcp_types.CallToolResult) -> str:
     if not parts and result.structured_content is not None:
         parts.append(json.dumps(result.structured_content, ensure_ascii=False))
     text = "\n".join(parts) or ("(the tool failed without a message)" if result.is_error else "")
+    text = redact(text)  # before the cut: a key running past it would no longer match
     if len(text) > MAX_RESULT_CHARS:
         text = text[:MAX_RESULT_CHARS] + f"\n[cut: {len(text) - MAX_RESULT_CHARS} more chars]"
     return text

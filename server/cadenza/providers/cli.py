@@ -178,7 +178,11 @@ class CliProvider:
                 argv, stdin, timeout_s=self.timeout_s, cwd=Path(folder), who=self._name
             )
         if result.returncode != 0:
-            tail = result.stderr.strip()[-STDERR_TAIL_CHARS:] or result.stdout.strip()[-200:]
+            # Redacted before the tail is taken: a key cut by it would no longer match.
+            tail = (
+                redact(result.stderr.strip())[-STDERR_TAIL_CHARS:]
+                or redact(result.stdout.strip())[-200:]
+            )
             raise ProviderError(
                 redact(
                     f"{self._name}: {Path(argv[0]).name} exited with status "

@@ -25,7 +25,12 @@ from cadenza.messages import Usage
 from cadenza.providers.base import ProviderError
 from cadenza.providers.cli_turn import CliAnswer
 from cadenza.providers.replies import cached_prompt_tokens, reported_error
-from cadenza.secrets import redact
+from cadenza.secrets import redact_then_cut
+
+
+def _quoted(stdout: str) -> str:
+    """The start of a CLI's output for an error, redacted before it is cut."""
+    return repr(redact_then_cut(stdout, 200, ""))
 
 
 def _load_json(stdout: str, who: str) -> Any:
@@ -33,7 +38,8 @@ def _load_json(stdout: str, who: str) -> Any:
         return json.loads(stdout)
     except ValueError:
         raise ProviderError(
-            redact(f"{who}: the CLI's output is not the JSON it should print: {stdout[:200]!r}")
+            f"{who}: the CLI's output is not the JSON it should print: "
+            f"{redact_then_cut(stdout, 200, '')!r}"
         ) from None
 
 
@@ -45,9 +51,9 @@ def read_claude(stdout: str, who: str) -> CliAnswer:
     """
     data = _load_json(stdout, who)
     if not isinstance(data, dict) or not isinstance(data.get("result"), str):
-        raise ProviderError(redact(f"{who}: no `result` in the CLI's JSON: {stdout[:200]!r}"))
+        raise ProviderError(f"{who}: no `result` in the CLI's JSON: {_quoted(stdout)}")
     if data.get("is_error"):
-        raise reported_error(who, "CLI", data["result"][:500])
+        raise reported_error(who, "CLI", redact_then_cut(data["result"], 500, ""))
     usage = data.get("usage")
     tokens = None
     if isinstance(usage, dict):
@@ -68,7 +74,7 @@ def read_gemini(stdout: str, who: str) -> CliAnswer:
     if isinstance(data, dict) and data.get("error"):
         raise reported_error(who, "CLI", data["error"])
     if not isinstance(data, dict) or not isinstance(data.get("response"), str):
-        raise ProviderError(redact(f"{who}: no `response` in the CLI's JSON: {stdout[:200]!r}"))
+        raise ProviderError(f"{who}: no `response` in the CLI's JSON: {_quoted(stdout)}")
     return CliAnswer(text=data["response"])
 
 

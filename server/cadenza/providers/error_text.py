@@ -14,6 +14,7 @@ import json
 import httpx
 
 from cadenza.providers.presets import PRESETS
+from cadenza.secrets import redact_then_cut
 
 MESSAGE_CHARS = 300
 """The server's own message is cut after this many characters."""
@@ -26,7 +27,7 @@ def _key_variable(who: str) -> str:
 
 
 def server_message(body: str) -> str:
-    """The message inside an error body (JSON or text), one line, bounded; empty when none."""
+    """The message inside an error body (JSON or text), one line, redacted, bounded; or ""."""
     text = body.strip()
     try:
         data = json.loads(text)
@@ -43,7 +44,8 @@ def server_message(body: str) -> str:
     text = " ".join(text.split())
     if text.lstrip().startswith(("<", "{", "[")):  # an HTML page or unreadable JSON
         return ""
-    return text if len(text) <= MESSAGE_CHARS else text[: MESSAGE_CHARS - 1] + "…"
+    # Redacted before it is cut: a key echoed past the cut would no longer match whole.
+    return redact_then_cut(text, MESSAGE_CHARS - 1)
 
 
 def status_sentence(who: str, status: int, body: str, attempts: int = 1) -> str:

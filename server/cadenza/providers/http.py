@@ -26,7 +26,7 @@ from cadenza.providers.base import ProviderError
 from cadenza.providers.error_text import status_sentence
 from cadenza.providers.retry import RETRY_STATUS, Retryable, RetryableStatus, RetryPolicy
 from cadenza.providers.retry import with_retries as _with_retries
-from cadenza.secrets import redact
+from cadenza.secrets import redact, redact_then_cut
 
 T = TypeVar("T")
 
@@ -89,11 +89,11 @@ def json_event(event: ServerSentEvent, who: str) -> dict[str, Any]:
         data = json.loads(event.data)
     except ValueError:
         raise ProviderError(
-            redact(f"{who}: malformed stream event: {event.data[:200]!r}")
+            f"{who}: malformed stream event: {redact_then_cut(event.data, 200, '')!r}"
         ) from None
     if not isinstance(data, dict):
         raise ProviderError(
-            redact(f"{who}: stream event is not a JSON object: {event.data[:200]!r}")
+            f"{who}: stream event is not a JSON object: {redact_then_cut(event.data, 200, '')!r}"
         )
     return data
 
@@ -242,7 +242,7 @@ class HttpTransport:
         await response.aread()
         if response.status_code in RETRY_STATUS:
             raise RetryableStatus(response)
-        body = response.text[:ERROR_BODY_CHARS]
+        body = redact_then_cut(response.text, ERROR_BODY_CHARS, "")
         raise ProviderError(redact(status_sentence(self.who, response.status_code, body)))
 
     def _json(self, response: httpx.Response) -> dict[str, Any]:
@@ -250,7 +250,7 @@ class HttpTransport:
             data = response.json()
         except ValueError:
             raise ProviderError(
-                redact(f"{self.who}: reply is not JSON: {response.text[:200]!r}")
+                f"{self.who}: reply is not JSON: {redact_then_cut(response.text, 200, '')!r}"
             ) from None
         if not isinstance(data, dict):
             raise ProviderError(f"{self.who}: reply is not a JSON object")

@@ -12,7 +12,7 @@ from typing import Any
 
 from cadenza.messages import FinishReason
 from cadenza.providers.base import ProviderError
-from cadenza.secrets import redact
+from cadenza.secrets import redact, redact_then_cut
 
 
 def finish_reason(
@@ -54,7 +54,9 @@ def malformed_reply(who: str, missing: str, data: object) -> ProviderError:
         missing: What is missing, as the wire names it.
         data: The body; its start is quoted, secrets redacted.
     """
-    return ProviderError(redact(f"{who}: malformed response: no {missing} ({str(data)[:200]})"))
+    return ProviderError(
+        f"{who}: malformed response: no {missing} ({redact_then_cut(str(data), 200, '')})"
+    )
 
 
 CACHE_INPUT_KEYS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")

@@ -23,6 +23,7 @@ import httpx
 
 from cadenza.providers.base import ProviderError
 from cadenza.providers.error_text import status_sentence, transport_sentence
+from cadenza.secrets import redact_then_cut
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,8 @@ class RetryableStatus(Retryable):
             with contextlib.suppress(ValueError):
                 retry_after = str(float(ms) / 1000.0)
         super().__init__(
-            f"HTTP {response.status_code}: {response.text[:300]}", retry_after=retry_after
+            f"HTTP {response.status_code}: {redact_then_cut(response.text, 300, '')}",
+            retry_after=retry_after,
         )
         self.response = response
 
@@ -151,7 +153,7 @@ async def with_retries(
                 "%s: attempt %d failed (%s); retrying in %.2f s",
                 what,
                 attempt,
-                redact(_describe(exc))[:200],
+                redact(_describe(exc))[:200],  # redacted before it is cut
                 wait,
             )
             await anyio.sleep(wait)

@@ -22,6 +22,7 @@ from pydantic import Field
 from typing_extensions import override
 
 from cadenza import __version__
+from cadenza.secrets import redact
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 
 if TYPE_CHECKING:  # httpx loads with the first fetch (cadenza.tools.web), not with the engine
@@ -87,7 +88,11 @@ def readable_html(html: str, url: str) -> tuple[str | None, str]:
 
 
 def bounded(text: str, max_chars: int) -> tuple[str, str]:
-    """``(text, note)``: at most ``max_chars`` characters, and a note when some were cut."""
+    """``(text, note)``: at most ``max_chars`` characters, and a note when some were cut.
+
+    Secrets are redacted first (a key cut by the bound would no longer match).
+    """
+    text = redact(text)
     if len(text) <= max_chars:
         return text, ""
     note = f"[truncated: showing {max_chars} of {len(text)} characters" + (

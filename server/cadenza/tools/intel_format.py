@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from cadenza.secrets import redact_then_cut
 from cadenza.tools.intel import IntelDiagnostic, IntelLocation
 from cadenza.tools.paths import relative_name
 
@@ -45,8 +46,7 @@ def place(root: Path, path: Path) -> str:
 
 
 def _cut(text: str, limit: int) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return redact_then_cut(text.strip(), limit - 1)
 
 
 def format_locations(

@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import Field
 from typing_extensions import override
 
+from cadenza.secrets import redact_then_cut
 from cadenza.tools.base import ToolArgs, ToolContext, ToolError, ToolResult
 from cadenza.tools.change import FileChangeTool, deliver_text
 from cadenza.tools.documents import current_document
@@ -42,7 +43,7 @@ def _changed_lines(name: str, old: str, new: str) -> list[str]:
     if len(before) != len(after):
         return [f"{name}: changed"]
     return [
-        f"{name}:{i + 1}: {b.strip()[:100]}"
+        f"{name}:{i + 1}: {redact_then_cut(b.strip(), 100, '')}"
         for i, (a, b) in enumerate(zip(before, after, strict=True))
         if a != b
     ]

@@ -29,6 +29,7 @@ from typing_extensions import override
 
 from cadenza.messages import ToolSpec
 from cadenza.procgroups import forget, signal_group, start_group
+from cadenza.secrets import redact, redact_piece
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from cadenza.tools.paths import relative_name, resolve_in_workspace
 
@@ -85,11 +86,13 @@ class _Capture:
         """The kept output as text (UTF-8, undecodable bytes replaced), with a note on the cut.
 
         When bytes were dropped, a UTF-8 character cut by the head or tail boundary is dropped
-        too, and the note counts exactly the bytes not shown.
+        too, and the note counts exactly the bytes not shown. Registered secrets are redacted,
+        also a key cut by the head's end or the tail's start (``secrets.redact_piece``): the
+        whole output was never kept, so it cannot be redacted before the cut.
         """
         omitted = self.total - len(self.head) - len(self.tail)
         if omitted == 0:
-            return (self.head + self.tail).decode("utf-8", "replace")
+            return redact((self.head + self.tail).decode("utf-8", "replace"))
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         head = decoder.decode(bytes(self.head), final=False)
         pending = len(decoder.getstate()[0])
@@ -97,6 +100,7 @@ class _Capture:
         while start < min(3, len(self.tail)) and 0x80 <= self.tail[start] <= 0xBF:
             start += 1
         tail = bytes(self.tail[start:]).decode("utf-8", "replace")
+        head, tail = redact_piece(head, cut_after=True), redact_piece(tail, cut_before=True)
         omitted += pending + start
         sep = "" if not head or head.endswith("\n") else "\n"
         note = f"[... {omitted} bytes omitted of {self.total} bytes ...]"

@@ -15,6 +15,8 @@ import anyio
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
+from cadenza.secrets import redact
+
 MAX_CONTROLS = 30
 MAX_LINKS = 40
 VIEW_WAIT_S = 10.0
@@ -164,7 +166,7 @@ def describe(
     out = [f"browser session: {session_id}", f"url: {page.url}", f"title: {page.title or '-'}"]
     if done:
         out.append(done)
-    text = page.text or "(the page shows no text)"
+    text = redact(page.text or "(the page shows no text)")  # before it is cut
     out += ["", text[:max_chars]]
     if len(text) > max_chars:
         out.append(f"[truncated: showing {max_chars} of {len(text)} characters of page text]")

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from cadenza.secrets import redact_then_cut
 from cadenza.tools.base import HumanWait, ToolResult
 
 WAITING_HUMAN = "waiting_human"
@@ -64,7 +65,7 @@ class WaitingHuman:
 
 
 def _malformed(what: str, shown: str) -> ToolResult:
-    snippet = shown if len(shown) <= _SNIPPET_CHARS else shown[:_SNIPPET_CHARS] + "…"
+    snippet = redact_then_cut(shown, _SNIPPET_CHARS)
     return ToolResult(
         content=f"malformed browse output: {what}. Output was: {snippet}", is_error=True
     )
