@@ -42,7 +42,7 @@ async def test_one_probe_per_call_and_a_change_still_misses(
     cache = ReadCache()
     probes = _probes(monkeypatch)
 
-    first = stamped(_call("a.txt"), ctx)
+    first = await stamped(_call("a.txt"), ctx)
     assert first.stamp is not None
     assert cache.lookup(first).outcome == "miss"
     result = await run(first, ctx)
@@ -51,13 +51,13 @@ async def test_one_probe_per_call_and_a_change_still_misses(
     cache.store(first, result)
     assert len(probes) == 1  # before: one for the stuck detector, one in the tool
 
-    again = stamped(_call("a.txt"), ctx)
+    again = await stamped(_call("a.txt"), ctx)
     hit = cache.lookup(again)
     assert hit.hit and hit.result is not None and "one" in hit.result.content
     assert len(probes) == 2  # before: three (detector, lookup's fresh(), nothing else)
 
     (tmp_path / "a.txt").write_text("two\n")  # racy: same second, content hashed
-    changed = stamped(_call("a.txt"), ctx)
+    changed = await stamped(_call("a.txt"), ctx)
     assert cache.lookup(changed).outcome == "miss"
     assert "two" in (await run(changed, ctx)).content
     assert len(probes) == 3

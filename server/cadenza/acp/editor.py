@@ -63,6 +63,7 @@ from cadenza.engine.permissions import (
     PermissionRequest,
 )
 from cadenza.engine.workflows import Workflow
+from cadenza.fileread import in_worker, read_regular
 from cadenza.host.checkpoints import SessionCheckpoint, disk_state
 from cadenza.host.edits import deliver_checkpointed
 from cadenza.schema.updates import raw_input
@@ -256,12 +257,12 @@ class AcpEditor:
             self._remember(edit.path, current)
             return _refused(STALE_BUFFER)
         try:
-            decoded = decode_bytes(edit.path.read_bytes())
-        except FileNotFoundError:
-            if current is None:
-                return _refused("the file was removed since it was read")
-            return await self._write(edit)  # an editor buffer not saved yet
+            decoded = decode_bytes(await in_worker(read_regular, edit.path))
         except (OSError, UndecodableError) as exc:
+            if not os.path.lexists(edit.path):
+                if current is None:
+                    return _refused("the file was removed since it was read")
+                return await self._write(edit)  # an editor buffer not saved yet
             return _refused(f"cannot read the file: {exc}")
         if current is None and decoded.text != edit.old_text:
             return _refused("the file changed on disk since it was read")
@@ -285,7 +286,7 @@ class AcpEditor:
         if known is not None and known.text == text:
             return
         try:
-            disk: str | None = decode_bytes(path.read_bytes()).text
+            disk: str | None = decode_bytes(await in_worker(read_regular, path)).text
         except (OSError, UndecodableError):
             disk = None
         if disk == text:

@@ -29,6 +29,7 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from cadenza.client.plan import EditPlan, EditRefusedError, Staged, plan_edit
+from cadenza.fileread import read_regular
 from cadenza.textio import UndecodableError, decode_bytes, write_atomic
 
 ChangeKind = Literal["created", "modified", "deleted", "renamed"]
@@ -217,11 +218,11 @@ def _unchanged_since_prepared(plan: EditPlan) -> None:
     """Raise when a file the plan read holds other bytes now (changed during a review)."""
     for path, original in plan.original.items():
         try:
-            now: bytes | None = path.read_bytes()
-        except FileNotFoundError:
-            now = None
+            now: bytes | None = read_regular(path, label=plan.name(path))
         except OSError as exc:
-            raise EditRefusedError(f"cannot read {plan.name(path)}: {exc.strerror}") from None
+            if os.path.lexists(path):
+                raise EditRefusedError(str(exc)) from None
+            now = None
         if now != original:
             raise EditRefusedError(
                 f"{plan.name(path)} changed on disk while the edit waited; nothing was written"

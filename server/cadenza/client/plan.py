@@ -9,6 +9,7 @@ refuses the whole edit, with the reason, at the first invalid one.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from pygls.uris import to_fs_path
 from pygls.workspace.position_codec import PositionCodec
 
 from cadenza.client.text import DocumentText, TextError, apply_text_edits
+from cadenza.fileread import read_regular
 
 DocumentChange = types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
 
@@ -62,7 +64,10 @@ class EditPlan:
         fs_path = to_fs_path(uri) if uri.startswith("file:") else None
         if fs_path is None:
             raise EditRefusedError(f"{uri} is not a file: URI")
-        path = Path(fs_path).resolve()
+        try:
+            path = Path(fs_path).resolve()
+        except (RuntimeError, OSError):  # a symbolic link loop (RuntimeError before 3.13)
+            raise EditRefusedError(f"{uri} runs through a symbolic link loop") from None
         if path == self.root or not path.is_relative_to(self.root):
             raise EditRefusedError(f"{uri} is outside the workspace {self.root}")
         return path
@@ -71,20 +76,22 @@ class EditPlan:
         """The bytes of ``path`` as planned so far (None: absent).
 
         Raises:
-            EditRefusedError: The path is a folder, or cannot be read.
+            EditRefusedError: The path is a folder or another file that is not a regular
+                one, larger than ``fileread.MAX_TEXT_BYTES``, or cannot be read.
         """
         if path in self.staged:
             return self.staged[path].data
         if path not in self.original:
             if path.is_dir():
                 raise EditRefusedError(f"{self.name(path)} is a folder")
-            try:
-                self.original[path] = path.read_bytes()
-                self.modes[path] = path.stat().st_mode & 0o7777
-            except FileNotFoundError:
+            if not os.path.lexists(path):
                 self.original[path], self.modes[path] = None, None
+                return None
+            try:  # only a regular file, bounded: a FIFO there must not hang the client
+                self.original[path] = read_regular(path, label=self.name(path))
+                self.modes[path] = path.stat().st_mode & 0o7777
             except OSError as exc:
-                raise EditRefusedError(f"cannot read {self.name(path)}: {exc.strerror}") from None
+                raise EditRefusedError(str(exc)) from None
         return self.original[path]
 
     def stage(self, path: Path, data: bytes | None, origin: Path | None = None) -> None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cadenza.client.edits import ChangeKind, FileChange
+from cadenza.fileread import read_regular
 from cadenza.gitcmd import run_git
 from cadenza.textio import UndecodableError, decode_bytes
 
@@ -258,36 +259,31 @@ def _note(root: Path, names: Iterable[str]) -> dict[str, _Seen]:
 
 
 def _stat(path: Path) -> StatKey | None:
+    """A file's stat key; None when absent or neither a regular file nor a symbolic link.
+
+    A FIFO, a socket or a device is not a file whose change can be shown (and reading a
+    FIFO would wait for a writer forever).
+    """
     try:
         info = path.lstat()
     except OSError:
         return None
-    return None if stat.S_ISDIR(info.st_mode) else (info.st_mtime_ns, info.st_size)
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+        return None
+    return (info.st_mtime_ns, info.st_size)
 
 
 def _read(path: Path) -> bytes | None:
     """The file's bytes; a symlink's target, as git keeps it (never read through a link).
 
-    Only a regular file is read (a FIFO would block the run forever, a device never ends);
-    anything else is noted by its stat alone.
+    None: over ``MAX_FILE_BYTES``, not a regular file, or unreadable (``fileread``).
     """
     try:
         if path.is_symlink():
             return os.fsencode(os.readlink(path))
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        return read_regular(path, limit=MAX_FILE_BYTES, follow_symlinks=False)
     except OSError:
         return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as file:
-            data = file.read(MAX_FILE_BYTES + 1)
-        return data if len(data) <= MAX_FILE_BYTES else None  # grew past the bound meanwhile
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _text(data: bytes | None, size: int) -> str:

@@ -6,9 +6,10 @@ named were scanned, so a task that names none ("rename calc_total to compute_tot
 heard of the call left in ``report.py`` and ended as done (issue 17). The scan now covers every
 file ``list_files`` lists (the same ``SKIP_DIRS``: ``.git``, ``node_modules``, virtual
 environments...), within bounds so a huge repository cannot stall the session: files over
-``MAX_FILE_BYTES``, binary files (a NUL byte) and files that are not UTF-8 are skipped, and the
-scan stops after ``MAX_FILES`` files or ``MAX_TOTAL_BYTES`` read (``Uses.complete`` says so).
-The disk is read in a worker thread; open editor buffers (unsaved text) win over the disk.
+``MAX_FILE_BYTES``, binary files (a NUL byte), files that are not UTF-8 and files that are not
+regular (a FIFO) are skipped, and the scan stops after ``MAX_FILES`` files or ``MAX_TOTAL_BYTES``
+read, or after ``SCAN_DEADLINE_S`` (``Uses.complete`` says so). The disk is read in a worker
+thread; open editor buffers (unsaved text) win over the disk.
 """
 
 from __future__ import annotations
@@ -16,10 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import anyio
-
 from cadenza.engine.echo import leftover_lines, renamed
 from cadenza.engine.prime import mentions
+from cadenza.fileread import FileReadError, in_worker
 from cadenza.tools.host import FileEdit, ToolHost
 from cadenza.tools.paths import relative_name
 from cadenza.tools.read import walk_files
@@ -28,6 +28,8 @@ from cadenza.workspace_files import WorkspaceFileError, read_workspace_file
 MAX_FILES = 5_000
 MAX_FILE_BYTES = 1_000_000
 MAX_TOTAL_BYTES = 50_000_000
+SCAN_DEADLINE_S = 120.0
+"""A scan that takes longer (a stuck disk) is given up: ``Uses.complete`` is False."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,7 +100,10 @@ async def find_uses(root: Path, host: ToolHost, name: str) -> Uses:
         host: The editor: an open buffer's text replaces the file's on disk.
         name: The identifier to look for.
     """
-    found, seen, complete = await anyio.to_thread.run_sync(_scan, root, name)
+    try:
+        found, seen, complete = await in_worker(_scan, root, name, deadline_s=SCAN_DEADLINE_S)
+    except FileReadError:  # the disk is too slow to scan in time
+        return Uses(complete=False)
     for path in seen:  # on this thread: the editor's buffers are not shared with workers
         buffer = host.open_document(path)
         if buffer is None:

@@ -105,7 +105,7 @@ class CallPipeline:
         prepared = prepare(call, self.rt.tools)
         self._started(call, prepared)
         if isinstance(prepared, PreparedCall) and not cut:
-            prepared = stamped(prepared, self.ctx)  # once: stuck detector, cache and tool
+            prepared = await stamped(prepared, self.ctx)  # once: stuck detector, cache and tool
         observed = self._observe(call, prepared, cut)
         if observed is not None:
             answer, observation = observed
@@ -116,7 +116,7 @@ class CallPipeline:
         result = await self._ask_permission(call, prepared)
         if result is None:
             if asked:  # the files may have changed while the person decided
-                prepared = stamped(prepared, self.ctx)
+                prepared = await stamped(prepared, self.ctx)
             try:
                 result = await self._dispatch(call, prepared)
             except BaseException:

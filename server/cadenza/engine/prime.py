@@ -14,6 +14,7 @@ from pathlib import Path
 
 from cadenza.engine.overview import workspace_files
 from cadenza.messages import UserMessage
+from cadenza.secrets import redact
 from cadenza.tools.base import ToolError
 from cadenza.tools.documents import current_document
 from cadenza.tools.host import ToolHost
@@ -105,7 +106,7 @@ def priming_message(
             path = resolve_in_workspace(root, name)
             if not path.is_file() or path.stat().st_size > MAX_SCANNED_BYTES:
                 continue  # a FIFO would block; a huge file would crowd out the rest
-            text = current_document(host, path).text
+            text = redact(current_document(host, path).text)  # before lines are cut
             block = render_lines(name, text, numbered=numbered)
         except (ToolError, OSError, ValueError):
             continue  # unreadable or binary: the model can still read_file it and see why

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
@@ -23,6 +24,7 @@ from typing import Any
 
 import platformdirs
 
+from cadenza.fileread import FileReadError, FileTooLarge, NotRegularFile, read_regular
 from cadenza.textio import UndecodableError, decode_bytes, write_atomic
 
 FORMAT = 1
@@ -387,11 +389,24 @@ def _session_dir(session_id: str, base: Path | None) -> Path:
 
 
 def disk_state(path: Path) -> FileState:
-    """The state of ``path`` on disk: absent, or its bytes and (when it is text) its text."""
+    """The state of ``path`` on disk: absent, or its bytes and (when it is text) its text.
+
+    Only a regular file is read, at most ``fileread.MAX_TEXT_BYTES`` of it: a FIFO, a device
+    or a larger file exists with neither bytes nor text (never read, so never a hang).
+
+    Raises:
+        OSError: It cannot be read (``fileread.FileReadError``: permission, a link loop).
+    """
     try:
-        data = path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError):
-        return ABSENT
+        data = read_regular(path)
+    except NotRegularFile as exc:
+        return ABSENT if exc.kind == "directory" else FileState(exists=True)
+    except FileTooLarge:
+        return FileState(exists=True)
+    except FileReadError:
+        if not os.path.lexists(path):
+            return ABSENT
+        raise
     try:
         text: str | None = decode_bytes(data).text
     except UndecodableError:

@@ -95,8 +95,12 @@ class OpenDocuments:
         self.root = root
 
     def find(self, path: Path) -> TextDocument | None:
-        """The open document addressed by ``path``, or None when the client has none."""
-        for uri, document in self._workspace.text_documents.items():
+        """The open document addressed by ``path``, or None when the client has none.
+
+        Safe in a worker thread (the read tools probe buffers there): it iterates a copy, so
+        a ``didOpen`` on the loop meanwhile cannot break the iteration.
+        """
+        for uri, document in list(self._workspace.text_documents.items()):
             if buffer_path(uri, self.root) == path:
                 return document  # type: ignore[no-any-return]
         return None
@@ -120,7 +124,7 @@ class OpenDocuments:
             if not caught_up(entry, document, disk):
                 uri = document.uri if document is not None else file_uri(path)
                 return Buffer(uri=uri, text=entry.text, version=None)
-            del entries[path]
+            entries.pop(path, None)  # another thread may have dropped it already
         if document is None:
             return None
         return Buffer(uri=document.uri, text=document.source, version=document.version)

@@ -23,6 +23,7 @@ from cadenza.schema.commands import (
     PromptSelection,
     PromptSymbol,
 )
+from cadenza.secrets import redact, redact_then_cut
 from cadenza.textio import decode_bytes
 from cadenza.tools.paths import relative_name
 from cadenza.workspace_files import WorkspaceFileError, read_workspace_file
@@ -58,7 +59,7 @@ def prompt_text(workspace: Workspace, root: Path, text: str, context: PromptCont
         blocks.append(_problems(documents, context.problems))
     if not blocks:
         return text
-    added = "\n\n".join(blocks)
+    added = redact("\n\n".join(blocks))
     if len(added) > MAX_CONTEXT_CHARS:
         added = added[:MAX_CONTEXT_CHARS] + "\n[the context was cut here: it is too long]"
     return f"{text}\n\nContext from the editor:\n\n{added}"
@@ -110,6 +111,7 @@ def _file(documents: OpenDocuments, uri: str) -> str:
             body, note = _disk_text(documents.root, path), ""
         except (WorkspaceFileError, ValueError) as exc:
             return f"File {name}: not read ({exc})."
+    body = redact(body)  # before the cut: a key running past it would no longer match
     if len(body) > MAX_FILE_CHARS:
         body = body[:MAX_FILE_CHARS]
         note += f" (its first {MAX_FILE_CHARS} characters; read_file for the rest)"
@@ -129,7 +131,7 @@ def _symbol(documents: OpenDocuments, symbol: PromptSymbol) -> str:
     except (WorkspaceFileError, ValueError) as exc:
         return f"Symbol {symbol.name} in {where}: not read ({exc})."
     lines = body.splitlines(keepends=True)[start : end + 1]
-    text = "".join(lines)[:MAX_FILE_CHARS]
+    text = redact_then_cut("".join(lines), MAX_FILE_CHARS, "")
     return f"Symbol {symbol.name} in {where}:\n{_fenced(text)}"
 
 

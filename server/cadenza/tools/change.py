@@ -9,6 +9,7 @@ nothing.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import ClassVar
 
@@ -52,17 +53,16 @@ def existing_file(ctx: ToolContext, path: Path, name: str) -> DocumentSnapshot:
     """The text of a file that exists on disk, refusing buffers that differ from it.
 
     Raises:
-        ToolError: No file on disk (an untitled buffer included), a folder, not text, or an
-            open buffer with unsaved changes (deleting or moving it would lose them).
+        ToolError: No file on disk (an untitled buffer included), a folder or another file
+            that is not a regular one, not text, or an open buffer with unsaved changes
+            (deleting or moving it would lose them).
     """
     if path.is_dir():
         raise ToolError(f"{name} is a folder; only files can be deleted or renamed")
-    if not path.is_file():
-        if ctx.host.open_document(path) is not None:
-            raise ToolError(f"{name} is an unsaved editor buffer, not a file on disk")
-        raise ToolError(f"file not found: {name}")
     buffer = ctx.host.open_document(path)
-    on_disk = read_decoded(path, name)
+    if buffer is not None and not os.path.lexists(path):
+        raise ToolError(f"{name} is an unsaved editor buffer, not a file on disk")
+    on_disk = read_decoded(path, name)  # only a regular file, bounded
     if buffer is not None and buffer.text != on_disk.text:
         raise ToolError(
             f"{name} has unsaved changes in the editor; ask the person to save or revert it first"

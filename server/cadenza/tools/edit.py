@@ -28,7 +28,7 @@ from cadenza.tools.change import (
     existing_file,
     target,
 )
-from cadenza.tools.documents import current_document, exists
+from cadenza.tools.documents import exists, read_document
 from cadenza.tools.host import FileEdit
 from cadenza.tools.matching import loose_matches
 from cadenza.tools.near_miss import near_miss
@@ -160,7 +160,7 @@ class EditFile(FileChangeTool[EditFileArgs]):
                 "old_string and new_string are the same, so nothing would change: old_string is "
                 "the text as it is now, new_string the text as it must become (empty to delete)"
             )
-        doc = current_document(ctx.host, path, name)
+        doc = await read_document(ctx.host, path, name)
         new_text, replaced, note = _replaced(doc.text, args, name)
         description = (
             f"Cadenza edit_file: replace {replaced} occurrence(s) of "
@@ -204,7 +204,7 @@ class WriteFile(FileChangeTool[WriteFileArgs]):
             raise ToolError(f"{name} is a folder")
         if not exists(ctx.host, path):
             return await _create(ctx, path, name, args.content, self.name)
-        doc = current_document(ctx.host, path, name)
+        doc = await read_document(ctx.host, path, name)
         content = carry_line_endings(doc.text, args.content, dominant_line_ending(doc.text))
         edit = await deliver_text(
             ctx,
@@ -274,7 +274,7 @@ class CreateFile(FileChangeTool[CreateFileArgs]):
             raise ToolError(f"{name} is a folder")
         if not exists(ctx.host, path):
             return await _create(ctx, path, name, args.content, self.name)
-        doc = current_document(ctx.host, path, name)
+        doc = await read_document(ctx.host, path, name)
         if not _rewrites(doc.text, args.content):
             raise ToolError(
                 f"{name} exists already and content is not its whole new text; change it "

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from cadenza.fileread import read_regular
 from cadenza.tools.host import ToolHost
 
 RACY_NS = 2_000_000_000
@@ -98,14 +100,18 @@ def _content_hash(path: Path, size: int) -> bytes | None:
     if size > MAX_HASH_BYTES:
         return None
     try:
-        return hashlib.blake2b(path.read_bytes(), digest_size=16).digest()
+        return hashlib.blake2b(read_regular(path, limit=MAX_HASH_BYTES), digest_size=16).digest()
     except OSError:
         return None
 
 
 def _racy(st: os.stat_result, now_ns: int) -> bool:
-    """Whether the file may still change without new timestamps (see ``RACY_NS``)."""
-    return now_ns - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS
+    """Whether the regular file may still change without new timestamps (see ``RACY_NS``).
+
+    Only regular files are ever hashed: a FIFO's or a device's "content" is not a state (and
+    reading it could block).
+    """
+    return stat.S_ISREG(st.st_mode) and now_ns - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS
 
 
 def disk_state(path: Path, now_ns: int | None = None) -> Hashable:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from cadenza.fileread import FileReadError, NotRegularFile, read_regular
 from cadenza.textio import (
     PLAIN_UTF8,
     DecodedText,
@@ -34,18 +35,20 @@ def read_decoded(path: Path, name: str | None = None) -> DecodedText:
         name: How to call the file in messages (default: its file name).
 
     Raises:
-        ToolError: The file is missing, a directory, unreadable, or not text that decodes
-            exactly (binary, or damaged): such a file is never read or rewritten lossily.
+        ToolError: The file is missing, a directory or another file that is not a regular
+            one (a FIFO, a device), larger than ``fileread.MAX_TEXT_BYTES``, unreadable, or
+            not text that decodes exactly (binary, or damaged): such a file is never read or
+            rewritten lossily.
     """
     label = name or path.name
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise ToolError(f"file not found: {label}") from None
-    except IsADirectoryError:
-        raise ToolError(f"{label} is a directory; use list_files") from None
-    except OSError as exc:
-        raise ToolError(f"cannot read {label}: {exc.strerror or exc}") from None
+        data = read_regular(path, label=label)
+    except NotRegularFile as exc:
+        if exc.kind == "directory":
+            raise ToolError(f"{label} is a directory; use list_files") from None
+        raise ToolError(str(exc)) from None
+    except FileReadError as exc:
+        raise ToolError(str(exc)) from None
     try:
         return decode_bytes(data)
     except UndecodableError as exc:
@@ -70,11 +73,11 @@ def _refused(reason: str) -> EditOutcome:
 def _unchanged_since_read(edit: FileEdit) -> tuple[bytes, DecodedText] | EditOutcome:
     """The file's bytes and text now, if it still holds ``edit.old_text``."""
     try:
-        data = edit.path.read_bytes()
-    except FileNotFoundError:
-        return _refused("the file was removed since it was read")
-    except OSError as exc:
-        return _refused(f"cannot read the file: {exc.strerror or exc}")
+        data = read_regular(edit.path)
+    except FileReadError as exc:
+        if not edit.path.exists():
+            return _refused("the file was removed since it was read")
+        return _refused(str(exc))
     try:
         decoded = decode_bytes(data)
     except UndecodableError as exc:

@@ -106,7 +106,11 @@ class ToolHost(Protocol):
     """The editor as tools see it."""
 
     def open_document(self, path: Path) -> DocumentSnapshot | None:
-        """The editor's buffer for ``path`` when it is open, else None (read the disk)."""
+        """The editor's buffer for ``path`` when it is open, else None (read the disk).
+
+        Called from worker threads too (a read tool's stamp is probed there, off the event
+        loop): it only reads what the face holds in memory and never awaits the loop.
+        """
         ...
 
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:

@@ -17,7 +17,7 @@ from typing import TypeVar
 import anyio
 
 from cadenza.tools.base import ToolContext, ToolError
-from cadenza.tools.documents import current_document
+from cadenza.tools.documents import current_document, read_document
 from cadenza.tools.intel import (
     CodeIntel,
     IntelError,
@@ -108,7 +108,7 @@ async def symbol_at(
             ambiguous there.
     """
     name = relative_name(ctx.root, path)
-    text = current_document(ctx.host, path, name).text
+    text = (await read_document(ctx.host, path, name)).text
     pos = locate(text, line, symbol, name)
     if len(pos.columns) == 1 or "definition" not in source.features(path):
         return pos

@@ -14,7 +14,7 @@ from typing_extensions import override
 
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from cadenza.tools.change import EDIT_TIMEOUT_S, apply_change, check_encodable
-from cadenza.tools.documents import current_document
+from cadenza.tools.documents import read_document
 from cadenza.tools.host import FileEdit
 from cadenza.tools.paths import relative_name, resolve_for_change
 from cadenza.tools.textfile import dominant_line_ending, lines_with_ends
@@ -51,7 +51,7 @@ class ReplaceLines(Tool[ReplaceLinesArgs]):
     async def invoke(self, args: ReplaceLinesArgs, ctx: ToolContext) -> ToolResult:
         path = resolve_for_change(ctx.root, args.path)
         name = relative_name(ctx.root, path)
-        doc = current_document(ctx.host, path, name)
+        doc = await read_document(ctx.host, path, name)
         lines = lines_with_ends(doc.text)
         total = len(lines)
         if args.start_line > total + 1:

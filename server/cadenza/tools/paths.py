@@ -25,7 +25,8 @@ def resolve_in_workspace(root: Path, user_path: str) -> Path:
         The absolute resolved path.
 
     Raises:
-        ToolError: The path contains NUL or leads outside the workspace.
+        ToolError: The path contains NUL, runs through a symbolic link loop, or leads
+            outside the workspace.
     """
     if "\x00" in user_path:
         raise ToolError("invalid path: it must not contain NUL characters")

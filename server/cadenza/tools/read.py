@@ -1,7 +1,10 @@
 """Read-only workspace tools: ``read_file``, ``list_files``, ``search``.
 
 Every output is bounded (characters, lines, entries) with a note saying how to read further, so
-one huge file cannot overflow the context (field case F12).
+one huge file cannot overflow the context (field case F12). Every read is bounded too: only
+regular files are read (``fileread.read_regular``), ``read_file`` up to ``MAX_TEXT_BYTES``,
+``search`` the first ``MAX_SEARCH_FILE_BYTES`` of each file; the disk is read in worker threads,
+so a slow read never holds up the server.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from typing import ClassVar
 from pydantic import Field
 from typing_extensions import override
 
+from cadenza.fileread import FileReadError, in_worker, megabytes, read_regular, regular_stat
+from cadenza.secrets import redact, redact_then_cut
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
-from cadenza.tools.documents import current_document
 from cadenza.tools.freshness import ReadStamp, file_state, tree_state
+from cadenza.tools.fs import read_decoded
 from cadenza.tools.paths import relative_name, resolve_in_workspace
 from cadenza.tools.textfile import LINE_BREAK
 
@@ -75,19 +80,28 @@ class ReadFile(Tool[ReadFileArgs]):
 
     @override
     async def invoke(self, args: ReadFileArgs, ctx: ToolContext) -> ToolResult:
-        return await self.read(args, ctx, self.stamp(args, ctx))
+        return await self.read(args, ctx, await in_worker(self.stamp, args, ctx))
 
     async def read(self, args: ReadFileArgs, ctx: ToolContext, stamp: ReadStamp) -> ToolResult:
-        """Read with ``stamp``, this call's ``stamp`` taken before (``StampedRead``)."""
+        """Read with ``stamp``, this call's ``stamp`` taken before (``StampedRead``).
+
+        An open buffer is read on the loop; a file on disk is read and rendered in a worker
+        thread (``fileread.in_worker``): only a regular file, at most ``MAX_TEXT_BYTES``.
+        Secrets are redacted before lines are cut (``secrets``).
+        """
         path = resolve_in_workspace(ctx.root, args.path)
-        text = current_document(ctx.host, path).text
         name = relative_name(ctx.root, path)
-        return ToolResult(
-            content=render_lines(
+
+        def render(text: str) -> str:
+            return render_lines(
                 name, text, offset=args.offset, limit=args.limit, numbered=ctx.line_numbers
-            ),
-            stamp=stamp,
-        )
+            )
+
+        snapshot = ctx.host.open_document(path)
+        if snapshot is not None:
+            return ToolResult(content=render(redact(snapshot.text)), stamp=stamp)
+        content = await in_worker(lambda: render(redact(read_decoded(path, name).text)))
+        return ToolResult(content=content, stamp=stamp)
 
 
 def _path_state(ctx: ToolContext, name: str, *, contents: bool | None) -> Hashable:
@@ -173,15 +187,21 @@ class ListFilesArgs(ToolArgs):
 def walk_files(root: Path, folder: Path) -> Iterator[Path]:
     """Files under ``folder``, sorted, ``SKIP_DIRS`` left out; symlinks out of the workspace too.
 
-    Shared by ``list_files``, ``search`` and the engine's workspace-wide checks, so all of
-    them look at the same files.
+    Symbolic link loops are left out as well. Entries that are not regular files (a FIFO, a
+    socket) are listed: whoever reads them refuses them (``fileread.read_regular``). Shared by
+    ``list_files``, ``search`` and the engine's workspace-wide checks, so all of them look at
+    the same files.
     """
     real_root = root.resolve()
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         for filename in sorted(filenames):
             path = Path(dirpath) / filename
-            if path.resolve().is_relative_to(real_root):
+            try:
+                inside = path.resolve().is_relative_to(real_root)
+            except (RuntimeError, OSError):  # a symbolic link loop (RuntimeError before 3.13)
+                continue
+            if inside:
                 yield path
 
 
@@ -210,27 +230,36 @@ class ListFiles(Tool[ListFilesArgs]):
 
     @override
     async def invoke(self, args: ListFilesArgs, ctx: ToolContext) -> ToolResult:
-        return await self.read(args, ctx, self.stamp(args, ctx))
+        return await self.read(args, ctx, await in_worker(self.stamp, args, ctx))
 
     async def read(self, args: ListFilesArgs, ctx: ToolContext, stamp: ReadStamp) -> ToolResult:
-        """List with ``stamp``, this call's ``stamp`` taken before (``StampedRead``)."""
+        """List with ``stamp``, this call's ``stamp`` taken before (``StampedRead``).
+
+        The walk runs in a worker thread (``fileread.in_worker``).
+        """
         folder = resolve_in_workspace(ctx.root, args.path)
         if not folder.is_dir():
             raise ToolError(f"{args.path} is not a folder")
-        names: list[str] = []
-        more = 0
-        for path in walk_files(ctx.root, folder):
-            rel = relative_name(ctx.root, path)
-            if args.glob and not _glob_matches(args.glob, path.name, rel):
-                continue
-            if len(names) < MAX_LIST_ENTRIES:
-                names.append(rel)
-            else:
-                more += 1
-        if not names:
-            return ToolResult(content="no files found", stamp=stamp)
-        note = f"\n[{more} more files not shown; narrow with path or glob]" if more else ""
-        return ToolResult(content="\n".join(names) + note, stamp=stamp)
+        content = await in_worker(_listing, ctx.root, folder, args.glob)
+        return ToolResult(content=content, stamp=stamp)
+
+
+def _listing(root: Path, folder: Path, glob: str | None) -> str:
+    """``list_files``'s answer: the files under ``folder`` (blocking: a walk)."""
+    names: list[str] = []
+    more = 0
+    for path in walk_files(root, folder):
+        rel = relative_name(root, path)
+        if glob and not _glob_matches(glob, path.name, rel):
+            continue
+        if len(names) < MAX_LIST_ENTRIES:
+            names.append(rel)
+        else:
+            more += 1
+    if not names:
+        return "no files found"
+    note = f"\n[{more} more files not shown; narrow with path or glob]" if more else ""
+    return "\n".join(names) + note
 
 
 class SearchArgs(ToolArgs):
@@ -262,57 +291,106 @@ class Search(Tool[SearchArgs]):
 
     @override
     async def invoke(self, args: SearchArgs, ctx: ToolContext) -> ToolResult:
-        return await self.read(args, ctx, self.stamp(args, ctx))
+        return await self.read(args, ctx, await in_worker(self.stamp, args, ctx))
 
     async def read(self, args: SearchArgs, ctx: ToolContext, stamp: ReadStamp) -> ToolResult:
-        """Search with ``stamp``, this call's ``stamp`` taken before (``StampedRead``)."""
-        # Models often pass code as the pattern (``len(x) - 1``, ``a[0]``): a line that holds
-        # the pattern literally matches too, and a pattern that is no valid regex is literal.
-        try:
-            regex: re.Pattern[str] | None = re.compile(args.pattern)
-        except re.error:
-            regex = None
+        """Search with ``stamp``, this call's ``stamp`` taken before (``StampedRead``).
+
+        The files are listed, read and matched in worker threads (``fileread.in_worker``);
+        only the editor's open buffers are looked up on the loop.
+        """
         target = resolve_in_workspace(ctx.root, args.path)
-        files = [target] if target.is_file() else list(walk_files(ctx.root, target))
-        by_file: dict[str, list[str]] = {}
-        shown = total = 0
+        files = await in_worker(_search_targets, ctx.root, target)
+        buffers: dict[Path, str] = {}
         for path in files:
-            for lineno, line in _searchable_lines(ctx, path):
-                if args.pattern not in line and not (regex and regex.search(line)):
-                    continue
+            snapshot = ctx.host.open_document(path)
+            if snapshot is not None:
+                buffers[path] = snapshot.text
+        content = await in_worker(_search, ctx.root, files, buffers, args.pattern)
+        return ToolResult(content=content, stamp=stamp)
+
+
+def _search_targets(root: Path, target: Path) -> list[Path]:
+    """The files ``search`` looks at: the folder's (``walk_files``), or the one file named.
+
+    Raises:
+        ToolError: The one file named is missing or not a regular file.
+    """
+    if target.is_dir():
+        return list(walk_files(root, target))
+    try:
+        regular_stat(target, relative_name(root, target))
+    except FileReadError as exc:
+        raise ToolError(str(exc)) from None
+    return [target]
+
+
+def _search(root: Path, files: list[Path], buffers: dict[Path, str], pattern: str) -> str:
+    """``search``'s answer for ``pattern`` over ``files`` (``buffers``: the open ones' texts).
+
+    Blocking (it reads the files not open): run it in a worker thread.
+    """
+    # Models often pass code as the pattern (``len(x) - 1``, ``a[0]``): a line that holds
+    # the pattern literally matches too, and a pattern that is no valid regex is literal.
+    try:
+        regex: re.Pattern[str] | None = re.compile(pattern)
+    except re.error:
+        regex = None
+    by_file: dict[str, list[str]] = {}
+    partly: list[str] = []
+    shown = total = 0
+    for path in files:
+        name = relative_name(root, path)
+        text, whole = (buffers[path], True) if path in buffers else _disk_text(path)
+        if not whole:
+            partly.append(name)
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            if pattern in line or (regex and regex.search(line)):
                 total += 1
                 if shown < MAX_SEARCH_MATCHES:
                     shown += 1
-                    lines = by_file.setdefault(relative_name(ctx.root, path), [])
-                    lines.append(f"  {lineno}: {line[:MAX_LINE_CHARS]}")
-        if not total:
-            return ToolResult(content="no matches", stamp=stamp)
-        # Grouped by file, with the file count first: the list of files to visit stands out.
-        out = [f"{total} matches in {len(by_file)} files: {', '.join(by_file)}"]
-        for name, lines in by_file.items():
-            out.append(name)
-            out.extend(lines)
-        if total > shown:
-            out.append(f"[{total - shown} more matches not shown; narrow the pattern or path]")
-        return ToolResult(content="\n".join(out), stamp=stamp)
+                    shown_line = redact_then_cut(line, MAX_LINE_CHARS, "")
+                    by_file.setdefault(name, []).append(f"  {lineno}: {shown_line}")
+    out = _grouped(by_file, total, shown)
+    if partly:
+        limit = megabytes(MAX_SEARCH_FILE_BYTES)
+        out.append(
+            f"[searched only the first {limit} MB of {len(partly)} larger file(s): "
+            f"{', '.join(partly[:5])}{' …' if len(partly) > 5 else ''}; read_file reads on]"
+        )
+    return "\n".join(out)
 
 
-def _searchable_lines(ctx: ToolContext, path: Path) -> Iterator[tuple[int, str]]:
-    """Lines of a text file (buffer first); binary, huge or undecodable files yield nothing."""
-    snapshot = ctx.host.open_document(path)
-    if snapshot is not None:
-        text = snapshot.text
-    else:
-        try:
-            if path.stat().st_size > MAX_SEARCH_FILE_BYTES:
-                return
-            data = path.read_bytes()
-        except OSError:
-            return
-        if b"\x00" in data:
-            return
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            return
-    yield from enumerate(text.splitlines(), start=1)
+def _grouped(by_file: dict[str, list[str]], total: int, shown: int) -> list[str]:
+    """The matches grouped by file, with the file count first (the files to visit stand out)."""
+    if not total:
+        return ["no matches"]
+    out = [f"{total} matches in {len(by_file)} files: {', '.join(by_file)}"]
+    for name, lines in by_file.items():
+        out.append(name)
+        out.extend(lines)
+    if total > shown:
+        out.append(f"[{total - shown} more matches not shown; narrow the pattern or path]")
+    return out
+
+
+def _disk_text(path: Path) -> tuple[str, bool]:
+    """A file's text for ``search``, and whether it is whole.
+
+    A file over ``MAX_SEARCH_FILE_BYTES`` is searched in its lines within that prefix; a file
+    that is not regular (a FIFO), unreadable, binary (NUL bytes) or not UTF-8 gives ``""``
+    (nothing to match), as binary files do for ``grep -I``.
+    """
+    try:
+        data = read_regular(path, limit=MAX_SEARCH_FILE_BYTES + 1, prefix=True)
+    except OSError:
+        return "", True
+    whole = len(data) <= MAX_SEARCH_FILE_BYTES
+    if not whole:  # the last line is cut: drop it (and never split a UTF-8 sequence)
+        data = data[: data.rfind(b"\n", 0, MAX_SEARCH_FILE_BYTES) + 1]
+    if b"\x00" in data:
+        return "", True
+    try:
+        return data.decode("utf-8"), whole
+    except UnicodeDecodeError:
+        return "", True

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from pydantic import ValidationError
 
+from cadenza.fileread import FileReadError, in_worker
 from cadenza.messages import ToolCall
 from cadenza.secrets import redact, register_known_keys
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolResult
@@ -47,12 +48,21 @@ class PreparedCall:
         return self.tool.title(self.args)
 
 
-def stamped(prepared: PreparedCall, ctx: ToolContext) -> PreparedCall:
+async def stamped(prepared: PreparedCall, ctx: ToolContext) -> PreparedCall:
     """The call with its read stamp taken now (``Tool.stamp``); unchanged for other tools.
 
     Take it before anything reads for the call: a change after it is a later difference.
+    The probe walks and ``stat``-s the disk, so it runs in a worker thread within the read
+    deadline (``fileread.in_worker``). A probe that fails leaves the call unstamped: the
+    tool then takes its own stamp and its failure becomes the call's error result.
     """
-    stamp = prepared.tool.stamp(prepared.args, ctx) if prepared.tool.read_only else None
+    if not prepared.tool.read_only:
+        return prepared
+    try:
+        stamp = await in_worker(prepared.tool.stamp, prepared.args, ctx)
+    except Exception as exc:
+        log.warning("tool %s: its read stamp failed: %s", prepared.tool.name, exc)
+        return prepared
     return prepared if stamp is None else dataclasses.replace(prepared, stamp=stamp)
 
 
@@ -126,6 +136,8 @@ async def _run(prepared: PreparedCall, ctx: ToolContext) -> ToolResult:
             return await tool.invoke(prepared.args, ctx)
     except ToolError as exc:
         return ToolResult(content=str(exc), is_error=True, settled=exc.settled)
+    except FileReadError as exc:  # a bounded read refused the file, or a read's deadline
+        return ToolResult(content=str(exc), is_error=True)
     except TimeoutError:
         return ToolResult(
             content=f"{tool.name} timed out after {tool.timeout_s:g} s", is_error=True
