@@ -29,6 +29,8 @@ class Reply:
         delay_s: Seconds to hold the answer back (ends early when the server stops).
         cost: ``usage.cost`` as OpenRouter reports it (None: not reported).
         prompt_tokens: ``usage.prompt_tokens`` as reported (the context the request held).
+        error_message: The error body's message when ``status`` is not 200 (a server may echo
+            the request there, the API key included).
     """
 
     content: str | None = None
@@ -38,11 +40,13 @@ class Reply:
     delay_s: float = 0.0
     cost: float | None = None
     prompt_tokens: int = 10
+    error_message: str | None = None
 
     def body(self, model: str) -> dict[str, Any]:
         """The JSON response body."""
         if self.status != 200:
-            return {"error": {"message": f"scripted HTTP {self.status}", "type": "server_error"}}
+            message = self.error_message or f"scripted HTTP {self.status}"
+            return {"error": {"message": message, "type": "server_error"}}
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
         if self.tool_calls:
             message["tool_calls"] = self.tool_calls
