@@ -7,12 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from cadenza.engine.events import FileEdited
+from cadenza.engine.session import Session
 from cadenza.messages import ToolCall
 from cadenza.secrets import REDACTED, register_known_keys, register_secret
 from cadenza.tools.base import ToolContext
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
 from cadenza.tools.registry import default_tools
-from tests.doubles import MemoryEditor
+from tests.doubles import MemoryEditor, ScriptedProvider, reply
+from tests.doubles import call as call_tool
 
 SECRET = "sk-test-REGRESSION-" + os.urandom(8).hex()
 
@@ -38,14 +41,26 @@ async def test_tool_results_redact_registered_keys(tmp_path: Path) -> None:
 
 async def test_edit_diffs_redact_keys_but_the_file_keeps_them(tmp_path: Path) -> None:
     # Found by suite 6: the diff of an edit to .env (tool_call_update, transcript) held the key.
+    # Redacted where it leaves (the FileEdited event); the session keeps the exact text, which
+    # its test check compares with the disk.
     register_secret(SECRET)
     (tmp_path / ".env").write_text(f"OPENAI_API_KEY={SECRET}\n")
-    args = '{"path": ".env", "old_string": "\\n", "new_string": "\\nX=1\\n"}'
-    _, editor, result = await _call(tmp_path, "edit_file", args)
+    provider = ScriptedProvider(
+        [
+            reply(call_tool("edit_file", "e1", path=".env", old_string="\n", new_string="\nX=1\n")),
+            reply(content="done"),
+        ]
+    )
+    editor = MemoryEditor()
+    session = Session(session_id="s1", task="t", root=tmp_path, provider=provider, editor=editor)
+    await session.run()
     assert (tmp_path / ".env").read_text() == f"OPENAI_API_KEY={SECRET}\nX=1\n"
     assert editor.edits and SECRET in editor.edits[0].new_text  # what was applied: exact
-    edits = result.edits  # type: ignore[attr-defined]
-    assert edits and all(SECRET not in (e.old_text or "") + e.new_text for e in edits)
+    assert session.rt.written[(tmp_path / ".env").resolve()] == f"OPENAI_API_KEY={SECRET}\nX=1\n"
+    published = [e for e in editor.events if isinstance(e, FileEdited)]
+    assert published and all(SECRET not in (e.old_text or "") + e.new_text for e in published)
+    assert REDACTED in published[0].new_text
+    assert all(SECRET not in str(r.messages) for r in provider.requests)
 
 
 async def test_keys_of_providers_not_in_use_are_redacted_too(

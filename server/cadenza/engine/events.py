@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, TypeAdapter
 
 from cadenza.messages import FinishReason
+from cadenza.secrets import redact, register_known_keys
 from cadenza.tools.base import ToolKind
 from cadenza.tools.hunks import text_hunks
 from cadenza.types import StopReason, ToolStatus
@@ -220,8 +221,12 @@ def file_edited(tool_call_id: str, path: str, old_text: str | None, new_text: st
     """The event of one applied change: whole texts for a small file, else the hunks.
 
     A created or deleted file, and a rename (equal texts), keep their whole texts: that text is
-    the change.
+    the change. Registered secrets in the texts are redacted (``secrets.redact``): the event
+    goes to the editor and the transcript; the file keeps what was written.
     """
+    register_known_keys()
+    old_text = None if old_text is None else redact(old_text)
+    new_text = redact(new_text)
     whole = (
         old_text is None
         or not new_text

@@ -54,7 +54,7 @@ from cadenza.engine.stuck import Repeat, repeat_note
 from cadenza.engine.variants import ALL_EDIT_TOOLS, EDIT_TOOLS
 from cadenza.engine.workflows import Movement
 from cadenza.messages import ToolCall
-from cadenza.secrets import redact, register_known_keys
+from cadenza.secrets import redact
 from cadenza.tools.base import ToolContext, ToolKind, ToolResult
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run, stamped
 from cadenza.tools.paths import relative_name
@@ -289,15 +289,13 @@ class CallPipeline:
         finally:
             with anyio.CancelScope(shield=True):
                 changed = await watch.after()
-            register_known_keys()
             for change in changed:
                 path = self.rt.root / change.path
                 if change.deleted:
                     self.rt.written.pop(path, None)
                 elif path in self.rt.written:  # the test check compares it with the disk
                     self.rt.written[path] = change.new_text
-                old = None if change.old_text is None else redact(change.old_text)
-                self.rt.publish(file_edited(call.id, change.path, old, redact(change.new_text)))
+                self.rt.publish(file_edited(call.id, change.path, change.old_text, change.new_text))
 
     async def _invalidate(
         self, call: ToolCall, prepared: PreparedCall, result: ToolResult
@@ -334,8 +332,8 @@ class CallPipeline:
             ):
                 echoes.append(f"\n{rules}")
             self.rt.publish(file_edited(call.id, name, edit.old_text, edit.new_text))
-        if echoes:
-            return dataclasses.replace(result, content=result.content + "".join(echoes))
+        if echoes:  # they quote the edited texts: redacted as the result was
+            return dataclasses.replace(result, content=result.content + redact("".join(echoes)))
         return result
 
 

@@ -103,28 +103,20 @@ def prepare(call: ToolCall, registry: ToolRegistry) -> PreparedCall | ToolResult
 
 
 async def run(prepared: PreparedCall, ctx: ToolContext) -> ToolResult:
-    """Run a prepared call within its tool's timeout (seconds); API keys in its result redacted.
+    """Run a prepared call within its tool's timeout (seconds); API keys in its content redacted.
 
     A result may quote an API key (``run_command env``, a workspace ``.env`` read), one a
-    provider registered or one of ``secrets.KNOWN_KEY_ENV``; the result goes to the model,
-    the client and the transcript, so the key is replaced by ``[redacted]``;
-    so are the texts of its edits, which are only shown and recorded (``FileEdited``): the
-    edits themselves were applied already, and undo keeps its own exact checkpoint.
+    provider registered or one of ``secrets.KNOWN_KEY_ENV``; the content goes to the model,
+    the client and the transcript, so the key is replaced by ``[redacted]``. The texts of its
+    edits stay exact: the session compares them with the disk (the test check); they leave the
+    process only as ``FileEdited`` events, which redact them (``events.file_edited``).
 
     Raises:
         Only cancellation; every failure of the tool becomes an error result.
     """
     result = await _run(prepared, ctx)
     register_known_keys()
-    edits = tuple(
-        dataclasses.replace(
-            e,
-            old_text=None if e.old_text is None else redact(e.old_text),
-            new_text=redact(e.new_text),
-        )
-        for e in result.edits
-    )
-    return dataclasses.replace(result, content=redact(result.content), edits=edits)
+    return dataclasses.replace(result, content=redact(result.content))
 
 
 async def _run(prepared: PreparedCall, ctx: ToolContext) -> ToolResult:
