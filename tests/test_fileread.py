@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -275,3 +276,39 @@ def test_megabytes() -> None:
     assert fileread.megabytes(32_000_000) == "32"
     assert fileread.megabytes(2_500_000) == "2.5"
     assert fileread.megabytes(2_000_000) == "2"
+
+
+def test_walk_lists_as_os_walk_does(tmp_path: Path) -> None:
+    for folder in ("a/b", "a/c", "d", "skip/me"):
+        (tmp_path / folder).mkdir(parents=True)
+    for file in ("top.txt", "a/one.txt", "a/b/two.txt", "a/c/three.txt", "skip/me/x.txt"):
+        (tmp_path / file).write_text("x")
+    os.symlink("a", tmp_path / "link-to-a")  # listed as a folder, never entered
+    os.symlink("nowhere", tmp_path / "dangling")
+    os.mkfifo(tmp_path / "d" / "pipe")
+
+    def listing(walker: Iterator[tuple[str, list[str], list[str]]]) -> list[tuple[str, ...]]:
+        out = []
+        for folder, dirnames, filenames in walker:
+            dirnames[:] = sorted(d for d in dirnames if d != "skip")
+            out.append((folder, *dirnames, "|", *sorted(filenames)))
+        return out
+
+    assert listing(fileread.walk(tmp_path)) == listing(os.walk(tmp_path))
+
+
+def test_walk_goes_deeper_than_the_recursion_limit(tmp_path: Path) -> None:
+    folder = deep_folder(tmp_path, sys.getrecursionlimit() + 100)
+    Path(folder, "deep.txt").write_text("x")
+    found = [os.path.join(f, n) for f, _, names in fileread.walk(tmp_path) for n in names]
+    assert found == [os.path.join(folder, "deep.txt")]
+
+
+def deep_folder(root: Path, depth: int) -> str:
+    """A folder ``depth`` levels below ``root`` (made level by level: ``mkdir(parents=True)``
+    itself recurses once per level)."""
+    folder = str(root)
+    for _ in range(depth):
+        folder = os.path.join(folder, "a")
+        os.mkdir(folder)
+    return folder

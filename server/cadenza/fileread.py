@@ -16,6 +16,7 @@ So every read of a workspace file goes through ``read_regular``:
 Every failure is a ``FileReadError`` (an ``OSError``) whose message is a sentence for the model
 or the person: not found, a directory, permission denied, a symbolic link loop, too large.
 
+``walk`` lists a tree as ``os.walk`` does, without recursion (a deep tree is no error).
 ``in_worker`` runs blocking file work in a worker thread with a deadline, so the event loop
 answers other requests meanwhile, and a read that never returns (a stuck mount) becomes a
 ``FileReadError`` after the deadline. Its thread cannot be interrupted and is left to finish;
@@ -29,7 +30,7 @@ import errno
 import functools
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal, TypeVar, TypeVarTuple, Unpack
@@ -222,6 +223,40 @@ def _read_up_to(fd: int, most: int) -> bytes:
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
+
+
+def walk(top: Path | str) -> Iterator[tuple[str, list[str], list[str]]]:
+    """``os.walk(top)`` (top-down, links to folders listed but not entered), without recursion.
+
+    ``os.walk`` recurses once per folder level (before Python 3.13), so a workspace nested
+    deeper than the interpreter's recursion limit (about a thousand folders, a few kilobytes
+    of path) raised ``RecursionError`` out of every walk. The caller may prune ``dirnames``
+    in place, as with ``os.walk``; folders that cannot be listed are skipped.
+
+    Yields:
+        ``(dirpath, dirnames, filenames)``, in ``os.walk``'s order.
+    """
+    stack = [os.fspath(top)]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as scan:
+                entries = list(scan)
+        except OSError:
+            continue
+        dirnames: list[str] = []
+        filenames: list[str] = []
+        links: set[str] = set()
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirnames if is_dir else filenames).append(entry.name)
+            if is_dir and entry.is_symlink():
+                links.add(entry.name)
+        yield folder, dirnames, filenames
+        stack.extend(os.path.join(folder, name) for name in reversed(dirnames) if name not in links)
 
 
 _T = TypeVar("_T")

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cadenza.client.edits import ChangeKind, FileChange
-from cadenza.fileread import read_regular
+from cadenza.fileread import read_regular, walk
 from cadenza.gitcmd import run_git
 from cadenza.textio import UndecodableError, decode_bytes
 
@@ -233,7 +233,7 @@ def _git_blob(root: Path, head: str, path: str) -> _Seen | None:
 def _walk(root: Path) -> list[str]:
     """Files under ``root`` (``SKIP_DIRS`` left out, symlinks not followed), at most MAX_FILES."""
     names: list[str] = []
-    for folder, dirnames, filenames in os.walk(root):
+    for folder, dirnames, filenames in walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         base = Path(folder).relative_to(root)
         for filename in sorted(filenames):

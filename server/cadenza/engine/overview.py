@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from cadenza.fileread import walk
 from cadenza.tools.read import SKIP_DIRS
 
 MAX_OVERVIEW_FILES = 40
@@ -18,7 +18,7 @@ def workspace_files(root: Path, limit: int = MAX_OVERVIEW_FILES) -> tuple[list[s
     """
     names: list[str] = []
     more = 0
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
         for filename in sorted(filenames):
             if len(names) < limit:

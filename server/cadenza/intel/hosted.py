@@ -10,7 +10,6 @@ again on the next request, at most ``MAX_STARTS`` times per session.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from pathlib import Path
 import anyio
 from lsprotocol import types
 
+from cadenza.fileread import walk
 from cadenza.intel.connection import ServerConnection
 from cadenza.intel.convert import diagnostic, locations, uri_of, workspace_edit_texts
 from cadenza.intel.servers import ServerSpec, find_servers
@@ -177,7 +177,7 @@ class HostedCodeIntel:
     def _workspace_files(self) -> list[Path]:
         """Up to ``MAX_WORKSPACE_FILES`` files a server serves."""
         files: list[Path] = []
-        for folder, dirs, names in os.walk(self.root):
+        for folder, dirs, names in walk(self.root):
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
             for name in sorted(names):
                 path = Path(folder) / name

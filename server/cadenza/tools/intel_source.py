@@ -9,13 +9,13 @@ or answers nonsense becomes a ``ToolError`` the model reads, and the session goe
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
 import anyio
 
+from cadenza.fileread import walk
 from cadenza.tools.base import ToolContext, ToolError
 from cadenza.tools.documents import current_document, read_document
 from cadenza.tools.intel import (
@@ -138,7 +138,7 @@ def serves_workspace(root: Path, candidates: list[CodeIntel]) -> bool:
     if not candidates:
         return False
     seen = 0
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in walk(root):
         dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.startswith(".")]
         for file in files:
             path = Path(folder) / file

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
-import os
 import re
 from collections.abc import Hashable, Iterator
 from pathlib import Path
@@ -20,7 +19,14 @@ from typing import ClassVar
 from pydantic import Field
 from typing_extensions import override
 
-from cadenza.fileread import FileReadError, in_worker, megabytes, read_regular, regular_stat
+from cadenza.fileread import (
+    FileReadError,
+    in_worker,
+    megabytes,
+    read_regular,
+    regular_stat,
+    walk,
+)
 from cadenza.secrets import redact, redact_then_cut
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from cadenza.tools.freshness import ReadStamp, file_state, tree_state
@@ -193,7 +199,7 @@ def walk_files(root: Path, folder: Path) -> Iterator[Path]:
     the same files.
     """
     real_root = root.resolve()
-    for dirpath, dirnames, filenames in os.walk(folder):
+    for dirpath, dirnames, filenames in walk(folder):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         for filename in sorted(filenames):
             path = Path(dirpath) / filename
