@@ -9,6 +9,7 @@ meets them ends normally.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -20,6 +21,7 @@ import pytest
 
 from cadenza.engine.session import Session
 from cadenza.messages import ToolCall, ToolMessage
+from cadenza.tools import read
 from cadenza.tools.base import ToolContext, ToolResult
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run, stamped
 from cadenza.tools.read import MAX_SEARCH_FILE_BYTES
@@ -183,3 +185,30 @@ async def test_a_tree_deeper_than_the_recursion_limit(tmp_path: Path) -> None:
         session_id="s1", task="look", root=tmp_path, provider=provider, editor=MemoryEditor()
     )
     assert (await session.run()).stop_reason == "end_turn"  # its first message lists the tree
+
+
+async def test_a_pattern_that_backtracks_for_ever_is_stopped_and_the_loop_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(read, "MAX_PATTERN_S", 1.0)
+    (tmp_path / "data.txt").write_text("a" * 5000 + "c\n")
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.05)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    started = time.monotonic()
+    try:
+        result = await _call(tmp_path, "search", pattern="(a|aa)+$b")
+    finally:
+        task.cancel()
+    elapsed = time.monotonic() - started
+    assert result.is_error
+    assert result.content == (
+        "the pattern took longer than 1 s to match; search for plain text or a simpler pattern"
+    )
+    assert ticks >= elapsed / 0.05 / 4  # the event loop kept running while it matched
