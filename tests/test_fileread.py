@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import tempfile
 import threading
 import time
@@ -28,6 +27,7 @@ from cadenza.fileread import (
     is_regular,
     read_regular,
 )
+from tests.support.deep_tree import deep_folder
 
 GIB = 1 << 30
 
@@ -298,17 +298,7 @@ def test_walk_lists_as_os_walk_does(tmp_path: Path) -> None:
 
 
 def test_walk_goes_deeper_than_the_recursion_limit(tmp_path: Path) -> None:
-    folder = deep_folder(tmp_path, sys.getrecursionlimit() + 100)
-    Path(folder, "deep.txt").write_text("x")
-    found = [os.path.join(f, n) for f, _, names in fileread.walk(tmp_path) for n in names]
-    assert found == [os.path.join(folder, "deep.txt")]
-
-
-def deep_folder(root: Path, depth: int) -> str:
-    """A folder ``depth`` levels below ``root`` (made level by level: ``mkdir(parents=True)``
-    itself recurses once per level)."""
-    folder = str(root)
-    for _ in range(depth):
-        folder = os.path.join(folder, "a")
-        os.mkdir(folder)
-    return folder
+    with deep_folder(tmp_path) as deep:
+        Path(deep, "deep.txt").write_text("x")
+        found = [os.path.join(f, n) for f, _, names in fileread.walk(tmp_path) for n in names]
+        assert found == [os.path.join(deep, "deep.txt")]

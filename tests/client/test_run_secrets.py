@@ -3,7 +3,8 @@
 Through the real CLI process, its ``cadenza serve`` and a scripted model server on loopback:
 
 - an allowed command writes the key into a file: the file keeps it (it is the person's), but
-  stdout (``files[].diff``, the summary), stderr and the session's transcript do not;
+  stdout (``files[].diff``, the summary), stderr, the ``--events`` log and the session's
+  transcript do not;
 - the model server refuses the key and echoes it across the 300th character of its error
   message (where the message used to be cut before it was redacted): no piece of the key is
   in the run's error, on either stream, or in the transcript.
@@ -98,7 +99,9 @@ def test_a_key_a_command_wrote_is_in_the_file_only(
         call("read_file", {"path": ".env.local"}, "c2"),
         text("Wrote the environment file."),
     )
-    done = run(project, env, "--allow", "run_command", "--output", "json", "write the env file")
+    events = tmp_path / "events.jsonl"
+    args = ("--allow", "run_command", "--events", str(events), "--output", "json")
+    done = run(project, env, *args, "write the env file")
     assert done.returncode == 0, leaked(key, done.stderr) or done.stderr[-2000:]
     assert (project / ".env.local").read_text() == f"OPENAI_API_KEY={key}\n"  # the person's
     report = json.loads(done.stdout)
@@ -107,6 +110,8 @@ def test_a_key_a_command_wrote_is_in_the_file_only(
     assert "+OPENAI_API_KEY=[redacted]" in files[".env.local"]["diff"]
     assert not leaked(key, done.stdout)
     assert not leaked(key, done.stderr)  # the live display and the printed summary
+    logged = events.read_text(encoding="utf-8")
+    assert "c1" in logged and not leaked(key, logged)  # --events: every server message
     state = recorded(tmp_path / "xdg_state_home")
     assert "c1" in state and "[redacted]" in state  # the transcript is there, and redacted
     assert not leaked(key, state)

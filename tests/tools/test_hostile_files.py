@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from cadenza.tools.dispatch.execution import PreparedCall, prepare, run, stamped
 from cadenza.tools.read import MAX_SEARCH_FILE_BYTES
 from cadenza.tools.registry import default_tools
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
-from tests.test_fileread import deep_folder
+from tests.support.deep_tree import deep_folder
 
 GIB = 1 << 30
 INTERNALS = ("Traceback", "RuntimeError", "OSError", "Errno", "FileReadError", " failed: ")
@@ -174,17 +173,17 @@ async def test_a_session_that_meets_them_all_ends_normally(hostile: Path) -> Non
 
 
 async def test_a_tree_deeper_than_the_recursion_limit(tmp_path: Path) -> None:
-    folder = deep_folder(tmp_path, sys.getrecursionlimit() + 100)
-    Path(folder, "deep.py").write_text("needle = 3\n")
-    listed = await _call(tmp_path, "list_files")
-    assert listed.content.endswith("/a/deep.py")
-    found = await _call(tmp_path, "search", pattern="needle")
-    assert found.content.startswith("1 matches in 1 files")
-    provider = ScriptedProvider([reply(content="Seen.")])
-    session = Session(
-        session_id="s1", task="look", root=tmp_path, provider=provider, editor=MemoryEditor()
-    )
-    assert (await session.run()).stop_reason == "end_turn"  # its first message lists the tree
+    with deep_folder(tmp_path) as deep:
+        Path(deep, "deep.py").write_text("needle = 3\n")
+        listed = await _call(tmp_path, "list_files")
+        assert listed.content.endswith("/a/deep.py")
+        found = await _call(tmp_path, "search", pattern="needle")
+        assert found.content.startswith("1 matches in 1 files")
+        provider = ScriptedProvider([reply(content="Seen.")])
+        session = Session(
+            session_id="s1", task="look", root=tmp_path, provider=provider, editor=MemoryEditor()
+        )
+        assert (await session.run()).stop_reason == "end_turn"  # its first message lists it
 
 
 async def test_a_pattern_that_backtracks_for_ever_is_stopped_and_the_loop_goes_on(

@@ -3,7 +3,8 @@
 One line per request or notification, in arrival order, appended and flushed as it arrives
 (a script can follow the file while the run goes on): ``{"method": ..., "params": ...}``, plus
 ``"id"`` for a request. Responses to the client's own requests are not included. The params are
-the JSON the server sent, untouched.
+the JSON the server sent, untouched but for secrets: like a transcript, the file is a record
+that outlives the run, so registered keys (``secrets.redact``) show as ``[redacted]``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import json
 import logging
 from pathlib import Path
 from typing import Any, TextIO
+
+from cadenza.secrets import redact, register_known_keys
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +32,7 @@ class EventLog:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._file: TextIO | None = path.open("a", encoding="utf-8")
+        register_known_keys()
 
     def __call__(self, message: dict[str, Any]) -> None:
         """Append one request or notification; a write error stops the log, not the run."""
@@ -38,7 +42,7 @@ class EventLog:
         if "id" in message:
             record["id"] = message["id"]
         try:
-            self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self._file.write(redact(json.dumps(record, ensure_ascii=False)) + "\n")
             self._file.flush()
         except (OSError, TypeError, ValueError) as exc:
             log.warning("stopped writing %s: %s", self.path, exc)
