@@ -21,6 +21,7 @@ from cadenza.lsp.updates import log_line, progress_end, progress_report, session
 from cadenza.schema.methods import PULL_MODEL, SESSION_UPDATE
 from cadenza.schema.pickers import SessionFix
 from cadenza.schema.updates import SessionEnd, SessionUpdateParams
+from cadenza.secrets import redact
 
 
 class SessionPublisher:
@@ -73,8 +74,11 @@ class SessionPublisher:
             self._server.protocol.notify(SESSION_UPDATE, params.wire())
 
     def log(self, line: str, level: types.MessageType = types.MessageType.Log) -> None:
-        """Send one session-log line (``window/logMessage``), prefixed with the session id."""
-        message = f"session {self.session_id}: {line}"
+        """Send one session-log line (``window/logMessage``), prefixed with the session id.
+
+        Every session-log line leaves here, so secrets are redacted here (``secrets.redact``).
+        """
+        message = f"session {self.session_id}: {redact(line)}"
         self._server.window_log_message(types.LogMessageParams(type=level, message=message))
 
 
