@@ -20,7 +20,7 @@ import pytest
 
 from cadenza.engine.session import Session
 from cadenza.messages import ToolCall, ToolMessage
-from cadenza.tools import read
+from cadenza.tools import pattern
 from cadenza.tools.base import ToolContext, ToolResult
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run, stamped
 from cadenza.tools.read import MAX_SEARCH_FILE_BYTES
@@ -189,7 +189,7 @@ async def test_a_tree_deeper_than_the_recursion_limit(tmp_path: Path) -> None:
 async def test_a_pattern_that_backtracks_for_ever_is_stopped_and_the_loop_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(read, "MAX_PATTERN_S", 1.0)
+    monkeypatch.setattr(pattern, "MAX_PATTERN_S", 1.0)
     (tmp_path / "data.txt").write_text("a" * 5000 + "c\n")
     ticks = 0
 

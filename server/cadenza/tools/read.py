@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
-import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Hashable, Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
-import regex  # type: ignore[import-untyped]
 from pydantic import Field
 from typing_extensions import override
 
@@ -33,6 +31,7 @@ from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind,
 from cadenza.tools.freshness import ReadStamp, file_state, tree_state
 from cadenza.tools.fs import read_decoded
 from cadenza.tools.paths import relative_name, resolve_in_workspace
+from cadenza.tools.pattern import LinePattern
 from cadenza.tools.textfile import LINE_BREAK
 
 MAX_READ_CHARS = 20_000
@@ -40,8 +39,6 @@ MAX_LINE_CHARS = 2_000
 MAX_LIST_ENTRIES = 500
 MAX_SEARCH_MATCHES = 100
 MAX_SEARCH_FILE_BYTES = 2_000_000
-MAX_PATTERN_S = 10.0
-"""Seconds a search pattern may spend matching, all lines together."""
 SKIP_DIRS = frozenset(
     {
         ".git",
@@ -339,7 +336,7 @@ def _search(root: Path, files: list[Path], buffers: dict[Path, str], pattern: st
 
     Blocking (it reads the files not open): run it in a worker thread.
     """
-    matches = _matcher(pattern)
+    matcher = LinePattern(pattern)
     by_file: dict[str, list[str]] = {}
     partly: list[str] = []
     shown = total = 0
@@ -348,13 +345,12 @@ def _search(root: Path, files: list[Path], buffers: dict[Path, str], pattern: st
         text, whole = (buffers[path], True) if path in buffers else _disk_text(path)
         if not whole:
             partly.append(name)
-        for lineno, line in enumerate(text.splitlines(), start=1):
-            if matches(line):
-                total += 1
-                if shown < MAX_SEARCH_MATCHES:
-                    shown += 1
-                    shown_line = redact_then_cut(line, MAX_LINE_CHARS, "")
-                    by_file.setdefault(name, []).append(f"  {lineno}: {shown_line}")
+        for lineno, line in matcher.lines(text):
+            total += 1
+            if shown < MAX_SEARCH_MATCHES:
+                shown += 1
+                shown_line = redact_then_cut(line, MAX_LINE_CHARS, "")
+                by_file.setdefault(name, []).append(f"  {lineno}: {shown_line}")
     out = _grouped(by_file, total, shown)
     if partly:
         limit = megabytes(MAX_SEARCH_FILE_BYTES)
@@ -363,42 +359,6 @@ def _search(root: Path, files: list[Path], buffers: dict[Path, str], pattern: st
             f"{', '.join(partly[:5])}{' …' if len(partly) > 5 else ''}; read_file reads on]"
         )
     return "\n".join(out)
-
-
-def _matcher(pattern: str) -> Callable[[str], bool]:
-    """Whether a line matches ``pattern``, within ``MAX_PATTERN_S`` for the whole search.
-
-    Models often pass code as the pattern (``len(x) - 1``, ``a[0]``): a line that holds the
-    pattern literally matches too, and a pattern that is no valid regex is literal. The
-    pattern is the model's, so it may backtrack for ever (``(x+x+)+y``): it is run by the
-    ``regex`` module, which takes a timeout and releases the GIL while it matches (``re``
-    holds it, and a worker thread stuck in ``re`` would freeze the event loop too).
-
-    Raises:
-        ToolError: (from the returned function) the pattern took longer than the bound.
-    """
-    try:
-        compiled: Any = regex.compile(pattern)
-    except (regex.error, ValueError, OverflowError):
-        compiled = None
-    deadline = time.monotonic() + MAX_PATTERN_S
-
-    def matches(line: str) -> bool:
-        if pattern in line:
-            return True
-        if compiled is None:
-            return False
-        try:
-            return (
-                compiled.search(line, timeout=max(deadline - time.monotonic(), 0.001)) is not None
-            )
-        except TimeoutError:
-            raise ToolError(
-                f"the pattern took longer than {MAX_PATTERN_S:g} s to match; search for plain "
-                "text or a simpler pattern"
-            ) from None
-
-    return matches
 
 
 def _grouped(by_file: dict[str, list[str]], total: int, shown: int) -> list[str]:
