@@ -80,24 +80,21 @@ class LinePattern:
 
     def _scanned(self, flat: str, lines: list[str]) -> set[int]:
         """The lines that match, found by scanning ``flat`` whole (see the module)."""
-        starts = [0]
-        for line in lines:
-            starts.append(starts[-1] + len(line) + 1)
         found: set[int] = set()
-        pos, n = 0, 0
+        pos = n = 0  # pos: where line n starts
         while n < len(lines):
             match = self._search(self._scan, flat, pos)
             if match is None:
                 break
-            while n < len(lines) and starts[n + 1] <= match.start():  # where it starts
-                n += 1
-            if n == len(lines):
+            n += flat.count("\n", pos, match.start())  # the line the match starts in
+            if n >= len(lines):
                 break
+            end = flat.find("\n", match.start())
+            end = len(flat) if end < 0 else end
             # A match inside its line is the line's own; one running past it is checked alone.
-            if match.end() <= starts[n] + len(lines[n]) or self._matches(self._line, lines[n]):
+            if match.end() <= end or self._matches(self._line, lines[n]):
                 found.add(n)
-            n += 1
-            pos = starts[n]
+            n, pos = n + 1, end + 1
         return found
 
     def _matches(self, compiled: Any, line: str) -> bool:
