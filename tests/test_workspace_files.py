@@ -85,7 +85,7 @@ def test_the_reader_refuses_links_out_fifos_loops_and_large_files(ws: Path, outs
         resolve_inside(ws, "a/x")
     with pytest.raises(WorkspaceFileError, match="not a regular file"):
         bounded(lambda: read_workspace_file(ws, "pipe.toml", max_bytes=1000))
-    with pytest.raises(WorkspaceFileError, match="larger than 1000 bytes"):
+    with pytest.raises(WorkspaceFileError, match=r"big\.txt: file too large"):
         read_workspace_file(ws, "big.txt", max_bytes=1000)
     with pytest.raises(WorkspaceFileError, match="not a regular file"):
         read_workspace_file(ws, ".", max_bytes=1000)

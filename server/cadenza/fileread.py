@@ -49,7 +49,9 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _CHUNK = 1 << 20
 
-FileKind = Literal["directory", "FIFO", "socket", "character device", "block device", "special"]
+FileKind = Literal[
+    "directory", "FIFO", "socket", "character device", "block device", "symbolic link", "special"
+]
 
 
 class FileReadError(OSError):
@@ -112,6 +114,8 @@ def _kind(mode: int) -> FileKind:
         return "character device"
     if stat.S_ISBLK(mode):
         return "block device"
+    if stat.S_ISLNK(mode):
+        return "symbolic link"
     return "special"
 
 

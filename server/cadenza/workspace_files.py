@@ -7,24 +7,18 @@ so is a link loop.
 
 Cadenza opens some workspace files by itself, without the model asking: ``cadenza.toml``,
 ``.cadenza/commands/*.md``, ``.cadenza/workflows/*.toml``, rule files, the files that say how
-the tests run. :func:`read_workspace_file` reads them under that rule, opens only a regular file
-(a FIFO, socket or device could block the reader for ever), never follows a link swapped in
-after the check, and reads at most ``max_bytes``.
+the tests run. :func:`read_workspace_file` reads them under that rule with Cadenza's one reader
+of untrusted files (``fileread.read_regular``): only a regular file is opened (a FIFO, socket or
+device could block the reader for ever), a link swapped in after the check is not followed,
+and at most ``max_bytes`` are read.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
-_OPEN_FLAGS = (
-    os.O_RDONLY
-    | getattr(os, "O_NONBLOCK", 0)
-    | getattr(os, "O_NOFOLLOW", 0)
-    | getattr(os, "O_CLOEXEC", 0)
-)
-"""Opening never waits for a FIFO's writer, nor follows a link that replaced the checked file."""
+from cadenza.fileread import FileReadError, read_regular
 
 
 class WorkspaceFileError(Exception):
@@ -77,30 +71,11 @@ def read_workspace_file(root: Path, path: str | Path, *, max_bytes: int) -> byte
     """
     resolved = resolve_inside(root, path)
     try:
-        fd = os.open(resolved, _OPEN_FLAGS)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise WorkspaceFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise WorkspaceFileError(f"{path} is not a regular file")
-        if info.st_size > max_bytes:
-            raise WorkspaceFileError(f"{path} is larger than {max_bytes} bytes")
-        chunks: list[bytes] = []
-        left = max_bytes + 1
-        while left > 0 and (chunk := os.read(fd, min(left, 1 << 16))):
-            chunks.append(chunk)
-            left -= len(chunk)
-    except OSError as exc:
-        raise WorkspaceFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > max_bytes:  # it grew while being read
-        raise WorkspaceFileError(f"{path} is larger than {max_bytes} bytes")
-    return data
+        return read_regular(resolved, limit=max_bytes, label=str(path), follow_symlinks=False)
+    except FileReadError as exc:
+        if not os.path.lexists(resolved):
+            return None
+        raise WorkspaceFileError(str(exc)) from None
 
 
 def read_workspace_text(root: Path, path: str | Path, *, max_bytes: int) -> str | None:

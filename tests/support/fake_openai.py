@@ -45,8 +45,8 @@ class Reply:
     def body(self, model: str) -> dict[str, Any]:
         """The JSON response body."""
         if self.status != 200:
-            message = self.error_message or f"scripted HTTP {self.status}"
-            return {"error": {"message": message, "type": "server_error"}}
+            said = self.error_message or f"scripted HTTP {self.status}"
+            return {"error": {"message": said, "type": "server_error"}}
         message: dict[str, Any] = {"role": "assistant", "content": self.content}
         if self.tool_calls:
             message["tool_calls"] = self.tool_calls
