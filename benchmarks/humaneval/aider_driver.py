@@ -9,7 +9,8 @@ current folder is the workspace. aider is set up from ``aider_args`` (its comman
 with ``main(..., return_coder=True)``; the chat is then sent ``message`` with the files to edit
 in it. After each try ``judge`` (an argv run from ``repo_root``, printing a judgement as JSON)
 runs the tests, which aider never sees; when they fail, the next try gets the first 50 lines of
-the test output and the request to fix the code, in the same chat. ``RESULT.json`` gets each try's outcome, seconds and tokens.
+the test output and the request to fix the code, in the same chat. ``RESULT.json`` gets each
+try's outcome, seconds and tokens.
 """
 
 from __future__ import annotations
