@@ -89,7 +89,7 @@ def task_files(root: Path, task: str, open_document: Path | None = None) -> list
 
 
 def priming_message(
-    root: Path, paths: list[str], host: ToolHost, *, numbered: bool = False
+    root: Path, paths: list[str], host: ToolHost, *, numbered: bool = False, fenced: bool = False
 ) -> UserMessage | None:
     """The user message (tag ``files``) with the files to prime, or None when there are none.
 
@@ -98,6 +98,7 @@ def priming_message(
         paths: Workspace-relative files (``task_files``), the first ``MAX_PRIMED_FILES``.
         host: The editor (unsaved buffers are what the model sees).
         numbered: Number the lines (the line-range edit style).
+        fenced: Each file in a fenced block after its path (the text edit format).
     """
     blocks: list[str] = []
     used = 0
@@ -107,7 +108,7 @@ def priming_message(
             if not path.is_file() or path.stat().st_size > MAX_SCANNED_BYTES:
                 continue  # a FIFO would block; a huge file would crowd out the rest
             text = redact(current_document(host, path).text)  # before lines are cut
-            block = render_lines(name, text, numbered=numbered)
+            block = render_lines(name, text, numbered=numbered, fenced=fenced)
         except (ToolError, OSError, ValueError):
             continue  # unreadable or binary: the model can still read_file it and see why
         if used + len(block) > MAX_PRIMED_CHARS:

@@ -94,6 +94,8 @@ class ToolContext:
         resources: Things kept between this session's calls (browser sessions), closed with it.
         line_numbers: ``read_file`` prefixes each line with its 1-based number (``12| ``), for
             the line-range edit style (``replace_lines``).
+        fenced: ``read_file`` shows the text in a fenced block after a line with its path, as
+            the text edit format writes a file back (``read.render_lines``).
         syntax_guard: Edits that break a file's syntax are refused (``tools.syntax``) once:
             ``syntax_warned`` remembers the refused changes, made again they are written.
     """
@@ -103,6 +105,7 @@ class ToolContext:
     session_id: str = ""
     resources: SessionResources = field(default_factory=SessionResources)
     line_numbers: bool = False
+    fenced: bool = False
     syntax_guard: bool = False
     syntax_warned: set[tuple[str, int, int]] = field(default_factory=set)
     intel: CodeIntel | None = None

@@ -206,6 +206,10 @@ class WriteFile(FileChangeTool[WriteFileArgs]):
             return await _create(ctx, path, name, args.content, self.name)
         doc = await read_document(ctx.host, path, name)
         content = carry_line_endings(doc.text, args.content, dominant_line_ending(doc.text))
+        if content == doc.text:
+            # A file written back as it is (a test file beside the one that changed): no
+            # change to review or undo.
+            return ToolResult(content=f"{name} already has exactly this text; it is unchanged")
         edit = await deliver_text(
             ctx,
             path,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
+import re
 from collections.abc import Hashable, Iterator
 from pathlib import Path
 from typing import ClassVar
@@ -100,7 +101,12 @@ class ReadFile(Tool[ReadFileArgs]):
 
         def render(text: str) -> str:
             return render_lines(
-                name, text, offset=args.offset, limit=args.limit, numbered=ctx.line_numbers
+                name,
+                text,
+                offset=args.offset,
+                limit=args.limit,
+                numbered=ctx.line_numbers,
+                fenced=ctx.fenced,
             )
 
         snapshot = ctx.host.open_document(path)
@@ -149,12 +155,20 @@ def _lines(text: str) -> Iterator[str]:
 
 
 def render_lines(
-    name: str, text: str, *, offset: int = 1, limit: int = 400, numbered: bool = False
+    name: str,
+    text: str,
+    *,
+    offset: int = 1,
+    limit: int = 400,
+    numbered: bool = False,
+    fenced: bool = False,
 ) -> str:
     """A file's text as ``read_file`` shows it: a header, then lines ``offset``.. (1-based).
 
     At most ``limit`` lines and ``MAX_READ_CHARS`` characters; lines over ``MAX_LINE_CHARS``
-    are cut; ``numbered`` prefixes each line with ``N| ``.
+    are cut; ``numbered`` prefixes each line with ``N| ``. ``fenced``: the lines in a fenced
+    block tagged with the file's language, and the header of a whole file only its path, so
+    the text reads as a file block of the text edit format.
 
     Raises:
         ToolError: ``offset`` is past the last line.
@@ -180,7 +194,40 @@ def render_lines(
     note = ""
     if end < total:
         note = f"\n[truncated: {total - end} more lines; call read_file with offset={end + 1}]"
-    return f"{header}\n{''.join(out)}{note}"
+    if not fenced or not total:
+        return f"{header}\n{''.join(out)}{note}"
+    if start == 0 and end == total:
+        header = name
+    body = "".join(out)
+    fence = fence_for(body)
+    ending = "" if body.endswith(("\n", "\r")) else "\n"
+    return f"{header}\n{fence}{language_of(name)}\n{body}{ending}{fence}{note}"
+
+
+LANGUAGES = {
+    "py": "python",
+    "js": "javascript",
+    "mjs": "javascript",
+    "ts": "typescript",
+    "sh": "bash",
+    "md": "markdown",
+    "yml": "yaml",
+    "rs": "rust",
+    "rb": "ruby",
+}
+"""A fence's language tag by file extension, where the two differ."""
+
+
+def language_of(name: str) -> str:
+    """The fence tag for a file named ``name`` (its extension; "" for none)."""
+    suffix = name.rsplit("/", 1)[-1].rpartition(".")[2] if "." in name else ""
+    return LANGUAGES.get(suffix.lower(), suffix.lower())
+
+
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any that starts a line of ``text`` (at least three)."""
+    runs = re.findall(r"^[ \t]*(`{3,})", text, flags=re.MULTILINE)
+    return "`" * max([3, *(len(run) + 1 for run in runs)])
 
 
 class ListFilesArgs(ToolArgs):
