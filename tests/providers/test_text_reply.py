@@ -84,6 +84,11 @@ def test_language_tags_and_a_path_in_the_info_string() -> None:
     assert calls(f"{FENCE}python3.11\nx = 1\n{FENCE}") == []  # a version is no path
 
 
+def test_inline_triple_backticks_open_no_block() -> None:
+    text = f"a.py\nWrite ```x``` for code.\n\nb.py\n{FENCE}\ny = 1\n{FENCE}\n"
+    assert calls(text) == [("write_file", {"path": "b.py", "content": "y = 1\n"}, None)]
+
+
 def test_a_fence_without_a_path_line_is_not_an_edit() -> None:
     text = f"Run the tests with:\n\n{FENCE}bash\npytest -q\n{FENCE}\nThat is all."
     reply = parse(text)

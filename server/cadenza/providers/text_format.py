@@ -39,7 +39,7 @@ BLOCKS = """\
 
 ## How to reply
 Reply in plain text. To change a file, write its path alone on a line, then a fenced block \
-with the complete new text of the file:
+with the complete new text of the file (write only the files you change):
 
 util.py
 ```python

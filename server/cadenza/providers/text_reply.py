@@ -49,7 +49,9 @@ TOOL_BLOCK = "tool"
 """The name of a broken tool block's call when the block names no tool."""
 
 MAX_PATH_CHARS = 250
-_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}(?=[^`]*$)|~{3,})(?P<info>.*)$")
+"""A fence line; a backtick fence's info string holds no backtick (CommonMark), so a line of
+inline code such as ```` ```x``` ```` opens nothing."""
 _SEARCH = re.compile(r"^\s*<{5,9}\s*SEARCH\b.*$", re.IGNORECASE)
 _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
 _REPLACE = re.compile(r"^\s*>{5,9}\s*REPLACE\b.*$", re.IGNORECASE)
@@ -72,8 +74,8 @@ class _Fence:
 
 
 @dataclass
-class _Reader:
-    """What the reply's calls are, as they are found, in reply order."""
+class Reading:
+    """The calls of a text, in reply order, and whether a block was cut by the token limit."""
 
     calls: list[ToolCall] = field(default_factory=list)
     cut: bool = False
@@ -113,9 +115,9 @@ def parse_text_reply(reply: AssistantReply, *, id_prefix: str) -> AssistantReply
     return reply.model_copy(update={"tool_calls": reader.calls, "finish_reason": finish})
 
 
-def read_text(text: str, *, cut: bool = False, id_prefix: str = "text") -> _Reader:
+def read_text(text: str, *, cut: bool = False, id_prefix: str = "text") -> Reading:
     """Every call in ``text``, in order (``cut``: the text was cut by the token limit)."""
-    reader = _Reader(id_prefix=id_prefix)
+    reader = Reading(id_prefix=id_prefix)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     i = 0
     while i < len(lines):
@@ -194,7 +196,7 @@ def _close(lines: list[str], start: int, fence: str, *, nesting: bool) -> int | 
     return None
 
 
-def _take_fence(reader: _Reader, lines: list[str], fence: _Fence, *, cut: bool) -> None:
+def _take_fence(reader: Reading, lines: list[str], fence: _Fence, *, cut: bool) -> None:
     """The calls of one fenced block (none for a fence that is not an edit or a call)."""
     language, info_path = _info(fence.info)
     path = info_path or path_before(lines, fence.line)
@@ -243,7 +245,7 @@ def _path_args(path: str | None) -> dict[str, object]:
     return {"path": path} if path else {}
 
 
-def _take_sections(reader: _Reader, path: str | None, body: list[str], *, cut: bool) -> None:
+def _take_sections(reader: Reading, path: str | None, body: list[str], *, cut: bool) -> None:
     """One ``edit_file`` call per SEARCH/REPLACE section of ``body`` (errors as calls)."""
     if path is not None:
         reader.last_path = path
@@ -310,7 +312,7 @@ def _find(
     return None
 
 
-def _take_tool(reader: _Reader, text: str) -> None:
+def _take_tool(reader: Reading, text: str) -> None:
     """The calls of a closed tool block: one JSON object per call."""
     decoder = json.JSONDecoder()
     position, found = 0, False
