@@ -48,6 +48,8 @@ def test_whole_file_after_a_path_line_is_a_write() -> None:
         "util.py:",
         "1. util.py",
         "- `./util.py`",
+        "util.py (lines 1-2 of 2)",
+        "**util.py** (updated):",
     ],
 )
 def test_path_line_decoration_is_ignored(line: str) -> None:
@@ -58,7 +60,16 @@ def test_path_line_decoration_is_ignored(line: str) -> None:
 
 @pytest.mark.parametrize(
     "line",
-    ["Here is the new version:", "Example", "e.g. this:", "1.5", "...", "see https://x.io/a.py"],
+    [
+        "Here is the new version:",
+        "Example",
+        "e.g. this:",
+        "1.5",
+        "...",
+        "see https://x.io/a.py",
+        "(util.py)",
+        "Update it (util.py):",
+    ],
 )
 def test_prose_before_a_fence_is_no_path(line: str) -> None:
     assert path_line(line) is None

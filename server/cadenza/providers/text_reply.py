@@ -58,6 +58,7 @@ _REPLACE = re.compile(r"^\s*>{5,9}\s*REPLACE\b.*$", re.IGNORECASE)
 _LABEL = re.compile(r"^(?:file(?:name)?|path)\s*:\s*", re.IGNORECASE)
 _BULLET = re.compile(r"^(?:[-+*]|\d{1,2}[.)])\s+")
 _PATH = re.compile(r"^[\w.~@+\-/\\]+$")
+_NOTE = re.compile(r"(?<=\S)\s+\([^()]*\)\s*:?\s*$")
 TOOL_TAGS = frozenset({"tool", "tool_call", "tool_code"})
 
 
@@ -386,11 +387,14 @@ def path_line(line: str) -> str | None:
     """The path a line names when it holds only a path (and Markdown decoration), else None.
 
     Decoration: a heading's ``#``, a list bullet, bold or italic marks, backticks, quotes, a
-    ``File:`` label and a trailing colon. A bare word needs a ``.`` or ``/`` to count as a
-    path (a prose line ending in a colon does not); a path with spaces, backticks around it.
+    ``File:`` label, a trailing colon, and a note in parentheses after the path
+    (``text.py (lines 1-7 of 7)``, as a read shows a part of a file). A bare word needs a
+    ``.`` or ``/`` to count as a path (a prose line ending in a colon does not); a path with
+    spaces, backticks around it.
     """
     text = line.strip().lstrip("#").strip()
     text = _BULLET.sub("", text)
+    text = _NOTE.sub("", text)
     text = text.strip("* ").rstrip(":").strip("* ")
     text = _LABEL.sub("", text).strip("* ")
     quoted = len(text) > 2 and text[0] == text[-1] and text[0] in "`'\""
