@@ -237,3 +237,39 @@ async def test_a_claim_without_a_change_is_refused_in_block_terms(tmp_path: Path
     assert outcome.stop_reason == "end_turn"
     told = seen(provider.requests[1])
     assert "make it now with a SEARCH/REPLACE block" in told and "edit_file" not in told
+
+
+async def test_a_file_block_replaces_only_a_file_whose_text_was_shown(tmp_path: Path) -> None:
+    """Read before overwrite: a whole-file block of a file never shown is a guess."""
+    (tmp_path / "inventory.py").write_text("def calc_total(items):\n    return sum(items)\n")
+    guess = f"inventory.py\n{FENCE}python\ndef compute_total(items):\n    return 0\n{FENCE}\n"
+    read = f'{FENCE}tool\n{{"name": "read_file", "arguments": {{"path": "inventory.py"}}}}\n{FENCE}'
+    right = (
+        f"inventory.py\n{FENCE}python\ndef compute_total(items):\n    return sum(items)\n{FENCE}"
+    )
+    session, editor, provider = make(
+        tmp_path,
+        [text(guess), text(read), text(right), text("Renamed calc_total to compute_total.")],
+        task="rename calc_total to compute_total",
+    )
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    assert (tmp_path / "inventory.py").read_text() == (
+        "def compute_total(items):\n    return sum(items)\n"
+    )
+    assert [f.status for f in finished(editor)] == ["failed", "completed", "completed"]
+    told = seen(provider.requests[1])
+    assert "[block for inventory.py: error]\ninventory.py exists, and this conversation" in told
+    assert "a file block replaces the whole file, so read it first" in told
+    assert len(editor.edits) == 1
+
+
+async def test_a_primed_file_counts_as_shown(tmp_path: Path) -> None:
+    (tmp_path / "cfg.py").write_text("DEBUG = True\n")
+    session, _, _ = make(
+        tmp_path,
+        [text(f"cfg.py\n{FENCE}python\nDEBUG = False\n{FENCE}"), text("DEBUG is off.")],
+        task="turn DEBUG off in cfg.py",
+    )
+    await session.run()
+    assert (tmp_path / "cfg.py").read_text() == "DEBUG = False\n"

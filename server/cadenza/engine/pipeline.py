@@ -97,6 +97,7 @@ class CallPipeline:
             resources=runtime.resources,
             line_numbers=self.loop.edit == "line_range",
             fenced=self.loop.edit == "text",
+            shown=runtime.shown if self.loop.edit == "text" else None,
             syntax_guard=self.loop.syntax_guard,
             intel=runtime.intel,
         )

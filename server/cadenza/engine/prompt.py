@@ -35,7 +35,7 @@ Rules:
 
 TEXT_SYSTEM_PROMPT = """\
 You are Cadenza, a coding agent working on the person's workspace. Paths are relative to the \
-workspace root.
+workspace root. Read a file before you change it (a file shown in the conversation is read).
 """
 """The system prompt under the text edit format: how to write blocks and tools, and how to
 finish, follow it from the provider (``providers.text_format``), which knows the tools of
@@ -88,13 +88,14 @@ def opening_messages(
     host: ToolHost,
     named: list[str],
     rules: str = "",
+    shown: set[Path] | None = None,
 ) -> list[Message]:
     """A new session's first messages (a restored one has its history instead).
 
     The system prompt from ``template`` with the project's ``rules`` section after it
     (``engine.rules``), the workspace (unless the template lists it), the task, then under
     ``loop.prime`` the files ``named`` (``prime.task_files``) as they are now in the editor
-    ``host``.
+    ``host``; the files it shows whole are added to ``shown``.
     """
     system = system_prompt(root, template, loop.ending)
     if rules:
@@ -106,7 +107,12 @@ def opening_messages(
     messages.append(UserMessage(content=task, tag="task"))
     if loop.prime:
         primed = priming_message(
-            root, named, host, numbered=loop.edit == "line_range", fenced=loop.edit == "text"
+            root,
+            named,
+            host,
+            numbered=loop.edit == "line_range",
+            fenced=loop.edit == "text",
+            shown=shown,
         )
         if primed is not None:
             messages.append(primed)

@@ -149,7 +149,10 @@ class Session:
             rules = project_rules(root, self.settings.context_size) if loop.rules else None
             found = rules or ProjectRules()
             extra = "\n\n".join(t for t in (intel_rule(loop, self.rt.tools), found.text) if t)
-            for message in opening_messages(root, task, template, loop, editor, named, rules=extra):
+            opening = opening_messages(
+                root, task, template, loop, editor, named, rules=extra, shown=self.rt.shown
+            )
+            for message in opening:
                 self.rt.append(message)
             if rules is not None and rules.files:  # nothing to say when none was found
                 self._rules = RulesLoaded(files=rules.files, truncated=rules.truncated)

@@ -84,6 +84,7 @@ class Reading:
     id_prefix: str = "text"
 
     def add(self, name: str, arguments: dict[str, object], error: str | None = None) -> None:
+        """Add a call of ``name``; ``error``: the block could not be read as it (never run)."""
         self.calls.append(
             ToolCall(
                 id=f"{self.id_prefix}_{len(self.calls)}",

@@ -203,7 +203,15 @@ class WriteFile(FileChangeTool[WriteFileArgs]):
         if path.is_dir():
             raise ToolError(f"{name} is a folder")
         if not exists(ctx.host, path):
-            return await _create(ctx, path, name, args.content, self.name)
+            result = await _create(ctx, path, name, args.content, self.name)
+            _saw(ctx, path)
+            return result
+        if ctx.shown is not None and path not in ctx.shown:
+            raise ToolError(
+                f"{name} exists, and this conversation has not shown its whole text: write_file "
+                "replaces the whole file, so read it first (read_file), or change only the "
+                "lines you mean with edit_file; nothing was written"
+            )
         doc = await read_document(ctx.host, path, name)
         content = carry_line_endings(doc.text, args.content, dominant_line_ending(doc.text))
         if content == doc.text:
@@ -219,7 +227,14 @@ class WriteFile(FileChangeTool[WriteFileArgs]):
             label=f"write_file {name}",
             description=f"Cadenza write_file: replace the whole content of {name}",
         )
+        _saw(ctx, path)
         return ToolResult(content=f"overwrote {name} ({len(content)} characters)", edits=(edit,))
+
+
+def _saw(ctx: ToolContext, path: Path) -> None:
+    """The model wrote ``path`` whole, so it knows its text (``ToolContext.shown``)."""
+    if ctx.shown is not None:
+        ctx.shown.add(path)
 
 
 class CreateFileArgs(ToolArgs):
