@@ -240,28 +240,41 @@ async def test_a_claim_without_a_change_is_refused_in_block_terms(tmp_path: Path
 
 
 async def test_a_file_block_replaces_only_a_file_whose_text_was_shown(tmp_path: Path) -> None:
-    """Read before overwrite: a whole-file block of a file never shown is a guess."""
-    (tmp_path / "inventory.py").write_text("def calc_total(items):\n    return sum(items)\n")
+    """Read before overwrite: a whole-file block of a file never shown is a guess.
+
+    The refusal shows the file (fenced, its words not rewritten), so the next block can be
+    made from it.
+    """
+    (tmp_path / "inventory.py").write_text("def calc_total(items):  # old_string\n    return 1\n")
     guess = f"inventory.py\n{FENCE}python\ndef compute_total(items):\n    return 0\n{FENCE}\n"
-    read = f'{FENCE}tool\n{{"name": "read_file", "arguments": {{"path": "inventory.py"}}}}\n{FENCE}'
-    right = (
-        f"inventory.py\n{FENCE}python\ndef compute_total(items):\n    return sum(items)\n{FENCE}"
-    )
+    right = f"inventory.py\n{FENCE}python\ndef compute_total(items):\n    return 1\n{FENCE}"
     session, editor, provider = make(
         tmp_path,
-        [text(guess), text(read), text(right), text("Renamed calc_total to compute_total.")],
+        [text(guess), text(right), text("Renamed calc_total to compute_total.")],
         task="rename calc_total to compute_total",
     )
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn"
-    assert (tmp_path / "inventory.py").read_text() == (
-        "def compute_total(items):\n    return sum(items)\n"
-    )
-    assert [f.status for f in finished(editor)] == ["failed", "completed", "completed"]
+    assert (tmp_path / "inventory.py").read_text() == "def compute_total(items):\n    return 1\n"
+    assert [f.status for f in finished(editor)] == ["failed", "completed"]
     told = seen(provider.requests[1])
     assert "[block for inventory.py: error]\ninventory.py exists, and this conversation" in told
-    assert "a file block replaces the whole file, so read it first" in told
+    assert "a file block replaces the whole file, so nothing was written" in told
+    assert "inventory.py\n```python\ndef calc_total(items):  # old_string\n" in told
     assert len(editor.edits) == 1
+
+
+async def test_a_whole_read_counts_as_shown(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    read = f'{FENCE}tool\n{{"name": "read_file", "arguments": {{"path": "a.py"}}}}\n{FENCE}'
+    session, editor, _ = make(
+        tmp_path,
+        [text(read), text(f"a.py\n{FENCE}\nx = 2\n{FENCE}"), text("x is 2.")],
+        task="set x to 2",
+    )
+    await session.run()
+    assert [f.status for f in finished(editor)] == ["completed", "completed"]
+    assert (tmp_path / "a.py").read_text() == "x = 2\n"
 
 
 async def test_a_primed_file_counts_as_shown(tmp_path: Path) -> None:

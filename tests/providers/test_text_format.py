@@ -104,6 +104,12 @@ def test_terms() -> None:
     assert in_text_terms("old_string is empty; use write_file to create a file") == (
         "the SEARCH text is empty; use a file block to create a file"
     )
+    # A file quoted in a fenced block keeps its own words.
+    quoted = "write_file failed:\n\na.py\n```python\nold_string = 1\n```\nuse edit_file"
+    assert in_text_terms(quoted) == (
+        "a file block failed:\n\na.py\n```python\nold_string = 1\n```\n"
+        "use a SEARCH/REPLACE block"
+    )
 
 
 @pytest.fixture

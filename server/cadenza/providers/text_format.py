@@ -105,6 +105,7 @@ TEXT_TERMS: tuple[tuple[str, str], ...] = (
 (longer phrases first: the words they hold are replaced after them)."""
 _TRANSLATED_TAGS = frozenset({"check", "repair", "movement"})
 _THE_THE = re.compile(r"\b(the|a|an) (the|a) ")
+_FENCE_LINE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 
 
 def text_instructions(tools: list[ToolSpec], ending: Ending = "empty") -> str:
@@ -138,7 +139,31 @@ def _first_sentence(text: str) -> str:
 
 
 def in_text_terms(text: str) -> str:
-    """``text`` with the call vocabulary replaced by the blocks' (``TEXT_TERMS``)."""
+    """``text`` with the call vocabulary replaced by the blocks' (``TEXT_TERMS``).
+
+    Fenced blocks (a file's text quoted in an error) are left as they are.
+    """
+    parts: list[str] = []
+    prose: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        opener = _FENCE_LINE.match(line)
+        if not fence and opener:
+            parts.append(_terms("\n".join(prose)))
+            prose, fence = [], opener["fence"]
+            parts.append(line)
+        elif fence:
+            parts.append(line)
+            if opener and opener["fence"][0] == fence[0] and len(opener["fence"]) >= len(fence):
+                fence = "" if not opener["info"].strip() else fence
+        else:
+            prose.append(line)
+    if prose or not parts:
+        parts.append(_terms("\n".join(prose)))
+    return "\n".join(parts)
+
+
+def _terms(text: str) -> str:
     for old, new in TEXT_TERMS:
         text = text.replace(old, new)
     return _THE_THE.sub(r"\2 ", text)
