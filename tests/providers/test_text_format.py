@@ -107,8 +107,7 @@ def test_terms() -> None:
     # A file quoted in a fenced block keeps its own words.
     quoted = "write_file failed:\n\na.py\n```python\nold_string = 1\n```\nuse edit_file"
     assert in_text_terms(quoted) == (
-        "a file block failed:\n\na.py\n```python\nold_string = 1\n```\n"
-        "use a SEARCH/REPLACE block"
+        "a file block failed:\n\na.py\n```python\nold_string = 1\n```\nuse a SEARCH/REPLACE block"
     )
 
 

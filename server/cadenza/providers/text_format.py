@@ -39,31 +39,32 @@ BLOCKS = """\
 
 ## How to reply
 Reply in plain text. To change a file, write its path alone on a line, then a fenced block \
-with the complete new text of the file (write only the files you change):
+with the complete new text of the file, as files are shown to you:
 
-util.py
+path/to/file.py
 ```python
-def scale(x):
-    return 2 * x
+(the complete new text of the file)
 ```
 
-In a long file, change only some lines: the path, then a block of SEARCH/REPLACE sections \
-(SEARCH: lines copied exactly from the file; REPLACE: what they become):
+Write only the files you change. For a small change in a long file, send only the lines that \
+change instead, as SEARCH/REPLACE sections:
 
-util.py
+path/to/file.py
 ```python
 <<<<<<< SEARCH
-    return x
+(lines copied exactly from the file)
 =======
-    return 2 * x
+(what they become)
 >>>>>>> REPLACE
 ```
 """
+"""The blocks, with placeholders: the 1.5B model copied a concrete example's file name
+(``util.py``) for the task's file and its SEARCH/REPLACE example onto a test file."""
 
 TOOLS = """
 To use a tool, write one call in a tool block:
 ```tool
-{{"name": "{example}", "arguments": {{"path": "util.py"}}}}
+{{"name": "{example}", "arguments": {{"path": "path/to/file.py"}}}}
 ```
 Tools:
 {tools}
