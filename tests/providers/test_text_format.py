@@ -78,7 +78,7 @@ def test_history_as_text_with_results_headed_and_in_block_terms() -> None:
     assert "replace_all" not in results
     # What a tool read from the workspace is never rewritten.
     assert results.endswith("[read_file result]\nb.py\nold_string = 1\n")
-    assert out[4]["content"].endswith("reply with one sentence saying what you did, and no block.")
+    assert out[4]["content"].endswith("Do that now: send the file with the fix as a block.")
 
 
 def test_calls_of_another_format_are_written_as_blocks() -> None:

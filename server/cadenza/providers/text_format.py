@@ -94,6 +94,13 @@ TEXT_TERMS: tuple[tuple[str, str], ...] = (
         "one complete call, with shorter arguments (a smaller edit)",
         "complete blocks, shorter: SEARCH/REPLACE sections instead of the whole file",
     ),
+    # A refused claim of done ends with the action: the model acts on the last sentence it
+    # reads, and "then reply with one sentence" made it claim a fix it never wrote.
+    (
+        "Do that now; then reply with an empty tool_calls list and a one-sentence summary.",
+        "Do that now: send the file with the fix as a block.",
+    ),
+    ("claim done again with the answer as the summary", "reply again with the answer, no block"),
     ("reply with an empty tool_calls list and a one-sentence summary", FINISHED),
     ("an empty tool_calls list", "no block"),
     ("old_string", "the SEARCH text"),
