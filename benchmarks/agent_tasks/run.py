@@ -152,6 +152,13 @@ VARIANTS = {
         ),
         _variant("local-write", "local, write_file instead of edit_file", LOCAL, edit="write_file"),
         _variant(
+            "local-text",
+            "local, code as text: file and SEARCH/REPLACE blocks; a reply without one ends",
+            LOCAL,
+            edit="text",
+            ending="empty",
+        ),
+        _variant(
             "local-lines", "local, replace_lines instead of edit_file", LOCAL, edit="line_range"
         ),
         _variant("local-norepair", "local, without the cut-reply repair", LOCAL, repair=False),

@@ -20,12 +20,16 @@ TASKS_DIR = Path(__file__).resolve().parent / "tasks"
 SETS = {
     "edits": TASKS_DIR,
     "checked": Path(__file__).resolve().parent / "tasks_checked",
+    "implement": Path(__file__).resolve().parent / "tasks_implement",
 }
 """The task sets: ``edits``, the first 22 single-change tasks (``tNN``); ``checked``, the kinds
 those lack (``cNN``): renames across 3+ files, changes that break callers, implementing a
 function where the workspace has unit tests, fixing failing tests, and following the project's
 rule files (``rules``: only an AGENTS.md, CLAUDE.md or the like says what is right). Each task
-of ``checked`` names its kind in a ``kind`` file."""
+of ``checked`` names its kind in a ``kind`` file. ``implement`` (``iNN``): functions (and a
+class's methods) to write from their docstrings, with unit tests in the workspace and hidden
+cases in the checker; one stub in a longer file (``i08``), so a whole-file rewrite is not
+the cheap way."""
 
 Checker = Callable[[Path], Verdict]
 

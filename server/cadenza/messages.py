@@ -23,6 +23,10 @@ class ToolCall(BaseModel):
     id: str
     name: str
     arguments: str
+    error: str | None = Field(default=None, exclude=True)
+    """Set when the model's text could not be read as this call (the text edit format,
+    ``providers.text_reply``): the call is answered with this error and never run. Not
+    serialized: it matters only until the call's result is recorded."""
 
 
 class SystemMessage(BaseModel):

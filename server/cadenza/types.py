@@ -12,6 +12,11 @@ Ending = Literal["empty", "complete"]
 """How a movement's turn ends: a reply with no tool calls (``empty``), or only through the
 ``complete`` control call (``complete``: every reply must carry a call)."""
 
+ReplyFormat = Literal["tools", "text"]
+"""How the model is asked to act: ``tools``, tool calls (native, or the JSON envelope where the
+provider uses one); ``text``, plain text with code in fenced blocks (the text edit format,
+``providers.text_format``), which the engine reads into calls."""
+
 StopReason = Literal[
     "end_turn",
     "needs_user_input",

@@ -10,6 +10,7 @@ from benchmarks.agent_tasks.tasks import Task, load_tasks
 
 TASKS = load_tasks()
 CHECKED = load_tasks(task_set="checked")
+IMPLEMENT = load_tasks(task_set="implement")
 
 
 def test_the_set_is_big_enough_and_mixed() -> None:
@@ -40,7 +41,15 @@ def test_the_checked_set_covers_the_kinds_the_first_lacks() -> None:
     assert all(any("test" in p.name for p in t.workspace.rglob("*")) for t in with_tests)
 
 
-@pytest.mark.parametrize("task", TASKS + CHECKED, ids=[t.id for t in TASKS + CHECKED])
+def test_the_implement_set_has_tests_in_each_workspace() -> None:
+    assert len(IMPLEMENT) >= 8 and {t.kind for t in IMPLEMENT} == {"implement"}
+    assert all(any(p.name.startswith("test_") for p in t.workspace.iterdir()) for t in IMPLEMENT)
+
+
+ALL = TASKS + CHECKED + IMPLEMENT
+
+
+@pytest.mark.parametrize("task", ALL, ids=[t.id for t in ALL])
 def test_checker_fails_on_the_start_and_passes_on_the_solution(task: Task, tmp_path: Path) -> None:
     assert task.text
     start = task.check(task.copy_workspace(tmp_path / "start"))

@@ -137,8 +137,9 @@ class LoopConfig(BaseModel):
     stuck_limit: StrictInt | None = Field(
         default=None, ge=0, le=100, description="Noted repeats before the movement stops (0: off)."
     )
-    edit: Literal["all", "old_string", "write_file", "line_range"] | None = Field(
-        default=None, description="The edit tool offered (all: every one)."
+    edit: Literal["all", "old_string", "write_file", "line_range", "text"] | None = Field(
+        default=None,
+        description="The edit tool offered (all: every one; text: code in fenced blocks).",
     )
     core_tools: StrictBool | None = Field(
         default=None, description="Only read/list/search/create plus the edit tool."

@@ -5,8 +5,9 @@ In order, each step from ``tools.dispatch`` or the engine:
 1. preparation (``dispatch.execution.prepare``): the tool exists, the arguments validate;
    the editor learns of the call (``tool_call``) before anything is done on its behalf;
 2. observation: a call the engine answers itself, without running it: arguments cut by the
-   token limit, an invalid call, a tool the movement does not offer, an identical repeat (the
-   stuck detector; past ``stuck_limit`` repeats the movement stops with a question);
+   token limit, a block of a text reply that could not be read as a call, an invalid call, a
+   tool the movement does not offer, an identical repeat (the stuck detector; past
+   ``stuck_limit`` repeats the movement stops with a question);
 3. permission (``engine.permissions``): a gated tool asks the person first; and while it
    runs, any change to a protected path asks again, every time (``engine.protected``);
 4. cache routing (``dispatch.cache``): a read-only call answered from the cache while the
@@ -95,6 +96,8 @@ class CallPipeline:
             session_id=runtime.session_id,
             resources=runtime.resources,
             line_numbers=self.loop.edit == "line_range",
+            fenced=self.loop.edit == "text",
+            shown=runtime.shown if self.loop.edit == "text" else None,
             syntax_guard=self.loop.syntax_guard,
             intel=runtime.intel,
         )
@@ -162,9 +165,16 @@ class CallPipeline:
     def _observe(
         self, call: ToolCall, prepared: PreparedCall | ToolResult, cut: bool
     ) -> tuple[ToolResult, Observation] | None:
-        """Answer a call without running it: cut arguments, invalid call, not allowed, repeat."""
+        """Answer a call without running it, or None.
+
+        Cut arguments, a block that could not be read (``ToolCall.error``), an invalid call,
+        a tool not allowed, a repeat.
+        """
         if cut:
             return ToolResult(content=CUT_ARGUMENTS, is_error=True), "cut"
+        if call.error is not None:
+            self._count_repeat(call, ())  # the same broken block again counts towards the limit
+            return ToolResult(content=call.error, is_error=True), "invalid"
         if isinstance(prepared, ToolResult):
             self._count_repeat(call, ())  # the same bad call again counts towards the limit
             return prepared, "invalid"

@@ -19,7 +19,7 @@ from cadenza.tools.base import ToolError
 from cadenza.tools.documents import current_document
 from cadenza.tools.host import ToolHost
 from cadenza.tools.paths import relative_name, resolve_in_workspace
-from cadenza.tools.read import render_lines
+from cadenza.tools.read import READ_LINES, render_read
 
 MAX_PRIMED_FILES = 4
 MAX_SCANNED_FILES = 20_000
@@ -89,7 +89,13 @@ def task_files(root: Path, task: str, open_document: Path | None = None) -> list
 
 
 def priming_message(
-    root: Path, paths: list[str], host: ToolHost, *, numbered: bool = False
+    root: Path,
+    paths: list[str],
+    host: ToolHost,
+    *,
+    numbered: bool = False,
+    fenced: bool = False,
+    shown: set[Path] | None = None,
 ) -> UserMessage | None:
     """The user message (tag ``files``) with the files to prime, or None when there are none.
 
@@ -98,6 +104,8 @@ def priming_message(
         paths: Workspace-relative files (``task_files``), the first ``MAX_PRIMED_FILES``.
         host: The editor (unsaved buffers are what the model sees).
         numbered: Number the lines (the line-range edit style).
+        fenced: Each file in a fenced block after its path (the text edit format).
+        shown: Gets the files whose whole text the message shows (``ToolContext.shown``).
     """
     blocks: list[str] = []
     used = 0
@@ -106,14 +114,18 @@ def priming_message(
             path = resolve_in_workspace(root, name)
             if not path.is_file() or path.stat().st_size > MAX_SCANNED_BYTES:
                 continue  # a FIFO would block; a huge file would crowd out the rest
-            text = redact(current_document(host, path).text)  # before lines are cut
-            block = render_lines(name, text, numbered=numbered)
+            text = current_document(host, path).text
+            seen = redact(text)  # before lines are cut
+            block, whole = render_read(name, seen, 1, READ_LINES, numbered=numbered, fenced=fenced)
+            whole = whole and seen == text  # a redacted secret is not the file's text
         except (ToolError, OSError, ValueError):
             continue  # unreadable or binary: the model can still read_file it and see why
         if used + len(block) > MAX_PRIMED_CHARS:
             continue  # a smaller file later in the list may still fit
         blocks.append(block)
         used += len(block)
+        if whole and shown is not None:
+            shown.add(path)
     if not blocks:
         return None
     return UserMessage(tag="files", content="\n\n".join([INTRO, *blocks]))

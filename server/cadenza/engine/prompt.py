@@ -33,6 +33,14 @@ Rules:
 4. Never repeat a call whose result you already have.
 """
 
+TEXT_SYSTEM_PROMPT = """\
+You are Cadenza, a coding agent working on the person's workspace. Paths are relative to the \
+workspace root. Read a file before you change it (a file shown in the conversation is read).
+"""
+"""The system prompt under the text edit format: how to write blocks and tools, and how to
+finish, follow it from the provider (``providers.text_format``), which knows the tools of
+each request."""
+
 WORKSPACE_MESSAGE = """\
 The workspace is at {root}.
 
@@ -52,6 +60,11 @@ FINISH_RULES: dict[Ending, str] = {
         "   ends your turn."
     ),
 }
+
+
+def default_template(loop: LoopSettings) -> str:
+    """The system prompt template of ``loop`` when the settings name none."""
+    return TEXT_SYSTEM_PROMPT if loop.edit == "text" else DEFAULT_SYSTEM_PROMPT
 
 
 def system_prompt(
@@ -75,13 +88,14 @@ def opening_messages(
     host: ToolHost,
     named: list[str],
     rules: str = "",
+    shown: set[Path] | None = None,
 ) -> list[Message]:
     """A new session's first messages (a restored one has its history instead).
 
     The system prompt from ``template`` with the project's ``rules`` section after it
     (``engine.rules``), the workspace (unless the template lists it), the task, then under
     ``loop.prime`` the files ``named`` (``prime.task_files``) as they are now in the editor
-    ``host``.
+    ``host``; the files it shows whole are added to ``shown``.
     """
     system = system_prompt(root, template, loop.ending)
     if rules:
@@ -92,7 +106,14 @@ def opening_messages(
         messages.append(UserMessage(content=overview, tag="workspace"))
     messages.append(UserMessage(content=task, tag="task"))
     if loop.prime:
-        primed = priming_message(root, named, host, numbered=loop.edit == "line_range")
+        primed = priming_message(
+            root,
+            named,
+            host,
+            numbered=loop.edit == "line_range",
+            fenced=loop.edit == "text",
+            shown=shown,
+        )
         if primed is not None:
             messages.append(primed)
     return messages

@@ -1,7 +1,9 @@
 """One step's model request: build it, stream the reply, repair a cut reply once, take it in.
 
 A futile reply (``engine.resample``) is asked for again once, the same way, under
-``LoopSettings.resample``.
+``LoopSettings.resample``. Under the text edit format (``LoopSettings.edit == "text"``) the
+request asks for plain text and each reply's calls are read out of its text
+(``providers.text_reply``) as it arrives, before anything looks at them.
 
 The request offers the movement's tools with the loop variant's tool choice; streamed text is
 shown as ``agent_message_chunk`` as it comes. A reply cut by the token limit in the middle of a
@@ -20,7 +22,8 @@ from cadenza.engine.events import AgentMessageChunk, ContractRepaired, FutileRea
 from cadenza.engine.resample import RESAMPLE_TEMPERATURE, futile_note
 from cadenza.engine.runtime import Runtime
 from cadenza.messages import AssistantReply, ToolMessage, ToolSpec, UserMessage
-from cadenza.providers.base import ModelRequest, ToolChoice
+from cadenza.providers.base import ModelRequest, TextSink, ToolChoice
+from cadenza.providers.text_reply import parse_text_reply
 
 REPAIR_TEMPERATURE = 0.5
 """At least this temperature for the repair: a greedy model that ran away (the 1.5B model
@@ -56,7 +59,7 @@ async def ask_model(rt: Runtime, tools: list[ToolSpec]) -> AssistantReply:
     """
     sink = StreamSink(rt)
     request = model_request(rt, tools)
-    reply = await rt.provider.complete(request, on_text=sink)
+    reply = await _complete(rt, request, sink)
     _replied(rt, reply)
     if rt.settings.loop.repair and is_cut(reply):
         sink = StreamSink(rt)  # the retry's own text is shown too
@@ -88,7 +91,16 @@ def model_request(rt: Runtime, tools: list[ToolSpec]) -> ModelRequest:
         temperature=settings.temperature,
         tool_choice=choice,
         ending=loop.ending,
+        reply_format="text" if loop.edit == "text" else "tools",
     )
+
+
+async def _complete(rt: Runtime, request: ModelRequest, sink: TextSink) -> AssistantReply:
+    """One model call; a text-format reply with the calls its text holds."""
+    reply = await rt.provider.complete(request, on_text=sink)
+    if request.reply_format != "text":
+        return reply
+    return parse_text_reply(reply, id_prefix=f"text_{rt.steps}")
 
 
 def is_cut(reply: AssistantReply) -> bool:
@@ -131,8 +143,9 @@ async def _repair(rt: Runtime, request: ModelRequest, sink: StreamSink) -> Assis
         tool_choice="required",
         ending=request.ending,
         frequency_penalty=REPAIR_FREQUENCY_PENALTY,
+        reply_format=request.reply_format,
     )
-    reply = await rt.provider.complete(retry, on_text=sink)
+    reply = await _complete(rt, retry, sink)
     _replied(rt, reply)
     recovered = not is_cut(reply)
     rt.publish(ContractRepaired(step=rt.steps, reason="cut", recovered=recovered))
@@ -149,7 +162,7 @@ async def _resample(
         messages=[*request.messages, UserMessage(tag="repair", content=note)],
         temperature=max(request.temperature or 0.0, RESAMPLE_TEMPERATURE),
     )
-    reply = await rt.provider.complete(retry, on_text=sink)
+    reply = await _complete(rt, retry, sink)
     _replied(rt, reply)
     recovered = futile_note(rt, reply) is None and not is_cut(reply)
     rt.publish(ContractRepaired(step=rt.steps, reason=reason, recovered=recovered))

@@ -30,7 +30,7 @@ from cadenza.engine.permissions import PermissionGate
 from cadenza.engine.pipeline import CUT_ARGUMENTS
 from cadenza.engine.ports import CommandWatch, Editor
 from cadenza.engine.prime import task_files
-from cadenza.engine.prompt import DEFAULT_SYSTEM_PROMPT, opening_messages
+from cadenza.engine.prompt import default_template, opening_messages
 from cadenza.engine.results import (
     AskPerson,
     Completed,
@@ -145,11 +145,14 @@ class Session:
         self._rules: RulesLoaded | None = None
         """Published when the first run starts: which rule files the prompt holds."""
         if history is None:
-            template = self.settings.system_prompt or DEFAULT_SYSTEM_PROMPT
+            template = self.settings.system_prompt or default_template(loop)
             rules = project_rules(root, self.settings.context_size) if loop.rules else None
             found = rules or ProjectRules()
             extra = "\n\n".join(t for t in (intel_rule(loop, self.rt.tools), found.text) if t)
-            for message in opening_messages(root, task, template, loop, editor, named, rules=extra):
+            opening = opening_messages(
+                root, task, template, loop, editor, named, rules=extra, shown=self.rt.shown
+            )
+            for message in opening:
                 self.rt.append(message)
             if rules is not None and rules.files:  # nothing to say when none was found
                 self._rules = RulesLoaded(files=rules.files, truncated=rules.truncated)

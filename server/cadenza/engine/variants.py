@@ -23,10 +23,13 @@ Repeats = Literal["observe", "run"]
 """An identical repeated call: ``observe`` answers it with a note saying what was repeated and
 what to do instead (the stuck detector); ``run`` runs it again."""
 
-EditStyle = Literal["all", "old_string", "write_file", "line_range"]
+EditStyle = Literal["all", "old_string", "write_file", "line_range", "text"]
 """Which edit tool is offered: ``edit_file`` (exact ``old_string`` replacement),
 ``write_file`` (the whole new text), ``replace_lines`` (a 1-based line range; ``read_file``
-then numbers its lines), or ``all`` (``edit_file`` and ``write_file``)."""
+then numbers its lines), ``all`` (``edit_file`` and ``write_file``), or ``text``: the text
+edit format, where the reply is plain text and code comes in fenced blocks, a whole file or
+SEARCH/REPLACE sections, read into ``write_file`` and ``edit_file`` calls
+(``providers.text_reply``); files are shown fenced, as the model writes them back."""
 
 Checks = Literal["off", "rename", "all"]
 """The done checks (``engine.checks``) run when the model claims the task done: ``rename``
@@ -37,6 +40,7 @@ EDIT_TOOLS: dict[EditStyle, tuple[str, ...]] = {
     "old_string": ("edit_file",),
     "write_file": ("write_file",),
     "line_range": ("replace_lines",),
+    "text": ("edit_file", "write_file"),
 }
 ALL_EDIT_TOOLS = frozenset({"edit_file", "write_file", "replace_lines"})
 CORE_TOOLS = ("read_file", "list_files", "search", "create_file", "run_command")

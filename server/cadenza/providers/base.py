@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
 from cadenza.messages import AssistantReply, Message, ToolSpec
-from cadenza.types import Ending
+from cadenza.types import Ending, ReplyFormat
 
 ToolChoice = Literal["auto", "required"]
 
@@ -39,6 +39,10 @@ class ModelRequest:
         frequency_penalty: Penalty on tokens by how often they already occur (OpenAI's and
             llama.cpp's ``frequency_penalty``), or None for none. Providers without one
             (Anthropic, CLI agents) ignore it: the repair of a runaway reply sets it.
+        reply_format: ``text`` asks for a plain-text reply in the text edit format (the
+            tools described in the system message, no schema, no grammar, the history as
+            text); the engine reads the calls out of it. Providers that do not speak it
+            (Anthropic, CLI agents) offer the tools natively, and their calls are kept.
     """
 
     messages: list[Message]
@@ -49,6 +53,7 @@ class ModelRequest:
     parallel_tool_calls: bool | None = None
     ending: Ending = "empty"
     frequency_penalty: float | None = None
+    reply_format: ReplyFormat = "tools"
 
 
 class ProviderError(Exception):

@@ -2,8 +2,10 @@
 
 Two modes behind one class: native ``tools`` (the default), and ``envelope`` where the reply is
 constrained to a JSON envelope by ``response_format: {type: json_schema}`` (see ``envelope``).
-Both stream by default; text deltas go to ``on_text`` as they arrive (native mode only: an
-envelope's JSON is never shown as it is written).
+A request may ask for the text edit format instead (``ModelRequest.reply_format``): plain
+text, the tools described in the system message (``text_format``), no schema. All stream by
+default; text deltas go to ``on_text`` as they arrive (not in envelope mode: an envelope's JSON
+is never shown as it is written).
 
 The wire mapping has two halves: ``openai_request`` (conversation and tools → the request,
 encoded once per message) and ``openai_reply`` (whole or streamed reply → ``AssistantReply``,
@@ -30,6 +32,7 @@ from cadenza.providers.http import HttpTransport
 from cadenza.providers.openai_reply import process_response, process_streamed_response
 from cadenza.providers.openai_request import Fragments, dumps, map_messages, map_tools
 from cadenza.providers.retry import RetryPolicy
+from cadenza.providers.text_format import map_messages as map_text_messages
 from cadenza.secrets import register_secret
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -106,7 +109,9 @@ class OpenAIProvider:
         """The request body for ``request`` in this provider's mode."""
         body: dict[str, Any] = {"model": self.model, **self._extra_body}
         parallel = self._parallel(request)
-        if self.envelope:
+        if request.reply_format == "text":
+            body["messages"] = map_text_messages(request.messages, request.tools, request.ending)
+        elif self.envelope:
             body["messages"] = map_envelope_messages(
                 request.messages, request.tools, request.ending
             )
@@ -142,7 +147,7 @@ class OpenAIProvider:
 
     def encode_body(self, request: ModelRequest) -> bytes:
         """``build_body`` as JSON bytes; native mode joins cached per-message fragments."""
-        if self.envelope:
+        if self.envelope or request.reply_format == "text":
             return dumps(self.build_body(request))
         rest = self.build_body(dataclasses.replace(request, messages=[], tools=[]))
         rest.pop("messages", None)
@@ -171,7 +176,8 @@ class OpenAIProvider:
         body = self.encode_body(request)
         prefix = f"call_{next(self._ids)}"
         # An envelope is JSON: the person sees its content once it is parsed, not as it is typed.
-        sink = None if self.envelope else on_text
+        envelope = self.envelope and request.reply_format != "text"
+        sink = None if envelope else on_text
 
         async def consume(events: AsyncIterator[ServerSentEvent]) -> AssistantReply:
             return await process_streamed_response(
@@ -184,8 +190,8 @@ class OpenAIProvider:
             whole=lambda data: process_response(data, who=self._name, id_prefix=prefix),
             events=consume if self.stream else None,
         )
-        if not self.envelope:
-            return reply
+        if not envelope:
+            return reply  # text: the engine reads the calls out of it
         try:
             return envelope_reply(
                 reply.content,

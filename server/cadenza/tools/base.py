@@ -94,6 +94,12 @@ class ToolContext:
         resources: Things kept between this session's calls (browser sessions), closed with it.
         line_numbers: ``read_file`` prefixes each line with its 1-based number (``12| ``), for
             the line-range edit style (``replace_lines``).
+        fenced: ``read_file`` shows the text in a fenced block after a line with its path, as
+            the text edit format writes a file back (``read.render_lines``).
+        shown: The files whose whole text the session has shown the model (a whole read, the
+            task's files in the first message, a file it wrote whole). When set,
+            ``write_file`` replaces an existing file only if it is in here: a model that
+            never saw a file rewrites it from a guess (read before overwrite).
         syntax_guard: Edits that break a file's syntax are refused (``tools.syntax``) once:
             ``syntax_warned`` remembers the refused changes, made again they are written.
     """
@@ -103,6 +109,8 @@ class ToolContext:
     session_id: str = ""
     resources: SessionResources = field(default_factory=SessionResources)
     line_numbers: bool = False
+    fenced: bool = False
+    shown: set[Path] | None = None
     syntax_guard: bool = False
     syntax_warned: set[tuple[str, int, int]] = field(default_factory=set)
     intel: CodeIntel | None = None

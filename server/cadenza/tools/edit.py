@@ -18,6 +18,7 @@ from typing import ClassVar
 from pydantic import Field
 from typing_extensions import override
 
+from cadenza.secrets import redact
 from cadenza.tools.base import ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from cadenza.tools.change import (
     FileChangeTool,
@@ -32,6 +33,7 @@ from cadenza.tools.documents import exists, read_document
 from cadenza.tools.host import FileEdit
 from cadenza.tools.matching import loose_matches
 from cadenza.tools.near_miss import near_miss
+from cadenza.tools.read import READ_LINES, render_read
 from cadenza.tools.textfile import LINE_BREAK, carry_line_endings, dominant_line_ending
 
 SNIPPET_CHARS = 60
@@ -203,9 +205,17 @@ class WriteFile(FileChangeTool[WriteFileArgs]):
         if path.is_dir():
             raise ToolError(f"{name} is a folder")
         if not exists(ctx.host, path):
-            return await _create(ctx, path, name, args.content, self.name)
+            result = await _create(ctx, path, name, args.content, self.name)
+            _saw(ctx, path)
+            return result
         doc = await read_document(ctx.host, path, name)
+        if ctx.shown is not None and path not in ctx.shown:
+            raise ToolError(_unseen(ctx, path, name, doc.text))
         content = carry_line_endings(doc.text, args.content, dominant_line_ending(doc.text))
+        if content == doc.text:
+            # A file written back as it is (a test file beside the one that changed): no
+            # change to review or undo.
+            return ToolResult(content=f"{name} already has exactly this text; it is unchanged")
         edit = await deliver_text(
             ctx,
             path,
@@ -215,7 +225,31 @@ class WriteFile(FileChangeTool[WriteFileArgs]):
             label=f"write_file {name}",
             description=f"Cadenza write_file: replace the whole content of {name}",
         )
+        _saw(ctx, path)
         return ToolResult(content=f"overwrote {name} ({len(content)} characters)", edits=(edit,))
+
+
+def _unseen(ctx: ToolContext, path: Path, name: str, text: str) -> str:
+    """The refusal of a whole-file write of a file the model has not seen, showing the file.
+
+    Small models do not read first when told to (the 1.5B model sent the same guess again);
+    shown here, the file is read, and the next write can be made from its text.
+    """
+    seen = redact(text)  # a result is redacted anyway: a file with a secret is never whole
+    shown, whole = render_read(name, seen, 1, READ_LINES, numbered=False, fenced=ctx.fenced)
+    if whole and seen == text and ctx.shown is not None:
+        ctx.shown.add(path)
+    return (
+        f"{name} exists, and this conversation had not shown its text: write_file replaces "
+        "the whole file, so nothing was written. Its text is below; write the file again "
+        f"from it, or change only the lines you mean with edit_file.\n\n{shown}"
+    )
+
+
+def _saw(ctx: ToolContext, path: Path) -> None:
+    """The model wrote ``path`` whole, so it knows its text (``ToolContext.shown``)."""
+    if ctx.shown is not None:
+        ctx.shown.add(path)
 
 
 class CreateFileArgs(ToolArgs):

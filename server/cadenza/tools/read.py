@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
+import re
 from collections.abc import Hashable, Iterator
 from pathlib import Path
 from typing import ClassVar
@@ -35,6 +36,8 @@ from cadenza.tools.pattern import LinePattern
 from cadenza.tools.textfile import LINE_BREAK
 
 MAX_READ_CHARS = 20_000
+READ_LINES = 400
+"""Lines ``read_file`` shows when the call does not say."""
 MAX_LINE_CHARS = 2_000
 MAX_LIST_ENTRIES = 500
 MAX_SEARCH_MATCHES = 100
@@ -61,7 +64,7 @@ class ReadFileArgs(ToolArgs):
 
     path: str = Field(description="File path relative to the workspace root.")
     offset: int = Field(default=1, ge=1, description="First line to read (1-based).")
-    limit: int = Field(default=400, ge=1, le=5000, description="Maximum number of lines.")
+    limit: int = Field(default=READ_LINES, ge=1, le=5000, description="Maximum number of lines.")
 
 
 class ReadFile(Tool[ReadFileArgs]):
@@ -98,15 +101,20 @@ class ReadFile(Tool[ReadFileArgs]):
         path = resolve_in_workspace(ctx.root, args.path)
         name = relative_name(ctx.root, path)
 
-        def render(text: str) -> str:
-            return render_lines(
-                name, text, offset=args.offset, limit=args.limit, numbered=ctx.line_numbers
+        def render(text: str) -> tuple[str, bool]:
+            seen = redact(text)
+            content, whole = render_read(
+                name, seen, args.offset, args.limit, numbered=ctx.line_numbers, fenced=ctx.fenced
             )
+            return content, whole and seen == text  # a redacted secret is not the file's text
 
         snapshot = ctx.host.open_document(path)
         if snapshot is not None:
-            return ToolResult(content=render(redact(snapshot.text)), stamp=stamp)
-        content = await in_worker(lambda: render(redact(read_decoded(path, name).text)))
+            content, whole = render(snapshot.text)
+        else:
+            content, whole = await in_worker(lambda: render(read_decoded(path, name).text))
+        if whole and ctx.shown is not None:
+            ctx.shown.add(path)
         return ToolResult(content=content, stamp=stamp)
 
 
@@ -149,16 +157,31 @@ def _lines(text: str) -> Iterator[str]:
 
 
 def render_lines(
-    name: str, text: str, *, offset: int = 1, limit: int = 400, numbered: bool = False
+    name: str,
+    text: str,
+    *,
+    offset: int = 1,
+    limit: int = READ_LINES,
+    numbered: bool = False,
+    fenced: bool = False,
 ) -> str:
     """A file's text as ``read_file`` shows it: a header, then lines ``offset``.. (1-based).
 
     At most ``limit`` lines and ``MAX_READ_CHARS`` characters; lines over ``MAX_LINE_CHARS``
-    are cut; ``numbered`` prefixes each line with ``N| ``.
+    are cut; ``numbered`` prefixes each line with ``N| ``. ``fenced``: the lines in a fenced
+    block tagged with the file's language, and the header of a whole file only its path, so
+    the text reads as a file block of the text edit format.
 
     Raises:
         ToolError: ``offset`` is past the last line.
     """
+    return render_read(name, text, offset, limit, numbered=numbered, fenced=fenced)[0]
+
+
+def render_read(
+    name: str, text: str, offset: int, limit: int, *, numbered: bool, fenced: bool
+) -> tuple[str, bool]:
+    """``render_lines``'s text, and whether it shows the whole file (every line, none cut)."""
     total = line_count(text)
     if total and offset > total:
         raise ToolError(f"offset {offset} is past the end ({total} lines)")
@@ -166,9 +189,11 @@ def render_lines(
     out: list[str] = []
     used = 0
     end = start
+    cut = False
     for line in itertools.islice(_lines(text), start, start + limit):
         if len(line) > MAX_LINE_CHARS:
             line = line[:MAX_LINE_CHARS] + f"… [line cut at {MAX_LINE_CHARS} characters]\n"
+            cut = True
         if numbered:
             line = f"{end + 1}| {line}"
         if used + len(line) > MAX_READ_CHARS and out:
@@ -180,7 +205,41 @@ def render_lines(
     note = ""
     if end < total:
         note = f"\n[truncated: {total - end} more lines; call read_file with offset={end + 1}]"
-    return f"{header}\n{''.join(out)}{note}"
+    whole = start == 0 and end == total and not cut
+    if not fenced or not total:
+        return f"{header}\n{''.join(out)}{note}", whole
+    if start == 0 and end == total:
+        header = name
+    body = "".join(out)
+    fence = fence_for(body)
+    ending = "" if body.endswith(("\n", "\r")) else "\n"
+    return f"{header}\n{fence}{language_of(name)}\n{body}{ending}{fence}{note}", whole
+
+
+LANGUAGES = {
+    "py": "python",
+    "js": "javascript",
+    "mjs": "javascript",
+    "ts": "typescript",
+    "sh": "bash",
+    "md": "markdown",
+    "yml": "yaml",
+    "rs": "rust",
+    "rb": "ruby",
+}
+"""A fence's language tag by file extension, where the two differ."""
+
+
+def language_of(name: str) -> str:
+    """The fence tag for a file named ``name`` (its extension; "" for none)."""
+    suffix = name.rsplit("/", 1)[-1].rpartition(".")[2] if "." in name else ""
+    return LANGUAGES.get(suffix.lower(), suffix.lower())
+
+
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any that starts a line of ``text`` (at least three)."""
+    runs = re.findall(r"^[ \t]*(`{3,})", text, flags=re.MULTILINE)
+    return "`" * max([3, *(len(run) + 1 for run in runs)])
 
 
 class ListFilesArgs(ToolArgs):

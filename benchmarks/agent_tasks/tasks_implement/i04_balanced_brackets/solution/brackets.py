@@ -1,0 +1,15 @@
+def is_balanced(text):
+    """Whether the brackets ``()``, ``[]`` and ``{}`` in ``text`` are balanced.
+
+    Every opening bracket is closed by the same kind, in nesting order; other characters are
+    ignored. ``"f(a[1], {b})"`` is balanced, ``"(]"`` and ``"(()"`` are not; ``""`` is.
+    """
+    pairs = {")": "(", "]": "[", "}": "{"}
+    stack = []
+    for char in text:
+        if char in "([{":
+            stack.append(char)
+        elif char in pairs:
+            if not stack or stack.pop() != pairs[char]:
+                return False
+    return not stack

@@ -1,0 +1,421 @@
+"""The text edit format's reply side: plain text with code in fenced blocks → tool calls.
+
+Models write code better as plain text in a fenced block than as an escaped string inside JSON
+(Aider measured it on every model it tried: escaping, and the pull of the JSON shape, cost
+correctness). In this format a reply is Markdown, and only these structures in it act:
+
+- **whole file**: a line holding only the file's path (``util.py``, ``**util.py**``,
+  ```` `util.py` ````, ``### util.py``, ``File: util.py``), then a fenced block with the file's
+  complete new text → ``write_file(path, content)`` (it creates a file that does not exist);
+- **search/replace**: the path line, then a fenced block of one or more
+  ``<<<<<<< SEARCH`` / ``=======`` / ``>>>>>>> REPLACE`` sections → one
+  ``edit_file(path, old_string, new_string)`` per section (the markers are found without the
+  fence too, as Aider does); a section without its path uses the reply's previous path;
+- **a tool call**: a fenced block tagged ``tool`` (or ``json`` without a path line) holding a
+  JSON object ``{"name": ..., "arguments": {...}}`` → that call. JSON stays for the other
+  tools because their arguments are short values, never code (a path, a pattern, a command),
+  it is one shape for every tool (MCP tools included) and their schemas validate it as they
+  validate native calls.
+
+A fence with no path line before it is not an edit (an example, a command for the person),
+as Aider treats it. A reply without any of these has no calls: its turn ends.
+
+The calls go through the same path as the tools' own calls (versions, review, checkpoints,
+``workspace/applyEdit``, undo). What cannot become a call is still a call, carrying its error
+(``ToolCall.error``): an unclosed fence, a SEARCH section without ``=======`` or
+``>>>>>>> REPLACE``, a search/replace block with no path, an empty whole-file block, a tool
+block that is not one JSON call. The engine answers it with that error and runs nothing, so
+the model reads what was wrong and the turn goes on. A fence still open when the reply was cut
+by the token limit marks the reply cut (``finish_reason == "length"``): nothing of it runs.
+What the tools check themselves (a path outside the workspace, a SEARCH text found twice or
+nowhere, with the near-miss and whitespace-forgiving matching) comes back as their results.
+
+This is a structural reading of a declared format, as the JSON envelope's is: nothing here
+guesses intent from prose.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from cadenza.messages import AssistantReply, ToolCall
+
+WHOLE_FILE = "write_file"
+SEARCH_REPLACE = "edit_file"
+TOOL_BLOCK = "tool"
+"""The name of a broken tool block's call when the block names no tool."""
+
+MAX_PATH_CHARS = 250
+_FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}(?=[^`]*$)|~{3,})(?P<info>.*)$")
+"""A fence line; a backtick fence's info string holds no backtick (CommonMark), so a line of
+inline code such as ```` ```x``` ```` opens nothing."""
+_SEARCH = re.compile(r"^\s*<{5,9}\s*SEARCH\b.*$", re.IGNORECASE)
+_DIVIDER = re.compile(r"^\s*={5,9}\s*$")
+_REPLACE = re.compile(r"^\s*>{5,9}\s*REPLACE\b.*$", re.IGNORECASE)
+_LABEL = re.compile(r"^(?:file(?:name)?|path)\s*:\s*", re.IGNORECASE)
+_BULLET = re.compile(r"^(?:[-+*]|\d{1,2}[.)])\s+")
+_PATH = re.compile(r"^[\w.~@+\-/\\]+$")
+_NOTE = re.compile(r"(?<=\S)\s+\([^()]*\)\s*:?\s*$")
+TOOL_TAGS = frozenset({"tool", "tool_call", "tool_code"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Fence:
+    """A fenced block: where it opened, its info string, its lines, whether it closed."""
+
+    line: int
+    info: str
+    body: list[str]
+    closed: bool
+    end: int
+    """The index of the line after the block."""
+
+
+@dataclass
+class Reading:
+    """The calls of a text, in reply order, and whether a block was cut by the token limit."""
+
+    calls: list[ToolCall] = field(default_factory=list)
+    cut: bool = False
+    last_path: str | None = None
+    id_prefix: str = "text"
+
+    def add(self, name: str, arguments: dict[str, object], error: str | None = None) -> None:
+        """Add a call of ``name``; ``error``: the block could not be read as it (never run)."""
+        self.calls.append(
+            ToolCall(
+                id=f"{self.id_prefix}_{len(self.calls)}",
+                name=name,
+                arguments=json.dumps(arguments, ensure_ascii=False),
+                error=error,
+            )
+        )
+
+
+def parse_text_reply(reply: AssistantReply, *, id_prefix: str) -> AssistantReply:
+    """``reply`` with the calls its text holds (see the module docstring).
+
+    The text stays as the model wrote it (the history keeps it so). A reply cut by the token
+    limit inside a block keeps ``finish_reason == "length"`` with its calls (none of them
+    runs); one whose blocks are all complete is a reply with calls.
+
+    Args:
+        reply: A plain-text reply (one that carries calls already is returned as it is: the
+            provider did not speak the text format).
+        id_prefix: Calls are numbered ``{id_prefix}_{i}``.
+    """
+    if reply.tool_calls:
+        return reply
+    cut = reply.finish_reason == "length"
+    reader = read_text(reply.content, cut=cut, id_prefix=id_prefix)
+    finish = reply.finish_reason
+    if reader.calls:
+        finish = "length" if reader.cut else "tool_calls"
+    return reply.model_copy(update={"tool_calls": reader.calls, "finish_reason": finish})
+
+
+def read_text(text: str, *, cut: bool = False, id_prefix: str = "text") -> Reading:
+    """Every call in ``text``, in order (``cut``: the text was cut by the token limit)."""
+    reader = Reading(id_prefix=id_prefix)
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    i = 0
+    while i < len(lines):
+        if _FENCE.match(lines[i]):
+            fence = _read_fence(lines, i)
+            _take_fence(reader, lines, fence, cut=cut)
+            i = fence.end
+        elif _SEARCH.match(lines[i]):
+            end = _section_end(lines, i)
+            path = path_before(lines, i) or reader.last_path
+            _take_sections(reader, path, lines[i:end], cut=cut and end == len(lines))
+            i = end
+        else:
+            i += 1
+    return reader
+
+
+def _section_end(lines: list[str], start: int) -> int:
+    """The line after the unfenced search/replace sections that begin at ``start``."""
+    i = start
+    while i < len(lines):
+        if _REPLACE.match(lines[i]):
+            i += 1
+            while i < len(lines) and not lines[i].strip():
+                i += 1
+            if i < len(lines) and _SEARCH.match(lines[i]):
+                continue
+            return i
+        if i > start and (_SEARCH.match(lines[i]) or _FENCE.match(lines[i])):
+            return i  # a section left open: the next one, or a block, starts here
+        i += 1
+    return i
+
+
+def _read_fence(lines: list[str], start: int) -> _Fence:
+    """The fenced block opening at ``start`` (the opener matched ``_FENCE``).
+
+    It closes at a line of only the same fence character, at least as long as the opener.
+    Fences opened inside it (a line of the fence character with an info string, as a
+    Markdown file's own code blocks) are matched first, so a whole ``README.md`` with code
+    blocks in it reads as one block; if that leaves the block open, the plain CommonMark
+    reading (the first closing line closes it) is used.
+    """
+    opener = _FENCE.match(lines[start])
+    assert opener is not None
+    indent, fence, info = opener["indent"], opener["fence"], opener["info"].strip()
+    nested = _close(lines, start, fence, nesting=True)
+    end = nested if nested is not None else _close(lines, start, fence, nesting=False)
+    body = lines[start + 1 : end if end is not None else len(lines)]
+    if indent:
+        body = [line[len(indent) :] if line.startswith(indent) else line for line in body]
+    return _Fence(
+        line=start,
+        info=info,
+        body=body,
+        closed=end is not None,
+        end=end + 1 if end is not None else len(lines),
+    )
+
+
+def _close(lines: list[str], start: int, fence: str, *, nesting: bool) -> int | None:
+    """The index of the line closing the block opened at ``start``, or None."""
+    char, inner = fence[0], []
+    for i in range(start + 1, len(lines)):
+        match = _FENCE.match(lines[i])
+        if match is None or match["fence"][0] != char:
+            continue
+        length, info = len(match["fence"]), match["info"].strip()
+        if info:
+            if nesting:
+                inner.append(length)
+        elif inner and length >= inner[-1]:
+            inner.pop()
+        elif length >= len(fence):
+            return i
+    return None
+
+
+def _take_fence(reader: Reading, lines: list[str], fence: _Fence, *, cut: bool) -> None:
+    """The calls of one fenced block (none for a fence that is not an edit or a call)."""
+    language, info_path = _info(fence.info)
+    path = info_path or path_before(lines, fence.line)
+    body = fence.body
+    if path is None and body and path_line(body[0]) and any(_SEARCH.match(x) for x in body):
+        path, body = path_line(body[0]), body[1:]  # the path written inside the fence
+    if any(_SEARCH.match(line) for line in body):
+        # The markers bound each section: a fence left open after a whole one loses nothing.
+        _take_sections(reader, path or reader.last_path, body, cut=cut and not fence.closed)
+        return
+    if language in TOOL_TAGS or (path is None and language == "json" and _is_call(body)):
+        if not fence.closed:
+            reader.cut |= cut
+            reader.add(TOOL_BLOCK, {}, None if cut else unclosed(None))
+            return
+        _take_tool(reader, "\n".join(body))
+        return
+    if path is None:
+        return  # not an edit: an example, a command for the person
+    reader.last_path = path
+    if not fence.closed:
+        reader.cut |= cut
+        reader.add(WHOLE_FILE, {"path": path}, None if cut else unclosed(path))
+    elif not "".join(body).strip():
+        reader.add(
+            WHOLE_FILE,
+            {"path": path},
+            f"the block for {path} holds nothing, so nothing was written: a whole-file block "
+            "holds the complete new text of the file",
+        )
+    else:
+        content = "\n".join(body).rstrip("\n") + "\n"
+        reader.add(WHOLE_FILE, {"path": path, "content": content})
+
+
+def unclosed(path: str | None) -> str:
+    """The error of a block that was never closed (the reply ended inside it)."""
+    what = f"the block for {path}" if path else "the tool block"
+    return (
+        f"{what} was not closed (no ``` line after it), so it was not used and nothing was "
+        "written; send it again, closed"
+    )
+
+
+def _path_args(path: str | None) -> dict[str, object]:
+    return {"path": path} if path else {}
+
+
+def _take_sections(reader: Reading, path: str | None, body: list[str], *, cut: bool) -> None:
+    """One ``edit_file`` call per SEARCH/REPLACE section of ``body`` (errors as calls)."""
+    if path is not None:
+        reader.last_path = path
+    for old, new, problem in _sections(body):
+        if problem is not None and cut:
+            reader.cut = True
+            reader.add(SEARCH_REPLACE, _path_args(path))
+        elif problem is not None:
+            reader.add(SEARCH_REPLACE, _path_args(path), problem)
+        elif path is None:
+            reader.add(
+                SEARCH_REPLACE,
+                {"old_string": old, "new_string": new},
+                "this SEARCH/REPLACE block names no file, so nothing was changed: write the "
+                "file's path alone on the line before the block",
+            )
+        else:
+            reader.add(SEARCH_REPLACE, {"path": path, **_replacement(old, new)})
+
+
+def _replacement(old: str, new: str) -> dict[str, object]:
+    """``edit_file``'s arguments for a section: whole lines, as Aider's blocks match them.
+
+    Each side ends with its line break, so ``x = 1`` does not match inside ``x = 10`` and an
+    empty REPLACE deletes the lines; an empty SEARCH stays empty (the tool's error says to
+    write the whole file instead).
+    """
+    if not old:
+        return {"old_string": old, "new_string": new}
+    return {"old_string": old + "\n", "new_string": new + "\n" if new else ""}
+
+
+def _sections(body: list[str]) -> Iterator[tuple[str, str, str | None]]:
+    """``(search, replace, problem)`` per section; ``problem`` names a malformed one."""
+    i = 0
+    while i < len(body):
+        if not _SEARCH.match(body[i]):
+            if _DIVIDER.match(body[i]) or _REPLACE.match(body[i]):
+                yield "", "", "a ======= or >>>>>>> REPLACE line came before its <<<<<<< SEARCH"
+                return
+            i += 1
+            continue
+        divider = _find(body, i + 1, _DIVIDER, stop=_SEARCH)
+        if divider is None:
+            yield "", "", "a <<<<<<< SEARCH section has no ======= line after its text"
+            return
+        end = _find(body, divider + 1, _REPLACE, stop=_SEARCH)
+        if end is None:
+            yield "", "", "a SEARCH section has no >>>>>>> REPLACE line after its replacement"
+            return
+        yield "\n".join(body[i + 1 : divider]), "\n".join(body[divider + 1 : end]), None
+        i = end + 1
+
+
+def _find(
+    lines: list[str], start: int, wanted: re.Pattern[str], *, stop: re.Pattern[str]
+) -> int | None:
+    """The first line from ``start`` matching ``wanted``; None when ``stop`` matches first."""
+    for i in range(start, len(lines)):
+        if wanted.match(lines[i]):
+            return i
+        if stop.match(lines[i]):
+            return None
+    return None
+
+
+def _take_tool(reader: Reading, text: str) -> None:
+    """The calls of a closed tool block: one JSON object per call."""
+    decoder = json.JSONDecoder()
+    position, found = 0, False
+    while True:
+        while position < len(text) and text[position].isspace():
+            position += 1
+        if position >= len(text):
+            break
+        try:
+            value, position = decoder.raw_decode(text, position)
+        except ValueError as exc:
+            reader.add(TOOL_BLOCK, {}, _tool_error(f"it is not valid JSON ({exc})"))
+            return
+        call = _call_of(value)
+        if isinstance(call, str):
+            reader.add(TOOL_BLOCK, {}, _tool_error(call))
+            return
+        reader.add(call[0], call[1])
+        found = True
+    if not found:
+        reader.add(TOOL_BLOCK, {}, _tool_error("it is empty"))
+
+
+def _call_of(value: object) -> tuple[str, dict[str, object]] | str:
+    """``(name, arguments)`` of one JSON call, or what is wrong with it."""
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        return 'it has no "name"'
+    arguments = value.get("arguments", value.get("parameters", {}))
+    if not isinstance(arguments, dict):
+        return '"arguments" is not a JSON object'
+    return value["name"], arguments
+
+
+def _tool_error(problem: str) -> str:
+    return (
+        f"the tool block was not run: {problem}. A tool block holds one JSON object: "
+        '{"name": "<tool>", "arguments": {...}}'
+    )
+
+
+def _is_call(body: list[str]) -> bool:
+    """Whether a ``json`` block's text is a call (else it is an example, not a call)."""
+    try:
+        value = json.loads("\n".join(body))
+    except ValueError:
+        return False
+    return isinstance(value, dict) and isinstance(value.get("name"), str) and "arguments" in value
+
+
+def _info(info: str) -> tuple[str, str | None]:
+    """A fence's language and the path its info string names (``python:src/a.py``), if any."""
+    words = [w for w in re.split(r"[\s:]+", info) if w]
+    if not words:
+        return "", None
+    language = words[0].lower()
+    named = [w for w in words if ("." in w or "/" in w) and _looks_like_path(w)]
+    return language, (named[-1].strip("'\"") if named else None)
+
+
+def path_before(lines: list[str], index: int) -> str | None:
+    """The path named by the line before ``index`` (blank lines between are skipped)."""
+    i = index - 1
+    while i >= 0 and not lines[i].strip():
+        i -= 1
+    if i < 0 or index - i > 3:
+        return None
+    return path_line(lines[i])
+
+
+def path_line(line: str) -> str | None:
+    """The path a line names when it holds only a path (and Markdown decoration), else None.
+
+    Decoration: a heading's ``#``, a list bullet, bold or italic marks, backticks, quotes, a
+    ``File:`` label, a trailing colon, and a note in parentheses after the path
+    (``text.py (lines 1-7 of 7)``, as a read shows a part of a file). A bare word needs a
+    ``.`` or ``/`` to count as a path (a prose line ending in a colon does not); a path with
+    spaces, backticks around it.
+    """
+    text = line.strip().lstrip("#").strip()
+    text = _BULLET.sub("", text)
+    text = _NOTE.sub("", text)
+    text = text.strip("* ").rstrip(":").strip("* ")
+    text = _LABEL.sub("", text).strip("* ")
+    quoted = len(text) > 2 and text[0] == text[-1] and text[0] in "`'\""
+    if quoted:
+        text = text[1:-1].strip()
+    text = text.rstrip(":").strip()
+    if not text or len(text) > MAX_PATH_CHARS or "://" in text:
+        return None
+    if quoted and "`" not in text and "\n" not in text and text.strip("./"):
+        return text.removeprefix("./")
+    if not _looks_like_path(text):
+        return None
+    return text.removeprefix("./")
+
+
+def _looks_like_path(word: str) -> bool:
+    """A word without spaces, with a ``.`` or ``/`` and a letter or digit, not an ellipsis."""
+    if not _PATH.match(word) or not ("." in word or "/" in word):
+        return False
+    stem = word.strip("./\\")
+    if not stem or not any(c.isalnum() for c in stem) or word.endswith("."):
+        return False
+    return "/" in word or not word.rsplit(".", 1)[-1].isdigit()  # not a version: 3.11

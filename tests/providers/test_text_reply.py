@@ -1,0 +1,268 @@
+"""The text edit format's parser: a plain-text reply → the calls its blocks hold."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cadenza.messages import AssistantReply, FinishReason, ToolCall
+from cadenza.providers.text_reply import parse_text_reply, path_line
+
+FENCE = "```"
+
+
+def parse(text: str, finish: FinishReason = "stop") -> AssistantReply:
+    return parse_text_reply(AssistantReply(content=text, finish_reason=finish), id_prefix="t")
+
+
+def calls(
+    text: str, finish: FinishReason = "stop"
+) -> list[tuple[str, dict[str, object], str | None]]:
+    return [(c.name, json.loads(c.arguments), c.error) for c in parse(text, finish).tool_calls]
+
+
+def sr(search: str, replace: str) -> str:
+    return f"<<<<<<< SEARCH\n{search}\n=======\n{replace}\n>>>>>>> REPLACE"
+
+
+def test_whole_file_after_a_path_line_is_a_write() -> None:
+    reply = parse(f"Here it is.\n\nutil.py\n{FENCE}python\ndef f():\n    return 2\n{FENCE}\nDone.")
+    assert reply.finish_reason == "tool_calls"
+    assert reply.content.startswith("Here it is.")  # the text stays as written
+    [call] = reply.tool_calls
+    assert call.name == "write_file" and call.error is None
+    assert json.loads(call.arguments) == {"path": "util.py", "content": "def f():\n    return 2\n"}
+    assert call.id == "t_0"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "util.py",
+        "**util.py**",
+        "`util.py`",
+        "### util.py",
+        "File: util.py",
+        "**File:** `util.py`",
+        "util.py:",
+        "1. util.py",
+        "- `./util.py`",
+        "util.py (lines 1-2 of 2)",
+        "**util.py** (updated):",
+    ],
+)
+def test_path_line_decoration_is_ignored(line: str) -> None:
+    assert calls(f"{line}\n{FENCE}\nx = 1\n{FENCE}") == [
+        ("write_file", {"path": "util.py", "content": "x = 1\n"}, None)
+    ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Here is the new version:",
+        "Example",
+        "e.g. this:",
+        "1.5",
+        "...",
+        "see https://x.io/a.py",
+        "(util.py)",
+        "Update it (util.py):",
+    ],
+)
+def test_prose_before_a_fence_is_no_path(line: str) -> None:
+    assert path_line(line) is None
+    assert calls(f"{line}\n{FENCE}python\nprint(1)\n{FENCE}") == []
+
+
+def test_a_backticked_path_may_hold_spaces_and_keeps_underscores() -> None:
+    assert path_line("`my notes/todo list.txt`") == "my notes/todo list.txt"
+    assert path_line("**pkg/__init__.py**") == "pkg/__init__.py"
+    assert path_line("Makefile") is None  # a bare word needs a dot or a slash
+    assert path_line("`Makefile`") == "Makefile"
+
+
+def test_language_tags_and_a_path_in_the_info_string() -> None:
+    assert calls(f"{FENCE}python:src/app.py\nx = 1\n{FENCE}") == [
+        ("write_file", {"path": "src/app.py", "content": "x = 1\n"}, None)
+    ]
+    assert calls(f"a.js\n{FENCE}javascript\nlet x = 1;\n{FENCE}")[0][1]["path"] == "a.js"
+    assert calls("a.js\n~~~js\nlet x = 1;\n~~~")[0][1] == {
+        "path": "a.js",
+        "content": "let x = 1;\n",
+    }
+    assert calls(f"{FENCE}python3.11\nx = 1\n{FENCE}") == []  # a version is no path
+
+
+def test_inline_triple_backticks_open_no_block() -> None:
+    text = f"a.py\nWrite ```x``` for code.\n\nb.py\n{FENCE}\ny = 1\n{FENCE}\n"
+    assert calls(text) == [("write_file", {"path": "b.py", "content": "y = 1\n"}, None)]
+
+
+def test_a_fence_without_a_path_line_is_not_an_edit() -> None:
+    text = f"Run the tests with:\n\n{FENCE}bash\npytest -q\n{FENCE}\nThat is all."
+    reply = parse(text)
+    assert reply.tool_calls == [] and reply.finish_reason == "stop"
+
+
+def test_search_replace_sections_become_edit_file_calls_of_whole_lines() -> None:
+    text = f"util.py\n{FENCE}python\n{sr('    return x', '    return 2 * x')}\n{FENCE}\n"
+    assert calls(text) == [
+        (
+            "edit_file",
+            {"path": "util.py", "old_string": "    return x\n", "new_string": "    return 2 * x\n"},
+            None,
+        )
+    ]
+
+
+def test_several_sections_in_one_fence_and_an_empty_replace_deletes() -> None:
+    text = f"a.py\n{FENCE}\n{sr('x = 1', 'x = 2')}\n\n{sr('import os', '')}\n{FENCE}"
+    assert calls(text) == [
+        ("edit_file", {"path": "a.py", "old_string": "x = 1\n", "new_string": "x = 2\n"}, None),
+        ("edit_file", {"path": "a.py", "old_string": "import os\n", "new_string": ""}, None),
+    ]
+
+
+def test_unfenced_markers_and_a_path_inside_the_fence() -> None:
+    assert calls(f"a.py\n{sr('x = 1', 'x = 2')}\n")[0][1] == {
+        "path": "a.py",
+        "old_string": "x = 1\n",
+        "new_string": "x = 2\n",
+    }
+    inside = f"{FENCE}python\nb.py\n{sr('y', 'z')}\n{FENCE}"
+    assert calls(inside)[0][1]["path"] == "b.py"
+
+
+def test_a_section_without_its_path_uses_the_previous_one_or_is_an_error() -> None:
+    text = f"a.py\n{FENCE}\n{sr('x', 'y')}\n{FENCE}\nand:\n\n{FENCE}\n{sr('p', 'q')}\n{FENCE}"
+    assert [c[1]["path"] for c in calls(text)] == ["a.py", "a.py"]
+    [(name, args, error)] = calls(f"{FENCE}\n{sr('x', 'y')}\n{FENCE}")
+    assert name == "edit_file" and "path" not in args
+    assert error is not None and "names no file" in error
+
+
+def test_several_files_in_one_reply_in_reply_order() -> None:
+    text = (
+        f"a.py\n{FENCE}\nA = 1\n{FENCE}\n\nb.py\n{FENCE}\n{sr('B = 1', 'B = 2')}\n{FENCE}\n"
+        f'{FENCE}tool\n{{"name": "read_file", "arguments": {{"path": "c.py"}}}}\n{FENCE}\n'
+    )
+    got = calls(text)
+    assert [(n, a.get("path")) for n, a, _ in got] == [
+        ("write_file", "a.py"),
+        ("edit_file", "b.py"),
+        ("read_file", "c.py"),
+    ]
+    assert [c.id for c in parse(text).tool_calls] == ["t_0", "t_1", "t_2"]
+
+
+def test_malformed_sections_are_calls_with_an_error() -> None:
+    no_divider = f"a.py\n{FENCE}\n<<<<<<< SEARCH\nx\n>>>>>>> REPLACE\n{FENCE}"
+    no_replace = f"a.py\n{FENCE}\n<<<<<<< SEARCH\nx\n=======\ny\n{FENCE}"
+    replace_first = f"a.py\n{FENCE}\n=======\ny\n>>>>>>> REPLACE\n<<<<<<< SEARCH\n{FENCE}"
+    for text, words in [
+        (no_divider, "no ======= line"),
+        (no_replace, "no >>>>>>> REPLACE"),
+        (replace_first, "before its <<<<<<< SEARCH"),
+    ]:
+        reply = parse(text)
+        [call] = reply.tool_calls
+        assert call.name == "edit_file" and json.loads(call.arguments) == {"path": "a.py"}
+        assert call.error is not None and words in call.error
+        assert reply.finish_reason == "tool_calls"  # the turn goes on with the error
+
+
+def test_an_unclosed_fence_is_an_error_unless_the_reply_was_cut() -> None:
+    text = f"a.py\n{FENCE}python\ndef f():\n    return 1\n"
+    [(name, args, error)] = calls(text)
+    assert name == "write_file" and args == {"path": "a.py"}
+    assert error is not None and "was not closed" in error
+    cut = parse(text, finish="length")
+    assert cut.finish_reason == "length"  # nothing of a cut reply runs (the engine's rule)
+    assert [c.error for c in cut.tool_calls] == [None]
+    # Complete SEARCH/REPLACE sections bound themselves: a missing closing fence loses nothing.
+    sections = f"a.py\n{FENCE}\n{sr('x', 'y')}\n"
+    assert calls(sections)[0][2] is None
+    assert parse(sections, finish="length").finish_reason == "tool_calls"
+    assert parse(f"a.py\n{FENCE}\n<<<<<<< SEARCH\nx\n", finish="length").finish_reason == "length"
+
+
+def test_a_reply_cut_after_its_blocks_keeps_them() -> None:
+    reply = parse(f"a.py\n{FENCE}\nx = 1\n{FENCE}\nNow I will expl", finish="length")
+    assert reply.finish_reason == "tool_calls" and reply.tool_calls[0].error is None
+    prose = parse("I will explain at length", finish="length")
+    assert prose.tool_calls == [] and prose.finish_reason == "length"
+
+
+def test_an_empty_whole_file_block_writes_nothing() -> None:
+    [(name, args, error)] = calls(f"a.py\n{FENCE}\n\n{FENCE}")
+    assert name == "write_file" and "content" not in args
+    assert error is not None and "holds nothing" in error
+
+
+def test_tool_blocks() -> None:
+    one = f'{FENCE}tool\n{{"name": "search", "arguments": {{"pattern": "helper"}}}}\n{FENCE}'
+    assert calls(one) == [("search", {"pattern": "helper"}, None)]
+    read = '{"name": "read_file", "arguments": {"path": "%s"}}'
+    two = f"{FENCE}tool\n{read % 'a'}\n{read % 'b'}\n{FENCE}"
+    assert [a["path"] for _, a, _ in calls(two)] == ["a", "b"]
+    as_json = f'{FENCE}json\n{{"name": "list_files", "arguments": {{}}}}\n{FENCE}'
+    assert calls(as_json) == [("list_files", {}, None)]
+    # A JSON file after its path line is a file, not a call.
+    data = f'package.json\n{FENCE}json\n{{"name": "x", "arguments": {{}}}}\n{FENCE}'
+    assert calls(data)[0][0] == "write_file"
+    assert calls(f'{FENCE}json\n{{"a": 1}}\n{FENCE}') == []  # an example, not a call
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ('{"name": "search", "arguments": {', "not valid JSON"),
+        ('{"arguments": {}}', 'no "name"'),
+        ('{"name": "search", "arguments": "x"}', "not a JSON object"),
+        ("", "empty"),
+    ],
+)
+def test_a_broken_tool_block_is_an_error_call(body: str, words: str) -> None:
+    [(name, args, error)] = calls(f"{FENCE}tool\n{body}\n{FENCE}")
+    assert name == "tool" and args == {}
+    assert error is not None and words in error and '{"name": "<tool>"' in error
+
+
+def test_nested_fences_in_a_markdown_file() -> None:
+    readme = "# Tool\n\nInstall:\n\n```bash\npip install tool\n```\n\nUse it.\n"
+    got = calls(f"README.md\n{FENCE}markdown\n{readme}{FENCE}\n")
+    assert got == [("write_file", {"path": "README.md", "content": readme}, None)]
+    longer = calls(f"README.md\n````markdown\n{readme}````\n")
+    assert longer[0][1]["content"] == readme
+    # A bare inner fence closes the block as CommonMark says when the nesting does not close.
+    plain = calls(f"notes.md\n{FENCE}\nsee\n{FENCE}text\nmore\n")
+    assert plain[0][2] is not None  # unclosed either way: an error, nothing written
+
+
+def test_crlf_in_the_reply_is_read_as_lines() -> None:
+    text = f"a.py\r\n{FENCE}\r\n{sr('x = 1', 'x = 2')}\r\n{FENCE}\r\n".replace("\n", "\r\n")
+    text = text.replace("\r\r\n", "\r\n")
+    assert calls(text) == [
+        ("edit_file", {"path": "a.py", "old_string": "x = 1\n", "new_string": "x = 2\n"}, None)
+    ]
+
+
+def test_an_indented_fence_is_read_without_its_indentation() -> None:
+    text = f"1. Change a.py:\n\n   a.py\n   {FENCE}python\n   def f():\n       pass\n   {FENCE}\n"
+    assert calls(text)[0][1] == {"path": "a.py", "content": "def f():\n    pass\n"}
+
+
+def test_a_reply_with_calls_already_is_kept() -> None:
+    native = AssistantReply(
+        content=f"a.py\n{FENCE}\nx\n{FENCE}",
+        tool_calls=[ToolCall(id="c1", name="read_file", arguments="{}")],
+        finish_reason="tool_calls",
+    )
+    assert parse_text_reply(native, id_prefix="t") is native
+
+
+def test_no_blocks_means_no_calls() -> None:
+    reply = parse("I changed util.py: scale now doubles its argument.")
+    assert reply.tool_calls == [] and reply.finish_reason == "stop"
