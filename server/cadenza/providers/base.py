@@ -17,6 +17,12 @@ ToolChoice = Literal["auto", "required"]
 TextSink = Callable[[str], None]
 """Receives text deltas as the model writes (for ``agent_message_chunk``)."""
 
+StreamWatch = Callable[[str], bool]
+"""Sees every raw delta of a streamed reply (its text, its calls' arguments, an envelope's
+JSON), in order; True stops the reply there: the provider stops reading, closes the stream
+(the server stops generating) and returns what came so far with ``finish_reason``
+``repetition``."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class ModelRequest:
@@ -39,6 +45,8 @@ class ModelRequest:
         frequency_penalty: Penalty on tokens by how often they already occur (OpenAI's and
             llama.cpp's ``frequency_penalty``), or None for none. Providers without one
             (Anthropic, CLI agents) ignore it: the repair of a runaway reply sets it.
+        watch: Sees the reply as it streams and may stop it (``StreamWatch``), or None.
+            Providers that do not stream over HTTP (CLI agents) and Anthropic's ignore it.
     """
 
     messages: list[Message]
@@ -49,6 +57,7 @@ class ModelRequest:
     parallel_tool_calls: bool | None = None
     ending: Ending = "empty"
     frequency_penalty: float | None = None
+    watch: StreamWatch | None = field(default=None, compare=False)
 
 
 class ProviderError(Exception):
