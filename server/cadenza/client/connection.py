@@ -169,11 +169,18 @@ async def initialize(
     return result
 
 
-def initialize_params(root: Path, max_steps: int | None) -> types.InitializeParams:
-    """``initialize`` for the workspace folder ``root`` (resolved), with ``maxSteps`` if set."""
+def initialize_params(
+    root: Path, max_steps: int | None, time_budget_s: float | None = None
+) -> types.InitializeParams:
+    """``initialize`` for the workspace folder ``root`` (resolved).
+
+    ``maxSteps`` and ``timeBudgetS`` go in its ``initializationOptions`` when set.
+    """
     options: dict[str, Any] = {}
     if max_steps is not None:
         options["maxSteps"] = max_steps
+    if time_budget_s is not None:
+        options["timeBudgetS"] = time_budget_s
     root_uri: str = from_fs_path(str(root))
     return types.InitializeParams(
         process_id=os.getpid(),
