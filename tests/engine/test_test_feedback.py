@@ -10,12 +10,16 @@ from pathlib import Path
 import anyio
 
 from cadenza.engine.budget import RunClock
-from cadenza.engine.events import ToolCallStarted
+from cadenza.engine.events import CheckRan, ToolCallStarted
 from cadenza.engine.permissions import PermissionAnswer
 from cadenza.engine.session import Session, SessionSettings
-from cadenza.engine.test_feedback import MIN_LEFT_S, feedback_after_change
+from cadenza.engine.test_feedback import (
+    MIN_LEFT_S,
+    feedback_after_change,
+    last_run_still_holds,
+)
 from cadenza.engine.test_report import MAX_CHARS, digest, read_report
-from cadenza.engine.testsuite import PYTEST_ARGS
+from cadenza.engine.testsuite import PYTEST_ARGS, SuiteRun
 from cadenza.engine.variants import LOCAL_LOOP
 from cadenza.messages import ToolMessage, UserMessage
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
@@ -124,11 +128,11 @@ async def test_the_tests_judge_each_change_failures_first(tmp_path: Path) -> Non
     titles = [
         e.title for e in editor.events if isinstance(e, ToolCallStarted) and "tests" in e.title
     ]
-    assert [t.split(":")[0] for t in titles] == [
-        "Running the tests after the change",
-        "Running the tests after the change",
-        "Checking the tests",
-    ]
+    assert [t.split(":")[0] for t in titles] == ["Running the tests after the change"] * 2
+    # The claim's check took the run after the last change: nothing changed since.
+    [check] = [e for e in editor.events if isinstance(e, CheckRan) and e.name == "tests"]
+    assert check.status == "passed"
+    assert check.detail.endswith("(the run after the last change: nothing changed since)")
 
 
 async def test_no_run_without_a_change_or_without_permission(tmp_path: Path) -> None:
@@ -156,6 +160,11 @@ async def test_the_same_files_are_not_tested_twice_nor_past_the_budget(tmp_path:
     rt.written[tmp_path / "coins.py"] = (tmp_path / "coins.py").read_text()
     rt.tests_ran_on = (("coins.py", rt.written[tmp_path / "coins.py"]),)
     assert await feedback_after_change(rt, ctx) is None  # type: ignore[arg-type]
+    # That run stands for the done check while the files are as it found them.
+    rt.tests_last = SuiteRun(status="passed", detail="the tests pass")
+    assert last_run_still_holds(rt) is rt.tests_last
+    rt.written[tmp_path / "coins.py"] += "# changed\n"
+    assert last_run_still_holds(rt) is None
     rt.tests_ran_on = None
     now = [0.0]
     rt.clock = RunClock(budget_s=MIN_LEFT_S + 5, now=lambda: now[0])
@@ -216,7 +225,15 @@ def test_the_digest_of_real_runs(tmp_path: Path) -> None:
     assert len(text) <= MAX_CHARS and lines[-1].startswith("… and ")
     shown = sum(line.startswith("FAILED ") for line in lines)
     assert lines[-1].startswith(f"… and {30 - shown} more: test_calc.py::test_half_{shown + 1},")
+    # Strings compared: the values, not difflib's marker lines under them.
+    (tmp_path / "test_calc.py").write_text(
+        "def test_words():\n    assert 'hello,-world!' == 'hello-world'\n"
+    )
+    text = digest(pytest_output(tmp_path))
+    assert "assert 'hello,-world!' == 'hello-world'" in text
+    assert not any(line.lstrip().startswith("?") for line in text.splitlines())
     # A module that does not load: the file, the line that imports it, the error.
+    (tmp_path / "test_calc.py").write_text("from calc import half\n\n\ndef test_x():\n    pass\n")
     (tmp_path / "calc.py").write_text("def half(x:\n")
     text = digest(pytest_output(tmp_path))
     assert text.splitlines()[0] == "ERROR test_calc.py"

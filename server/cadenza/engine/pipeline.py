@@ -310,6 +310,7 @@ class CallPipeline:
                 if not (result.is_error and call.name in ALL_EDIT_TOOLS | {"create_file"}):
                     self.rt.stuck.files_may_have_changed()
                 self.rt.ran_commands |= not result.is_error
+                self.rt.tests_ran_on = None  # it may have changed what the tests read
             return result
         self.rt.stuck.workspace_changed()
         self.rt.cache.invalidate_paths([e.path for e in result.edits], self.rt.root)

@@ -21,7 +21,6 @@ as an edit, it never runs inside another session's command (``CommandWatch.editi
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Literal
 
 from cadenza.engine.events import (
@@ -32,7 +31,7 @@ from cadenza.engine.events import (
 )
 from cadenza.engine.permissions import PermissionRequest, Verdict
 from cadenza.engine.runtime import Runtime
-from cadenza.engine.testsuite import SuiteCommand, suite_command
+from cadenza.engine.testsuite import SuiteCommand, SuiteRun, suite_command
 from cadenza.messages import ToolCall
 from cadenza.textio import decode_bytes
 from cadenza.tools.base import ToolContext, ToolResult
@@ -54,24 +53,6 @@ NOT_ALLOWED: dict[Verdict, str] = {
     "timeout": "the permission request got no answer",
     "allowed": "",
 }
-
-
-@dataclass(frozen=True, kw_only=True)
-class SuiteRun:
-    """What running the tests found.
-
-    Attributes:
-        status: ``passed``; ``failed`` (the model must fix it); ``skipped`` (not run, or
-            nothing to judge by), with the reason in ``detail``.
-        detail: What the model and the person read.
-        output: What the command printed (as ``run_command`` bounds it); "" when not run.
-        timed_out: The run was stopped at its time bound.
-    """
-
-    status: Literal["passed", "failed", "skipped"]
-    detail: str
-    output: str = ""
-    timed_out: bool = False
 
 
 Purpose = Literal["done", "change"]

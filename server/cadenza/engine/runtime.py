@@ -17,6 +17,7 @@ from cadenza.engine.events import SessionEvent
 from cadenza.engine.permissions import DEFAULT_GATED, DEFAULT_TIMEOUT_S, PermissionGate
 from cadenza.engine.ports import CommandWatch, Editor
 from cadenza.engine.stuck import StuckDetector
+from cadenza.engine.testsuite import SuiteRun
 from cadenza.engine.variants import API_LOOP, LoopSettings
 from cadenza.engine.workflows import Workflow
 from cadenza.messages import Message
@@ -124,8 +125,10 @@ class Runtime:
     """The person allowed the test command to run after each change in this session
     (``engine.test_feedback``): it is not asked again."""
     tests_ran_on: tuple[tuple[str, str], ...] | None = None
-    """The changed files' texts the tests last ran on after a change: the same state is not
-    run twice."""
+    """The changed files' texts the tests last ran on after a change (None once a command
+    ran since): the same state is not run twice, and the done check takes that run."""
+    tests_last: SuiteRun | None = None
+    """That run's result."""
     tests_verdict: str = ""
     """The counts of the last test run after a change (``2 failed, 5 passed``), for the end
     message of a run stopped by its time budget."""

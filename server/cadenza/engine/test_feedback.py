@@ -8,17 +8,20 @@ the step's tool results, the failing tests' names and assertions first and short
 that reads "all 12 tests pass" can claim done, and one that reads ``assert 88 == 3`` under the
 test's own line has something to fix.
 
-Not run: when the files are as they were at the last run (an edit undone, a failed edit), when
-the person did not allow the command (not asked again), when the workspace has no test
+Not run: when the files are as they were at the last run (an edit undone, a failed edit),
+when the person did not allow the command (not asked again), when the workspace has no test
 command, when its runner or tests are missing, and when the run's time budget has less than
-``MIN_LEFT_S`` left. A run is bounded by the test timeout and by the time left.
+``MIN_LEFT_S`` left. A run is bounded by the test timeout and by the time left. The done check
+at a claim takes the last run when nothing changed since (``last_run_still_holds``): no test
+run twice on the same files.
 """
 
 from __future__ import annotations
 
-from cadenza.engine.project_tests import SuiteRun, run_tests
+from cadenza.engine.project_tests import run_tests
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.test_report import digest, read_report
+from cadenza.engine.testsuite import SuiteRun
 from cadenza.engine.variants import finish_hint
 from cadenza.tools.base import ToolContext
 from cadenza.tools.paths import relative_name
@@ -51,10 +54,21 @@ async def feedback_after_change(rt: Runtime, ctx: ToolContext) -> str | None:
     )
     if ran is None or ran.status == "skipped":
         return None
-    rt.tests_ran_on = state
+    rt.tests_ran_on, rt.tests_last = state, ran
     report = read_report(ran.output)
     rt.tests_verdict = report.summary or ran.status
     return feedback(ran, finish_hint(rt.settings.loop.ending))
+
+
+def last_run_still_holds(rt: Runtime) -> SuiteRun | None:
+    """The run after the last change, when nothing changed since: the done check takes it.
+
+    Nothing changed since: the changed files are as that run found them and no command ran
+    after it (a command may change what the tests read).
+    """
+    if rt.tests_last is None or rt.tests_ran_on != tested_state(rt):
+        return None
+    return rt.tests_last
 
 
 def feedback(ran: SuiteRun, finish: str) -> str:

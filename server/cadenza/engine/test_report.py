@@ -30,6 +30,8 @@ _COUNT = re.compile(r"(\d+) (failed|passed|errors?|skipped|xfailed|xpassed)\b")
 _NOISE = ("Use -v to get more diff", "Full diff:", "Omitting ")
 MARKS = frozenset("^~ ")
 """Characters of Python's markers under the failing part of a line (no text of their own)."""
+DIFF_HINT = frozenset("^+-~ ")
+"""Characters of difflib's ``?`` line under a changed line of a diff (no text of their own)."""
 
 
 @dataclass(kw_only=True)
@@ -126,7 +128,8 @@ def _take(failure: Failure, line: str) -> None:
         failure.pending = ""
     elif line.startswith("E ") or line == "E":
         text = line[1:].strip()
-        noise = not text or text.startswith(_NOISE) or set(text) <= MARKS
+        hint = text.startswith("?") and set(text[1:]) <= DIFF_HINT  # difflib's marker line
+        noise = not text or text.startswith(_NOISE) or set(text) <= MARKS or hint
         if not noise and len(failure.errors) < E_LINES:
             failure.errors.append(text)
     elif failure.awaiting and (text := line.strip()) and not set(text) <= MARKS:
