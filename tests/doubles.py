@@ -5,8 +5,9 @@ Never used by the end-to-end or protocol suites, which run real processes.
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from cadenza.engine.events import SessionEvent
 from cadenza.engine.permissions import PermissionAnswer, PermissionRequest
 from cadenza.messages import AssistantReply, FinishReason, ToolCall
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
+from cadenza.providers.envelope import envelope_reply
 from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
 from cadenza.tools.intel import CodeIntel
@@ -80,6 +82,45 @@ class LoopingProvider(ScriptedProvider):
     ) -> AssistantReply:
         self.requests.append(request)
         return self.item
+
+
+class StreamingProvider(ScriptedProvider):
+    """Streams a JSON-envelope reply delta by delta through the request's ``watch``, as the
+    local provider does: ``head``, then ``delta(i)`` for i = 0, 1, ... forever.
+
+    The reply ends only when the watch stops it (then it is normalized as the local provider
+    normalizes a stopped envelope: one cut call, ``repetition``), or when the caller cancels
+    it. ``delay_s`` between deltas stands for the model's decoding speed.
+    """
+
+    def __init__(
+        self, delta: Callable[[int], str], *, head: str = "", delay_s: float = 0.001
+    ) -> None:
+        super().__init__([])
+        self.delta = delta
+        self.head = head
+        self.delay_s = delay_s
+        self.deltas: list[int] = []
+        """Deltas streamed per request."""
+
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> AssistantReply:
+        self.requests.append(request)
+        self.deltas.append(0)
+        pieces = itertools.chain(
+            [self.head] if self.head else [], map(self.delta, itertools.count())
+        )
+        text: list[str] = []
+        for piece in pieces:
+            await anyio.sleep(self.delay_s)
+            text.append(piece)
+            self.deltas[-1] += 1
+            if request.watch is not None and request.watch(piece):
+                break
+        return envelope_reply(
+            "".join(text), finish_reason="repetition", usage=None, id_prefix="stream"
+        )
 
 
 @dataclass

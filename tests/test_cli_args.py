@@ -32,3 +32,16 @@ def test_max_steps_out_of_range_is_an_argument_error(bad: str) -> None:
     with pytest.raises(SystemExit) as info:
         build_parser().parse_args(["run", "--max-steps", bad, "task"])
     assert info.value.code == 2
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("600", 600.0), ("90s", 90.0), ("10m", 600.0)])
+def test_time_budget_takes_seconds_or_minutes(text: str, seconds: float) -> None:
+    args = build_parser().parse_args(["run", "--time-budget", text, "task"])
+    assert args.time_budget == seconds
+
+
+@pytest.mark.parametrize("bad", ["-1", "ten", "25h", "2000m"])
+def test_time_budget_out_of_range_is_an_argument_error(bad: str) -> None:
+    with pytest.raises(SystemExit) as info:
+        build_parser().parse_args(["run", "--time-budget", bad, "task"])
+    assert info.value.code == 2

@@ -108,6 +108,8 @@ LOCAL = {
     "rules": True,
     "intel_tools": ["rename_symbol"],
     "edit_diagnostics": True,
+    "test_feedback": True,
+    "reply_budget": True,
 }
 """The candidate default (``cadenza.engine.variants.LOCAL_LOOP``); the ``local-*`` variants change
 one knob of it each."""
@@ -128,6 +130,8 @@ BASELINE = {
     "rules": False,
     "intel_tools": [],
     "edit_diagnostics": False,
+    "test_feedback": False,
+    "reply_budget": False,
 }
 """The loop before the variants (``API_LOOP``): empty list ends, every tool, the stuck note."""
 
@@ -175,6 +179,14 @@ VARIANTS = {
             user_config=_loop(**LOCAL) + '\n[checks]\ntest = ""\n',
         ),
         _variant("local-nointel", "local, no code-intelligence tools", LOCAL, intel_tools=[]),
+        _variant(
+            "local-nofeedback", "local, tests only at the claim of done", LOCAL, test_feedback=False
+        ),
+        Variant(
+            name="local-nobudget",
+            description="local, a flat reply bound, no repeat stop, no time budget",
+            user_config="timeBudgetS = 0\n" + _loop(**{**LOCAL, "reply_budget": False}),
+        ),
         _variant(
             "local-allintel",
             "local, all four code-intelligence tools",

@@ -117,6 +117,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="model requests allowed in the session (1 to 1000; default 25)",
     )
     run.add_argument(
+        "--time-budget",
+        type=_time_budget,
+        metavar="SECONDS",
+        help="wall time the session may take, e.g. 600, 90s or 10m (0: none; default: 10m for "
+        "local models, none for the others); then it stops with max_steps",
+    )
+    run.add_argument(
         "--review",
         choices=["auto", "confirm"],
         help="confirm: show each change as a diff and ask y/n before writing it; auto: write "
@@ -138,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     reply.add_argument("--events", metavar="FILE", help="as for cadenza run")
     add_headless_flags(reply)
-    reply.set_defaults(model=None, workflow=None, max_steps=None, review=None)
+    reply.set_defaults(model=None, workflow=None, max_steps=None, review=None, time_budget=None)
 
     acp = sub.add_parser(
         "acp", help="speak the Agent Client Protocol on stdio (Zed, Neovim ACP clients)"
@@ -201,6 +208,21 @@ def _step_count(text: str) -> int:
     if not 1 <= value <= 1000:
         raise argparse.ArgumentTypeError(f"{value} is not between 1 and 1000")
     return value
+
+
+def _time_budget(text: str) -> float:
+    """``--time-budget``: seconds (``600``, ``90s``) or minutes (``10m``), 0 to 86,400 s."""
+    value = text.strip().lower()
+    scale = 60.0 if value.endswith("m") else 1.0
+    try:
+        seconds = float(value.removesuffix("m").removesuffix("s")) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a duration (seconds, e.g. 600 or 90s, or minutes, e.g. 10m)"
+        ) from None
+    if not 0 <= seconds <= 86_400:
+        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 24 hours")
+    return seconds
 
 
 def model_with_provider(model: str | None, provider: str | None) -> str | None:

@@ -102,7 +102,13 @@ class Usage(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
 
-FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error"]
+FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error", "repetition"]
+"""Why a reply ended. ``length``: the token limit cut it; ``repetition``: Cadenza stopped it
+while it streamed because it kept repeating itself (``ModelRequest.watch``). Both are cut
+replies: what they carry may be incomplete."""
+
+CUT_REASONS: frozenset[FinishReason] = frozenset({"length", "repetition"})
+"""Finish reasons of a reply that ended before the model finished it."""
 
 
 class AssistantReply(BaseModel):
@@ -116,6 +122,11 @@ class AssistantReply(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     finish_reason: FinishReason = "stop"
     usage: Usage | None = None
+
+    @property
+    def cut(self) -> bool:
+        """Whether the reply ended before the model finished it (``CUT_REASONS``)."""
+        return self.finish_reason in CUT_REASONS
 
     def to_message(self) -> AssistantMessage:
         """The reply as it is appended to the conversation."""

@@ -7,6 +7,7 @@ through the ``openai`` provider (``OPENAI_BASE_URL``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -143,6 +144,18 @@ def test_step_bound_exits_3(ws: Path, env: dict[str, str], fake: FakeOpenAI) -> 
     done = run(ws, env, "--model", "openai/test", "--max-steps", "2", "loop")
     assert done.returncode == 3, done.stdout + done.stderr
     assert any(line.startswith("session max_steps · steps 2") for line in done.stdout.splitlines())
+
+
+def test_time_budget_stops_a_model_that_hangs_and_exits_3(
+    ws: Path, env: dict[str, str], fake: FakeOpenAI
+) -> None:
+    read = call("read_file", {"path": "app.py"}, "c1")
+    fake.script(dataclasses.replace(read, delay_s=RUN_TIMEOUT_S))  # it never answers in time
+    started = time.monotonic()
+    done = run(ws, env, "--model", "openai/test", "--time-budget", "2s", "loop")
+    assert time.monotonic() - started < RUN_TIMEOUT_S / 2
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "stopped at the time budget (2 s) after 1 step; nothing changed" in done.stdout
 
 
 def test_questions_declined_with_yes(ws: Path, env: dict[str, str], fake: FakeOpenAI) -> None:

@@ -49,10 +49,18 @@ def test_loop_settings_by_provider_and_config() -> None:
     assert local.ending == "empty" and local.edit == "write_file"
     assert local.prime == LOCAL_LOOP.prime  # unset keys keep the provider's default
     assert loop_settings(tuned, "anthropic/claude").edit == "write_file"
-    # The engine knows the local completion bound, so the cut repair can double it.
-    assert session_settings(config, "local/x").max_tokens == 1024
+    # The engine knows the local completion bound, so the cut repair can double it: sized
+    # per step from the task under reply_budget (None here), else the provider's default.
+    assert session_settings(config, "local/x").max_tokens is None
+    flat = config.merged({"loop": {"replyBudget": False}}, "t")
+    assert session_settings(flat, "local/x").max_tokens == 1024
     assert session_settings(config, "openai/x").max_tokens is None
     assert session_settings(config.merged({"maxTokens": 300}, "t"), "local/x").max_tokens == 300
+    # Local models get a time budget unless the configuration sets one (0: none).
+    assert session_settings(config, "local/x").time_budget_s == 600
+    assert session_settings(config, "openai/x").time_budget_s is None
+    assert session_settings(config.merged({"timeBudgetS": 0}, "t"), "local/x").time_budget_s is None
+    assert session_settings(config.merged({"timeBudgetS": 90}, "t"), "openai/x").time_budget_s == 90
 
 
 def test_offers_core_tools_and_one_edit_style() -> None:

@@ -39,6 +39,8 @@ WRONG = call(
 RIGHT = call("edit_file", path="calc.py", old_string="return x", new_string="return 2 * x")
 FIX = call("edit_file", path="calc.py", old_string="return x + 1", new_string="return 2 * x")
 DONE = call("complete", status="done", summary="double fixed")
+CLAIM_ONLY = LOCAL_LOOP.replace(test_feedback=False)
+"""The local loop with the tests run at the claim only (these tests are about that check)."""
 
 
 def project(root: Path) -> None:
@@ -53,7 +55,7 @@ def make_session(
     root: Path,
     provider: ScriptedProvider,
     *,
-    loop: LoopSettings = LOCAL_LOOP,
+    loop: LoopSettings = CLAIM_ONLY,
     command: str | None = SCRIPT,
     timeout_s: float = 60.0,
     editor: MemoryEditor | None = None,

@@ -97,6 +97,8 @@ def test_one_json_object_per_line_with_camel_case_keys(tmp_path: Path) -> None:
         "step": 1,
         "max_steps": 25,
         "run_step": 0,
+        "elapsed_s": 0.0,
+        "budget_s": None,
     }
 
 

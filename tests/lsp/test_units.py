@@ -10,6 +10,7 @@ from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
 from cadenza.engine.events import (
+    Activity,
     CheckpointWritten,
     ContextCompacted,
     ContractRepaired,
@@ -263,6 +264,11 @@ def test_step_reports_name_the_movement() -> None:
     assert progress_report(step) == "step 2/25"
     movement = MovementStarted(workflow="w", movement="plan", index=1)
     assert progress_report(movement, "plan") is None
+    timed = StepStarted(step=9, run_step=4, max_steps=25, elapsed_s=130.4, budget_s=600)
+    assert progress_report(timed, "implement") == "implement · step 4/25 · 2 min 10 s of 10 min"
+    writing = Activity(step=4, max_steps=25, doing="writing an edit", tokens=180, elapsed_s=75)
+    assert progress_report(writing) == "step 4/25 · writing an edit, 180 tokens"
+    assert session_update(writing, Path("/w")) is None  # a progress line, not an update
     asked = progress_end(SessionFinished(stop_reason="needs_user_input", message="Which name?"))
     assert asked == "needs_user_input: Which name?"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
@@ -51,6 +52,10 @@ def request() -> ModelRequest:
         messages=[SystemMessage(content="sys"), UserMessage(content="task")],
         tools=default_tools().specs(),
     )
+
+
+def envelope_request() -> ModelRequest:
+    return dataclasses.replace(request(), tool_choice="required")
 
 
 async def test_text_deltas_reach_on_text_in_order(server: FakeModelServer) -> None:
@@ -217,6 +222,49 @@ async def test_cancellation_closes_the_stream_at_once(server: FakeModelServer) -
     await p.aclose()
     assert server.disconnects, "the server never saw the client go away"
     assert server.disconnects[0] - cancelled_at < 1.0
+
+
+async def test_a_watch_stops_a_reply_that_never_ends(server: FakeModelServer) -> None:
+    """A model stuck in a loop streams on; the watch stops it and the server sees it go."""
+    head = '{"content": "", "tool_calls": [{"name": "edit_file", "arguments": {"new_string": "'
+    deltas = [oa_chunk({"role": "assistant", "content": head})]
+    deltas += [oa_chunk({"content": "0, "}) for _ in range(5000)]
+    server.script(Sse(events=deltas, hold=True))
+    seen: list[str] = []
+
+    def watch(delta: str) -> bool:
+        seen.append(delta)
+        return len(seen) == 40
+
+    watched = dataclasses.replace(envelope_request(), watch=watch)
+    started = time.monotonic()
+    reply = await provider(server, envelope=True).complete(watched)
+    assert time.monotonic() - started < 5
+    assert len(seen) == 40 and seen[0] == head
+    # What came so far, kept as one cut call: nothing of it runs (the engine's rule).
+    assert reply.finish_reason == "repetition" and reply.cut
+    [cut] = reply.tool_calls
+    assert cut.name == "edit_file" and cut.arguments == head + "0, " * 39
+    deadline = time.monotonic() + 5
+    while not server.disconnects and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    assert server.disconnects, "the server never saw the client go away"
+
+
+async def test_a_watch_sees_native_call_arguments_too(server: FakeModelServer) -> None:
+    events = [
+        oa_chunk({"role": "assistant", "content": None}),
+        oa_tool_delta(0, id="c1", name="write_file", args='{"path": "a.py", "content": "'),
+        *[oa_tool_delta(0, args="x") for _ in range(50)],
+        oa_chunk({}, "tool_calls"),
+        oa_usage(),
+        "[DONE]",
+    ]
+    server.script(Sse(events=events))
+    seen: list[str] = []
+    watched = dataclasses.replace(request(), watch=lambda d: seen.append(d) or False)
+    reply = await provider(server).complete(watched)
+    assert reply.finish_reason == "tool_calls" and len(seen) == 51  # watched, never stopped
 
 
 async def test_envelope_mode_streams_but_shows_no_json(server: FakeModelServer) -> None:

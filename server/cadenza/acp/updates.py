@@ -64,6 +64,7 @@ from acp.schema import (
 
 from cadenza.acp.turns import final_message
 from cadenza.engine.events import (
+    Activity,
     AgentMessageChunk,
     CheckpointWritten,
     CheckRan,
@@ -152,6 +153,7 @@ class UpdateMapper:
                 return self._call_update(event)
             case (
                 StepStarted()
+                | Activity()
                 | ModelReplied()
                 | ContractRepaired()
                 | ToolCacheLookup()

@@ -112,6 +112,7 @@ def run_main(args: argparse.Namespace) -> int:
         model=args.model,
         workflow=args.workflow,
         max_steps=args.max_steps,
+        time_budget_s=getattr(args, "time_budget", None),
         events_path=Path(args.events) if args.events else None,
         review=getattr(args, "review", None),
         trust_workspace=bool(getattr(args, "trust_workspace", False)),

@@ -170,18 +170,24 @@ async def initialize(
 
 
 def initialize_params(
-    root: Path, max_steps: int | None, *, trust_workspace: bool = False
+    root: Path,
+    max_steps: int | None,
+    time_budget_s: float | None = None,
+    *,
+    trust_workspace: bool = False,
 ) -> types.InitializeParams:
     """``initialize`` for the workspace folder ``root`` (resolved).
 
-    ``maxSteps`` when set; ``trustWorkspace: true`` when the person trusts the folder for this
-    run (its ``cadenza.toml`` may then choose the model and programs to run).
+    ``maxSteps`` and ``timeBudgetS`` when set; ``trustWorkspace: true`` when the person trusts
+    the folder for this run (its ``cadenza.toml`` may then choose the model and programs to run).
     """
     options: dict[str, Any] = {}
     if max_steps is not None:
         options["maxSteps"] = max_steps
     if trust_workspace:
         options["trustWorkspace"] = True
+    if time_budget_s is not None:
+        options["timeBudgetS"] = time_budget_s
     root_uri: str = from_fs_path(str(root))
     return types.InitializeParams(
         process_id=os.getpid(),

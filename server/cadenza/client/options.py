@@ -28,6 +28,8 @@ class ClientOptions:
         workflow: The workflow to run (e.g. ``plan-implement-review``), or None for the
             server's ``default``.
         max_steps: Model requests allowed in the session (``initializationOptions.maxSteps``).
+        time_budget_s: Wall time the session's run may take, in seconds
+            (``initializationOptions.timeBudgetS``; 0: none), or None: the server's.
         server_command: The command that starts a server speaking LSP framing on stdio.
         env: The server's environment (default: this process's).
         start_timeout: Seconds to wait for the ``initialize`` answer.
@@ -50,6 +52,7 @@ class ClientOptions:
     model: str | None = None
     workflow: str | None = None
     max_steps: int | None = None
+    time_budget_s: float | None = None
     server_command: Sequence[str] = DEFAULT_SERVER_COMMAND
     env: Mapping[str, str] | None = None
     start_timeout: float = 180.0

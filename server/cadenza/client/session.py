@@ -156,7 +156,10 @@ class HeadlessClient:
         result = await initialize(
             lsp,
             initialize_params(
-                self.root, self.options.max_steps, trust_workspace=self.options.trust_workspace
+                self.root,
+                self.options.max_steps,
+                self.options.time_budget_s,
+                trust_workspace=self.options.trust_workspace,
             ),
             timeout=self.options.start_timeout,
             stderr=self._stderr,

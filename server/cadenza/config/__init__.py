@@ -178,6 +178,13 @@ class LoopConfig(BaseModel):
     edit_diagnostics: StrictBool | None = Field(
         default=None, description="An edit's result carries the errors it introduced."
     )
+    test_feedback: StrictBool | None = Field(
+        default=None, description="The tests run after each change; the model reads the result."
+    )
+    reply_budget: StrictBool | None = Field(
+        default=None,
+        description="Reply tokens sized from the files in play; a repeating reply is stopped.",
+    )
 
 
 class ChecksConfig(BaseModel):
@@ -216,6 +223,16 @@ class CadenzaConfig(BaseModel):
         default=None, ge=16, alias="maxTokens", description="Completion tokens per model request."
     )
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    time_budget_s: float | None = Field(
+        default=None,
+        ge=0,
+        le=86_400,
+        alias="timeBudgetS",
+        description=(
+            "Wall time a session's run may take (seconds), time waiting for the person not "
+            "counted; 0: none; unset: 600 for local models, none for the others."
+        ),
+    )
     context_size: int = Field(
         default=8192,
         ge=512,

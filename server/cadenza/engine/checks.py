@@ -21,8 +21,9 @@ The checks (``LoopSettings.checks``):
   (``engine.diagnostics_check``), in the changed files and the files that use them. Shown
   once, like ``changed``: a language server also reports what the environment makes.
 - ``tests``: once the checks above do not refuse the claim, the workspace's tests run
-  (``engine.project_tests``, through the permission gate) if the session changed a file or ran
-  a command, and must pass; or, shown once, if the model claims done again after ``changed``
+  (``engine.project_tests``, through the permission gate; or the run after the last change
+  stands, ``engine.test_feedback``, when nothing changed since) if the session changed a file
+  or ran a command, and must pass; or, shown once, if the model claims done again after ``changed``
   told it nothing changed (a task left undone fails its tests; a question's second claim runs
   them once). Not allowed, or nothing to run them with: ``skipped``, and said so.
 
@@ -40,6 +41,7 @@ from cadenza.engine.events import CheckRan
 from cadenza.engine.leftovers import find_uses
 from cadenza.engine.project_tests import run_tests
 from cadenza.engine.runtime import Runtime
+from cadenza.engine.test_feedback import last_run_still_holds
 from cadenza.engine.variants import ALL_EDIT_TOOLS
 from cadenza.messages import AssistantMessage
 from cadenza.tools.base import ToolContext
@@ -253,11 +255,14 @@ class DoneChecks:
 
         Run only after the cheaper checks passed: a broken rename fails its tests anyway.
         """
-        ran = await run_tests(self.rt, self.ctx)
+        held = last_run_still_holds(self.rt)
+        ran = held or await run_tests(self.rt, self.ctx)
         if ran is None:
             return []
         acted = self._acted()
         detail = ran.detail
+        if held is not None:
+            detail += " (the run after the last change: nothing changed since)"
         if ran.status == "failed" and not acted:
             detail = f"nothing was changed in this session and {detail}"
         return [

@@ -33,6 +33,28 @@ class StepStarted(BaseModel):
     step: int
     max_steps: int
     run_step: int = 0
+    elapsed_s: float = 0.0
+    """The run's counted wall time so far (seconds)."""
+    budget_s: float | None = None
+    """The run's time budget (seconds), or None."""
+
+
+class Activity(BaseModel):
+    """What the session does while a step runs: the model writing its reply.
+
+    A progress line (work-done progress), not a session update. ``step`` counts this run's
+    requests (``StepStarted.run_step``); ``doing`` is what the model writes, for the person
+    (``writing an edit``); ``tokens`` the reply's stream deltas so far (one token each on
+    llama.cpp); ``elapsed_s`` and ``budget_s`` as in ``StepStarted``.
+    """
+
+    kind: Literal["activity"] = "activity"
+    step: int
+    max_steps: int
+    doing: str
+    tokens: int
+    elapsed_s: float = 0.0
+    budget_s: float | None = None
 
 
 class MovementStarted(BaseModel):
@@ -291,6 +313,7 @@ class SessionFinished(BaseModel):
 
 SessionEvent = Annotated[
     StepStarted
+    | Activity
     | MovementStarted
     | AgentMessageChunk
     | ToolCallStarted

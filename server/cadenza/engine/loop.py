@@ -2,11 +2,12 @@
 
 Each step, top to bottom in ``MovementRunner``:
 
-1. bounds: the session's step budget, then the movement's ``max_steps``;
+1. bounds: the run's step and time budgets, then the movement's ``max_steps``;
 2. context pressure: compact above the soft limit; above the hard limit the one overflow
    policy ends the movement (``results.overflow_exit``);
 3. the model request (``engine.request.ask_model``): streamed, a cut reply repaired once, the
-   reply appended to the history with call ids unique in the session;
+   reply appended to the history with call ids unique in the session; a request still running
+   when the run's time budget is spent is stopped, and the run ends (``BudgetSpent``);
 4. ``resolve_step``: a reply with tool calls runs them, one without ends the turn (DESIGN §2
    rule 1: structure alone, never the text);
 5. the batch, in call order: control calls (``transition``, ``complete``) answered by the
@@ -14,13 +15,17 @@ Each step, top to bottom in ``MovementRunner``:
    that ends the movement (a control call, a person to wait for, a call repeated too often)
    leaves the later calls not run; one tool message per call is recorded, even on cancel;
 6. a claim of done (``complete(done)``, a final answer, a ``COMPLETE`` default) goes through
-   the done gate and the done checks (``engine.checks``) before it ends anything.
+   the done gate and the done checks (``engine.checks``) before it ends anything;
+7. a step that changed files and goes on runs the tests (``engine.test_feedback``, under
+   ``LoopSettings.test_feedback``): their verdict is a user message after its results.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+
+import anyio
 
 from cadenza.engine.checks import DoneChecks, Fail, Refuse, refusal_text
 from cadenza.engine.context import bound_result
@@ -38,9 +43,10 @@ from cadenza.engine.results import (
     overflow_exit,
 )
 from cadenza.engine.runtime import Runtime
+from cadenza.engine.test_feedback import feedback_after_change
 from cadenza.engine.variants import ALL_EDIT_TOOLS, finish_hint
 from cadenza.engine.workflows import Movement
-from cadenza.messages import AssistantReply, ToolCall, UserMessage
+from cadenza.messages import AssistantReply, FinishReason, ToolCall, UserMessage
 from cadenza.tools.base import ToolResult
 from cadenza.tools.dispatch.recording import BatchRecorder
 
@@ -54,8 +60,9 @@ class RunTools:
     """Run these calls, then ask the model again."""
 
     tool_calls: list[ToolCall]
-    cut: bool
-    """True when the reply was cut by the token limit: its arguments may be incomplete."""
+    cut: FinishReason | None
+    """The finish reason of a cut reply (the token limit, or stopped for repeating itself):
+    its arguments may be incomplete. None: the reply was whole."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,15 +82,21 @@ def resolve_step(reply: AssistantReply) -> NextStep:
     control flow: there is no test on the text here, or anywhere.
     """
     if reply.tool_calls:
-        return RunTools(tool_calls=list(reply.tool_calls), cut=reply.finish_reason == "length")
+        cut = reply.finish_reason if reply.cut else None
+        return RunTools(tool_calls=list(reply.tool_calls), cut=cut)
     return FinishTurn(content=reply.content)
 
 
 @dataclass(frozen=True, kw_only=True)
 class BudgetSpent:
-    """The session's own step bound ran out (stop reason ``max_steps``)."""
+    """The run's own bound ran out (stop reason ``max_steps``): its steps, or its time.
+
+    ``spent``: ``steps`` (``SessionSettings.max_steps``) or ``time`` (``time_budget_s``: no
+    step starts after it, and a model request still running is stopped).
+    """
 
     kind: Literal["budget"] = "budget"
+    spent: Literal["steps", "time"] = "steps"
 
 
 class MovementRunner:
@@ -116,6 +129,8 @@ class MovementRunner:
         while True:
             if self.rt.steps - self.rt.run_start >= self.rt.settings.max_steps:
                 return BudgetSpent()
+            if self.rt.clock.spent:
+                return BudgetSpent(spent="time")
             if limit is not None and self.steps >= limit:
                 ended = follow_default(
                     self.movement,
@@ -155,26 +170,40 @@ class MovementRunner:
             )
         return None
 
-    async def _step(self) -> MovementResult | None:
+    async def _step(self) -> MovementResult | BudgetSpent | None:
         self.rt.steps += 1
         self.steps += 1
+        clock = self.rt.clock
         self.rt.publish(
             StepStarted(
                 step=self.rt.steps,
                 max_steps=self.rt.settings.max_steps,
                 run_step=self.rt.steps - self.rt.run_start,
+                elapsed_s=round(clock.elapsed_s, 1),
+                budget_s=clock.budget_s,
             )
         )
-        reply = await ask_model(self.rt, list(self._specs))
+        changed = len(self.rt.changed)
+        with anyio.move_on_after(clock.left_s) as request:  # stopped when the time is spent
+            reply = await ask_model(self.rt, list(self._specs))
+        if request.cancelled_caught:  # the reply was stopped before it entered the history
+            return BudgetSpent(spent="time")
         step = resolve_step(reply)
+        result: MovementResult | None
         if isinstance(step, FinishTurn):
             ended = follow_default(self.movement, "the model ended its turn", summary=step.content)
             checked = await self._check_done(ended)
-            if isinstance(checked, str):  # no call to answer: the refusal is a user message
-                self.rt.append(UserMessage(tag="check", content=checked))
-                return None
-            return checked
-        return await self._run_batch(step)
+            if not isinstance(checked, str):
+                return checked
+            self.rt.append(UserMessage(tag="check", content=checked))  # no call to answer
+            result = None
+        else:
+            result = await self._run_batch(step)
+        if result is None and self.loop.test_feedback and len(self.rt.changed) > changed:
+            note = await feedback_after_change(self.rt, self.pipeline.ctx)
+            if note is not None:
+                self.rt.append(UserMessage(tag="check", content=note))
+        return result
 
     async def _run_batch(self, step: RunTools) -> MovementResult | None:
         """Run every call in order; record one tool message per call, even on cancel."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
@@ -183,6 +184,8 @@ class PermissionGate:
         self.store = store
         self.gated = gated
         self.timeout_s = timeout_s
+        self.waited_s = 0.0
+        """Seconds spent waiting for answers so far (a time budget does not count them)."""
 
     def needs_asking(self, tool: str) -> bool:
         """Whether a call of ``tool`` goes through ``check``."""
@@ -201,8 +204,12 @@ class PermissionGate:
         if remembered is not None:
             return ("allowed" if remembered == "allow" else "rejected"), "remembered"
         answer: PermissionAnswer | None = None
-        with anyio.move_on_after(self.timeout_s):
-            answer = await self.asker.request_permission(request)
+        asked = time.monotonic()
+        try:
+            with anyio.move_on_after(self.timeout_s):
+                answer = await self.asker.request_permission(request)
+        finally:
+            self.waited_s += time.monotonic() - asked
         if answer is None:
             return "timeout", None
         if answer.outcome != "selected" or answer.option is None:

@@ -54,7 +54,7 @@ from cadenza.engine.runtime import Runtime
 from cadenza.engine.stuck import Repeat, repeat_note
 from cadenza.engine.variants import ALL_EDIT_TOOLS, EDIT_TOOLS
 from cadenza.engine.workflows import Movement
-from cadenza.messages import ToolCall
+from cadenza.messages import FinishReason, ToolCall
 from cadenza.secrets import redact
 from cadenza.tools.base import ToolContext, ToolKind, ToolResult
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run, stamped
@@ -68,6 +68,11 @@ CUT_ARGUMENTS = (
     "your reply was cut by the token limit before this call's arguments were complete; the "
     "call was not run and nothing was written. Make the call again with shorter arguments "
     "(for example a smaller edit)."
+)
+REPEATING_ARGUMENTS = (
+    "your reply kept repeating the same text, so it was stopped before this call's arguments "
+    "were complete; the call was not run and nothing was written. Make the call again, "
+    "writing each line once."
 )
 
 
@@ -102,8 +107,12 @@ class CallPipeline:
             intel=runtime.intel,
         )
 
-    async def run(self, call: ToolCall, *, cut: bool) -> ToolResult:
-        """Take ``call`` through the pipeline; its result (an answer when it did not run)."""
+    async def run(self, call: ToolCall, *, cut: FinishReason | None) -> ToolResult:
+        """Take ``call`` through the pipeline; its result (an answer when it did not run).
+
+        ``cut``: the finish reason of a cut reply (``CUT_REASONS``): its calls are answered,
+        not run. None: the reply was whole.
+        """
         self.calls += 1
         prepared = prepare(call, self.rt.tools)
         self._started(call, prepared)
@@ -163,7 +172,7 @@ class CallPipeline:
         )
 
     def _observe(
-        self, call: ToolCall, prepared: PreparedCall | ToolResult, cut: bool
+        self, call: ToolCall, prepared: PreparedCall | ToolResult, cut: FinishReason | None
     ) -> tuple[ToolResult, Observation] | None:
         """Answer a call without running it, or None.
 
@@ -171,7 +180,8 @@ class CallPipeline:
         a tool not allowed, a repeat.
         """
         if cut:
-            return ToolResult(content=CUT_ARGUMENTS, is_error=True), "cut"
+            text = REPEATING_ARGUMENTS if cut == "repetition" else CUT_ARGUMENTS
+            return ToolResult(content=text, is_error=True), "cut"
         if call.error is not None:
             self._count_repeat(call, ())  # the same broken block again counts towards the limit
             return ToolResult(content=call.error, is_error=True), "invalid"
@@ -322,6 +332,7 @@ class CallPipeline:
                 if not (result.is_error and call.name in ALL_EDIT_TOOLS | {"create_file"}):
                     self.rt.stuck.files_may_have_changed()
                 self.rt.ran_commands |= not result.is_error
+                self.rt.tests_ran_on = None  # it may have changed what the tests read
             return result
         self.rt.stuck.workspace_changed()
         self.rt.cache.invalidate_paths([e.path for e in result.edits], self.rt.root)

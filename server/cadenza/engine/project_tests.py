@@ -7,7 +7,9 @@ permission gate: the person is asked as for any command (a remembered "always" a
 output. A call not allowed (rejected, dismissed, unanswered) skips the check, says so, and
 is not asked again in the session. The run is bounded by ``SessionSettings.test_timeout_s``
 and the tool's output bound; the model reads the last ``TAIL_LINES`` lines (pytest, npm and go
-all end with the failures' summary).
+all end with the failures' summary). The same run serves the tests after a change
+(``engine.test_feedback``, call ``change-tests``): its prompt asks for the whole session, so
+allowing it once allows the later runs, the done check's too.
 
 A command that cannot start (exit 126/127), a runner that is not installed, or a run that
 found no test skips the check: that is the workspace's state, not the model's work. So does a
@@ -19,7 +21,6 @@ as an edit, it never runs inside another session's command (``CommandWatch.editi
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Literal
 
 from cadenza.engine.events import (
@@ -30,7 +31,7 @@ from cadenza.engine.events import (
 )
 from cadenza.engine.permissions import PermissionRequest, Verdict
 from cadenza.engine.runtime import Runtime
-from cadenza.engine.testsuite import SuiteCommand, suite_command
+from cadenza.engine.testsuite import SuiteCommand, SuiteRun, suite_command
 from cadenza.messages import ToolCall
 from cadenza.textio import decode_bytes
 from cadenza.tools.base import ToolContext, ToolResult
@@ -58,22 +59,27 @@ NOT_ALLOWED: dict[Verdict, str] = {
 }
 
 
-@dataclass(frozen=True, kw_only=True)
-class SuiteRun:
-    """What running the tests found.
+Purpose = Literal["done", "change"]
+"""Why the tests run: a claim of done (the done check), or a change (``test_feedback``)."""
 
-    Attributes:
-        status: ``passed``; ``failed`` (the model must fix it); ``skipped`` (not run, or
-            nothing to judge by), with the reason in ``detail``.
-        detail: What the model and the person read.
-    """
-
-    status: Literal["passed", "failed", "skipped"]
-    detail: str
+TITLES: dict[Purpose, tuple[str, str]] = {
+    "done": ("Checking the tests", "Run the project's tests before accepting done"),
+    "change": ("Running the tests after the change", "Run the project's tests after each change"),
+}
+"""The tool call's title and the permission prompt's, per purpose."""
 
 
-async def run_tests(rt: Runtime, ctx: ToolContext) -> SuiteRun | None:
-    """Run the workspace's tests for a claim of done; None when it has none.
+async def run_tests(
+    rt: Runtime, ctx: ToolContext, *, purpose: Purpose = "done", timeout_s: float | None = None
+) -> SuiteRun | None:
+    """Run the workspace's tests; None when it has none.
+
+    Args:
+        rt: The session.
+        ctx: What the tools run with.
+        purpose: ``done``: a claim of done; ``change``: after a change. Allowing a run after a
+            change allows the test command for the rest of the session (its prompt says so).
+        timeout_s: The run's bound (default ``SessionSettings.test_timeout_s``).
 
     Raises:
         Only cancellation (the run is stopped and its tool call ends first).
@@ -92,25 +98,29 @@ async def run_tests(rt: Runtime, ctx: ToolContext) -> SuiteRun | None:
                 "session's changes; the tests would run the code on disk). Save, then ask again"
             ),
         )
-    arguments = json.dumps({"command": suite.command, "timeout_s": rt.settings.test_timeout_s})
-    call = rt.call_ids.claim(ToolCall(id="check-tests", name="run_command", arguments=arguments))
+    bound = rt.settings.test_timeout_s if timeout_s is None else timeout_s
+    arguments = json.dumps({"command": suite.command, "timeout_s": bound})
+    call_id = "check-tests" if purpose == "done" else "change-tests"
+    call = rt.call_ids.claim(ToolCall(id=call_id, name="run_command", arguments=arguments))
     prepared = prepare(call, rt.tools)
     if isinstance(prepared, ToolResult):  # the session has no run_command tool
         return SuiteRun(status="skipped", detail=f"the tests were not run: {prepared.content}")
+    title, ask_title = TITLES[purpose]
     rt.publish(
         ToolCallStarted(
             tool_call_id=call.id,
             name=call.name,
-            title=f"Checking the tests: {prepared.title}",
+            title=f"{title}: {prepared.title}",
             tool_kind=prepared.tool.kind,
             raw_input=arguments,
         )
     )
-    denied = await _ask(rt, prepared)
+    denied = "" if rt.tests_allowed else await _ask(rt, prepared, ask_title)
     if denied:
         rt.tests_declined = denied
         _finished(rt, call.id, f"not run: {denied}", failed=True)
         return SuiteRun(status="skipped", detail=f"the tests were not run: {denied}")
+    rt.tests_allowed |= purpose == "change"
     try:
         result = await _run_apart(rt, prepared, ctx)
     except BaseException:
@@ -121,10 +131,10 @@ async def run_tests(rt: Runtime, ctx: ToolContext) -> SuiteRun | None:
         return SuiteRun(status="skipped", detail=f"the tests were not run: {result}")
     rt.cache.invalidate_all()  # tests may write files
     _finished(rt, call.id, result.content, failed=result.is_error)
-    return judge_output(suite, result, rt.settings.test_timeout_s)
+    return judge_output(suite, result, bound)
 
 
-async def _ask(rt: Runtime, prepared: PreparedCall) -> str:
+async def _ask(rt: Runtime, prepared: PreparedCall, title: str) -> str:
     """The permission gate, as for the model's own commands: "" when allowed, else why not."""
     gate = rt.permissions
     if not gate.needs_asking(prepared.call.name):
@@ -132,7 +142,7 @@ async def _ask(rt: Runtime, prepared: PreparedCall) -> str:
     request = PermissionRequest(
         tool_call_id=prepared.call.id,
         name=prepared.call.name,
-        title=f"Run the project's tests before accepting done: {prepared.title}",
+        title=f"{title}: {prepared.title}",
         kind=prepared.tool.kind,
         raw_input=prepared.call.arguments,
     )
@@ -193,7 +203,11 @@ def judge_output(suite: SuiteCommand, result: ToolResult, timeout_s: float) -> S
     if suite.no_tests_exit is not None and status == f"exit code {suite.no_tests_exit}":
         return SuiteRun(status="skipped", detail=f"{shown} found no test to run")
     if not result.is_error:
-        return SuiteRun(status="passed", detail=f"the tests pass ({shown}: {last_line(tail)})")
+        return SuiteRun(
+            status="passed",
+            detail=f"the tests pass ({shown}: {last_line(tail)})",
+            output=output,
+        )
     if status.startswith("timed out"):
         return SuiteRun(
             status="failed",
@@ -201,6 +215,8 @@ def judge_output(suite: SuiteCommand, result: ToolResult, timeout_s: float) -> S
                 f"the tests did not finish within {timeout_s:g} s ({shown}) and were stopped; "
                 f"something may loop forever or wait. The end of their output:\n{tail}"
             ),
+            output=output,
+            timed_out=True,
         )
     return SuiteRun(
         status="failed",
@@ -208,6 +224,7 @@ def judge_output(suite: SuiteCommand, result: ToolResult, timeout_s: float) -> S
             f"the tests fail ({shown}, {status}). The end of their output:\n{tail}\n"
             "Read the failures and fix what makes them fail"
         ),
+        output=output,
     )
 
 

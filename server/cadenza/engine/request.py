@@ -5,20 +5,25 @@ A futile reply (``engine.resample``) is asked for again once, the same way, unde
 request asks for plain text and each reply's calls are read out of its text
 (``providers.text_reply``) as it arrives, before anything looks at them.
 
-The request offers the movement's tools with the loop variant's tool choice; streamed text is
-shown as ``agent_message_chunk`` as it comes. A reply cut by the token limit in the middle of a
-call is a contract miss: under ``LoopSettings.repair`` the request is made exactly once more
-(a note, twice the tokens, and sampling that cannot loop the same way) before anything reaches
-the history. The reply that stays then
-enters the session: call ids unique in the session (``engine.call_ids``), its text shown if it
-was not streamed, the history, the context's token count.
+The request offers the movement's tools with the loop variant's tool choice, and a completion
+bound: ``maxTokens`` when configured, else under ``LoopSettings.reply_budget`` one sized from
+the files in play (``engine.budget.reply_tokens``). Streamed text is shown as
+``agent_message_chunk`` as it comes; every delta also goes to the step's ``ReplyWatch``
+(progress, and the stop of a reply that repeats itself). A reply cut in the middle of a call
+(by the token limit, or stopped for repeating itself) is a contract miss: under
+``LoopSettings.repair`` the request is made exactly once more (a note, twice the tokens, and
+sampling that cannot loop the same way) before anything reaches the history. The reply that
+stays then enters the session: call ids unique in the session (``engine.call_ids``), its text
+shown if it was not streamed, the history, the context's token count.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+from cadenza.engine.budget import files_in_play, reply_tokens
 from cadenza.engine.events import AgentMessageChunk, ContractRepaired, FutileReason, ModelReplied
+from cadenza.engine.reply_watch import ReplyWatch
 from cadenza.engine.resample import RESAMPLE_TEMPERATURE, futile_note
 from cadenza.engine.runtime import Runtime
 from cadenza.messages import AssistantReply, ToolMessage, ToolSpec, UserMessage
@@ -35,6 +40,10 @@ the loop that cut the first reply, mild enough not to distort an edit's indentat
 REPAIR_CUT = (
     "Your last reply was cut by the token limit before it was complete, so it was dropped. "
     "Reply again with one complete call, with shorter arguments (a smaller edit)."
+)
+REPAIR_REPEATING = (
+    "Your last reply kept repeating the same text, so it was stopped and dropped. Reply "
+    "again with one complete call; write each line once."
 )
 
 
@@ -63,7 +72,7 @@ async def ask_model(rt: Runtime, tools: list[ToolSpec]) -> AssistantReply:
     _replied(rt, reply)
     if rt.settings.loop.repair and is_cut(reply):
         sink = StreamSink(rt)  # the retry's own text is shown too
-        reply = await _repair(rt, request, sink)
+        reply = await _repair(rt, request, reply, sink)
     if rt.settings.loop.resample and (futile := futile_note(rt, reply)):
         sink = StreamSink(rt)
         reply = await _resample(rt, request, futile, sink)
@@ -87,11 +96,12 @@ def model_request(rt: Runtime, tools: list[ToolSpec]) -> ModelRequest:
     return ModelRequest(
         messages=list(rt.messages),
         tools=tools,
-        max_tokens=settings.max_tokens,
+        max_tokens=completion_bound(rt),
         temperature=settings.temperature,
         tool_choice=choice,
         ending=loop.ending,
         reply_format="text" if loop.edit == "text" else "tools",
+        watch=ReplyWatch(rt, stop_repeats=loop.reply_budget),
     )
 
 
@@ -103,9 +113,27 @@ async def _complete(rt: Runtime, request: ModelRequest, sink: TextSink) -> Assis
     return parse_text_reply(reply, id_prefix=f"text_{rt.steps}")
 
 
+def completion_bound(rt: Runtime) -> int | None:
+    """This step's completion bound: the configured one, else one sized from the task."""
+    settings = rt.settings
+    if settings.max_tokens is not None or not settings.loop.reply_budget:
+        return settings.max_tokens
+    sizes = files_in_play(rt.root, rt.messages, rt.task_files, rt.written)
+    free = rt.context.limits.context_size - rt.context.tokens(rt.messages)
+    return reply_tokens(sizes, free_tokens=free)
+
+
 def is_cut(reply: AssistantReply) -> bool:
-    """A reply cut by the token limit in the middle of a call (a contract miss)."""
-    return reply.finish_reason == "length" and bool(reply.tool_calls)
+    """A reply cut in the middle of a call: by the token limit, or stopped (a contract miss)."""
+    return reply.cut and bool(reply.tool_calls)
+
+
+def _fresh_watch(rt: Runtime, request: ModelRequest) -> ReplyWatch | None:
+    """A new watch like ``request``'s, for a second request of the step."""
+    watch = request.watch
+    return (
+        ReplyWatch(rt, stop_repeats=watch.stop_repeats) if isinstance(watch, ReplyWatch) else None
+    )
 
 
 def _replied(rt: Runtime, reply: AssistantReply) -> None:
@@ -124,7 +152,9 @@ def _replied(rt: Runtime, reply: AssistantReply) -> None:
     )
 
 
-async def _repair(rt: Runtime, request: ModelRequest, sink: StreamSink) -> AssistantReply:
+async def _repair(
+    rt: Runtime, request: ModelRequest, cut: AssistantReply, sink: StreamSink
+) -> AssistantReply:
     """Exactly-once repair of a cut reply: ask once more, changing what produced it.
 
     A note, twice the tokens when the request set a bound (``local/`` sessions always do),
@@ -135,8 +165,9 @@ async def _repair(rt: Runtime, request: ModelRequest, sink: StreamSink) -> Assis
     """
     max_tokens = request.max_tokens * 2 if request.max_tokens else None
     temperature = max(request.temperature or 0.0, REPAIR_TEMPERATURE)
+    note = REPAIR_REPEATING if cut.finish_reason == "repetition" else REPAIR_CUT
     retry = ModelRequest(
-        messages=[*request.messages, UserMessage(tag="repair", content=REPAIR_CUT)],
+        messages=[*request.messages, UserMessage(tag="repair", content=note)],
         tools=request.tools,
         max_tokens=max_tokens,
         temperature=temperature,
@@ -144,6 +175,7 @@ async def _repair(rt: Runtime, request: ModelRequest, sink: StreamSink) -> Assis
         ending=request.ending,
         frequency_penalty=REPAIR_FREQUENCY_PENALTY,
         reply_format=request.reply_format,
+        watch=_fresh_watch(rt, request),
     )
     reply = await _complete(rt, retry, sink)
     _replied(rt, reply)
@@ -161,6 +193,7 @@ async def _resample(
         request,
         messages=[*request.messages, UserMessage(tag="repair", content=note)],
         temperature=max(request.temperature or 0.0, RESAMPLE_TEMPERATURE),
+        watch=_fresh_watch(rt, request),
     )
     reply = await _complete(rt, retry, sink)
     _replied(rt, reply)

@@ -10,12 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from cadenza.engine.budget import RunClock
 from cadenza.engine.call_ids import CallIds
 from cadenza.engine.context import ContextManager
 from cadenza.engine.events import SessionEvent
 from cadenza.engine.permissions import DEFAULT_GATED, DEFAULT_TIMEOUT_S, PermissionGate
 from cadenza.engine.ports import CommandWatch, Editor
 from cadenza.engine.stuck import StuckDetector
+from cadenza.engine.testsuite import SuiteRun
 from cadenza.engine.variants import API_LOOP, LoopSettings
 from cadenza.engine.workflows import Workflow
 from cadenza.messages import Message
@@ -62,6 +64,8 @@ class SessionSettings:
         test_command: The command the done check ``tests`` runs (``[checks] test``); None:
             detected from the workspace (``engine.testsuite``); "": no test check.
         test_timeout_s: How long that command may run (seconds) before it is stopped.
+        time_budget_s: Wall time each run may take (seconds; ``engine.budget.RunClock``), or
+            None: no bound but ``max_steps``.
     """
 
     max_steps: int = 25
@@ -75,6 +79,7 @@ class SessionSettings:
     loop: LoopSettings = API_LOOP
     test_command: str | None = None
     test_timeout_s: float = 120.0
+    time_budget_s: float | None = None
 
 
 @dataclass(kw_only=True)
@@ -119,6 +124,19 @@ class Runtime:
     tests_declined: str = ""
     """Why the done check ``tests`` may not run its command (the person did not allow it):
     it is not asked again in the session."""
+    tests_allowed: bool = False
+    """The person allowed the test command to run after each change in this session
+    (``engine.test_feedback``): it is not asked again."""
+    tests_ran_on: tuple[tuple[str, str], ...] | None = None
+    """The changed files' texts the tests last ran on after a change (None once a command
+    ran since): the same state is not run twice, and the done check takes that run."""
+    tests_last: SuiteRun | None = None
+    """That run's result."""
+    tests_verdict: str = ""
+    """The counts of the last test run after a change (``2 failed, 5 passed``), for the end
+    message of a run stopped by its time budget."""
+    clock: RunClock = field(default_factory=RunClock)
+    """The current run's wall time against ``SessionSettings.time_budget_s``."""
     intel: CodeIntel | None = None
     """The language servers Cadenza started for the session (used when the editor offers
     none), or None."""

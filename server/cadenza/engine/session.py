@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 
+from cadenza.engine.budget import RunClock, duration
 from cadenza.engine.context import ContextLimits, ContextManager
 from cadenza.engine.events import (
     CheckpointWritten,
@@ -219,6 +220,8 @@ class Session:
         unanswered tool call).
         """
         self.rt.run_start = self.rt.steps
+        gate = self.rt.permissions
+        self.rt.clock = RunClock(budget_s=self.settings.time_budget_s, waited=lambda: gate.waited_s)
         if self._rules is not None:
             self.rt.publish(self._rules)
             self._rules = None
@@ -301,11 +304,7 @@ class Session:
             result = await runner.run()
             self._checkpoint(runner, result)
             if isinstance(result, BudgetSpent):
-                return self._outcome(
-                    "max_steps",
-                    f"stopped after {self.settings.max_steps} step"
-                    f"{'' if self.settings.max_steps == 1 else 's'} without finishing",
-                )
+                return self._outcome("max_steps", self._spent(result))
             if not isinstance(result, NextMovement):
                 return self._final(result, movement)
             # The live path uses the replay sanitizer between movements: nothing dangles.
@@ -314,6 +313,20 @@ class Session:
             assert following is not None  # control.decide and Workflow validation ensure it
             movement, reason = following, result.reason
         raise RuntimeError("workflow did not end")  # unreachable: the step budget ends it
+
+    def _spent(self, result: BudgetSpent) -> str:
+        """The end message of a run whose budget ran out: which one, and what was reached."""
+        steps = self.rt.steps - self.rt.run_start
+        plural = "" if steps == 1 else "s"
+        if result.spent == "steps":
+            return f"stopped after {steps} step{plural} without finishing"
+        budget = duration(self.settings.time_budget_s or 0.0)
+        reached = [f"stopped at the time budget ({budget}) after {steps} step{plural}"]
+        changed = ", ".join(dict.fromkeys(self.rt.changed))
+        reached.append(f"changed {changed}" if changed else "nothing changed")
+        if self.rt.tests_verdict:
+            reached.append(f"the tests after the last change: {self.rt.tests_verdict}")
+        return "; ".join(reached) + "; not finished"
 
     def _final(self, result: MovementResult, movement: Movement) -> SessionOutcome:
         missing = result.missing_info if isinstance(result, Completed) else None
@@ -342,7 +355,7 @@ class Session:
         )
         following = result.movement if isinstance(result, NextMovement) else "end of the task"
         ending = (
-            "the session's step bound ran out"
+            f"the session's {'step bound' if result.spent == 'steps' else 'time budget'} ran out"
             if isinstance(result, BudgetSpent)
             else f"{result.kind}: {redact_then_cut(result_message(result), 300, '')}"
         )

@@ -25,6 +25,7 @@ import shutil
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from cadenza.workspace_files import WorkspaceFileError, read_workspace_text
 
@@ -169,3 +170,21 @@ def _go(root: Path) -> SuiteCommand | None:
     if not (root / "go.mod").is_file():
         return None
     return SuiteCommand(command="go test ./...", source="go.mod")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SuiteRun:
+    """What running the tests found.
+
+    Attributes:
+        status: ``passed``; ``failed`` (the model must fix it); ``skipped`` (not run, or
+            nothing to judge by), with the reason in ``detail``.
+        detail: What the model and the person read.
+        output: What the command printed (as ``run_command`` bounds it); "" when not run.
+        timed_out: The run was stopped at its time bound.
+    """
+
+    status: Literal["passed", "failed", "skipped"]
+    detail: str
+    output: str = ""
+    timed_out: bool = False

@@ -102,6 +102,12 @@ class LoopSettings:
         intel_tools: Which of ``INTEL_TOOLS`` are offered when the session has them.
         edit_diagnostics: An edit's result carries the errors it introduced
             (``engine.edit_checks``), when a language server serves the file.
+        test_feedback: The workspace's tests run after each step that changed files, when a
+            test command is known and the person allows it (``engine.test_feedback``); the
+            model reads the failing tests and their assertions first, or that all pass.
+        reply_budget: Each request's completion bound is sized from the files in play
+            (``engine.budget.reply_tokens``) unless ``maxTokens`` is configured, and a reply
+            that keeps repeating itself is stopped while it streams (``engine.reply_watch``).
     """
 
     ending: Ending = "empty"
@@ -120,6 +126,8 @@ class LoopSettings:
     rules: bool = True
     intel_tools: tuple[str, ...] = INTEL_TOOLS
     edit_diagnostics: bool = True
+    test_feedback: bool = False
+    reply_budget: bool = False
 
     def __post_init__(self) -> None:
         # ``[loop] intelTools`` arrives as a list; a tuple keeps the settings hashable.
@@ -178,6 +186,8 @@ LOCAL_LOOP = LoopSettings(
     done_gate=True,
     checks="all",
     intel_tools=("rename_symbol",),
+    test_feedback=True,
+    reply_budget=True,
 )
 """The embedded small models' default, chosen by measurement (docs/local-model.md)."""
 

@@ -20,17 +20,30 @@ def loop_settings(config: CadenzaConfig, model: str) -> LoopSettings:
     return base.replace(**changes) if changes else base
 
 
+LOCAL_TIME_BUDGET_S = 600.0
+"""A run's wall time on a local model when the configuration sets none: a small model on a
+laptop's CPU takes 20 to 70 s a step, and a task it has not done in ten minutes it rarely does
+later."""
+
+
 def session_settings(config: CadenzaConfig, model: str) -> SessionSettings:
     """The engine settings of a session on ``model`` under ``config``.
 
-    For ``local/`` models the completion bound is always set (the provider's default when the
-    configuration has none), so the engine knows it: the cut-reply repair doubles it.
+    For ``local/`` models the completion bound is always known to the engine (the cut-reply
+    repair doubles it): the configured one; else, under the ``reply_budget`` loop variant, one
+    sized per step from the task; else the provider's default. Local models also get a time
+    budget (``LOCAL_TIME_BUDGET_S``) unless the configuration sets one (0: none).
     """
+    loop = loop_settings(config, model)
+    local = model.startswith(LOCAL_PREFIX)
     max_tokens = config.max_tokens
-    if max_tokens is None and model.startswith(LOCAL_PREFIX):
+    if max_tokens is None and local and not loop.reply_budget:
         from cadenza.providers.local import DEFAULT_MAX_TOKENS  # imported when a local model is
 
         max_tokens = DEFAULT_MAX_TOKENS
+    budget = config.time_budget_s
+    if budget is None and local:
+        budget = LOCAL_TIME_BUDGET_S
     return SessionSettings(
         max_steps=config.max_steps,
         max_tokens=max_tokens,
@@ -38,7 +51,8 @@ def session_settings(config: CadenzaConfig, model: str) -> SessionSettings:
         context_size=config.context_size,
         gated_tools=frozenset(config.permissions.gated),
         permission_timeout_s=config.permissions.timeout_s,
-        loop=loop_settings(config, model),
+        loop=loop,
         test_command=config.checks.test,
         test_timeout_s=config.checks.test_timeout_s,
+        time_budget_s=budget or None,
     )

@@ -15,7 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import assert_never
 
+from cadenza.engine.budget import duration
 from cadenza.engine.events import (
+    Activity,
     AgentMessageChunk,
     CheckpointWritten,
     CheckRan,
@@ -73,7 +75,13 @@ def session_update(event: SessionEvent, root: Path) -> wire.SessionUpdate | None
         case RulesLoaded():
             # Only when rule files were loaded: a workspace without any sees no extra update.
             return wire.Rules(files=event.files, truncated=event.truncated) if event.files else None
-        case StepStarted() | ToolCacheLookup() | CheckpointWritten() | PermissionDecided():
+        case (
+            StepStarted()
+            | Activity()
+            | ToolCacheLookup()
+            | CheckpointWritten()
+            | PermissionDecided()
+        ):
             return None
         case _:
             assert_never(event)
@@ -193,7 +201,9 @@ def progress_report(event: SessionEvent, movement: str | None = None) -> str | N
     """The work-done progress ``report`` message for ``event``, or None.
 
     A step reads ``plan · step 3/25`` (the running movement, then the session's step count;
-    ``step 3/25`` when no movement is known); a tool call reads its title, e.g.
+    ``step 3/25`` when no movement is known), and the run's time against its budget when it
+    has one (``· 2 min 10 s of 10 min``); while the model writes, ``plan · step 3/25 ·
+    writing an edit, 180 tokens`` (the same time after it); a tool call reads its title, e.g.
     ``reading src/app.py``, and a call that waits for the workspace says for whom. Editors
     show the latest report only, so the movement rides on every step report rather than on
     one report of its own.
@@ -202,9 +212,15 @@ def progress_report(event: SessionEvent, movement: str | None = None) -> str | N
         event: An engine event.
         movement: The name of the movement that runs, if known.
     """
-    if isinstance(event, StepStarted):
-        step = f"step {event.run_step or event.step}/{event.max_steps}"  # this turn's budget
-        return f"{movement} · {step}" if movement else step
+    if isinstance(event, StepStarted | Activity):
+        run_step = event.run_step or event.step if isinstance(event, StepStarted) else event.step
+        parts = [movement] if movement else []
+        parts.append(f"step {run_step}/{event.max_steps}")  # this turn's budget
+        if isinstance(event, Activity):
+            parts.append(f"{event.doing}, {event.tokens} tokens")
+        if event.budget_s is not None:
+            parts.append(f"{duration(event.elapsed_s)} of {duration(event.budget_s)}")
+        return " · ".join(parts)
     if isinstance(event, ToolCallStarted):
         return event.title
     if isinstance(event, WorkspaceWaited):

@@ -17,6 +17,12 @@ ToolChoice = Literal["auto", "required"]
 TextSink = Callable[[str], None]
 """Receives text deltas as the model writes (for ``agent_message_chunk``)."""
 
+StreamWatch = Callable[[str], bool]
+"""Sees every raw delta of a streamed reply (its text, its calls' arguments, an envelope's
+JSON), in order; True stops the reply there: the provider stops reading, closes the stream
+(the server stops generating) and returns what came so far with ``finish_reason``
+``repetition``."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class ModelRequest:
@@ -43,6 +49,8 @@ class ModelRequest:
             tools described in the system message, no schema, no grammar, the history as
             text); the engine reads the calls out of it. Providers that do not speak it
             (Anthropic, CLI agents) offer the tools natively, and their calls are kept.
+        watch: Sees the reply as it streams and may stop it (``StreamWatch``), or None.
+            Providers that do not stream over HTTP (CLI agents) and Anthropic's ignore it.
     """
 
     messages: list[Message]
@@ -54,6 +62,7 @@ class ModelRequest:
     ending: Ending = "empty"
     frequency_penalty: float | None = None
     reply_format: ReplyFormat = "tools"
+    watch: StreamWatch | None = field(default=None, compare=False)
 
 
 class ProviderError(Exception):

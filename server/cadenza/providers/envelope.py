@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from cadenza.messages import (
+    CUT_REASONS,
     AssistantMessage,
     AssistantReply,
     FinishReason,
@@ -327,9 +328,10 @@ def envelope_reply(
 ) -> AssistantReply:
     """Normalize an envelope-mode completion.
 
-    A reply cut by the token limit (``finish_reason == "length"``) that does not parse is kept as
-    one call with the cut text as its arguments and ``finish_reason="length"``: the engine then
-    answers it with an error result and runs nothing (field case F11), rather than ending the turn.
+    A cut reply (``finish_reason`` ``length``, the token limit, or ``repetition``, stopped
+    while it streamed) that does not parse is kept as one call with the cut text as its
+    arguments and the same finish reason: the engine then answers it with an error result and
+    runs nothing (field case F11), rather than ending the turn.
 
     Raises:
         EnvelopeError: A whole (not cut) reply that is not an envelope.
@@ -337,10 +339,12 @@ def envelope_reply(
     try:
         content, calls = parse_envelope(text, id_prefix=id_prefix)
     except EnvelopeError:
-        if finish_reason != "length":
+        if finish_reason not in CUT_REASONS:
             raise
         call = ToolCall(id=f"{id_prefix}_0", name=_cut_call_name(text), arguments=text)
-        return AssistantReply(content="", tool_calls=[call], finish_reason="length", usage=usage)
+        return AssistantReply(
+            content="", tool_calls=[call], finish_reason=finish_reason, usage=usage
+        )
     return AssistantReply(
         content=content,
         tool_calls=calls,

@@ -5,7 +5,8 @@ constrained to a JSON envelope by ``response_format: {type: json_schema}`` (see 
 A request may ask for the text edit format instead (``ModelRequest.reply_format``): plain
 text, the tools described in the system message (``text_format``), no schema. All stream by
 default; text deltas go to ``on_text`` as they arrive (not in envelope mode: an envelope's JSON
-is never shown as it is written).
+is never shown as it is written). A request's ``watch`` sees every delta, an envelope's JSON
+included, and may stop the reply (``finish_reason`` ``repetition``).
 
 The wire mapping has two halves: ``openai_request`` (conversation and tools → the request,
 encoded once per message) and ``openai_reply`` (whole or streamed reply → ``AssistantReply``,
@@ -181,7 +182,7 @@ class OpenAIProvider:
 
         async def consume(events: AsyncIterator[ServerSentEvent]) -> AssistantReply:
             return await process_streamed_response(
-                events, on_text=sink, who=self._name, id_prefix=prefix
+                events, on_text=sink, who=self._name, id_prefix=prefix, watch=request.watch
             )
 
         reply = await self._http.post(

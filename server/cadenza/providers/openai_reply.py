@@ -3,7 +3,8 @@
 A streamed reply (``stream: true`` with ``stream_options: {include_usage: true}``, chunks
 decoded by ``httpx-sse``) is assembled into the shape of a whole one: text deltas go to
 ``on_text`` as they arrive, tool-call deltas are assembled by their ``index``. Both shapes then
-go through the same ``process_message``, so streamed and whole replies map alike.
+go through the same ``process_message``, so streamed and whole replies map alike. A request's
+``watch`` sees every delta and may stop the reply: it ends there, as ``repetition``.
 
 Wire format (OpenAI API reference): "The chat completion object"
 https://platform.openai.com/docs/api-reference/chat/object and "The chat completion chunk
@@ -20,7 +21,7 @@ from typing import Any
 from httpx_sse import ServerSentEvent
 
 from cadenza.messages import AssistantReply, FinishReason, ToolCall, Usage
-from cadenza.providers.base import TextSink
+from cadenza.providers.base import StreamWatch, TextSink
 from cadenza.providers.http import read_stream
 from cadenza.providers.replies import finish_reason, malformed_reply, reported_error
 
@@ -135,11 +136,14 @@ class _StreamState:
 
     who: str
     on_text: TextSink | None
+    watch: StreamWatch | None = None
     text: list[str] = field(default_factory=list)
     calls: dict[int, _PartialCall] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: dict[str, Any] | None = None
     done: bool = False
+    stopped: bool = False
+    """The watch stopped the reply: nothing after that delta is read."""
 
     def add(self, data: dict[str, Any]) -> None:
         """Take one chunk (see ``http.StreamState``)."""
@@ -156,10 +160,15 @@ class _StreamState:
                 self.text.append(text)
                 if self.on_text is not None:
                     self.on_text(text)
+                self._watch(text)
             for position, item in enumerate(delta.get("tool_calls") or []):
                 self._add_call(position, item)
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
+
+    def _watch(self, delta: str) -> None:
+        if self.watch is not None and not self.stopped and self.watch(delta):
+            self.stopped = self.done = True  # ``ended``: ``read_stream`` reads no further
 
     def _add_call(self, position: int, item: Any) -> None:
         if not isinstance(item, dict):
@@ -172,7 +181,9 @@ class _StreamState:
         if function.get("name") and not slot.name:
             slot.name = str(function["name"])
         if function.get("arguments") is not None:
-            slot.arguments.append(_arguments(function["arguments"]))
+            piece = _arguments(function["arguments"])
+            slot.arguments.append(piece)
+            self._watch(piece)
 
     def end(self) -> None:
         """``[DONE]`` arrived."""
@@ -203,14 +214,25 @@ class _StreamState:
 
 
 async def process_streamed_response(
-    events: AsyncIterator[ServerSentEvent], *, on_text: TextSink | None, who: str, id_prefix: str
+    events: AsyncIterator[ServerSentEvent],
+    *,
+    on_text: TextSink | None,
+    who: str,
+    id_prefix: str,
+    watch: StreamWatch | None = None,
 ) -> AssistantReply:
     """Chat Completions chunks → the normalized reply (text deltas to ``on_text`` on the way).
+
+    ``watch`` sees each delta; when it stops the reply, the reply is what came so far, with
+    ``finish_reason`` ``repetition`` (the caller's leaving the stream closes the connection).
 
     Raises:
         ProviderError: A malformed chunk, or an ``error`` object in the stream.
         StreamEnded: The stream stopped before a ``finish_reason`` or ``[DONE]``.
     """
-    state = _StreamState(who=who, on_text=on_text)
+    state = _StreamState(who=who, on_text=on_text, watch=watch)
     await read_stream(events, state, who=who, end_marker=DONE)
-    return process_message(state.message(), state.finish_reason, state.usage, id_prefix=id_prefix)
+    reply = process_message(state.message(), state.finish_reason, state.usage, id_prefix=id_prefix)
+    if state.stopped:
+        return reply.model_copy(update={"finish_reason": "repetition"})
+    return reply

@@ -158,7 +158,8 @@ class ModelReply(SparseWireModel):
     """``model_reply``: the model answered step ``step``.
 
     ``tool_calls``: how many calls the reply held (0: the turn ends); ``finish_reason`` as the
-    provider said it (``length``: cut by the token limit); tokens as the provider reported
+    provider said it (``length``: cut by the token limit; ``repetition``: stopped by Cadenza
+    while it streamed, because it kept repeating itself); tokens as the provider reported
     them (omitted when it did not); ``cost`` of this call when the provider reported it or a
     price table is configured (omitted otherwise: never guessed); ``context_size`` the model's
     context window the request was made against, so a client can show the share in use.

@@ -1,0 +1,101 @@
+"""The tests as the judge during the work (``LoopSettings.test_feedback``), not only at the claim.
+
+After a step whose calls changed files, the workspace's tests run (``project_tests.run_tests``
+with purpose ``change``: the same command, permission gate and tool call as the done check;
+allowing it once allows it for the session) and the model reads, as one user message after
+the step's tool results, the failing tests' names and assertions first and short
+(``test_report.digest``), or plainly that all of them pass and how to finish: a small model
+that reads "all 12 tests pass" can claim done, and one that reads ``assert 88 == 3`` under the
+test's own line has something to fix.
+
+Not run: when the files are as they were at the last run (an edit undone, a failed edit),
+when the person did not allow the command (not asked again), when the workspace has no test
+command, when its runner or tests are missing, and when the run's time budget has less than
+``MIN_LEFT_S`` left. A run is bounded by the test timeout and by the time left. The done check
+at a claim takes the last run when nothing changed since (``last_run_still_holds``): no test
+run twice on the same files.
+"""
+
+from __future__ import annotations
+
+from cadenza.engine.project_tests import run_tests
+from cadenza.engine.runtime import Runtime
+from cadenza.engine.test_report import digest, read_report
+from cadenza.engine.testsuite import SuiteRun
+from cadenza.engine.variants import finish_hint
+from cadenza.tools.base import ToolContext
+from cadenza.tools.paths import relative_name
+
+MIN_LEFT_S = 10.0
+"""Seconds of the time budget a run needs left to start (less could not judge anything)."""
+
+
+def tested_state(rt: Runtime) -> tuple[tuple[str, str], ...]:
+    """The session's changed files and their texts: what a test run after a change judged."""
+    return tuple(sorted((relative_name(rt.root, p), text) for p, text in rt.written.items()))
+
+
+async def feedback_after_change(rt: Runtime, ctx: ToolContext) -> str | None:
+    """Run the tests after a step that changed files; what the model reads, or None.
+
+    None: not run, or nothing to say (see the module docstring).
+
+    Raises:
+        Only cancellation.
+    """
+    state = tested_state(rt)
+    if state == rt.tests_ran_on:
+        return None
+    left = rt.clock.left_s
+    if left < MIN_LEFT_S:
+        return None
+    ran = await run_tests(
+        rt, ctx, purpose="change", timeout_s=min(rt.settings.test_timeout_s, left)
+    )
+    if ran is None or ran.status == "skipped":
+        return None
+    rt.tests_ran_on, rt.tests_last = state, ran
+    report = read_report(ran.output)
+    rt.tests_verdict = report.summary or ran.status
+    return feedback(ran, finish_hint(rt.settings.loop.ending))
+
+
+def last_run_still_holds(rt: Runtime) -> SuiteRun | None:
+    """The run after the last change, when nothing changed since: the done check takes it.
+
+    Nothing changed since: the changed files are as that run found them and no command ran
+    after it (a command may change what the tests read).
+    """
+    if rt.tests_last is None or rt.tests_ran_on != tested_state(rt):
+        return None
+    return rt.tests_last
+
+
+def feedback(ran: SuiteRun, finish: str) -> str:
+    """The message of one run after a change: the verdict and counts, then the failures.
+
+    Args:
+        ran: The run (passed or failed).
+        finish: How the model claims done (``variants.finish_hint``).
+    """
+    report = read_report(ran.output)
+    counts = report.summary
+    if ran.status == "passed":
+        passed = report.counts.get("passed")
+        verdict = f"all {passed} tests pass" if passed else "the tests pass"
+        others = {k: n for k, n in report.counts.items() if k != "passed"}
+        extra = ", ".join(f"{n} {what}" for what, n in others.items())
+        verdict += f" ({extra})" if extra else ""
+        return f"The tests ran after your change: {verdict}. If the task is done, {finish}."
+    if ran.timed_out:
+        return (
+            "The tests ran after your change and did not finish in time; they were stopped "
+            "(something may loop forever or wait for input). The end of their output:\n"
+            f"{digest(ran.output)}"
+        )
+    head = (
+        f"The tests ran after your change: {counts}."
+        if counts
+        else ("The tests ran after your change and fail.")
+    )
+    return f"{head} The failures:\n{digest(ran.output)}\nFix what makes them fail."
