@@ -52,7 +52,10 @@ CASES = [
     ("default", 4),
     ("plan-implement-review", 10),
 ]
-STEP_REPORT = re.compile(r"^(?P<movement>\S+) · step (?P<step>\d+)/(?P<of>\d+)$")
+# A local model runs against a time budget: its step reports end with "· 12 s of 10 min".
+STEP_REPORT = re.compile(
+    r"^(?P<movement>\S+) · step (?P<step>\d+)/(?P<of>\d+)(?: · \S.* of \S.*)?$"
+)
 EDIT_TOOLS = {"edit_file", "write_file"}
 
 
