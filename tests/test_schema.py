@@ -11,6 +11,7 @@ from cadenza.schema.requests import AskUserResult
 from cadenza.schema.updates import (
     OtherContent,
     OtherUpdate,
+    Plan,
     SessionEnd,
     SessionUpdateParams,
     ToolCallUpdate,
@@ -34,10 +35,17 @@ def test_a_newer_servers_additions_parse_leniently() -> None:
     end = params.update
     assert isinstance(end, SessionEnd)
     assert (end.stop_reason, end.message, end.missing_info) == ("paused_for_lunch", "later", "when")
-    plan = SessionUpdateParams.model_validate(
-        {"sessionId": "s", "update": {"sessionUpdate": "plan", "entries": []}}
+    usage = SessionUpdateParams.model_validate(
+        {"sessionId": "s", "update": {"sessionUpdate": "usage_update", "used": 1}}
     )
-    assert isinstance(plan.update, OtherUpdate) and plan.update.session_update == "plan"
+    assert isinstance(usage.update, OtherUpdate) and usage.update.session_update == "usage_update"
+    plan = SessionUpdateParams.model_validate(
+        {
+            "sessionId": "s",
+            "update": {"sessionUpdate": "plan", "entries": [{"content": "a", "status": "later"}]},
+        }
+    )
+    assert isinstance(plan.update, Plan) and plan.update.entries[0].status == "later"
     update = ToolCallUpdate.model_validate(
         {
             "toolCallId": "c",

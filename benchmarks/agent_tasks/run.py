@@ -110,6 +110,7 @@ LOCAL = {
     "edit_diagnostics": True,
     "test_feedback": True,
     "reply_budget": True,
+    "plan": False,
 }
 """The candidate default (``cadenza.engine.variants.LOCAL_LOOP``); the ``local-*`` variants change
 one knob of it each."""
@@ -132,6 +133,7 @@ BASELINE = {
     "edit_diagnostics": False,
     "test_feedback": False,
     "reply_budget": False,
+    "plan": False,
 }
 """The loop before the variants (``API_LOOP``): empty list ends, every tool, the stuck note."""
 

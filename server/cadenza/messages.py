@@ -37,12 +37,21 @@ class SystemMessage(BaseModel):
 
 
 UserTag = Literal[
-    "task", "workspace", "files", "answer", "movement", "checkpoint", "summary", "repair", "check"
+    "task",
+    "workspace",
+    "files",
+    "answer",
+    "steer",
+    "movement",
+    "checkpoint",
+    "summary",
+    "repair",
+    "check",
 ]
 
 
 class UserMessage(BaseModel):
-    """A message in the user role: the task, an answer, or one the engine adds.
+    """A message in the user role: the task, an answer, a steer, or one the engine adds.
 
     ``tag`` says which (never sent to a model): compaction keeps the task and the latest
     checkpoints, and summarizes the rest.

@@ -26,6 +26,7 @@ from cadenza.schema.updates import (
     Compaction,
     Movement,
     OtherUpdate,
+    Plan,
     SessionEnd,
     ToolCall,
     ToolCallUpdate,
@@ -232,7 +233,7 @@ async def test_events_file_gets_every_server_message(ws: Path, tmp_path: Path) -
         "message": "Done: edited app.txt\nand created new.txt.",
         "steps": 2,
     }
-    updates_seen = (AgentMessageChunk, ToolCall, ToolCallUpdate, OtherUpdate, SessionEnd)
+    updates_seen = (AgentMessageChunk, ToolCall, ToolCallUpdate, Plan, OtherUpdate, SessionEnd)
     assert len(kinds) == len([e for e in events if isinstance(e, updates_seen)])
     assert all(
         "id" not in line for line in lines[1:] if line["method"] in ("$/progress", SESSION_UPDATE)

@@ -101,7 +101,7 @@ async def test_tools_outside_the_movement_are_refused(tmp_path: Path) -> None:
     assert refused.is_error and "not available in movement 'look'" in refused.content
     assert (tmp_path / "a.txt").read_text() == "a\n"
     offered = {t.name for t in provider.requests[0].tools}
-    assert offered == {"read_file", "transition", "complete"}
+    assert offered == {"read_file", "transition", "complete", "update_plan"}
 
 
 async def test_session_budget_still_ends_with_max_steps(tmp_path: Path) -> None:

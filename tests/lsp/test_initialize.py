@@ -33,6 +33,7 @@ async def test_server_info_commands_and_sync(connect: Connect) -> None:
         "cadenza.replySession",
         "cadenza.reviewChanges",
         "cadenza.startSession",
+        "cadenza.steerSession",
         "cadenza.undoSession",
     ]
     sync = result.capabilities.text_document_sync

@@ -139,7 +139,14 @@ async def test_plan_implement_review_sends_movement_updates_in_order(
 
     # each movement offers its own tools plus the control tools
     offered = [sorted(t["function"]["name"] for t in r["tools"]) for r in fake.requests]
-    assert offered[0] == ["complete", "list_files", "read_file", "search", "transition"]
+    assert offered[0] == [
+        "complete",
+        "list_files",
+        "read_file",
+        "search",
+        "transition",
+        "update_plan",
+    ]
     assert "edit_file" in offered[2]
     assert "edit_file" not in offered[4]
 

@@ -7,11 +7,12 @@ what Neovim shows), then asserts what the model was sent and what is on disk.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from tests.nvim.harness import Outcome, isolated_env, run_scenario
-from tests.support.fake_openai import FakeOpenAI, Reply, call, is_workspace, text
+from tests.support.fake_openai import FakeOpenAI, Reply, call, is_workspace, text, tool_call
 
 APP = "def greet():\n    return 'hi'\n"
 
@@ -145,3 +146,38 @@ def test_typing_at_and_slash_opens_the_completion_menu(
     commands.mkdir(parents=True)
     (commands / "explain.md").write_text("Explain $ARGUMENTS.\n")
     passed(run_scenario("completion_popup", workspace=workspace, env=env))
+
+
+def plan(*entries: tuple[str, str], call_id: str, delay_s: float = 0.0) -> Reply:
+    """A reply holding one ``update_plan`` call with ``(content, status)`` entries."""
+    items = [{"content": c, "status": s} for c, s in entries]
+    return Reply(
+        tool_calls=[tool_call("update_plan", {"entries": items}, call_id)], delay_s=delay_s
+    )
+
+
+def test_messages_queued_steered_and_dropped_while_a_turn_runs(
+    fake: FakeOpenAI, workspace: Path, env: dict[str, str]
+) -> None:
+    (workspace / "app.py").write_text(APP)
+    fake.script(
+        plan(("Quote style", "in_progress"), ("Docstring", "pending"), call_id="p1"),
+        # Held back while the person queues, drops and steers.
+        plan(("Quote style", "completed"), ("Docstring", "in_progress"), call_id="p2", delay_s=4),
+        text("Tidied."),
+        text("Added the test."),
+    )
+    passed(run_scenario("queue", workspace=workspace, env=env))
+
+    assert len(fake.requests) == 4
+    # The steer reached the running turn: a user message after the second step's result.
+    third = messages(fake.requests[2])
+    assert [third[-1]["role"], third[-1]["content"]] == ["user", "Use single quotes"], third[-2:]
+    assert third[-2]["role"] == "tool"
+    assert "Use single quotes" not in json.dumps(fake.requests[1])
+    # The dropped message went nowhere; the queued one is the next turn's prompt.
+    everything = json.dumps(fake.requests)
+    assert "drop me" not in everything
+    assert user_texts(fake.requests[3])[-1] == "Now add a test"
+    # The plan tool was offered (a hosted model's default).
+    assert "update_plan" in {t["function"]["name"] for t in fake.requests[0]["tools"]}

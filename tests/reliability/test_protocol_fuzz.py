@@ -42,6 +42,7 @@ COMMANDS = (
     "cadenza.listSessions",
     "cadenza.loadSession",
     "cadenza.undoSession",
+    "cadenza.steerSession",
 )
 
 # --- strategies ---------------------------------------------------------------------------
@@ -139,6 +140,9 @@ COMMAND_ARGS: dict[str, st.SearchStrategy[Any]] = {
     ),
     "cadenza.loadSession": _args_object({"sessionId": st.one_of(session_id, json_value)}),
     "cadenza.undoSession": _args_object({"sessionId": st.one_of(session_id, json_value)}),
+    "cadenza.steerSession": _args_object(
+        {"sessionId": st.one_of(session_id, json_value), "text": st.one_of(tricky_text, json_value)}
+    ),
 }
 
 

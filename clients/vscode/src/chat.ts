@@ -1,7 +1,7 @@
 /**
  * The panel as a conversation: where the input's next message goes (the answer of a waiting
  * session, the next turn of the current conversation with `cadenza.promptSession`, or a new
- * session), with its @-mentions as `context`; the model and mode (workflow) pickers, applied to
+ * session; while a turn runs it is queued: `queue.ts`), with its @-mentions as `context`; the model and mode (workflow) pickers, applied to
  * the next turn with `cadenza.configureSession` or to a new session through `cadenza.startSession`;
  * the completion lists of `@` and `/`; "Pull model" when a session ended for a missing model.
  */
@@ -22,6 +22,7 @@ import {
   type SlashCommand,
   type WorkflowInfo,
 } from "./protocol";
+import { MessageQueue } from "./queue";
 import type { SessionStore, SessionView } from "./sessions";
 
 /** What the extension does for the chat (implemented by extension.ts). */
@@ -82,8 +83,19 @@ export class Chat {
   private workflows: WorkflowInfo[] = BUILT_IN_WORKFLOWS;
   private commands: SlashCommand[] | undefined;
   private readonly mentions = new Mentions();
+  /** Messages sent while a turn runs (`queue.ts`). */
+  readonly queue: MessageQueue;
 
-  constructor(private readonly host: ChatHost) {}
+  constructor(private readonly host: ChatHost) {
+    this.queue = new MessageQueue({
+      store: host.store,
+      changed: () => host.changed(),
+      log: (line) => host.log(line),
+      advertised: () => host.advertised(),
+      execute: (command, argument) => host.execute(command, argument),
+      send: (session, text, context, chips) => this.followUp(session, text, context, chips),
+    });
+  }
 
   state(): ChatState {
     const current = this.current();
@@ -200,7 +212,8 @@ export class Chat {
       else void vscode.window.showInformationMessage("Cadenza waits for your answer: type it, then Enter.");
       return;
     }
-    if (current && current.state !== "ended") {
+    const canPrompt = (this.host.advertised() ?? []).includes(PROMPT_SESSION);
+    if (current && current.state !== "ended" && !canPrompt) {
       void vscode.window.showInformationMessage(
         "Cadenza is still working on this conversation: wait for its turn to end, or Cancel it (or start a New Session).",
       );
@@ -210,7 +223,12 @@ export class Chat {
     if (missing.length) void vscode.window.showWarningMessage(`Cadenza: ${missing.join("; ")}: sent without it.`);
     const chips = mentions.map((m) => `@${m.label}`);
     const message = text || "Look at these.";
-    if (current && (this.host.advertised() ?? []).includes(PROMPT_SESSION)) {
+    if (current && current.state !== "ended") {
+      // A turn runs: the message waits for it to end (or is steered into it).
+      this.queue.add(current, message, context, chips);
+      return;
+    }
+    if (current && canPrompt) {
       await this.followUp(current, message, context, chips);
       return;
     }

@@ -129,7 +129,10 @@ class Cadenza implements vscode.Disposable, ExtensionHost {
     if (params.update.sessionUpdate === "session_resume") this.review.forget(params.sessionId);
     const end = this.store.apply(params.sessionId, params.update);
     this.changed();
-    if (end) void this.ends.ended(params.sessionId, end);
+    if (end) {
+      void this.ends.ended(params.sessionId, end);
+      void this.chat.queue.ended(params.sessionId);
+    }
   }
 
   private serverStopped(why: string): void {

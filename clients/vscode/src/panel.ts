@@ -34,6 +34,8 @@ export type PanelMessage =
   | { type: "focus"; sessionId: string }
   | { type: "review"; sessionId: string; action: string; uris?: string[] }
   | { type: "fix"; sessionId: string }
+  | { type: "unqueue"; sessionId: string; queueId: number }
+  | { type: "steer"; sessionId: string; queueId: number }
   | { type: "run" };
 
 /**

@@ -61,6 +61,12 @@ export async function handlePanelMessage(message: PanelMessage, host: ExtensionH
       await host.chat.runFix(message.sessionId, end?.kind === "end" ? end.fix : undefined);
       break;
     }
+    case "unqueue":
+      host.chat.queue.remove(message.sessionId, Number(message.queueId));
+      break;
+    case "steer":
+      await host.chat.queue.steer(message.sessionId, Number(message.queueId));
+      break;
     case "openLink": {
       const href = openableLink(message.href);
       if (href) await vscode.env.openExternal(vscode.Uri.parse(href));

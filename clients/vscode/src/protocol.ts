@@ -24,6 +24,8 @@ export const LOAD_SESSION = "cadenza.loadSession";
 export const PROMPT_SESSION = "cadenza.promptSession";
 /** `cadenza.configureSession {sessionId, model?, workflow?}`: the model/workflow of the next turns. */
 export const CONFIGURE_SESSION = "cadenza.configureSession";
+/** `cadenza.steerSession {sessionId, text}`: the person's message into the running turn (-32803: none runs). */
+export const STEER_SESSION = "cadenza.steerSession";
 /** `cadenza.listChanges {sessionId}` → `ChangesResult`: the latest turn's changes as hunks. */
 export const LIST_CHANGES = "cadenza.listChanges";
 /** `cadenza.reviewChanges {sessionId, action, hunks?, uris?}` → `ChangesResult` after the action. */

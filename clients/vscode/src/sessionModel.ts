@@ -5,7 +5,7 @@
  */
 
 import type { FileReview } from "./hunks";
-import type { EndFix, ToolStatus } from "./protocol";
+import type { EndFix, PromptContext, ToolStatus } from "./protocol";
 import type { ContextUse, TurnUsage } from "./usage";
 
 export interface DiffRef {
@@ -28,7 +28,7 @@ export type Entry =
   | { kind: "user"; text: string }
   | { kind: "resume"; after: string; reply: string }
   /** A follow-up prompt (`cadenza.promptSession` after a final end): the person's next message. */
-  | { kind: "prompt"; text: string; chips?: string[] }
+  | { kind: "prompt"; text: string; chips?: string[]; steered?: boolean }
   | {
       kind: "tool";
       toolCallId: string;
@@ -60,6 +60,16 @@ export type Entry =
       fix?: EndFix;
     }
   | { kind: "note"; text: string; level: "info" | "warning" | "error" };
+
+/** A message waiting for the running turn to end (or to be steered into it). */
+export interface QueuedMessage {
+  id: number;
+  text: string;
+  chips?: string[];
+  context?: PromptContext;
+  /** The server takes steers and the message has no mentions (a steer carries text only). */
+  steerable?: boolean;
+}
 
 /** `waiting`: stopped with needs_user_input or waiting_human until the person answers. */
 export type SessionState = "starting" | "running" | "cancelling" | "waiting" | "ended";
@@ -107,6 +117,8 @@ export interface SessionView {
   nextChips?: string[];
   /** The text of the prompt being sent (the server's `reply` may carry the context after it). */
   nextText?: string;
+  /** Messages sent while the turn runs, for the next turns, oldest first (`queue.ts`). */
+  queued?: QueuedMessage[];
   /** The turn was sent from the panel's input: its end needs no notification while the panel shows. */
   quiet?: boolean;
 }

@@ -29,6 +29,11 @@ export type { DiffRecord, DiffRef, Entry, SessionState, SessionView } from "./se
 export const SUCCESS_REASONS = new Set(["end_turn"]);
 
 
+/** An entry after which a new turn's entries start (a steer is part of the running turn). */
+function startsTurn(entry: Entry): boolean {
+  return entry.kind === "resume" || entry.kind === "end" || (entry.kind === "prompt" && !entry.steered);
+}
+
 /** Holds every session of this window; `apply` is the reducer. */
 export class SessionStore {
   private readonly sessions = new Map<string, SessionView>();
@@ -226,9 +231,12 @@ export class SessionStore {
       case "plan": {
         const entries = Array.isArray(u.entries) ? (u.entries as { content?: unknown; status?: unknown }[]) : [];
         const items = entries.map((e) => ({ content: String(e.content ?? ""), status: String(e.status ?? "pending") }));
-        const last = session.entries[session.entries.length - 1];
-        if (last?.kind === "plan") last.items = items;
-        else session.entries.push({ kind: "plan", items });
+        // One list per turn: an update replaces it and moves it last (where the person looks).
+        let turnStart = session.entries.length;
+        while (turnStart > 0 && !startsTurn(session.entries[turnStart - 1])) turnStart--;
+        const known = session.entries.findIndex((e, i) => i >= turnStart && e.kind === "plan");
+        if (known >= 0) session.entries.splice(known, 1);
+        session.entries.push({ kind: "plan", items });
         return undefined;
       }
       case "session_end": {

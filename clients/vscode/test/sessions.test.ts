@@ -202,6 +202,19 @@ describe("SessionStore.apply", () => {
     ]);
   });
 
+  it("keeps one plan per turn, moved last as it changes", () => {
+    const s = store();
+    const plan = (status: string) => ({ sessionUpdate: "plan" as const, entries: [{ content: "a", status }] });
+    s.apply("s", plan("in_progress"));
+    s.apply("s", { sessionUpdate: "tool_call", toolCallId: "c1", title: "read", kind: "read" });
+    s.apply("s", plan("completed"));
+    const kinds = s.get("s")!.entries.map((e) => e.kind);
+    expect(kinds).toEqual(["tool", "plan"]);
+    s.apply("s", { sessionUpdate: "session_end", stopReason: "end_turn" });
+    s.apply("s", plan("pending"));
+    expect(s.get("s")!.entries.filter((e) => e.kind === "plan")).toHaveLength(2);
+  });
+
   it("clips long tool output", () => {
     const s = store();
     s.apply("s", {

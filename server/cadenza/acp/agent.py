@@ -45,6 +45,7 @@ from cadenza.acp.editor import AcpEditor, ClientFs
 from cadenza.acp.listing import folder_of, session_infos, session_root
 from cadenza.acp.ordered import AcpConnection, OrderedClient
 from cadenza.acp.session import INTERNAL_ERROR, AcpSession, request_error
+from cadenza.acp.steer import steer_session
 from cadenza.acp.stream import UpdateStream
 from cadenza.acp.turns import PromptBlock, acp_stop_reason, final_message, prompt_text
 from cadenza.acp.updates import replay_updates
@@ -59,6 +60,7 @@ from cadenza.host.errors import SetupError, Unavailable
 from cadenza.host.providers import ProviderPool
 from cadenza.host.trust import folder_trust
 from cadenza.providers.registry import resolve_model_name
+from cadenza.schema.methods import ACP_STEER_SESSION
 
 log = logging.getLogger(__name__)
 
@@ -375,6 +377,12 @@ class CadenzaAgent:
             live.take_mcp_servers(mcp_servers or [])
         self._announce_commands(live)
         return LoadSessionResponse(modes=self._modes(live), config_options=config_options(live))
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """Cadenza's extension methods (the SDK strips the leading ``_``): ``steerSession``."""
+        if method == ACP_STEER_SESSION.removeprefix("_"):
+            return steer_session(self._sessions, params)
+        raise RequestError.method_not_found(f"_{method}")
 
     async def aclose(self) -> None:
         """Cancel running prompts, close sessions, transcripts and providers."""

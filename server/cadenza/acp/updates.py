@@ -13,6 +13,8 @@
   no status);
 - ``MovementStarted`` of a workflow with several movements → ``plan`` (one entry per
   movement; the end of a successful run completes it);
+- ``PlanUpdated`` (the agent's ``update_plan``) → ``plan`` with its entries; from then on
+  in the run the agent's own list replaces the movements' one;
 - the rest (steps, cache lookups, checkpoints, permissions, the end) has no ACP update; the
   prompt's response carries the stop reason.
 
@@ -74,6 +76,7 @@ from cadenza.engine.events import (
     ModelReplied,
     MovementStarted,
     PermissionDecided,
+    PlanUpdated,
     RulesLoaded,
     SessionEvent,
     SessionFinished,
@@ -101,7 +104,7 @@ AcpUpdate = (
 )
 """The ``session/update`` kinds Cadenza sends."""
 
-PERSON_TAGS = frozenset({"task", "answer"})
+PERSON_TAGS = frozenset({"task", "answer", "steer"})
 """User messages the person wrote (the rest are Cadenza's own: movements, checkpoints)."""
 
 
@@ -126,6 +129,8 @@ class UpdateMapper:
         self._diffs: dict[str, list[FileEditToolCallContent]] = {}
         self._terminals: dict[str, list[TerminalToolCallContent]] = {}
         self._plan: Workflow | None = None
+        self._own_plan = False
+        """The agent sent its own plan in this run: the movements' plan is no longer sent."""
         self._ran: dict[str, None] = {}
 
     def update(self, event: SessionEvent) -> AcpUpdate | None:
@@ -137,6 +142,9 @@ class UpdateMapper:
         match event:
             case MovementStarted() | SessionFinished():
                 return self._plan_update(event)
+            case PlanUpdated():
+                self._own_plan = True
+                return update_plan([plan_entry(e.content, status=e.status) for e in event.entries])
             case AgentMessageChunk():
                 return update_agent_message_text(event.text)
             case RulesLoaded() if not event.files:
@@ -221,6 +229,10 @@ class UpdateMapper:
         ``completed``. A movement run again (``implement`` after ``review``) is in progress
         again.
         """
+        if isinstance(event, MovementStarted) and event.index == 1:
+            self._own_plan = False  # a new run
+        if self._own_plan:
+            return None
         if isinstance(event, MovementStarted):
             workflow = self.workflows.get(event.workflow)
             if workflow is None or len(workflow.movements) < 2:

@@ -19,6 +19,7 @@ from cadenza.schema.updates import (
     ModelReply,
     Movement,
     OtherUpdate,
+    Plan,
     Repair,
     Rules,
     SessionEnd,
@@ -111,6 +112,7 @@ ClientEvent = (
     | Compaction
     | SessionResume
     | SessionEnd
+    | Plan
     | OtherUpdate
     | Progress
     | EditWritten

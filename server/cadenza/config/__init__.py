@@ -185,6 +185,9 @@ class LoopConfig(BaseModel):
         default=None,
         description="Reply tokens sized from the files in play; a repeating reply is stopped.",
     )
+    plan: StrictBool | None = Field(
+        default=None, description="The agent keeps a to-do list (update_plan) the editor shows."
+    )
 
 
 class ChecksConfig(BaseModel):

@@ -53,7 +53,7 @@ CONTROL_TOOLS = frozenset({TRANSITION, COMPLETE})
 
 
 @functools.cache
-def _schema(model: type[BaseModel]) -> dict[str, object]:
+def tool_schema(model: type[BaseModel]) -> dict[str, object]:
     """The argument model's JSON Schema, built once (pydantic takes ~1 ms); read it only."""
     schema: dict[str, object] = strip_titles(model.model_json_schema())
     schema.pop("description", None)
@@ -67,7 +67,7 @@ def control_specs(workflow: Workflow) -> list[ToolSpec]:
         ToolSpec(
             name=TRANSITION,
             description=f"End this movement and go to another one of: {names}.",
-            parameters=_schema(TransitionArgs),
+            parameters=tool_schema(TransitionArgs),
         ),
         ToolSpec(
             name=COMPLETE,
@@ -75,7 +75,7 @@ def control_specs(workflow: Workflow) -> list[ToolSpec]:
                 "End the whole task: status done (with a summary), failed, or "
                 "needs_user_input (only with missing_info and why_no_default)."
             ),
-            parameters=_schema(CompleteArgs),
+            parameters=tool_schema(CompleteArgs),
         ),
     ]
 
@@ -97,7 +97,8 @@ def _reject(message: str) -> ControlDecision:
     return ControlDecision(content=message, result=None)
 
 
-def _parse(call: ToolCall, model: type[BaseModel]) -> BaseModel | str:
+def parse_args(call: ToolCall, model: type[BaseModel]) -> BaseModel | str:
+    """``call``'s arguments as ``model``, or the error the model reads."""
     try:
         raw = json.loads(call.arguments) if call.arguments.strip() else {}
         return model.model_validate(raw)
@@ -114,7 +115,7 @@ def decide(call: ToolCall, workflow: Workflow) -> ControlDecision:
         ValueError: ``call`` is not a control tool (a programming error).
     """
     if call.name == TRANSITION:
-        args = _parse(call, TransitionArgs)
+        args = parse_args(call, TransitionArgs)
         if isinstance(args, str):
             return _reject(f"invalid arguments for transition: {args}")
         assert isinstance(args, TransitionArgs)
@@ -126,7 +127,7 @@ def decide(call: ToolCall, workflow: Workflow) -> ControlDecision:
             result=NextMovement(movement=args.next, reason=args.reason),
         )
     if call.name == COMPLETE:
-        args = _parse(call, CompleteArgs)
+        args = parse_args(call, CompleteArgs)
         if isinstance(args, str):
             return _reject(f"invalid arguments for complete: {args}")
         assert isinstance(args, CompleteArgs)

@@ -281,6 +281,20 @@ class PermissionDecided(BaseModel):
     option: str | None = None
 
 
+class PlanEntry(BaseModel):
+    """One step of the agent's plan (ACP's ``PlanEntry``, without a priority)."""
+
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+
+
+class PlanUpdated(BaseModel):
+    """The agent's to-do list changed (``update_plan``): the whole list, in order."""
+
+    kind: Literal["plan"] = "plan"
+    entries: list[PlanEntry]
+
+
 class SessionResumed(BaseModel):
     """A session that waited (``needs_user_input``, ``waiting_human``) or ended goes on.
 
@@ -328,6 +342,7 @@ SessionEvent = Annotated[
     | ContextCompacted
     | CheckpointWritten
     | PermissionDecided
+    | PlanUpdated
     | SessionResumed
     | SessionFinished,
     Field(discriminator="kind"),

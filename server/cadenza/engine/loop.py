@@ -18,6 +18,11 @@ Each step, top to bottom in ``MovementRunner``:
    the done gate and the done checks (``engine.checks``) before it ends anything;
 7. a step that changed files and goes on runs the tests (``engine.test_feedback``, under
    ``LoopSettings.test_feedback``): their verdict is a user message after its results.
+
+What the person sends into the running turn (``Session.steer``) becomes a user message at
+the next step boundary; while one waits the turn does not end (a final answer or a
+``complete`` goes back to the model, which reads the message first). ``update_plan``
+(``engine.plan``, under ``LoopSettings.plan``) is answered here too and never ends anything.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from cadenza.engine.events import ContextCompacted, StepStarted, ToolCallFinishe
 from cadenza.engine.gate import GIVE_UP_GATED, claimed_status, give_up_refusal
 from cadenza.engine.gate import refusal as gate_refusal
 from cadenza.engine.pipeline import CallPipeline
+from cadenza.engine.plan import UPDATE_PLAN, decide_plan, plan_spec
 from cadenza.engine.request import ask_model
 from cadenza.engine.results import (
     Completed,
@@ -53,6 +59,10 @@ from cadenza.tools.dispatch.recording import BatchRecorder
 AFTER_CONTROL = "the movement already ended with an earlier control call in this reply"
 AFTER_STUCK = "the movement stopped at an earlier call of this reply, repeated too often"
 CANCELLED = "the session was cancelled (a call that was running was stopped)"
+STEERED = (
+    "not accepted yet: the person sent a message while you worked (it follows this result); "
+    "read it, then go on, or call complete again"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,6 +121,8 @@ class MovementRunner:
         self.pipeline = CallPipeline(runtime, movement, allowed)
         self._specs = [s for s in runtime.tools.specs() if s.name in allowed]
         self._specs += control_specs(runtime.workflow)
+        if self.loop.plan:
+            self._specs.append(plan_spec())
         self._gated: dict[str, tuple[str, int]] = {}
         """Per claimed status (done, failed): the gate's refusal and its step, once it refused
         (each gate refuses once per movement run)."""
@@ -139,12 +151,18 @@ class MovementRunner:
                 checked = await self._check_done(ended, can_refuse=False)
                 assert not isinstance(checked, str)  # nothing is refused without a next step
                 return checked
+            self.rt.take_steers()
             overflow = self._relieve_pressure()
             if overflow is not None:
                 return overflow
             result = await self._step()
-            if result is not None:
+            if result is not None and not self._steered(result):
                 return result
+
+    def _steered(self, result: MovementResult | BudgetSpent) -> bool:
+        """True when the turn would end while the person's message waits: it goes on."""
+        ends = isinstance(result, Completed) and result.status != "needs_user_input"
+        return ends and bool(self.rt.steers)
 
     def _relieve_pressure(self) -> MovementResult | None:
         """Compact above the soft limit; above the hard limit, the one overflow policy."""
@@ -216,6 +234,8 @@ class MovementRunner:
                     result = ToolResult(content=f"not run: {why}", is_error=True)
                 elif call.name in CONTROL_TOOLS:
                     result, decided = await self._control(call)
+                elif call.name == UPDATE_PLAN and self.loop.plan:
+                    result = self._plan(call)
                 else:
                     result = await self.pipeline.run(call, cut=step.cut)
                     self._last_workspace = (call.name, result)
@@ -272,6 +292,13 @@ class MovementRunner:
         )
         return ToolResult(content=decision.content, is_error=decision.is_error), decision.result
 
+    def _plan(self, call: ToolCall) -> ToolResult:
+        """Answer ``update_plan``: a valid list goes to the editor; nothing ends."""
+        content, plan = decide_plan(call)
+        if plan is not None:
+            self.rt.publish(plan)
+        return ToolResult(content=content, is_error=plan is None)
+
     async def _check_done(
         self, result: MovementResult, *, can_refuse: bool = True
     ) -> MovementResult | str:
@@ -304,8 +331,11 @@ class MovementRunner:
         was refused are refused too, so one reply cannot slip past the gate.
 
         Returns:
-            The refusal the model reads, or None when the call goes on to the checks.
+            The refusal the model reads, or None when the call goes on to the checks. A
+            ``complete`` while the person's message waits is refused each time (``STEERED``).
         """
+        if call.name == COMPLETE and self.rt.steers:
+            return STEERED
         status = claimed_status(call) if call.name == COMPLETE else None
         if status == "done" and self.loop.done_gate:
             refuse = gate_refusal

@@ -20,7 +20,7 @@ from cadenza.engine.stuck import StuckDetector
 from cadenza.engine.testsuite import SuiteRun
 from cadenza.engine.variants import API_LOOP, LoopSettings
 from cadenza.engine.workflows import Workflow
-from cadenza.messages import Message
+from cadenza.messages import Message, UserMessage
 from cadenza.providers.base import Provider, ToolChoice
 from cadenza.tools.dispatch.cache import ReadCache
 from cadenza.tools.intel import CodeIntel
@@ -144,6 +144,9 @@ class Runtime:
     """Records the files a command changes (the host's checkpoint), or None: not recorded."""
     rules_shown: set[str] = field(default_factory=set)
     """Nested AGENTS.md files already shown in an edit's result (``rules.nested_rules``)."""
+    steers: list[str] = field(default_factory=list)
+    """What the person sent into the running turn (``Session.steer``), not yet in the history:
+    the loop takes it in at the next step boundary."""
     call_ids: CallIds = field(init=False)
     """Every tool-call id the session used (a restored history's too): ids stay unique."""
 
@@ -155,6 +158,12 @@ class Runtime:
         self.messages.append(message)
         if self.recorder is not None:
             self.recorder.on_message(message)
+
+    def take_steers(self) -> None:
+        """Append what the person sent into the turn to the history, as user messages."""
+        steers, self.steers = self.steers, []
+        for text in steers:
+            self.append(UserMessage(tag="steer", content=text))
 
     def publish(self, event: SessionEvent) -> None:
         """Publish to the editor (and the transcript)."""

@@ -143,6 +143,9 @@ class Session:
             intel=intel,
             command_watch=command_watch,
         )
+        self._running = last is None and history is None
+        """A run is under way (or a new session's first run is about to start): ``steer``
+        takes the person's messages into it."""
         self._rules: RulesLoaded | None = None
         """Published when the first run starts: which rule files the prompt holds."""
         if history is None:
@@ -225,20 +228,39 @@ class Session:
         if self._rules is not None:
             self.rt.publish(self._rules)
             self._rules = None
+        self._running = True
         try:
             outcome = await self._run_workflow()
         except ProviderError as exc:
             outcome = self._outcome("error", str(exc))
         except anyio.get_cancelled_exc_class():
             self.rt.messages[:] = sanitize_history(self.rt.messages)
+            self._stop_steering()
             self.end_cancelled()
             raise
         except Exception as exc:
             log.exception("session %s failed", self.session_id)
             outcome = self._outcome("error", f"internal error: {type(exc).__name__}: {exc}")
+        self._stop_steering()
         self.last = outcome
         self.rt.publish(outcome.finished_event())
         return outcome
+
+    def steer(self, text: str) -> bool:
+        """Send ``text`` into the running turn: a user message at its next step boundary.
+
+        The turn does not end while it waits (``engine.loop``). Returns False when no run is
+        under way (the session waits for the person, or its turn ended): nothing was taken.
+        """
+        if not self._running:
+            return False
+        self.rt.steers.append(text)
+        return True
+
+    def _stop_steering(self) -> None:
+        """The run is over: a message that came too late for it stays in the conversation."""
+        self._running = False
+        self.rt.take_steers()
 
     async def resume(self, reply: str) -> SessionOutcome:
         """Go on after the last run with the person's ``reply``, in the same conversation.

@@ -108,6 +108,9 @@ class LoopSettings:
         reply_budget: Each request's completion bound is sized from the files in play
             (``engine.budget.reply_tokens``) unless ``maxTokens`` is configured, and a reply
             that keeps repeating itself is stopped while it streams (``engine.reply_watch``).
+        plan: Offer ``update_plan`` (``engine.plan``), the agent's to-do list shown in the
+            editor. Off for the small local models: one more tool schema costs them more
+            than the list gives.
     """
 
     ending: Ending = "empty"
@@ -128,6 +131,7 @@ class LoopSettings:
     edit_diagnostics: bool = True
     test_feedback: bool = False
     reply_budget: bool = False
+    plan: bool = True
 
     def __post_init__(self) -> None:
         # ``[loop] intelTools`` arrives as a list; a tuple keeps the settings hashable.
@@ -188,6 +192,7 @@ LOCAL_LOOP = LoopSettings(
     intel_tools=("rename_symbol",),
     test_feedback=True,
     reply_budget=True,
+    plan=False,
 )
 """The embedded small models' default, chosen by measurement (docs/local-model.md)."""
 

@@ -24,7 +24,7 @@ from cadenza.schema.updates import SessionUpdate
 from cadenza.schema.updates import TextBlock as TextContent
 from cadenza.schema.updates import UserMessageChunk as UserMessageChunkUpdate
 
-PERSON_TAGS = frozenset({"task", "answer"})
+PERSON_TAGS = frozenset({"task", "answer", "steer"})
 """User messages the person wrote (the rest are Cadenza's own: movements, checkpoints)."""
 
 

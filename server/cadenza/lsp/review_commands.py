@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _parsed(command: str, model: Any, arguments: tuple[Any, ...]) -> Any:
+def parsed_args(command: str, model: Any, arguments: tuple[Any, ...]) -> Any:
+    """A command's one argument as ``model``; malformed: ``InvalidParams`` naming ``command``."""
     try:
         return parse_command_args(model, arguments)
     except InvalidArguments as exc:
@@ -47,7 +48,7 @@ def list_changes(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     """``cadenza.listChanges {sessionId}`` → ``{sessionId, files}`` of its latest turn."""
     from cadenza.lsp.changes import ReviewFailed, TurnReview  # imports the host: on first use
 
-    args: ListChangesArgs = _parsed(LIST_CHANGES, ListChangesArgs, arguments)
+    args: ListChangesArgs = parsed_args(LIST_CHANGES, ListChangesArgs, arguments)
     manager = sessions_of(ls)
     try:
         review = TurnReview.of(
@@ -64,7 +65,7 @@ async def review_changes(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     """``cadenza.reviewChanges {sessionId, action, hunks?, uris?}`` → the turn after it."""
     from cadenza.lsp.changes import ReviewFailed, TurnReview
 
-    args: ReviewChangesArgs = _parsed(REVIEW_CHANGES, ReviewChangesArgs, arguments)
+    args: ReviewChangesArgs = parsed_args(REVIEW_CHANGES, ReviewChangesArgs, arguments)
     manager = sessions_of(ls)
     try:
         review = TurnReview.of(

@@ -23,7 +23,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from cadenza import __version__
-from cadenza.lsp import completions, pickers, review_commands
+from cadenza.lsp import completions, pickers, review_commands, steer
 from cadenza.lsp.framing import BoundedStdinReader, serve_messages
 from cadenza.lsp.options import load_server_config
 from cadenza.lsp.params import InvalidArguments, parse_command_args
@@ -346,6 +346,7 @@ def create_server() -> CadenzaServer:
     server.command(PROMPT_SESSION)(prompt_session)
     server.command(CONFIGURE_SESSION)(configure_session)
     review_commands.register(server)
+    steer.register(server)
     pickers.register(server)
     completions.register(server)
     return server

@@ -27,6 +27,7 @@ from cadenza.engine.events import (
     ModelReplied,
     MovementStarted,
     PermissionDecided,
+    PlanUpdated,
     RulesLoaded,
     SessionEvent,
     SessionFinished,
@@ -72,6 +73,9 @@ def session_update(event: SessionEvent, root: Path) -> wire.SessionUpdate | None
             return wire.Check(
                 name=event.name, status=event.status, detail=event.detail, refused=event.refused
             )
+        case PlanUpdated():
+            entries = [wire.PlanEntry(content=e.content, status=e.status) for e in event.entries]
+            return wire.Plan(entries=entries)
         case RulesLoaded():
             # Only when rule files were loaded: a workspace without any sees no extra update.
             return wire.Rules(files=event.files, truncated=event.truncated) if event.files else None

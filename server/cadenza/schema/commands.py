@@ -146,6 +146,30 @@ class ReplySessionResult(WireModel):
     state: str
 
 
+class SteerSessionArgs(WireModel):
+    """The one argument of ``cadenza.steerSession``: ``{sessionId, text}``.
+
+    ``text`` goes into the session's running turn as the person's message, at the next step
+    boundary (non-blank).
+    """
+
+    session_id: str = Field(min_length=1)
+    text: str = Field(min_length=1, max_length=MAX_REPLY_CHARS)
+
+    @field_validator("text")
+    @classmethod
+    def _valid_text(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the message is blank")
+        return encodable(value)
+
+
+class SteerSessionResult(WireModel):
+    """``{steered}``: True, the running turn takes the message (a refusal is an error)."""
+
+    steered: bool = True
+
+
 class ListSessionsArgs(WireModel):
     """The optional argument of ``cadenza.listSessions``: ``{limit?}`` (newest first)."""
 

@@ -1,11 +1,12 @@
 """``cadenza/sessionUpdate``: the notification that tells the client what a session does.
 
 The update kinds and field names follow the Agent Client Protocol's ``session/update``
-(``user_message_chunk``, ``agent_message_chunk``, ``tool_call``, ``tool_call_update``), plus
+(``user_message_chunk``, ``agent_message_chunk``, ``tool_call``, ``tool_call_update``,
+``plan``), plus
 Cadenza's ``model_reply``, ``repair``, ``movement``, ``compaction``, ``session_resume`` and
 ``session_end``. A kind this protocol version does not know (a newer server's, or ACP's
-``plan``) parses leniently as :class:`OtherUpdate`, which a client ignores; a tool-call content
-block of an unknown type as :class:`OtherContent`.
+``usage_update``) parses leniently as :class:`OtherUpdate`, which a client ignores; a tool-call
+content block of an unknown type as :class:`OtherContent`.
 
 Fields an older server may leave out have defaults; the server always sends them.
 """
@@ -303,8 +304,27 @@ class SessionEnd(WaitingFields, _SessionEndHead):
     fix: SessionFix | None = None
 
 
+class PlanEntry(WireModel):
+    """ACP's ``PlanEntry``: one step of the agent's to-do list.
+
+    ``status``: ``pending``, ``in_progress`` or ``completed``; ``priority`` is always
+    ``medium`` (ACP requires it; the agent does not rank its steps).
+    """
+
+    content: str = ""
+    priority: str = "medium"
+    status: Annotated[Literal["pending", "in_progress", "completed"], OPEN] = "pending"
+
+
+class Plan(WireModel):
+    """``plan``: the agent's to-do list, whole; each one replaces the one before (as ACP's)."""
+
+    session_update: Literal["plan"] = "plan"
+    entries: list[PlanEntry] = Field(default_factory=list)
+
+
 class OtherUpdate(UnknownKind):
-    """An update kind this protocol version does not know (``plan``, ``usage_update``, ...)."""
+    """An update kind this protocol version does not know (``usage_update``, ...)."""
 
     session_update: str
 
@@ -323,6 +343,7 @@ _UPDATE_KINDS = frozenset(
         "compaction",
         "session_resume",
         "session_end",
+        "plan",
     }
 )
 
@@ -348,6 +369,7 @@ SessionUpdate = Annotated[
     | Annotated[Compaction, Tag("compaction")]
     | Annotated[SessionResume, Tag("session_resume")]
     | Annotated[SessionEnd, Tag("session_end")]
+    | Annotated[Plan, Tag("plan")]
     | Annotated[OtherUpdate, Tag("other")],
     Discriminator(_update_tag),
 ]

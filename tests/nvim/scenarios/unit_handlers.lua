@@ -296,7 +296,7 @@ end
 
 --- Loading every module and calling setup() adds no global variable.
 local function no_globals(before)
-  for _, name in ipairs({ "config", "client", "commands", "panel", "progress", "prompts", "session", "health", "log" }) do
+  for _, name in ipairs({ "config", "client", "commands", "panel", "progress", "prompts", "session", "health", "log", "queue" }) do
     require("cadenza." .. name)
   end
   require("cadenza").setup({ model = "openai/x" })
@@ -318,7 +318,7 @@ local function help_tags()
   vim.fn.writefile(vim.fn.readfile(doc), dir .. "/cadenza.txt")
   vim.cmd("helptags " .. vim.fn.fnameescape(dir))
   local tags = T.read(dir .. "/tags")
-  for _, tag in ipairs({ "cadenza", "cadenza-setup", ":CadenzaRun", ":CadenzaCancel", ":CadenzaReply", ":CadenzaUndo", ":CadenzaSessions", ":CadenzaLog", "cadenza.status()", "cadenza-health", "cadenza-waiting", "CadenzaSessionEnd", "CadenzaSessionWaiting" }) do
+  for _, tag in ipairs({ "cadenza", "cadenza-setup", ":CadenzaRun", ":CadenzaCancel", ":CadenzaReply", ":CadenzaUndo", ":CadenzaSessions", ":CadenzaLog", ":CadenzaSteer", ":CadenzaUnqueue", "cadenza-queue", "cadenza-plan", "cadenza.status()", "cadenza-health", "cadenza-waiting", "CadenzaSessionEnd", "CadenzaSessionWaiting" }) do
     T.contains(tags, tag .. "\t", "the help tag " .. tag)
   end
 end

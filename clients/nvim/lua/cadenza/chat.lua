@@ -1,6 +1,7 @@
 -- :CadenzaChat: the Cadenza buffer as a conversation, with a prompt window under it. The
 -- first message starts a session (cadenza.startSession); each next one is a follow-up in the
--- same conversation (cadenza.promptSession), with the files it @mentions as context.
+-- same conversation (cadenza.promptSession), with the files it @mentions as context. A message
+-- sent while a turn runs is queued for its end (cadenza.queue).
 local M = {}
 
 local api = vim.api
@@ -207,6 +208,14 @@ local function follow_up(session, text, uris, names)
   end)
 end
 
+--- Send `text` as `session`'s next turn now, with the files it @mentions as context.
+---@param session cadenza.Session
+---@param text string
+function M.follow_up_now(session, text)
+  local uris, names = require("cadenza.mentions").resolve(text, session.root or state.root, state.origin)
+  follow_up(session, text, uris, names)
+end
+
 --- Send `text` (nil: the prompt buffer's text, which is then cleared) in the chat's
 --- conversation. Returns false when nothing was sent.
 ---@param text? string
@@ -220,15 +229,17 @@ function M.send(text)
     return false
   end
   local session = M.session()
-  if state.starting or (session and session.state == "running") then
-    notify("the agent is still on your last message: wait for it, or :CadenzaCancel stops it", vim.log.levels.WARN)
+  if state.starting then
+    notify("the agent is still starting on your last message: wait for it, or :CadenzaCancel stops it", vim.log.levels.WARN)
     return false
   end
   state.root = state.root or require("cadenza.client").root_for(api.nvim_get_current_buf())
-  local uris, names = require("cadenza.mentions").resolve(text, state.root, state.origin)
-  if session then
-    follow_up(session, text, uris, names)
+  if session and session.state == "running" then
+    require("cadenza.queue").add(session, text) -- sent when the turn ends
+  elseif session then
+    M.follow_up_now(session, text)
   else
+    local uris = require("cadenza.mentions").resolve(text, state.root, state.origin)
     first_turn(text, uris)
   end
   table.insert(state.history, text)

@@ -201,12 +201,21 @@ function M.compaction(session, update)
   }, "Comment")
 end
 
---- A plan (ACP: entries with content and status).
+local PLAN_BOX = { completed = "[x]" }
+
+--- The agent's plan (ACP: entries with content and status): a checklist, written again as
+--- steps finish. `[x]` done, `[ ]` to do (the step in progress says so).
 function M.plan(session, update)
   M.header(session)
-  local lines = { "  plan:" }
-  for _, entry in ipairs(update.entries or {}) do
-    lines[#lines + 1] = ("    [%s] %s"):format(entry.status or " ", entry.content or "")
+  local entries = update.entries or {}
+  local done = 0
+  for _, entry in ipairs(entries) do
+    done = done + (entry.status == "completed" and 1 or 0)
+  end
+  local lines = { ("  plan (%d of %d done):"):format(done, #entries) }
+  for _, entry in ipairs(entries) do
+    local now = entry.status == "in_progress" and "  (in progress)" or ""
+    lines[#lines + 1] = ("    %s %s%s"):format(PLAN_BOX[entry.status] or "[ ]", entry.content or "", now)
   end
   append(lines, "Comment")
 end

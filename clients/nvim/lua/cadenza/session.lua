@@ -177,6 +177,9 @@ local function run_ended(session, update)
       require("cadenza.review_notes").commands_ended(session)
     end
     event("CadenzaSessionEnd", data)
+    if package.loaded["cadenza.queue"] then
+      require("cadenza.queue").turn_ended(session)
+    end
   end
 end
 

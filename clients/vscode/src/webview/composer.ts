@@ -97,13 +97,15 @@ export class Composer {
     } else {
       const task = target.task.split("\n")[0];
       const busy = target.state === "running" || target.state === "starting" || target.state === "cancelling";
-      // A running turn takes no message: say so rather than "Continues".
-      const what = target.state === "waiting" ? "Answers" : busy ? "Working on" : "Continues";
+      // A running turn queues the message for its end (Steer sends it into the turn).
+      const what = target.state === "waiting" ? "Answers" : busy ? "Queues for" : "Continues";
       this.targetLine.textContent = `${what}: ${task.length > 60 ? `${task.slice(0, 59)}…` : task}`;
       this.input.placeholder =
         target.state === "waiting"
           ? "Your answer… (Enter sends)"
-          : "Ask a follow-up… (@ mentions a file, / a command; Enter sends, Shift+Enter: new line)";
+          : busy
+            ? "Queue a message for when this turn ends… (Enter queues it; Steer sends it now)"
+            : "Ask a follow-up… (@ mentions a file, / a command; Enter sends, Shift+Enter: new line)";
     }
   }
 

@@ -56,6 +56,7 @@ const STOP: Record<string, string> = {
   server_exit: "server stopped",
   interrupted: "interrupted",
 };
+const PLAN_BOX: Record<string, string> = { completed: "☑", in_progress: "◐", pending: "☐" };
 const STATUS_ICON: Record<string, string> = { pending: "○", in_progress: "◐", completed: "✓", failed: "✗", unknown: "·" };
 
 function el(tag: string, className?: string, text?: unknown): HTMLElement {
@@ -123,9 +124,9 @@ function renderEntry(entry: Entry): HTMLElement {
       return node;
     }
     case "prompt": {
-      // A follow-up: the person's next message in the conversation.
-      const node = el("div", "user-text prompt");
-      node.append(el("span", "who", "You: "), el("span", "", entry.text));
+      // A follow-up: the person's next message in the conversation (or one steered into a turn).
+      const node = el("div", `user-text prompt${entry.steered ? " steered" : ""}`);
+      node.append(el("span", "who", entry.steered ? "You (while it worked): " : "You: "), el("span", "", entry.text));
       if (entry.chips?.length) {
         const chips = el("div", "chips sent");
         for (const chip of entry.chips) chips.append(el("span", "chip", chip));
@@ -150,9 +151,18 @@ function renderEntry(entry: Entry): HTMLElement {
         `Context compacted: ${entry.messagesSummarized ?? "?"} messages summarized (${entry.tokensBefore ?? "?"} → ${entry.tokensAfter ?? "?"} tokens)`,
       );
     case "plan": {
-      const list = el("ul", "plan");
-      for (const item of entry.items) list.append(el("li", `plan-${item.status}`, item.content));
-      return list;
+      // The agent's to-do list as a checklist: done, in progress, to do.
+      const done = entry.items.filter((i) => i.status === "completed").length;
+      const box = el("div", "plan");
+      box.append(el("div", "plan-head", `Plan · ${done} of ${entry.items.length} done`));
+      const list = el("ul", "plan-items");
+      for (const item of entry.items) {
+        const row = el("li", `plan-item plan-${item.status}`);
+        row.append(el("span", "plan-box", PLAN_BOX[item.status] ?? "☐"), el("span", "plan-text", item.content));
+        list.append(row);
+      }
+      box.append(list);
+      return box;
     }
     case "end": {
       const node = el("div", `end stop-${entry.stopReason}${entry.waiting ? " waiting" : ""}`);
@@ -235,6 +245,32 @@ function renderReview(session: SessionView): HTMLElement | undefined {
 }
 
 
+/** Messages sent while the turn runs: each with Steer (into the turn now) and × (not sent). */
+function renderQueue(session: SessionView): HTMLElement | undefined {
+  if (!session.queued?.length) return undefined;
+  const box = el("div", "queue");
+  const running = session.state === "running" || session.state === "starting";
+  for (const message of session.queued) {
+    const row = el("div", "queued");
+    row.dataset.queueId = String(message.id);
+    row.append(el("span", "who", "Queued: "), el("span", "queued-text", message.text));
+    for (const chip of message.chips ?? []) row.append(el("span", "chip", chip));
+    const post = (type: string) => vscode.postMessage({ type, sessionId: session.id, queueId: message.id });
+    if (running && message.steerable) {
+      const steer = button("Steer", () => post("steer"), "Send it into the running turn now: the agent reads it at its next step");
+      steer.classList.add("queue-steer");
+      row.append(steer);
+    }
+    const remove = button("×", () => post("unqueue"), "Remove from the queue (not sent)");
+    remove.classList.add("queue-remove");
+    remove.setAttribute("aria-label", "Remove from the queue");
+    row.append(remove);
+    box.append(row);
+  }
+  box.append(el("div", "queue-note", "Sent when the turn ends."));
+  return box;
+}
+
 function renderSession(session: SessionView): HTMLElement {
   const current = chat?.current === session.id;
   const section = el("section", `session state-${session.state}${current ? " current" : ""}`);
@@ -290,6 +326,8 @@ function renderSession(session: SessionView): HTMLElement {
     body.append(node);
   }
   section.append(body);
+  const queued = renderQueue(session);
+  if (queued) section.append(queued);
   const review = session.state === "ended" ? renderReview(session) : undefined;
   if (review) section.append(review);
   return section;
