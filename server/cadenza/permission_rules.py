@@ -1,0 +1,287 @@
+"""Permission rules: ``TOOL`` or ``TOOL:PATTERN``, e.g. ``run_command:pytest *``.
+
+A rule names a tool, and for ``run_command`` optionally a command pattern. The pattern is
+split into words as a POSIX shell would (``shlex``), and a command matches when its words
+begin with the pattern's words, exactly: ``pytest *`` matches ``pytest``, ``pytest -q`` and
+``pytest tests/a.py``, never ``pytestx``, ``./pytest`` or ``python -m pytest``. ``*`` may only
+be the last word, meaning "any further arguments"; a pattern without it matches that exact
+command only. Nothing is ever matched as a substring.
+
+An allow rule never matches a command line holding shell syntax that could run something
+else: ``;``, ``&``, ``|``, backticks, ``$`` (``$(…)``, variables), ``<``, ``>``, parentheses,
+newlines or other control characters (``pytest; rm -rf ~`` is not ``pytest *``). Such a
+command is asked about. A deny rule is matched the other way round: against every simple
+command the line holds (split at that syntax; the program also by its base name), so
+``make && rm -rf build`` is denied by ``run_command:rm *``. A deny rule is a guard against a
+mistake, not a sandbox: a command can always be spelled another way.
+
+Deny wins over allow. The ground floor: both the server's permission gate and the headless
+client (``cadenza run --allow``) use it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+PATTERN_ARGUMENTS: Mapping[str, str] = {"run_command": "command"}
+"""The tools whose rules may carry a pattern, and the argument it is matched against."""
+
+ANY_ARGUMENTS = "*"
+
+SHELL_SYNTAX = re.compile(r"[;&|`$<>()\x00-\x08\x0a-\x1f\x7f]")
+"""Characters that make a command line more than one program with its arguments (a tab is
+whitespace; any other control character, a newline above all, is syntax)."""
+
+_SPLIT_AT = re.compile(r"[;&|`<>()\n\r]|\$\(")
+
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+LAUNCHERS = frozenset(
+    {
+        "bash",
+        "sh",
+        "zsh",
+        "dash",
+        "fish",
+        "env",
+        "sudo",
+        "doas",
+        "su",
+        "xargs",
+        "eval",
+        "exec",
+        "command",
+        "builtin",
+        "nohup",
+        "nice",
+        "time",
+        "timeout",
+        "watch",
+        "python",
+        "python3",
+        "node",
+        "deno",
+        "bun",
+        "perl",
+        "ruby",
+        "php",
+        "npx",
+        "uvx",
+        "pipx",
+    }
+)
+"""Programs that run whatever their arguments say: no "always allow" pattern is offered for
+them (``python -m MODULE`` excepted), since ``python *`` would allow any code."""
+
+SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9_:-]*")
+"""A word taken as a subcommand (``run``, ``test``, ``lint:fix``), not a file or an option."""
+
+Decision = Literal["allow", "deny"]
+
+
+class RuleError(ValueError):
+    """A rule that cannot be read; the message says why and how to write it."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rule:
+    """One rule: a tool, and for ``run_command`` the command's leading words.
+
+    Attributes:
+        tool: The tool's name.
+        words: The pattern's words before any ``*`` (None: every call of the tool).
+        any_arguments: The pattern ended with ``*``: further arguments are allowed.
+    """
+
+    tool: str
+    words: tuple[str, ...] | None = None
+    any_arguments: bool = False
+
+    @property
+    def text(self) -> str:
+        """The rule as written in settings, e.g. ``run_command:pytest *``."""
+        if self.words is None:
+            return self.tool
+        pattern = shlex.join(self.words)
+        tail = f" {ANY_ARGUMENTS}" if self.any_arguments else ""
+        return f"{self.tool}:{pattern}{tail}"
+
+    @property
+    def shown(self) -> str:
+        """The pattern for a person, ``*`` as ``…`` (``pytest …``); the tool when none."""
+        if self.words is None:
+            return self.tool
+        pattern = shlex.join(self.words)
+        return f"{pattern} …" if self.any_arguments else pattern
+
+    def matches_words(self, words: tuple[str, ...]) -> bool:
+        """Whether a simple command's ``words`` fit the pattern (exactly, word by word)."""
+        if self.words is None:
+            return True
+        if self.any_arguments:
+            return words[: len(self.words)] == self.words
+        return words == self.words
+
+
+def parse_rule(text: str) -> Rule:
+    """Read ``TOOL`` or ``TOOL:PATTERN``.
+
+    Raises:
+        RuleError: Not a tool name; a pattern on a tool that takes none; an empty pattern,
+            one that does not parse (an open quote), ``*`` before the last word, a pattern of
+            only ``*``, or shell syntax in it.
+    """
+    tool, sep, pattern = text.strip().partition(":")
+    tool = tool.strip()
+    if not TOOL_NAME.fullmatch(tool):
+        raise RuleError(f"{text!r}: a rule is TOOL or TOOL:PATTERN, e.g. 'run_command:pytest *'")
+    if not sep:
+        return Rule(tool=tool)
+    if tool not in PATTERN_ARGUMENTS:
+        takes = ", ".join(sorted(PATTERN_ARGUMENTS))
+        raise RuleError(f"{text!r}: only {takes} rules take a pattern; write {tool!r} alone")
+    if SHELL_SYNTAX.search(pattern):
+        raise RuleError(f"{text!r}: a pattern is a program and its arguments, no shell syntax")
+    try:
+        words = tuple(shlex.split(pattern))
+    except ValueError as exc:
+        raise RuleError(f"{text!r}: {exc}") from None
+    if not words:
+        raise RuleError(f"{text!r}: the pattern is empty; write {tool!r} for every call")
+    any_arguments = words[-1] == ANY_ARGUMENTS
+    leading = words[:-1] if any_arguments else words
+    if not leading:
+        raise RuleError(f"{text!r}: name the program before '*', e.g. 'run_command:pytest *'")
+    if ANY_ARGUMENTS in leading:
+        raise RuleError(f"{text!r}: '*' may only be the last word (any further arguments)")
+    return Rule(tool=tool, words=leading, any_arguments=any_arguments)
+
+
+def command_words(command: str) -> tuple[str, ...] | None:
+    """The words of a command line that is one program with its arguments, else None.
+
+    None for shell syntax (``SHELL_SYNTAX``), an unbalanced quote, or nothing to run.
+    """
+    if SHELL_SYNTAX.search(command):
+        return None
+    try:
+        words = tuple(shlex.split(command))
+    except ValueError:
+        return None
+    return words or None
+
+
+def simple_commands(command: str) -> list[tuple[str, ...]]:
+    """Every simple command of a command line, for deny rules (over- rather than under-split).
+
+    The line is cut at shell syntax (``;``, ``&``, ``|``, backticks, ``$(``, redirections,
+    parentheses, newlines); each piece is split as a shell would, or at whitespace when it
+    does not parse.
+    """
+    found = []
+    for piece in _SPLIT_AT.split(command):
+        try:
+            words = tuple(shlex.split(piece))
+        except ValueError:
+            words = tuple(piece.split())
+        if words:
+            found.append(words)
+    return found
+
+
+def _argument(rule: Rule, arguments: Mapping[str, object]) -> str | None:
+    value = arguments.get(PATTERN_ARGUMENTS.get(rule.tool, ""))
+    return value if isinstance(value, str) else None
+
+
+def allows(rule: Rule, tool: str, arguments: Mapping[str, object]) -> bool:
+    """Whether allow rule ``rule`` covers a call of ``tool`` with ``arguments``."""
+    if rule.tool != tool:
+        return False
+    if rule.words is None:
+        return True
+    command = _argument(rule, arguments)
+    words = command_words(command) if command is not None else None
+    return words is not None and rule.matches_words(words)
+
+
+def denies(rule: Rule, tool: str, arguments: Mapping[str, object]) -> bool:
+    """Whether deny rule ``rule`` covers the call: any simple command of it fits."""
+    if rule.tool != tool:
+        return False
+    if rule.words is None:
+        return True
+    command = _argument(rule, arguments)
+    if command is None:
+        return False
+    for words in simple_commands(command):
+        if rule.matches_words(words):
+            return True
+        base = (os.path.basename(words[0]), *words[1:])
+        if rule.matches_words(base):
+            return True
+    return False
+
+
+@dataclass(frozen=True, kw_only=True)
+class RuleSet:
+    """Allow and deny rules; deny wins.
+
+    Attributes:
+        allow: Calls these cover run without asking.
+        deny: Calls these cover are refused without asking, even when an allow rule fits.
+    """
+
+    allow: tuple[Rule, ...] = ()
+    deny: tuple[Rule, ...] = ()
+
+    @classmethod
+    def parse(cls, *, allow: Iterable[str] = (), deny: Iterable[str] = ()) -> RuleSet:
+        """Read rule texts.
+
+        Raises:
+            RuleError: A rule cannot be read.
+        """
+        return cls(
+            allow=tuple(parse_rule(text) for text in allow),
+            deny=tuple(parse_rule(text) for text in deny),
+        )
+
+    def __or__(self, other: RuleSet) -> RuleSet:
+        return RuleSet(allow=self.allow + other.allow, deny=self.deny + other.deny)
+
+    def decide(self, tool: str, arguments: Mapping[str, object]) -> Decision | None:
+        """``deny``, ``allow`` or None (no rule says: ask)."""
+        if any(denies(rule, tool, arguments) for rule in self.deny):
+            return "deny"
+        if any(allows(rule, tool, arguments) for rule in self.allow):
+            return "allow"
+        return None
+
+
+def suggest_rule(tool: str, arguments: Mapping[str, object]) -> Rule | None:
+    """The rule an "always allow … in this workspace" answer remembers, or None.
+
+    The program, its leading subcommand when there is one (``npm run``, ``git status``;
+    ``python -m MODULE``), then ``*``: ``pytest -q tests`` gives ``pytest *``. None for a tool
+    that takes no pattern, a command with shell syntax, an environment assignment first, or a
+    program that runs whatever its arguments say (``bash``, ``python -c``, ``sudo``...).
+    """
+    argument = PATTERN_ARGUMENTS.get(tool)
+    command = arguments.get(argument) if argument else None
+    words = command_words(command) if isinstance(command, str) else None
+    if not words or "=" in words[0] or ANY_ARGUMENTS in words:
+        return None
+    program = words[0]
+    if os.path.basename(program) in LAUNCHERS:
+        if program in ("python", "python3") and len(words) > 2 and words[1] == "-m":
+            return Rule(tool=tool, words=words[:3], any_arguments=True)
+        return None
+    if len(words) > 1 and SUBCOMMAND.fullmatch(words[1]):
+        return Rule(tool=tool, words=words[:2], any_arguments=True)
+    return Rule(tool=tool, words=words[:1], any_arguments=True)
