@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    field_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from cadenza.config.browser import BrowserSettings
@@ -28,6 +36,7 @@ from cadenza.config.workspace import (
     refused_note,
     untrusted_note,
 )
+from cadenza.permission_rules import RuleSet, parse_rule
 from cadenza.types import Ending
 
 APP_NAME = "cadenza"
@@ -100,7 +109,12 @@ class ProviderOptions(BaseModel):
 
 
 class PermissionConfig(BaseModel):
-    """``[permissions]``: which tools ask the person first, and how long a prompt waits."""
+    """``[permissions]``: which tools ask first, how long a prompt waits, allow/deny rules.
+
+    The rules (``cadenza.permission_rules``: ``TOOL`` or ``TOOL:PATTERN``) count only from
+    the person's own ``cadenza.toml``: a workspace's file never sets ``[permissions]``, and
+    ``initializationOptions`` may not set rules (``lsp.options``).
+    """
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
 
@@ -114,6 +128,26 @@ class PermissionConfig(BaseModel):
         le=86_400,
         description="Seconds a permission prompt waits; then the call gets a timeout result.",
     )
+    allow: list[str] = Field(
+        default_factory=list,
+        description="Calls that run without asking, e.g. 'run_command:pytest *' (deny wins).",
+    )
+    deny: list[str] = Field(
+        default_factory=list,
+        description="Calls refused without asking, e.g. 'run_command:rm *' or 'delete_file'.",
+    )
+
+    @field_validator("allow", "deny")
+    @classmethod
+    def _rules(cls, value: list[str]) -> list[str]:
+        """Each rule must read (``permission_rules.parse_rule``); the message says why not."""
+        for text in value:
+            parse_rule(text)  # a RuleError is a ValueError: pydantic reports it
+        return value
+
+    def rule_set(self) -> RuleSet:
+        """The allow and deny rules, read."""
+        return RuleSet.parse(allow=self.allow, deny=self.deny)
 
 
 class LoopConfig(BaseModel):
@@ -292,7 +326,11 @@ class CadenzaConfig(BaseModel):
         return _validate(data, source)
 
 
-SECTIONS: dict[str, type[BaseModel]] = {"loop": LoopConfig, "checks": ChecksConfig}
+SECTIONS: dict[str, type[BaseModel]] = {
+    "loop": LoopConfig,
+    "checks": ChecksConfig,
+    "permissions": PermissionConfig,
+}
 """Tables merged key by key across the config sources."""
 
 

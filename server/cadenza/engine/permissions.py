@@ -3,13 +3,17 @@
 Gated tools (``run_command``, ``delete_file`` and ``browse_interactive`` by default) ask the
 editor first with ACP's four options (``session/request_permission``; Cadenza sends it as
 ``cadenza/requestPermission``). ``allow_always`` and ``reject_always`` are remembered per
-workspace (``PermissionStore``), so the person is not asked again. A change to a protected
-path (``tools.protected``; asked by ``engine.protected``) is the exception: it is asked every
-time, with the once options only, and no remembered rule answers it. A client that never
-answers gets a bounded wait (``timeout_s``), then a distinct ``timeout`` outcome: the call is
-not run, and a late answer is ignored because the request was withdrawn (field case F13). A
-rejected, dismissed or timed-out call still gets its tool message (F10): the gate returns the
-error result the model reads.
+workspace (``PermissionStore``), so the person is not asked again. For a command the person
+may instead allow its program and subcommand in this workspace (``allow_pattern``: "Always
+allow `pytest …` in this workspace", remembered as the rule ``run_command:pytest *``). Rules
+(``cadenza.permission_rules``) come from the person's own ``cadenza.toml`` (``[permissions]
+allow``/``deny``) and from those remembered answers; deny wins, and a deny rule also refuses
+calls of tools that do not ask. A change to a protected path (``tools.protected``; asked by
+``engine.protected``) is the exception: it is asked every time, with the once options only,
+and no rule answers it. A client that never answers gets a bounded wait (``timeout_s``),
+then a distinct ``timeout`` outcome: the call is not run, and a late answer is ignored because
+the request was withdrawn (field case F13). A rejected, dismissed or timed-out call still gets
+its tool message (F10): the gate returns the error result the model reads.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import json
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from hashlib import sha256
 from pathlib import Path
 from typing import Literal, Protocol
@@ -27,6 +31,7 @@ import anyio
 import platformdirs
 from pydantic import BaseModel, ValidationError
 
+from cadenza.permission_rules import Rule, RuleError, RuleSet, parse_rule, suggest_rule
 from cadenza.tools.base import ToolKind, ToolResult
 
 log = logging.getLogger(__name__)
@@ -41,6 +46,9 @@ OPTION_NAMES: dict[PermissionOptionKind, str] = {
     "reject_always": "Always reject",
 }
 """Each option's title, in the order the person sees them."""
+
+PATTERN_OPTION = "allow_pattern"
+"""The option id of "Always allow `pytest …` in this workspace" (its kind: ``allow_always``)."""
 
 ALL_OPTIONS: tuple[PermissionOptionKind, ...] = tuple(OPTION_NAMES)
 ONCE_OPTIONS: tuple[PermissionOptionKind, ...] = ("allow_once", "reject_once")
@@ -62,6 +70,8 @@ class PermissionRequest:
         raw_input: The call's arguments as the model sent them (JSON text).
         protected: The protected paths the call would change (workspace-relative); such a
             request offers the once options only and is never answered by a stored rule.
+        suggested: The rule "Always allow … in this workspace" would remember (the gate sets
+            it for a command it can word as one; None: that option is not offered).
     """
 
     tool_call_id: str
@@ -70,6 +80,23 @@ class PermissionRequest:
     kind: ToolKind
     raw_input: str
     protected: tuple[str, ...] = ()
+    suggested: Rule | None = None
+
+    @property
+    def arguments(self) -> dict[str, object]:
+        """The call's arguments as an object ({} when they are not one)."""
+        try:
+            value = json.loads(self.raw_input)
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def pattern_option_name(self) -> str | None:
+        """The title of the ``allow_pattern`` option, or None when it is not offered."""
+        if self.suggested is None or self.protected:
+            return None
+        return f"Always allow `{self.suggested.shown}` in this workspace"
 
     @property
     def options(self) -> tuple[PermissionOptionKind, ...]:
@@ -84,10 +111,13 @@ class PermissionAnswer:
     Attributes:
         outcome: ``selected`` (ACP ``{outcome: "selected", optionId}``) or ``cancelled``.
         option: The selected option's kind when ``selected``.
+        pattern: True when the option was ``allow_pattern`` (its kind: ``allow_always``):
+            the request's suggested rule is remembered instead of the whole tool.
     """
 
     outcome: Literal["selected", "cancelled"]
     option: PermissionOptionKind | None = None
+    pattern: bool = False
 
 
 Verdict = Literal["allowed", "rejected", "cancelled", "timeout"]
@@ -104,13 +134,29 @@ class PermissionAsker(Protocol):
 class _Rules(BaseModel):
     root: str
     tools: dict[str, Literal["allow", "reject"]] = {}
+    allow: list[str] = []
+
+
+@dataclass(frozen=True, kw_only=True)
+class StoredRule:
+    """One remembered rule of a workspace, as listed and revoked.
+
+    Attributes:
+        rule: ``TOOL`` (an "always" answer) or ``TOOL:PATTERN`` (``allow_pattern``).
+        decision: ``allow`` or ``deny``.
+    """
+
+    rule: str
+    decision: Literal["allow", "deny"]
 
 
 class PermissionStore:
-    """``allow_always``/``reject_always`` decisions of one workspace, persisted as JSON.
+    """The "always" answers of one workspace, persisted as JSON in the person's state.
 
     The file is ``<user state dir>/permissions/<sha256(root)[:16]>.json`` holding
-    ``{"root": str, "tools": {tool name: "allow" | "reject"}}``; written atomically.
+    ``{"root": str, "tools": {tool name: "allow" | "reject"}, "allow": [rule]}`` (``allow``:
+    the ``allow_pattern`` answers, e.g. ``run_command:pytest *``); written atomically. It
+    lives outside the workspace, so a workspace cannot widen its own permissions.
 
     Args:
         root: The workspace root.
@@ -136,17 +182,70 @@ class PermissionStore:
         """The remembered decision for ``tool``, or None (ask)."""
         return self._load().tools.get(tool)
 
+    def rules(self) -> RuleSet:
+        """The remembered answers as rules (an unreadable pattern is skipped and logged)."""
+        stored = self._load()
+        allow: list[Rule] = []
+        deny: list[Rule] = []
+        for tool, decision in stored.tools.items():
+            (allow if decision == "allow" else deny).append(Rule(tool=tool))
+        for text in stored.allow:
+            try:
+                allow.append(parse_rule(text))
+            except RuleError as exc:
+                log.warning("ignoring a remembered permission in %s: %s", self.path, exc)
+        return RuleSet(allow=tuple(allow), deny=tuple(deny))
+
+    def listed(self) -> list[StoredRule]:
+        """Every remembered rule, tool-wide answers first."""
+        stored = self._load()
+        found = [
+            StoredRule(rule=tool, decision="allow" if decision == "allow" else "deny")
+            for tool, decision in sorted(stored.tools.items())
+        ]
+        return found + [StoredRule(rule=text, decision="allow") for text in stored.allow]
+
     def remember(self, tool: str, rule: Literal["allow", "reject"]) -> None:
         """Persist ``rule`` for ``tool``; a write failure is logged (the answer still holds)."""
         rules = self._load()
         rules.tools[tool] = rule
+        self._save(rules, tool)
+
+    def remember_rule(self, rule: Rule) -> None:
+        """Persist the allow rule ``rule`` (``allow_pattern``); a write failure is logged."""
+        rules = self._load()
+        if rule.text not in rules.allow:
+            rules.allow.append(rule.text)
+        self._save(rules, rule.text)
+
+    def revoke(self, rule: str, decision: Literal["allow", "deny"]) -> bool:
+        """Forget ``rule``; False when it was not remembered.
+
+        Raises:
+            OSError: The file could not be written (the rule still holds).
+        """
+        rules = self._load()
+        kept = "allow" if decision == "allow" else "reject"
+        if rules.tools.get(rule) == kept:
+            del rules.tools[rule]
+        elif decision == "allow" and rule in rules.allow:
+            rules.allow.remove(rule)
+        else:
+            return False
+        self._write(rules)
+        return True
+
+    def _save(self, rules: _Rules, what: str) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(".tmp")
-            tmp.write_text(json.dumps(rules.model_dump(), indent=2), encoding="utf-8")
-            os.replace(tmp, self.path)
+            self._write(rules)
         except OSError as exc:
-            log.warning("could not remember the permission for %s: %s", tool, exc)
+            log.warning("could not remember the permission for %s: %s", what, exc)
+
+    def _write(self, rules: _Rules) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(rules.model_dump(), indent=2), encoding="utf-8")
+        os.replace(tmp, self.path)
 
 
 def refusal(verdict: Verdict, name: str, timeout_s: float) -> ToolResult:
@@ -163,13 +262,14 @@ def refusal(verdict: Verdict, name: str, timeout_s: float) -> ToolResult:
 
 
 class PermissionGate:
-    """Asks before gated tools run; remembers ``*_always`` answers.
+    """Asks before gated tools run; applies rules; remembers ``*_always`` answers.
 
     Args:
         asker: The editor.
         store: The workspace's remembered decisions (None: nothing is remembered).
         gated: Names of the tools that ask first.
         timeout_s: How long to wait for an answer (seconds) before the ``timeout`` outcome.
+        rules: The person's own allow/deny rules (``[permissions]`` of their config).
     """
 
     def __init__(
@@ -179,30 +279,46 @@ class PermissionGate:
         store: PermissionStore | None,
         gated: frozenset[str] = frozenset(DEFAULT_GATED),
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        rules: RuleSet | None = None,
     ) -> None:
         self.asker = asker
         self.store = store
         self.gated = gated
         self.timeout_s = timeout_s
+        self.rules = rules or RuleSet()
         self.waited_s = 0.0
         """Seconds spent waiting for answers so far (a time budget does not count them)."""
 
     def needs_asking(self, tool: str) -> bool:
-        """Whether a call of ``tool`` goes through ``check``."""
-        return tool in self.gated
+        """Whether a call of ``tool`` goes through ``check`` (gated, or named by a deny rule)."""
+        return tool in self.gated or any(rule.tool == tool for rule in self.rules.deny)
+
+    def _ruled(self, request: PermissionRequest) -> Verdict | None:
+        """The verdict the rules give (deny wins), or None: ask."""
+        rules = self.rules if self.store is None else self.rules | self.store.rules()
+        decision = rules.decide(request.name, request.arguments)
+        if decision is None:
+            return None
+        return "allowed" if decision == "allow" else "rejected"
 
     async def check(self, request: PermissionRequest) -> tuple[Verdict, str | None]:
         """Decide whether the call may run.
 
         Returns:
-            ``(verdict, option)``: ``allowed``/``rejected`` with the selected option kind (or
-            ``"remembered"`` for a stored rule), ``cancelled`` (dismissed) or ``timeout`` (no
-            answer within ``timeout_s``; the prompt is withdrawn) with None.
+            ``(verdict, option)``: ``allowed``/``rejected`` with the selected option kind
+            (``allow_pattern`` for that option; ``"remembered"`` for a rule), ``cancelled``
+            (dismissed) or ``timeout`` (no answer within ``timeout_s``; the prompt is
+            withdrawn) with None.
         """
+        if not request.protected:  # a protected path is asked about every time
+            ruled = self._ruled(request)
+            if ruled is not None:
+                return ruled, "remembered"
+            if request.name not in self.gated:  # named by a deny rule that did not fit
+                return "allowed", None
+            if self.store is not None:
+                request = replace(request, suggested=suggest_rule(request.name, request.arguments))
         store = None if request.protected else self.store
-        remembered = store.rule(request.name) if store is not None else None
-        if remembered is not None:
-            return ("allowed" if remembered == "allow" else "rejected"), "remembered"
         answer: PermissionAnswer | None = None
         asked = time.monotonic()
         try:
@@ -217,6 +333,9 @@ class PermissionGate:
         option = answer.option
         if option not in request.options:  # an "always" answer to a once-only request: once
             option = "allow_once" if option.startswith("allow") else "reject_once"
+        if answer.pattern and request.suggested is not None and store is not None:
+            store.remember_rule(request.suggested)
+            return "allowed", PATTERN_OPTION
         if option.endswith("_always") and store is not None:
             store.remember(request.name, "allow" if option == "allow_always" else "reject")
         return ("allowed" if option.startswith("allow") else "rejected"), option

@@ -182,6 +182,7 @@ def build_session(
         store=PermissionStore(plan.root),
         gated=settings.gated_tools,
         timeout_s=settings.permission_timeout_s,
+        rules=config.permissions.rule_set(),
     )
     restored = plan.restored
     intel = hosted_intel(plan.root, editor)

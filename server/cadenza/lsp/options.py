@@ -73,6 +73,23 @@ def _granted(options: Any, warnings: list[str]) -> tuple[Any, bool]:
     return rest, value
 
 
+RULE_KEYS = ("allow", "deny")
+"""``[permissions]`` keys only the person's own ``cadenza.toml`` sets."""
+
+
+def _without_rules(options: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """``options`` without permission rules: they come from the person's own file only."""
+    table = options.get("permissions")
+    if not isinstance(table, dict) or not any(key in table for key in RULE_KEYS):
+        return options
+    warnings.append(
+        f"Cadenza ignored {SOURCE}.permissions allow/deny: permission rules are read from "
+        "your own cadenza.toml only"
+    )
+    kept = {k: v for k, v in table.items() if k not in RULE_KEYS}
+    return {**options, "permissions": kept}
+
+
 def load_server_config(
     root: Path | None, options: Any, *, store: TrustStore | None = None, granted: bool = False
 ) -> LoadedConfig:
@@ -114,6 +131,7 @@ def load_server_config(
         # One unknown key (a newer client, a typo) must not throw away the valid ones.
         warnings.append(f"Cadenza ignored unknown settings: {', '.join(map(str, unknown))}")
         options = {k: v for k, v in options.items() if k in known}
+    options = _without_rules(options, warnings)
     try:
         config = config.merged(options, SOURCE)
     except ConfigError as exc:

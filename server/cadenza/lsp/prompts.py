@@ -10,7 +10,9 @@ but which only offers buttons:
   ``Answer in the agent panel`` (free text then comes as ``cadenza.replySession``).
 - ``permission``: ``cadenza/requestPermission`` (ACP's ``session/request_permission`` shape)
   → ``{outcome: {outcome: "selected", optionId} | {outcome: "cancelled"}}``; fallback: the
-  four option titles as buttons.
+  option titles as buttons. A command the person may allow by its program also gets
+  ``{optionId: "allow_pattern", name: "Always allow `pytest …` in this workspace", kind:
+  "allow_always"}`` after "Allow once".
 - ``choose``: ``window/showMessageRequest`` with the given buttons (the workspace trust
   question, ``lsp.trust``).
 - ``confirm_human``: ``window/showDocument {uri, external: true}`` (LSP 3.16) when the client
@@ -34,8 +36,8 @@ from pygls.lsp.server import LanguageServer
 
 from cadenza.engine.permissions import (
     OPTION_NAMES,
+    PATTERN_OPTION,
     PermissionAnswer,
-    PermissionOptionKind,
     PermissionRequest,
 )
 from cadenza.lsp.capabilities import ClientFeatures
@@ -189,6 +191,30 @@ def fallback_permission_message(request: PermissionRequest) -> str:
     return f"Cadenza wants to call {request.name} with {shown}"
 
 
+def _permission_options(request: PermissionRequest) -> list[PermissionOption]:
+    """The request's options; "Always allow `pytest …` in this workspace" after allow once."""
+    options = [
+        PermissionOption(option_id=kind, name=OPTION_NAMES[kind], kind=kind)
+        for kind in request.options
+    ]
+    pattern = request.pattern_option_name
+    if pattern is not None:
+        options.insert(
+            1, PermissionOption(option_id=PATTERN_OPTION, name=pattern, kind="allow_always")
+        )
+    return options
+
+
+def _answer(options: list[PermissionOption], chosen: str | None) -> PermissionAnswer:
+    """The answer for the chosen option id (unknown or none: dismissed)."""
+    for option in options:
+        if chosen == option.option_id:
+            if option.option_id == PATTERN_OPTION:
+                return PermissionAnswer(outcome="selected", option="allow_always", pattern=True)
+            return PermissionAnswer(outcome="selected", option=option.kind)
+    return PermissionAnswer(outcome="cancelled")
+
+
 async def permission(
     server: LanguageServer, *, session_id: str, request: PermissionRequest
 ) -> PermissionAnswer:
@@ -198,7 +224,7 @@ async def permission(
         The selected option, or ``cancelled`` (dismissed, an unknown option id, or an error
         answer: a call is never run on an answer Cadenza cannot read).
     """
-    kinds: list[PermissionOptionKind] = list(request.options)
+    options = _permission_options(request)
     try:
         if _features(server).request_permission:
             params = RequestPermissionParams(
@@ -209,10 +235,7 @@ async def permission(
                     kind=request.kind,
                     raw_input=raw_input(request.raw_input),
                 ),
-                options=[
-                    PermissionOption(option_id=kind, name=OPTION_NAMES[kind], kind=kind)
-                    for kind in kinds
-                ],
+                options=options,
                 protected_paths=list(request.protected) or None,
             )
             raw = await _request(server, REQUEST_PERMISSION, params.wire())
@@ -221,15 +244,12 @@ async def permission(
             chosen = outcome.option_id if isinstance(outcome, SelectedOutcome) else None
         else:
             message = fallback_permission_message(request)
-            title = await _buttons(server, message, [OPTION_NAMES[k] for k in kinds])
-            chosen = next((k for k in kinds if OPTION_NAMES[k] == title), None)
+            title = await _buttons(server, message, [option.name for option in options])
+            chosen = next((o.option_id for o in options if o.name == title), None)
     except PromptError as exc:
         log.warning("session %s: permission prompt failed: %s", session_id, exc)
         return PermissionAnswer(outcome="cancelled")
-    for kind in kinds:
-        if chosen == kind:
-            return PermissionAnswer(outcome="selected", option=kind)
-    return PermissionAnswer(outcome="cancelled")
+    return _answer(options, chosen)
 
 
 async def confirm_human(

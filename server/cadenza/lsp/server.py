@@ -23,7 +23,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from cadenza import __version__
-from cadenza.lsp import completions, pickers, review_commands, steer
+from cadenza.lsp import completions, permission_commands, pickers, review_commands, steer
 from cadenza.lsp.framing import BoundedStdinReader, serve_messages
 from cadenza.lsp.options import load_server_config
 from cadenza.lsp.params import InvalidArguments, parse_command_args
@@ -349,4 +349,5 @@ def create_server() -> CadenzaServer:
     steer.register(server)
     pickers.register(server)
     completions.register(server)
+    permission_commands.register(server)
     return server

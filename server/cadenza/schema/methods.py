@@ -26,6 +26,8 @@ REVIEW_CHANGES = "cadenza.reviewChanges"
 LIST_MODELS = "cadenza.listModels"
 PULL_MODEL = "cadenza.pullModel"
 LIST_COMMANDS = "cadenza.listCommands"
+LIST_PERMISSIONS = "cadenza.listPermissions"
+REVOKE_PERMISSION = "cadenza.revokePermission"
 
 SESSION_UPDATE = "cadenza/sessionUpdate"
 """Server → client notification: one update of a session (``updates.SessionUpdateParams``)."""
