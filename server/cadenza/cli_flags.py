@@ -14,35 +14,40 @@ GATED = "run_command, delete_file, browse_interactive"
 """The gated tools, for help texts (``cadenza.client.permissions.GATED_TOOLS``)."""
 
 
-def tool_name(text: str) -> str:
-    """``--allow`` / ``--deny`` value: a known tool or ``mcp__SERVER__TOOL`` (else exit 2)."""
-    from cadenza.client.permissions import PolicyError, check_tool_name
+def rule(text: str) -> str:
+    """``--allow`` / ``--deny`` value: ``TOOL`` or ``run_command:PATTERN``, else exit 2.
+
+    ``TOOL``: a known tool or ``mcp__SERVER__TOOL``; patterns: ``cadenza.permission_rules``.
+    """
+    from cadenza.client.permissions import PolicyError, check_rule
 
     try:
-        return check_tool_name(text)
+        return check_rule(text)
     except PolicyError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_permission_flags(parser: argparse.ArgumentParser) -> None:
-    """``--allow TOOL`` (repeatable), ``--deny TOOL`` (repeatable), ``--allow-all``."""
+    """``--allow RULE`` (repeatable), ``--deny RULE`` (repeatable), ``--allow-all``."""
     parser.add_argument(
         "--allow",
-        metavar="TOOL",
+        metavar="RULE",
         action="append",
-        type=tool_name,
+        type=rule,
         default=[],
-        help=f"answer this tool's permission requests with 'allow once' for this run only "
-        f"(repeatable; gated tools: {GATED}; MCP tools as mcp__SERVER__TOOL), e.g. --allow "
-        "run_command to let the agent run the project's tests",
+        help=f"answer the permission requests RULE covers with 'allow once' for this run only "
+        f"(repeatable): a tool (gated tools: {GATED}; MCP tools as mcp__SERVER__TOOL) or "
+        "run_command:PATTERN, e.g. --allow 'run_command:pytest *' to let the agent run pytest "
+        "with any arguments (a command with shell syntax such as ; && | $( > is still asked)",
     )
     parser.add_argument(
         "--deny",
-        metavar="TOOL",
+        metavar="RULE",
         action="append",
-        type=tool_name,
+        type=rule,
         default=[],
-        help="answer this tool's permission requests with 'reject' without asking (repeatable)",
+        help="answer the permission requests RULE covers with 'reject' without asking "
+        "(repeatable; deny wins over --allow)",
     )
     parser.add_argument(
         "--allow-all",

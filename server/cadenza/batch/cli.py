@@ -12,7 +12,7 @@ from typing import Any
 
 def add_batch_parser(sub: Any) -> None:
     """Add ``batch`` to the ``cadenza`` subcommands (``sub``: argparse's subparsers action)."""
-    from cadenza.cli_flags import tool_name
+    from cadenza.cli_flags import rule
 
     batch = sub.add_parser(
         "batch",
@@ -44,12 +44,12 @@ def add_batch_parser(sub: Any) -> None:
     batch.add_argument("--model", help="PROVIDER/MODEL for tasks that name none")
     batch.add_argument(
         "--allow",
-        metavar="TOOL",
+        metavar="RULE",
         action="append",
-        type=tool_name,
+        type=rule,
         default=[],
-        help="allow this tool's permission prompts in every task (repeatable), "
-        "e.g. --allow run_command",
+        help="allow the permission prompts RULE covers in every task (repeatable), "
+        "e.g. --allow run_command or --allow 'run_command:pytest *'",
     )
     batch.add_argument(
         "--retry-crashed",

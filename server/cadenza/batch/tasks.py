@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from cadenza.client.permissions import PolicyError, check_tool_name
+from cadenza.client.permissions import PolicyError, check_rule
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 """A task id is a folder name under ``--out``: no separators, no ``..``, no leading dot."""
@@ -50,7 +50,7 @@ class TaskSpec(BaseModel):
     @classmethod
     def _known_tools(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         try:
-            return tuple(check_tool_name(name) for name in value)
+            return tuple(check_rule(text) for text in value)
         except PolicyError as exc:
             raise ValueError(str(exc)) from None
 

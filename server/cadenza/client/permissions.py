@@ -1,4 +1,4 @@
-"""Headless answers to permission prompts: ``--allow TOOL``, ``--deny TOOL``, ``--allow-all``.
+"""Headless answers to permission prompts: ``--allow RULE``, ``--deny RULE``, ``--allow-all``.
 
 A gated tool (``run_command``, ``delete_file``, ``browse_interactive`` by default) asks before
 each call. The headless client declares ``experimental.cadenza.requestPermission``, so the
@@ -7,8 +7,11 @@ kind and arguments, and four options, each with an ``optionId``, a ``name`` and 
 ``allow_once``, ``allow_always``, ``reject_once``, ``reject_always``). The request does not
 name the tool; the ``tool_call`` session update of the same ``toolCallId``, which the server
 sends first, does (:class:`ToolNames`). A :class:`PermissionPolicy` answers those requests for
-one run by the tool's name: an allowed tool gets the option of kind ``allow_once``, a denied
-one ``reject_once``, chosen by kind, never by title; nothing is remembered (never ``…_always``),
+one run by rules (``cadenza.permission_rules``): ``TOOL``, or ``run_command:PATTERN`` for the
+commands whose words begin with the pattern's (``run_command:pytest *``; a command with shell
+syntax never fits an allow rule; deny wins). An allowed call gets the option of kind
+``allow_once``, a denied one ``reject_once``, chosen by kind, never by title; nothing is
+remembered (never ``…_always``),
 so a policy holds for the run it was given to and no later one. Requests about other tools are
 left to the prompter (declined headlessly, asked on a terminal), and so is every request about
 a protected path (``protectedPaths``: a file that configures Cadenza, the editor, git or CI):
@@ -23,10 +26,11 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from cadenza.permission_rules import RuleError, RuleSet, parse_rule
 from cadenza.schema.requests import PermissionOption, RequestPermissionParams
 from cadenza.schema.updates import ToolCall, ToolCallUpdate
 
@@ -76,8 +80,8 @@ class PermissionPolicy:
     """How one headless run answers permission prompts.
 
     Attributes:
-        allow: Tools whose requests are answered with the ``allow_once`` option.
-        deny: Tools whose requests are answered with the ``reject_once`` option.
+        allow: Rules (``TOOL`` or ``TOOL:PATTERN``) whose calls are answered ``allow_once``.
+        deny: Rules whose calls are answered ``reject_once`` (deny wins over allow).
         allow_all: Every request is answered ``allow_once`` (dangerous: the model may run any
             command).
     """
@@ -86,19 +90,23 @@ class PermissionPolicy:
     deny: frozenset[str] = frozenset()
     allow_all: bool = False
 
+    @property
+    def rules(self) -> RuleSet:
+        """The allow and deny rules, read (``build`` checked them)."""
+        return RuleSet.parse(allow=sorted(self.allow), deny=sorted(self.deny))
+
     @classmethod
     def build(
         cls, *, allow: Iterable[str] = (), deny: Iterable[str] = (), allow_all: bool = False
     ) -> PermissionPolicy:
-        """Check the names and build the policy.
+        """Check the rules and build the policy.
 
         Raises:
-            PolicyError: A name is not a known tool, a tool is both allowed and denied, or
-                ``allow_all`` is combined with ``deny`` (it already allows that tool).
+            PolicyError: A rule cannot be read or names no known tool, a rule is both allowed
+                and denied, or ``allow_all`` is combined with ``deny`` (it already allows it).
         """
-        allowed, denied = frozenset(allow), frozenset(deny)
-        for name in sorted(allowed | denied):
-            check_tool_name(name)
+        allowed = frozenset(check_rule(text) for text in allow)
+        denied = frozenset(check_rule(text) for text in deny)
         if allow_all and denied:
             raise PolicyError(
                 f"--allow-all allows every tool, so --deny {sorted(denied)[0]} contradicts it; "
@@ -127,19 +135,26 @@ class PermissionPolicy:
         """True when the policy answers nothing (every prompt goes to the prompter)."""
         return not (self.allow or self.deny or self.allow_all)
 
-    def decide(self, tool: str | None) -> Decision | None:
+    def decide(
+        self, tool: str | None, arguments: Mapping[str, object] | None = None
+    ) -> Decision | None:
         """``allow``, ``deny`` or None (the policy does not say: ask or decline).
 
-        ``tool`` None (a call no ``tool_call`` update named) is allowed by ``allow_all`` only.
+        ``tool`` None (a call no ``tool_call`` update named) is allowed by ``allow_all`` only;
+        a pattern rule needs the call's ``arguments``.
         """
-        if tool is not None and tool in self.deny:
+        decided = self.rules.decide(tool, arguments or {}) if tool is not None else None
+        if decided == "deny":
             return "deny"
-        if self.allow_all or (tool is not None and tool in self.allow):
+        if self.allow_all or decided == "allow":
             return "allow"
         return None
 
     def choose(
-        self, tool: str | None, options: Sequence[PermissionOption]
+        self,
+        tool: str | None,
+        options: Sequence[PermissionOption],
+        arguments: Mapping[str, object] | None = None,
     ) -> PermissionOption | None:
         """The option to select for a call of ``tool``, or None when the policy has no say.
 
@@ -147,8 +162,9 @@ class PermissionPolicy:
             tool: The tool's name (None: unknown; only ``allow_all`` covers it).
             options: The request's options; the one of kind ``allow_once`` or ``reject_once``
                 is chosen (None when the request offers no such option).
+            arguments: The call's arguments (``rawInput``), for pattern rules.
         """
-        decision = self.decide(tool or None)
+        decision = self.decide(tool or None, arguments)
         if decision is None:
             return None
         kind = "allow_once" if decision == "allow" else "reject_once"
@@ -188,7 +204,9 @@ class PermissionAsk:
         """The option ``policy`` picks, or None: it has no say, or the request is protected."""
         if self.protected:
             return None
-        return policy.choose(self.tool, self.params.options)
+        raw = self.params.tool_call.raw_input
+        arguments = raw if isinstance(raw, dict) else {}
+        return policy.choose(self.tool, self.params.options, arguments)
 
     def question(self) -> str:
         r"""The prompt's text: the tool, the call's title and its whole arguments.
@@ -235,6 +253,22 @@ class ToolNames:
 def is_mcp_tool(name: str) -> bool:
     """``name`` has the form of an MCP tool's name (``mcp__SERVER__TOOL``)."""
     return len(name) <= MCP_NAME_CHARS and MCP_TOOL.fullmatch(name) is not None
+
+
+def check_rule(text: str) -> str:
+    """``text`` as a rule (``TOOL`` or ``TOOL:PATTERN``) of a known tool, normalized.
+
+    Raises:
+        PolicyError: It cannot be read, or its tool is not known (``check_tool_name``).
+    """
+    if ":" not in text:
+        return check_tool_name(text)
+    try:
+        rule = parse_rule(text)
+    except RuleError as exc:
+        raise PolicyError(str(exc)) from None
+    check_tool_name(rule.tool)
+    return rule.text
 
 
 def check_tool_name(name: str) -> str:
