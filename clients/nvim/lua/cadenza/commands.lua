@@ -315,6 +315,9 @@ function M.create()
     end,
     desc = "Cadenza: show the last turn's changes, or keep or undo all of them",
   })
+  define("CadenzaPermissions", function()
+    require("cadenza.permissions").run()
+  end, { nargs = 0, desc = "Cadenza: list the rules that answer permission prompts; revoke one" })
   define("CadenzaLog", function(o)
     require("cadenza.log").open(o.bang)
   end, { nargs = 0, bang = true, desc = "Cadenza: show the log (! the LSP log with the server's stderr)" })
