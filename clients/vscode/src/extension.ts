@@ -15,6 +15,7 @@ import { PANEL_VIEW_ID, PanelProvider } from "./panel";
 import { handlePanelMessage } from "./panelMessages";
 import type { SessionProgress } from "./progress";
 import { installIntel } from "./intel";
+import { managePermissions } from "./managePermissions";
 import { Closings } from "./notices";
 import { askUser, requestPermission, waitingHuman, type PromptHost } from "./prompts";
 import { ASK_USER, REQUEST_PERMISSION, SESSION_UPDATE, WAITING_HUMAN, type SessionUpdateParams } from "./protocol";
@@ -89,6 +90,9 @@ class Cadenza implements vscode.Disposable, ExtensionHost {
         this.changed();
       }),
       vscode.commands.registerCommand("cadenza.newSession", () => this.chat.newSession()),
+      vscode.commands.registerCommand("cadenza.managePermissions", () =>
+        managePermissions((command, argument) => this.execute(command, argument), vscode.workspace.workspaceFolders?.[0]?.uri.toString()),
+      ),
     );
     this.updateStatus();
   }

@@ -36,6 +36,25 @@ export const LIST_MODELS = "cadenza.listModels";
 export const PULL_MODEL = "cadenza.pullModel";
 /** `cadenza.listCommands {rootUri?}` → `{commands: SlashCommand[]}`. */
 export const LIST_COMMANDS = "cadenza.listCommands";
+/** `cadenza.listPermissions {rootUri?}` → `PermissionsResult`: the rules that answer prompts. */
+export const LIST_PERMISSIONS = "cadenza.listPermissions";
+/** `cadenza.revokePermission {rule, decision, rootUri?}` → `{revoked}`: a remembered rule forgotten. */
+export const REVOKE_PERMISSION = "cadenza.revokePermission";
+
+/** One rule: `TOOL` or `TOOL:PATTERN` (e.g. `run_command:pytest *`). */
+export interface PermissionRule {
+  rule: string;
+  decision: "allow" | "deny";
+  /** `user`: the person's cadenza.toml; `workspace`: an "always" answer remembered for it. */
+  source: "user" | "workspace";
+  revocable: boolean;
+}
+
+export interface PermissionsResult {
+  rules?: PermissionRule[];
+  /** The path of the person's cadenza.toml. */
+  userConfig?: string;
+}
 
 export const SESSION_UPDATE = "cadenza/sessionUpdate";
 export const ASK_USER = "cadenza/askUser";

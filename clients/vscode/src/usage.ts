@@ -172,9 +172,19 @@ export interface Meter {
   level: "normal" | "high" | "full";
 }
 
-/** The context meter beside the input; undefined before the conversation's first reported request. */
-export function contextMeter(use: ContextUse | undefined): Meter | undefined {
-  if (!use) return undefined;
+/**
+ * The context meter beside the input: undefined without a session; "context —" while a session
+ * exists but no request reported its tokens yet.
+ */
+export function contextMeter(use: ContextUse | undefined, session = false): Meter | undefined {
+  if (!use) {
+    if (!session) return undefined;
+    return {
+      text: "context \u2014",
+      title: "Context in use: known after the model's first reply in this conversation.",
+      level: "normal",
+    };
+  }
   const used = use.used.toLocaleString("en-US");
   if (!use.size) {
     return {

@@ -38,6 +38,7 @@ export const window = {
   showQuickPick: async (..._args: unknown[]): Promise<unknown> => undefined,
   showInformationMessage: async (..._args: unknown[]): Promise<string | undefined> => undefined,
   showWarningMessage: async (..._args: unknown[]): Promise<string | undefined> => undefined,
+  showErrorMessage: async (..._args: unknown[]): Promise<string | undefined> => undefined,
 };
 
 export const workspace = {

@@ -82,7 +82,7 @@ export class Composer {
   /** The pickers, the line that says where the next message goes, and the context meter. */
   update(chat: ChatState | undefined, target: Target): void {
     if (!chat) return;
-    this.showMeter(target.context);
+    this.showMeter(target.context, Boolean(target.task));
     const fallbackModel = target.model || chat.models[0]?.id || "the server's default";
     const models: [string, string][] = [["", `Model: ${fallbackModel}`], ...chat.models.map((m): [string, string] => [m.id, m.label]), ["other", "Other model…"]];
     fill(this.modelPick, models, chat.model);
@@ -109,8 +109,8 @@ export class Composer {
     }
   }
 
-  private showMeter(use: ContextUse | undefined): void {
-    const meter = contextMeter(use);
+  private showMeter(use: ContextUse | undefined, session: boolean): void {
+    const meter = contextMeter(use, session);
     this.meter.hidden = !meter;
     if (!meter) return;
     this.meter.className = `meter ${meter.level}`;

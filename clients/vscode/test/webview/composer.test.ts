@@ -56,4 +56,15 @@ describe("the context meter beside the input", () => {
     expect((meter().querySelector(".meter-bar") as HTMLElement).hidden).toBe(true);
     expect(meter().hasAttribute("aria-valuenow")).toBe(false);
   });
+
+  it("shows \"context —\" while a session exists and no reply reported its tokens yet", () => {
+    const c = composer();
+    c.update(CHAT, { task: "t", state: "running" });
+    expect(meter().hidden).toBe(false);
+    expect(meter().querySelector(".meter-text")?.textContent).toBe("context \u2014");
+    expect((meter().querySelector(".meter-bar") as HTMLElement).hidden).toBe(true);
+    expect(meter().title).toMatch(/first reply/);
+    c.update(CHAT, {});
+    expect(meter().hidden).toBe(true);
+  });
 });
