@@ -12,7 +12,7 @@ from acp.schema import (
     TextContentBlock,
 )
 
-from cadenza.acp.permissions import permission_answer, permission_options
+from cadenza.acp.permissions import permission_answer, permission_options, request_options
 from cadenza.acp.turns import acp_stop_reason, final_message, prompt_text
 from cadenza.acp.updates import UpdateMapper, first_sentence, replay_updates
 from cadenza.engine.events import (
@@ -24,10 +24,11 @@ from cadenza.engine.events import (
     ToolCallStarted,
     WorkspaceWaited,
 )
-from cadenza.engine.permissions import PermissionAnswer
+from cadenza.engine.permissions import PermissionAnswer, PermissionRequest
 from cadenza.engine.transcript import EventRecord, MessageRecord, SessionStartRecord
 from cadenza.engine.workflows import load_catalog
 from cadenza.messages import AssistantMessage, UserMessage
+from cadenza.permission_rules import suggest_rule
 
 
 def dump(update: object) -> dict:
@@ -79,6 +80,38 @@ def test_permission_options_and_answers() -> None:
     )
     assert answer(AllowedOutcome(outcome="selected", option_id="bogus")).outcome == "cancelled"
     assert answer(DeniedOutcome(outcome="cancelled")).outcome == "cancelled"
+
+
+def test_the_pattern_option_is_offered_and_read_for_a_command() -> None:
+    command = {"command": "pytest -q"}
+    request = PermissionRequest(
+        tool_call_id="c1",
+        name="run_command",
+        title="running `pytest -q`",
+        kind="execute",
+        raw_input='{"command": "pytest -q"}',
+        suggested=suggest_rule("run_command", command),
+    )
+    assert [(o.option_id, o.kind, o.name) for o in request_options(request)][:2] == [
+        ("allow_once", "allow_once", "Allow once"),
+        ("allow_pattern", "allow_always", "Always allow `pytest …` in this workspace"),
+    ]
+    chosen = RequestPermissionResponse(
+        outcome=AllowedOutcome(outcome="selected", option_id="allow_pattern")
+    )
+    assert permission_answer(chosen, pattern_offered=True) == PermissionAnswer(
+        outcome="selected", option="allow_always", pattern=True
+    )
+    assert permission_answer(chosen).outcome == "cancelled"  # not offered: unknown
+    plain = PermissionRequest(
+        tool_call_id="c2", name="delete_file", title="deleting x", kind="delete", raw_input="{}"
+    )
+    assert [o.option_id for o in request_options(plain)] == [
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+    ]
 
 
 def test_finished_call_keeps_its_diff(tmp_path: Path) -> None:

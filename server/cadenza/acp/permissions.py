@@ -1,6 +1,8 @@
 """Permission prompts over ACP: ``session/request_permission`` with ACP's four options.
 
-The option id is the option kind; the client's outcome maps to the engine's
+The option id is the option kind; a command the person may allow by its program also gets
+``allow_pattern`` ("Always allow `pytest …` in this workspace", kind ``allow_always``) after
+"Allow once"; the client's outcome maps to the engine's
 ``PermissionAnswer``. An error or a malformed answer counts as dismissed.
 """
 
@@ -20,6 +22,7 @@ from pydantic import ValidationError
 
 from cadenza.engine.permissions import (
     OPTION_NAMES,
+    PATTERN_OPTION,
     PermissionAnswer,
     PermissionOptionKind,
     PermissionRequest,
@@ -48,10 +51,25 @@ def permission_options(
     return [PermissionOption(option_id=kind, name=OPTION_NAMES[kind], kind=kind) for kind in kinds]
 
 
-def permission_answer(response: RequestPermissionResponse) -> PermissionAnswer:
+def request_options(request: PermissionRequest) -> list[PermissionOption]:
+    """The request's options: ``allow_pattern`` after "Allow once" when it is offered."""
+    options = permission_options(request.options)
+    name = request.pattern_option_name
+    if name is not None:
+        options.insert(
+            1, PermissionOption(option_id=PATTERN_OPTION, name=name, kind="allow_always")
+        )
+    return options
+
+
+def permission_answer(
+    response: RequestPermissionResponse, *, pattern_offered: bool = False
+) -> PermissionAnswer:
     """The engine's answer for the client's outcome (an unknown option is a dismissal)."""
     outcome = response.outcome
     if isinstance(outcome, AllowedOutcome):
+        if pattern_offered and outcome.option_id == PATTERN_OPTION:
+            return PermissionAnswer(outcome="selected", option="allow_always", pattern=True)
         for kind in OPTION_KINDS:
             if outcome.option_id == kind:
                 return PermissionAnswer(outcome="selected", option=kind)
@@ -72,7 +90,7 @@ async def ask_permission(
     )
     try:
         response = await client.request_permission(
-            session_id=session_id, tool_call=tool_call, options=permission_options(request.options)
+            session_id=session_id, tool_call=tool_call, options=request_options(request)
         )
     except RequestError as exc:
         log.warning("session %s: permission request failed: %s", session_id, exc)
@@ -82,7 +100,7 @@ async def ask_permission(
             "session %s: malformed permission answer, treated as dismissed: %s", session_id, exc
         )
         return PermissionAnswer(outcome="cancelled")
-    answer = permission_answer(response)
+    answer = permission_answer(response, pattern_offered=request.pattern_option_name is not None)
     if answer.option is not None and answer.option not in request.options:
         log.warning("permission option %r was not offered: treated as dismissed", answer.option)
         return PermissionAnswer(outcome="cancelled")
