@@ -15,7 +15,10 @@ import pytest
 
 from cadenza.doctor import check_editors, check_language_servers
 from cadenza.intel.servers import find_servers
+from cadenza.providers.hardware import Hardware, total_memory
+from cadenza.providers.llama_command import usable_cores
 from cadenza.providers.models import model_path
+from cadenza.providers.recommend import recommend
 
 
 def doctor(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -43,6 +46,12 @@ def test_a_missing_model_and_llama_server_fail_with_fix_lines(tmp_path: Path) ->
     assert lines[llama].split()[0] == "MISSING" and "is not a file" in lines[llama]
     assert lines[llama + 1].strip().startswith("fix: pip install")
     assert lines[-1] == "not ready: local model qwen2.5-coder-1.5b, llama-server"
+    # The model this machine runs well is named with its pull command, and never pulled.
+    best = recommend(Hardware(memory=total_memory(), cores=usable_cores()), 8192).name
+    advice = next(line for line in lines if "model for this machine:" in line)
+    assert advice.split()[0] == "ok"
+    assert f"this machine can run {best}; pull it with `cadenza models pull {best}`." in advice
+    assert not (tmp_path / "models").exists()
 
 
 def test_a_hosted_model_makes_the_local_model_optional(tmp_path: Path) -> None:

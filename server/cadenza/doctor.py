@@ -4,7 +4,9 @@ Required (the exit status is 1 when one fails): the default local model pulled a
 a GGUF file and llama-server runnable (both optional when the configured model is a hosted
 one: the first line then names it), a Python language server. Optional (reported, never
 failing): the JavaScript/TypeScript language server, chromium for ``browse_interactive``, the
-editor clients (the VS Code extension built in a source checkout, Neovim installed).
+editor clients (the VS Code extension built in a source checkout, Neovim installed). Last, the
+largest local model this machine runs well (``providers.recommend``), and why: named, never
+downloaded.
 """
 
 from __future__ import annotations
@@ -16,14 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from cadenza.config import DEFAULT_LOCAL_MODEL, ConfigError, load_config
+from cadenza.config import DEFAULT_LOCAL_MODEL, CadenzaConfig, ConfigError, load_config
 from cadenza.config.browser import INSTALL_HINT, find_chromium
 from cadenza.host.trust import folder_trust
 from cadenza.intel.servers import PYTHON_SERVERS, TYPESCRIPT_SERVER, find_servers
+from cadenza.providers.hardware import Hardware, read_hardware
 from cadenza.providers.llama_command import LlamaServerError, find_binary
 from cadenza.providers.model_catalog import ModelError
 from cadenza.providers.model_sources import CATALOG_ENV, catalog_path, load_catalog
 from cadenza.providers.models import model_path, models_dir
+from cadenza.providers.recommend import recommend
 
 RUN_TIMEOUT_S = 30.0
 """Seconds a program may take to print its version."""
@@ -168,6 +172,36 @@ def check_editors(checkout: Path = CHECKOUT) -> list[Check]:
     return checks
 
 
+def check_recommendation(hardware: Hardware | None = None, context: int | None = None) -> Check:
+    """The largest Qwen2.5-Coder model this machine runs well: what to pull, and why.
+
+    Args:
+        hardware: The machine's reading (default: ``read_hardware()``).
+        context: The context size (tokens; default: the settings').
+    """
+    reading = hardware or read_hardware()
+    choice = recommend(reading, context or _context_size())
+    try:
+        pulled = model_path(choice.name) is not None
+    except ModelError:
+        pulled = False  # a Hub reference: pulled under its file's name
+    if pulled:
+        detail = f"this machine can run {choice.name}, and it is pulled ({choice.model}). "
+    else:
+        detail = (
+            f"this machine can run {choice.name}; pull it with "
+            f"`cadenza models pull {choice.name}`. "
+        )
+    return Check("model for this machine", True, detail + choice.why, required=False)
+
+
+def _context_size() -> int:
+    try:
+        return load_config(None, [], trusted=False).context_size
+    except ConfigError:
+        return CadenzaConfig().context_size
+
+
 CHECKS: tuple[Callable[[], Check | list[Check]], ...] = (
     check_catalog,
     check_model,
@@ -175,6 +209,7 @@ CHECKS: tuple[Callable[[], Check | list[Check]], ...] = (
     check_language_servers,
     check_chromium,
     check_editors,
+    check_recommendation,
 )
 
 

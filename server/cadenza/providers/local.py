@@ -19,6 +19,8 @@ import anyio
 from cadenza.config import CadenzaConfig
 from cadenza.messages import AssistantReply
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
+from cadenza.providers.hardware import list_devices
+from cadenza.providers.hub import gguf_size
 from cadenza.providers.infill import InfillClient
 from cadenza.providers.llama_command import AGENT_SLOT, COMPLETION_SLOT, LlamaServerError
 from cadenza.providers.llama_server import LlamaServer
@@ -27,6 +29,7 @@ from cadenza.providers.model_sources import known_models
 from cadenza.providers.models import model_path
 from cadenza.providers.openai import OpenAIProvider
 from cadenza.providers.prompt_cache import SlotCache, cache_folder, file_identity
+from cadenza.providers.recommend import offload_args
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +116,8 @@ class LocalProvider:
                 await self._shutdown()
             path = self._resolve_model()
             folder = _usable_folder(cache_folder(path))
-            extra = ("--slot-save-path", str(folder)) if folder else ()
+            extra: tuple[str, ...] = ("--slot-save-path", str(folder)) if folder else ()
+            extra += await anyio.to_thread.run_sync(_gpu_offload, path, self._config.context_size)
             try:
                 server = await LlamaServer.start(
                     path, ctx_size=self._config.context_size, extra_args=extra
@@ -238,3 +242,15 @@ def _usable_folder(folder: Path | None) -> Path | None:
         log.warning("no prompt cache across processes: cannot create %s: %s", folder, exc)
         return None
     return folder
+
+
+def _gpu_offload(path: Path, context: int) -> tuple[str, ...]:
+    """``-ngl`` for llama-server when an accelerator holds the whole model with its context."""
+    try:
+        size = gguf_size(path)
+    except OSError:
+        return ()
+    args = offload_args(size, context, list_devices())
+    if args:
+        log.info("llama-server: every layer of %s on the GPU (%s)", path.name, " ".join(args))
+    return args
