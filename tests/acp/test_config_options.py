@@ -136,3 +136,28 @@ async def test_usage_update_carries_the_session_cost_when_reported(
         {"amount": 0.75, "currency": "USD"},  # cumulative, as ACP says
     ]
     assert usages[-1]["size"] > 0
+
+
+async def test_the_model_selector_offers_ollamas_models_and_one_runs_the_next_turn(
+    start: Start, fake: FakeOpenAI, workspace: Path
+) -> None:
+    with FakeOpenAI(models=["qwen2.5-coder:7b"]) as ollama:
+        host = f"127.0.0.1:{ollama.port}"
+        agent = await start(extra_env={"OLLAMA_HOST": host})
+        session = await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])
+        sid = session.session_id
+        model = options_by_id(session.config_options)["model"]
+        offered = {o.value: o.name for o in model.options}
+        assert offered["ollama/qwen2.5-coder:7b"] == f"qwen2.5-coder:7b (Ollama at {host})"
+        assert "local/qwen2.5-coder-1.5b" in offered
+
+        fake.script(text("one"))
+        await asyncio.wait_for(agent.conn.prompt(session_id=sid, prompt=[text_block("hi")]), WAIT_S)
+        await agent.conn.set_config_option(
+            config_id="model", session_id=sid, value="ollama/qwen2.5-coder:7b"
+        )
+        ollama.script(text("two"))
+        await asyncio.wait_for(
+            agent.conn.prompt(session_id=sid, prompt=[text_block("again")]), WAIT_S
+        )
+        assert [r["model"] for r in ollama.requests] == ["qwen2.5-coder:7b"]

@@ -39,7 +39,13 @@ async def test_list_models_offers_the_default_local_and_the_sessions_choice(
     assert ids[:2] == ["openai/test", "openai/bigger"]
     assert listed["current"] == {"model": "openai/test", "workflow": "default"}
     hosted = listed["models"][0]
-    assert hosted == {"id": "openai/test", "label": "test (openai)", "local": False, "pulled": None}
+    assert hosted == {
+        "id": "openai/test",
+        "label": "test (openai)",
+        "local": False,
+        "pulled": None,
+        "where": "openai",
+    }
     local = [m for m in listed["models"] if m["local"]]
     assert "local/smollm2-135m" in [m["id"] for m in local]
     assert all(m["pulled"] is False for m in local)  # this server's models folder is empty

@@ -5,6 +5,8 @@ with a non-streaming JSON body gets the next scripted reply. Every request body 
 so tests can assert the conversation the agent sent (each ``tool_call`` followed by its
 ``tool`` message). A reply may instead be an HTTP error status (with ``Retry-After: 0`` so the
 provider's retries are immediate) or be held back for a while (to cancel a waiting session).
+It also lists its ``models`` as Ollama (``GET /api/tags``) and OpenAI-compatible servers such as
+LM Studio (``GET /v1/models``) do.
 """
 
 from __future__ import annotations
@@ -92,7 +94,8 @@ EXHAUSTED = Reply(content="(the fake model's script is exhausted)")
 class FakeOpenAI:
     """The server; use as a context manager or call ``start``/``stop``."""
 
-    def __init__(self, script: list[Reply] | None = None) -> None:
+    def __init__(self, script: list[Reply] | None = None, models: list[str] | None = None) -> None:
+        self.models = list(models or [])
         self._lock = threading.Lock()
         self._script: list[Reply] = list(script or [])
         self._stopping = threading.Event()
@@ -141,10 +144,23 @@ class FakeOpenAI:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    def listing(self, path: str) -> tuple[int, dict[str, Any]]:
+        """The answer to ``GET path``: the models as Ollama or an OpenAI-compatible server."""
+        route = path.split("?", 1)[0].rstrip("/")
+        if route == "/api/tags":
+            return 200, {"models": [{"name": m, "model": m} for m in self.models]}
+        if route == "/v1/models":
+            listed = [{"id": m, "object": "model", "owned_by": "me"} for m in self.models]
+            return 200, {"object": "list", "data": listed}
+        return 404, {"error": {"message": f"no route {path}"}}
+
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                self._send(*fake.listing(self.path))
+
             def do_POST(self) -> None:
                 if self.path.rstrip("/") != "/v1/chat/completions":
                     self._send(404, {"error": {"message": f"no route {self.path}"}})

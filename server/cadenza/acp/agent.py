@@ -141,7 +141,9 @@ class CadenzaAgent:
         unprompted.remember(live.session_id, root, live.workflow.name)
         self._announce_commands(live)
         return NewSessionResponse(
-            session_id=live.session_id, modes=self._modes(live), config_options=config_options(live)
+            session_id=live.session_id,
+            modes=self._modes(live),
+            config_options=await config_options(live),
         )
 
     @staticmethod
@@ -238,7 +240,7 @@ class CadenzaAgent:
         """Set the model or the mode of the session's next turns; answer every option."""
         live = self._live(session_id)
         set_option(live, config_id, value, providers=self._providers, choices=self._choices)
-        return SetSessionConfigOptionResponse(config_options=config_options(live))
+        return SetSessionConfigOptionResponse(config_options=await config_options(live))
 
     async def prompt(
         self, prompt: list[PromptBlock], session_id: str, **kwargs: Any
@@ -346,7 +348,7 @@ class CadenzaAgent:
             created = unprompted.recall(session_id)
             if created is None:
                 raise _error(str(exc)) from None
-            return self._load_unprompted(session_id, created, folder, mcp_servers)
+            return await self._load_unprompted(session_id, created, folder, mcp_servers)
         root = session_root(session_id, Path(restored.start.root), folder)
         live = self._sessions.get(session_id)
         if live is None:
@@ -360,9 +362,11 @@ class CadenzaAgent:
             live.editor.stream.send(update)
         await live.editor.stream.flush()
         self._announce_commands(live)
-        return LoadSessionResponse(modes=self._modes(live), config_options=config_options(live))
+        return LoadSessionResponse(
+            modes=self._modes(live), config_options=await config_options(live)
+        )
 
-    def _load_unprompted(
+    async def _load_unprompted(
         self,
         session_id: str,
         created: unprompted.Unprompted,
@@ -376,7 +380,9 @@ class CadenzaAgent:
             live = self._new_live(session_id, root, created.workflow)
             live.take_mcp_servers(mcp_servers or [])
         self._announce_commands(live)
-        return LoadSessionResponse(modes=self._modes(live), config_options=config_options(live))
+        return LoadSessionResponse(
+            modes=self._modes(live), config_options=await config_options(live)
+        )
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Cadenza's extension methods (the SDK strips the leading ``_``): ``steerSession``."""

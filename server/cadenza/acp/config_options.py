@@ -28,16 +28,17 @@ from cadenza.host.choices import SessionChoices
 from cadenza.host.commands import slash_commands
 from cadenza.host.errors import SetupError
 from cadenza.host.providers import ProviderPool
+from cadenza.providers.served import served_models
 
 MODEL = "model"
 MODE = "mode"
 
 
-def config_options(
+async def config_options(
     live: AcpSession,
 ) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
-    """The session's options now: its model and its mode (workflow)."""
-    models = model_choices(live.config, live.model)
+    """The session's options now: its model (its servers' too: Ollama, ...) and its mode."""
+    models = model_choices(live.config, live.model, await served_models(live.config))
     workflows = sorted(
         workflow_choices(live.root), key=lambda w: (w.name != DEFAULT_WORKFLOW, w.name)
     )

@@ -1,14 +1,16 @@
 """What a person can pick for a session: models and workflows, as both faces' pickers list them.
 
 Models: the configured default, the names listed in the ``models`` setting, the session's own
-(current) model, and every known local model (pinned, or from the catalog file) with whether it
-is pulled (``cadenza models pull``); hosted models have no ``pulled``. Workflows: the built-in
-ones and the workspace's.
+(current) model, the models the person's own servers have (Ollama, LM Studio, ...:
+``providers.served``), and every known local model (pinned, from the Hub, or from the catalog
+file) with whether it is pulled (``cadenza models pull``); other models have no ``pulled``. Each
+says where it runs. Workflows: the built-in ones and the workspace's.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,8 +20,10 @@ from cadenza.providers.model_catalog import MODELS, ModelError, ModelSpec
 from cadenza.providers.model_sources import known_models
 from cadenza.providers.models import model_path
 from cadenza.providers.registry import resolve_model_name, split_model_name
+from cadenza.providers.served import ServedModel
 
 LOCAL = "local"
+EMBEDDED = "this machine (embedded llama.cpp)"
 log = logging.getLogger(__name__)
 
 
@@ -31,13 +35,16 @@ class ModelChoice:
         id: ``PROVIDER/MODEL``.
         label: What the picker shows.
         local: Served by the embedded llama.cpp (``local/…``).
-        pulled: For a pinned local model, whether its file is here; None for hosted ones.
+        pulled: For a known local model, whether its file is here; None for the others.
+        where: Where it runs: the embedded server, a server of the person's
+            (``Ollama at 127.0.0.1:11434``), or the provider's name.
     """
 
     id: str
     label: str
     local: bool
     pulled: bool | None
+    where: str
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,8 +60,16 @@ def default_model(config: CadenzaConfig) -> str:
     return resolve_model_name(None, config)
 
 
-def model_choices(config: CadenzaConfig, current: str | None = None) -> list[ModelChoice]:
-    """The models to offer, the default first, each once."""
+def model_choices(
+    config: CadenzaConfig, current: str | None = None, served: Sequence[ServedModel] = ()
+) -> list[ModelChoice]:
+    """The models to offer, the default first, each once.
+
+    Args:
+        config: The settings (default model, ``models``).
+        current: The session's own model.
+        served: What the person's servers have (``providers.served.served_models``).
+    """
     names: list[str] = []
     for name in (default_model(config), current, *config.models):
         if name is None:
@@ -63,9 +78,11 @@ def model_choices(config: CadenzaConfig, current: str | None = None) -> list[Mod
             names.append(resolve_model_name(name, config))
         except ConfigError:
             continue  # a malformed name in the settings: the settings warn about it
+    wheres = {m.id: m.where for m in served}
+    names += list(wheres)
     local = _local_models()
     names += [f"{LOCAL}/{name}" for name in local]
-    return [_choice(name, local) for name in dict.fromkeys(names)]
+    return [_choice(name, local, wheres) for name in dict.fromkeys(names)]
 
 
 def _local_models() -> dict[str, ModelSpec]:
@@ -80,14 +97,17 @@ def _local_models() -> dict[str, ModelSpec]:
         return dict(MODELS)
 
 
-def _choice(name: str, local: dict[str, ModelSpec]) -> ModelChoice:
+def _choice(name: str, local: dict[str, ModelSpec], wheres: dict[str, str]) -> ModelChoice:
     provider, model = split_model_name(name)
     if provider != LOCAL:
-        return ModelChoice(id=name, label=f"{model} ({provider})", local=False, pulled=None)
+        where = wheres.get(name, provider)
+        return ModelChoice(
+            id=name, label=f"{model} ({where})", local=False, pulled=None, where=where
+        )
     spec = local.get(model)
     pulled = None if spec is None else model_path(spec) is not None
     label = f"{model} (local)" if spec is None else f"{model} (local: {spec.description})"
-    return ModelChoice(id=name, label=label, local=True, pulled=pulled)
+    return ModelChoice(id=name, label=label, local=True, pulled=pulled, where=EMBEDDED)
 
 
 def workflow_choices(root: Path) -> list[WorkflowChoice]:

@@ -66,9 +66,10 @@ def _root(ls: LanguageServer, command: str, root_uri: str | None) -> Path | None
         return None  # no folder open: the built-in workflows only
 
 
-def list_models(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
+async def list_models(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     """``cadenza.listModels {sessionId?, rootUri?}`` → ``{models, workflows, current}``."""
     from cadenza.host.catalog import default_model, model_choices, workflow_choices
+    from cadenza.providers.served import served_models
 
     args: ListModelsArgs = _parsed(LIST_MODELS, ListModelsArgs, arguments)
     manager = _sessions(ls)
@@ -82,10 +83,11 @@ def list_models(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
         except SessionRequestFailed as exc:
             raise _failed(str(exc)) from None
         current = (model, workflow)
+    served = await served_models(manager.config)
     return ListModelsResult(
         models=[
-            ModelItem(id=m.id, label=m.label, local=m.local, pulled=m.pulled)
-            for m in model_choices(manager.config, current[0])
+            ModelItem(id=m.id, label=m.label, local=m.local, pulled=m.pulled, where=m.where)
+            for m in model_choices(manager.config, current[0], served)
         ],
         workflows=[
             WorkflowItem(name=w.name, description=w.description)
@@ -113,13 +115,14 @@ async def pull_model(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     """``cadenza.pullModel {model}`` (progress on ``workDoneToken``) → ``{model}``."""
     from cadenza.lsp.capabilities import ClientFeatures
     from cadenza.lsp.progress import SessionProgress
+    from cadenza.providers.hub import is_hub_ref
     from cadenza.providers.model_catalog import ModelError
     from cadenza.providers.model_sources import get_spec
-    from cadenza.providers.models import pull
+    from cadenza.providers.models import pull_named
 
     args: PullModelArgs = _parsed(PULL_MODEL, PullModelArgs, arguments)
     try:
-        spec = get_spec(args.model)
+        label = args.model if is_hub_ref(args.model) else get_spec(args.model).name
     except ModelError as exc:
         raise _failed(str(exc)) from None
     features = ClientFeatures.of(ls.client_capabilities)
@@ -127,24 +130,24 @@ async def pull_model(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
         ls,
         client_token=command_work_done_token(),
         may_create=features.work_done_progress,
-        message=f"pulling {spec.name}",
+        message=f"pulling {label}",
     )
     loop = asyncio.get_running_loop()
 
     def report(event: PullProgress) -> None:
         if progress is not None:
-            loop.call_soon_threadsafe(progress.report, _described(spec.name, event))
+            loop.call_soon_threadsafe(progress.report, _described(label, event))
 
     try:
-        await asyncio.to_thread(pull, spec, progress=report)
+        name, _ = await asyncio.to_thread(pull_named, args.model, progress=report)
     except ModelError as exc:
         if progress is not None:
-            progress.end(f"{spec.name} was not pulled")
-        raise _failed(f"{spec.name} was not pulled: {exc}") from None
+            progress.end(f"{label} was not pulled")
+        raise _failed(f"{label} was not pulled: {exc}") from None
     if progress is not None:
-        progress.end(f"{spec.name} is ready")
-    log.info("model %s pulled", spec.name)
-    return PullModelResult(model=f"local/{spec.name}").wire()
+        progress.end(f"{name} is ready")
+    log.info("model %s pulled", name)
+    return PullModelResult(model=f"local/{name}").wire()
 
 
 def _described(name: str, event: PullProgress) -> str:
@@ -155,6 +158,8 @@ def _described(name: str, event: PullProgress) -> str:
         return f"{name}: downloading part {event.part}/{event.parts} ({done})"
     if event.phase == "assemble":
         return f"{name}: assembling part {event.part}/{event.parts} ({done})"
+    if event.phase == "verify":
+        return f"{name}: checking part {event.part}/{event.parts} ({done})"
     return f"{name}: verified"
 
 

@@ -84,6 +84,16 @@ def _base_url(provider: str, preset: Preset | None, options: ProviderOptions) ->
     return url
 
 
+def provider_base_url(provider: str, config: CadenzaConfig) -> str:
+    """The base URL a model of ``provider`` is called at (the same precedence as a session's).
+
+    Raises:
+        ConfigError: The provider is unknown and has no ``base_url``.
+    """
+    options = config.providers.get(provider) or ProviderOptions()
+    return _base_url(provider, PRESETS.get(provider), options)
+
+
 def _retry(options: ProviderOptions) -> RetryPolicy:
     return RetryPolicy(attempts=options.attempts) if options.attempts else RetryPolicy()
 

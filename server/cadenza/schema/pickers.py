@@ -15,12 +15,17 @@ class ListModelsArgs(SparseWireModel):
 
 
 class ModelItem(WireModel):
-    """``{id, label, local, pulled}``; ``pulled`` is null for hosted models."""
+    """``{id, label, local, pulled, where}``.
+
+    ``pulled`` is null but for known local models; ``where`` says where the model runs
+    (``Ollama at 127.0.0.1:11434``).
+    """
 
     id: str
     label: str
     local: bool
     pulled: bool | None
+    where: str = ""
 
 
 class WorkflowItem(WireModel):
@@ -46,7 +51,7 @@ class ListModelsResult(WireModel):
 
 
 class PullModelArgs(WireModel):
-    """``{model}``: ``local/NAME`` or ``NAME`` of a pinned local model."""
+    """``{model}``: ``local/NAME`` or ``NAME`` of a known local model, or ``hf:ORG/REPO[:…]``."""
 
     model: str = Field(min_length=1, max_length=200)
 
