@@ -12,12 +12,13 @@
 # panel.test.mjs (the notifications and the view as used all day: progress gone before the end,
 # the one-line finish summary, wide code, the context meter; the README's side bar screenshot),
 # intel.test.mjs (the editor's code intelligence for the agent), pull-model.test.mjs (a missing
-# local model, Pull model from a loopback download host), local-model.test.mjs (nothing
-# configured, the embedded llama.cpp model), workspace-settings.test.mjs (a workspace's
-# .vscode/settings.json, written by the model, cannot widen permissions), queue.test.mjs
-# (messages queued, removed and steered while a turn runs; the plan as a checklist) and
-# permissions.test.mjs ("Always allow `touch …` in this workspace", Manage Permissions, the
-# context meter before and after the first reply). Screenshots and logs
+# local model, Pull model from a loopback download host), models.test.mjs (the person's Ollama
+# models in the model picker), local-model.test.mjs (nothing configured, the embedded llama.cpp
+# model), workspace-settings.test.mjs (a workspace's .vscode/settings.json, written by the
+# model, cannot widen permissions), queue.test.mjs (messages queued, removed and steered while
+# a turn runs; the plan as a checklist) and permissions.test.mjs ("Always allow `touch …` in
+# this workspace", Manage Permissions, the context meter before and after the first reply).
+# Screenshots and logs
 # go to test-artifacts/vscode/. Exits non-zero when any step fails: nothing is skipped.
 #
 # Usage: bash scripts/vscode-e2e.sh        (CADENZA_PYTHON=/path/to/python to pick the server's venv)
@@ -102,7 +103,7 @@ status=0
     CODE_SERVER="$code_server_dir/node_modules/.bin/code-server" \
     CADENZA_VSIX="$repo/clients/vscode/dist/cadenza.vsix" \
     CADENZA_VSCODE_LOCAL_MODEL="$local_model" \
-    timeout --kill-after=10 1800 node --test --test-concurrency=1 e2e.test.mjs conversation.test.mjs panel.test.mjs intel.test.mjs pull-model.test.mjs local-model.test.mjs \
+    timeout --kill-after=10 1800 node --test --test-concurrency=1 e2e.test.mjs conversation.test.mjs panel.test.mjs intel.test.mjs pull-model.test.mjs models.test.mjs local-model.test.mjs \
       workspace-settings.test.mjs queue.test.mjs permissions.test.mjs
 ) || status=$?
 say "done (exit status $status); screenshots in test-artifacts/vscode/"

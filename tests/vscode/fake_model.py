@@ -11,7 +11,8 @@ test driver (Node) scripts the model between scenarios:
 - ``POST /reset`` forgets the script and the requests.
 
 It stops on SIGTERM/SIGINT or when its stdin closes (so a killed driver never leaves it behind).
-Usage: ``python tests/vscode/fake_model.py`` from anywhere.
+Usage: ``python tests/vscode/fake_model.py [MODEL...]`` from anywhere; the MODELs are what it
+lists as an Ollama (``GET /api/tags``) or an OpenAI-compatible server (``GET /v1/models``) would.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def main() -> int:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    with FakeOpenAI() as fake:
+    with FakeOpenAI(models=sys.argv[1:]) as fake:
         control = control_server(fake)
         threading.Thread(target=control.serve_forever, daemon=True).start()
         port = control.server_address[1]

@@ -10,9 +10,10 @@ import { startGroup, tail, waitFor } from "./harness.mjs";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 
-/** Start fake_model.py; resolves once it printed where it listens. */
-export async function startFakeModel(env, logFile) {
-  const child = startGroup(PYTHON, [path.join(HERE, "fake_model.py")], { env, cwd: REPO, logFile, stdin: "pipe" });
+/** Start fake_model.py (listing `models` as Ollama and OpenAI-compatible servers do); resolves
+ * once it printed where it listens. */
+export async function startFakeModel(env, logFile, models = []) {
+  const child = startGroup(PYTHON, [path.join(HERE, "fake_model.py"), ...models], { env, cwd: REPO, logFile, stdin: "pipe" });
   const urls = await waitFor("the fake model's addresses", () =>
     new Promise((resolve, reject) => {
       child.stdout.once("data", (data) => resolve(JSON.parse(String(data).split("\n")[0])));
