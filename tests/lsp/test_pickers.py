@@ -23,6 +23,7 @@ from tests.lsp.harness import (
     stop_harness,
 )
 from tests.lsp.test_waiting import ends, user_texts
+from tests.support.fake_hub import FakeHub, HubRepo
 from tests.support.fake_openai import FakeOpenAI, text
 from tests.support.file_host import serve_folder
 
@@ -235,3 +236,44 @@ async def test_a_catalog_model_is_offered_pulled_from_its_url_and_ready(
 def _fix_call(fix: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The command and argument a client runs for an end's ``fix`` (its button)."""
     return fix["command"], fix["arguments"][0]
+
+
+async def test_a_hub_model_is_pulled_with_progress_and_then_offered_as_pulled(
+    fake: FakeOpenAI, workspace: Path, tmp_path: Path
+) -> None:
+    """``cadenza.pullModel {model: "hf:ORG/REPO:QUANT"}`` from a Hub on 127.0.0.1
+    (``HF_ENDPOINT``): progress while it downloads and checks, the local name in the answer,
+    the model pulled in ``cadenza.listModels``; a file whose hash is not the Hub's is refused."""
+    name = "tiny-coder-q4_k_m.gguf"
+    good = HubRepo(files={name: b"GGUF" + bytes(range(256)) * 4000})
+    bad = HubRepo(files={name: b"GGUF tampered"}, lie_about={name})
+    with FakeHub({"Org/Tiny-GGUF": good, "Org/Bad-GGUF": bad}) as hub:
+        env = server_env(fake.base_url, tmp_path / "home")
+        env |= {
+            "HF_ENDPOINT": hub.url,
+            "HF_HOME": str(tmp_path / "hf"),
+            "CADENZA_MODELS_DIR": str(tmp_path / "models"),
+        }
+        editor, _ = await start_harness(root=workspace, env=env, caps=capabilities())
+        try:
+            editor.client.progress_reports["hub"] = []
+            result = await editor.execute(
+                "cadenza.pullModel", {"model": "hf:Org/Tiny-GGUF:Q4_K_M"}, token="hub"
+            )
+            assert result == {"model": "local/tiny-coder-q4_k_m"}
+            reports = editor.client.progress_reports["hub"]
+            said = [r.message for r in reports if isinstance(r, types.WorkDoneProgressReport)]
+            assert any(m and "downloading" in m for m in said), said
+            assert any(m and "checking part 1/1" in m for m in said), said
+            assert reports[-1].message == "tiny-coder-q4_k_m is ready"
+            listed = await editor.execute("cadenza.listModels", {})
+            pulled = {m["id"]: m["pulled"] for m in listed["models"] if m["local"]}
+            assert pulled["local/tiny-coder-q4_k_m"] is True
+            assert pulled["local/qwen2.5-coder-7b"] is False
+
+            with pytest.raises(JsonRpcException) as caught:
+                await editor.execute("cadenza.pullModel", {"model": "hf:Org/Bad-GGUF"})
+            assert caught.value.code == REQUEST_FAILED
+            assert "SHA-256 mismatch" in caught.value.message
+        finally:
+            await stop_harness(editor)
