@@ -182,9 +182,9 @@ def check_recommendation(hardware: Hardware | None = None, context: int | None =
     reading = hardware or read_hardware()
     choice = recommend(reading, context or _context_size())
     try:
-        pulled = model_path(choice.name) is not None
+        pulled = model_path(choice.model.removeprefix("local/")) is not None
     except ModelError:
-        pulled = False  # a Hub reference: pulled under its file's name
+        pulled = False  # not known: a Hub reference never pulled
     if pulled:
         detail = f"this machine can run {choice.name}, and it is pulled ({choice.model}). "
     else:

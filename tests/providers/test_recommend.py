@@ -47,6 +47,7 @@ def test_llama_servers_device_list_is_read() -> None:
 def test_this_two_core_machine_keeps_the_pinned_default() -> None:
     choice = recommend(Hardware(memory=23 * GIB, cores=2), CTX)
     assert choice.name == "qwen2.5-coder-1.5b" and choice.device is None
+    assert choice.model == "local/qwen2.5-coder-1.5b"
     assert "2 cores and no GPU" in choice.why
     assert "31.6% (39.1% at 3B, 57.9% at 7B)" in choice.why
 
@@ -65,6 +66,7 @@ def test_a_gpu_that_holds_the_model_gets_the_largest_and_best_quantization() -> 
     big = recommend(Hardware(memory=32 * GIB, cores=2, devices=(gpu(23664),)), CTX)
     assert (big.name, big.device) == ("hf:Qwen/Qwen2.5-Coder-14B-Instruct-GGUF:q8_0", gpu(23664))
     assert "every layer runs on it" in big.why
+    assert big.model == "local/qwen2.5-coder-14b-instruct-q8_0"
     eight = recommend(Hardware(memory=16 * GIB, cores=2, devices=(gpu(7800, "Vulkan"),)), CTX)
     assert eight.name == "hf:Qwen/Qwen2.5-Coder-7B-Instruct-GGUF:q6_k"
     metal = recommend(Hardware(memory=8 * GIB, cores=8, devices=(gpu(5000, "Metal"),)), CTX)

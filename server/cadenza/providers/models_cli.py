@@ -66,7 +66,9 @@ def _list(console: Console) -> int:
 
 def _pull(console: Console, name: str) -> int:
     try:
-        label = name if is_hub_ref(name) else get_spec(name).name
+        hub = is_hub_ref(name)
+        label = name if hub else get_spec(name).name
+        hub = hub or get_spec(name).hub is not None
     except ModelError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 1
@@ -88,7 +90,8 @@ def _pull(console: Console, name: str) -> int:
             return 1
         except KeyboardInterrupt:
             bar.stop()
-            console.print("[red]interrupted[/red]; nothing was kept")
+            kept = "pull again to resume" if hub else "nothing was kept"
+            console.print(f"[red]interrupted[/red]; {kept}")
             return 1
     elapsed = time.monotonic() - started
     console.print(f"local/{local}: verified (sha256 ok) in {elapsed:.1f} s")

@@ -58,6 +58,12 @@ class Size:
             return f"qwen2.5-coder-{self.label.lower()}"
         return f"hf:Qwen/Qwen2.5-Coder-{self.label}-Instruct-GGUF:{quant}"
 
+    def local_name(self, quant: str) -> str:
+        """The ``local/NAME`` it has once pulled (a Hub reference: its file's name)."""
+        if quant == "q4_k_m":
+            return f"qwen2.5-coder-{self.label.lower()}"
+        return f"qwen2.5-coder-{self.label.lower()}-instruct-{quant}"
+
     def need(self, quant: str, context: int) -> int:
         """Memory to run it at ``quant`` with ``context`` tokens (bytes)."""
         return self.files[quant] + self.kv_per_token * context + OVERHEAD
@@ -132,8 +138,8 @@ class Recommendation:
 
     @property
     def model(self) -> str:
-        """``local/NAME`` once pulled (known names; a Hub reference gets its file's name)."""
-        return f"local/{self.name}"
+        """``local/NAME`` once pulled."""
+        return f"local/{self.size.local_name(self.quant)}"
 
 
 def recommend(hardware: Hardware, context: int) -> Recommendation:
