@@ -90,11 +90,11 @@ def test_too_little_memory_names_the_smallest_and_says_so() -> None:
 
 def test_llama_server_offloads_only_what_fits_whole() -> None:
     seven = next(s for s in SIZES if s.label == "7B").files["q4_k_m"]
-    assert offload_args(seven, CTX, (gpu(8000),)) == ("-ngl", "999")
+    assert offload_args(seven, CTX, (gpu(8000),)) == ("-ngl", "all")
     assert offload_args(seven, CTX, (gpu(4000),)) == ()
     assert offload_args(seven, CTX, ()) == ()
     # An unknown file: its KV cache is taken as a quarter of it, at 8192 tokens.
-    assert offload_args(4 * GIB, CTX, (gpu(5700),)) == ("-ngl", "999")
+    assert offload_args(4 * GIB, CTX, (gpu(5700),)) == ("-ngl", "all")
     assert offload_args(4 * GIB, CTX, (gpu(5500),)) == ()
 
 

@@ -238,12 +238,12 @@ def offload_args(files_size: int, context: int, devices: tuple[Device, ...]) -> 
         devices: The accelerators (``hardware.list_devices``).
 
     Returns:
-        ``("-ngl", "999")`` when the device holds the whole model, else nothing (llama.cpp's
-        own default then).
+        ``("-ngl", "all")`` when the device holds the whole model, else nothing (llama.cpp's
+        own default then, ``auto``: as many layers as fit).
     """
     device = max(devices, key=lambda d: d.free, default=None)
     if device is None:
         return ()
     known = size_of_file(files_size)
     kv = known.kv_per_token if known is not None else None
-    return ("-ngl", "999") if offload_fits(device, files_size, context, kv) else ()
+    return ("-ngl", "all") if offload_fits(device, files_size, context, kv) else ()
