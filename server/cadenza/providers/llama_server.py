@@ -167,6 +167,7 @@ class LlamaServer:
         binary: Path | None = None,
         log_path: Path | None = None,
         startup_timeout_s: float = STARTUP_TIMEOUT_S,
+        agent_slots: int = 1,
         extra_args: Sequence[str] = (),
     ) -> LlamaServer:
         """Start llama-server on a free loopback port and wait until it serves.
@@ -178,6 +179,7 @@ class LlamaServer:
             binary: The executable (default: ``find_binary()``).
             log_path: Where the output goes (default: ``default_log_path()``).
             startup_timeout_s: Limit for ``/health`` to answer 200 (seconds).
+            agent_slots: Slots for agent requests made at once (``server_command``).
             extra_args: More llama-server flags.
 
         Returns:
@@ -200,6 +202,7 @@ class LlamaServer:
                 port=port,
                 ctx_size=ctx_size,
                 threads=threads or usable_cores(),
+                agent_slots=agent_slots,
                 extra_args=extra_args,
             )
             try:

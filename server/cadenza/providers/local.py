@@ -5,6 +5,8 @@ and delegates to ``OpenAIProvider`` in JSON-envelope mode: llama.cpp turns the e
 schema into a grammar, so every reply is a well-formed envelope, while small models never return
 native ``tool_calls`` through llama.cpp (measured here; issue 2). A private server restores the
 saved KV of the system prompt and tool list before its first request (``prompt_cache``).
+Under ``[loop] candidates = N`` the server gets N agent slots, and a request's
+``ModelRequest.lane`` picks its slot, so the N candidate replies of a step are written at once.
 """
 
 from __future__ import annotations
@@ -22,7 +24,12 @@ from cadenza.providers.base import ModelRequest, ProviderError, TextSink
 from cadenza.providers.hardware import list_devices
 from cadenza.providers.hub import gguf_size
 from cadenza.providers.infill import InfillClient
-from cadenza.providers.llama_command import AGENT_SLOT, COMPLETION_SLOT, LlamaServerError
+from cadenza.providers.llama_command import (
+    AGENT_SLOT,
+    COMPLETION_SLOT,
+    LlamaServerError,
+    lane_slot,
+)
 from cadenza.providers.llama_server import LlamaServer
 from cadenza.providers.model_catalog import ModelError
 from cadenza.providers.model_sources import known_models
@@ -48,7 +55,8 @@ class LocalProvider:
     Args:
         name: ``PROVIDER/MODEL`` as the person named it (e.g. ``local/qwen2.5-coder-1.5b``).
         model: A pinned model name (``cadenza models list``) or the path of a GGUF file.
-        config: Gives ``context_size`` (tokens), and ``temperature`` / ``max_tokens`` defaults.
+        config: Gives ``context_size`` (tokens), ``temperature`` / ``max_tokens`` defaults, and
+            ``[loop] candidates`` (the agent slots the server gets).
     """
 
     def __init__(self, *, name: str, model: str, config: CadenzaConfig) -> None:
@@ -60,6 +68,13 @@ class LocalProvider:
         self._delegate: OpenAIProvider | None = None
         self._slots: SlotCache | None = None
         self._infill: InfillClient | None = None
+        self._lanes: dict[int, OpenAIProvider] = {}
+        """Clients of the other lanes' slots (``ModelRequest.lane`` > 0), made on first use."""
+
+    @property
+    def agent_slots(self) -> int:
+        """The slots a private server gets for agent requests: one per candidate reply."""
+        return max(1, self._config.loop.candidates or 1)
 
     @property
     def name(self) -> str:
@@ -120,7 +135,10 @@ class LocalProvider:
             extra += await anyio.to_thread.run_sync(_gpu_offload, path, self._config.context_size)
             try:
                 server = await LlamaServer.start(
-                    path, ctx_size=self._config.context_size, extra_args=extra
+                    path,
+                    ctx_size=self._config.context_size,
+                    agent_slots=self.agent_slots,
+                    extra_args=extra,
                 )
             except LlamaServerError as exc:
                 raise ProviderError(f"{self._name}: {exc}") from None
@@ -205,6 +223,8 @@ class LocalProvider:
         """
         delegate = await self._ensure_started()
         request = self._with_defaults(request)
+        if request.lane:
+            return await self._lane_client(request.lane, delegate).complete(request, on_text)
         slots = self._slots
         if slots is not None and not slots.started:
             await slots.before_first(delegate.build_body(request))
@@ -213,10 +233,28 @@ class LocalProvider:
             await slots.after_first()
         return reply
 
+    def _lane_client(self, lane: int, delegate: OpenAIProvider) -> OpenAIProvider:
+        """The client of ``lane``'s slot (a shared server: the agent's client, it picks).
+
+        A lane the server has no slot for (more requests at once than ``agent_slots``) lets
+        the server pick an idle slot.
+        """
+        server = self._server
+        if server is None:
+            return delegate
+        client = self._lanes.get(lane)
+        if client is None:
+            slot = lane_slot(lane) if lane < self.agent_slots else None
+            client = self._lanes[lane] = self._client(server.base_url, slot=slot)
+        return client
+
     async def _shutdown(self) -> None:
         delegate, server, infill = self._delegate, self._server, self._infill
+        lanes, self._lanes = list(self._lanes.values()), {}
         self._delegate = self._server = self._slots = self._infill = None
         try:
+            for lane in lanes:
+                await lane.aclose()
             if infill is not None:
                 await infill.aclose()
             if delegate is not None:

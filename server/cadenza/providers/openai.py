@@ -141,6 +141,8 @@ class OpenAIProvider:
             body["temperature"] = request.temperature
         if request.frequency_penalty is not None:
             body["frequency_penalty"] = request.frequency_penalty
+        if request.seed is not None:
+            body["seed"] = request.seed
         if self.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
