@@ -111,6 +111,7 @@ LOCAL = {
     "test_feedback": True,
     "reply_budget": True,
     "plan": False,
+    "candidates": 0,
 }
 """The candidate default (``cadenza.engine.variants.LOCAL_LOOP``); the ``local-*`` variants change
 one knob of it each."""
@@ -134,6 +135,7 @@ BASELINE = {
     "test_feedback": False,
     "reply_budget": False,
     "plan": False,
+    "candidates": 0,
 }
 """The loop before the variants (``API_LOOP``): empty list ends, every tool, the stuck note."""
 
@@ -203,6 +205,12 @@ VARIANTS = {
         ),
         _variant(
             "local-alltools", "local, every tool offered", LOCAL, core_tools=False, edit="all"
+        ),
+        _variant(
+            "local-candidates3",
+            "local, 3 replies tried against the tests after a failed run",
+            LOCAL,
+            candidates=3,
         ),
     )
 }

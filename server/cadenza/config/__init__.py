@@ -41,6 +41,8 @@ from cadenza.types import Ending
 
 APP_NAME = "cadenza"
 DEFAULT_LOCAL_MODEL = "local/qwen2.5-coder-1.5b"
+MAX_CANDIDATES = 8
+"""``[loop] candidates`` at most: each is a model request at once and a test run."""
 
 
 class ConfigError(Exception):
@@ -221,6 +223,12 @@ class LoopConfig(BaseModel):
     )
     plan: StrictBool | None = Field(
         default=None, description="The agent keeps a to-do list (update_plan) the editor shows."
+    )
+    candidates: StrictInt | None = Field(
+        default=None,
+        ge=0,
+        le=MAX_CANDIDATES,
+        description="After failed tests, replies asked at once and tried on a copy (0/1: off).",
     )
 
 

@@ -174,6 +174,24 @@ class ContractRepaired(BaseModel):
     recovered: bool
 
 
+class CandidatesTried(BaseModel):
+    """Several replies were asked for at once and tried against the tests (``engine.candidates``).
+
+    ``tried``: the replies asked for; ``kept``: the 1-based number of the reply kept (the one
+    that passed most tests in its scratch copy; ties: the shortest); ``passed``: per reply, the
+    tests that passed, or None when it could not be judged (an edit of it failed, it was cut,
+    its request failed, no time was left); a reply that changes no file counts the last run's
+    passes. ``of``: the tests counted in the runs, or None when unknown.
+    """
+
+    kind: Literal["candidates"] = "candidates"
+    step: int
+    tried: int
+    kept: int
+    passed: list[int | None]
+    of: int | None = None
+
+
 class CheckRan(BaseModel):
     """A done check ran because the model claimed the task done (``engine.checks``).
 
@@ -335,6 +353,7 @@ SessionEvent = Annotated[
     | WorkspaceWaited
     | ModelReplied
     | ContractRepaired
+    | CandidatesTried
     | FileEdited
     | CheckRan
     | RulesLoaded

@@ -7,7 +7,9 @@ Each step, top to bottom in ``MovementRunner``:
    policy ends the movement (``results.overflow_exit``);
 3. the model request (``engine.request.ask_model``): streamed, a cut reply repaired once, the
    reply appended to the history with call ids unique in the session; a request still running
-   when the run's time budget is spent is stopped, and the run ends (``BudgetSpent``);
+   when the run's time budget is spent is stopped, and the run ends (``BudgetSpent``); after
+   failed tests, under ``LoopSettings.candidates``, several replies tried on copies and the
+   best one kept (``engine.candidates``);
 4. ``resolve_step``: a reply with tool calls runs them, one without ends the turn (DESIGN §2
    rule 1: structure alone, never the text);
 5. the batch, in call order: control calls (``transition``, ``complete``) answered by the
@@ -32,6 +34,7 @@ from typing import Literal
 
 import anyio
 
+from cadenza.engine.candidates import Candidates
 from cadenza.engine.checks import DoneChecks, Fail, Refuse, refusal_text
 from cadenza.engine.context import bound_result
 from cadenza.engine.control import COMPLETE, CONTROL_TOOLS, ControlDecision, control_specs, decide
@@ -131,6 +134,7 @@ class MovementRunner:
         resume, the next movement)."""
         edit_tool = next((n for n in allowed if n in ALL_EDIT_TOOLS), "")
         self.checks = DoneChecks(runtime, edit_tool, self.pipeline.ctx)
+        self.candidates = Candidates(runtime, self.pipeline.ctx, frozenset(allowed))
         self._refused: tuple[int, str] = (0, "")
         """The step whose claim of done the checks refused, and the refusal: a later claim in
         the same reply gets the same answer without spending another refusal."""
@@ -202,8 +206,9 @@ class MovementRunner:
             )
         )
         changed = len(self.rt.changed)
+        pick = self.candidates.pick if self.candidates.ready() else None
         with anyio.move_on_after(clock.left_s) as request:  # stopped when the time is spent
-            reply = await ask_model(self.rt, list(self._specs))
+            reply = await ask_model(self.rt, list(self._specs), pick)
         if request.cancelled_caught:  # the reply was stopped before it entered the history
             return BudgetSpent(spent="time")
         step = resolve_step(reply)

@@ -81,13 +81,20 @@ class ReplyWatch:
         rt: The session (its step, clock, and where the progress goes).
         stop_repeats: Stop the reply when its tail repeats (``repeated_tail``).
         now: The monotonic clock.
+        report: Publish progress (False for all but one of several requests made at once).
     """
 
     def __init__(
-        self, rt: Runtime, *, stop_repeats: bool, now: Callable[[], float] = time.monotonic
+        self,
+        rt: Runtime,
+        *,
+        stop_repeats: bool,
+        now: Callable[[], float] = time.monotonic,
+        report: bool = True,
     ) -> None:
         self.rt = rt
         self.stop_repeats = stop_repeats
+        self.report = report
         self.now = now
         self.deltas = 0
         self.repeated: int | None = None
@@ -105,7 +112,7 @@ class ReplyWatch:
         if len(self._head) < HEAD_CHARS:
             self._head += delta
         self._tail = (self._tail + delta)[-TAIL_CHARS:]
-        if self.now() - self._reported >= REPORT_EVERY_S:
+        if self.report and self.now() - self._reported >= REPORT_EVERY_S:
             self._report()
         if not self.stop_repeats or self.deltas % CHECK_EVERY:
             return False

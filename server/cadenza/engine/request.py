@@ -1,9 +1,10 @@
 """One step's model request: build it, stream the reply, repair a cut reply once, take it in.
 
 A futile reply (``engine.resample``) is asked for again once, the same way, under
-``LoopSettings.resample``. Under the text edit format (``LoopSettings.edit == "text"``) the
-request asks for plain text and each reply's calls are read out of its text
-(``providers.text_reply``) as it arrives, before anything looks at them.
+``LoopSettings.resample``. A step may make its first reply another way (a ``Pick``: the
+candidates of ``engine.candidates``); what follows is the same. Under the text edit format
+(``LoopSettings.edit == "text"``) the request asks for plain text and each reply's calls are
+read out of its text (``providers.text_reply``) as it arrives, before anything looks at them.
 
 The request offers the movement's tools with the loop variant's tool choice, and a completion
 bound: ``maxTokens`` when configured, else under ``LoopSettings.reply_budget`` one sized from
@@ -20,6 +21,7 @@ shown if it was not streamed, the history, the context's token count.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Awaitable, Callable
 
 from cadenza.engine.budget import files_in_play, reply_tokens
 from cadenza.engine.events import AgentMessageChunk, ContractRepaired, FutileReason, ModelReplied
@@ -47,6 +49,11 @@ REPAIR_REPEATING = (
 )
 
 
+Pick = Callable[[ModelRequest], Awaitable[AssistantReply]]
+"""Makes a step's first reply from its request in place of the one call (``engine.candidates``);
+it publishes each reply it got (``complete_reply``)."""
+
+
 class StreamSink:
     """Forwards streamed text as ``agent_message_chunk`` and remembers that it did."""
 
@@ -60,16 +67,23 @@ class StreamSink:
         self.runtime.publish(AgentMessageChunk(text=delta))
 
 
-async def ask_model(rt: Runtime, tools: list[ToolSpec]) -> AssistantReply:
+async def ask_model(rt: Runtime, tools: list[ToolSpec], pick: Pick | None = None) -> AssistantReply:
     """Make this step's request (repaired once if cut) and append the reply to the history.
+
+    Args:
+        rt: The session.
+        tools: The tools offered.
+        pick: Makes the first reply instead of one call of the request (candidates).
 
     Returns:
         The reply as the history holds it (call ids made unique in the session).
     """
     sink = StreamSink(rt)
     request = model_request(rt, tools)
-    reply = await _complete(rt, request, sink)
-    _replied(rt, reply)
+    if pick is None:
+        reply = await complete_reply(rt, request, sink)
+    else:
+        reply = await pick(request)
     if rt.settings.loop.repair and is_cut(reply):
         sink = StreamSink(rt)  # the retry's own text is shown too
         reply = await _repair(rt, request, reply, sink)
@@ -105,7 +119,16 @@ def model_request(rt: Runtime, tools: list[ToolSpec]) -> ModelRequest:
     )
 
 
-async def _complete(rt: Runtime, request: ModelRequest, sink: TextSink) -> AssistantReply:
+async def complete_reply(
+    rt: Runtime, request: ModelRequest, sink: TextSink | None
+) -> AssistantReply:
+    """One model call, its reply published (``ModelReplied``); not in the history yet."""
+    reply = await _complete(rt, request, sink)
+    _replied(rt, reply)
+    return reply
+
+
+async def _complete(rt: Runtime, request: ModelRequest, sink: TextSink | None) -> AssistantReply:
     """One model call; a text-format reply with the calls its text holds."""
     reply = await rt.provider.complete(request, on_text=sink)
     if request.reply_format != "text":

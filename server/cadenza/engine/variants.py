@@ -111,6 +111,10 @@ class LoopSettings:
         plan: Offer ``update_plan`` (``engine.plan``), the agent's to-do list shown in the
             editor. Off for the small local models: one more tool schema costs them more
             than the list gives.
+        candidates: After the tests failed on the session's current files, ask for this many
+            replies at once (different seeds), try each one's edits in a scratch copy of the
+            workspace against the tests, and keep the one that passes most
+            (``engine.candidates``); 0 or 1: one reply, as always.
     """
 
     ending: Ending = "empty"
@@ -132,6 +136,7 @@ class LoopSettings:
     test_feedback: bool = False
     reply_budget: bool = False
     plan: bool = True
+    candidates: int = 0
 
     def __post_init__(self) -> None:
         # ``[loop] intelTools`` arrives as a list; a tuple keeps the settings hashable.
@@ -193,6 +198,7 @@ LOCAL_LOOP = LoopSettings(
     test_feedback=True,
     reply_budget=True,
     plan=False,
+    candidates=0,  # declared, off: not measured yet (docs/local-model.md, "Candidates")
 )
 """The embedded small models' default, chosen by measurement (docs/local-model.md)."""
 

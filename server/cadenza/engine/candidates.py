@@ -1,0 +1,249 @@
+"""Candidate replies (``LoopSettings.candidates``): several at once when the tests can judge them.
+
+When the tests failed on the session's current files (the run after the last change still
+holds), the workspace has a test command and the person allowed it for the session, a step
+asks for N replies at once instead of one: the step's own request, and N - 1 more sampled at
+``CANDIDATE_TEMPERATURE``, each with its own seed (``ModelRequest.seed``) and lane
+(``ModelRequest.lane``: the embedded server gives each its own slot, so they are written side
+by side). Each reply's file changes are made in a scratch copy of the workspace and the tests
+run there (``engine.scratch``), one copy at a time. The reply whose run passes most tests is
+kept (ties: the shortest reply, then the earliest), and only it goes on, as the step's reply:
+into the history and through the normal path (the batch, the edit path with its versions,
+review, checkpoints and undo, the tests after the change, whose failures the model reads
+next). Nothing of the other replies is written anywhere but in their copies, which are removed.
+
+A reply that changes no file counts the last run's passes, without a run. One that cannot be
+judged (a change of it failed: an edit whose text is not found, or one that breaks the file's
+syntax under the syntax guard; it was cut; its request failed; no time was left) loses to
+every judged one; when none could be judged, the first reply that came is kept. The person
+sees a ``CandidatesTried`` event: how many were asked for, which was kept, each one's passes.
+
+Bounded by the run's time budget: the requests and the runs are inside the step's bound (the
+step stops when the time is spent), a trial starts only with ``MIN_LEFT_S`` left, and each
+run is bounded by the test timeout and the time left.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import shutil
+import tempfile
+from pathlib import Path
+
+import anyio
+
+from cadenza.engine.events import Activity, CandidatesTried
+from cadenza.engine.reply_watch import ReplyWatch
+from cadenza.engine.request import complete_reply, is_cut
+from cadenza.engine.runtime import Runtime
+from cadenza.engine.scratch import (
+    COUNTED,
+    TooLarge,
+    Trial,
+    copy_workspace,
+    file_changes,
+    make_changes,
+    run_suite,
+    scratch_context,
+)
+from cadenza.engine.test_feedback import MIN_LEFT_S, last_run_still_holds
+from cadenza.engine.test_report import read_report
+from cadenza.engine.testsuite import SuiteCommand, suite_command
+from cadenza.messages import AssistantReply
+from cadenza.providers.base import ModelRequest, ProviderError
+from cadenza.tools.base import ToolContext
+
+log = logging.getLogger(__name__)
+
+CANDIDATE_TEMPERATURE = 0.7
+"""The other candidates' temperature (at least): a greedy model gives one reply whatever the
+seed."""
+
+
+class Candidates:
+    """The candidates of a movement's steps (``ready``, then ``pick`` as ``ask_model``'s pick).
+
+    Args:
+        rt: The session.
+        ctx: What its tools run with (the trials' copies take its settings).
+        offered: The tools the movement offers: a change through another one fails, as it
+            would in the session.
+    """
+
+    def __init__(self, rt: Runtime, ctx: ToolContext, offered: frozenset[str]) -> None:
+        self.rt = rt
+        self.ctx = ctx
+        self.offered = offered
+
+    def ready(self) -> bool:
+        """Whether this step asks for candidates (see the module docstring)."""
+        rt = self.rt
+        if rt.settings.loop.candidates < 2 or rt.tests_declined:
+            return False
+        last = last_run_still_holds(rt)
+        if last is None or last.status != "failed":
+            return False
+        if not rt.tests_allowed and rt.permissions.needs_asking("run_command"):
+            return False
+        if rt.clock.left_s < 2 * MIN_LEFT_S:
+            return False
+        return suite_command(rt.root, rt.settings.test_command) is not None
+
+    async def pick(self, request: ModelRequest) -> AssistantReply:
+        """Ask for the candidates of ``request``, try them, and return the one kept.
+
+        Raises:
+            ProviderError: Every request failed (the step's own request's error).
+        """
+        replies = await self._ask(request)
+        suite = suite_command(self.rt.root, self.rt.settings.test_command)
+        trials = [Trial(passed=None, why="not tried") for _ in replies]
+        if suite is not None:
+            trials = await self._try_all(replies, suite)
+        kept = choose(replies, trials)
+        for number, trial in enumerate(trials, start=1):
+            if trial.why:
+                log.info("candidate %d of %d not judged: %s", number, len(trials), trial.why)
+        totals = [t.total for t in trials if t.total is not None]
+        self.rt.publish(
+            CandidatesTried(
+                step=self.rt.steps,
+                tried=len(replies),
+                kept=kept + 1,
+                passed=[t.passed for t in trials],
+                of=max(totals) if totals else None,
+            )
+        )
+        reply = replies[kept]
+        assert reply is not None  # choose keeps a reply that came
+        return reply
+
+    async def _ask(self, request: ModelRequest) -> list[AssistantReply | None]:
+        """The N requests at once; a failed one is None (all failed: the first one's error)."""
+        rt = self.rt
+        count = rt.settings.loop.candidates
+        replies: list[AssistantReply | None] = [None] * count
+        errors: list[ProviderError] = []
+
+        async def ask(lane: int) -> None:
+            try:
+                replies[lane] = await complete_reply(rt, lane_request(rt, request, lane), None)
+            except ProviderError as exc:
+                log.warning("candidate %d of %d: %s", lane + 1, count, exc)
+                errors.append(exc)
+
+        async with anyio.create_task_group() as group:
+            for lane in range(count):
+                group.start_soon(ask, lane)
+        if all(r is None for r in replies):
+            raise errors[0]
+        return replies
+
+    async def _try_all(
+        self, replies: list[AssistantReply | None], suite: SuiteCommand
+    ) -> list[Trial]:
+        """Each reply's trial, one copy at a time (a copy that cannot be made: none tried)."""
+        rt = self.rt
+        last = last_run_still_holds(rt)
+        counts = read_report(last.output).counts if last is not None else {}
+        before = Trial(
+            passed=counts.get("passed", 0),
+            total=sum(n for what, n in counts.items() if what in COUNTED) or None,
+        )
+        trials: list[Trial] = []
+        for number, reply in enumerate(replies, start=1):
+            try:
+                trials.append(await self._try(reply, suite, before, number))
+            except (TooLarge, OSError) as exc:
+                log.warning("candidates not tried: the workspace cannot be copied: %s", exc)
+                why = "the workspace could not be copied"
+                return [Trial(passed=None, why=why) for _ in replies]
+        return trials
+
+    async def _try(
+        self, reply: AssistantReply | None, suite: SuiteCommand, before: Trial, number: int
+    ) -> Trial:
+        rt = self.rt
+        if reply is None:
+            return Trial(passed=None, why="its request failed")
+        if is_cut(reply):
+            return Trial(passed=None, why="it was cut")
+        changes = file_changes(rt, reply.tool_calls)
+        if not changes:
+            return before
+        if any(c.name not in self.offered for c in changes):
+            return Trial(passed=None, why="a change through a tool not offered")
+        left = rt.clock.left_s
+        if left < MIN_LEFT_S:
+            return Trial(passed=None, why="no time was left")
+        self._progress(f"trying reply {number} of {rt.settings.loop.candidates} on a copy")
+        folder = Path(tempfile.mkdtemp(prefix="cadenza-candidate-"))
+        try:
+            await anyio.to_thread.run_sync(copy_workspace, rt.root, folder)
+            ctx = scratch_context(self.ctx, rt, folder)
+            failed = await make_changes(rt, ctx, changes)
+            if failed:
+                return Trial(passed=None, why=failed)
+            bound = min(rt.settings.test_timeout_s, rt.clock.left_s)
+            passed, total = await run_suite(ctx, rt, suite, bound)
+            return Trial(passed=passed, total=total)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(shutil.rmtree, folder, True)
+
+    def _progress(self, doing: str) -> None:
+        rt = self.rt
+        rt.publish(
+            Activity(
+                step=rt.steps - rt.run_start,
+                max_steps=rt.settings.max_steps,
+                doing=doing,
+                tokens=0,
+                elapsed_s=round(rt.clock.elapsed_s, 1),
+                budget_s=rt.clock.budget_s,
+            )
+        )
+
+
+def lane_request(rt: Runtime, request: ModelRequest, lane: int) -> ModelRequest:
+    """Candidate ``lane``'s request: its own seed, lane and watch; sampled unless it is lane 0.
+
+    Only lane 0's watch reports progress (one progress line for the step).
+    """
+    temperature = request.temperature
+    if lane:
+        temperature = max(temperature or 0.0, CANDIDATE_TEMPERATURE)
+    watch = request.watch
+    stop = watch.stop_repeats if isinstance(watch, ReplyWatch) else False
+    return dataclasses.replace(
+        request,
+        temperature=temperature,
+        seed=lane + 1,
+        lane=lane,
+        watch=ReplyWatch(rt, stop_repeats=stop, report=lane == 0),
+    )
+
+
+def choose(replies: list[AssistantReply | None], trials: list[Trial]) -> int:
+    """The index of the reply kept: most tests passed, then the shortest, then the earliest.
+
+    A reply that could not be judged loses to every judged one; none judged: the first reply
+    that came.
+    """
+    judged = [i for i, t in enumerate(trials) if t.passed is not None and replies[i] is not None]
+    if not judged:
+        return next(i for i, r in enumerate(replies) if r is not None)
+
+    def rank(i: int) -> tuple[int, int, int]:
+        reply = replies[i]
+        assert reply is not None
+        passed = trials[i].passed or 0
+        return (-passed, reply_size(reply), i)
+
+    return min(judged, key=rank)
+
+
+def reply_size(reply: AssistantReply) -> int:
+    """How long a reply is: its text and its calls' arguments (characters)."""
+    return len(reply.content) + sum(len(c.name) + len(c.arguments) for c in reply.tool_calls)

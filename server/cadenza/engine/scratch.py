@@ -1,0 +1,179 @@
+"""A scratch copy of the workspace, where one candidate reply's edits are made and tested.
+
+The candidates of a step (``engine.candidates``) are judged by the workspace's tests, but
+only the kept one may reach the workspace. Each is tried in a temporary folder: a copy of the
+workspace's files as the tools see them (version control, caches and ``.cadenza`` left out;
+a dependency folder, ``.venv``, ``venv``, ``node_modules`` or another virtual environment, is
+linked, not copied, so the test command finds its interpreter and packages), the candidate's
+file changes made there by the same tools with the same checks (``ScratchHost`` writes them to
+the copy's disk), then the test command run in the copy. The copy is removed afterwards.
+Nothing is written to the workspace, and nothing runs in it.
+
+Bounds: a workspace of more than ``MAX_FILES`` files or ``MAX_BYTES`` bytes is not copied
+(``TooLarge``): candidates are then not tried.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import anyio
+
+from cadenza.engine.project_tests import judge_output
+from cadenza.engine.runtime import Runtime
+from cadenza.engine.test_report import read_report
+from cadenza.engine.testsuite import SuiteCommand
+from cadenza.messages import ToolCall
+from cadenza.tools.base import ToolContext, ToolResult
+from cadenza.tools.change import FileChangeTool
+from cadenza.tools.dispatch.execution import prepare, run
+from cadenza.tools.fs import apply_on_disk
+from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
+from cadenza.tools.intel import CodeIntel
+from cadenza.tools.read import SKIP_DIRS
+from cadenza.tools.workspace_scan import VENV_MARKER
+
+MAX_FILES = 5_000
+"""Files a workspace may hold to be copied."""
+MAX_BYTES = 100_000_000
+"""Bytes a workspace's copied files may hold in all."""
+LINKED_DIRS = frozenset({".venv", "venv", "node_modules"})
+"""Dependency folders linked into the copy (the test command runs from them), not copied."""
+
+
+class TooLarge(Exception):
+    """The workspace is too large to copy for each candidate."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Trial:
+    """One candidate reply tried in a scratch copy.
+
+    Attributes:
+        passed: Tests that passed there; None when it could not be judged.
+        total: Tests counted in its run (passed, failed, errors), or None when unknown.
+        why: Why it could not be judged ("" when it was).
+    """
+
+    passed: int | None
+    total: int | None = None
+    why: str = ""
+
+
+class ScratchHost:
+    """The ``ToolHost`` of a scratch copy: documents are its files, edits go to its disk."""
+
+    def open_document(self, path: Path) -> DocumentSnapshot | None:
+        """No editor buffer: tools read the copy's disk."""
+        return None
+
+    async def apply_edit(self, edit: FileEdit) -> EditOutcome:
+        """Write ``edit`` in the copy, as the server writes for an editor that cannot."""
+        return await anyio.to_thread.run_sync(apply_on_disk, edit)
+
+    async def ask_user(self, question: str) -> str | None:
+        """Nobody to ask in a trial."""
+        return None
+
+    def code_intel(self) -> CodeIntel | None:
+        """No language server in a trial."""
+        return None
+
+
+def copy_workspace(root: Path, dest: Path) -> None:
+    """Copy ``root``'s files into the empty folder ``dest`` (see the module docstring).
+
+    Symbolic links are copied as links. Blocks on the disk: run it in a worker thread.
+
+    Raises:
+        TooLarge: Over ``MAX_FILES`` or ``MAX_BYTES``.
+        OSError: A file could not be read or written.
+    """
+    files = size = 0
+    for folder, dirs, names in os.walk(root):
+        here = Path(folder)
+        target = dest / here.relative_to(root)
+        for name in list(dirs):
+            path = here / name
+            if name in LINKED_DIRS or (path / VENV_MARKER).is_file():
+                (target / name).symlink_to(path, target_is_directory=True)
+                dirs.remove(name)
+            elif name in SKIP_DIRS:
+                dirs.remove(name)
+            elif path.is_symlink():
+                (target / name).symlink_to(os.readlink(path))
+                dirs.remove(name)
+            else:
+                (target / name).mkdir()
+        for name in names:
+            source = here / name
+            files += 1
+            size += source.lstat().st_size
+            if files > MAX_FILES or size > MAX_BYTES:
+                raise TooLarge(f"more than {MAX_FILES} files or {MAX_BYTES // 1_000_000} MB")
+            shutil.copy2(source, target / name, follow_symlinks=False)
+
+
+def scratch_context(ctx: ToolContext, rt: Runtime, copy: Path) -> ToolContext:
+    """The tools' context in ``copy``: the session's own settings, the copy's files."""
+    shown = {copy / p.relative_to(rt.root) for p in rt.shown if p.is_relative_to(rt.root)}
+    return replace(
+        ctx,
+        root=copy,
+        host=ScratchHost(),
+        shown=shown if ctx.shown is not None else None,
+        syntax_warned=set(),
+        intel=None,
+    )
+
+
+async def make_changes(rt: Runtime, ctx: ToolContext, calls: list[ToolCall]) -> str:
+    """Make the file changes among ``calls`` in the copy ``ctx`` works in, in order.
+
+    Returns:
+        "" when every change was made, else the first one's error.
+    """
+    for call in calls:
+        prepared = prepare(call, rt.tools)
+        if not isinstance(prepared, ToolResult):
+            result = await run(prepared, ctx)
+        else:
+            result = prepared
+        if result.is_error:
+            return f"{call.name}: {result.content}"
+    return ""
+
+
+def file_changes(rt: Runtime, calls: list[ToolCall]) -> list[ToolCall]:
+    """The calls of a reply that change files (the tools the trial can make in a copy)."""
+    return [c for c in calls if isinstance(rt.tools.get(c.name), FileChangeTool)]
+
+
+async def run_suite(
+    ctx: ToolContext, rt: Runtime, suite: SuiteCommand, timeout_s: float
+) -> tuple[int | None, int | None]:
+    """Run ``suite`` in the copy ``ctx`` works in: (tests passed, tests counted).
+
+    A run that could not start, or whose counts are unknown, passed nothing that is known:
+    ``(0, None)`` for a failed run (a file that does not even import fails here), ``(None,
+    None)`` when the command could not judge (a runner missing).
+    """
+    arguments = json.dumps({"command": suite.command, "timeout_s": timeout_s})
+    call = ToolCall(id="candidate-tests", name="run_command", arguments=arguments)
+    prepared = prepare(call, rt.tools)
+    if isinstance(prepared, ToolResult):
+        return None, None
+    ran = judge_output(suite, await run(prepared, ctx), timeout_s)
+    if ran.status == "skipped":
+        return None, None
+    counts = read_report(ran.output).counts
+    counted = sum(n for what, n in counts.items() if what in COUNTED) or None
+    return counts.get("passed", 0), counted
+
+
+COUNTED = frozenset({"passed", "failed", "error", "errors"})
+"""pytest's counts that are tests run (not skipped or deselected ones)."""

@@ -1,0 +1,359 @@
+"""Candidate replies judged by the tests: a scripted model, real pytest runs on copies of a
+temporary workspace; then two requests served at once by a real llama-server (SmolLM2)."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+import httpx
+import pytest
+
+from cadenza.acp.updates import UpdateMapper
+from cadenza.config import CadenzaConfig, LoopConfig
+from cadenza.engine import test_feedback
+from cadenza.engine.budget import RunClock
+from cadenza.engine.candidates import Candidates, choose
+from cadenza.engine.events import Activity, CandidatesTried, ModelReplied
+from cadenza.engine.scratch import Trial
+from cadenza.engine.session import Session, SessionSettings
+from cadenza.engine.testsuite import PYTEST_ARGS, SuiteRun
+from cadenza.engine.variants import LOCAL_LOOP
+from cadenza.lsp.updates import session_update
+from cadenza.messages import AssistantMessage, AssistantReply, SystemMessage, UserMessage
+from cadenza.providers.base import ModelRequest, ProviderError, TextSink
+from cadenza.providers.llama_command import LlamaServerError, find_binary, server_command
+from cadenza.providers.local import LocalProvider
+from cadenza.providers.model_catalog import ModelError
+from cadenza.providers.models import pull
+from cadenza.schema.updates import Candidates as CandidatesUpdate
+from tests.doubles import MemoryEditor, call, reply
+
+PYTEST = f"{sys.executable} -m pytest {PYTEST_ARGS}"
+TASK = "Implement fewest_coins in coins.py so that the tests pass."
+STUB = 'def fewest_coins(coins, target):\n    """The fewest coins that sum to target."""\n'
+TESTS = """\
+from coins import fewest_coins
+
+
+def test_one_coin():
+    assert fewest_coins([1, 5, 10], 10) == 1
+
+
+def test_three_coins():
+    assert fewest_coins([1, 5, 10], 12) == 3
+
+
+def test_nothing():
+    assert fewest_coins([1, 5, 10], 0) == 0
+"""
+RAISE = "    raise NotImplementedError\n"
+WRONG = "    return target // 2\n"  # passes test_nothing only
+GREEDY = (  # passes test_one_coin and test_nothing
+    "    if target == 12:\n        return 2\n    return target // 10\n"
+)
+RIGHT = """\
+    best = [0] + [target + 1] * target
+    for value in range(1, target + 1):
+        for coin in coins:
+            if coin <= value:
+                best[value] = min(best[value], best[value - coin] + 1)
+    return best[target]
+"""
+BROKEN = "    return (target // 2\n"  # does not parse
+DONE = call("complete", status="done", summary="implemented")
+
+Round = AssistantReply | tuple[AssistantReply, ...]
+
+
+class LanesProvider:
+    """Replays rounds: a reply for a step's one request, a tuple for its candidates (lane i
+    gets item i; lane 0's request, made first, takes the round). Records every request."""
+
+    def __init__(self, rounds: Sequence[Round]) -> None:
+        self.rounds = list(rounds)
+        self.requests: list[ModelRequest] = []
+        self.current: tuple[AssistantReply, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return "scripted/lanes"
+
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> AssistantReply:
+        self.requests.append(request)
+        if request.lane == 0:
+            if not self.rounds:
+                raise ProviderError("script exhausted")
+            item = self.rounds.pop(0)
+            self.current = item if isinstance(item, tuple) else (item,)
+        await anyio.sleep(0)  # the others are written meanwhile
+        return self.current[request.lane]
+
+    async def aclose(self) -> None:
+        return None
+
+
+def project(root: Path) -> None:
+    (root / "coins.py").write_text(STUB + RAISE)
+    (root / "test_coins.py").write_text(TESTS)
+
+
+def edit(old: str, new: str, call_id: str) -> AssistantReply:
+    return reply(call("edit_file", call_id, path="coins.py", old_string=old, new_string=new))
+
+
+def make_session(
+    root: Path, provider: LanesProvider, candidates: int = 3, **settings: object
+) -> tuple[Session, MemoryEditor]:
+    editor = MemoryEditor()
+    loop = LOCAL_LOOP.replace(candidates=candidates, **settings.pop("loop", {}))  # type: ignore[arg-type]
+    options: dict[str, object] = {"loop": loop, "max_steps": 10, "test_command": PYTEST}
+    options.update(settings)
+    session = Session(
+        session_id="s1",
+        task=TASK,
+        root=root,
+        provider=provider,
+        editor=editor,
+        settings=SessionSettings(**options),  # type: ignore[arg-type]
+    )
+    return session, editor
+
+
+def scratch_folders() -> set[str]:
+    return {p.name for p in Path(tempfile.gettempdir()).glob("cadenza-candidate-*")}
+
+
+def kept_edits(session: Session) -> list[str]:
+    return [
+        c.id
+        for m in session.messages
+        if isinstance(m, AssistantMessage)
+        for c in m.tool_calls
+        if c.name == "edit_file"
+    ]
+
+
+async def test_the_candidate_that_passes_most_is_kept_and_only_it_is_written(
+    tmp_path: Path,
+) -> None:
+    project(tmp_path)
+    before = scratch_folders()
+    provider = LanesProvider(
+        [
+            edit(RAISE, WRONG, "e1"),  # 1 of 3 pass: the next step asks for candidates
+            (edit(WRONG, GREEDY, "c1"), edit(WRONG, RIGHT, "c2"), edit(WRONG, BROKEN, "c3")),
+            reply(DONE),
+        ]
+    )
+    session, editor = make_session(tmp_path, provider)
+    with anyio.fail_after(240):
+        outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    [tried] = [e for e in editor.events if isinstance(e, CandidatesTried)]
+    # The greedy one passes 2, the right one 3; the broken one is refused by the syntax guard.
+    assert (tried.tried, tried.kept, tried.passed, tried.of) == (3, 2, [2, 3, None], 3)
+    assert (tmp_path / "coins.py").read_text() == STUB + RIGHT
+    # Only the kept reply reached the history and the editor: two edits in all.
+    assert kept_edits(session) == ["e1", "c2"]
+    assert [e.new_text for e in editor.edits] == [STUB + WRONG, STUB + RIGHT]
+    # Three requests at once, each with its own seed and lane; the others sampled.
+    lanes = [r for r in provider.requests if r.seed is not None]
+    assert sorted((r.lane, r.seed) for r in lanes) == [(0, 1), (1, 2), (2, 3)]
+    assert all((r.temperature or 0) >= 0.7 for r in lanes if r.lane)
+    assert sum(isinstance(e, ModelReplied) for e in editor.events) == 5  # every reply counted
+    trying = [e.doing for e in editor.events if isinstance(e, Activity)]
+    assert "trying reply 2 of 3 on a copy" in trying
+    # The model then read the tests of the kept reply's change, and no copy was left behind.
+    checks = [
+        m.content for m in session.messages if isinstance(m, UserMessage) and m.tag == "check"
+    ]
+    assert any("all 3 tests pass" in text for text in checks)
+    assert scratch_folders() == before
+    assert CandidatesUpdate(**tried.model_dump(exclude={"kind"})).line() == (
+        "Tried 3 replies against the tests on copies of the workspace; kept reply 2: "
+        "3 of 3 tests pass with it (each reply: 2, 3, -)."
+    )
+
+
+async def test_a_candidate_that_breaks_syntax_loses_even_unguarded(tmp_path: Path) -> None:
+    project(tmp_path)
+    provider = LanesProvider(
+        [
+            edit(RAISE, WRONG, "e1"),
+            (edit(WRONG, BROKEN, "c1"), edit(WRONG, GREEDY, "c2")),
+            (reply(DONE), reply(DONE)),  # the tests still fail: candidates again
+        ]
+    )
+    session, editor = make_session(
+        tmp_path, provider, candidates=2, loop={"syntax_guard": False, "checks": "off"}
+    )
+    with anyio.fail_after(240):
+        await session.run()
+    tried = next(e for e in editor.events if isinstance(e, CandidatesTried))
+    # Unguarded, the broken file is written in its copy: pytest cannot import it, 0 pass.
+    assert (tried.kept, tried.passed) == (2, [0, 2])
+    assert "(target // 2" not in (tmp_path / "coins.py").read_text()
+    assert all("(target // 2" not in e.new_text for e in editor.edits)
+
+
+async def test_ties_keep_the_shortest_and_a_reply_without_edits_counts_the_last_run(
+    tmp_path: Path,
+) -> None:
+    project(tmp_path)
+    long_right = RIGHT.replace(
+        "    return best[target]\n", "    # the table\n    return best[target]\n"
+    )
+    provider = LanesProvider(
+        [
+            edit(RAISE, WRONG, "e1"),
+            (
+                reply(call("read_file", "r1", path="coins.py")),
+                edit(WRONG, long_right, "c2"),
+                edit(WRONG, RIGHT, "c3"),
+            ),
+            reply(DONE),
+        ]
+    )
+    session, editor = make_session(tmp_path, provider)
+    with anyio.fail_after(240):
+        await session.run()
+    tried = next(e for e in editor.events if isinstance(e, CandidatesTried))
+    assert (tried.kept, tried.passed) == (3, [1, 3, 3])
+    assert kept_edits(session) == ["e1", "c3"]
+
+
+def test_the_person_reads_which_reply_was_kept_over_lsp_and_acp(tmp_path: Path) -> None:
+    event = CandidatesTried(step=6, tried=3, kept=2, passed=[1, 4, 2], of=5)
+    update = session_update(event, tmp_path)
+    assert update is not None
+    assert update.wire() == {
+        "sessionUpdate": "candidates",
+        "step": 6,
+        "tried": 3,
+        "kept": 2,
+        "passed": [1, 4, 2],
+        "of": 5,
+    }
+    thought = UpdateMapper(tmp_path).update(event)
+    assert thought is not None
+    assert thought.model_dump(by_alias=True)["content"]["text"] == (
+        "Tried 3 replies against the tests on copies of the workspace; kept reply 2: "
+        "4 of 5 tests pass with it (each reply: 1, 4, 2)."
+    )
+
+
+def test_choose_prefers_judged_replies_then_passes_then_length() -> None:
+    short, long = reply(content="a"), reply(content="a much longer reply")
+    assert choose([long, short], [Trial(passed=2), Trial(passed=2)]) == 1
+    assert choose([short, long], [Trial(passed=1), Trial(passed=2)]) == 1
+    assert choose([short, long], [Trial(passed=None), Trial(passed=0)]) == 1
+    assert choose([None, long], [Trial(passed=None), Trial(passed=None)]) == 1
+
+
+async def test_no_candidates_without_failed_tests_permission_or_time(tmp_path: Path) -> None:
+    project(tmp_path)
+    session, _ = make_session(tmp_path, LanesProvider([]))
+    rt = session.rt
+    candidates = Candidates(rt, None, frozenset())  # type: ignore[arg-type]  # ready() reads no tool
+    assert not candidates.ready()  # no test run yet
+    rt.written[tmp_path / "coins.py"] = (tmp_path / "coins.py").read_text()
+    rt.tests_ran_on = test_feedback.tested_state(rt)
+    rt.tests_last = SuiteRun(status="failed", detail="", output="1 failed")
+    assert not candidates.ready()  # the person has not allowed the test command
+    rt.tests_allowed = True
+    assert candidates.ready()
+    now = [0.0]
+    rt.clock = RunClock(budget_s=25.0, now=lambda: now[0])
+    now[0] = 10.0
+    assert not candidates.ready()  # 15 s left: too little for a trial and the step
+    rt.clock = RunClock()
+    rt.settings.loop = rt.settings.loop.replace(candidates=1)
+    assert not candidates.ready()
+
+
+async def test_the_time_budget_bounds_the_trials(tmp_path: Path) -> None:
+    project(tmp_path)
+    hang = "    import time\n    time.sleep(600)\n" + RIGHT
+    provider = LanesProvider(
+        [edit(RAISE, WRONG, "e1"), (edit(WRONG, hang, "c1"), edit(WRONG, GREEDY, "c2"))]
+    )
+    session, _ = make_session(tmp_path, provider, candidates=2, time_budget_s=40.0)
+    started = time.monotonic()
+    with anyio.fail_after(120):
+        outcome = await session.run()
+    assert outcome.stop_reason == "max_steps"  # the time was spent in the first copy's run
+    assert time.monotonic() - started < 80
+    assert "sleep" not in (tmp_path / "coins.py").read_text()
+
+
+def test_the_server_gets_a_slot_per_candidate_and_one_for_completions() -> None:
+    command = server_command(
+        Path("llama-server"), Path("m.gguf"), port=1, ctx_size=4096, threads=2, agent_slots=3
+    )
+    assert command[command.index("-np") + 1] == "4"
+    assert command[command.index("-c") + 1] == str(3 * 4096)
+    assert "--kv-unified" in command
+    single = server_command(Path("llama-server"), Path("m.gguf"), port=1, ctx_size=4096, threads=2)
+    assert (single[single.index("-np") + 1], single[single.index("-c") + 1]) == ("2", "4096")
+
+
+@pytest.fixture(scope="module")
+def smollm2() -> Path:
+    """SmolLM2-135M in the models folder (pulled once per machine), or a skip without a server."""
+    try:
+        find_binary()
+    except LlamaServerError as exc:
+        pytest.skip(str(exc))
+    try:
+        return pull("smollm2-135m")
+    except ModelError as exc:
+        pytest.fail(f"cannot pull smollm2-135m: {exc}")
+
+
+async def test_a_real_server_writes_two_candidates_at_once(smollm2: Path) -> None:
+    config = CadenzaConfig(contextSize=1024, loop=LoopConfig(candidates=2))
+    provider = LocalProvider(name="local/smollm2-135m", model="smollm2-135m", config=config)
+    base = ModelRequest(
+        messages=[
+            SystemMessage(content="You write short stories."),
+            UserMessage(content="Write a story about a cat and a lighthouse."),
+        ],
+        max_tokens=48,
+        temperature=0.8,
+        reply_format="text",
+    )
+    spans: dict[int, tuple[float, float]] = {}
+
+    async def one(lane: int) -> None:
+        first: list[float] = []
+
+        def seen(_: str) -> None:
+            first.append(time.monotonic())
+
+        request = dataclasses.replace(base, lane=lane, seed=lane + 1)
+        await provider.complete(request, on_text=seen)
+        spans[lane] = (first[0], time.monotonic())
+
+    try:
+        await provider.complete(dataclasses.replace(base, max_tokens=1))  # the server started
+        server = provider.server
+        assert server is not None
+        async with anyio.create_task_group() as group:
+            group.start_soon(one, 0)
+            group.start_soon(one, 1)
+        # Both were written at once: each one's first token came before the other one ended.
+        (a_first, a_end), (b_first, b_end) = spans[0], spans[1]
+        assert a_first < b_end and b_first < a_end, spans
+        async with httpx.AsyncClient() as client:
+            props = (await client.get(f"{server.base_url}/props")).json()
+        assert props["total_slots"] == 3
+    finally:
+        await provider.aclose()
