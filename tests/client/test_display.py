@@ -13,11 +13,13 @@ from cadenza.client.events import EditRejected, EditWritten, Progress, ServerMes
 from cadenza.client.summary import diff_stat, merge_changes, unified_diff
 from cadenza.schema.updates import (
     AgentMessageChunk,
+    Candidates,
     Check,
     Compaction,
     Movement,
     Rules,
     SessionEnd,
+    SessionUpdateParams,
     TextBlock,
     ToolCall,
     ToolCallUpdate,
@@ -144,6 +146,24 @@ def test_exit_status_table() -> None:
     assert exit_status("needs_user_input") == 3
     assert exit_status("waiting_human") == 3
     assert exit_status("something_new") == 1
+
+
+def test_the_candidate_kept_is_shown_with_why() -> None:
+    console, out = plain_console()
+    display = SessionDisplay(console)
+    with display:
+        wire = {"sessionUpdate": "candidates", "tried": 3, "kept": 2, "passed": [1, 4, None]}
+        params = SessionUpdateParams.model_validate(
+            {"sessionId": "s", "update": {**wire, "step": 4, "of": 5}}
+        )
+        assert isinstance(params.update, Candidates)
+        display(params.update)
+        display(Candidates(step=5, tried=2, kept=1, passed=[None, None]))
+    assert out.getvalue().splitlines() == [
+        "· Tried 3 replies against the tests on copies of the workspace; kept reply 2: 4 of 5 "
+        "tests pass with it (each reply: 1, 4, -).",
+        "· Tried 2 replies against the tests; none could be judged, kept reply 1.",
+    ]
 
 
 def test_movements_and_compaction_in_plain_output() -> None:

@@ -237,6 +237,17 @@ export interface CompactionUpdate {
   messagesSummarized?: number;
 }
 
+/** Several replies tried against the tests on copies of the workspace; `kept` is 1-based. */
+export interface CandidatesUpdate {
+  sessionUpdate: "candidates";
+  step?: number;
+  tried: number;
+  kept: number;
+  /** Each reply's passing tests; null: it could not be judged. */
+  passed: (number | null)[];
+  of?: number | null;
+}
+
 export interface PlanUpdate {
   sessionUpdate: "plan";
   entries?: { content: string; status?: string; priority?: string }[];
@@ -273,6 +284,7 @@ export type SessionUpdate =
   | ToolCallUpdate
   | MovementUpdate
   | CompactionUpdate
+  | CandidatesUpdate
   | PlanUpdate
   | SessionEndUpdate
   | SessionResumeUpdate

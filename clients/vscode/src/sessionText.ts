@@ -198,3 +198,20 @@ export function undoSummary(result: unknown): string {
   return `${text}.`;
 }
 
+
+/**
+ * A `candidates` update in words: several replies were tried against the tests on copies of the
+ * workspace, and which one was kept, with each one's passing tests (`-`: it could not be judged).
+ */
+export function candidatesLine(update: { tried?: unknown; kept?: unknown; passed?: unknown; of?: unknown }): string {
+  const tried = typeof update.tried === "number" ? update.tried : 0;
+  const kept = typeof update.kept === "number" ? update.kept : 0;
+  const passed = Array.isArray(update.passed) ? update.passed.map((n) => (typeof n === "number" ? n : null)) : [];
+  const best = passed[kept - 1];
+  if (best === undefined || best === null) {
+    return `Tried ${tried} replies against the tests; none could be judged, kept reply ${kept}.`;
+  }
+  const of = typeof update.of === "number" ? ` of ${update.of}` : "";
+  const each = passed.map((n) => (n === null ? "-" : String(n))).join(", ");
+  return `Tried ${tried} replies against the tests on copies of the workspace; kept reply ${kept}: ${best}${of} tests pass with it (each reply: ${each}).`;
+}

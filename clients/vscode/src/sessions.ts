@@ -15,7 +15,7 @@
 import { providerErrorText } from "./errors";
 import type { DiffContentItem, SessionEndUpdate, SessionUpdate, ToolContent, ToolStatus } from "./protocol";
 import type { DiffRecord, DiffRef, Entry, SessionView } from "./sessionModel";
-import { isWaitingReason } from "./sessionText";
+import { candidatesLine, isWaitingReason } from "./sessionText";
 import { clip, isDiff, isFix, lineStats, outputOf, promptText, stringify } from "./updateContent";
 import { addModelReply, addUsageUpdate, contextUse, emptyUsage, formatUsage, type TurnUsage } from "./usage";
 
@@ -219,6 +219,9 @@ export class SessionStore {
           reason: typeof u.reason === "string" && u.reason ? u.reason : undefined,
           workflow: typeof u.workflow === "string" ? u.workflow : undefined,
         });
+        return undefined;
+      case "candidates":
+        session.entries.push({ kind: "note", text: candidatesLine(u), level: "info" });
         return undefined;
       case "compaction":
         session.entries.push({

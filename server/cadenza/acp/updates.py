@@ -68,6 +68,7 @@ from cadenza.acp.turns import final_message
 from cadenza.engine.events import (
     Activity,
     AgentMessageChunk,
+    CandidatesTried,
     CheckpointWritten,
     CheckRan,
     ContextCompacted,
@@ -90,7 +91,7 @@ from cadenza.engine.events import (
 from cadenza.engine.transcript import EventRecord, MessageRecord, TranscriptRecord
 from cadenza.engine.workflows import Workflow
 from cadenza.messages import AssistantMessage, Message, UserMessage
-from cadenza.schema.updates import raw_input
+from cadenza.schema.updates import Candidates, raw_input
 
 AcpUpdate = (
     UserMessageChunk
@@ -151,6 +152,8 @@ class UpdateMapper:
                 return None  # no rule files: nothing to tell the person
             case CheckRan() | RulesLoaded():
                 return update_agent_thought_text(_note(event))
+            case CandidatesTried():
+                return update_agent_thought_text(candidates_line(event))
             case (
                 ToolCallStarted()
                 | PermissionDecided()
@@ -364,6 +367,14 @@ def replay_updates(
         elif isinstance(record, EventRecord):
             replay.event(record.event)
     return replay.updates
+
+
+def candidates_line(event: CandidatesTried) -> str:
+    """A step's candidates as a line of the agent's thoughts (the ``candidates`` wording)."""
+    update = Candidates(
+        step=event.step, tried=event.tried, kept=event.kept, passed=event.passed, of=event.of
+    )
+    return update.line()
 
 
 def _note(event: CheckRan | RulesLoaded) -> str:

@@ -32,6 +32,7 @@ from cadenza.client.safe_text import visible, visible_line, visible_markup
 from cadenza.client.summary import diff_stat, unified_diff
 from cadenza.schema.updates import (
     AgentMessageChunk,
+    Candidates,
     Check,
     Compaction,
     Movement,
@@ -163,11 +164,8 @@ class SessionDisplay:
             self._asked(event)
         elif isinstance(event, PermissionAnswered):
             self._permission(event)
-        elif isinstance(event, Compaction):
-            self._line(
-                f"[dim]{self.marks.dot} context compacted: {event.messages_summarized} messages "
-                f"summarized, {event.tokens_before} → {event.tokens_after} tokens[/dim]"
-            )
+        elif isinstance(event, Compaction | Candidates):
+            self._line(f"[dim]{self.marks.dot} {visible_markup(_loop_note(event))}[/dim]")
         elif isinstance(event, Check):
             self._check(event)
         elif isinstance(event, Rules) and event.files:
@@ -303,6 +301,16 @@ class SessionDisplay:
     def _refresh(self) -> None:
         if self._live is not None:
             self._live.update(self._renderable())
+
+
+def _loop_note(event: Compaction | Candidates) -> str:
+    """What the agent loop did to its context, or which of several replies it kept."""
+    if isinstance(event, Candidates):
+        return event.line()
+    return (
+        f"context compacted: {event.messages_summarized} messages summarized, "
+        f"{event.tokens_before} → {event.tokens_after} tokens"
+    )
 
 
 def _change_label(change: FileChange) -> str:

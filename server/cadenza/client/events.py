@@ -14,6 +14,7 @@ from typing import Literal
 from cadenza.client.edits import FileChange
 from cadenza.schema.updates import (
     AgentMessageChunk,
+    Candidates,
     Check,
     Compaction,
     ModelReply,
@@ -106,6 +107,7 @@ ClientEvent = (
     | ToolCallUpdate
     | ModelReply
     | Repair
+    | Candidates
     | Check
     | Rules
     | Movement

@@ -19,6 +19,7 @@ from cadenza.engine.budget import duration
 from cadenza.engine.events import (
     Activity,
     AgentMessageChunk,
+    CandidatesTried,
     CheckpointWritten,
     CheckRan,
     ContextCompacted,
@@ -69,6 +70,14 @@ def session_update(event: SessionEvent, root: Path) -> wire.SessionUpdate | None
             return _reply_update(event)
         case MovementStarted() | ContextCompacted() | SessionResumed() | SessionFinished():
             return _lifecycle_update(event)
+        case CandidatesTried():
+            return wire.Candidates(
+                step=event.step,
+                tried=event.tried,
+                kept=event.kept,
+                passed=event.passed,
+                of=event.of,
+            )
         case CheckRan():
             return wire.Check(
                 name=event.name, status=event.status, detail=event.detail, refused=event.refused

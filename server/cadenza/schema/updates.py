@@ -2,11 +2,10 @@
 
 The update kinds and field names follow the Agent Client Protocol's ``session/update``
 (``user_message_chunk``, ``agent_message_chunk``, ``tool_call``, ``tool_call_update``,
-``plan``), plus
-Cadenza's ``model_reply``, ``repair``, ``movement``, ``compaction``, ``session_resume`` and
-``session_end``. A kind this protocol version does not know (a newer server's, or ACP's
-``usage_update``) parses leniently as :class:`OtherUpdate`, which a client ignores; a tool-call
-content block of an unknown type as :class:`OtherContent`.
+``plan``), plus Cadenza's ``model_reply``, ``repair``, ``candidates``, ``movement``,
+``compaction``, ``session_resume`` and ``session_end``. A kind this protocol version does not
+know (a newer server's, or ACP's ``usage_update``) parses leniently as :class:`OtherUpdate`,
+which a client ignores; a tool-call content block of an unknown type as :class:`OtherContent`.
 
 Fields an older server may leave out have defaults; the server always sends them.
 """
@@ -188,6 +187,38 @@ class Repair(WireModel):
     recovered: bool = False
 
 
+class Candidates(WireModel):
+    """``candidates``: several replies were asked for at once and tried against the tests.
+
+    ``tried``: how many; ``kept``: the 1-based number of the one kept (it passed most tests
+    in its copy of the workspace; ties: the shortest); ``passed``: each one's passing tests,
+    null when it could not be judged (its edit failed, it was cut); ``of``: the tests counted,
+    null when unknown.
+    """
+
+    session_update: Literal["candidates"] = "candidates"
+    step: int = 0
+    tried: int = 0
+    kept: int = 0
+    passed: list[int | None] = Field(default_factory=list)
+    of: int | None = None
+
+    def line(self) -> str:
+        """What the person reads: how many were tried, which was kept, and why."""
+        kept = self.passed[self.kept - 1] if 0 < self.kept <= len(self.passed) else None
+        if kept is None:
+            return (
+                f"Tried {self.tried} replies against the tests; none could be judged, "
+                f"kept reply {self.kept}."
+            )
+        of = f" of {self.of}" if self.of is not None else ""
+        each = ", ".join("-" if n is None else str(n) for n in self.passed)
+        return (
+            f"Tried {self.tried} replies against the tests on copies of the workspace; kept "
+            f"reply {self.kept}: {kept}{of} tests pass with it (each reply: {each})."
+        )
+
+
 class Check(WireModel):
     """``check``: a done check ran because the model claimed the task done.
 
@@ -337,6 +368,7 @@ _UPDATE_KINDS = frozenset(
         "tool_call_update",
         "model_reply",
         "repair",
+        "candidates",
         "check",
         "rules",
         "movement",
@@ -363,6 +395,7 @@ SessionUpdate = Annotated[
     | Annotated[ToolCallUpdate, Tag("tool_call_update")]
     | Annotated[ModelReply, Tag("model_reply")]
     | Annotated[Repair, Tag("repair")]
+    | Annotated[Candidates, Tag("candidates")]
     | Annotated[Check, Tag("check")]
     | Annotated[Rules, Tag("rules")]
     | Annotated[Movement, Tag("movement")]

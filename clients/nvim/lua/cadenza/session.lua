@@ -227,6 +227,29 @@ local function text_of(update)
   end
 end
 
+--- A `candidates` update in words: the replies tried against the tests, the one kept and why.
+---@param update {tried: integer?, kept: integer?, passed: table?, of: integer?}
+---@return string
+local function candidates_line(update)
+  local tried, kept = tonumber(update.tried) or 0, tonumber(update.kept) or 0
+  local each = {}
+  for i, n in ipairs(type(update.passed) == "table" and update.passed or {}) do
+    each[i] = type(n) == "number" and tostring(n) or "-"
+  end
+  local best = type(update.passed) == "table" and update.passed[kept] or nil
+  if type(best) ~= "number" then
+    return ("Tried %d replies against the tests; none could be judged, kept reply %d."):format(tried, kept)
+  end
+  local of = type(update.of) == "number" and (" of " .. update.of) or ""
+  return ("Tried %d replies against the tests on copies of the workspace; kept reply %d: %d%s tests pass with it (each reply: %s)."):format(
+    tried,
+    kept,
+    best,
+    of,
+    table.concat(each, ", ")
+  )
+end
+
 local RENDER = {
   agent_message_chunk = function(session, update)
     local text = text_of(update)
@@ -252,6 +275,9 @@ local RENDER = {
   end,
   movement = panel.movement,
   compaction = panel.compaction,
+  candidates = function(session, update)
+    panel.note(session, candidates_line(update))
+  end,
   plan = panel.plan,
   session_resume = resumed,
   session_end = run_ended,
