@@ -132,7 +132,9 @@ class LocalProvider:
             path = self._resolve_model()
             folder = _usable_folder(cache_folder(path))
             extra: tuple[str, ...] = ("--slot-save-path", str(folder)) if folder else ()
-            extra += await anyio.to_thread.run_sync(_gpu_offload, path, self._config.context_size)
+            # The KV cache holds a context per agent slot (``server_command``).
+            kv_tokens = self._config.context_size * self.agent_slots
+            extra += await anyio.to_thread.run_sync(_gpu_offload, path, kv_tokens)
             try:
                 server = await LlamaServer.start(
                     path,
