@@ -62,6 +62,15 @@ class UserMessage(BaseModel):
     tag: UserTag | None = None
 
 
+PERSON_TAGS: frozenset[UserTag] = frozenset({"task", "answer"})
+"""Tags of the user messages the person wrote; the rest are Cadenza's own (movements, checks)."""
+
+
+def from_person(message: object) -> bool:
+    """Whether ``message`` is one the person wrote: the task, an answer, a follow-up."""
+    return isinstance(message, UserMessage) and message.tag in PERSON_TAGS
+
+
 class AssistantMessage(BaseModel):
     """A model reply as it is kept in history."""
 

@@ -186,10 +186,13 @@ class AcpSession:
         *,
         url_mode: bool,
         workflow: Workflow | None = None,
+        words: str | None = None,
     ) -> SessionOutcome:
         """One prompt turn: the first starts the session, later ones resume it.
 
         ``workflow``: this turn's workflow (a ``/workflow`` command), else the session's mode.
+        ``words``: the person's own, when ``text`` is more (an expanded ``/command``): the
+        transcript keeps them for ``_cadenza/restoreTurn``.
 
         A browser wait is asked within the turn (``human``); "go on" resumes, anything else
         ends the session's run cancelled.
@@ -203,9 +206,11 @@ class AcpSession:
             text = f"{note}\n\n{text}"
         if self.engine is None:
             engine = await self.make_engine(text, providers, workflow=workflow)
+            self._said(words)
             outcome = await engine.run()
         else:
             engine = self.engine
+            self._said(words)
             engine.set_workflow(workflow or self.workflow)  # the mode chosen since the last turn
             if self.model and self.model != self.engine_model:  # the model chosen since
                 try:
@@ -230,6 +235,10 @@ class AcpSession:
             ask=ask,
             run=run,
         )
+
+    def _said(self, words: str | None) -> None:
+        if self.recorder is not None and words is not None:
+            self.recorder.said(words)
 
     def usage(self) -> UsageUpdate | None:
         """The ``usage_update`` of the engine session's context, once it exists."""

@@ -11,6 +11,7 @@ from cadenza.engine.transcript import (
     MessageRecord,
     SessionEndRecord,
     SessionStartRecord,
+    TurnRecord,
 )
 from cadenza.engine.transcript_writer import TranscriptWriter
 from cadenza.messages import Message
@@ -65,6 +66,10 @@ class TranscriptRecorder:
     def on_message(self, message: Message) -> None:
         """Record a message appended to the live history."""
         self.writer.append(MessageRecord(message=message), sync=False)
+
+    def on_turn(self, turn: int, text: str) -> None:
+        """Record that the person's ``turn`` starts with the next message; their own words."""
+        self.writer.append(TurnRecord(turn=turn, text=text), sync=False)
 
     def on_event(self, event: SessionEvent) -> None:
         """Record an event; ``session_end`` also closes the transcript's session."""

@@ -13,6 +13,9 @@ The stored sessions are listed by ``engine.session_list``.
 Records, in the order a session writes them:
 
 - ``session_start``: ``{sessionId, task, root, workflow, model, time}``;
+- ``turn``: ``{turn, text}`` just before the message that starts a person's turn (the task, an
+  answer, a follow-up): the turn's number and the person's own words (without an expanded
+  ``/command`` or the editor context), so the turn can be restored and its words given back;
 - ``message``: every message appended to the live conversation (``Message`` union);
 - ``event``: every session event (``SessionEvent`` union);
 - ``checkpoint``: ``{movement, note}``, the memory note written at the end of a movement;
@@ -73,6 +76,14 @@ class MessageRecord(_Record):
     message: Message
 
 
+class TurnRecord(_Record):
+    """A person's turn starts (1-based ``turn``); ``text``: their own words."""
+
+    type: Literal["turn"] = "turn"
+    turn: int
+    text: str
+
+
 class EventRecord(_Record):
     """A session event, as published to the editor."""
 
@@ -97,7 +108,12 @@ class SessionEndRecord(_Record):
 
 
 TranscriptRecord = Annotated[
-    SessionStartRecord | MessageRecord | EventRecord | CheckpointRecord | SessionEndRecord,
+    SessionStartRecord
+    | TurnRecord
+    | MessageRecord
+    | EventRecord
+    | CheckpointRecord
+    | SessionEndRecord,
     Field(discriminator="type"),
 ]
 TRANSCRIPT_ADAPTER: TypeAdapter[TranscriptRecord] = TypeAdapter(TranscriptRecord)

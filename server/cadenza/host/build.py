@@ -185,6 +185,11 @@ def build_session(
         rules=config.permissions.rule_set(),
     )
     restored = plan.restored
+    if recorder is not None:  # the person's turns mark the files' states (restoring a turn)
+        recorder.turns = restored.turns if restored is not None else 0
+        if checkpoint is not None:
+            checkpoint.person_turn = recorder.turns
+            recorder.on_turn = checkpoint.begin_person_turn
     intel = hosted_intel(plan.root, editor)
     session = Session(
         session_id=plan.session_id,

@@ -76,6 +76,9 @@ class CheckpointEntry:
             latest turn did not change it); the review of a turn diffs it with ``turn_after``.
         turn_after: The state the latest turn's last change left it in (``after`` also
             follows the person's per-hunk undo; this one does not).
+        turn_starts: Its state before the first change of each of the person's turns that
+            changed it (key: the turn, 1-based): restoring the session to before a turn puts
+            it back to the earliest one from that turn on (``host.turn_restore``).
     """
 
     path: str
@@ -84,6 +87,7 @@ class CheckpointEntry:
     pending: FileState | None = None
     turn_before: FileState | None = None
     turn_after: FileState | None = None
+    turn_starts: dict[int, FileState] = field(default_factory=dict)
 
 
 MEMO_BLOBS = 64  # texts whose blob names a checkpoint remembers (and keeps alive)
@@ -124,6 +128,8 @@ class SessionCheckpoint:
     """The latest turn's reviewed hunks: id → ``kept`` or ``undone`` (``host.turn_changes``)."""
     unlisted: list[str] = field(default_factory=list)
     """The latest turn's changes not listed for review, why (``host.command_changes``)."""
+    person_turn: int = 0
+    """The person's turn changes now belong to (0: unknown; not stored: the transcript counts)."""
 
     @classmethod
     def for_session(
@@ -166,6 +172,10 @@ class SessionCheckpoint:
                     pending=checkpoint._optional_state(item.get("pending")),
                     turn_before=checkpoint._optional_state(item.get("turnBefore")),
                     turn_after=checkpoint._optional_state(item.get("turnAfter")),
+                    turn_starts={
+                        int(turn): checkpoint._read_state(state)
+                        for turn, state in item.get("turnStarts", {}).items()
+                    },
                 )
                 checkpoint.entries[entry.path] = entry
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -203,14 +213,25 @@ class SessionCheckpoint:
         """
         key = self.relative(path)
         entry = self.entries.get(key)
-        if entry is not None:
-            if entry.turn_before is None:  # the turn's first change to a file changed earlier
-                entry.turn_before = state()
-                self.save()
-            return
-        first = state()
-        self.entries[key] = CheckpointEntry(path=key, before=first, turn_before=first)
-        self.save()
+        read: list[FileState] = []  # read at most once, only when something is recorded
+
+        def now() -> FileState:
+            if not read:
+                read.append(state())
+            return read[0]
+
+        if entry is None:
+            entry = self.entries[key] = CheckpointEntry(path=key, before=now(), turn_before=now())
+        elif entry.turn_before is None:  # the turn's first change to a file changed earlier
+            entry.turn_before = now()
+        if self.person_turn and self.person_turn not in entry.turn_starts:
+            entry.turn_starts[self.person_turn] = now()
+        if read:
+            self.save()
+
+    def begin_person_turn(self, turn: int) -> None:
+        """Changes from now on belong to the person's ``turn`` (``turn_starts``)."""
+        self.person_turn = turn
 
     def begin_turn(self) -> None:
         """Start the session's next turn: its review starts empty.
@@ -307,6 +328,16 @@ class SessionCheckpoint:
                     pending=entry.pending,
                     turnBefore=entry.turn_before,
                     turnAfter=entry.turn_after,
+                ),
+                **(
+                    {
+                        "turnStarts": {
+                            str(turn): self._write_state(state)
+                            for turn, state in entry.turn_starts.items()
+                        }
+                    }
+                    if entry.turn_starts
+                    else {}
                 ),
             }
             for entry in self.entries.values()

@@ -20,7 +20,7 @@ from cadenza.engine.transcript import (
     TranscriptRecord,
     history_from_records,
 )
-from cadenza.messages import Message
+from cadenza.messages import Message, from_person
 
 
 class NotRestorable(ValueError):
@@ -37,12 +37,14 @@ class RestoredState:
         last: How its last run ended; None when the last run never ended (the server died
             mid-run).
         steps: Model requests made so far.
+        turns: The person's turns so far (messages they wrote: the task, answers).
     """
 
     start: SessionStartRecord
     history: list[Message]
     last: SessionOutcome | None
     steps: int
+    turns: int = 0
 
 
 def restore_state(records: Sequence[TranscriptRecord]) -> RestoredState:
@@ -54,7 +56,8 @@ def restore_state(records: Sequence[TranscriptRecord]) -> RestoredState:
     start = next((r for r in records if isinstance(r, SessionStartRecord)), None)
     if start is None:
         raise NotRestorable("the transcript has no session_start record")
-    history = sanitize_history(history_from_records(records))
+    recorded = history_from_records(records)
+    history = sanitize_history(recorded)
     if not history:
         raise NotRestorable("the transcript records no conversation")
     movement: str | None = None
@@ -82,4 +85,5 @@ def restore_state(records: Sequence[TranscriptRecord]) -> RestoredState:
                 act_url=event.act_url,
                 movement=movement,
             )
-    return RestoredState(start=start, history=history, last=last, steps=steps)
+    turns = sum(1 for message in recorded if from_person(message))
+    return RestoredState(start=start, history=history, last=last, steps=steps, turns=turns)

@@ -5,6 +5,10 @@ Transcripts are the engine's JSONL files (``cadenza.engine.journal``), one per s
 Linux). A transcript is a record of the session, not a part of it: when the file cannot be
 opened the session runs without one, and when a write fails later (disk full, folder removed)
 the transcript stops there with a warning while the session goes on.
+
+The recorder also numbers the person's turns: each message the person wrote (the task, an
+answer, a follow-up) starts one, recorded with their own words (``TurnRecord``), which the
+face gives beforehand (``said``) when the message the model gets is more than them.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from pathlib import Path
 
 from cadenza.engine.events import SessionEvent
 from cadenza.engine.journal import TranscriptRecorder
-from cadenza.messages import Message
+from cadenza.messages import Message, UserMessage, from_person
 
 
 class GuardedRecorder:
@@ -31,6 +35,11 @@ class GuardedRecorder:
         self.recorder = recorder
         self._warn = warn
         self.failed = False
+        self.turns = 0
+        """The person's turns so far (a revived session starts from its transcript's count)."""
+        self.on_turn: Callable[[int], None] | None = None
+        """Told each new turn's number (the checkpoint marks the files' states there)."""
+        self._said: str | None = None
 
     @property
     def path(self) -> Path:
@@ -47,8 +56,18 @@ class GuardedRecorder:
             self.recorder.close()
             self._warn(f"the transcript {self.path} stopped: {exc}")
 
+    def said(self, text: str) -> None:
+        """The person's own words of the turn about to start (else its message's text)."""
+        self._said = text
+
     def on_message(self, message: Message) -> None:
-        """Record a message appended to the live history."""
+        """Record a message appended to the live history (a person's: a new turn first)."""
+        if isinstance(message, UserMessage) and from_person(message):
+            self.turns += 1
+            turn, words, self._said = self.turns, self._said or message.content, None
+            self._guard(lambda: self.recorder.on_turn(turn, words))
+            if self.on_turn is not None:
+                self.on_turn(turn)
         self._guard(lambda: self.recorder.on_message(message))
 
     def on_event(self, event: SessionEvent) -> None:

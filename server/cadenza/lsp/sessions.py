@@ -126,6 +126,7 @@ class SessionManager:
             open_document=document_path(args.text_document),
         )
         live = self._live_session(plan, review=args.review)
+        _said(live, args.task)
         try:
             live.lock = SessionLock.acquire(plan.session_id)
         except SessionLocked:  # a fresh id: cannot be held elsewhere
@@ -181,8 +182,10 @@ class SessionManager:
         if session_id is not None and self.cancel(session_id):
             log.info("session %s cancelled by $/cancelRequest %s", session_id, request_id)
 
-    def reply(self, session_id: str, text: str) -> ReplySessionResult:
+    def reply(self, session_id: str, text: str, said: str | None = None) -> ReplySessionResult:
         """Resume a session that waits for the person (also a stored one) with ``text``.
+
+        ``said``: the person's own words, when ``text`` is more (a follow-up's context).
 
         Raises:
             SessionRequestFailed: The session is running, over, or unknown.
@@ -194,6 +197,8 @@ class SessionManager:
                 f"session {session_id} asked a question: the answer must not be blank"
             )
         if live is not None:
+            if live.waiting:
+                _said(live, said or text)
             if live.give_reply(text):
                 return ReplySessionResult(resumed=True, state="running")
             raise SessionRequestFailed(
@@ -202,6 +207,7 @@ class SessionManager:
         with _failed():
             restored, found = stored.stored_waiting(session_id)
             live = self._revive(session_id, restored, found)
+        _said(live, said or text)
         self._launch(live, drive(live, LspPerson(self._server), reply=text))
         return ReplySessionResult(resumed=True, state="running")
 
@@ -224,7 +230,7 @@ class SessionManager:
                     f"session {session_id} is running: wait for its turn to end, or cancel it"
                 )
             expanded = expanded_prompt(self._server.workspace, live.root, args.text, args.context)
-            self.reply(session_id, expanded.text)
+            self.reply(session_id, expanded.text, args.text)
             return
         with _failed():
             restored, summary, workflow = stored.stored_session(session_id)
@@ -232,13 +238,14 @@ class SessionManager:
             expanded = expanded_prompt(self._server.workspace, root, args.text, args.context)
             text = expanded.text
             if summary.state in WAITING:
-                self.reply(session_id, text)
+                self.reply(session_id, text, args.text)
                 return
             model, workflow = self.choices.get(session_id, (summary.model, workflow))
             workflow = expanded.workflow or workflow  # a /workflow command: this turn's
             if note := next_turn(session_id, self.checkpoints_base):
                 text = f"{note}\n\n{text}"
             live = self._revive(session_id, restored, summary, model=model, workflow=workflow)
+        _said(live, args.text)
         person = LspPerson(self._server, work_done_token, message=args.text)
         self._launch(live, drive(live, person, reply=text))
         log.info("session %s goes on with %s, workflow %s", session_id, model, workflow)
@@ -391,6 +398,12 @@ def _failed() -> Iterator[None]:
         yield
     except Unavailable as exc:
         raise SessionRequestFailed(str(exc)) from None
+
+
+def _said(live: LspLive, words: str) -> None:
+    """The person's own words of the turn the session starts next (``cadenza.restoreTurn``)."""
+    if live.recorder is not None:
+        live.recorder.said(words)
 
 
 def _warn(publisher: SessionPublisher, text: str) -> None:
