@@ -24,6 +24,7 @@ from cadenza.engine.transcript import (
     encode_record,
     transcript_path,
 )
+from cadenza.textio import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -176,3 +177,15 @@ class TranscriptWriter:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def rewrite_transcript(path: Path, records: list[TranscriptRecord]) -> None:
+    """Replace the transcript at ``path`` with ``records`` at once (restoring a turn trims it).
+
+    The new file replaces the old in one rename: a crash leaves one or the other, whole. No
+    writer may have the file open (its appends would go to the replaced file).
+
+    Raises:
+        OSError: The file cannot be written.
+    """
+    write_atomic(path, b"".join(encode_record(record) for record in records))

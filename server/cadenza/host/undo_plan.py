@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from cadenza.host.checkpoints import CheckpointEntry, FileState, SessionCheckpoint
+from cadenza.schema.commands import UndoneFile
 from cadenza.tools.paths import leads_outside
 
 UndoAction = Literal["restore", "remove", "recreate", "move_back", "unchanged"]
@@ -38,6 +39,27 @@ class UndoStep:
     current_path: str
     current: FileState
     target: FileState
+
+
+_DONE = {
+    "restore": "restored",
+    "remove": "removed",
+    "recreate": "recreated",
+    "move_back": "moved_back",
+}
+
+
+def undone_files(steps: list[UndoStep]) -> list[UndoneFile]:
+    """The files ``steps`` put back, as results list them (``unchanged`` ones left out)."""
+    return [
+        UndoneFile(
+            path=step.path,
+            action=_DONE[step.action],  # type: ignore[arg-type]
+            old_path=step.current_path if step.action == "move_back" else None,
+        )
+        for step in steps
+        if step.action != "unchanged"
+    ]
 
 
 class UndoRefused(Exception):
@@ -136,16 +158,37 @@ def plan_undo(checkpoint: SessionCheckpoint, current: Callable[[str], FileState]
         UndoRefused: A file changed since the session's last change to it (its name and why);
             then nothing may be undone.
     """
+    steps, problems = plan_steps(checkpoint, checkpoint.entries, current)
+    if problems:
+        raise UndoRefused(problems)
+    return steps
+
+
+def plan_steps(
+    checkpoint: SessionCheckpoint,
+    entries: dict[str, CheckpointEntry],
+    current: Callable[[str], FileState],
+) -> tuple[list[UndoStep], list[tuple[str, str]]]:
+    """The steps that put each of ``entries`` back to its ``before``, and the files refused.
+
+    Shared by undo (every file to its state before the session) and the restore of a turn
+    (``host.turn_restore``: each file to its state before that turn).
+
+    Returns:
+        One step per file that may be put back (``unchanged`` ones included), renames first;
+        then ``(path, why)`` of each file changed since the session's last change to it.
+    """
     # A path that now leads outside (a link put there since) is neither read nor written.
-    if outside := [
+    outside = [
         (path, "now leads outside the workspace (a symbolic link)")
-        for path in checkpoint.entries
+        for path in entries
         if leads_outside(checkpoint.root, path)
-    ]:
-        raise UndoRefused(outside)
-    entries = {key: _settle(entry, current) for key, entry in checkpoint.entries.items()}
+    ]
+    entries = {
+        key: _settle(entry, current) for key, entry in entries.items() if key not in dict(outside)
+    }
     steps, paired = _pair_renames(entries, current)
-    problems: list[tuple[str, str]] = []
+    problems: list[tuple[str, str]] = list(outside)
     for entry in entries.values():
         if entry.path in paired or entry.after is None:
             continue
@@ -154,6 +197,4 @@ def plan_undo(checkpoint: SessionCheckpoint, current: Callable[[str], FileState]
             problems.append((entry.path, result))
         else:
             steps.append(result)
-    if problems:
-        raise UndoRefused(problems)
-    return steps
+    return steps, problems

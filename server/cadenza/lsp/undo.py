@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from pathlib import Path
 from typing import Any
 
@@ -29,29 +28,21 @@ from pygls.lsp.server import LanguageServer
 
 from cadenza.host.checkpoints import CheckpointError, FileState, SessionCheckpoint, disk_state
 from cadenza.host.live import LiveSessions
-from cadenza.host.undo_plan import UndoRefused, UndoStep, plan_undo
+from cadenza.host.undo_plan import UndoRefused, UndoStep, plan_undo, undone_files
+from cadenza.host.undo_writes import write_step
 from cadenza.host.workspace_lock import WorkspaceBusy, WorkspaceLock
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.documents import OpenDocuments, file_uri
 from cadenza.lsp.editor import legacy_encoding_refusal, supports, unsupported
 from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, workspace_edit
 from cadenza.lsp.rpc import shielded
-from cadenza.schema.commands import UndoneFile, UndoSessionResult
+from cadenza.schema.commands import UndoSessionResult
 from cadenza.textio import (
-    PLAIN_UTF8,
     UndecodableError,
     UnencodableError,
     decode_bytes,
-    encode_text,
-    write_atomic,
 )
 
-_ACTIONS = {
-    "restore": "restored",
-    "remove": "removed",
-    "recreate": "recreated",
-    "move_back": "moved_back",
-}
 _RESOURCE = {"remove": "delete", "recreate": "create", "move_back": "rename"}
 
 
@@ -145,32 +136,41 @@ class SessionUndo:
             steps = plan_undo(checkpoint, self._current)
         except UndoRefused as exc:
             raise UndoFailed(f"cannot undo session {name}: {exc}") from None
-        active = [step for step in steps if step.action != "unchanged"]
-        if active:
-            features = ClientFeatures.of(self._server.client_capabilities)
-            if features.apply_edit:
-                in_editor, on_disk = self._split(active, features)
-                if in_editor:
-                    await self._send(self._operations(in_editor, features))
-                self._write_all(on_disk)
-            else:
-                self._write(active)
+        await self.put_back(steps)
         try:
             checkpoint.mark_undone()
         except CheckpointError as exc:
             raise UndoFailed(f"session {name} was undone, but {exc}") from None
         return UndoSessionResult(
             session_id=name,
-            files=[
-                UndoneFile(
-                    path=step.path,
-                    action=_ACTIONS[step.action],  # type: ignore[arg-type]
-                    old_path=step.current_path if step.action == "move_back" else None,
-                )
-                for step in active
-            ],
+            files=undone_files(steps),
             unchanged=[step.path for step in steps if step.action == "unchanged"],
         )
+
+    def current(self, relative: str) -> FileState:
+        """A workspace-relative file's state now: the open buffer's text, else the disk."""
+        return self._current(relative)
+
+    async def put_back(self, steps: list[UndoStep]) -> None:
+        """Do ``steps`` (``unchanged`` ones are skipped): in the editor, else on disk.
+
+        Shared by undo and the restore of a turn (``lsp.restore_turn``).
+
+        Raises:
+            UndoFailed: The client cannot do a needed operation or refused the edit (nothing
+                was changed then); writing on disk failed.
+        """
+        active = [step for step in steps if step.action != "unchanged"]
+        if not active:
+            return
+        features = ClientFeatures.of(self._server.client_capabilities)
+        if features.apply_edit:
+            in_editor, on_disk = self._split(active, features)
+            if in_editor:
+                await self._send(self._operations(in_editor, features))
+            self._write_all(on_disk)
+        else:
+            self._write(active)
 
     @staticmethod
     def _split(
@@ -276,24 +276,7 @@ class SessionUndo:
                 raise UndoFailed(f"undoing {step.path} failed: {exc}") from None
 
     def _write_one(self, step: UndoStep) -> None:
-        path = self.checkpoint.absolute(step.path)
-        if step.action == "remove":
-            path.unlink()
-            return
-        if step.action == "move_back":
-            path.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(self.checkpoint.absolute(step.current_path), path)
-            if step.current.text == step.target.text:
-                return
-        data = step.target.data
-        if data is None:
-            fmt = PLAIN_UTF8
-            current = disk_state(path).data
-            if current is not None:
-                with contextlib.suppress(UndecodableError):
-                    fmt = decode_bytes(current).format
-            data = encode_text(step.target.text or "", fmt)
-        write_atomic(path, data)
+        write_step(self.checkpoint.root, step)
 
 
 async def send_undo(

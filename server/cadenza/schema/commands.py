@@ -123,6 +123,40 @@ class UndoSessionResult(WireModel):
     unchanged: list[str] = Field(default_factory=list)
 
 
+class RestoreTurnArgs(WireModel):
+    """The arguments of ``cadenza.restoreTurn``: ``{sessionId, turn}`` (1-based)."""
+
+    session_id: str = Field(min_length=1)
+    turn: int = Field(ge=1)
+
+
+class SkippedFile(WireModel):
+    """A file a restore left alone: the person changed it since; ``reason`` says how."""
+
+    path: str
+    reason: str
+
+
+class RestoreTurnResult(WireModel):
+    """The result of ``cadenza.restoreTurn``: the session as it was before the turn.
+
+    Attributes:
+        session_id: The session.
+        turn: The turn restored (1-based): the session now has ``turn - 1`` turns.
+        text: The person's own words that started it (for the editor's input).
+        files: The files put back, in the order the edit applied them.
+        unchanged: Files those turns changed that were already as before, left alone.
+        skipped: Files the person changed since, left alone (each with why).
+    """
+
+    session_id: str
+    turn: int
+    text: str
+    files: list[UndoneFile] = Field(default_factory=list)
+    unchanged: list[str] = Field(default_factory=list)
+    skipped: list[SkippedFile] = Field(default_factory=list)
+
+
 class ReplySessionArgs(WireModel):
     """The one argument of ``cadenza.replySession``: ``{sessionId, text}``.
 
