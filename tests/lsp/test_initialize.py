@@ -32,6 +32,7 @@ async def test_server_info_commands_and_sync(connect: Connect) -> None:
         "cadenza.promptSession",
         "cadenza.pullModel",
         "cadenza.replySession",
+        "cadenza.restoreTurn",
         "cadenza.reviewChanges",
         "cadenza.revokePermission",
         "cadenza.startSession",

@@ -43,6 +43,7 @@ COMMANDS = (
     "cadenza.loadSession",
     "cadenza.undoSession",
     "cadenza.steerSession",
+    "cadenza.restoreTurn",
 )
 
 # --- strategies ---------------------------------------------------------------------------
@@ -142,6 +143,12 @@ COMMAND_ARGS: dict[str, st.SearchStrategy[Any]] = {
     "cadenza.undoSession": _args_object({"sessionId": st.one_of(session_id, json_value)}),
     "cadenza.steerSession": _args_object(
         {"sessionId": st.one_of(session_id, json_value), "text": st.one_of(tricky_text, json_value)}
+    ),
+    "cadenza.restoreTurn": _args_object(
+        {
+            "sessionId": st.one_of(session_id, json_value),
+            "turn": st.one_of(st.integers(-3, 5), json_value),
+        }
     ),
 }
 

@@ -37,6 +37,7 @@ from cadenza.schema.commands import (
     PromptSessionArgs,
     PromptSessionResult,
     ReplySessionArgs,
+    RestoreTurnArgs,
     StartSessionArgs,
     StartSessionResult,
     UndoSessionArgs,
@@ -48,6 +49,7 @@ from cadenza.schema.methods import (
     LOAD_SESSION,
     PROMPT_SESSION,
     REPLY_SESSION,
+    RESTORE_TURN,
     START_SESSION,
     UNDO_SESSION,
 )
@@ -330,6 +332,31 @@ async def undo_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
     return result.wire()
 
 
+async def restore_turn(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
+    """``cadenza.restoreTurn {sessionId, turn}`` → ``{sessionId, turn, text, files, ...}``.
+
+    Raises:
+        JsonRpcInvalidParams: Malformed arguments (-32602).
+        JsonRpcException: Code -32803 (``RequestFailed``) when the session is running or
+            unknown, has no such turn, or its files could not be put back.
+    """
+    from cadenza.lsp.restore_turn import RestoreFailed, restore_session_turn
+
+    with invalid_params(RESTORE_TURN):
+        args = parse_command_args(RestoreTurnArgs, arguments)
+    sessions = ls.sessions
+    try:
+        result = await restore_session_turn(
+            ls, sessions.live, args.session_id, args.turn, sessions.checkpoints_base
+        )
+    except RestoreFailed as exc:
+        log.info("refused %s: %s", RESTORE_TURN, exc)
+        raise JsonRpcException(
+            message=str(exc), code=types.LSPErrorCodes.RequestFailed.value
+        ) from None
+    return result.wire()
+
+
 def create_server() -> CadenzaServer:
     """A new server with every handler registered."""
     server = CadenzaServer()
@@ -340,6 +367,7 @@ def create_server() -> CadenzaServer:
     server.command(START_SESSION)(start_session)
     server.command(CANCEL_SESSION)(cancel_session)
     server.command(UNDO_SESSION)(undo_session)
+    server.command(RESTORE_TURN)(restore_turn)
     server.command(REPLY_SESSION)(reply_session)
     server.command(LIST_SESSIONS)(list_sessions)
     server.command(LOAD_SESSION)(load_session)
