@@ -44,6 +44,7 @@ from cadenza.acp.early import initialize_result
 from cadenza.acp.editor import AcpEditor, ClientFs
 from cadenza.acp.listing import folder_of, session_infos, session_root
 from cadenza.acp.ordered import AcpConnection, OrderedClient
+from cadenza.acp.restore import parse_args, restore_acp_turn
 from cadenza.acp.session import INTERNAL_ERROR, AcpSession, request_error
 from cadenza.acp.steer import steer_session
 from cadenza.acp.stream import UpdateStream
@@ -60,7 +61,7 @@ from cadenza.host.errors import SetupError, Unavailable
 from cadenza.host.providers import ProviderPool
 from cadenza.host.trust import folder_trust
 from cadenza.providers.registry import resolve_model_name
-from cadenza.schema.methods import ACP_STEER_SESSION
+from cadenza.schema.methods import ACP_RESTORE_TURN, ACP_STEER_SESSION
 
 log = logging.getLogger(__name__)
 
@@ -247,7 +248,8 @@ class CadenzaAgent:
     ) -> PromptResponse:
         """Run one turn: the first prompt starts the session, later ones resume it."""
         live = self._live(session_id)
-        expanded = expand(prompt_text(prompt), live.root)  # a leading /command
+        words = prompt_text(prompt)
+        expanded = expand(words, live.root)  # a leading /command
         text = expanded.text
         if not text.strip():
             raise _error("the prompt has no text")
@@ -265,7 +267,11 @@ class CadenzaAgent:
             if ticket < live.cancelled_before:
                 return PromptResponse(stop_reason="cancelled")
             turn = live.turn(
-                text, self._providers, url_mode=self._fs.elicitation_url, workflow=workflow
+                text,
+                self._providers,
+                url_mode=self._fs.elicitation_url,
+                workflow=workflow,
+                words=words,
             )
             task = asyncio.create_task(turn, name=f"cadenza-acp-{session_id}")
             live.run = task
@@ -385,9 +391,13 @@ class CadenzaAgent:
         )
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        """Cadenza's extension methods (the SDK strips the leading ``_``): ``steerSession``."""
+        """Cadenza's extension methods (the SDK strips the ``_``): steerSession, restoreTurn."""
         if method == ACP_STEER_SESSION.removeprefix("_"):
             return steer_session(self._sessions, params)
+        if method == ACP_RESTORE_TURN.removeprefix("_"):
+            args = parse_args(params)
+            live = self._sessions.get(args.session_id)
+            return (await restore_acp_turn(live, args, self._providers)).wire()
         raise RequestError.method_not_found(f"_{method}")
 
     async def aclose(self) -> None:

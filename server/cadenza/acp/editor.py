@@ -245,6 +245,13 @@ class AcpEditor:
             warn=lambda text: log.warning("session %s: %s", self.session_id, text),
         )
 
+    async def deliver_unrecorded(self, edit: FileEdit) -> EditOutcome:
+        """Deliver ``edit`` as a session's edit is, without recording it in the checkpoint.
+
+        Restoring a turn puts files back with it (``acp.restore``; the host records that).
+        """
+        return await self._deliver(edit)
+
     async def _deliver(self, edit: FileEdit) -> EditOutcome:
         if not self.fs.write_text_file or edit.kind in ("delete", "rename"):
             return apply_on_disk(edit)

@@ -1,0 +1,152 @@
+"""``_cadenza/restoreTurn``: an ACP session as it was before one of the person's turns.
+
+The same restore as the LSP face's ``cadenza.restoreTurn`` (``host.turn_restore``): the files
+those turns changed are put back (a text through ``fs/write_text_file`` when the client has
+it, as the session's own edits go; a file to remove, recreate or rename back on disk, as undo
+does), the transcript is cut before the turn, and the turn's words come back. The session
+stays in memory between prompts, so its engine is made again from the cut transcript: the next
+prompt goes on from the conversation before the turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from acp import RequestError
+from pydantic import ValidationError
+
+from cadenza.acp.editor import AcpEditor
+from cadenza.acp.session import AcpSession
+from cadenza.host import stored
+from cadenza.host.checkpoints import FileState, SessionCheckpoint, disk_state
+from cadenza.host.errors import Unavailable
+from cadenza.host.providers import ProviderPool
+from cadenza.host.turn_restore import RestoreRefused, TurnCut, find_turn, restore_turn
+from cadenza.host.undo_plan import UndoStep
+from cadenza.host.undo_writes import write_step
+from cadenza.schema.commands import RestoreTurnArgs, RestoreTurnResult
+from cadenza.textio import UnencodableError
+from cadenza.tools.host import FileEdit
+
+REQUEST_FAILED = -32803
+"""The error code of a restore that was refused (LSP's ``RequestFailed``, as on that face)."""
+INVALID_PARAMS = -32602
+
+
+class AcpFiles:
+    """The ``host.turn_restore.FilesPort`` of an ACP session: the disk and ``fs/*``."""
+
+    def __init__(self, editor: AcpEditor, checkpoint: SessionCheckpoint) -> None:
+        self._editor = editor
+        self._root = checkpoint.root
+
+    def current(self, relative: str) -> FileState:
+        """The file on disk (as the session's checkpoint records ACP edits)."""
+        return disk_state(self._root / relative)
+
+    async def put_back(self, steps: list[UndoStep]) -> None:
+        """Texts through the client when it writes files, the rest on disk.
+
+        Raises:
+            RestoreRefused: The client refused a write, or a disk write failed (files before it
+                were put back).
+        """
+        for step in steps:
+            if step.action == "unchanged":
+                continue
+            if step.action == "restore" and self._editor.fs.write_text_file:
+                await self._write(step)
+                continue
+            try:
+                write_step(self._root, step)
+            except (OSError, UnencodableError) as exc:
+                raise RestoreRefused(f"putting back {step.path} failed: {exc}") from None
+
+    async def _write(self, step: UndoStep) -> None:
+        edit = FileEdit(
+            path=self._root / step.path,
+            old_text=step.current.text,
+            new_text=step.target.text or "",
+            version=None,
+            label=f"Restore {step.path}",
+        )
+        outcome = await self._editor.deliver_unrecorded(edit)
+        if not outcome.applied:
+            raise RestoreRefused(f"{step.path} was not put back: {outcome.reason}")
+
+
+def parse_args(params: dict[str, Any]) -> RestoreTurnArgs:
+    """The extension method's params ``{sessionId, turn}``.
+
+    Raises:
+        RequestError: Malformed (-32602, the message names the field).
+    """
+    try:
+        return RestoreTurnArgs.model_validate(params)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in error['loc'])}: {error['msg']}" for error in exc.errors()
+        )
+        raise RequestError(INVALID_PARAMS, f"_cadenza/restoreTurn: {problems}") from None
+
+
+async def restore_acp_turn(
+    live: AcpSession | None, args: RestoreTurnArgs, providers: ProviderPool
+) -> RestoreTurnResult:
+    """Restore the ACP session ``live`` to before the person's turn ``args.turn``.
+
+    Raises:
+        RequestError: -32803 when the session is unknown here, running, has no such turn, or
+            its files could not be put back (nothing was cut then).
+    """
+    session_id = args.session_id
+    if live is None:
+        raise _failed(f"unknown session {session_id!r}: load it first (session/load)")
+    if live.run is not None and not live.run.done():
+        raise _failed(
+            f"session {session_id} is running: wait for its turn to end, or cancel it, "
+            "before restoring it"
+        )
+    async with live.turns:
+        try:
+            cut = find_turn(session_id, stored.read_records(session_id), args.turn)
+        except (Unavailable, RestoreRefused) as exc:
+            raise _failed(str(exc)) from None
+        await _close_engine(live)  # its transcript must be closed to be cut
+        try:
+            return await _restore(live, cut)
+        finally:
+            await _reopen_engine(live, providers)
+
+
+async def _restore(live: AcpSession, cut: TurnCut) -> RestoreTurnResult:
+    editor = live.editor
+    try:
+        done = await restore_turn(
+            cut, editor.checkpoint, lambda checkpoint: AcpFiles(editor, checkpoint)
+        )
+    except RestoreRefused as exc:
+        raise _failed(f"cannot restore turn {cut.turn}: {exc}") from None
+    return done.result()
+
+
+async def _close_engine(live: AcpSession) -> None:
+    engine, recorder = live.engine, live.recorder
+    live.engine, live.recorder = None, None
+    if engine is not None:
+        await engine.aclose()
+    if recorder is not None:
+        recorder.close()
+
+
+async def _reopen_engine(live: AcpSession, providers: ProviderPool) -> None:
+    """The engine again, from the transcript as it is now (cut or not)."""
+    try:
+        restored = stored.restored(live.session_id, stored.read_records(live.session_id))
+    except Unavailable:
+        return  # nothing to go on from: the next prompt starts the session anew
+    await live.make_engine(restored.start.task, providers, restored)
+
+
+def _failed(message: str) -> RequestError:
+    return RequestError(REQUEST_FAILED, message)
