@@ -181,3 +181,30 @@ def test_messages_queued_steered_and_dropped_while_a_turn_runs(
     assert user_texts(fake.requests[3])[-1] == "Now add a test"
     # The plan tool was offered (a hosted model's default).
     assert "update_plan" in {t["function"]["name"] for t in fake.requests[0]["tools"]}
+
+
+def test_restore_to_before_a_message_puts_the_file_and_the_message_back(
+    fake: FakeOpenAI, workspace: Path, env: dict[str, str]
+) -> None:
+    """:CadenzaRestore on the second of three messages, then :CadenzaRestore 1 (the scenario
+    asserts the buffer and the prompt); the model then sees the conversation before it."""
+    (workspace / "app.py").write_text(APP)
+    fake.script(
+        edit("'hi'", "'hello'", "c1"),
+        text("Says hello."),
+        edit("'hello'", "'bye'", "c2"),
+        text("Says bye."),
+        edit("'bye'", "'BYE'", "c3"),
+        text("Shouts."),
+        edit("'hello'", "'bye'", "c4"),
+        text("Says bye now."),
+    )
+    passed(run_scenario("restore", workspace=workspace, env=env))
+
+    assert len(fake.requests) == 8
+    fourth_turn = fake.requests[6]
+    texts = user_texts(fourth_turn)
+    assert texts[0] == "Say hello instead." and texts[-1] == "Say bye."
+    assert not any("Now say bye" in t or "Shout it" in t for t in texts)
+    assert "Says bye." not in assistant_texts(fourth_turn)
+    assert (workspace / "app.py").read_text() == APP  # never saved: the buffers changed

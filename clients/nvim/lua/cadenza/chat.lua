@@ -171,7 +171,7 @@ local function first_turn(text, uris)
     state.session_id = session and session.id or nil
     if session then
       -- The whole message, as a replay shows it (the header has its first line only).
-      require("cadenza.panel").user_text(session, text)
+      require("cadenza.panel").user_text(session, text, true)
     end
   end, context)
   -- A failed start leaves no session: after a bounded wait the next message may start one.
@@ -214,6 +214,13 @@ end
 function M.follow_up_now(session, text)
   local uris, names = require("cadenza.mentions").resolve(text, session.root or state.root, state.origin)
   follow_up(session, text, uris, names)
+end
+
+--- Put `text` in the prompt (a message given back by :CadenzaRestore, to edit and send again).
+---@param text string
+function M.set_input(text)
+  api.nvim_buf_set_lines(M.input_buf(), 0, -1, false, vim.split(text, "\n", { plain = true }))
+  state.history_pos = nil
 end
 
 --- Send `text` (nil: the prompt buffer's text, which is then cleared) in the chat's

@@ -95,7 +95,10 @@ function M.start(task, bufnr, range, on_started, context)
         require("cadenza.chat").use(session.id) -- the chat goes on in the newest session
       end
       local panel = require("cadenza.panel")
-      panel.header(session)
+      local header = panel.header(session)
+      if header then -- the task is the session's first message (:CadenzaRestore counts it)
+        require("cadenza.restore").remember(session.id, header)
+      end
       if config.options.panel.auto_open then
         panel.open(false)
       end
@@ -281,6 +284,9 @@ function M.create()
   define("CadenzaUndo", function(o)
     M.undo(o.args)
   end, { nargs = "?", complete = complete_sessions(nil), desc = "Cadenza: undo a session's changes" })
+  define("CadenzaRestore", function(o)
+    require("cadenza.restore").run(o.args)
+  end, { nargs = "?", desc = "Cadenza: restore to before your message under the cursor (or message N)" })
   define("CadenzaSessions", function()
     M.sessions()
   end, { nargs = 0, desc = "Cadenza: list the server's sessions" })

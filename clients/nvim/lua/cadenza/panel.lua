@@ -43,19 +43,23 @@ end
 --- Write a session header when `session` is not the one written last (or always: `force`).
 ---@param session table {id, task?, root?, model?}
 ---@param force? boolean
+---@return integer? row the header's row (0-based), when it was written
 function M.header(session, force)
   local buf = M.buf() -- first, as creating the buffer resets the writer
   if state.writer == session.id and not force then
     return
   end
   state.writer = session.id
+  if force then -- a replay writes the session's messages again
+    require("cadenza.restore").forget(session.id)
+  end
   local task = (session.task or ""):gsub("\n.*", " …")
   local model = session.model and (" · " .. session.model) or ""
   local lines = { ("▶ %s  [session %s%s]"):format(task, short(session.id), model) }
   if not is_empty(buf) then
     table.insert(lines, 1, "")
   end
-  append(lines, "CadenzaHeader")
+  return append(lines, "CadenzaHeader") + #lines - 1
 end
 
 --- Stream agent text (chunks continue the current line until a newline).
@@ -72,7 +76,9 @@ end
 --- The person's text (the task, an answer) as `cadenza.loadSession` replays it: "> " lines.
 ---@param session table
 ---@param text string
-function M.user_text(session, text)
+---@param uncounted? boolean not a turn of its own for :CadenzaRestore (the task under its
+--- header, counted there; a message steered into a running turn)
+function M.user_text(session, text, uncounted)
   M.header(session)
   if text == "" then
     return
@@ -81,7 +87,10 @@ function M.user_text(session, text)
   for _, line in ipairs(vim.split(text, "\n", { plain = true })) do
     lines[#lines + 1] = "> " .. line
   end
-  append(lines, "CadenzaUser")
+  local row = append(lines, "CadenzaUser")
+  if not uncounted then -- one of the person's messages (:CadenzaRestore counts them)
+    require("cadenza.restore").remember(session.id, row)
+  end
 end
 
 --- A waiting session runs again (session_resume {after, reply}).
@@ -107,7 +116,8 @@ function M.resume(session, update)
   else
     line = "  ↻ resumed with your answer: " .. reply
   end
-  append(vim.split(line, "\n", { plain = true }), "CadenzaMovement")
+  -- An answer is one of your messages too (:CadenzaRestore counts it).
+  require("cadenza.restore").remember(session.id, append(vim.split(line, "\n", { plain = true }), "CadenzaMovement"))
 end
 
 local function tool_line(info)

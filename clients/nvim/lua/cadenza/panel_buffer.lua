@@ -181,6 +181,13 @@ function M.mark(row)
   return api.nvim_buf_set_extmark(M.buf(), ns, row, 0, {})
 end
 
+--- The row (0-based) a `mark` is on now; nil when the buffer was made again since.
+---@param mark integer
+---@return integer?
+function M.mark_row(mark)
+  return api.nvim_buf_get_extmark_by_id(M.buf(), ns, mark, {})[1]
+end
+
 --- Replace the line at `mark` with `line` highlighted as `hl`.
 ---@param mark integer
 ---@param line string

@@ -65,7 +65,7 @@ local function send_steer(session, text, done)
       if err then
         notify("the message could not steer the turn: " .. require("cadenza.errors").text(err), vim.log.levels.WARN)
       else
-        require("cadenza.panel").user_text(session, text)
+        require("cadenza.panel").user_text(session, text, true) -- part of the running turn
         require("cadenza.panel").note(session, "(sent while it worked)")
       end
       if done then

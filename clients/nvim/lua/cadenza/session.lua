@@ -260,7 +260,8 @@ local RENDER = {
   user_message_chunk = function(session, update)
     local text = text_of(update)
     if text then
-      panel.user_text(session, text)
+      -- A replay's first one is the task; later ones were steered into a running turn.
+      panel.user_text(session, text, require("cadenza.restore").counted(session.id))
     end
   end,
   tool_call = function(session, update)
