@@ -12,6 +12,8 @@ set -euo pipefail
 
 VERSION=${CODE_SERVER_VERSION:-4.100.3}
 dest=${1:?usage: install-code-server.sh DEST}
+# Absolute: the install works inside DEST (cd), then runs DEST's code-server by its path.
+dest=$(realpath -m -- "$dest")
 
 if [ -f "$dest/.complete" ] && [ "$(cat "$dest/.complete")" = "$VERSION" ]; then
   echo "code-server $VERSION: cached in $dest" >&2
