@@ -9,6 +9,7 @@
 # (scripts/setup.sh) when there is none and CADENZA_PYTHON is unset, and the small local model
 # smollm2-135m. The test files: e2e.test.mjs (scripted model, fixed behaviour),
 # conversation.test.mjs (the view as a conversation: follow-ups, @-mentions, model switch, review),
+# restore.test.mjs (Restore on one of the person's messages: the file and the message back),
 # panel.test.mjs (the notifications and the view as used all day: progress gone before the end,
 # the one-line finish summary, wide code, the context meter; the README's side bar screenshot),
 # intel.test.mjs (the editor's code intelligence for the agent), pull-model.test.mjs (a missing
@@ -103,7 +104,7 @@ status=0
     CODE_SERVER="$code_server_dir/node_modules/.bin/code-server" \
     CADENZA_VSIX="$repo/clients/vscode/dist/cadenza.vsix" \
     CADENZA_VSCODE_LOCAL_MODEL="$local_model" \
-    timeout --kill-after=10 1800 node --test --test-concurrency=1 e2e.test.mjs conversation.test.mjs panel.test.mjs intel.test.mjs pull-model.test.mjs models.test.mjs local-model.test.mjs \
+    timeout --kill-after=10 1800 node --test --test-concurrency=1 e2e.test.mjs conversation.test.mjs restore.test.mjs panel.test.mjs intel.test.mjs pull-model.test.mjs models.test.mjs local-model.test.mjs \
       workspace-settings.test.mjs queue.test.mjs permissions.test.mjs
 ) || status=$?
 say "done (exit status $status); screenshots in test-artifacts/vscode/"

@@ -287,7 +287,8 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
         .filter({ hasText: "The report now shows the value in CHF with 2 decimals." });
       await done.waitFor({ timeout: 60000 });
       assert.deepEqual(
-        await done.locator(".resume").allInnerTexts(),
+        // The first line: the message (its Restore action is on the next).
+        (await done.locator(".resume").allInnerTexts()).map((t) => t.split("\n")[0]),
         ["You answered: CHF", "You answered: 2"],
       );
       await wb.shot("needs-input-done", "both answers resumed the same session, which ended with end_turn");
@@ -407,7 +408,7 @@ describe("Cadenza in VS Code (code-server)", { timeout: 900000 }, () => {
       await waitFor("the replay's two resumes", async () => (await session.locator(".resume").count()) === 2);
       // The person's answers as they wrote them, not the server's wording around them.
       assert.deepEqual(
-        await session.locator(".resume").allInnerTexts(),
+        (await session.locator(".resume").allInnerTexts()).map((t) => t.split("\n")[0]),
         ["You answered: CHF", "You answered: 2"],
       );
       assert.ok(!(await session.innerText()).includes("The person answered your question"), "the replay shows internal prompt text");

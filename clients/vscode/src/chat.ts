@@ -15,10 +15,12 @@ import {
   LIST_COMMANDS,
   LIST_MODELS,
   PROMPT_SESSION,
+  RESTORE_TURN,
   type EndFix,
   type ModelInfo,
   type ModelsResult,
   type PromptContext,
+  type RestoreTurnResult,
   type SlashCommand,
   type WorkflowInfo,
 } from "./protocol";
@@ -41,6 +43,10 @@ export interface ChatHost {
   settings(): { model: string; workflow: string };
   /** Run a server command with a progress notification (a fix such as Pull model). */
   runWithProgress(title: string, command: string, argument: object): Promise<unknown>;
+  /** Put `text` in the panel's input (a restored message, to edit and send again). */
+  setInput(text: string): void;
+  /** Drop the session's review from the editor (a restore ends the turn it showed). */
+  forgetReview(sessionId: string): void;
 }
 
 /** How the panel starts a session: the pickers' choices, and the first message's mentions. */
@@ -62,6 +68,8 @@ export interface ChatState {
   /** The choice for the next turn ("" = the session's, or the settings' for a new one). */
   model: string;
   workflow: string;
+  /** The server restores to before a message (`cadenza.restoreTurn`). */
+  restore: boolean;
 }
 
 const BUILT_IN_WORKFLOWS: WorkflowInfo[] = [
@@ -114,6 +122,7 @@ export class Chat {
       workflows: this.workflows.map((w) => ({ name: w.name, description: w.description ?? "" })),
       model: this.model,
       workflow: this.workflow,
+      restore: (this.host.advertised() ?? []).includes(RESTORE_TURN),
     };
   }
 
@@ -274,6 +283,33 @@ export class Chat {
       const message = (error as { message?: unknown })?.message;
       void vscode.window.showErrorMessage(`Cadenza could not send the message: ${typeof message === "string" ? message : errorText(error)}`);
     }
+  }
+
+  /**
+   * "Restore" on one of the person's messages: the session as it was before it
+   * (`cadenza.restoreTurn`: its files put back, the conversation cut), the message back in the
+   * input, the conversation the current one.
+   */
+  async restore(sessionId: string, turn: unknown): Promise<void> {
+    if (typeof turn !== "number" || !Number.isInteger(turn) || turn < 1) return;
+    let result: RestoreTurnResult;
+    try {
+      result = (await this.host.execute(RESTORE_TURN, { sessionId, turn })) as RestoreTurnResult;
+    } catch (error) {
+      const message = (error as { message?: unknown })?.message;
+      void vscode.window.showErrorMessage(`Cadenza could not restore: ${typeof message === "string" ? message : errorText(error)}`);
+      return;
+    }
+    const files = result.files?.length ?? 0;
+    const skipped = (result.skipped ?? []).map((s) => `${s.path} (${s.reason})`);
+    const note =
+      `Restored to before this message: ${files} file${files === 1 ? "" : "s"} put back.` +
+      (skipped.length ? ` Left alone, changed since: ${skipped.join(", ")}.` : "");
+    this.host.forgetReview(sessionId);
+    this.host.store.restored(sessionId, turn, note);
+    this.focus(sessionId);
+    this.host.setInput(typeof result.text === "string" ? result.text : "");
+    if (skipped.length) void vscode.window.showWarningMessage(`Cadenza: ${note}`);
   }
 
   /** The button of a `session_end` with a `fix` (Pull model), with a progress notification. */

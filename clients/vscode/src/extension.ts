@@ -65,6 +65,8 @@ class Cadenza implements vscode.Disposable, ExtensionHost {
         return { model: s.model, workflow: s.workflow };
       },
       runWithProgress: (title, command, argument) => this.runWithProgress(title, command, argument),
+      setInput: (text) => this.panel.post({ type: "setInput", text }),
+      forgetReview: (sessionId) => this.review.forget(sessionId),
     });
     this.disposables.push(this.review, new WorkspaceSettingsGuard((line) => this.log(line)));
     this.disposables.push(

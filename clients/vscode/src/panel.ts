@@ -32,6 +32,7 @@ export type PanelMessage =
   | { type: "newSession" }
   | { type: "history" }
   | { type: "focus"; sessionId: string }
+  | { type: "restore"; sessionId: string; turn: number }
   | { type: "review"; sessionId: string; action: string; uris?: string[] }
   | { type: "fix"; sessionId: string }
   | { type: "unqueue"; sessionId: string; queueId: number }

@@ -50,6 +50,9 @@ export async function handlePanelMessage(message: PanelMessage, host: ExtensionH
     case "history":
       await commands.showSessions();
       break;
+    case "restore":
+      await host.chat.restore(message.sessionId, message.turn);
+      break;
     case "focus":
       host.chat.focus(message.sessionId);
       break;

@@ -9,6 +9,11 @@ export const START_SESSION = "cadenza.startSession";
 export const CANCEL_SESSION = "cadenza.cancelSession";
 /** `cadenza.undoSession {sessionId}` → `{sessionId, files: [{path, action, oldPath?}], unchanged}`. */
 export const UNDO_SESSION = "cadenza.undoSession";
+/**
+ * `cadenza.restoreTurn {sessionId, turn}` → `RestoreTurnResult`: the session as it was before
+ * the person's message `turn` (1-based); its files put back, its text given back for the input.
+ */
+export const RESTORE_TURN = "cadenza.restoreTurn";
 /** `cadenza.replySession {sessionId, text}` → `{resumed, state}`: answer a waiting session (later). */
 export const REPLY_SESSION = "cadenza.replySession";
 /** `cadenza.listSessions {}` → `{sessions: SessionInfo[]}`, newest first. */
@@ -374,4 +379,16 @@ export interface ListSessionsResult {
 export interface LoadSessionResult {
   session: SessionInfo;
   updates: number;
+}
+
+/** The result of `cadenza.restoreTurn`. */
+export interface RestoreTurnResult {
+  sessionId: string;
+  turn: number;
+  /** The message as the person wrote it, for the input. */
+  text: string;
+  files?: { path: string; action: string; oldPath?: string }[];
+  unchanged?: string[];
+  /** Files the person changed since: left alone. */
+  skipped?: { path: string; reason: string }[];
 }

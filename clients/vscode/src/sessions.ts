@@ -16,6 +16,7 @@ import { providerErrorText } from "./errors";
 import type { DiffContentItem, SessionEndUpdate, SessionUpdate, ToolContent, ToolStatus } from "./protocol";
 import type { DiffRecord, DiffRef, Entry, SessionView } from "./sessionModel";
 import { candidatesLine, isWaitingReason } from "./sessionText";
+import { turnStart } from "./turns";
 import { clip, isDiff, isFix, lineStats, outputOf, promptText, stringify } from "./updateContent";
 import { addModelReply, addUsageUpdate, contextUse, emptyUsage, formatUsage, type TurnUsage } from "./usage";
 
@@ -133,6 +134,18 @@ export class SessionStore {
         for (const [diffId, diff] of this.diffs) if (diff.sessionId === id) this.diffs.delete(diffId);
       }
     }
+  }
+
+  /** After `cadenza.restoreTurn`: the conversation as it was before the person's `turn`. */
+  restored(id: string, turn: number, note: string): void {
+    const session = this.sessions.get(id);
+    if (!session) return;
+    session.entries.splice(turnStart(session.entries, turn));
+    session.state = "ended";
+    session.progress = undefined;
+    session.review = undefined;
+    session.unlisted = undefined;
+    session.entries.push({ kind: "note", text: note, level: "info" });
   }
 
   note(id: string, text: string, level: "info" | "warning" | "error" = "info"): void {

@@ -27,6 +27,8 @@ export interface ChatState {
   workflows: { name: string; description: string }[];
   model: string;
   workflow: string;
+  /** The server restores to before a message (`cadenza.restoreTurn`): Restore is offered. */
+  restore?: boolean;
 }
 
 /** What the composer shows about the conversation it continues. */
@@ -124,6 +126,14 @@ export class Composer {
     if (fill) fill.style.width = `${meter.percent ?? 0}%`;
     const text = this.meter.querySelector<HTMLElement>(".meter-text");
     if (text) text.textContent = meter.text;
+  }
+
+  /** Put `text` in the input (a restored message, to edit and send again), the cursor at its end. */
+  setText(text: string): void {
+    this.input.value = text;
+    this.fit();
+    this.input.focus();
+    this.input.setSelectionRange(text.length, text.length);
   }
 
   /** The extension's answer to a completion request (stale answers are dropped). */

@@ -4,6 +4,7 @@
 // inserted with textContent.
 
 import type { Entry, SessionView } from "../sessions";
+import { messageTurns } from "../turns";
 import { Composer, type ChatState } from "./composer";
 import { PromptHistory } from "./history";
 import { markdownElement } from "./markdown";
@@ -271,6 +272,18 @@ function renderQueue(session: SessionView): HTMLElement | undefined {
   return box;
 }
 
+/** "Restore" on one of the person's messages: the session as it was before it, the message back in the input. */
+function restoreButton(session: SessionView, turn: number): HTMLElement {
+  const b = button(
+    "Restore",
+    () => vscode.postMessage({ type: "restore", sessionId: session.id, turn }),
+    "Restore to before this message: put back the files it and the later messages changed, and the message in the input to edit and send again",
+  );
+  b.classList.add("restore");
+  b.dataset.turn = String(turn);
+  return b;
+}
+
 function renderSession(session: SessionView): HTMLElement {
   const current = chat?.current === session.id;
   const section = el("section", `session state-${session.state}${current ? " current" : ""}`);
@@ -304,13 +317,17 @@ function renderSession(session: SessionView): HTMLElement {
   if (session.state === "running" || session.state === "starting" || waiting) {
     header.append(button("Cancel", () => vscode.postMessage({ type: "cancel", sessionId: session.id })));
   }
+  // Restore is offered while no turn runs (the server refuses a running session).
+  const restorable = ended && chat?.restore === true;
+  const turns = restorable ? messageTurns(session.entries) : new Map<number, number>();
+  if (restorable && ![...turns.values()].includes(1)) header.append(restoreButton(session, 1)); // the task
   section.append(header);
   const running = session.state !== "ended" && !waiting;
   if (running && session.progress) section.append(el("div", "progress", session.progress));
   if (running && session.usage) section.append(el("div", "usage live", session.usage));
   const body = el("div", "entries");
   let lastText = "";
-  for (const entry of session.entries) {
+  for (const [index, entry] of session.entries.entries()) {
     // The final answer is both streamed text and the end's message: show it once.
     if (entry.kind === "end" && entry.message && entry.message.trim() === lastText.trim()) {
       body.append(renderEntry({ ...entry, message: "" }));
@@ -319,6 +336,13 @@ function renderSession(session: SessionView): HTMLElement {
     if (entry.kind === "text") lastText = entry.text;
     else lastText = "";
     const node = renderEntry(entry);
+    const turn = turns.get(index);
+    if (turn !== undefined) {
+      // On a line of its own under the message: the message's text stays as written.
+      const actions = el("div", "message-actions");
+      actions.append(restoreButton(session, turn));
+      node.append(actions);
+    }
     if (entry.kind === "end" && entry.fix) {
       const fix = entry.fix;
       node.append(button(fix.title, () => vscode.postMessage({ type: "fix", sessionId: session.id }), `Cadenza: ${fix.title}`));
@@ -355,6 +379,8 @@ window.addEventListener("message", (event: MessageEvent) => {
     render(message.sessions);
     const target = chat?.current ? sessions.find((s) => s.id === chat?.current) : undefined;
     composer.update(chat, { task: target?.task, state: target?.state, model: target?.model, workflow: target?.workflow, context: target?.context });
+  } else if (message && message.type === "setInput" && typeof (message as { text?: unknown }).text === "string") {
+    composer.setText((message as { text: string }).text);
   } else if (message && message.type === "completions" && typeof message.requestId === "number") {
     composer.completions(message.requestId, Array.isArray(message.items) ? message.items : []);
   }
