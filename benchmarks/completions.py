@@ -38,6 +38,7 @@ import asyncio
 import contextlib
 import dataclasses
 import itertools
+import json
 import os
 import re
 import statistics
@@ -53,7 +54,7 @@ import httpx
 from pygls.exceptions import JsonRpcException
 
 from benchmarks import infilling
-from benchmarks.common import save, table
+from benchmarks.common import RESULTS, save, table
 from benchmarks.completion_slots import CHAT
 from benchmarks.infilling import Document, InfillProblem, Subset
 from benchmarks.lsp_editor import Editor, answered
@@ -442,8 +443,8 @@ def typable(seed: int, count: int) -> list[InfillProblem]:
     return infilling.sample(pool, count, seed)
 
 
-async def measure(args: argparse.Namespace) -> dict[str, Any]:
-    """Every part asked for, on one server."""
+async def measure(args: argparse.Namespace, partial: Path) -> dict[str, Any]:
+    """Every part asked for, on one server; what is done so far is written to ``partial``."""
     parts = set(args.parts)
     typing_pool = typable(args.seed, max(args.latency_samples, args.bursts, 1) + 1)
     warm, typing_pool = typing_pool[0], typing_pool[1:]
@@ -454,21 +455,25 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         "budget": dataclasses.asdict(CompletionBudget()),
         "raw_tokens": RAW_TOKENS,
     }
+
+    def done(part: str, value: Any) -> None:
+        results[part] = value
+        partial.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
     async with running(args.model, args.seed, warm, args.keep) as (bench, startup_s):
         results["startup_s"] = round(startup_s, 1)
         if "quality" in parts:
-            results["quality"] = {
-                subset: await quality(
-                    bench, subset, infilling.sample(infilling.load(subset), args.limit, args.seed)
-                )
-                for subset in args.subsets
-            }
+            done("quality", {})
+            for subset in args.subsets:
+                problems = infilling.sample(infilling.load(subset), args.limit, args.seed)
+                results["quality"][subset] = await quality(bench, subset, problems)
+                done("quality", results["quality"])
         if "latency" in parts:
-            results["latency"] = await latency(bench, typing_pool[: args.latency_samples])
+            done("latency", await latency(bench, typing_pool[: args.latency_samples]))
         if "cancel" in parts:
-            results["cancel"] = [await burst(bench, p) for p in typing_pool[: args.bursts]]
+            done("cancel", [await burst(bench, p) for p in typing_pool[: args.bursts]])
         if "agent" in parts:
-            results["agent"] = await agent_cost(bench, typing_pool[0], args.agent_runs)
+            done("agent", await agent_cost(bench, typing_pool[0], args.agent_runs))
     return results
 
 
@@ -568,8 +573,12 @@ def main(argv: list[str] | None = None) -> int:
     if model_path(args.model) is None:
         sys.exit(f"model {args.model} is not pulled: cadenza models pull {args.model}")
     started = time.monotonic()
-    results = asyncio.run(measure(args))
-    path = save("completions", results, started, folder=args.out)
+    folder = args.out or RESULTS
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / "completions-partial.json"  # a long run's parts, should it stop early
+    results = asyncio.run(measure(args, partial))
+    path = save("completions", results, started, folder=folder)
+    partial.unlink(missing_ok=True)
     print(report(results))
     print(f"\nsaved {path}")
     return 0
