@@ -236,11 +236,11 @@ async def quality(bench: Bench, subset: Subset, problems: list[InfillProblem]) -
                 "raw": {"text": raw_text, "ms": round(raw_s * 1000, 1), **vars(raw_score)},
             }
         )
-    _mark_outcomes(bench.serve_log, rows)
-    return {"summary": _quality_summary(rows), "problems": rows}
+    mark_outcomes(bench.serve_log, rows)
+    return {"summary": quality_summary(rows), "problems": rows}
 
 
-def _mark_outcomes(serve_log: Path, rows: list[dict[str, Any]]) -> None:
+def mark_outcomes(serve_log: Path, rows: list[dict[str, Any]]) -> None:
     """Tell an empty LSP answer's cause: over the time limit, failed, or nothing to add."""
     text = serve_log.read_text(errors="replace")
     over, failed = set(_OVER.findall(text)), set(_FAILED.findall(text))
@@ -258,7 +258,7 @@ def _mark_outcomes(serve_log: Path, rows: list[dict[str, Any]]) -> None:
             lsp["outcome"] = "empty"
 
 
-def _quality_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def quality_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     n = len(rows)
 
     def rate(passed: int) -> float:
@@ -504,6 +504,10 @@ def report(results: dict[str, Any]) -> str:
             ["server overhead (difference)", "", s["overhead_ms"]["p50"], s["overhead_ms"]["p95"]],
         ]
         out.append(table(["warm single-line keystroke", "n", "p50 ms", "p95 ms"], rows))
+        out.append(
+            f"LSP requests answered with text: {s['lsp_answered']} of {s['lsp_ms']['n']} "
+            f"(the LSP time includes the {s['debounce_ms']:g} ms wait for a newer keystroke)"
+        )
     if "cancel" in results:
         rows = [
             [

@@ -11,9 +11,11 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
-from benchmarks.completions import percentile
+from benchmarks.completions import mark_outcomes, percentile, quality_summary, report
 from benchmarks.infilling import InfillProblem
 
 from benchmarks import infilling
@@ -157,3 +159,42 @@ def test_percentiles_are_nearest_rank() -> None:
     assert percentile(values, 0.95) == 19.0
     assert percentile([3.0], 0.95) == 3.0
     assert percentile([], 0.5) != percentile([], 0.5)  # NaN
+
+
+def test_the_quality_table_tells_the_empty_answers_apart(tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    log.write_text(
+        "INFO cadenza.host.completions: completion for single-line/b.py: over 4 s, dropped\n"
+        "WARNING cadenza.host.completions: completion for single-line/c.py failed: boom\n"
+    )
+
+    def row(name: str, text: str, ms: float, lsp: bool, raw: bool) -> dict[str, Any]:
+        return {
+            "task_id": name,
+            "file": f"single-line/{name}.py",
+            "lsp": {"text": text, "ms": ms, "passed": lsp, "reason": ""},
+            "raw": {"text": "x", "ms": 50.0, "passed": raw, "reason": ""},
+        }
+
+    rows = [
+        row("a", "    return 1", 100.0, True, True),
+        row("b", "", 4100.0, False, True),
+        row("c", "", 90.0, False, False),
+        row("d", "", 80.0, False, True),
+        row("e", "", float("nan"), False, False),
+    ]
+    mark_outcomes(log, rows)
+    assert [r["lsp"]["outcome"] for r in rows] == [
+        "answered",
+        "timeout",
+        "failed",
+        "empty",
+        "error",
+    ]
+    summary = quality_summary(rows)
+    assert summary["lsp_passed"] == 1 and summary["raw_passed"] == 3
+    assert summary["lsp_pass_rate"] == 0.2 and summary["raw_pass_rate"] == 0.6
+    assert summary["lsp_ms"]["n"] == 4  # the failed request has no time
+    text = report({"quality": {"single-line": {"summary": summary}}})
+    assert "| single-line | 5 " in text and "1 (20.0%)" in text and "3 (60.0%)" in text
+    assert "timeout 1" in text and "error 1" in text
