@@ -23,6 +23,8 @@ fi
 start=$(date +%s)
 rm -rf "$dest"
 mkdir -p "$dest"
+# Absolute: the steps below run inside DEST and still name files under it.
+dest=$(cd "$dest" && pwd)
 cd "$dest"
 export npm_config_yes=true npm_config_nodedir=/usr npm_config_update_notifier=false
 export npm_config_fund=false npm_config_audit=false
