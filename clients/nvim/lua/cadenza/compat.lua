@@ -36,6 +36,29 @@ function M.request(client, method, params, handler, bufnr)
   return client.request(method, params, handler, bufnr)
 end
 
+--- client:cancel_request(id) on 0.11+, client.cancel_request(id) on 0.10.
+---@return boolean ok
+function M.cancel_request(client, request_id)
+  if M.has_011 then
+    return client:cancel_request(request_id)
+  end
+  return client.cancel_request(request_id)
+end
+
+--- The byte index of `index` (counted in `encoding` units: "utf-8", "utf-16", "utf-32") in
+--- `line`, clamped to the line's length.
+---@return integer
+function M.byteindex(line, encoding, index)
+  if encoding == "utf-8" then
+    return math.min(index, #line)
+  end
+  if M.has_011 then
+    return vim.str_byteindex(line, encoding, index, false)
+  end
+  local ok, byte = pcall(vim.str_byteindex, line, index, encoding == "utf-16")
+  return ok and byte or #line
+end
+
 --- client:stop() / client.stop().
 function M.stop(client, force)
   if M.has_011 then

@@ -43,6 +43,15 @@ M.defaults = {
       prev = "[h", -- the previous pending hunk
     },
   },
+  -- Inline completions (:h cadenza-completion): ghost text from the local model as you type,
+  -- with these buffer-local insert-mode keys (false: not set).
+  completion = {
+    enabled = false,
+    keys = {
+      accept = "<Tab>", -- insert the ghost text (else the key does what it did)
+      dismiss = "<C-]>", -- hide it (Neovim 0.12+ hides it when the cursor moves)
+    },
+  },
   -- vim.notify when a session's progress begins and ends.
   notify_progress = true,
   -- Milliseconds before buffer changes are sent to the server. 0 keeps the agent's view of
@@ -85,12 +94,15 @@ local KNOWN = {
     "root_dir",
     "panel",
     "review",
+    "completion",
     "notify_progress",
     "debounce_text_changes",
   },
   ["panel."] = { "position", "size", "auto_open" },
   ["review."] = { "auto", "keys" },
   ["review.keys."] = { "keep", "undo", "keep_file", "undo_file", "next", "prev" },
+  ["completion."] = { "enabled", "keys" },
+  ["completion.keys."] = { "accept", "dismiss" },
 }
 
 local function check_unknown(opts, where)
@@ -131,6 +143,14 @@ function M.validate(o)
       return v == false or (type(v) == "string" and v ~= "")
     end, false, "a key (string) or false")
   end
+  compat.validate("completion", o.completion, "table")
+  compat.validate("completion.enabled", o.completion.enabled, "boolean")
+  compat.validate("completion.keys", o.completion.keys, "table")
+  for name, key in pairs(o.completion.keys) do
+    compat.validate("completion.keys." .. name, key, function(v)
+      return v == false or (type(v) == "string" and v ~= "")
+    end, false, "a key (string) or false")
+  end
   compat.validate("notify_progress", o.notify_progress, "boolean")
   compat.validate("debounce_text_changes", o.debounce_text_changes, function(v)
     return type(v) == "number" and v >= 0
@@ -150,6 +170,12 @@ function M.setup(opts)
     check_unknown(opts.review, "review.")
     if type(opts.review.keys) == "table" then
       check_unknown(opts.review.keys, "review.keys.")
+    end
+  end
+  if type(opts.completion) == "table" then
+    check_unknown(opts.completion, "completion.")
+    if type(opts.completion.keys) == "table" then
+      check_unknown(opts.completion.keys, "completion.keys.")
     end
   end
   local merged = vim.tbl_deep_extend("force", deep_defaults(), opts)

@@ -7,6 +7,10 @@ local M = {}
 function M.setup(opts)
   require("cadenza.config").setup(opts)
   require("cadenza.commands").create()
+  -- Loaded only when on (or to turn it off again).
+  if require("cadenza.config").options.completion.enabled or package.loaded["cadenza.completion"] then
+    require("cadenza.completion").setup()
+  end
 end
 
 --- Run an agent task (see :h :CadenzaRun).
