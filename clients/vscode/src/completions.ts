@@ -7,7 +7,7 @@
  * plain Node.
  */
 
-import { type ConfigurationLike, settingValue } from "./settingScopes";
+import { type ConfigurationLike, type InspectedValue, settingValue } from "./settingScopes";
 
 export const COMPLETIONS_SETTING = "completions.enabled";
 
@@ -31,4 +31,21 @@ export function completionMiddleware(isEnabled: () => boolean) {
       return isEnabled() ? next(document, position, context, token) : null;
     },
   };
+}
+
+/**
+ * Where a toggle writes the setting: the most specific scope that sets it (a user value would
+ * not override a workspace's), else the user settings.
+ */
+export function toggleScope(inspected: InspectedValue<unknown> | undefined): "workspaceFolder" | "workspace" | "global" {
+  if (inspected?.workspaceFolderValue !== undefined) return "workspaceFolder";
+  if (inspected?.workspaceValue !== undefined) return "workspace";
+  return "global";
+}
+
+/** The status bar item's text and tooltip for a state. */
+export function completionsStatus(enabled: boolean): { text: string; tooltip: string } {
+  return enabled
+    ? { text: "$(sparkle) Completions: on", tooltip: "Cadenza inline completions are on: click to turn them off" }
+    : { text: "$(circle-slash) Completions: off", tooltip: "Cadenza inline completions are off: click to turn them on" };
 }

@@ -17,6 +17,7 @@ import type { SessionProgress } from "./progress";
 import { installIntel } from "./intel";
 import { managePermissions } from "./managePermissions";
 import { Closings } from "./notices";
+import { CompletionsToggle } from "./completionsToggle";
 import { askUser, requestPermission, waitingHuman, type PromptHost } from "./prompts";
 import { ASK_USER, REQUEST_PERMISSION, SESSION_UPDATE, WAITING_HUMAN, type SessionUpdateParams } from "./protocol";
 import { ServerManager } from "./server";
@@ -68,13 +69,21 @@ class Cadenza implements vscode.Disposable, ExtensionHost {
       setInput: (text) => this.panel.post({ type: "setInput", text }),
       forgetReview: (sessionId) => this.review.forget(sessionId),
     });
-    this.disposables.push(this.review, new WorkspaceSettingsGuard((line) => this.log(line)));
+    const completions = new CompletionsToggle(
+      () => this.server.ensure(),
+      () => this.server.current !== undefined,
+      (line) => this.log(line),
+    );
+    this.disposables.push(this.review, new WorkspaceSettingsGuard((line) => this.log(line)), completions);
     this.disposables.push(
       this.output,
       this.status,
       this.panel,
       this.server,
-      this.server.onDidStop((why) => this.serverStopped(why)),
+      this.server.onDidStop((why) => {
+        this.serverStopped(why);
+        completions.serverStopped();
+      }),
       vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, this.panel, {
         webviewOptions: { retainContextWhenHidden: true },
       }),

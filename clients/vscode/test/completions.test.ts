@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 
-import { completionMiddleware, completionsEnabled } from "../src/completions";
+import { completionMiddleware, completionsEnabled, completionsStatus, toggleScope } from "../src/completions";
 import { configuration } from "./configuration";
 
 describe("completionsEnabled", () => {
@@ -21,5 +21,24 @@ describe("completionMiddleware", () => {
     enabled = false;
     expect(middleware.provideInlineCompletionItems("doc", "pos", "ctx", "token", next)).toBeNull();
     expect(next).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("toggleScope", () => {
+  it("writes where the setting is set, else the user settings", () => {
+    expect(toggleScope(undefined)).toBe("global");
+    expect(toggleScope({ defaultValue: true })).toBe("global");
+    expect(toggleScope({ defaultValue: true, globalValue: false })).toBe("global");
+    expect(toggleScope({ globalValue: false, workspaceValue: true })).toBe("workspace");
+    expect(toggleScope({ workspaceValue: true, workspaceFolderValue: false })).toBe("workspaceFolder");
+  });
+});
+
+describe("completionsStatus", () => {
+  it("says on or off and what a click does", () => {
+    expect(completionsStatus(true).text).toContain("on");
+    expect(completionsStatus(true).tooltip).toContain("turn them off");
+    expect(completionsStatus(false).text).toContain("off");
+    expect(completionsStatus(false).tooltip).toContain("turn them on");
   });
 });
