@@ -55,8 +55,8 @@ def test_ghost_text_with_the_real_model(fim_model: Path, workspace: Path, tmp_pa
         CADENZA_TEST_MODEL=f"local/{FIM_MODEL}",
         CADENZA_MODELS_DIR=str(fim_model.parent),
     )
-    # The scenario's own wait is 10 minutes (a loaded machine makes the model slow).
-    outcome = run_scenario("inline_completion", workspace=workspace, env=env, timeout=720)
+    # The scenario's own wait is 5 minutes (a loaded machine makes the model slow).
+    outcome = run_scenario("inline_completion", workspace=workspace, env=env, timeout=420)
     assert outcome.ok, outcome.report()
     print(outcome.output, file=sys.stderr)
     # Nothing was saved: the accepted text is in the buffer only.

@@ -22,7 +22,9 @@ compat.cancel_request = function(...)
 end
 
 local seen = {}
-local deadline = vim.uv.now() + 600000
+-- Five minutes: the model's first start included. A loaded machine can make every answer empty
+-- (the server drops a completion that takes over 4 s), and then this fails.
+local deadline = vim.uv.now() + 300000
 
 local function later(cond, then_do)
   if cond() or vim.uv.now() > deadline then
@@ -86,7 +88,10 @@ local function check()
   T.run(function()
     T.eq(completion.native(), false, "this Neovim has no vim.lsp.inline_completion (the extmark path)")
     T.eq(seen.asked_after_typing, 1, "keystrokes 20 ms apart asked once, after the pause")
-    T.truthy(seen.first and seen.first ~= "", "ghost text appeared after typing")
+    T.truthy(
+      seen.first and seen.first ~= "",
+      "no ghost text within 5 minutes: every answer was empty (the server drops a completion over 4 s; is the machine loaded?)"
+    )
     T.truthy(seen.dismissed, "the dismiss key hid the ghost text")
     T.eq(seen.after_dismiss, typed, "dismissing changed nothing")
     T.truthy(seen.cancelled_by_typing, "typing while a request ran cancelled it")
