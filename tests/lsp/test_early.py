@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from cadenza.lsp.early import PrefixedStdin, frame
+from cadenza.lsp.early import COMMANDS, PrefixedStdin, frame
+from cadenza.lsp.server import create_server
 
 CLIENTS: list[dict[str, Any]] = [
     {},
@@ -94,6 +95,10 @@ def test_the_early_answer_is_pyglss(tmp_path: Path, capabilities: dict[str, Any]
     assert answers == [m for m in late if m.get("id") == 1]
     assert "early initialize" not in log
     assert [m for m in early if m.get("id") == 2] == [{"id": 2, "jsonrpc": "2.0", "result": None}]
+
+
+def test_the_early_commands_are_the_servers() -> None:
+    assert list(create_server().protocol.fm.commands) == list(COMMANDS)
 
 
 def test_prefixed_stdin_reads_the_early_bytes_first(tmp_path: Path) -> None:

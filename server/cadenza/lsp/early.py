@@ -30,6 +30,7 @@ COMMANDS = (
     "cadenza.startSession",
     "cadenza.cancelSession",
     "cadenza.undoSession",
+    "cadenza.restoreTurn",
     "cadenza.replySession",
     "cadenza.listSessions",
     "cadenza.loadSession",
@@ -37,9 +38,12 @@ COMMANDS = (
     "cadenza.configureSession",
     "cadenza.listChanges",
     "cadenza.reviewChanges",
+    "cadenza.steerSession",
     "cadenza.listModels",
     "cadenza.listCommands",
     "cadenza.pullModel",
+    "cadenza.listPermissions",
+    "cadenza.revokePermission",
 )
 """The commands in the order the server registers them (``executeCommandProvider``)."""
 
