@@ -1,17 +1,19 @@
 """Start-up beside a peer, in one run: spawn → ``initialize`` answered, and → a session ready.
 
-``python benchmarks/startup_peer.py [--repeat N] [--baseline TREE]`` spawns, alternating so
+``python benchmarks/startup_peer.py [--repeat N] [--baseline TREE] [--cold]`` spawns, alternating so
 every agent sees the same load: ``cadenza acp`` and ``cadenza serve`` of this tree, the same
 of an older source tree (``--baseline``, e.g. ``git archive OLD server | tar -x -C DIR``),
 and the Node peer ``claude-agent-acp`` (``npm ci`` in ``benchmarks/peers``). Per spawn it
 records the time to the ``initialize`` answer and, for ACP agents, to the ``session/new``
 answer sent right after it (the first session must not get slower for a faster answer).
+``--cold``: every spawn gets an empty home folder (a first start on a new machine).
 Prints medians and ratios to the peer; writes JSON to ``benchmarks/results``.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import statistics
@@ -128,23 +130,36 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=8)
     parser.add_argument("--baseline", type=Path, help="an older source tree (holds cadenza/)")
     parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument("--cold", action="store_true", help="an empty home folder per spawn")
     args = parser.parse_args()
+    homes = itertools.count()
     with tempfile.TemporaryDirectory(prefix="cadenza-startpeer-") as tmp:
         root = Path(tmp)
-        env = server_env("http://127.0.0.1:9/v1", root / "home")
+        shared = server_env("http://127.0.0.1:9/v1", root / "home")
+        peer_shared = _peer_env(root / "peer")
+
+        def env() -> dict[str, str]:
+            return (
+                server_env("http://127.0.0.1:9/v1", root / f"home{next(homes)}")
+                if args.cold
+                else shared
+            )
+
+        def peer_env() -> dict[str, str]:
+            return _peer_env(root / f"peer{next(homes)}") if args.cold else peer_shared
+
         agents: dict[str, Any] = {
-            "cadenza acp": lambda: spawn_acp(_cadenza(None, "acp"), env, root),
-            "cadenza serve": lambda: spawn_lsp(_cadenza(None, "serve"), env, root),
+            "cadenza acp": lambda: spawn_acp(_cadenza(None, "acp"), env(), root),
+            "cadenza serve": lambda: spawn_lsp(_cadenza(None, "serve"), env(), root),
         }
         if args.baseline:
-            agents["baseline acp"] = lambda: spawn_acp(_cadenza(args.baseline, "acp"), env, root)
+            agents["baseline acp"] = lambda: spawn_acp(_cadenza(args.baseline, "acp"), env(), root)
             agents["baseline serve"] = lambda: spawn_lsp(
-                _cadenza(args.baseline, "serve"), env, root
+                _cadenza(args.baseline, "serve"), env(), root
             )
         if (PEER / "index.js").exists():
-            peer_env = _peer_env(root / "peer")
             agents["claude-agent-acp (Node)"] = lambda: spawn_acp(
-                ["node", str(PEER / "index.js")], peer_env, root
+                ["node", str(PEER / "index.js")], peer_env(), root
             )
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in agents}
         for _ in range(args.repeat + 1):  # the first round warms caches and is dropped
@@ -165,7 +180,7 @@ def main() -> None:
     load = os.getloadavg()[0]
     args.out.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    result = {"load": load, "repeat": args.repeat, "agents": out}
+    result = {"load": load, "repeat": args.repeat, "cold": args.cold, "agents": out}
     (args.out / f"startup-peer-{stamp}.json").write_text(json.dumps(result, indent=2))
     print(f"load {load:.1f}")
 

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,11 @@ CAPS = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
 
 
 def _initialize(request_id: int, version: int = 1) -> bytes:
-    params = {"protocolVersion": version, "clientCapabilities": CAPS, "clientInfo": {"name": "t"}}
+    params = {
+        "protocolVersion": version,
+        "clientCapabilities": CAPS,
+        "clientInfo": {"name": "t", "version": "1"},
+    }
     message = {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
     return json.dumps(message).encode() + b"\n"
 
@@ -43,11 +50,6 @@ async def _exchange(tmp_path: Path, *lines: bytes) -> list[dict[str, Any]]:
         await asyncio.wait_for(process.wait(), WAIT_S)
 
 
-def _known(tmp_path: Path) -> list[Path]:
-    folder = tmp_path / "home" / "xdg_cache_home" / "cadenza" / "known-clients"
-    return list(folder.iterdir()) if folder.exists() else []
-
-
 def test_protocol_version_is_the_sdks() -> None:
     assert PROTOCOL_VERSION == acp.PROTOCOL_VERSION
 
@@ -59,12 +61,10 @@ def test_initialize_result_is_a_valid_sdk_response() -> None:
 
 
 async def test_early_answer_equals_the_sdk_paths(tmp_path: Path) -> None:
-    # First line answered early; in a second agent a first line the early reader does not
-    # take (an unknown method) sends the initialize that follows down the SDK's path.
-    first = await _exchange(tmp_path / "a", _initialize(1, version=3))  # the SDK answers
-    assert _known(tmp_path / "a")
-    early = await _exchange(tmp_path / "a", _initialize(1, version=3))  # answered early
-    assert early == first
+    # A new client in a fresh home folder is answered early; in a second agent a first line
+    # the early reader does not take (an unknown method) sends the initialize that follows
+    # down the SDK's path.
+    early = await _exchange(tmp_path / "a", _initialize(1, version=3))
     unknown = b'{"jsonrpc":"2.0","id":0,"method":"no/such"}\n'
     sdk = await _exchange(tmp_path / "b", unknown, _initialize(1, version=3))
     assert sdk[0]["error"]["code"] == -32601
@@ -90,10 +90,26 @@ async def test_an_unusual_initialize_is_left_to_the_sdk(tmp_path: Path) -> None:
 async def test_a_malformed_initialize_still_gets_the_sdks_error(tmp_path: Path) -> None:
     params = {"protocolVersion": 1, "clientCapabilities": {"fs": 5}}
     line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
-    for _ in range(2):
-        answers = await _exchange(tmp_path, line.encode() + b"\n")
-        assert "error" in answers[0]  # the SDK refuses it, before and after
-    assert not _known(tmp_path)
+    answers = await _exchange(tmp_path / "a", line.encode() + b"\n")
+    assert "error" in answers[0]
+    unknown = b'{"jsonrpc":"2.0","id":0,"method":"no/such"}\n'
+    sdk = await _exchange(tmp_path / "b", unknown, line.encode() + b"\n")
+    assert answers[0] == sdk[1]  # the very answer the SDK's path gives
+
+
+def test_a_new_client_is_answered_before_the_sdk_loads(tmp_path: Path) -> None:
+    # Only the early reader runs: it must answer, and import neither the SDK nor pydantic.
+    code = (
+        "import sys; from cadenza.acp.early import answer_early; early = answer_early(); "
+        "heavy = {m.split('.')[0] for m in sys.modules} & {'acp', 'pydantic', 'jsonschema'}; "
+        "sys.stderr.write(repr((early.initialize is not None, sorted(heavy))))"
+    )
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=_initialize(4), capture_output=True, env=env, timeout=60
+    )
+    assert done.stderr.decode() == "(True, [])"
+    assert json.loads(done.stdout)["result"] == initialize_result(1)
 
 
 async def _reading_stdin(pid: int, wait_s: float) -> bool:

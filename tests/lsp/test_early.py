@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from cadenza.lsp.early import PrefixedStdin, frame
+from cadenza.lsp.early import COMMANDS, PrefixedStdin, frame
+from cadenza.lsp.server import create_server
 
 CLIENTS: list[dict[str, Any]] = [
     {},
@@ -77,23 +78,19 @@ def _run(
     return _messages(done.stdout), done.stderr.decode()
 
 
-def _known(tmp_path: Path) -> list[Path]:
-    folder = tmp_path / "cache" / "cadenza" / "known-clients"
-    return list(folder.iterdir()) if folder.exists() else []
-
-
 @pytest.mark.parametrize("capabilities", CLIENTS)
 def test_the_early_answer_is_pyglss(tmp_path: Path, capabilities: dict[str, Any]) -> None:
     late, _ = _run(tmp_path, capabilities, early=False)
-    assert not _known(tmp_path)
-    _run(tmp_path, capabilities, early=True, process_id=1)  # pygls answers it
-    assert len(_known(tmp_path)) == 1
-    early, log = _run(tmp_path, capabilities, early=True, process_id=2)  # answered early
+    early, log = _run(tmp_path, capabilities, early=True, process_id=2)  # a fresh cache folder
     answers = [m for m in early if m.get("id") == 1]
     assert len(answers) == 1, early  # pygls's own answer was dropped
     assert answers == [m for m in late if m.get("id") == 1]
     assert "early initialize" not in log
     assert [m for m in early if m.get("id") == 2] == [{"id": 2, "jsonrpc": "2.0", "result": None}]
+
+
+def test_the_early_commands_are_the_servers() -> None:
+    assert list(create_server().protocol.fm.commands) == list(COMMANDS)
 
 
 def test_prefixed_stdin_reads_the_early_bytes_first(tmp_path: Path) -> None:
@@ -110,7 +107,26 @@ def test_prefixed_stdin_reads_the_early_bytes_first(tmp_path: Path) -> None:
 
 def test_a_malformed_initialize_still_gets_pyglss_error(tmp_path: Path) -> None:
     hostile = {"general": {"positionEncodings": 5}, "workspace": [1]}
-    for _ in range(2):
-        answers, _ = _run(tmp_path, hostile, early=True, ok=False)  # shutdown then refused
-        assert "error" in next(m for m in answers if m.get("id") == 1)
-    assert not _known(tmp_path)
+    answers, _ = _run(tmp_path, hostile, early=True, ok=False)  # shutdown then refused
+    late, _ = _run(tmp_path, hostile, early=False, ok=False)
+    error = next(m for m in answers if m.get("id") == 1)
+    assert "error" in error
+    assert error == next(m for m in late if m.get("id") == 1)  # pygls's very answer
+
+
+def test_a_new_client_is_answered_before_pygls_loads(tmp_path: Path) -> None:
+    # Only the early reader runs: it must answer, and import neither pygls nor lsprotocol.
+    code = (
+        "import sys; from cadenza.lsp.early import answer_early; early = answer_early(); "
+        "heavy = {m.split('.')[0] for m in sys.modules} & {'pygls', 'lsprotocol', 'attrs', "
+        "'cattrs', 'pydantic', 'jsonschema'}; "
+        "sys.stderr.write(repr((early.answered is not None, sorted(heavy))))"
+    )
+    params = {"processId": 7, "rootUri": tmp_path.as_uri(), "capabilities": CLIENTS[6]}
+    request = frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], input=request, capture_output=True, env=env, timeout=60
+    )
+    assert done.stderr.decode() == "(True, [])"
+    assert _messages(done.stdout)[0]["result"]["capabilities"]["positionEncoding"] == "utf-16"

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,11 +76,6 @@ class CadenzaAgent:
         self._sessions: dict[str, AcpSession] = {}
         self._providers = ProviderPool()
         self._choices = SessionChoices()
-        self._initialized: Callable[[], None] | None = None
-
-    def on_initialized(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` once, after the first ``initialize`` was accepted."""
-        self._initialized = callback
 
     def on_connect(self, conn: AcpConnection) -> None:
         """Keep the connection (the SDK calls this before any request)."""
@@ -111,9 +105,6 @@ class CadenzaAgent:
             elicitation_url=bool(caps.elicitation and caps.elicitation.url is not None),
         )
         log.info("client %s: %s", client_info.name if client_info else "?", self._fs)
-        if self._initialized is not None:
-            self._initialized()
-            self._initialized = None
         return InitializeResponse.model_validate(initialize_result(protocol_version))
 
     async def take_initialize(self, params: dict[str, Any]) -> None:
@@ -121,7 +112,8 @@ class CadenzaAgent:
         try:
             request = InitializeRequest.model_validate(params)
         except ValidationError as exc:
-            # The early reader only answers plain requests; keep the defaults if the SDK differs.
+            # The early reader only answers params its schema (the SDK's) accepts; should the
+            # two ever differ, keep the defaults.
             log.warning("the early initialize does not validate: %s", exc)
             return
         await self.initialize(

@@ -10,8 +10,9 @@ line itself when it was not answered, is handed to the SDK unchanged (``EarlySta
 
 The answer is the same JSON the SDK path produces: ``CadenzaAgent.initialize`` builds its
 response from ``initialize_result`` too, and a test compares the two byte for byte. Only
-parameters the SDK accepted in an earlier start are answered early (``known_clients``): a
-malformed request still gets the SDK's error. ``CADENZA_EARLY_INITIALIZE=0`` turns this off.
+params that pass the SDK's own schema of them (``initialize_schema``, generated from the SDK)
+are answered early; whatever that schema accepts, the SDK accepts, so a malformed request
+still gets the SDK's error. ``CADENZA_EARLY_INITIALIZE=0`` turns this off.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import os
 from typing import Any, NamedTuple
 
 from cadenza import __version__
-from cadenza.known_clients import client_key, env_allows, is_known
+from cadenza.early_schema import env_allows
 
 PROTOCOL_VERSION = 1
 """The ACP protocol version Cadenza speaks (the SDK's ``acp.PROTOCOL_VERSION``; a test checks)."""
@@ -38,13 +39,10 @@ class EarlyStart(NamedTuple):
         pending: Bytes read from stdin that are not consumed (given to the SDK first).
         initialize: The params of the ``initialize`` answered here; the agent must still take
             them (the client's capabilities). None: nothing was answered.
-        key: For an ``initialize`` left to the SDK: its ``known_clients`` key, to remember
-            when the SDK accepts it.
     """
 
     pending: bytes
     initialize: dict[str, Any] | None
-    key: str | None = None
 
 
 def initialize_result(protocol_version: int) -> dict[str, Any]:
@@ -62,14 +60,12 @@ def initialize_result(protocol_version: int) -> dict[str, Any]:
     }
 
 
-def _is_object_or_absent(value: object) -> bool:
-    return value is None or isinstance(value, dict)
-
-
 def _initialize_params(line: bytes) -> tuple[Any, dict[str, Any]] | None:
     """``(id, params)`` when ``line`` is an ``initialize`` the SDK would take; else None.
 
-    Deliberately narrow: anything unusual goes to the SDK, which answers it as before.
+    Deliberately narrow: anything unusual goes to the SDK, which answers it as before. The
+    envelope and ``protocolVersion`` (an integer, echoed in the answer) are checked here, the
+    params against the SDK's schema of them.
     """
     try:
         message = json.loads(line)
@@ -86,10 +82,9 @@ def _initialize_params(line: bytes) -> tuple[Any, dict[str, Any]] | None:
     version = params.get("protocolVersion")
     if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version < 1 << 16:
         return None
-    if not (
-        _is_object_or_absent(params.get("clientCapabilities"))
-        and _is_object_or_absent(params.get("clientInfo"))
-    ):
+    from cadenza.acp.initialize_schema import accepts_params
+
+    if not accepts_params()(params):
         return None
     return request_id, params
 
@@ -121,9 +116,6 @@ def answer_early(fd_in: int = 0, fd_out: int = 1) -> EarlyStart:
     if found is None:
         return EarlyStart(pending=line + rest, initialize=None)
     request_id, params = found
-    key = client_key("acp", params)
-    if not is_known(key):
-        return EarlyStart(pending=line + rest, initialize=None, key=key)
     answer = {
         "jsonrpc": "2.0",
         "id": request_id,

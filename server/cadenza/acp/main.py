@@ -19,7 +19,6 @@ from types import FrameType
 from typing import cast
 
 from cadenza.acp.early import EarlyStart, answer_early
-from cadenza.known_clients import remember
 from cadenza.procgroups import kill_live_groups
 from cadenza.secrets import redact_log_handlers
 
@@ -64,9 +63,6 @@ async def _serve(early: EarlyStart) -> None:
     stdin, stdout = await stdio_streams(limit=limit)
     messages, pump = checked_stdin(stdin, stdout, limit, early.pending)
     agent = CadenzaAgent()
-    key = early.key
-    if key is not None:
-        agent.on_initialized(lambda: remember(key))
     if early.initialize is not None:
         await agent.take_initialize(early.initialize)
     try:

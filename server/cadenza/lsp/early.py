@@ -9,8 +9,9 @@ plain ``initialize``, and then handed to pygls with the rest of the stream as if
 happened: pygls takes it as usual (the workspace, the client's capabilities, the
 configuration and its warnings), and its own answer to it is dropped on the way out
 (``InitializeWatch``), after a check that it says the same (a difference is logged as an
-error; a test compares the two for many clients). Only parameters pygls accepted in an earlier
-start are answered early (``known_clients``): a malformed request still gets pygls's error.
+error; a test compares the two for many clients). Only params that pass lsprotocol's own
+schema of them (``initialize_schema``, generated from lsprotocol) are answered early; whatever
+that schema accepts, pygls accepts, so a malformed request still gets pygls's error.
 ``CADENZA_EARLY_INITIALIZE=0`` turns this off.
 """
 
@@ -22,7 +23,7 @@ import os
 from typing import Any, BinaryIO, NamedTuple
 
 from cadenza import __version__
-from cadenza.known_clients import client_key, env_allows, is_known, remember
+from cadenza.early_schema import env_allows
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,7 @@ COMMANDS = (
     "cadenza.startSession",
     "cadenza.cancelSession",
     "cadenza.undoSession",
+    "cadenza.restoreTurn",
     "cadenza.replySession",
     "cadenza.listSessions",
     "cadenza.loadSession",
@@ -37,9 +39,12 @@ COMMANDS = (
     "cadenza.configureSession",
     "cadenza.listChanges",
     "cadenza.reviewChanges",
+    "cadenza.steerSession",
     "cadenza.listModels",
     "cadenza.listCommands",
     "cadenza.pullModel",
+    "cadenza.listPermissions",
+    "cadenza.revokePermission",
 )
 """The commands in the order the server registers them (``executeCommandProvider``)."""
 
@@ -55,14 +60,11 @@ class EarlyStart(NamedTuple):
         pending: Every byte read from stdin so far (the first frame included): pygls reads
             them first.
         answered: The answer written for the first frame, or None when nothing was answered.
-        key: For an ``initialize`` left to pygls: its ``known_clients`` key, to remember
-            when pygls accepts it.
-        request_id: The id of the first frame's ``initialize`` (None: it was none).
+        request_id: The id of the ``initialize`` answered (None: nothing was answered).
     """
 
     pending: bytes
     answered: dict[str, Any] | None
-    key: str | None = None
     request_id: int | str | None = None
 
 
@@ -146,7 +148,7 @@ def _read_first_frame(fd: int) -> tuple[bytes, bytes | None]:
 
 
 def _plain_initialize(body: bytes) -> tuple[int | str, dict[str, Any]] | None:
-    """``(id, params)`` when ``body`` is an ``initialize`` request of the usual shape."""
+    """``(id, params)`` when ``body`` is an ``initialize`` whose params pass the schema."""
     try:
         message = json.loads(body)
     except ValueError:
@@ -158,10 +160,9 @@ def _plain_initialize(body: bytes) -> tuple[int | str, dict[str, Any]] | None:
         return None
     if message.get("jsonrpc") != "2.0" or not isinstance(params, dict):
         return None
-    process_id = params.get("processId", False)
-    if isinstance(process_id, bool) or not isinstance(process_id, int | None):
-        return None
-    if not isinstance(params.get("capabilities"), dict):
+    from cadenza.lsp.initialize_schema import accepts_params
+
+    if not accepts_params()(params):
         return None
     return request_id, params
 
@@ -175,9 +176,6 @@ def answer_early(fd_in: int = 0, fd_out: int = 1) -> EarlyStart:
     if found is None:
         return EarlyStart(pending=pending, answered=None)
     request_id, params = found
-    key = client_key("lsp", params)
-    if not is_known(key):
-        return EarlyStart(pending=pending, answered=None, key=key, request_id=request_id)
     result = initialize_result(params["capabilities"])
     answer = {"id": request_id, "jsonrpc": "2.0", "result": result}
     data = memoryview(frame(answer))
@@ -217,11 +215,9 @@ class PrefixedStdin:
 
 
 class InitializeWatch:
-    """stdout for pygls: watches its answer to the first ``initialize``.
+    """stdout for pygls: drops its answer to the ``initialize`` answered early.
 
-    When that request was answered early, pygls's answer is dropped (once, after a check that
-    it says the same); when it was not, a successful answer is remembered (``known_clients``)
-    so the next start with the same parameters is answered early.
+    Once, after a check that it says the same (a difference is logged as an error).
     """
 
     def __init__(self, stream: BinaryIO, early: EarlyStart) -> None:
@@ -234,15 +230,9 @@ class InitializeWatch:
             message = _answer_to(data, self._early.request_id)
             if message is not None:
                 early, self._early = self._early, None
-                if early.answered is None:
-                    if "result" in message and early.key is not None:
-                        remember(early.key)
-                else:
-                    if message != early.answered:
-                        log.error(
-                            "initialize answered early: %s; pygls: %s", early.answered, message
-                        )
-                    return len(data)
+                if message != early.answered:
+                    log.error("initialize answered early: %s; pygls: %s", early.answered, message)
+                return len(data)
         return self._stream.write(data)
 
     def flush(self) -> None:
