@@ -6,6 +6,7 @@ from lsprotocol import types
 
 from tests.lsp.conftest import Connect
 from tests.lsp.harness import capabilities
+from tests.lsp.test_sessions import wait_for
 from tests.support.fake_openai import FakeOpenAI, text
 
 
@@ -62,8 +63,14 @@ async def test_invalid_initialization_options_warn_and_keep_defaults(
     connect: Connect, fake: FakeOpenAI
 ) -> None:
     harness = await connect(init_options={"maxSteps": "lots", "colour": "blue"})
-    # the server answered initialize; the problem is shown, not fatal
-    warnings = [m.message for m in harness.client.messages if m.type == types.MessageType.Warning]
+
+    # The server answered initialize; the problem is shown (just after the answer), not fatal.
+    def warnings_now() -> list[str]:
+        messages = harness.client.messages
+        return [m.message for m in messages if m.type == types.MessageType.Warning]
+
+    await wait_for(lambda: len(warnings_now()) >= 2)
+    warnings = warnings_now()
     assert len(warnings) == 2, warnings
     assert "unknown settings: colour" in warnings[0]
     assert "initializationOptions" in warnings[1] and "maxSteps" in warnings[1]
