@@ -192,12 +192,6 @@ class LoopConfig(BaseModel):
     done_gate: StrictBool | None = Field(
         default=None, description="Refuse complete(done) right after a failed call, once."
     )
-    give_up_gate: StrictBool | None = Field(
-        default=None, description="Refuse complete(failed) right after a failed edit, once."
-    )
-    resample: StrictBool | None = Field(
-        default=None, description="Ask again, once, for a reply whose call would do nothing."
-    )
     checks: Literal["off", "rename", "all"] | None = Field(
         default=None,
         description="Checks before done: rename leftovers; all: also that something changed.",

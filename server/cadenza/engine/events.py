@@ -155,22 +155,16 @@ class ModelReplied(BaseModel):
     """The model's context window (tokens) the request was made against."""
 
 
-FutileReason = Literal["repeat", "no_change"]
-"""Why a reply could do nothing (``engine.resample``): it repeats a call that failed, or an
-edit's new text is its old text."""
-
-
 class ContractRepaired(BaseModel):
     """A contract miss was repaired once, before it reached the history.
 
     ``reason`` ``cut``: the reply was cut by the token limit; the request was made again.
-    ``repeat`` / ``no_change``: the reply was futile (``engine.resample``); it was asked for
-    again. ``recovered``: the second reply kept the contract.
+    ``recovered``: the second reply kept the contract.
     """
 
     kind: Literal["repair"] = "repair"
     step: int
-    reason: Literal["cut"] | FutileReason
+    reason: Literal["cut"]
     recovered: bool
 
 

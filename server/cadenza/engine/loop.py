@@ -39,7 +39,7 @@ from cadenza.engine.checks import DoneChecks, Fail, Refuse, refusal_text
 from cadenza.engine.context import bound_result
 from cadenza.engine.control import COMPLETE, CONTROL_TOOLS, ControlDecision, control_specs, decide
 from cadenza.engine.events import ContextCompacted, StepStarted, ToolCallFinished, ToolCallStarted
-from cadenza.engine.gate import GIVE_UP_GATED, claimed_status, give_up_refusal
+from cadenza.engine.gate import claimed_status
 from cadenza.engine.gate import refusal as gate_refusal
 from cadenza.engine.pipeline import CallPipeline
 from cadenza.engine.plan import UPDATE_PLAN, decide_plan, plan_spec
@@ -126,9 +126,8 @@ class MovementRunner:
         self._specs += control_specs(runtime.workflow)
         if self.loop.plan:
             self._specs.append(plan_spec())
-        self._gated: dict[str, tuple[str, int]] = {}
-        """Per claimed status (done, failed): the gate's refusal and its step, once it refused
-        (each gate refuses once per movement run)."""
+        self._gated: tuple[str, int] | None = None
+        """The done gate's refusal and its step, once it refused (once per movement run)."""
         self._last_workspace: tuple[str, ToolResult] | None = None
         """The last workspace call of this run and its result (a new run starts afresh: a
         resume, the next movement)."""
@@ -327,10 +326,8 @@ class MovementRunner:
         return result
 
     def _gate(self, call: ToolCall) -> str | None:
-        """Once per movement run and status: refuse ``complete`` right after a failed call.
+        """Once per movement run: refuse ``complete(done)`` right after a failed call.
 
-        ``complete(done)`` (the done gate) after any failed workspace call; ``complete(failed)``
-        (the give-up gate) after a failed edit only, whose error is about the call's arguments.
         "Right after": the last workspace call of this run (this reply's earlier calls
         included) failed, not with a settled error. Later ``complete`` calls of the reply that
         was refused are refused too, so one reply cannot slip past the gate.
@@ -341,20 +338,13 @@ class MovementRunner:
         """
         if call.name == COMPLETE and self.rt.steers:
             return STEERED
-        status = claimed_status(call) if call.name == COMPLETE else None
-        if status == "done" and self.loop.done_gate:
-            refuse = gate_refusal
-        elif status == "failed" and self.loop.give_up_gate:
-            refuse = give_up_refusal
-        else:
+        if not self.loop.done_gate or call.name != COMPLETE or claimed_status(call) != "done":
             return None
-        if status in self._gated:
-            text, step = self._gated[status]
+        if self._gated is not None:
+            text, step = self._gated
             return text if step == self.rt.steps else None
         last = self._last_workspace
         if last is None or not last[1].is_error or last[1].settled:
             return None
-        if status == "failed" and last[0] not in GIVE_UP_GATED:
-            return None
-        self._gated[status] = (refuse(last[0], last[1].content), self.rt.steps)
-        return self._gated[status][0]
+        self._gated = (gate_refusal(last[0], last[1].content), self.rt.steps)
+        return self._gated[0]

@@ -52,7 +52,7 @@ from cadenza.engine.results import Completed, MovementResult
 from cadenza.engine.rules import nested_rules
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.stuck import Repeat, repeat_note
-from cadenza.engine.variants import ALL_EDIT_TOOLS, EDIT_TOOLS
+from cadenza.engine.variants import EDIT_TOOLS
 from cadenza.engine.workflows import Movement
 from cadenza.messages import FinishReason, ToolCall
 from cadenza.secrets import redact
@@ -160,8 +160,6 @@ class CallPipeline:
     def _finished(
         self, call: ToolCall, result: ToolResult, observation: Observation | None = None
     ) -> None:
-        if result.is_error and observation != "cut":  # cut arguments are not the model's call
-            self.rt.stuck.failed(call, self.rt.steps, result.content)
         self.rt.publish(
             ToolCallFinished(
                 tool_call_id=call.id,
@@ -328,9 +326,6 @@ class CallPipeline:
         if not result.edits:
             if not prepared.tool.read_only:
                 self.rt.cache.invalidate_all()
-                # A failed edit wrote nothing: the failures recorded before it still stand.
-                if not (result.is_error and call.name in ALL_EDIT_TOOLS | {"create_file"}):
-                    self.rt.stuck.files_may_have_changed()
                 self.rt.ran_commands |= not result.is_error
                 self.rt.tests_ran_on = None  # it may have changed what the tests read
             return result

@@ -1,8 +1,7 @@
 """One step's model request: build it, stream the reply, repair a cut reply once, take it in.
 
-A futile reply (``engine.resample``) is asked for again once, the same way, under
-``LoopSettings.resample``. A step may make its first reply another way (a ``Pick``: the
-candidates of ``engine.candidates``); what follows is the same. Under the text edit format
+A step may make its first reply another way (a ``Pick``: the candidates of
+``engine.candidates``); what follows is the same. Under the text edit format
 (``LoopSettings.edit == "text"``) the request asks for plain text and each reply's calls are
 read out of its text (``providers.text_reply``) as it arrives, before anything looks at them.
 
@@ -20,13 +19,11 @@ shown if it was not streamed, the history, the context's token count.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Awaitable, Callable
 
 from cadenza.engine.budget import files_in_play, reply_tokens
-from cadenza.engine.events import AgentMessageChunk, ContractRepaired, FutileReason, ModelReplied
+from cadenza.engine.events import AgentMessageChunk, ContractRepaired, ModelReplied
 from cadenza.engine.reply_watch import ReplyWatch
-from cadenza.engine.resample import RESAMPLE_TEMPERATURE, futile_note
 from cadenza.engine.runtime import Runtime
 from cadenza.messages import AssistantReply, ToolMessage, ToolSpec, UserMessage
 from cadenza.providers.base import ModelRequest, TextSink, ToolChoice
@@ -87,9 +84,6 @@ async def ask_model(rt: Runtime, tools: list[ToolSpec], pick: Pick | None = None
     if rt.settings.loop.repair and is_cut(reply):
         sink = StreamSink(rt)  # the retry's own text is shown too
         reply = await _repair(rt, request, reply, sink)
-    if rt.settings.loop.resample and (futile := futile_note(rt, reply)):
-        sink = StreamSink(rt)
-        reply = await _resample(rt, request, futile, sink)
     reply = rt.call_ids.fresh(reply)
     if reply.content and not sink.used:
         rt.publish(AgentMessageChunk(text=reply.content))
@@ -204,22 +198,4 @@ async def _repair(
     _replied(rt, reply)
     recovered = not is_cut(reply)
     rt.publish(ContractRepaired(step=rt.steps, reason="cut", recovered=recovered))
-    return reply
-
-
-async def _resample(
-    rt: Runtime, request: ModelRequest, futile: tuple[FutileReason, str], sink: StreamSink
-) -> AssistantReply:
-    """Ask once more for a futile reply: its note, sampling that can answer differently."""
-    reason, note = futile
-    retry = dataclasses.replace(
-        request,
-        messages=[*request.messages, UserMessage(tag="repair", content=note)],
-        temperature=max(request.temperature or 0.0, RESAMPLE_TEMPERATURE),
-        watch=_fresh_watch(rt, request),
-    )
-    reply = await _complete(rt, retry, sink)
-    _replied(rt, reply)
-    recovered = futile_note(rt, reply) is None and not is_cut(reply)
-    rt.publish(ContractRepaired(step=rt.steps, reason=reason, recovered=recovered))
     return reply

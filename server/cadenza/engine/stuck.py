@@ -42,35 +42,11 @@ class Repeat:
     times: int
 
 
-@dataclass(frozen=True, kw_only=True)
-class Failure:
-    """A call that failed since the last workspace change.
-
-    Attributes:
-        step: The session step it was made in.
-        error: The first line of its error result.
-    """
-
-    step: int
-    error: str
-
-
 class StuckDetector:
-    """Remembers calls made, and those that failed, since the last workspace change."""
+    """Remembers calls made since the last workspace change."""
 
     def __init__(self) -> None:
         self._seen: dict[tuple[str, str, tuple[object, ...]], list[int]] = {}
-        self._failed: dict[tuple[str, str], Failure] = {}
-
-    def failed(self, call: ToolCall, step: int, error: str) -> None:
-        """Record that ``call`` failed with ``error`` (the first one is kept)."""
-        first_line = error.strip().split("\n", 1)[0]
-        key = (call.name, _canonical(call.arguments))
-        self._failed.setdefault(key, Failure(step=step, error=first_line))
-
-    def failure(self, call: ToolCall) -> Failure | None:
-        """The earlier failure of a call with ``call``'s tool and arguments, if any."""
-        return self._failed.get((call.name, _canonical(call.arguments)))
 
     def check(self, call: ToolCall, step: int, state: tuple[object, ...] = ()) -> Repeat | None:
         """Record ``call``; return the ``Repeat`` if it repeats an earlier one, else None.
@@ -91,11 +67,6 @@ class StuckDetector:
     def workspace_changed(self) -> None:
         """Forget earlier calls: after an edit, the same read may give a new answer."""
         self._seen.clear()
-        self._failed.clear()
-
-    def files_may_have_changed(self) -> None:
-        """Forget failures only (a command ran): a failed call may now succeed."""
-        self._failed.clear()
 
 
 def repeat_note(repeat: Repeat, *, ending: Ending, edit_tool: str) -> str:

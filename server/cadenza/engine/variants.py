@@ -88,14 +88,6 @@ class LoopSettings:
             (``tools.syntax``; SWE-agent's edit linting).
         done_gate: ``complete(done)`` right after a failed call is refused once per movement
             (``engine.gate``).
-        give_up_gate: ``complete(failed)`` right after a failed edit is refused once per
-            movement (``engine.gate``): the error is the call's, not the task's. Off: with
-            the 1.5B model it fired in 6 of 13 ``checked`` sessions and none recovered (the
-            model sent the failed call again), so it only cost steps.
-        resample: A futile reply (a call that failed before, sent again with the same
-            arguments; an edit whose new text is its old text) is asked for again once, with
-            a note and a higher temperature, before it reaches the history
-            (``engine.resample``).
         checks: See ``Checks``.
         rules: The project's rule files (AGENTS.md and the like) go into the system prompt
             (``engine.rules``).
@@ -127,8 +119,6 @@ class LoopSettings:
     edit_echo: bool = False
     syntax_guard: bool = False
     done_gate: bool = False
-    give_up_gate: bool = False
-    resample: bool = False
     checks: Checks = "off"
     rules: bool = True
     intel_tools: tuple[str, ...] = INTEL_TOOLS
