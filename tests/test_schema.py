@@ -7,6 +7,7 @@ from pydantic import ValidationError
 
 from cadenza.schema.base import strict_validate
 from cadenza.schema.commands import StartSessionArgs, UndoSessionResult
+from cadenza.schema.outcome import SessionOutcome
 from cadenza.schema.requests import AskUserResult
 from cadenza.schema.updates import (
     OtherContent,
@@ -83,3 +84,26 @@ def test_the_wire_keeps_its_shape() -> None:
     assert list(end.wire()) == ["sessionUpdate", "stopReason", "message", "steps", "url"]
     args = StartSessionArgs(task="t", root_uri="file:///w", model=None)
     assert args.wire() == {"task": "t", "rootUri": "file:///w", "workflow": "default"}
+
+
+def test_one_outcome_from_the_server_to_the_client() -> None:
+    outcome = SessionOutcome(
+        stop_reason="needs_user_input",
+        message="Which name?",
+        steps=2,
+        missing_info="the name",
+        why_no_default="two fit",
+    )
+    end = SessionEnd.of(outcome)
+    assert end.wire() == {
+        "sessionUpdate": "session_end",
+        "stopReason": "needs_user_input",
+        "message": "Which name?",
+        "steps": 2,
+        "missingInfo": "the name",
+        "whyNoDefault": "two fit",
+    }
+    received = SessionEnd.model_validate(end.wire()).outcome()
+    assert type(received) is SessionOutcome and received == outcome and received.waiting
+    with pytest.raises(ValidationError):
+        outcome.message = "changed"  # type: ignore[misc]

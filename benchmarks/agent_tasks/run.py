@@ -279,7 +279,7 @@ async def _drive(
             run.session_id = await client.start_session(text)
             started = time.monotonic()
             try:
-                outcome = await asyncio.wait_for(client.wait(), timeout)
+                ended = await asyncio.wait_for(client.wait(), timeout)
             except TimeoutError:
                 run.stop_reason, run.error = "timeout", f"no session_end within {timeout:g} s"
                 run.wall = time.monotonic() - started
@@ -290,8 +290,9 @@ async def _drive(
     except ClientError as exc:
         run.error = str(exc)
         return run
-    run.stop_reason, run.steps, run.wall = outcome.stop_reason, outcome.steps, outcome.wall_time
-    run.message, run.changes = outcome.message, outcome.changes
+    end = ended.outcome
+    run.stop_reason, run.steps, run.wall = end.stop_reason, end.steps, ended.wall_time
+    run.message, run.changes = end.message, ended.changes
     return run
 
 

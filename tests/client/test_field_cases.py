@@ -73,8 +73,8 @@ async def test_F04_crlf_kept(opts: ClientOptions, fake: FakeOpenAI, ws: Path) ->
         call("edit_file", edit_call("m.txt", "two", "two\n2.5"), "c2"),
         text("ok"),
     )
-    outcome = await run(opts, "edit")
-    assert outcome.stop_reason == "end_turn"
+    ended = await run(opts, "edit")
+    assert ended.outcome.stop_reason == "end_turn"
     assert (ws / "w.txt").read_bytes() == b"a\r\nB\r\nc\r\n"
     assert (ws / "m.txt").read_bytes() == b"one\ntwo\r\n2.5\r\nthree\r\n"
 
@@ -92,8 +92,8 @@ async def test_F05_encodings_kept_and_undecodable_refused(
         call("edit_file", edit_call("logo.png", "IHDR", "IHDX"), "c3"),
         text("ok"),
     )
-    outcome = await run(opts, "edit")
-    assert outcome.stop_reason == "end_turn"
+    ended = await run(opts, "edit")
+    assert ended.outcome.stop_reason == "end_turn"
     assert (ws / "g.txt").read_bytes() == bytes.fromhex("C4E3BAC30A783D320A")  # still GBK
     assert (ws / "bom.py").read_bytes() == b"\xef\xbb\xbfx = 2\r\n"
     assert (ws / "logo.png").read_bytes() == binary
@@ -101,7 +101,7 @@ async def test_F05_encodings_kept_and_undecodable_refused(
         "logo.png is not text Cadenza can edit safely: it does not look like text (it "
         "contains NUL bytes); it was not read or changed"
     )
-    assert all("\ufffd" not in (c.before or "") + (c.after or "") for c in outcome.changes)
+    assert all("\ufffd" not in (c.before or "") + (c.after or "") for c in ended.changes)
 
 
 async def test_F06_utf16_positions_on_the_wire(
@@ -135,13 +135,13 @@ async def test_F16_undo_from_a_new_server_keeps_the_persons_file(
         call("rename_file", {"path": "old.py", "new_path": "new.py"}, "c4"),
         text("done"),
     )
-    outcome = await run(opts, "change things")
-    assert outcome.stop_reason == "end_turn"
+    ended = await run(opts, "change things")
+    assert ended.outcome.stop_reason == "end_turn"
     person = ws / "out" / "data.bin"
     person.write_bytes(bytes(range(256)))  # untracked, created by the person afterwards
 
     async with asyncio.timeout(TIMEOUT_S), HeadlessClient(opts) as client:
-        result = await client.undo(outcome.session_id)
+        result = await client.undo(ended.session_id)
 
     assert [(f.path, f.action, f.old_path) for f in result.files] == [
         ("old.py", "moved_back", "new.py"),
@@ -157,7 +157,7 @@ async def test_F16_undo_from_a_new_server_keeps_the_persons_file(
 
     async with asyncio.timeout(TIMEOUT_S), HeadlessClient(opts) as client:
         with pytest.raises(ClientError, match="was undone already"):
-            await client.undo(outcome.session_id)
+            await client.undo(ended.session_id)
 
 
 async def test_confirm_shows_each_change_and_writes_only_accepted_ones(
@@ -171,7 +171,7 @@ async def test_confirm_shows_each_change_and_writes_only_accepted_ones(
     )
     reviewer = Reviewer(False, True)
     confirm = ClientOptions(**{**opts.__dict__, "review": "confirm"})
-    outcome = await run(confirm, "edit", reviewer)
+    ended = await run(confirm, "edit", reviewer)
 
     first, second = reviewer.reviews
     assert first.label == "edit_file a.py"
@@ -187,7 +187,7 @@ async def test_confirm_shows_each_change_and_writes_only_accepted_ones(
     ]
     assert (ws / "a.py").read_text() == "x = 1\n"
     assert (ws / "b.py").read_text() == "b = 1\n"
-    assert [c.path for c in outcome.changes] == ["b.py"]
+    assert [c.path for c in ended.changes] == ["b.py"]
 
 
 @pytest.mark.parametrize(("accept", "expected"), [(True, "x = 2\n"), (False, "x = 1\n")])
@@ -208,9 +208,9 @@ async def test_cadenza_undo_command(opts: ClientOptions, fake: FakeOpenAI, ws: P
         call("create_file", {"path": "b.py"}, "c2"),
         text("ok"),
     )
-    outcome = await run(opts, "edit")
+    ended = await run(opts, "edit")
     assert opts.env is not None
-    command = [sys.executable, "-m", "cadenza", "undo", outcome.session_id, "--workspace", str(ws)]
+    command = [sys.executable, "-m", "cadenza", "undo", ended.session_id, "--workspace", str(ws)]
     process = await asyncio.create_subprocess_exec(
         *command,
         env=dict(opts.env),
@@ -228,4 +228,4 @@ async def test_cadenza_undo_command(opts: ClientOptions, fake: FakeOpenAI, ws: P
     async with asyncio.timeout(TIMEOUT_S):
         _, err = await again.communicate()
     assert again.returncode == 1
-    assert f"undo refused: session {outcome.session_id} was undone already" in err.decode()
+    assert f"undo refused: session {ended.session_id} was undone already" in err.decode()

@@ -74,11 +74,15 @@ class Answers:
 async def test_edit_session_writes_files_and_reports(ws: Path) -> None:
     async with asyncio.timeout(TIMEOUT_S):
         events: list[ClientEvent] = []
-        outcome = await run_task(options(ws), "edit", observer=events.append)
-        assert (outcome.stop_reason, outcome.steps, outcome.session_id) == ("end_turn", 2, "s-1")
+        ended = await run_task(options(ws), "edit", observer=events.append)
+        assert (ended.outcome.stop_reason, ended.outcome.steps, ended.session_id) == (
+            "end_turn",
+            2,
+            "s-1",
+        )
         assert (ws / "app.txt").read_bytes() == b"one\r\nTWO\r\n"
         assert (ws / "new.txt").read_bytes() == b"fresh\n"
-        assert {(c.path, c.kind) for c in outcome.changes} == {
+        assert {(c.path, c.kind) for c in ended.changes} == {
             ("new.txt", "created"),
             ("app.txt", "modified"),
         }
@@ -98,21 +102,21 @@ async def test_edit_session_writes_files_and_reports(ws: Path) -> None:
 async def test_refused_edit_answers_failure_reason(ws: Path) -> None:
     async with asyncio.timeout(TIMEOUT_S):
         events: list[ClientEvent] = []
-        outcome = await run_task(options(ws), "refused", observer=events.append)
-        assert outcome.stop_reason == "error"
-        assert outcome.message.startswith("applied=False:")
-        assert "outside the workspace" in outcome.message
+        ended = await run_task(options(ws), "refused", observer=events.append)
+        assert ended.outcome.stop_reason == "error"
+        assert ended.outcome.message.startswith("applied=False:")
+        assert "outside the workspace" in ended.outcome.message
         assert not (ws.parent / "outside.txt").exists()
         assert any(isinstance(e, EditRejected) for e in events)
-        assert outcome.changes == ()
+        assert ended.changes == ()
 
 
 async def test_questions_answered_by_prompter(ws: Path) -> None:
     async with asyncio.timeout(TIMEOUT_S):
         answers = Answers("new_name", "Yes")
         events: list[ClientEvent] = []
-        outcome = await run_task(options(ws), "ask", observer=events.append, prompter=answers)
-        assert outcome.message == "answer='new_name' choice='Yes'"
+        ended = await run_task(options(ws), "ask", observer=events.append, prompter=answers)
+        assert ended.outcome.message == "answer='new_name' choice='Yes'"
         assert answers.asked == ["Which name?", "Proceed? ['Yes', 'No']"]
         asked = [e for e in events if isinstance(e, UserAsked)]
         assert [(e.question, e.answer) for e in asked] == [
@@ -123,14 +127,14 @@ async def test_questions_answered_by_prompter(ws: Path) -> None:
 
 async def test_questions_declined_by_default(ws: Path) -> None:
     async with asyncio.timeout(TIMEOUT_S):
-        outcome = await run_task(options(ws), "ask")
-        assert outcome.message == "answer=None choice=None"
+        ended = await run_task(options(ws), "ask")
+        assert ended.outcome.message == "answer=None choice=None"
 
 
 async def test_choice_outside_actions_is_null(ws: Path) -> None:
     async with asyncio.timeout(TIMEOUT_S):
-        outcome = await run_task(options(ws), "ask", prompter=Answers("x", "Maybe"))
-        assert outcome.message == "answer='x' choice=None"
+        ended = await run_task(options(ws), "ask", prompter=Answers("x", "Maybe"))
+        assert ended.outcome.message == "answer='x' choice=None"
 
 
 async def test_cancel_ends_session_cancelled(ws: Path) -> None:
@@ -138,8 +142,8 @@ async def test_cancel_ends_session_cancelled(ws: Path) -> None:
         async with HeadlessClient(options(ws)) as client:
             await client.start_session("wait")
             assert await client.cancel() is True
-            outcome = await client.wait()
-        assert outcome.stop_reason == "cancelled"
+            ended = await client.wait()
+        assert ended.outcome.stop_reason == "cancelled"
 
 
 async def test_server_crash_during_session(ws: Path) -> None:
@@ -197,9 +201,12 @@ async def test_server_gone_after_close(ws: Path) -> None:
 async def test_movements_compaction_and_needs_user_input(ws: Path) -> None:
     async with asyncio.timeout(TIMEOUT_S):
         events: list[ClientEvent] = []
-        outcome = await run_task(options(ws), "workflow", observer=events.append)
-    assert outcome.stop_reason == "needs_user_input"
-    assert (outcome.missing_info, outcome.why_no_default) == ("the new name", "two names fit")
+        ended = await run_task(options(ws), "workflow", observer=events.append)
+    assert ended.outcome.stop_reason == "needs_user_input"
+    assert (ended.outcome.missing_info, ended.outcome.why_no_default) == (
+        "the new name",
+        "two names fit",
+    )
     moves = [e for e in events if isinstance(e, Movement)]
     assert [(m.workflow, m.movement, m.index, m.reason) for m in moves] == [
         ("plan-implement-review", "plan", 1, ""),

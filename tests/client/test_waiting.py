@@ -38,9 +38,9 @@ class Answer:
 async def test_an_answer_resumes_the_session(opts: ClientOptions, fake: FakeOpenAI) -> None:
     fake.script(call("complete", ASK, "c1"), text("Renamed to total_of."))
     prompter = Answer("total_of")
-    outcome = await run(opts, "rename total", prompter)
-    assert outcome.stop_reason == "end_turn"
-    assert outcome.message == "Renamed to total_of."
+    ended = await run(opts, "rename total", prompter)
+    assert ended.outcome.stop_reason == "end_turn"
+    assert ended.outcome.message == "Renamed to total_of."
     [question] = prompter.questions
     assert question.question == "the new name"
     assert question.why_no_default == "two names fit"
@@ -52,7 +52,7 @@ async def test_a_declined_prompt_ends_with_the_question(
     opts: ClientOptions, fake: FakeOpenAI
 ) -> None:
     fake.script(call("complete", ASK, "c1"))
-    outcome = await run(opts, "rename total", Answer(None))
-    assert outcome.stop_reason == "needs_user_input"
-    assert outcome.missing_info == "the new name"
+    ended = await run(opts, "rename total", Answer(None))
+    assert ended.outcome.stop_reason == "needs_user_input"
+    assert ended.outcome.missing_info == "the new name"
     assert len(fake.requests) == 1

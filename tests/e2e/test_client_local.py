@@ -91,29 +91,30 @@ async def test_run_task_through_the_client_library(sandbox: Sandbox, tmp_path: P
     events: list[ClientEvent] = []
 
     with ProcessWatch(sandbox.marker) as watch:
-        outcome = await asyncio.wait_for(
+        ended = await asyncio.wait_for(
             run_task(options(sandbox, wire_log), TASK, observer=events.append), TIMEOUT_S
         )
-    print(f"outcome: {outcome.stop_reason}, {outcome.steps} steps, {outcome.wall_time:.1f} s")
+    finished = ended.outcome
+    print(f"outcome: {finished.stop_reason}, {finished.steps} steps, {ended.wall_time:.1f} s")
 
     # The session ended once, for a documented reason, as the library and the wire both say.
-    assert outcome.stop_reason in FINISHED_REASONS, outcome
-    assert 1 <= outcome.steps <= MAX_STEPS, outcome
+    assert ended.outcome.stop_reason in FINISHED_REASONS, ended
+    assert 1 <= ended.outcome.steps <= MAX_STEPS, ended
     ends = [e for e in events if isinstance(e, SessionEnd)]
     assert len(ends) == 1, ends
-    assert (ends[0].stop_reason, ends[0].steps) == (outcome.stop_reason, outcome.steps)
+    assert (ends[0].stop_reason, ends[0].steps) == (ended.outcome.stop_reason, ended.outcome.steps)
     assert_progress_bracketed(events)
     assert_tool_calls_answered(events)
 
     wire = Wire.read(wire_log)
-    assert_progress_on_wire(wire, stop_reason=outcome.stop_reason)
-    end = assert_session_end_on_wire(wire, outcome.session_id)
-    assert end["stopReason"] == outcome.stop_reason
+    assert_progress_on_wire(wire, stop_reason=ended.outcome.stop_reason)
+    end = assert_session_end_on_wire(wire, ended.session_id)
+    assert end["stopReason"] == ended.outcome.stop_reason
     edits = assert_apply_edits_on_wire(wire, sandbox.workspace)
     written = [e for e in events if isinstance(e, EditWritten)]
     refused = [e for e in events if isinstance(e, EditRejected)]
     assert len(written) + len(refused) == edits, (written, refused)
-    for change in outcome.changes:
+    for change in ended.changes:
         assert_inside(change.path.as_uri(), sandbox.workspace)
     print(f"applyEdit requests: {edits} ({len(written)} written, {len(refused)} refused)")
 
@@ -122,9 +123,9 @@ async def test_run_task_through_the_client_library(sandbox: Sandbox, tmp_path: P
 
     # The transcript is the same session, ending the same way.
     transcript = only_transcript(sandbox)
-    assert_transcript_shape(transcript, session_id=outcome.session_id)
-    assert transcript.end.stop_reason == outcome.stop_reason
-    assert len(transcript.events("step")) == outcome.steps
+    assert_transcript_shape(transcript, session_id=ended.session_id)
+    assert transcript.end.stop_reason == ended.outcome.stop_reason
+    assert len(transcript.events("step")) == ended.outcome.steps
 
     # The server (behind the tap) and its llama-server ran, and both are gone.
     servers = watch.cadenza_servers()

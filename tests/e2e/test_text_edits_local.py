@@ -65,13 +65,14 @@ async def test_a_session_in_the_text_format(sandbox: Sandbox, tmp_path: Path) ->
         review="auto",
     )
     with ProcessWatch(sandbox.marker) as watch:
-        outcome = await asyncio.wait_for(run_task(options, TASK, observer=events.append), TIMEOUT_S)
-    print(f"outcome: {outcome.stop_reason}, {outcome.steps} steps, {outcome.wall_time:.1f} s")
-    assert outcome.stop_reason in FINISHED_REASONS, outcome
+        ended = await asyncio.wait_for(run_task(options, TASK, observer=events.append), TIMEOUT_S)
+    finished = ended.outcome
+    print(f"outcome: {finished.stop_reason}, {finished.steps} steps, {ended.wall_time:.1f} s")
+    assert ended.outcome.stop_reason in FINISHED_REASONS, ended
     assert len([e for e in events if isinstance(e, SessionEnd)]) == 1
 
     transcript = only_transcript(sandbox)
-    assert_transcript_shape(transcript, session_id=outcome.session_id)
+    assert_transcript_shape(transcript, session_id=ended.session_id)
     replies = transcript.assistant_messages()
     assert replies, "no reply in the transcript"
     streamed = "".join(e.content.text for e in events if isinstance(e, AgentMessageChunk))

@@ -18,7 +18,7 @@ import pytest
 
 from cadenza.engine.control import decide
 from cadenza.engine.history import StrictHistoryError, check_strict
-from cadenza.engine.results import Aborted, NextMovement, overflow_exit
+from cadenza.engine.results import Ended, NextMovement, overflow_exit
 from cadenza.engine.session import Session, SessionSettings
 from cadenza.engine.workflows import Movement, parse_workflow
 from cadenza.messages import AssistantReply, ToolCall, ToolMessage
@@ -116,9 +116,9 @@ def test_regression_overflow_forced_exit_never_looks_like_success() -> None:
     ask = Movement(name="work", default_next="ASK")
     abort = Movement(name="work", default_next="ABORT")
     onward = Movement(name="plan", default_next="implement")
-    assert isinstance(overflow_exit(complete, "too big"), Aborted)
-    assert isinstance(overflow_exit(ask, "too big"), Aborted)
-    assert isinstance(overflow_exit(abort, "too big"), Aborted)
+    for movement in (complete, ask, abort):
+        forced = overflow_exit(movement, "too big")
+        assert isinstance(forced, Ended) and forced.outcome.stop_reason == "aborted"
     moved = overflow_exit(onward, "too big")
     assert isinstance(moved, NextMovement) and moved.movement == "implement"
     assert "context overflow" in moved.reason

@@ -21,6 +21,7 @@ from cadenza.engine.transcript import (
     SessionStartRecord,
     TranscriptError,
     TranscriptRecord,
+    decode_record,
     history_from_records,
     read_transcript,
     transcript_dir,
@@ -28,6 +29,7 @@ from cadenza.engine.transcript import (
 )
 from cadenza.engine.transcript_writer import TranscriptWriter
 from cadenza.messages import AssistantMessage, SystemMessage, ToolCall, ToolMessage, UserMessage
+from cadenza.schema.outcome import SessionOutcome
 
 T0 = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
 CALL = ToolCall(id="call_1", name="read_file", arguments='{"path": "a.py"}')
@@ -100,6 +102,30 @@ def test_one_json_object_per_line_with_camel_case_keys(tmp_path: Path) -> None:
         "elapsed_s": 0.0,
         "budget_s": None,
     }
+
+
+def test_a_session_end_event_in_an_older_transcript_still_reads() -> None:
+    # Written with snake_case keys and nulls, as the event was before it carried the outcome.
+    event = {
+        "kind": "session_end",
+        "stop_reason": "needs_user_input",
+        "message": "Which name?",
+        "steps": 2,
+        "missing_info": "the name",
+        "why_no_default": "two fit",
+        "browser_session_id": None,
+        "url": None,
+        "act_url": None,
+    }
+    record = decode_record(json.dumps({"type": "event", "event": event}))
+    assert isinstance(record, EventRecord) and isinstance(record.event, SessionFinished)
+    assert record.event.outcome() == SessionOutcome(
+        stop_reason="needs_user_input",
+        message="Which name?",
+        steps=2,
+        missing_info="the name",
+        why_no_default="two fit",
+    )
 
 
 def test_snake_case_names_are_accepted_on_input() -> None:

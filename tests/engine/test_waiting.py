@@ -78,7 +78,7 @@ async def test_needs_user_input_then_resume_in_the_same_movement(tmp_path: Path)
     session = session_for(tmp_path, provider, editor, workflow=workflow)
     first = await session.run()
     assert first.stop_reason == "needs_user_input"
-    assert first.movement == second
+    assert session.stopped_in == second
     assert first.missing_info == "the new name"
 
     outcome = await session.resume("total_of")
@@ -200,13 +200,14 @@ async def test_restore_state_from_a_transcript(tmp_path: Path) -> None:
     state = restore_state(read_transcript(tmp_path / "t" / "s1.jsonl"))
     assert state.start.task == "do it"
     assert state.last is not None and state.last.stop_reason == "needs_user_input"
-    assert state.last.movement is not None
+    assert state.stopped_in is not None
     assert state.steps == 2
     assert [type(m).__name__ for m in state.history][:2] == ["SystemMessage", "UserMessage"]
 
 
 def test_resume_message_after_a_restart_says_the_browser_is_gone() -> None:
-    from cadenza.engine.session import SessionOutcome, resume_message
+    from cadenza.engine.session import resume_message
+    from cadenza.schema.outcome import SessionOutcome
 
     outcome = SessionOutcome(
         stop_reason="waiting_human", message="log in", steps=1, browser_session_id="br-1"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from cadenza.engine.session import SessionOutcome
+from cadenza.schema.outcome import SessionOutcome
 
 
 class FakeSession:

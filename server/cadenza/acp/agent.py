@@ -50,7 +50,6 @@ from cadenza.acp.stream import UpdateStream
 from cadenza.acp.turns import PromptBlock, acp_stop_reason, final_message, prompt_text
 from cadenza.acp.updates import replay_updates
 from cadenza.config import ConfigError, load_config
-from cadenza.engine.session import SessionOutcome
 from cadenza.engine.workflows import DEFAULT_WORKFLOW
 from cadenza.host import stored
 from cadenza.host.build import find_workflow, open_checkpoint, workflow_catalog
@@ -61,6 +60,7 @@ from cadenza.host.providers import ProviderPool
 from cadenza.host.trust import folder_trust
 from cadenza.providers.registry import resolve_model_name
 from cadenza.schema.methods import ACP_RESTORE_TURN, ACP_STEER_SESSION
+from cadenza.schema.outcome import SessionOutcome
 
 log = logging.getLogger(__name__)
 

@@ -38,7 +38,7 @@ from acp.schema import (
 from pydantic import ValidationError
 
 from cadenza.acp.editor import AcpEditor
-from cadenza.engine.session import SessionOutcome
+from cadenza.schema.outcome import SessionOutcome
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from cadenza.acp.trust import ask_trust, record
 from cadenza.config import CadenzaConfig, ConfigError, load_config
 from cadenza.config.mcp import McpServerConfig, from_acp
 from cadenza.config.workspace import untrusted_note
-from cadenza.engine.session import Session, SessionOutcome
+from cadenza.engine.session import Session
 from cadenza.engine.workflows import Workflow
 from cadenza.host.build import SessionPlan, build_session, open_recorder
 from cadenza.host.driver import Step, settle
@@ -36,6 +36,7 @@ from cadenza.host.transcripts import GuardedRecorder
 from cadenza.host.trust import FolderTrust
 from cadenza.host.turn_changes import begin_turn
 from cadenza.providers.registry import resolve_model_name
+from cadenza.schema.outcome import SessionOutcome
 from cadenza.tools.registry import default_tools
 
 log = logging.getLogger(__name__)

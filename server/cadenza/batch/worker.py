@@ -168,18 +168,19 @@ def _session_output(
     )
 
 
-def _ended(base: TaskResult, outcome: RunResult, prompts: list[PermissionPrompt]) -> TaskResult:
-    status = exit_status(outcome.stop_reason)
+def _ended(base: TaskResult, run: RunResult, prompts: list[PermissionPrompt]) -> TaskResult:
+    end = run.outcome
+    status = exit_status(end.stop_reason)
     return base.model_copy(
         update={
             "status": {0: "done", 3: "incomplete"}.get(status, "failed"),
-            "stop_reason": outcome.stop_reason,
+            "stop_reason": end.stop_reason,
             "exit_status": status,
-            "message": outcome.message,
-            "steps": outcome.steps,
-            "usage": usage_report(outcome.usage),
-            "session_time_s": round(outcome.wall_time, 3),
-            "files": file_reports(outcome.changes),
+            "message": end.message,
+            "steps": end.steps,
+            "usage": usage_report(run.usage),
+            "session_time_s": round(run.wall_time, 3),
+            "files": file_reports(run.changes),
             "permission_prompts": prompts,
         }
     )

@@ -199,18 +199,18 @@ class _Run:
         started = time.monotonic()
         client = HeadlessClient(self.options, observer=self._observer(display), prompter=prompter)
         try:
-            outcome, error, changes = await self._turn(client, display, self._drive(client))
-            while outcome is not None and self._goes_on(outcome, error):
+            run, error, changes = await self._turn(client, display, self._drive(client))
+            while run is not None and self._goes_on(run, error):
                 text = await self._ask()
                 if text is None:
                     break
-                follow_up = self._follow_up(client, outcome.session_id, text)
-                outcome, error, changes = await self._turn(client, display, follow_up)
+                follow_up = self._follow_up(client, run.session_id, text)
+                run, error, changes = await self._turn(client, display, follow_up)
         finally:
             await client.close()
-        status = self._status(outcome, error)
+        status = self._status(run, error)
         wall = time.monotonic() - started
-        self.report(outcome, status, wall, client=client, error=error, changes=changes)
+        self.report(run, status, wall, client=client, error=error, changes=changes)
         return status
 
     async def _turn(
@@ -223,11 +223,11 @@ class _Run:
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, self._on_interrupt, client, drive, display)
             loop.add_signal_handler(signal.SIGTERM, self._on_terminate, client, drive, display)
-        outcome: RunResult | None = None
+        run: RunResult | None = None
         error: str | None = None
         try:
             with display:
-                outcome = await drive
+                run = await drive
         except asyncio.CancelledError:
             pass  # a second Ctrl-C, or Ctrl-C before the session started
         except ClientError as exc:
@@ -237,15 +237,15 @@ class _Run:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
                 loop.remove_signal_handler(signal.SIGTERM)
-        changes = await client.final_changes() if outcome is None else outcome.changes
+        changes = await client.final_changes() if run is None else run.changes
         if error is None:
-            self._summary(outcome, changes, time.monotonic() - started, display.shown_text)
+            self._summary(run, changes, time.monotonic() - started, display.shown_text)
         display.streamed_text, display.shown_text = False, ""
-        return outcome, error, changes
+        return run, error, changes
 
-    def _goes_on(self, outcome: RunResult, error: str | None) -> bool:
+    def _goes_on(self, run: RunResult, error: str | None) -> bool:
         """``--interactive``: a turn that ended well is followed by the person's next message."""
-        ended_well = error is None and outcome.stop_reason == "end_turn"
+        ended_well = error is None and run.outcome.stop_reason == "end_turn"
         return self.interactive and ended_well and not (self.interrupted or self.terminated)
 
     async def _ask(self) -> str | None:
@@ -275,18 +275,18 @@ class _Run:
 
         return observe
 
-    def _status(self, outcome: RunResult | None, error: str | None) -> int:
+    def _status(self, run: RunResult | None, error: str | None) -> int:
         if error is not None:
             return EXIT_ERROR
         if self.terminated:
             return EXIT_TERMINATED
         if self.interrupted:
             return EXIT_INTERRUPTED
-        return exit_status(outcome.stop_reason) if outcome else EXIT_ERROR
+        return exit_status(run.outcome.stop_reason) if run else EXIT_ERROR
 
     def report(
         self,
-        outcome: RunResult | None,
+        run: RunResult | None,
         status: int,
         wall: float,
         *,
@@ -298,7 +298,7 @@ class _Run:
         if not self.json_output:
             return
         report = run_report(
-            outcome,
+            run,
             exit_status=status,
             wall_time=wall,
             policy=self.policy,
@@ -358,12 +358,12 @@ class _Run:
 
     def _summary(
         self,
-        outcome: RunResult | None,
+        run: RunResult | None,
         changes: tuple[FileChange, ...],
         wall: float,
         streamed: str,
     ) -> None:
-        if outcome is None:
+        if run is None:
             print_summary(
                 self.console,
                 stop_reason="cancelled" if self.terminated else "interrupted",
@@ -376,21 +376,21 @@ class _Run:
             return
         print_summary(
             self.console,
-            stop_reason=outcome.stop_reason,
-            message=outcome.message,
-            steps=outcome.steps,
+            stop_reason=run.outcome.stop_reason,
+            message=run.outcome.message,
+            steps=run.outcome.steps,
             wall_time=wall,
-            changes=outcome.changes,
+            changes=run.changes,
             # Shown unless the person already read it as streamed text (a hosted model's
             # final answer); text streamed earlier in the turn does not stand for it.
-            show_message=outcome.stop_reason != "end_turn"
-            or " ".join(outcome.message.split()) not in " ".join(streamed.split()),
-            missing_info=outcome.missing_info,
-            why_no_default=outcome.why_no_default,
+            show_message=run.outcome.stop_reason != "end_turn"
+            or " ".join(run.outcome.message.split()) not in " ".join(streamed.split()),
+            missing_info=run.outcome.missing_info,
+            why_no_default=run.outcome.why_no_default,
         )
-        sid = outcome.session_id
-        waits = outcome.stop_reason in ("needs_user_input", "waiting_human")
-        hints = [f"undo these changes: cadenza undo {sid}"] if outcome.changes else []
+        sid = run.session_id
+        waits = run.outcome.waiting
+        hints = [f"undo these changes: cadenza undo {sid}"] if run.changes else []
         if waits:
             hints.append(f'the session waits for you: cadenza reply {sid} "YOUR ANSWER"')
         elif not self.interactive:

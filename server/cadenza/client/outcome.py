@@ -1,5 +1,8 @@
 """How one run of a session ends: :class:`RunResult`, and the tracking that decides it.
 
+A run's result holds the server's ``SessionOutcome`` (the ``session_end`` it sent) beside what
+only the client knows: the files it changed on disk, the wall time, the tokens used.
+
 The run ends with the server's ``session_end``, except when the session stops to wait for the
 person (``needs_user_input``, ``waiting_human``): then the server prompts next, and an answer
 resumes the session (the result is a later ``session_end``), while a declined prompt, or none
@@ -16,9 +19,9 @@ from typing import Any
 from cadenza.client.edits import FileChange
 from cadenza.client.events import ClientEvent, UserAsked
 from cadenza.client.summary import merge_changes
+from cadenza.schema.outcome import SessionOutcome
 from cadenza.schema.updates import ModelReply, SessionEnd, ToolCall, ToolCallUpdate, ToolDiff
 
-WAITING_STOP_REASONS = frozenset({"needs_user_input", "waiting_human"})
 PROMPT_GRACE_S = 5.0
 """Seconds to wait for the server's prompt after a waiting ``session_end`` (older servers
 send none); then the waiting end is the outcome."""
@@ -56,24 +59,16 @@ class RunResult:
 
     Attributes:
         session_id: The server's id of the session.
-        stop_reason: One of ``wire.KNOWN_STOP_REASONS`` (or a newer reason).
-        message: The final answer, or the error.
-        steps: Model requests made.
+        outcome: How the server said the run ended (its ``session_end``).
         changes: Files changed on disk, one entry per path.
         wall_time: Seconds from ``cadenza.startSession`` to ``session_end``.
-        missing_info: For ``needs_user_input``: what the agent needs from the person.
-        why_no_default: For ``needs_user_input``: why it could not pick a default.
         usage: Tokens used by this run's model requests.
     """
 
     session_id: str
-    stop_reason: str
-    message: str
-    steps: int
+    outcome: SessionOutcome
     changes: tuple[FileChange, ...]
     wall_time: float
-    missing_info: str | None = None
-    why_no_default: str | None = None
     usage: Usage = Usage()
 
 
@@ -121,7 +116,7 @@ class RunTracker:
         elif isinstance(event, ToolCall | ToolCallUpdate):
             self._note_call(event)
         elif isinstance(event, SessionEnd):
-            if event.stop_reason in WAITING_STOP_REASONS:
+            if event.waiting:
                 self.waiting = event
                 self.grace = asyncio.get_running_loop().call_later(
                     PROMPT_GRACE_S, self.settle_waiting
@@ -167,12 +162,8 @@ class RunTracker:
         end = self.end.result()
         return RunResult(
             session_id=self.session_id or "",
-            stop_reason=end.stop_reason,
-            message=end.message,
-            steps=end.steps,
+            outcome=end.outcome(),
             changes=merge_changes(self.changes),
             wall_time=time.monotonic() - self.started,
-            missing_info=end.missing_info,
-            why_no_default=end.why_no_default,
             usage=self.usage,
         )

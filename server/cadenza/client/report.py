@@ -143,7 +143,7 @@ def permissions_report(policy: PermissionPolicy) -> PermissionsReport:
 
 
 def run_report(
-    outcome: RunResult | None,
+    run: RunResult | None,
     *,
     exit_status: int,
     wall_time: float,
@@ -154,21 +154,21 @@ def run_report(
     prompts: Iterable[PermissionPrompt] = (),
     stopped: str = "interrupted",
 ) -> RunReport:
-    """The report of a run that ended (``outcome``) or stopped before its end (None).
+    """The report of a run that ended (``run``) or stopped before its end (None).
 
     Args:
-        outcome: How the session ended, or None (interrupted, or the server failed).
+        run: How the session's run ended, or None (interrupted, or the server failed).
         exit_status: The process exit status ``cadenza run`` returns.
         wall_time: Seconds the whole run took, server start and shutdown included.
         policy: The run's permission flags.
-        changes: Files changed so far, for a run without ``outcome``.
-        session_id: The session's id, for a run without ``outcome``.
+        changes: Files changed so far, for a run without a result.
+        session_id: The session's id, for a run without a result.
         error: Why the run failed before its session ended.
         prompts: The run's permission prompts, in order, with their answers.
-        stopped: The stop reason of a run without ``outcome`` or ``error`` (``interrupted``
+        stopped: The stop reason of a run without a result or ``error`` (``interrupted``
             after Ctrl-C, ``cancelled`` after SIGTERM).
     """
-    if outcome is None:
+    if run is None:
         return RunReport(
             session_id=session_id,
             stop_reason="error" if error else stopped,
@@ -182,18 +182,19 @@ def run_report(
             permission_prompts=list(prompts),
             error=error,
         )
+    end = run.outcome
     return RunReport(
-        session_id=outcome.session_id,
-        stop_reason=outcome.stop_reason,
+        session_id=run.session_id,
+        stop_reason=end.stop_reason,
         exit_status=exit_status,
-        message=outcome.message,
-        steps=outcome.steps,
+        message=end.message,
+        steps=end.steps,
         wall_time_s=round(wall_time, 3),
-        usage=usage_report(outcome.usage),
-        files=file_reports(outcome.changes),
+        usage=usage_report(run.usage),
+        files=file_reports(run.changes),
         permissions=permissions_report(policy),
         permission_prompts=list(prompts),
-        error=outcome.message if outcome.stop_reason in ERROR_STOP_REASONS else None,
-        missing_info=outcome.missing_info,
-        why_no_default=outcome.why_no_default,
+        error=end.message if end.stop_reason in ERROR_STOP_REASONS else None,
+        missing_info=end.missing_info,
+        why_no_default=end.why_no_default,
     )

@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from cadenza.engine.results import Completed, MovementResult, NextMovement
+from cadenza.engine.results import MovementResult, NextMovement, ended
 from cadenza.engine.workflows import Workflow
 from cadenza.messages import ToolCall, ToolSpec
 from cadenza.tools.base import strip_titles
@@ -145,12 +145,7 @@ def _decide_complete(args: CompleteArgs) -> ControlDecision:
                 "the person) and why_no_default (why no reasonable default exists), as non-empty "
                 "strings. If a reasonable default exists, use it and go on instead of asking."
             )
-        result = Completed(
-            status="needs_user_input",
-            summary=args.summary,
-            missing_info=missing,
-            why_no_default=why,
-        )
+        result = ended("needs_user_input", args.summary, missing_info=missing, why_no_default=why)
     else:
-        result = Completed(status=args.status, summary=args.summary)
+        result = ended("end_turn" if args.status == "done" else "failed", args.summary)
     return ControlDecision(content=f"complete({args.status}) accepted", result=result)

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, TypeAdapter
 
 from cadenza.messages import FinishReason
+from cadenza.schema.outcome import SessionOutcome
 from cadenza.secrets import redact, register_known_keys
 from cadenza.tools.base import ToolKind
 from cadenza.tools.hunks import text_hunks
@@ -318,23 +319,10 @@ class SessionResumed(BaseModel):
     reply: str
 
 
-class SessionFinished(BaseModel):
-    """The session ended (or waits); ``message`` is the final answer, the question or the error.
-
-    For ``needs_user_input``: ``missing_info`` and ``why_no_default``. For ``waiting_human``:
-    ``wait_reason`` (= ``message``), ``browser_session_id`` and, when known, ``url`` (the page)
-    and ``act_url`` (where the person acts on it, if not in a window on their screen).
-    """
+class SessionFinished(SessionOutcome):
+    """The session ended (or waits): the run's ``SessionOutcome``, as an event."""
 
     kind: Literal["session_end"] = "session_end"
-    stop_reason: StopReason
-    message: str = ""
-    steps: int = 0
-    missing_info: str | None = None
-    why_no_default: str | None = None
-    browser_session_id: str | None = None
-    url: str | None = None
-    act_url: str | None = None
 
 
 SessionEvent = Annotated[

@@ -44,18 +44,13 @@ from cadenza.engine.gate import refusal as gate_refusal
 from cadenza.engine.pipeline import CallPipeline
 from cadenza.engine.plan import UPDATE_PLAN, decide_plan, plan_spec
 from cadenza.engine.request import ask_model
-from cadenza.engine.results import (
-    Completed,
-    MovementResult,
-    WaitingHuman,
-    follow_default,
-    overflow_exit,
-)
+from cadenza.engine.results import Ended, MovementResult, ended, follow_default, overflow_exit
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.test_feedback import feedback_after_change
 from cadenza.engine.variants import ALL_EDIT_TOOLS, finish_hint
 from cadenza.engine.workflows import Movement
 from cadenza.messages import AssistantReply, FinishReason, ToolCall, UserMessage
+from cadenza.schema.outcome import SessionOutcome
 from cadenza.tools.base import ToolResult
 from cadenza.tools.dispatch.recording import BatchRecorder
 
@@ -147,11 +142,11 @@ class MovementRunner:
             if self.rt.clock.spent:
                 return BudgetSpent(spent="time")
             if limit is not None and self.steps >= limit:
-                ended = follow_default(
+                bounded = follow_default(
                     self.movement,
                     f"movement {self.movement.name!r} reached its step bound ({limit})",
                 )
-                checked = await self._check_done(ended, can_refuse=False)
+                checked = await self._check_done(bounded, can_refuse=False)
                 assert not isinstance(checked, str)  # nothing is refused without a next step
                 return checked
             self.rt.take_steers()
@@ -164,7 +159,7 @@ class MovementRunner:
 
     def _steered(self, result: MovementResult | BudgetSpent) -> bool:
         """True when the turn would end while the person's message waits: it goes on."""
-        ends = isinstance(result, Completed) and result.status != "needs_user_input"
+        ends = isinstance(result, Ended) and result.outcome.stop_reason in ("end_turn", "failed")
         return ends and bool(self.rt.steers)
 
     def _relieve_pressure(self) -> MovementResult | None:
@@ -213,8 +208,8 @@ class MovementRunner:
         step = resolve_step(reply)
         result: MovementResult | None
         if isinstance(step, FinishTurn):
-            ended = follow_default(self.movement, "the model ended its turn", summary=step.content)
-            checked = await self._check_done(ended)
+            finished = follow_default(self.movement, "the model ended its turn", step.content)
+            checked = await self._check_done(finished)
             if not isinstance(checked, str):
                 return checked
             self.rt.append(UserMessage(tag="check", content=checked))  # no call to answer
@@ -259,12 +254,14 @@ class MovementRunner:
         if wait is None:
             return None
         # A person must act: later calls of the batch are not run.
-        return WaitingHuman(
-            wait_reason=wait.wait_reason,
+        waiting = SessionOutcome(
+            stop_reason="waiting_human",
+            message=wait.wait_reason,
             browser_session_id=wait.browser_session_id,
             url=wait.url,
             act_url=wait.act_url,
         )
+        return Ended(outcome=waiting)
 
     async def _control(self, call: ToolCall) -> tuple[ToolResult, MovementResult | None]:
         self.rt.publish(
@@ -284,8 +281,9 @@ class MovementRunner:
             checked = await self._check_done(decision.result)
             if isinstance(checked, str):
                 decision = ControlDecision(content=checked, result=None)
-            elif isinstance(checked, Completed) and checked is not decision.result:
-                content = f"complete(done) not accepted; the task ends as failed. {checked.summary}"
+            elif isinstance(checked, Ended) and checked is not decision.result:
+                said = checked.outcome.message
+                content = f"complete(done) not accepted; the task ends as failed. {said}"
                 decision = ControlDecision(content=content, result=checked)
         self.rt.publish(
             ToolCallFinished(
@@ -312,7 +310,7 @@ class MovementRunner:
             ``result``; or the refusal the model reads (the claim goes back to it); or, when
             the checks refused too often (or cannot refuse), a ``failed`` completion.
         """
-        if not isinstance(result, Completed) or result.status != "done":
+        if not isinstance(result, Ended) or not result.claims_done:
             return result
         if can_refuse and self._refused[0] == self.rt.steps:
             return self._refused[1]
@@ -322,7 +320,7 @@ class MovementRunner:
             self._refused = (self.rt.steps, text)
             return text
         if isinstance(verdict, Fail):
-            return Completed(status="failed", summary=verdict.summary)
+            return ended("failed", verdict.summary)
         return result
 
     def _gate(self, call: ToolCall) -> str | None:

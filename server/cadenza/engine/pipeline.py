@@ -48,7 +48,7 @@ from cadenza.engine.events import (
 )
 from cadenza.engine.permissions import PermissionRequest, refusal
 from cadenza.engine.protected import ProtectedWrites
-from cadenza.engine.results import Completed, MovementResult
+from cadenza.engine.results import Ended, MovementResult, ended
 from cadenza.engine.rules import nested_rules
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.stuck import Repeat, repeat_note
@@ -353,11 +353,11 @@ class CallPipeline:
         return result
 
 
-def _stuck_question(repeat: Repeat, call: ToolCall) -> Completed:
+def _stuck_question(repeat: Repeat, call: ToolCall) -> Ended:
     """The movement's end after ``repeat.times`` noted repeats: a question, not a spent budget."""
-    return Completed(
-        status="needs_user_input",
-        summary=(
+    return ended(
+        "needs_user_input",
+        (
             f"Stopped: the model called {call.name} with the same arguments "
             f"{repeat.times + 1} times although each repeat was answered with a note."
         ),

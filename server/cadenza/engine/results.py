@@ -1,4 +1,4 @@
-"""How a movement ends: the ``MovementResult`` union, the one overflow policy, stop reasons."""
+"""How a movement ends: the ``MovementResult`` union and the one overflow policy."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cadenza.engine.workflows import Movement
+from cadenza.schema.outcome import SessionOutcome
 from cadenza.types import StopReason
-
-CompleteStatus = Literal["done", "needs_user_input", "failed"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -21,47 +20,43 @@ class NextMovement:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Completed:
-    """The workflow ended through ``complete`` (or a final answer / ``COMPLETE`` default).
+class Ended:
+    """The workflow ended, or waits for the person: how, as the session's ``SessionOutcome``.
 
-    For ``needs_user_input`` both ``missing_info`` and ``why_no_default`` are non-empty.
+    From ``complete`` (or a final answer, a ``COMPLETE`` default): ``end_turn``, ``failed`` or
+    ``needs_user_input`` (then with ``missing_info`` and ``why_no_default``); from ``ABORT`` or
+    a context overflow: ``aborted``; from an ``ASK`` default: ``needs_user_input``; from a
+    person to act in the browser: ``waiting_human``. ``outcome.steps`` is left for the session
+    to fill in.
     """
 
-    kind: Literal["complete"] = "complete"
-    status: CompleteStatus
-    summary: str
-    missing_info: str | None = None
-    why_no_default: str | None = None
+    kind: Literal["end"] = "end"
+    outcome: SessionOutcome
+
+    @property
+    def claims_done(self) -> bool:
+        """The model (or a ``COMPLETE`` default) says the task is done: checked before it stands."""
+        return self.outcome.stop_reason == "end_turn"
 
 
-@dataclass(frozen=True, kw_only=True)
-class Aborted:
-    """The workflow stopped without success (``ABORT``, or a context overflow)."""
-
-    kind: Literal["abort"] = "abort"
-    reason: str
+MovementResult = NextMovement | Ended
 
 
-@dataclass(frozen=True, kw_only=True)
-class AskPerson:
-    """``default_next = "ASK"``: the movement ran out without deciding; ask the person."""
-
-    kind: Literal["ask"] = "ask"
-    reason: str
-
-
-@dataclass(frozen=True, kw_only=True)
-class WaitingHuman:
-    """A person must act in the browser before the movement can go on."""
-
-    kind: Literal["waiting_human"] = "waiting_human"
-    wait_reason: str
-    browser_session_id: str
-    url: str | None = None
-    act_url: str | None = None
-
-
-MovementResult = NextMovement | Completed | Aborted | AskPerson | WaitingHuman
+def ended(
+    stop_reason: StopReason,
+    message: str,
+    *,
+    missing_info: str | None = None,
+    why_no_default: str | None = None,
+) -> Ended:
+    """An ``Ended`` with this outcome (a question says what is missing and why no default)."""
+    outcome = SessionOutcome(
+        stop_reason=stop_reason,
+        message=message,
+        missing_info=missing_info,
+        why_no_default=why_no_default,
+    )
+    return Ended(outcome=outcome)
 
 
 def follow_default(movement: Movement, reason: str, summary: str = "") -> MovementResult:
@@ -71,11 +66,11 @@ def follow_default(movement: Movement, reason: str, summary: str = "") -> Moveme
     """
     target = movement.default_next
     if target == "COMPLETE":
-        return Completed(status="done", summary=summary or reason)
+        return ended("end_turn", summary or reason)
     if target == "ASK":
-        return AskPerson(reason=reason)
+        return ended("needs_user_input", reason, missing_info=reason)
     if target == "ABORT":
-        return Aborted(reason=reason)
+        return ended("aborted", reason)
     return NextMovement(movement=target, reason=reason)
 
 
@@ -88,31 +83,5 @@ def overflow_exit(movement: Movement, reason: str) -> MovementResult:
     """
     why = f"context overflow in movement {movement.name!r}: {reason}"
     if movement.default_next in {"COMPLETE", "ASK", "ABORT"}:
-        return Aborted(reason=why)
+        return ended("aborted", why)
     return NextMovement(movement=movement.default_next, reason=why)
-
-
-def stop_reason_of(result: MovementResult) -> StopReason:
-    """The session's stop reason when ``result`` ends the workflow."""
-    if isinstance(result, Completed):
-        return {"done": "end_turn", "failed": "failed", "needs_user_input": "needs_user_input"}[
-            result.status
-        ]  # type: ignore[return-value]
-    if isinstance(result, Aborted):
-        return "aborted"
-    if isinstance(result, AskPerson):
-        return "needs_user_input"
-    if isinstance(result, WaitingHuman):
-        return "waiting_human"
-    raise ValueError(f"{result!r} does not end a workflow")
-
-
-def result_message(result: MovementResult) -> str:
-    """The person-facing text of a final result."""
-    if isinstance(result, Completed):
-        return result.summary
-    if isinstance(result, Aborted | AskPerson):
-        return result.reason
-    if isinstance(result, WaitingHuman):
-        return result.wait_reason
-    return result.reason

@@ -26,26 +26,19 @@ from cadenza.engine.events import (
 from cadenza.engine.history import sanitize_history
 from cadenza.engine.intel_offer import intel_rule, offer_intel
 from cadenza.engine.loop import BudgetSpent, MovementRunner
-from cadenza.engine.outcome import WAITING, SessionOutcome, resume_message
+from cadenza.engine.outcome import resume_message
 from cadenza.engine.permissions import PermissionGate
 from cadenza.engine.pipeline import CUT_ARGUMENTS
 from cadenza.engine.ports import CommandWatch, Editor
 from cadenza.engine.prime import task_files
 from cadenza.engine.prompt import default_template, opening_messages
-from cadenza.engine.results import (
-    AskPerson,
-    Completed,
-    MovementResult,
-    NextMovement,
-    WaitingHuman,
-    result_message,
-    stop_reason_of,
-)
+from cadenza.engine.results import Ended, MovementResult, NextMovement
 from cadenza.engine.rules import ProjectRules, project_rules
 from cadenza.engine.runtime import Recorder, Runtime, SessionSettings
 from cadenza.engine.workflows import Movement, Workflow, default_workflow
 from cadenza.messages import Message, UserMessage
 from cadenza.providers.base import Provider, ProviderError
+from cadenza.schema.outcome import SessionOutcome
 from cadenza.secrets import redact_then_cut
 from cadenza.tools.base import Tool
 from cadenza.tools.dispatch.cache import ReadCache
@@ -56,9 +49,7 @@ from cadenza.types import StopReason
 
 __all__ = [
     "CUT_ARGUMENTS",
-    "WAITING",
     "Session",
-    "SessionOutcome",
     "SessionSettings",
     "resume_message",
 ]
@@ -84,6 +75,7 @@ class Session:
         permissions: PermissionGate | None = None,
         history: list[Message] | None = None,
         last: SessionOutcome | None = None,
+        stopped_in: str | None = None,
         open_document: Path | None = None,
         intel: CodeIntel | None = None,
         command_watch: CommandWatch | None = None,
@@ -105,6 +97,7 @@ class Session:
             history: The conversation so far (already sanitized); default: the system prompt
                 and ``task``. A restored history is not recorded again.
             last: How the restored session's last run ended (``resume`` continues it).
+            stopped_in: The movement the restored session was in when it stopped.
             open_document: The file focused in the editor when the task was given (primed
                 first when the loop variant primes files).
             intel: Language servers Cadenza starts itself, used where the editor offers no
@@ -117,6 +110,8 @@ class Session:
         self.task = task
         self.settings = settings or SessionSettings()
         self.last: SessionOutcome | None = last
+        self.stopped_in = stopped_in
+        """The movement the last run ended in (a resume after a wait goes on there)."""
         self._restored = history is not None
         """Rebuilt from a transcript and not run since: in-process state (browsers) is gone."""
         loop = self.settings.loop
@@ -243,7 +238,7 @@ class Session:
             outcome = self._outcome("error", f"internal error: {type(exc).__name__}: {exc}")
         self._stop_steering()
         self.last = outcome
-        self.rt.publish(outcome.finished_event())
+        self.rt.publish(SessionFinished.of(outcome))
         return outcome
 
     def steer(self, text: str) -> bool:
@@ -285,7 +280,7 @@ class Session:
     def end_cancelled(self) -> None:
         """Publish ``session_end`` (cancelled): the session was cancelled outside a step."""
         self.last = self._outcome("cancelled", "")
-        self.rt.publish(SessionFinished(stop_reason="cancelled", steps=self.rt.steps))
+        self.rt.publish(SessionFinished.of(self.last))
 
     def end_before_start(self) -> None:
         """Publish ``session_end`` (cancelled) for a session cancelled before ``run``."""
@@ -302,8 +297,8 @@ class Session:
         """Where a run starts: the movement a waiting session stopped in, else the first."""
         workflow = self.rt.workflow
         last = self.last
-        if last is not None and last.waiting and last.movement is not None:
-            found = workflow.movement(last.movement)
+        if last is not None and last.waiting and self.stopped_in is not None:
+            found = workflow.movement(self.stopped_in)
             if found is not None:
                 return found
         return workflow.movements[0]
@@ -350,23 +345,9 @@ class Session:
             reached.append(f"the tests after the last change: {self.rt.tests_verdict}")
         return "; ".join(reached) + "; not finished"
 
-    def _final(self, result: MovementResult, movement: Movement) -> SessionOutcome:
-        missing = result.missing_info if isinstance(result, Completed) else None
-        why = result.why_no_default if isinstance(result, Completed) else None
-        if isinstance(result, AskPerson):
-            missing = result.reason
-        waiting = result if isinstance(result, WaitingHuman) else None
-        return SessionOutcome(
-            stop_reason=stop_reason_of(result),
-            message=result_message(result),
-            steps=self.rt.steps,
-            missing_info=missing,
-            why_no_default=why,
-            browser_session_id=waiting.browser_session_id if waiting else None,
-            url=waiting.url if waiting else None,
-            act_url=waiting.act_url if waiting else None,
-            movement=movement.name,
-        )
+    def _final(self, result: Ended, movement: Movement) -> SessionOutcome:
+        self.stopped_in = movement.name
+        return result.outcome.model_copy(update={"steps": self.rt.steps})
 
     def _checkpoint(self, runner: MovementRunner, result: MovementResult | BudgetSpent) -> None:
         """Write the movement's memory checkpoint: what was done, how it ended, what is next."""
@@ -376,17 +357,23 @@ class Session:
             else f"{runner.pipeline.calls} tool calls, no edits"
         )
         following = result.movement if isinstance(result, NextMovement) else "end of the task"
-        ending = (
-            f"the session's {'step bound' if result.spent == 'steps' else 'time budget'} ran out"
-            if isinstance(result, BudgetSpent)
-            else f"{result.kind}: {redact_then_cut(result_message(result), 300, '')}"
-        )
         note = (
             f"Checkpoint after movement {runner.movement.name!r} ({runner.steps} steps): "
-            f"{done}. Result: {ending}. Next: {following}."
+            f"{done}. Result: {_ending(result)}. Next: {following}."
         )
         if self.rt.recorder is not None:
             self.rt.recorder.on_checkpoint(runner.movement.name, note)
         self.rt.publish(CheckpointWritten(movement=runner.movement.name, note=note))
         if isinstance(result, NextMovement):
             self.rt.append(UserMessage(tag="checkpoint", content=note))
+
+
+def _ending(result: MovementResult | BudgetSpent) -> str:
+    """How a movement ended, as its checkpoint says it (the message bounded and redacted)."""
+    if isinstance(result, BudgetSpent):
+        bound = "step bound" if result.spent == "steps" else "time budget"
+        return f"the session's {bound} ran out"
+    if isinstance(result, NextMovement):
+        return f"{result.kind}: {redact_then_cut(result.reason, 300, '')}"
+    end = result.outcome
+    return f"{end.stop_reason}: {redact_then_cut(end.message, 300, '')}"

@@ -204,6 +204,7 @@ def build_session(
         permissions=gate,
         history=restored.history if restored is not None else None,
         last=restored.last if restored is not None else None,
+        stopped_in=restored.stopped_in if restored is not None else None,
         open_document=plan.open_document,
         intel=intel,
         command_watch=None

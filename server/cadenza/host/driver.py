@@ -20,8 +20,9 @@ from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Protocol, TypeVar
 
-from cadenza.engine.session import Session, SessionOutcome
+from cadenza.engine.session import Session
 from cadenza.host.live import LiveSession, Reply
+from cadenza.schema.outcome import SessionOutcome
 
 log = logging.getLogger(__name__)
 

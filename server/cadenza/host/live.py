@@ -18,10 +18,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
-from cadenza.engine.session import Session, SessionOutcome
+from cadenza.engine.session import Session
 from cadenza.engine.session_list import SessionState
 from cadenza.host.lock import SessionLock
 from cadenza.host.transcripts import GuardedRecorder
+from cadenza.schema.outcome import SessionOutcome
 
 log = logging.getLogger(__name__)
 

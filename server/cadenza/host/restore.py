@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 from cadenza.engine.events import MovementStarted, SessionFinished, SessionResumed, StepStarted
 from cadenza.engine.history import sanitize_history
-from cadenza.engine.session import SessionOutcome
 from cadenza.engine.transcript import (
     EventRecord,
     SessionStartRecord,
@@ -21,6 +20,7 @@ from cadenza.engine.transcript import (
     history_from_records,
 )
 from cadenza.messages import Message, from_person
+from cadenza.schema.outcome import SessionOutcome
 
 
 class NotRestorable(ValueError):
@@ -36,6 +36,7 @@ class RestoredState:
         history: The conversation, sanitized for replay (no tool call without its result).
         last: How its last run ended; None when the last run never ended (the server died
             mid-run).
+        stopped_in: The movement the session was in when its last run ended.
         steps: Model requests made so far.
         turns: The person's turns so far (messages they wrote: the task, answers).
     """
@@ -43,6 +44,7 @@ class RestoredState:
     start: SessionStartRecord
     history: list[Message]
     last: SessionOutcome | None
+    stopped_in: str | None
     steps: int
     turns: int = 0
 
@@ -63,6 +65,7 @@ def restore_state(records: Sequence[TranscriptRecord]) -> RestoredState:
     movement: str | None = None
     steps = 0
     last: SessionOutcome | None = None
+    stopped_in: str | None = None
     for record in records:
         if not isinstance(record, EventRecord):
             continue
@@ -74,16 +77,8 @@ def restore_state(records: Sequence[TranscriptRecord]) -> RestoredState:
         elif isinstance(event, SessionResumed):
             last = None  # it ran again; an end after this one says how that run ended
         elif isinstance(event, SessionFinished):
-            last = SessionOutcome(
-                stop_reason=event.stop_reason,
-                message=event.message,
-                steps=event.steps,
-                missing_info=event.missing_info,
-                why_no_default=event.why_no_default,
-                browser_session_id=event.browser_session_id,
-                url=event.url,
-                act_url=event.act_url,
-                movement=movement,
-            )
+            last, stopped_in = event.outcome(), movement
     turns = sum(1 for message in recorded if from_person(message))
-    return RestoredState(start=start, history=history, last=last, steps=steps, turns=turns)
+    return RestoredState(
+        start=start, history=history, last=last, stopped_in=stopped_in, steps=steps, turns=turns
+    )

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cadenza.engine.events import MovementStarted
-from cadenza.engine.session import WAITING
 from cadenza.engine.session_list import SessionSummary, summary_of
 from cadenza.engine.transcript import (
     EventRecord,
@@ -22,6 +21,7 @@ from cadenza.engine.transcript import (
 )
 from cadenza.host.errors import Unavailable
 from cadenza.host.restore import NotRestorable, RestoredState, restore_state
+from cadenza.schema.outcome import WAITING
 
 
 def read_records(session_id: str) -> list[TranscriptRecord]:

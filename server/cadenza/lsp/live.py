@@ -15,12 +15,12 @@ import logging
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from cadenza.engine.session import SessionOutcome
 from cadenza.host.live import LiveSession
 from cadenza.lsp import prompts
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.progress import SessionProgress
 from cadenza.lsp.publisher import SessionPublisher
+from cadenza.schema.outcome import SessionOutcome
 
 log = logging.getLogger(__name__)
 

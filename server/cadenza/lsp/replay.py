@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from cadenza.engine.session import WAITING
 from cadenza.engine.session_list import SessionSummary
 from cadenza.engine.transcript import EventRecord, MessageRecord, TranscriptRecord
 from cadenza.lsp.live import LspLive
 from cadenza.lsp.updates import session_update
 from cadenza.messages import AssistantMessage, UserMessage
 from cadenza.schema.commands import SessionInfo
+from cadenza.schema.outcome import WAITING
 from cadenza.schema.updates import AgentMessageChunk as AgentMessageChunkUpdate
 from cadenza.schema.updates import SessionUpdate
 from cadenza.schema.updates import TextBlock as TextContent

@@ -20,7 +20,6 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from cadenza.config import CadenzaConfig
-from cadenza.engine.session import WAITING, SessionOutcome
 from cadenza.engine.session_list import SessionSummary, list_sessions
 from cadenza.engine.transcript import TranscriptRecord
 from cadenza.host import stored
@@ -61,6 +60,7 @@ from cadenza.schema.commands import (
     UndoSessionResult,
 )
 from cadenza.schema.methods import SESSION_UPDATE
+from cadenza.schema.outcome import WAITING, SessionOutcome
 from cadenza.schema.updates import SessionUpdateParams
 from cadenza.tools.registry import default_tools
 

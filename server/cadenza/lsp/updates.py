@@ -196,16 +196,7 @@ def _lifecycle_update(
                 after=event.after, reply=event.reply, kind=wire.resume_kind(event.after)
             )
         case SessionFinished():
-            return wire.SessionEnd(
-                stop_reason=event.stop_reason,
-                message=event.message,
-                steps=event.steps,
-                missing_info=event.missing_info,
-                why_no_default=event.why_no_default,
-                browser_session_id=event.browser_session_id,
-                url=event.url,
-                act_url=event.act_url,
-            )
+            return wire.SessionEnd.of(event)
         case _:
             assert_never(event)
 

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from cadenza.schema.base import OPEN, SparseWireModel, UnknownKind, WireModel
+from cadenza.schema.outcome import SessionOutcome
 from cadenza.schema.pickers import SessionFix
 from cadenza.types import StopReason, ToolStatus
 
@@ -296,40 +297,19 @@ class SessionResume(WireModel):
     kind: Annotated[ResumeKind, OPEN] = "prompt"
 
 
-class WaitingFields(SparseWireModel):
-    """What a session that waits for the person needs from them (each omitted when None).
-
-    Attributes:
-        missing_info: ``needs_user_input`` asked through ``complete``: what the agent needs.
-        why_no_default: ``needs_user_input``: why it could not pick a reasonable default.
-        browser_session_id: ``waiting_human``: the browser session the person acts in.
-        url: ``waiting_human``: the page, when known.
-        act_url: ``waiting_human``: where the person acts on the page, when not in a window
-            on their screen (e.g. the DevTools page of a headless browser's tab).
-    """
-
-    missing_info: str | None = None
-    why_no_default: str | None = None
-    browser_session_id: str | None = None
-    url: str | None = None
-    act_url: str | None = None
-
-
 class _SessionEndHead(SparseWireModel):
-    """The fields of ``session_end`` before the waiting fields (the wire's key order)."""
+    """The kind tag of ``session_end``, first on the wire (before the outcome's fields)."""
 
     session_update: Literal["session_end"] = "session_end"
-    stop_reason: Annotated[StopReason, OPEN]
-    message: str = ""
-    steps: int = 0
 
 
-class SessionEnd(WaitingFields, _SessionEndHead):
-    """``session_end``: the session stopped; ``message``: the answer, question or error.
+class SessionEnd(SessionOutcome, _SessionEndHead):
+    """``session_end``: the session stopped; its fields are the run's ``SessionOutcome``.
 
-    After ``needs_user_input`` and ``waiting_human`` the session waits (its ``WaitingFields``
-    say for what): ``cadenza.replySession`` (or the answered prompt) resumes it. ``fix``: a
-    command that fixes the error (e.g. ``cadenza.pullModel`` for a local model not pulled).
+    After ``needs_user_input`` and ``waiting_human`` the session waits (the outcome's waiting
+    fields say for what): ``cadenza.replySession`` (or the answered prompt) resumes it.
+    ``fix``: a command that fixes the error (e.g. ``cadenza.pullModel`` for a local model not
+    pulled).
     """
 
     fix: SessionFix | None = None
