@@ -1,4 +1,4 @@
-"""Edit hunks before and after the line diff of issue 21 (goal 4), in one run.
+"""Edit hunks before and after the line diff of ``tools/linediff.py``, in one run.
 
 ``python benchmarks/hunks.py [--before COMMIT]`` times ``cadenza.lsp.edits.text_edits``
 (UTF-16 positions) of this tree and of ``COMMIT``'s ``server/cadenza/lsp/edits.py`` (taken

@@ -1,7 +1,7 @@
 """Drive a peer agent over the Agent Client Protocol against the same instant fake model.
 
-Follows ``shared/recipes/peer-agents.md``: each agent gets a clean ``HOME``, config pointing
-at ``fake_model.py`` on loopback, and is driven over ACP (newline-delimited JSON-RPC on stdio:
+Each agent gets a clean ``HOME``, config pointing at ``fake_model.py`` on loopback, and is
+driven over ACP (newline-delimited JSON-RPC on stdio:
 ``initialize``, ``session/new``, ``session/prompt``). The fake model answers ``steps`` reads of
 one small file (``Read {file_path}`` for claude-agent-acp, ``exec_command cat`` for codex-acp),
 then a final answer. Step overhead is measured at the fake model, as for Cadenza. Neither agent

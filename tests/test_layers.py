@@ -1,6 +1,6 @@
 """The engine stays below the faces: importing any engine module loads no protocol or HTTP library.
 
-DESIGN §1: ``cadenza.engine`` knows neither pygls, lsprotocol nor httpx (import-linter checks the
+``cadenza.engine`` knows neither pygls, lsprotocol nor httpx (import-linter checks the
 import graph in CI; this checks what really loads, lazy imports included). Each module is
 imported in a fresh interpreter, so one test's imports cannot hide another's.
 """

@@ -1,1 +1,1 @@
-"""Small editing tasks for measuring the agent loop with a real model (issue 11)."""
+"""Small editing tasks for measuring the agent loop with a real model."""

@@ -1,8 +1,7 @@
 r"""File bytes ↔ text, exactly: encodings and byte-order marks; and atomic writes.
 
 The ground floor under the tools, the faces and the headless client, which must read and write
-files exactly as the server does. Two rules, so an edit never damages what it does not touch
-(field cases F04, F05):
+files exactly as the server does. Two rules, so an edit never damages what it does not touch:
 
 - **Decoding is deliberate.** UTF-8 first (strict; a leading UTF-8 BOM is remembered, not
   kept in the text); otherwise the encoding is detected with ``charset-normalizer`` (never

@@ -27,7 +27,7 @@ StopReason = Literal[
     "max_steps",
     "error",
 ]
-"""Why a session ended (DESIGN §3): a final answer or ``complete(done)``, a question for the
+"""Why a session ended: a final answer or ``complete(done)``, a question for the
 person, a person must act in the browser, ``complete(failed)``, an ``ABORT`` exit (e.g. context
 overflow), a cancel, the session's step bound, or a provider/internal error."""
 

@@ -1,4 +1,4 @@
-"""Defect 2 (issue 16) through ``cadenza acp``: a model that reuses ``call_0`` every turn and
+"""Call ids through ``cadenza acp``: a model that reuses ``call_0`` every turn and
 sends an empty id once still gives the client one distinct ``toolCallId`` per call."""
 
 from __future__ import annotations

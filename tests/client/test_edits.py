@@ -256,7 +256,7 @@ def test_missing_and_undecodable_files_refused(ws: Path) -> None:
 
 
 def test_legacy_encoding_kept_byte_exact(ws: Path) -> None:
-    # Field case F05 on the disk path: GBK bytes (你好, x=1); the edit replaces x=1.
+    # On the disk path: GBK bytes (你好, x=1); the edit replaces x=1.
     gbk = ws / "gbk.txt"
     gbk.write_bytes(bytes.fromhex("C4E3BAC30A783D310A"))
     edit = doc_changes(text_edit(gbk, (rng(1, 2, 1, 3), "2")))

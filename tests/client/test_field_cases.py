@@ -1,8 +1,8 @@
 """Field cases on the headless client's disk path: the real server, ``HeadlessClient`` writing
 ``workspace/applyEdit`` to disk, a scripted model. Bytes are checked exactly.
 
-F04 (line endings), F05 (GBK, BOM, undecodable), F06 (UTF-16 positions on the wire), F16
-(undo from a new server process; the person's untracked file survives), and review mode
+Line endings, encodings (GBK, BOM, undecodable), UTF-16 positions on the wire, undo
+(from a new server process; the person's untracked file survives), and review mode
 ``confirm`` (a diff shown, then yes or no).
 """
 
@@ -65,7 +65,7 @@ def apply_edit_requests(events: Path) -> list[dict[str, Any]]:
     return [r["params"] for r in records if r.get("method") == "workspace/applyEdit"]
 
 
-async def test_F04_crlf_kept(opts: ClientOptions, fake: FakeOpenAI, ws: Path) -> None:
+async def test_crlf_kept(opts: ClientOptions, fake: FakeOpenAI, ws: Path) -> None:
     (ws / "w.txt").write_bytes(b"a\r\nb\r\nc\r\n")
     (ws / "m.txt").write_bytes(b"one\ntwo\r\nthree\r\n")
     fake.script(
@@ -79,7 +79,7 @@ async def test_F04_crlf_kept(opts: ClientOptions, fake: FakeOpenAI, ws: Path) ->
     assert (ws / "m.txt").read_bytes() == b"one\ntwo\r\n2.5\r\nthree\r\n"
 
 
-async def test_F05_encodings_kept_and_undecodable_refused(
+async def test_encodings_kept_and_undecodable_refused(
     opts: ClientOptions, fake: FakeOpenAI, ws: Path
 ) -> None:
     (ws / "g.txt").write_bytes(GBK)
@@ -104,9 +104,7 @@ async def test_F05_encodings_kept_and_undecodable_refused(
     assert all("\ufffd" not in (c.before or "") + (c.after or "") for c in ended.changes)
 
 
-async def test_F06_utf16_positions_on_the_wire(
-    opts: ClientOptions, fake: FakeOpenAI, ws: Path
-) -> None:
+async def test_utf16_positions_on_the_wire(opts: ClientOptions, fake: FakeOpenAI, ws: Path) -> None:
     (ws / "e.py").write_text('s = "😀"; x = 1\n', encoding="utf-8")
     fake.script(call("edit_file", edit_call("e.py", "x = 1", "y = 1"), "c1"), text("ok"))
     await run(opts, "rename x")
@@ -122,7 +120,7 @@ async def test_F06_utf16_positions_on_the_wire(
     ]
 
 
-async def test_F16_undo_from_a_new_server_keeps_the_persons_file(
+async def test_undo_from_a_new_server_keeps_the_persons_file(
     opts: ClientOptions, fake: FakeOpenAI, ws: Path
 ) -> None:
     (ws / "a.py").write_bytes(b"x = 1\r\n")

@@ -1,7 +1,7 @@
 """The client's line index (``split_lines``) and ``dominant_line_ending`` against plain references.
 
 ``split_lines`` takes C-speed paths for all-LF and all-CRLF texts (a Python loop over every line
-of a 10 MB file was most of the headless client's edit time, issue 21); each path must give the
+of a 10 MB file was most of the headless client's edit time); each path must give the
 same lines and starts as a straightforward scan by LSP's line rules, and ``dominant_line_ending``
 its shortcut for texts without CR the same ending as counting.
 """

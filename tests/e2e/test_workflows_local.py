@@ -1,7 +1,7 @@
 """End to end: the built-in workflows through a real ``cadenza serve`` with SmolLM2-135M.
 
 A minimal editor written against the wire (``rawclient.py``) starts a session with
-``workflow`` set, on a copy of examples/inventory. Structural assertions only (issue 3): the
+``workflow`` set, on a copy of examples/inventory. Structural assertions only: the
 ``movement`` updates start with the workflow's first movement, count up, name only the
 workflow's movements, and every hand-over is legal (the movement's ``default_next`` or an
 accepted ``transition``); step progress names the running movement; ``session_end`` arrives

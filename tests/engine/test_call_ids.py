@@ -1,4 +1,4 @@
-"""Tool-call ids unique in a session although the provider reuses them (issue 16, defect 2)."""
+"""Tool-call ids unique in a session although the provider reuses them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Done means checked (issue 17): the rename and "nothing changed" checks at a claim of done."""
+"""Done means checked: the rename and "nothing changed" checks at a claim of done."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``file_edited``: whole texts for a small file, hunks for a large one, on both faces and on disk.
 
-A change of a large file is published and recorded as its hunks (issue 21): the update and the
+A change of a large file is published and recorded as its hunks: the update and the
 transcript record are the size of the change, and the hunks rebuild the new text from the old
 one. Records written before hunks existed (whole texts only) still load and replay the same.
 """

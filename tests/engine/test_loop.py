@@ -165,7 +165,7 @@ async def test_batch_gets_one_tool_message_per_call_in_order(tmp_path: Path) -> 
 
 
 async def test_cut_arguments_write_nothing(tmp_path: Path) -> None:
-    """Field case F11: arguments cut by finish_reason=length are never run or repaired."""
+    """Arguments cut by finish_reason=length are never run or repaired."""
     cut = ToolCall(
         id="w", name="write_file", arguments='{"path":"a.py","content":"def f():\\n    ret'
     )
@@ -188,7 +188,7 @@ async def test_provider_error_ends_with_error(tmp_path: Path) -> None:
 
 
 async def test_cancel_ends_with_cancelled_and_closes_dangling_calls(tmp_path: Path) -> None:
-    """Field case F10 (cancel path): every tool call keeps a tool message."""
+    """On cancel, every tool call keeps a tool message."""
     editor = MemoryEditor()
     started = anyio.Event()
 

@@ -1,4 +1,4 @@
-"""Loop variants (issue 11): ending by ``complete``, priming, repeats, repair, edit styles."""
+"""Loop variants: ending by ``complete``, priming, repeats, repair, edit styles."""
 
 from __future__ import annotations
 

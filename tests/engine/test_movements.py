@@ -161,7 +161,7 @@ async def test_cache_misses_when_the_file_changed_behind_the_agent(tmp_path: Pat
 
 
 async def test_large_tool_result_is_truncated_with_a_note(tmp_path: Path) -> None:
-    """F12 through the per-result budget: a bounded result, no retry loop."""
+    """A huge result through the per-result budget: a bounded result, no retry loop."""
     (tmp_path / "big.txt").write_text("".join(f"row {i} " + "z" * 70 + "\n" for i in range(400)))
     provider = ScriptedProvider(
         [reply(call("read_file", "r", path="big.txt")), reply(content="read")]

@@ -1,4 +1,4 @@
-"""The five known failure modes of an earlier agent loop, each made impossible (issue 3).
+"""The five known failure modes of an earlier agent loop, each made impossible.
 
 1. dangling control calls across movements (strict servers answer HTTP 400);
 2. a context-overflow forced exit from a movement whose default is terminal looked like success;

@@ -1,4 +1,4 @@
-"""Project rules (issue 17): rule files in the system prompt, capped, announced, never settings."""
+"""Project rules: rule files in the system prompt, capped, announced, never settings."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Malformed input over stdio: raw frames to a real ``cadenza serve``.
 
-Bad requests get a JSON-RPC error response with their id (§5.1), bad framing is skipped, and
-the server keeps answering afterwards. Every read has a timeout so a regression fails rather
-than hangs.
+Bad requests get a JSON-RPC error response with their id (JSON-RPC 2.0 §5.1), bad framing is
+skipped, and the server keeps answering afterwards. Every read has a timeout so a regression fails
+rather than hangs.
 """
 
 from __future__ import annotations

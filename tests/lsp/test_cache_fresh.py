@@ -1,4 +1,4 @@
-"""Issue 16, defect 1: no cached read outlives a change, through the real server.
+"""No cached read outlives a change, through the real server.
 
 A read repeated after a change must show the change, whoever made it: a command the agent ran
 (``touch b.txt``), the person typing in an open buffer (``didChange``), another process writing

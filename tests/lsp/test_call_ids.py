@@ -1,4 +1,4 @@
-"""Defect 2 (issue 16) through the real server: a model that reuses ``call_0`` every turn and
+"""Call ids through the real server: a model that reuses ``call_0`` every turn and
 sends an empty id once still gives the client one distinct ``toolCallId`` per call, live, in a
 replayed transcript, and after the session is revived."""
 

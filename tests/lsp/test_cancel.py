@@ -1,10 +1,10 @@
-"""F07: cancellation through each of its three doors, measured, with the child process gone.
+"""Cancellation through each of its three doors, measured, with the child process gone.
 
 ``cadenza.cancelSession``, ``$/cancelRequest`` for the ``cadenza.startSession`` request and
 ``window/workDoneProgress/cancel`` all cancel: the running command's process group is killed,
 the session ends with ``cancelled``, and nothing of it arrives after its ``session_end``.
 The latency (cancel sent → ``session_end`` received, in this client) is printed, not asserted
-tightly: the field case's bound is 2 s, the goal 200 ms.
+tightly: the bound is 2 s, the aim 200 ms.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ async def cancel(editor: Harness, how: str, session_id: str, msg_id: str) -> Non
 
 
 @pytest.mark.parametrize("how", ["cancelSession", "cancelRequest", "progressCancel"])
-async def test_F07_cancel_kills_the_command_and_ends_the_session(
+async def test_cancel_kills_the_command_and_ends_the_session(
     connect: Connect, fake: FakeOpenAI, workspace: Path, how: str
 ) -> None:
     editor = await connect(caps=capabilities(request_permission=True))
@@ -72,7 +72,7 @@ async def test_F07_cancel_kills_the_command_and_ends_the_session(
     pid_file = workspace / "sleep.pid"
     await wait_for(lambda: pid_file.exists() and pid_file.read_text().strip() != "")
     pid = int(pid_file.read_text())
-    await asyncio.sleep(1.0)  # the field case: cancel 1 s later
+    await asyncio.sleep(1.0)  # cancel 1 s later
     assert not gone(pid)
 
     loop = asyncio.get_running_loop()

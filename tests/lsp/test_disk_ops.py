@@ -1,4 +1,4 @@
-"""Editors that cannot create, rename or delete files get it done on disk (issue 19).
+"""Editors that cannot create, rename or delete files get it done on disk.
 
 A client that declares no ``workspace.workspaceEdit.resourceOperations`` (eglot 1.9) or takes
 only the ``changes`` map used to get the tool refused, so the agent could never add a file.

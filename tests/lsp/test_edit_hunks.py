@@ -1,4 +1,4 @@
-r"""Edits proportional to the change (issue 21, goal 4), at any file size.
+r"""Edits proportional to the change, at any file size.
 
 A file of n lines (up to 100,000) with k random line changes (replaced, inserted, deleted)
 must give ``TextEdit``s the size of the changed lines, never one replacement over the span

@@ -1,6 +1,6 @@
-"""Field cases F01, F03, F04, F05, F06 and F16 (``shared/cases/field-bugs.md``) through the
-real server, with pytest-lsp as the editor (buffers, versions, an independent applier), and
-through the server's own disk path (a client without ``workspace.applyEdit``).
+"""Field cases (buffers, line endings, encodings, positions, undo) through the real server,
+with pytest-lsp as the editor (buffers, versions, an independent applier), and through the
+server's own disk path (a client without ``workspace.applyEdit``).
 
 The headless client's disk path is in ``tests/client/test_field_cases.py``.
 """
@@ -45,10 +45,10 @@ def files_in(root: Path) -> set[str]:
     return {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()}
 
 
-# --- F01 ---------------------------------------------------------------------------------
+# --- the buffer on disk ------------------------------------------------------------------
 
 
-async def test_F01_disk_holds_exactly_the_editor_buffer(
+async def test_disk_holds_exactly_the_editor_buffer(
     editor: Harness, fake: FakeOpenAI, workspace: Path
 ) -> None:
     path = workspace / "app.py"
@@ -80,10 +80,10 @@ async def test_F01_disk_holds_exactly_the_editor_buffer(
     assert files_in(workspace) == {"app.py"}  # no shadow or temporary copy in the workspace
 
 
-# --- F03 ---------------------------------------------------------------------------------
+# --- unsaved buffers ---------------------------------------------------------------------
 
 
-async def test_F03_edit_applies_on_the_unsaved_buffer_at_its_version(
+async def test_edit_applies_on_the_unsaved_buffer_at_its_version(
     editor: Harness, fake: FakeOpenAI, workspace: Path
 ) -> None:
     path = workspace / "app.py"
@@ -110,7 +110,7 @@ async def test_F03_edit_applies_on_the_unsaved_buffer_at_its_version(
     assert path.read_bytes() == b"x = 1\n"  # nothing written behind the editor's back
 
 
-async def test_F03_untitled_buffers_are_edited_in_the_editor(
+async def test_untitled_buffers_are_edited_in_the_editor(
     editor: Harness, fake: FakeOpenAI, workspace: Path
 ) -> None:
     nameless = "untitled:Untitled-1"
@@ -135,10 +135,10 @@ async def test_F03_untitled_buffers_are_edited_in_the_editor(
     assert files_in(workspace) == set()  # both live only in the editor
 
 
-# --- F04 ---------------------------------------------------------------------------------
+# --- line endings ------------------------------------------------------------------------
 
 
-async def test_F04_crlf_kept(editor: Harness, fake: FakeOpenAI, workspace: Path) -> None:
+async def test_crlf_kept(editor: Harness, fake: FakeOpenAI, workspace: Path) -> None:
     path = workspace / "w.txt"
     path.write_bytes(b"a\r\nb\r\nc\r\n")
     editor.autosave = True
@@ -153,7 +153,7 @@ async def test_F04_crlf_kept(editor: Harness, fake: FakeOpenAI, workspace: Path)
     assert path.read_bytes() == b"a\r\nB\r\nc\r\n"
 
 
-async def test_F04_mixed_endings_untouched_lines_keep_theirs_new_lines_use_the_files(
+async def test_mixed_endings_untouched_lines_keep_theirs_new_lines_use_the_files(
     editor: Harness, fake: FakeOpenAI, workspace: Path
 ) -> None:
     path = workspace / "m.txt"
@@ -178,7 +178,7 @@ async def test_F04_mixed_endings_untouched_lines_keep_theirs_new_lines_use_the_f
     assert [(e.range.start.line, e.new_text) for e in change.edits] == [(3, ""), (5, "five\r\n")]
 
 
-async def test_F04_crlf_kept_on_the_servers_disk_path(
+async def test_crlf_kept_on_the_servers_disk_path(
     connect: Connect, fake: FakeOpenAI, workspace: Path
 ) -> None:
     path = workspace / "w.txt"
@@ -193,10 +193,10 @@ async def test_F04_crlf_kept_on_the_servers_disk_path(
     assert path.read_bytes() == b"a\r\nB\r\nb2\r\nc\r\n"
 
 
-# --- F05 ---------------------------------------------------------------------------------
+# --- encodings ---------------------------------------------------------------------------
 
 
-async def test_F05_gbk_closed_file_is_not_sent_to_an_editor_that_decodes_it_itself(
+async def test_gbk_closed_file_is_not_sent_to_an_editor_that_decodes_it_itself(
     editor: Harness, fake: FakeOpenAI, workspace: Path
 ) -> None:
     path = workspace / "g.txt"
@@ -211,7 +211,7 @@ async def test_F05_gbk_closed_file_is_not_sent_to_an_editor_that_decodes_it_itse
     assert path.read_bytes() == GBK
 
 
-async def test_F05_gbk_file_open_in_the_editor_is_edited_in_its_buffer(
+async def test_gbk_file_open_in_the_editor_is_edited_in_its_buffer(
     editor: Harness, fake: FakeOpenAI, workspace: Path
 ) -> None:
     path = workspace / "g.txt"
@@ -224,7 +224,7 @@ async def test_F05_gbk_file_open_in_the_editor_is_edited_in_its_buffer(
     assert path.read_bytes() == GBK_AFTER
 
 
-async def test_F05_gbk_kept_byte_exact_by_a_client_that_decodes_like_the_server(
+async def test_gbk_kept_byte_exact_by_a_client_that_decodes_like_the_server(
     connect: Connect, fake: FakeOpenAI, workspace: Path
 ) -> None:
     path = workspace / "g.txt"
@@ -237,7 +237,7 @@ async def test_F05_gbk_kept_byte_exact_by_a_client_that_decodes_like_the_server(
     assert b"\xef\xbf\xbd" not in path.read_bytes()  # no U+FFFD anywhere
 
 
-async def test_F05_gbk_kept_byte_exact_on_the_servers_disk_path(
+async def test_gbk_kept_byte_exact_on_the_servers_disk_path(
     connect: Connect, fake: FakeOpenAI, workspace: Path
 ) -> None:
     path = workspace / "g.txt"
@@ -256,7 +256,7 @@ async def test_F05_gbk_kept_byte_exact_on_the_servers_disk_path(
 
 
 @pytest.mark.parametrize("client", ["editor", "disk"])
-async def test_F05_utf8_bom_kept(
+async def test_utf8_bom_kept(
     connect: Connect, fake: FakeOpenAI, workspace: Path, client: str
 ) -> None:
     path = workspace / "bom.py"
@@ -272,7 +272,7 @@ async def test_F05_utf8_bom_kept(
         assert edit.range.start == types.Position(0, 4)  # the BOM is not a character
 
 
-async def test_F05_undecodable_file_is_refused_clearly(
+async def test_undecodable_file_is_refused_clearly(
     editor: Harness, fake: FakeOpenAI, workspace: Path
 ) -> None:
     path = workspace / "logo.png"
@@ -294,11 +294,11 @@ async def test_F05_undecodable_file_is_refused_clearly(
     assert path.read_bytes() == data
 
 
-# --- F06 ---------------------------------------------------------------------------------
+# --- positions ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("encoding", "column"), [("utf-16", 10), ("utf-8", 12), ("utf-32", 9)])
-async def test_F06_positions_in_the_negotiated_encoding(
+async def test_positions_in_the_negotiated_encoding(
     connect: Connect, fake: FakeOpenAI, workspace: Path, encoding: str, column: int
 ) -> None:
     path = workspace / "e.py"
@@ -318,7 +318,7 @@ async def test_F06_positions_in_the_negotiated_encoding(
     assert editor.text_of(path) == 's = "😀"; y = 1\n'
 
 
-# --- F16 ---------------------------------------------------------------------------------
+# --- undo --------------------------------------------------------------------------------
 
 
 def _f16_workspace(workspace: Path) -> None:
@@ -352,7 +352,7 @@ def _person_creates_untracked_file_mid_session(editor: Harness, path: Path) -> b
     return data
 
 
-async def test_F16_undo_restores_the_sessions_files_and_keeps_the_persons(
+async def test_undo_restores_the_sessions_files_and_keeps_the_persons(
     editor: Harness, fake: FakeOpenAI, workspace: Path, tmp_path: Path
 ) -> None:
     _f16_workspace(workspace)
@@ -410,7 +410,7 @@ async def test_F16_undo_restores_the_sessions_files_and_keeps_the_persons(
     assert again.value.message == f"session {session_id} was undone already"
 
 
-async def test_F16_undo_refuses_and_names_files_the_person_changed(
+async def test_undo_refuses_and_names_files_the_person_changed(
     editor: Harness, fake: FakeOpenAI, workspace: Path
 ) -> None:
     _f16_workspace(workspace)
@@ -434,7 +434,7 @@ async def test_F16_undo_refuses_and_names_files_the_person_changed(
     assert (workspace / "sub" / "e.py").read_text() == "move = 'moved'\n"
 
 
-async def test_F16_undo_on_the_servers_disk_path_and_after_a_restart(
+async def test_undo_on_the_servers_disk_path_and_after_a_restart(
     connect: Connect, fake: FakeOpenAI, workspace: Path
 ) -> None:
     from tests.lsp.harness import stop_harness

@@ -1,4 +1,4 @@
-"""Issue 16, defect 4 on the LSP face: the client learns of a call before any request for it.
+"""On the LSP face the client learns of a call before any request for it.
 
 ``workspace/applyEdit`` and ``cadenza/requestPermission`` made on behalf of a tool call reach
 the client after the ``cadenza/sessionUpdate`` ``tool_call`` that announces the call (the

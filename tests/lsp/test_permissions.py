@@ -1,8 +1,8 @@
 """Gated tools ask first: ``cadenza/requestPermission``, its fallback, memory and timeout.
 
-Field cases: F10 (a rejected call still gets its tool message, so a strict server accepts the
-next request) and F13 (a client that never answers: a bounded wait, a distinct ``timeout``
-outcome, and a late "allow" never runs the call).
+A rejected call still gets its tool message (so a strict server accepts the next request); a
+client that never answers gets a bounded wait and a distinct ``timeout`` outcome, and a late
+"allow" never runs the call.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ async def test_request_permission_allow_once_runs_the_command(
 
 
 @pytest.mark.parametrize("option", ["reject_once", None])
-async def test_F10_rejected_call_still_gets_its_tool_message(
+async def test_rejected_call_still_gets_its_tool_message(
     connect: Connect, fake: FakeOpenAI, workspace: Path, option: str | None
 ) -> None:
     editor = await connect(caps=capabilities(request_permission=True))
@@ -129,7 +129,7 @@ async def test_show_message_request_fallback(
     assert not (workspace / "old.txt").exists()
 
 
-async def test_F13_no_answer_times_out_and_a_late_allow_is_ignored(
+async def test_no_answer_times_out_and_a_late_allow_is_ignored(
     connect: Connect, fake: FakeOpenAI, workspace: Path
 ) -> None:
     editor = await connect(

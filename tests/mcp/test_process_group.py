@@ -1,4 +1,4 @@
-"""Issue 16, defect 3: a stdio MCP server's whole process group ends with its connection.
+"""A stdio MCP server's whole process group ends with its connection.
 
 The test server starts a worker (``sleep 300``) in its group and exits as soon as its stdin
 closes; the SDK's own transport stopped the group only for a server that lingered, so the

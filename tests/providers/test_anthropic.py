@@ -162,7 +162,7 @@ async def test_tool_use_input_json_deltas_are_assembled(server: FakeModelServer)
 
 
 async def test_max_tokens_mid_input_keeps_the_cut_call(server: FakeModelServer) -> None:
-    """Field case F11 for Anthropic: ``max_tokens`` → length, the cut input kept raw."""
+    """A cut call for Anthropic: ``max_tokens`` → length, the cut input kept raw."""
     server.script(
         Sse(
             events=[

@@ -1,9 +1,9 @@
-"""Field cases F10 and F11 end to end: the engine, a real provider, a strict server on loopback.
+"""Refused and cut calls end to end: the engine, a real provider, a strict server on loopback.
 
-F10: after a rejected, failed or cancelled tool, the next request's history still answers every
+After a rejected, failed or cancelled tool, the next request's history still answers every
 tool call id (Chat Completions: ``check_strict_wire`` on what the server received, and the
 server itself refuses a broken history with 400; Messages API: every ``tool_use`` has its
-``tool_result`` in the very next user message). F11: a call cut by the token limit writes
+``tool_result`` in the very next user message). A call cut by the token limit writes
 nothing and the model is told its arguments were cut.
 """
 

@@ -170,7 +170,7 @@ async def test_stream_that_stops_without_finishing_is_an_error(server: FakeModel
 
 
 async def test_length_mid_arguments_keeps_the_cut_call(server: FakeModelServer) -> None:
-    """Field case F11 on the wire: the cut call is kept raw, with finish_reason length."""
+    """A call cut by the token limit, on the wire: it is kept raw, with finish_reason length."""
     cut = '{"path":"a.py","content":"def f():\\n    ret'
     server.script(
         Sse(

@@ -81,7 +81,7 @@ def test_exec_creates_a_file_and_json_output_is_structured(
     assert write["params"]["path"] == str(workspace / "hello.py")
     assert write["params"]["content"] == "print('hi')\n"
     assert ax.response_to(messages, write)["result"] == {}
-    # The session's slash commands are announced when it is created (issue 18).
+    # The session's slash commands are announced when it is created.
     assert ax.kinds(messages)[0] == "available_commands_update"
     kinds = [kind for kind in ax.kinds(messages) if kind != "available_commands_update"]
     assert kinds[0] == "tool_call"
@@ -95,10 +95,8 @@ def test_exec_creates_a_file_and_json_output_is_structured(
     assert ax.response_to(messages, prompt)["result"] == {"stopReason": "end_turn"}
 
 
-# The ordering fix (issue 19: every fs/terminal/permission request after the tool_call update
-# that announces its call) is made on another branch. This test asserts the right order: it
-# fails on a branch without that fix (acpx showed fs/write_text_file first) and passes once it
-# is merged; then remove the marker.
+# The ordering rule (``acp/ordered.py``): every fs/terminal/permission request leaves after the
+# tool_call update that announces its call (without it, acpx showed fs/write_text_file first).
 def test_fs_request_comes_after_its_tool_call_update(create_run: tuple[ax.Run, Path]) -> None:
     run, _ = create_run
     messages = run.messages()

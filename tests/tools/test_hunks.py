@@ -1,4 +1,4 @@
-r"""``text_hunks``: an edit as its changed lines with up to three lines of context (issue 21).
+r"""``text_hunks``: an edit as its changed lines with up to three lines of context.
 
 Checked against an independent applier (the old text split into LSP lines with a regex, each
 hunk's old lines replaced back to front by its new text), on files of up to 100,000 lines of

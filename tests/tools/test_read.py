@@ -1,4 +1,4 @@
-"""Bounded reads (field case F12), listing and search."""
+"""Bounded reads, listing and search."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ async def invoke(root: Path, name: str, **args: object) -> ToolResult:
 
 
 async def test_huge_single_line_json_is_bounded(tmp_path: Path) -> None:
-    """F12: a 5 MB single-line file gives a bounded read with a note, not an overflow."""
+    """A 5 MB single-line file gives a bounded read with a note, not an overflow."""
     (tmp_path / "data.json").write_text(json.dumps({"k": "v" * 5_000_000}))
     result = await invoke(tmp_path, "read_file", path="data.json")
     assert not result.is_error

@@ -4,7 +4,7 @@
 # Usage: install-code-server.sh DEST   (e.g. .cache/code-server/4.100.3)
 #
 # A plain `npm install code-server` cannot work here (no GitHub downloads, root user), so this
-# is the manual post-install measured in shared/recipes/real-clients.md: skip install scripts,
+# is the manual post-install: skip install scripts,
 # build argon2 and node-pty from source, take Debian's ripgrep, and link what the postinstall
 # would have linked. DEST/.complete marks a finished install; a half-done one is redone.
 # Needs: node 20, npm, build-essential, pkg-config, libkrb5-dev, ripgrep (/usr/bin/rg).

@@ -2,7 +2,7 @@
 
 What a workspace's own file may set, and what only in a trusted folder: ``config.workspace``.
 
-Precedence for the model, highest first (DESIGN §4): the ``model`` argument of
+Precedence for the model, highest first: the ``model`` argument of
 ``cadenza.startSession``, ``initializationOptions``, ``CADENZA_MODEL``, ``cadenza.toml``, the
 embedded default. Secrets never live here: API keys come only from the environment.
 

@@ -1,4 +1,4 @@
-"""Tool-call ids unique in a session, whatever the provider sent (issue 16, defect 2).
+"""Tool-call ids unique in a session, whatever the provider sent.
 
 Some OpenAI-compatible servers number their calls afresh each turn (``call_0`` every time) or
 send empty ids. Editors key their cards by ``toolCallId``, so a reused id would make a client

@@ -1,4 +1,4 @@
-"""Done means checked (issue 17, DESIGN §7): the session's checks when the model claims done.
+"""Done means checked: the session's checks when the model claims done.
 
 A ``complete(done)``, or a final answer under the ``empty`` ending, is accepted only once the
 checks pass or their failures were shown to the model. A failing check refuses the claim: the

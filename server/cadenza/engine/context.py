@@ -70,7 +70,7 @@ class ContextLimits:
 
 
 def bound_result(content: str, max_chars: int) -> str:
-    """Cut a tool result over ``max_chars`` characters to its start and end, with a note (F12).
+    """Cut a tool result over ``max_chars`` characters to its start and end, with a note.
 
     The start (two thirds) and the end (one third) are kept: a command's error or a file's
     last lines are at the end. The note says how much was left out and how to see a part, so

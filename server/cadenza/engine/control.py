@@ -1,4 +1,4 @@
-"""Control tools ``transition`` and ``complete``: how a movement ends (DESIGN §2 item 4).
+"""Control tools ``transition`` and ``complete``: how a movement ends.
 
 They are offered in every movement beside the workspace tools, but the engine answers them
 itself: a valid call becomes a ``MovementResult``; an invalid one (an unknown movement, a

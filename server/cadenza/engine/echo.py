@@ -1,6 +1,6 @@
 """The edit echo (``LoopSettings.edit_echo``): what a successful edit's result also says.
 
-Measured with the small local models (issue 11): after ``edited a.py: 1 replacement(s)`` they
+With the small local models (docs/local-model.md): after ``edited a.py: 1 replacement(s)`` they
 often redo the same edit or stop without finishing. The echo shows the changed lines as the
 file now reads them (as Claude Code's edit result shows a snippet) and says how to finish.
 """
@@ -80,7 +80,7 @@ def edit_echo(
     ``MAX_ECHO_LINES`` in all (``...`` between separate changes, a note for what is left
     out), numbered ``N| `` when ``numbered`` (the line-range style); then ``next_step``, or
     by default how to finish. (The model acts on the last sentence it reads: a note on what
-    is left must replace the finish hint, not follow it; measured, issue 11.) Without
+    is left must replace the finish hint, not follow it.) Without
     ``closing`` (all but the last file of a result that changed several) that line is left
     out: it is said once, at the end.
     """

@@ -241,7 +241,7 @@ class FileEdited(BaseModel):
     ``hunks`` None: ``old_text`` and ``new_text`` are the whole texts (``old_text`` None for a
     created file). A list: the change of a file larger than ``WHOLE_TEXT_CHARS`` as its hunks
     (``old_text`` and ``new_text`` are then empty), so a one-line change of a 10 MB file is
-    published and recorded in a few hundred bytes, not 20 MB (issue 21).
+    published and recorded in a few hundred bytes, not 20 MB.
     """
 
     kind: Literal["edit"] = "edit"

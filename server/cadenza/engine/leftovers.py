@@ -1,9 +1,9 @@
 """Where a renamed name is still used, across the whole workspace (bounded).
 
 The edit echo after a rename-shaped edit and the rename check at ``complete(done)``
-(``engine.checks``) both ask which files still use the old name. Once only the files the task
-named were scanned, so a task that names none ("rename calc_total to compute_total") never
-heard of the call left in ``report.py`` and ended as done (issue 17). The scan now covers every
+(``engine.checks``) both ask which files still use the old name. Scanning only the files the
+task names would miss them in a task that names none ("rename calc_total to compute_total"),
+which would then end as done with a call left in another file. The scan covers every
 file ``list_files`` lists (the same ``SKIP_DIRS``: ``.git``, ``node_modules``, virtual
 environments...), within bounds so a huge repository cannot stall the session: files over
 ``MAX_FILE_BYTES``, binary files (a NUL byte), files that are not UTF-8 and files that are not

@@ -10,8 +10,8 @@ Each step, top to bottom in ``MovementRunner``:
    when the run's time budget is spent is stopped, and the run ends (``BudgetSpent``); after
    failed tests, under ``LoopSettings.candidates``, several replies tried on copies and the
    best one kept (``engine.candidates``);
-4. ``resolve_step``: a reply with tool calls runs them, one without ends the turn (DESIGN §2
-   rule 1: structure alone, never the text);
+4. ``resolve_step``: a reply with tool calls runs them, one without ends the turn (its
+   structure alone, never its text);
 5. the batch, in call order: control calls (``transition``, ``complete``) answered by the
    engine, workspace calls through the call pipeline (``engine.pipeline``); the first call
    that ends the movement (a control call, a person to wait for, a call repeated too often)
@@ -84,7 +84,7 @@ NextStep = RunTools | FinishTurn
 
 
 def resolve_step(reply: AssistantReply) -> NextStep:
-    """Decide what follows a model reply, from its structure alone (DESIGN §2 rule 1).
+    """Decide what follows a model reply, from its structure alone.
 
     A turn continues if and only if the reply carries tool calls; assistant prose never drives
     control flow: there is no test on the text here, or anywhere.

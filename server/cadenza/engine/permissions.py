@@ -3,17 +3,17 @@
 Gated tools (``run_command``, ``delete_file`` and ``browse_interactive`` by default) ask the
 editor first with ACP's four options (``session/request_permission``; Cadenza sends it as
 ``cadenza/requestPermission``). ``allow_always`` and ``reject_always`` are remembered per
-workspace (``PermissionStore``), so the person is not asked again. For a command the person
-may instead allow its program and subcommand in this workspace (``allow_pattern``: "Always
-allow `pytest …` in this workspace", remembered as the rule ``run_command:pytest *``). Rules
+workspace (``PermissionStore``), so the person is not asked again. For a command the person may
+instead allow its program and subcommand in this workspace (``allow_pattern``: "Always allow
+`pytest …` in this workspace", remembered as the rule ``run_command:pytest *``). Rules
 (``cadenza.permission_rules``) come from the person's own ``cadenza.toml`` (``[permissions]
 allow``/``deny``) and from those remembered answers; deny wins, and a deny rule also refuses
 calls of tools that do not ask. A change to a protected path (``tools.protected``; asked by
-``engine.protected``) is the exception: it is asked every time, with the once options only,
-and no rule answers it. A client that never answers gets a bounded wait (``timeout_s``),
-then a distinct ``timeout`` outcome: the call is not run, and a late answer is ignored because
-the request was withdrawn (field case F13). A rejected, dismissed or timed-out call still gets
-its tool message (F10): the gate returns the error result the model reads.
+``engine.protected``) is the exception: it is asked every time, with the once options only, and
+no rule answers it. A client that never answers gets a bounded wait (``timeout_s``), then a
+distinct ``timeout`` outcome: the call is not run, and a late answer is ignored because the
+request was withdrawn. A rejected, dismissed or timed-out call still gets its tool message: the
+gate returns the error result the model reads.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The call pipeline (DESIGN §2 rule 6): one workspace call from the model to its result.
+"""The call pipeline: one workspace call from the model to its result.
 
 In order, each step from ``tools.dispatch`` or the engine:
 

@@ -1,6 +1,6 @@
 """The conversation's start: the system prompt, the workspace, the task, the files it names.
 
-The system prompt holds the prompt contract of DESIGN §2 item 3 and nothing about the
+The system prompt holds the prompt contract (tools, the envelope, how to end) and nothing about the
 workspace, so every session of the same settings starts with the same tokens: a model server's
 prompt cache (llama-server's, restored across processes by ``providers.prompt_cache``; a hosted
 provider's prefix cache) then reuses them instead of evaluating them again. Where the workspace

@@ -30,8 +30,8 @@ from cadenza.providers.base import ModelRequest, TextSink, ToolChoice
 from cadenza.providers.text_reply import parse_text_reply
 
 REPAIR_TEMPERATURE = 0.5
-"""At least this temperature for the repair: a greedy model that ran away (the 1.5B model
-repeated one number to the token limit, issue 17) runs away the same way at temperature 0."""
+"""At least this temperature for the repair: a greedy model that ran away (a small model
+that repeats one number to the token limit) runs away the same way at temperature 0."""
 REPAIR_FREQUENCY_PENALTY = 0.3
 """The repair's penalty on tokens already repeated (where the provider has one): it breaks
 the loop that cut the first reply, mild enough not to distort an edit's indentation much."""

@@ -75,7 +75,7 @@ def follow_default(movement: Movement, reason: str, summary: str = "") -> Moveme
 
 
 def overflow_exit(movement: Movement, reason: str) -> MovementResult:
-    """The one policy for every context-overflow forced exit (DESIGN §2 item 5).
+    """The one policy for every context-overflow forced exit.
 
     A terminal ``default_next`` (``COMPLETE`` or ``ASK``) becomes ``ABORT``: compromised
     context must never look like success. A movement name stays (the next movement starts

@@ -1,4 +1,4 @@
-"""Project rules: the workspace's rule files, read into the system prompt (issue 17).
+"""Project rules: the workspace's rule files, read into the system prompt.
 
 Every peer reads them (AGENTS.md, Claude Code's CLAUDE.md, Cursor's ``.cursorrules``, Cline's
 ``.clinerules``, Copilot's ``.github/copilot-instructions.md``), so projects write their

@@ -1,9 +1,9 @@
-"""Loop variants: how a session asks its model to act, to edit and to end (issue 11).
+"""Loop variants: how a session asks its model to act, to edit and to end.
 
 Each knob was measured on ``benchmarks/agent_tasks`` with the small local models
-(docs/local-model.md has the tables, losing variants included). ``LOCAL_LOOP`` holds the
-winners and is the default of the ``local`` provider; other providers keep ``API_LOOP``, the
-behaviour before the variants existed. ``[loop]`` in ``cadenza.toml`` overrides either.
+(docs/local-model.md has the tables). ``LOCAL_LOOP`` holds the winners and is the default of
+the ``local`` provider; other providers use ``API_LOOP``. ``[loop]`` in ``cadenza.toml``
+overrides either.
 """
 
 from __future__ import annotations
@@ -169,8 +169,11 @@ class LoopSettings:
 
 
 API_LOOP = LoopSettings()
-"""Hosted models: end with an empty reply, every tool, the stuck note, no repair; the rename
-check (not "nothing changed": a hosted model answering a question would be asked twice)."""
+"""Hosted models: a reply without calls ends the turn; every tool; a repeated call answered with
+the stuck note (the movement never stopped for it); the project's rules, the code-intelligence
+tools, the errors an edit introduced and the ``update_plan`` to-do list. No priming, repair,
+edit echo, syntax guard, done gate, done checks (``checks = "off"``: existing scripted workflows
+end differently with them), tests after a change or reply budget; ``[loop]`` turns each on."""
 
 LOCAL_LOOP = LoopSettings(
     ending="complete",

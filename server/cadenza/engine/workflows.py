@@ -1,4 +1,4 @@
-"""Workflows: named lists of movements, loaded from TOML (DESIGN §2 item 4).
+"""Workflows: named lists of movements, loaded from TOML (docs/protocol.md).
 
 Sources: the built-ins shipped in ``cadenza/workflows/``, the user config dir's
 ``workflows/*.toml`` (the person's own: they may replace a built-in of the same name), then the

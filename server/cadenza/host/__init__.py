@@ -1,4 +1,4 @@
-"""The session host: sessions for any face, made and driven once (DESIGN §1).
+"""The session host: sessions for any face, made and driven once (docs/architecture.md).
 
 Everything a face needs to create, run, wait, resume, restore and end a session:
 

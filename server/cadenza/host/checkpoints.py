@@ -6,7 +6,7 @@ records live outside the workspace, in ``<user state dir>/checkpoints/<sessionId
 (platformdirs: ``$XDG_STATE_HOME/cadenza`` on Linux): a ``manifest.json`` and content-addressed
 blobs. Nothing here touches the person's repository (no ``git stash``, no ``git clean``), and
 only files the session changed are ever listed, so a file the person created meanwhile is
-never touched (field case F16). ``host.edits`` records around every edit; ``host.undo_plan``
+never touched. ``host.edits`` records around every edit; ``host.undo_plan``
 reads the records back into the steps that undo a session.
 """
 

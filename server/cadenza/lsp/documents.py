@@ -13,7 +13,7 @@ A buffer's text is the document's, except right after an applied edit the client
 reported yet (``unreported``): then it is the text the edit left, without a version.
 
 Closed files are never read through pygls's ``TextDocument``: its ``source`` reads the disk in
-universal-newline mode and would turn CRLF into LF (field case F04).
+universal-newline mode and would turn CRLF into LF.
 """
 
 from __future__ import annotations

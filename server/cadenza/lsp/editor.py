@@ -8,7 +8,7 @@
   client; when they may not be, Cadenza does it on disk and the tool result says so
   (``disk_ops``). A client without ``workspace.applyEdit``
   gets the edit written on disk atomically (``tools.fs.apply_on_disk``), except for files it
-  has open, which are never written behind its back (field cases F01, F03). The server keeps
+  has open, which are never written behind its back. The server keeps
   no copy of a buffer that it could write back later; after an applied edit it reads the text
   the edit left until the client reports that buffer (``documents``, ``unreported``).
 - Every edit goes out through the host's checkpointed delivery (``host.edits``): the file's
@@ -234,7 +234,7 @@ class LspEditor:
                 )
             return _Write()
         if edit.kind != "change" and not supports(features, edit.kind):
-            return _Write(resource=True)  # done on disk, and said so (issue 19)
+            return _Write(resource=True)  # done on disk, and said so (``lsp.disk_ops``)
         if edit.kind == "create":
             return _Send(operations=[Create(uri=file_uri(edit.path), text=edit.new_text)])
         if edit.kind == "delete":

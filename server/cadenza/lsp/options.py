@@ -4,7 +4,7 @@ Invalid settings never stop the server (jedi-language-server's rule): each probl
 warning shown to the person, and the layer that failed is skipped, so defaults apply. The
 folder's settings that need trust apply only in a trusted folder (``host.trust``,
 ``lsp.trust``).
-Precedence (DESIGN §4), highest first: the ``model`` of ``cadenza.startSession`` (applied per
+Precedence, highest first: the ``model`` of ``cadenza.startSession`` (applied per
 session), ``initializationOptions``, ``CADENZA_MODEL``, ``cadenza.toml``, the embedded default.
 """
 

@@ -10,7 +10,7 @@ if the client's ``resourceOperations`` allow it; when they do not (eglot), those
 operations are done on disk after the editor applied the rest, as the session did them
 (``disk_ops``). A client without ``applyEdit`` gets the exact bytes of the checkpoint written
 on disk. Files the session never touched, such as one the
-person created meanwhile (field case F16), are not in the checkpoint and are never touched.
+person created meanwhile, are not in the checkpoint and are never touched.
 The comparison and the writes hold the workspace's lock shared (``host.workspace_lock``): no
 session's command runs meanwhile, and the undo is never counted as a command's change.
 """

@@ -2,7 +2,7 @@
 
 ``stop_reason`` goes through ``STOP_REASONS``: ``tool_use``, ``end_turn``, ``stop_sequence``,
 ``max_tokens`` → ``length`` (a tool call cut there keeps its raw partial JSON, so the engine
-answers it with an error and runs nothing: field case F11).
+answers it with an error and runs nothing).
 
 Streaming ("Streaming Messages", https://docs.anthropic.com/en/docs/build-with-claude/streaming):
 ``message_start`` (usage), ``content_block_start``, ``content_block_delta`` (``text_delta`` to

@@ -1,10 +1,9 @@
 """The prompt contract of prompt-in, text-out backends, with exactly-once repair.
 
-A CLI has no native tool calling that Cadenza can use, so tools are offered by prompt (DESIGN §2
-items 2-3): the whole conversation is rendered as text with the envelope instructions of
-``envelope``, and the answer must contain one JSON envelope
-``{"content": str, "tool_calls": [{"name", "arguments"}]}``, found by ``find_envelope`` (a
-structural scan with the JSON decoder, in a code fence or amid prose).
+A CLI has no native tool calling that Cadenza can use, so tools are offered by prompt: the whole
+conversation is rendered as text with the envelope instructions of ``envelope``, and the answer
+must contain one JSON envelope ``{"content": str, "tool_calls": [{"name", "arguments"}]}``, found
+by ``find_envelope`` (a structural scan with the JSON decoder, in a code fence or amid prose).
 
 **Exactly-once repair** (``cli_turn``): an answer without an envelope while tools are offered is
 a contract miss; the turn asks again exactly once, with ``CORRECTION_PROMPT``; if that answer has

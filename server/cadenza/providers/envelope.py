@@ -140,8 +140,8 @@ def _example_edit(tools: list[ToolSpec]) -> tuple[str, str]:
     """The worked example's edit call with the edit tool the session offers.
 
     Several lines, copied as they are and changed as they must become. Small models imitate
-    the examples closely (measured, issue 11): with only a rename example they edited single
-    lines found by a search; with only this one they stopped finding every place of a rename.
+    the examples closely (docs/local-model.md): with only a rename example they edited single lines
+    found by a search; with only this one they stopped finding every place of a rename.
     """
     names = {t.name for t in tools}
     if "edit_file" in names or not names & {"write_file", "replace_lines"}:
@@ -331,7 +331,7 @@ def envelope_reply(
     A cut reply (``finish_reason`` ``length``, the token limit, or ``repetition``, stopped
     while it streamed) that does not parse is kept as one call with the cut text as its
     arguments and the same finish reason: the engine then answers it with an error result and
-    runs nothing (field case F11), rather than ending the turn.
+    runs nothing, rather than ending the turn.
 
     Raises:
         EnvelopeError: A whole (not cut) reply that is not an envelope.

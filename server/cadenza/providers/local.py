@@ -1,9 +1,9 @@
 """The embedded local provider: a pinned GGUF model behind a llama-server Cadenza runs itself.
 
-On the first call it checks the model is pulled, starts ``llama-server`` on a free loopback port
-and delegates to ``OpenAIProvider`` in JSON-envelope mode: llama.cpp turns the envelope's JSON
-schema into a grammar, so every reply is a well-formed envelope, while small models never return
-native ``tool_calls`` through llama.cpp (measured here; issue 2). A private server restores the
+On the first call it checks the model is pulled, starts ``llama-server`` on a free loopback port and
+delegates to ``OpenAIProvider`` in JSON-envelope mode: llama.cpp turns the envelope's JSON schema
+into a grammar, so every reply is a well-formed envelope, while small models never return native
+``tool_calls`` through llama.cpp (measured: docs/local-model.md). A private server restores the
 saved KV of the system prompt and tool list before its first request (``prompt_cache``).
 Under ``[loop] candidates = N`` the server gets N agent slots, and a request's
 ``ModelRequest.lane`` picks its slot, so the N candidate replies of a step are written at once.

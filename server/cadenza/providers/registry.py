@@ -1,4 +1,4 @@
-"""From a model name ``PROVIDER/MODEL`` to a ``Provider`` (DESIGN §4; docs/providers.md).
+"""From a model name ``PROVIDER/MODEL`` to a ``Provider`` (docs/providers.md).
 
 Known providers:
 

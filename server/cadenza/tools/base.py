@@ -44,7 +44,7 @@ class ToolArgs(BaseModel):
 
 @dataclass(frozen=True, kw_only=True)
 class HumanWait:
-    """A person must act in the browser before the movement can go on (DESIGN §2 item 7).
+    """A person must act in the browser before the movement can go on.
 
     Attributes:
         wait_reason: What the person must do, non-empty.

@@ -9,7 +9,7 @@ an error the model reads.
 
 No JavaScript runs: a page that needs a browser (or a person) is ``browse_interactive``'s job.
 The HTTP side (``cadenza.tools.web``, with httpx) is imported by the first call, not with the
-tools: the engine imports the tools and must not load httpx (DESIGN §1).
+tools: the engine imports the tools and must not load httpx (``tests/test_layers.py``).
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ def _loosely_replaced(text: str, args: EditFileArgs, name: str) -> tuple[str, in
         )
     if not loose:
         if _occurrences(text, args.new_string) or loose_matches(text, args.new_string, ""):
-            # Small models redo an edit that already succeeded (measured, issue 11).
+            # Small models redo an edit that already succeeded.
             raise ToolError(
                 f"old_string is not in {name} but new_string is: this change is already "
                 "made. Do not repeat it; go on with the rest of the task, or finish if it "
@@ -285,7 +285,7 @@ class CreateFile(FileChangeTool[CreateFileArgs]):
 
     Small models answer "implement this stub" with ``create_file`` and the whole file, and
     with a refusal ("exists already") they sent an edit that changed nothing and gave up
-    (measured, issue 17). For a small file whose content reads as a whole rewrite
+    (docs/local-model.md). For a small file whose content reads as a whole rewrite
     (``_rewrites``) that is a whole-file write, and the result says so.
     """
 

@@ -1,10 +1,9 @@
 """Byte-exact file reading for tools, and ``FileEdit``s applied on disk.
 
-Files are read as bytes and decoded deliberately (``textio.decode_bytes``): no
-universal-newline translation, so CRLF survives (pygls's ``TextDocument.source`` would turn
-CRLF into LF, field case F04), a BOM is remembered, and a legacy encoding is detected and kept
-(F05). ``apply_on_disk`` is the one disk writer of edits: for clients without
-``workspace/applyEdit`` and for undo on such clients.
+Files are read as bytes and decoded deliberately (``textio.decode_bytes``): no universal-newline
+translation, so CRLF survives (pygls's ``TextDocument.source`` would turn CRLF into LF), a BOM is
+remembered, and a legacy encoding is detected and kept. ``apply_on_disk`` is the one disk writer of
+edits: for clients without ``workspace/applyEdit`` and for undo on such clients.
 """
 
 from __future__ import annotations

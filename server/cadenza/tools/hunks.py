@@ -2,7 +2,7 @@ r"""An edit as its changed lines with a few unchanged lines around: what ``file_
 
 A change of a large file used to be published and recorded with both whole texts: for a 10 MB
 file, 20 MB JSON-encoded for the client's update and again for the transcript, three quarters
-of the server's work per edit (issue 21, docs/lab/performance.md). A hunk carries the changed lines
+of the server's work per edit (docs/lab/performance.md). A hunk carries the changed lines
 and up to ``CONTEXT_LINES`` unchanged ones on each side (as ``diff -U3``); hunks whose contexts
 would touch are one hunk.
 

@@ -4,7 +4,7 @@ Why not ``difflib.SequenceMatcher``: it is quadratic in the worst case, and its 
 heuristic, which avoids that, ignores popular lines and gives hunks far larger than the
 change; so its callers capped it at 20,000 lines and sent one replacement above: two lines
 changed 26,000 lines apart went to the editor as one ``TextEdit`` over all of them, and the
-editor lost cursors, folds and undo steps between (issue 21). ``patiencediff`` leaves a region
+editor lost cursors, folds and undo steps between. ``patiencediff`` leaves a region
 without unique lines as one hunk, and the pure-Python ``diff-match-patch`` gives up after a
 time limit with one coarse hunk: neither keeps a repetitive file's hunks small.
 

@@ -1,4 +1,4 @@
-"""Whitespace-forgiving matching of ``edit_file``'s ``old_string``, where it is safe (issue 17).
+"""Whitespace-forgiving matching of ``edit_file``'s ``old_string``, where it is safe.
 
 Small models copy ``old_string`` with the wrong indentation (a method's body copied from
 column 0) or with trailing spaces the file does not have, and the exact replacement fails;

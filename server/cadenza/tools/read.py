@@ -1,7 +1,7 @@
 """Read-only workspace tools: ``read_file``, ``list_files``, ``search``.
 
 Every output is bounded (characters, lines, entries) with a note saying how to read further, so
-one huge file cannot overflow the context (field case F12). Every read is bounded too: only
+one huge file cannot overflow the context. Every read is bounded too: only
 regular files are read (``fileread.read_regular``), ``read_file`` up to ``MAX_TEXT_BYTES``,
 ``search`` the first ``MAX_SEARCH_FILE_BYTES`` of each file; the disk is read in worker threads,
 so a slow read never holds up the server.

@@ -6,11 +6,11 @@ stdin from ``/dev/null``, stderr merged into stdout, the server's environment in
 The working folder is resolved inside the workspace (``resolve_in_workspace``); the command
 itself is not confined, as with any shell.
 
-Output is bounded: the first half and the last half of ``max_output_bytes`` are kept and the
-byte counts of the whole stream reported, so a test run's summary at the end is never lost
-(field case F12). The whole group is stopped when the command times out (SIGTERM, then SIGKILL
-after ``KILL_GRACE_S``), when the call is cancelled (SIGKILL at once, field case F07), and when
-the command ends while processes it started in the background still run.
+Output is bounded: the first half and the last half of ``max_output_bytes`` are kept and the byte
+counts of the whole stream reported, so a test run's summary at the end is never lost. The whole
+group is stopped when the command times out (SIGTERM, then SIGKILL after ``KILL_GRACE_S``), when the
+call is cancelled (SIGKILL at once), and when the command ends while processes it started in the
+background still run.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ r"""Line endings, exactly: lines split by the LSP rules, endings carried through
 Lines are split by the LSP rules (``\n``, ``\r\n``, ``\r``; LSP 3.17 §Text Documents), never
 by ``str.splitlines``. ``carry_line_endings`` gives the lines of a replacement the endings of
 the lines they replace, and new lines the file's dominant ending, whatever endings the model
-typed, so an edit never changes the endings of lines it does not touch (field case F04). Bytes
+typed, so an edit never changes the endings of lines it does not touch. Bytes
 and encodings are ``cadenza.textio``'s.
 """
 
