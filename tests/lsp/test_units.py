@@ -343,7 +343,7 @@ def test_a_failing_transcript_stops_quietly(tmp_path: Path) -> None:
     recorder.on_event(SessionFinished(stop_reason="end_turn"))
     assert recorder.failed
     assert len(warnings) == 1 and "stopped" in warnings[0]
-    assert [r.type for r in read_transcript(recorder.path)] == ["session_start", "message"]
+    assert [r.type for r in read_transcript(recorder.path)] == ["session_start", "turn", "message"]
     recorder.close()
 
     unusable = tmp_path / "file"
