@@ -54,7 +54,8 @@ CASES = [
 ]
 # A local model runs against a time budget: its step reports end with "· 12 s of 10 min".
 STEP_REPORT = re.compile(
-    r"^(?P<movement>\S+) · step (?P<step>\d+)/(?P<of>\d+)(?: · \S.* of \S.*)?$"
+    r"^(?P<movement>\S+) · step (?P<step>\d+)/(?P<of>\d+)"
+    r"(?: · [0-9][0-9a-z ]* of [0-9][0-9a-z ]*)?$"  # "· 12 s of 10 min", never the activity line
 )
 EDIT_TOOLS = {"edit_file", "write_file"}
 
