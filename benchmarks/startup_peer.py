@@ -133,7 +133,9 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="an empty home folder per spawn")
     args = parser.parse_args()
     homes = itertools.count()
-    with tempfile.TemporaryDirectory(prefix="cadenza-startpeer-") as tmp:
+    with tempfile.TemporaryDirectory(
+        prefix="cadenza-startpeer-", ignore_cleanup_errors=True
+    ) as tmp:
         root = Path(tmp)
         shared = server_env("http://127.0.0.1:9/v1", root / "home")
         peer_shared = _peer_env(root / "peer")
