@@ -12,23 +12,19 @@
 
 import assert from "node:assert/strict";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { PYTHON, REPO, freshArtifacts, launchVSCode, prerequisites } from "./codeserver.mjs";
-import { call, startFakeModel } from "./fakemodel.mjs";
-import { isolatedEnv, stopGroup, tail, waitFor } from "./harness.mjs";
+import { call } from "./fakemodel.mjs";
+import { waitFor } from "./harness.mjs";
+import { step as runStep, startScripted, stopScripted, diagnostics as scriptedDiagnostics } from "./scripted.mjs";
 
-const ARTIFACTS = path.join(REPO, "test-artifacts", "vscode", "permissions");
 const CONTEXT_SIZE = 32768;
 const PATTERN = "Always allow `touch …` in this workspace";
 
-let tmp, workspace, home, fake, vscode, page, wb, fakeLog;
+let ctx, workspace, home, fake, vscode, page, wb;
 
-function diagnostics() {
-  return `${vscode?.diagnostics() ?? ""}\n--- fake model\n${tail(fakeLog, 20)}`;
-}
+const diagnostics = () => scriptedDiagnostics(ctx);
 
 /** The rules the person's state keeps for the workspace (never a file in the workspace). */
 function storedRules() {
@@ -40,52 +36,15 @@ function storedRules() {
 describe("pattern permissions and the context meter (code-server)", { timeout: 600000 }, () => {
   before(async () => {
     const started = Date.now();
-    prerequisites();
-    freshArtifacts(ARTIFACTS);
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cadenza-vscode-permissions-"));
-    workspace = path.join(tmp, "inventory");
-    fs.cpSync(path.join(REPO, "examples", "inventory"), workspace, { recursive: true });
-    fakeLog = path.join(ARTIFACTS, "fake-model.log");
-    home = path.join(tmp, "home");
-    const env = isolatedEnv(home);
-    fake = await startFakeModel(env, fakeLog);
-    vscode = await launchVSCode({
-      tmp,
-      workspace,
-      env,
-      artifacts: ARTIFACTS,
-      settings: {
-        "cadenza.model": "openai/test",
-        "cadenza.baseUrl": fake.baseUrl,
-        "cadenza.server.command": [PYTHON, "-m", "cadenza"],
-        "cadenza.server.env": { OPENAI_API_KEY: "test-key" },
-        "cadenza.server.logLevel": "INFO",
-        "cadenza.contextSize": CONTEXT_SIZE,
-      },
-    });
+    ctx = await startScripted("permissions", { "cadenza.contextSize": CONTEXT_SIZE });
+    ({ workspace, home, fake, vscode } = ctx);
     ({ page, wb } = vscode);
     console.log(`# set up in ${((Date.now() - started) / 1000).toFixed(1)} s (code-server port ${vscode.port})`);
   });
 
-  after(async () => {
-    if (wb) {
-      const index = wb.shots.map((s) => `${path.basename(s.file)}: ${s.description}`).join("\n");
-      fs.writeFileSync(path.join(ARTIFACTS, "screenshots.txt"), `${index}\n`);
-    }
-    await vscode?.close();
-    await stopGroup(fake?.child);
-    if (tmp && !process.env.CADENZA_KEEP_TMP) fs.rmSync(tmp, { recursive: true, force: true });
-  });
+  after(() => stopScripted(ctx));
 
-  async function step(name, body) {
-    try {
-      await body();
-    } catch (error) {
-      await page?.screenshot({ path: path.join(ARTIFACTS, `failure-${name}.png`) }).catch(() => {});
-      error.message += `\n\nscreenshot: test-artifacts/vscode/permissions/failure-${name}.png\n${diagnostics()}`;
-      throw error;
-    }
-  }
+  const step = (name, body) => runStep(ctx, name, body);
 
   async function openView() {
     if (await wb.panel().locator("button#new-session").isVisible().catch(() => false)) return;

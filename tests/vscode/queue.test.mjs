@@ -6,66 +6,27 @@
 // updated as its steps finish. Screenshots go to test-artifacts/vscode/queue/.
 
 import assert from "node:assert/strict";
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { REPO, freshArtifacts, launchVSCode, prerequisites } from "./codeserver.mjs";
-import { call, startFakeModel, texts } from "./fakemodel.mjs";
-import { isolatedEnv, stopGroup, tail, waitFor } from "./harness.mjs";
+import { call, texts } from "./fakemodel.mjs";
+import { waitFor } from "./harness.mjs";
+import { step as runStep, startScripted, stopScripted } from "./scripted.mjs";
 
-const ARTIFACTS = path.join(REPO, "test-artifacts", "vscode", "queue");
 
-let tmp, workspace, fake, vscode, page, wb, fakeLog;
+let ctx, fake, vscode, page, wb;
 
 const plan = (id, ...entries) => call("update_plan", { entries: entries.map(([content, status]) => ({ content, status })) }, id);
 
 describe("messages while a turn runs, and the plan (code-server)", { timeout: 600000 }, () => {
   before(async () => {
-    prerequisites();
-    freshArtifacts(ARTIFACTS);
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cadenza-vscode-queue-"));
-    workspace = path.join(tmp, "inventory");
-    fs.cpSync(path.join(REPO, "examples", "inventory"), workspace, { recursive: true });
-    fakeLog = path.join(ARTIFACTS, "fake-model.log");
-    const env = isolatedEnv(path.join(tmp, "home"));
-    fake = await startFakeModel(env, fakeLog);
-    vscode = await launchVSCode({
-      tmp,
-      workspace,
-      env,
-      artifacts: ARTIFACTS,
-      settings: {
-        "cadenza.model": "openai/test",
-        "cadenza.baseUrl": fake.baseUrl,
-        "cadenza.server.command": [process.env.CADENZA_PYTHON || path.join(REPO, ".venv", "bin", "python"), "-m", "cadenza"],
-        "cadenza.server.env": { OPENAI_API_KEY: "test-key" },
-        "cadenza.server.logLevel": "INFO",
-      },
-    });
+    ctx = await startScripted("queue");
+    ({ fake, vscode } = ctx);
     ({ page, wb } = vscode);
   });
 
-  after(async () => {
-    if (wb) {
-      const index = wb.shots.map((s) => `${path.basename(s.file)}: ${s.description}`).join("\n");
-      fs.writeFileSync(path.join(ARTIFACTS, "screenshots.txt"), `${index}\n`);
-    }
-    await vscode?.close();
-    await stopGroup(fake?.child);
-    if (tmp && !process.env.CADENZA_KEEP_TMP) fs.rmSync(tmp, { recursive: true, force: true });
-  });
+  after(() => stopScripted(ctx));
 
-  async function step(name, body) {
-    try {
-      await body();
-    } catch (error) {
-      await page?.screenshot({ path: path.join(ARTIFACTS, `failure-${name}.png`) }).catch(() => {});
-      error.message += `\n\nscreenshot: test-artifacts/vscode/queue/failure-${name}.png\n${vscode?.diagnostics() ?? ""}\n--- fake model\n${tail(fakeLog, 20)}`;
-      throw error;
-    }
-  }
+  const step = (name, body) => runStep(ctx, name, body);
 
   async function openView() {
     if (await wb.panel().locator("button#new-session").isVisible().catch(() => false)) return;
