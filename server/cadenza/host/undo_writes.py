@@ -36,11 +36,14 @@ def write_step(root: Path, step: UndoStep) -> None:
         if step.current.text == step.target.text:
             return
     data = step.target.data
-    if data is None:
-        fmt = PLAIN_UTF8
-        current = disk_state(path).data
-        if current is not None:
-            with contextlib.suppress(UndecodableError):
-                fmt = decode_bytes(current).format
-        data = encode_text(step.target.text or "", fmt)
-    write_atomic(path, data)
+    write_atomic(path, data if data is not None else encoded_as_on_disk(path, step.target.text))
+
+
+def encoded_as_on_disk(path: Path, text: str | None) -> bytes:
+    """``text`` encoded as the file at ``path`` is now (UTF-8 when it is gone or undecodable)."""
+    fmt = PLAIN_UTF8
+    current = disk_state(path).data
+    if current is not None:
+        with contextlib.suppress(UndecodableError):
+            fmt = decode_bytes(current).format
+    return encode_text(text or "", fmt)

@@ -10,7 +10,6 @@ file the turn created, ``CreateFile`` for one it deleted), or, for a client with
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from cadenza.host.turn_changes import (
     turn_files,
     undo_hunks,
 )
+from cadenza.host.undo_writes import encoded_as_on_disk
 from cadenza.host.workspace_lock import WorkspaceBusy, WorkspaceLock
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.documents import OpenDocuments, buffer_path, file_uri
@@ -35,7 +35,7 @@ from cadenza.lsp.undo import send_undo
 from cadenza.lsp.unreported import Unreported
 from cadenza.schema.commands import LspPosition, LspRange
 from cadenza.schema.review import ChangedFile, ChangeHunk, ChangesResult, ReviewChangesArgs
-from cadenza.textio import PLAIN_UTF8, UndecodableError, decode_bytes, encode_text, write_atomic
+from cadenza.textio import write_atomic
 
 
 class ReviewFailed(Exception):
@@ -246,12 +246,7 @@ class TurnReview:
                     continue
                 data = state.data
                 if data is None:
-                    fmt = PLAIN_UTF8
-                    current = disk_state(path).data
-                    if current is not None:
-                        with contextlib.suppress(UndecodableError):
-                            fmt = decode_bytes(current).format
-                    data = encode_text(state.text or "", fmt)
+                    data = encoded_as_on_disk(path, state.text)
                 write_atomic(path, data)
             except (OSError, ValueError) as exc:
                 raise ReviewFailed(f"undoing {relative} failed: {exc}") from None

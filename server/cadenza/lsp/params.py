@@ -12,7 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from lsprotocol import types
 from pydantic import BaseModel, ValidationError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.uris import to_fs_path, uri_scheme
 from pygls.workspace import Workspace
 
@@ -105,3 +107,36 @@ def workspace_root(workspace: Workspace, root_uri: str | None) -> Path:
     if workspace.root_uri:
         return folder_of(workspace.root_uri)
     raise InvalidArguments("no rootUri given and the client opened no workspace folder")
+
+
+def command_args(
+    command: str, model: type[M], arguments: Sequence[Any], *, optional: bool = False
+) -> M:
+    """A command's one argument as ``model``; malformed: ``InvalidParams`` naming ``command``.
+
+    ``optional``: no argument at all means the model's defaults.
+    """
+    if optional and not arguments:
+        return model()
+    try:
+        return parse_command_args(model, arguments)
+    except InvalidArguments as exc:
+        raise JsonRpcInvalidParams(message=f"Invalid Params: {command}: {exc}") from None
+
+
+def request_failed(message: str) -> JsonRpcException:
+    """A command that cannot be done now (``RequestFailed``, -32803)."""
+    return JsonRpcException(message=message, code=types.LSPErrorCodes.RequestFailed.value)
+
+
+def optional_root(workspace: Workspace, command: str, root_uri: str | None) -> Path | None:
+    """The workspace folder a command names, or None when it names none and none is open.
+
+    A ``rootUri`` that names no open folder is ``InvalidParams`` naming ``command``.
+    """
+    try:
+        return workspace_root(workspace, root_uri)
+    except InvalidArguments as exc:
+        if root_uri is not None:
+            raise JsonRpcInvalidParams(message=f"Invalid Params: {command}: {exc}") from None
+        return None

@@ -13,12 +13,10 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from cadenza.config import PermissionConfig, user_config_dir
-from cadenza.lsp.params import InvalidArguments, parse_command_args, workspace_root
+from cadenza.lsp.params import command_args, optional_root, request_failed
 from cadenza.schema.methods import LIST_PERMISSIONS, REVOKE_PERMISSION
 from cadenza.schema.permissions import (
     ListPermissionsArgs,
@@ -34,26 +32,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _parsed(command: str, model: Any, arguments: tuple[Any, ...]) -> Any:
-    try:
-        return parse_command_args(model, arguments) if arguments else model()
-    except InvalidArguments as exc:
-        raise JsonRpcInvalidParams(message=f"Invalid Params: {command}: {exc}") from None
-
-
-def _failed(message: str) -> JsonRpcException:
-    return JsonRpcException(message=message, code=types.LSPErrorCodes.RequestFailed.value)
-
-
-def _root(ls: LanguageServer, command: str, root_uri: str | None) -> Path | None:
-    try:
-        return workspace_root(ls.workspace, root_uri)
-    except InvalidArguments as exc:
-        if root_uri is not None:
-            raise JsonRpcInvalidParams(message=f"Invalid Params: {command}: {exc}") from None
-        return None  # no folder open: the person's own rules only
-
-
 def _own(ls: LanguageServer) -> PermissionConfig:
     """The person's ``[permissions]`` (the server's configuration from ``initialize``)."""
     manager: SessionManager = getattr(ls, "sessions")  # noqa: B009 - CadenzaServer.sessions
@@ -66,7 +44,9 @@ def _user_file() -> Path:
 
 def list_permissions(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     """``cadenza.listPermissions {rootUri?}`` → ``{rules, userConfig}``."""
-    args: ListPermissionsArgs = _parsed(LIST_PERMISSIONS, ListPermissionsArgs, arguments)
+    args: ListPermissionsArgs = command_args(
+        LIST_PERMISSIONS, ListPermissionsArgs, arguments, optional=True
+    )
     own = _own(ls)
     rules = [
         PermissionRuleItem(rule=rule, decision="deny", source="user", revocable=False)
@@ -75,7 +55,7 @@ def list_permissions(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
         PermissionRuleItem(rule=rule, decision="allow", source="user", revocable=False)
         for rule in own.allow
     ]
-    root = _root(ls, LIST_PERMISSIONS, args.root_uri)
+    root = optional_root(ls.workspace, LIST_PERMISSIONS, args.root_uri)
     if root is not None:
         from cadenza.engine.permissions import PermissionStore  # the engine: on first use
 
@@ -90,25 +70,29 @@ def list_permissions(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
 
 def revoke_permission(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     """``cadenza.revokePermission {rule, decision, rootUri?}`` → ``{revoked}``."""
-    args: RevokePermissionArgs = _parsed(REVOKE_PERMISSION, RevokePermissionArgs, arguments)
+    args: RevokePermissionArgs = command_args(
+        REVOKE_PERMISSION, RevokePermissionArgs, arguments, optional=True
+    )
     own = _own(ls)
     if args.rule in (own.allow if args.decision == "allow" else own.deny):
-        raise _failed(
+        raise request_failed(
             f"{args.rule} is a rule of your own settings: remove it from "
             f"[permissions] {args.decision} in {_user_file()}"
         )
-    root = _root(ls, REVOKE_PERMISSION, args.root_uri)
+    root = optional_root(ls.workspace, REVOKE_PERMISSION, args.root_uri)
     if root is None:
-        raise _failed("no workspace folder is open, so there is no remembered rule to revoke")
+        raise request_failed(
+            "no workspace folder is open, so there is no remembered rule to revoke"
+        )
     from cadenza.engine.permissions import PermissionStore
 
     try:
         revoked = PermissionStore(root).revoke(args.rule, args.decision)
     except OSError as exc:
         log.warning("could not revoke %s: %s", args.rule, exc)
-        raise _failed(f"could not revoke {args.rule}: {exc.strerror or exc}") from None
+        raise request_failed(f"could not revoke {args.rule}: {exc.strerror or exc}") from None
     if not revoked:
-        raise _failed(f"no remembered {args.decision} rule {args.rule} in this workspace")
+        raise request_failed(f"no remembered {args.decision} rule {args.rule} in this workspace")
     return RevokePermissionResult(revoked=args.rule).wire()
 
 

@@ -13,11 +13,9 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
-from cadenza.lsp.params import InvalidArguments, parse_command_args, workspace_root
+from cadenza.lsp.params import command_args, optional_root, request_failed
 from cadenza.lsp.protocol import command_work_done_token
 from cadenza.schema.methods import LIST_COMMANDS, LIST_MODELS, PULL_MODEL
 from cadenza.schema.pickers import (
@@ -41,29 +39,9 @@ log = logging.getLogger(__name__)
 DEFAULT_WORKFLOW = "default"
 
 
-def _parsed(command: str, model: Any, arguments: tuple[Any, ...]) -> Any:
-    try:
-        return parse_command_args(model, arguments) if arguments else model()
-    except InvalidArguments as exc:
-        raise JsonRpcInvalidParams(message=f"Invalid Params: {command}: {exc}") from None
-
-
-def _failed(message: str) -> JsonRpcException:
-    return JsonRpcException(message=message, code=types.LSPErrorCodes.RequestFailed.value)
-
-
 def _sessions(ls: LanguageServer) -> SessionManager:
     manager: SessionManager = getattr(ls, "sessions")  # noqa: B009 - CadenzaServer.sessions
     return manager
-
-
-def _root(ls: LanguageServer, command: str, root_uri: str | None) -> Path | None:
-    try:
-        return workspace_root(ls.workspace, root_uri)
-    except InvalidArguments as exc:
-        if root_uri is not None:
-            raise JsonRpcInvalidParams(message=f"Invalid Params: {command}: {exc}") from None
-        return None  # no folder open: the built-in workflows only
 
 
 async def list_models(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
@@ -71,9 +49,9 @@ async def list_models(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     from cadenza.host.catalog import default_model, model_choices, workflow_choices
     from cadenza.providers.served import served_models
 
-    args: ListModelsArgs = _parsed(LIST_MODELS, ListModelsArgs, arguments)
+    args: ListModelsArgs = command_args(LIST_MODELS, ListModelsArgs, arguments, optional=True)
     manager = _sessions(ls)
-    root = _root(ls, LIST_MODELS, args.root_uri)
+    root = optional_root(ls.workspace, LIST_MODELS, args.root_uri)
     current = (default_model(manager.config), DEFAULT_WORKFLOW)
     if args.session_id is not None:
         from cadenza.lsp.sessions import SessionRequestFailed
@@ -81,7 +59,7 @@ async def list_models(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
         try:
             model, workflow, root = manager.current_choice(args.session_id)
         except SessionRequestFailed as exc:
-            raise _failed(str(exc)) from None
+            raise request_failed(str(exc)) from None
         current = (model, workflow)
     served = await served_models(manager.config)
     return ListModelsResult(
@@ -101,8 +79,10 @@ def list_commands(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     """``cadenza.listCommands {rootUri?}`` → ``{commands: [{name, description, hint}]}``."""
     from cadenza.host.commands import slash_commands
 
-    args: ListCommandsArgs = _parsed(LIST_COMMANDS, ListCommandsArgs, arguments)
-    root = _root(ls, LIST_COMMANDS, args.root_uri) or Path(ls.workspace.root_path or "/")
+    args: ListCommandsArgs = command_args(LIST_COMMANDS, ListCommandsArgs, arguments, optional=True)
+    root = optional_root(ls.workspace, LIST_COMMANDS, args.root_uri) or Path(
+        ls.workspace.root_path or "/"
+    )
     return ListCommandsResult(
         commands=[
             CommandItem(name=c.name, description=c.description, hint=c.hint)
@@ -120,11 +100,11 @@ async def pull_model(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     from cadenza.providers.model_sources import get_spec
     from cadenza.providers.models import pull_named
 
-    args: PullModelArgs = _parsed(PULL_MODEL, PullModelArgs, arguments)
+    args: PullModelArgs = command_args(PULL_MODEL, PullModelArgs, arguments, optional=True)
     try:
         label = args.model if is_hub_ref(args.model) else get_spec(args.model).name
     except ModelError as exc:
-        raise _failed(str(exc)) from None
+        raise request_failed(str(exc)) from None
     features = ClientFeatures.of(ls.client_capabilities)
     progress = await SessionProgress.open(
         ls,
@@ -143,7 +123,7 @@ async def pull_model(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     except ModelError as exc:
         if progress is not None:
             progress.end(f"{label} was not pulled")
-        raise _failed(f"{label} was not pulled: {exc}") from None
+        raise request_failed(f"{label} was not pulled: {exc}") from None
     if progress is not None:
         progress.end(f"{name} is ready")
     log.info("model %s pulled", name)

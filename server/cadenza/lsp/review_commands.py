@@ -11,10 +11,10 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
-from cadenza.lsp.params import InvalidArguments, parse_command_args
+from cadenza.lsp.params import command_args
 from cadenza.schema.methods import LIST_CHANGES, REVIEW_CHANGES
 from cadenza.schema.review import ChangesResult, ListChangesArgs, ReviewChangesArgs
 
@@ -23,14 +23,6 @@ if TYPE_CHECKING:
     from cadenza.lsp.sessions import SessionManager
 
 log = logging.getLogger(__name__)
-
-
-def parsed_args(command: str, model: Any, arguments: tuple[Any, ...]) -> Any:
-    """A command's one argument as ``model``; malformed: ``InvalidParams`` naming ``command``."""
-    try:
-        return parse_command_args(model, arguments)
-    except InvalidArguments as exc:
-        raise JsonRpcInvalidParams(message=f"Invalid Params: {command}: {exc}") from None
 
 
 def _refused(command: str, exc: ReviewFailed) -> JsonRpcException:
@@ -48,7 +40,7 @@ def list_changes(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     """``cadenza.listChanges {sessionId}`` → ``{sessionId, files}`` of its latest turn."""
     from cadenza.lsp.changes import ReviewFailed, TurnReview  # imports the host: on first use
 
-    args: ListChangesArgs = parsed_args(LIST_CHANGES, ListChangesArgs, arguments)
+    args: ListChangesArgs = command_args(LIST_CHANGES, ListChangesArgs, arguments)
     manager = sessions_of(ls)
     try:
         review = TurnReview.of(
@@ -65,7 +57,7 @@ async def review_changes(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     """``cadenza.reviewChanges {sessionId, action, hunks?, uris?}`` → the turn after it."""
     from cadenza.lsp.changes import ReviewFailed, TurnReview
 
-    args: ReviewChangesArgs = parsed_args(REVIEW_CHANGES, ReviewChangesArgs, arguments)
+    args: ReviewChangesArgs = command_args(REVIEW_CHANGES, ReviewChangesArgs, arguments)
     manager = sessions_of(ls)
     try:
         review = TurnReview.of(

@@ -15,7 +15,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
-from cadenza.lsp.review_commands import parsed_args, sessions_of
+from cadenza.lsp.params import command_args
+from cadenza.lsp.review_commands import sessions_of
 from cadenza.schema.commands import SteerSessionArgs, SteerSessionResult
 from cadenza.schema.methods import STEER_SESSION
 
@@ -29,7 +30,7 @@ def steer_session(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
         JsonRpcInvalidParams: Malformed arguments (-32602).
         JsonRpcException: -32803 when no turn of the session runs.
     """
-    args: SteerSessionArgs = parsed_args(STEER_SESSION, SteerSessionArgs, arguments)
+    args: SteerSessionArgs = command_args(STEER_SESSION, SteerSessionArgs, arguments)
     live = sessions_of(ls).live.get(args.session_id)
     if live is None or not live.session.steer(args.text):
         log.info("refused %s: no turn of %s runs", STEER_SESSION, args.session_id)
