@@ -184,11 +184,13 @@ async def run_all(
             row["started"] = reports.snapshot()
             for system in row["order"]:
                 folder = scratch / task.id / system
-                if system == "cadenza":
+                if system.startswith("cadenza"):
+                    # ``cadenza:VARIANT`` runs that variant beside the others in the same run.
+                    _, _, named = system.partition(":")
                     result = await run_cadenza(
                         task,
                         model=model,
-                        variant=variant,
+                        variant=VARIANTS[named] if named else variant,
                         max_steps=max_steps,
                         timeout=timeout,
                         folder=folder,
@@ -219,7 +221,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--tasks", help="comma-separated ids (he032, 32, HumanEval/32, all)")
     parser.add_argument("--limit", type=int, help="the first N tasks of the selection")
-    parser.add_argument("--systems", default=",".join(SYSTEMS), help="cadenza,aider")
+    parser.add_argument(
+        "--systems",
+        default=",".join(SYSTEMS),
+        help="cadenza,aider; cadenza:VARIANT adds a loop variant to the same run",
+    )
     parser.add_argument("--variant", default="default", choices=sorted(VARIANTS))
     parser.add_argument("--model", default=DEFAULT_MODEL, help="a pinned local model")
     parser.add_argument("--max-steps", type=int, help="Cadenza's steps (default: the server's)")
@@ -238,7 +244,11 @@ def main(argv: list[str] | None = None) -> int:
         reports.print_report(console, reports.load(args.show))
         return 0
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    unknown = sorted(set(systems) - set(SYSTEMS))
+    unknown = sorted(
+        s
+        for s in systems
+        if s not in SYSTEMS and not (s.startswith("cadenza:") and s[8:] in VARIANTS)
+    )
     if unknown or not systems:
         console.print(f"[red]unknown systems: {', '.join(unknown)}; known: {', '.join(SYSTEMS)}[/]")
         return 2

@@ -133,6 +133,24 @@ async def test_the_tests_judge_each_change_failures_first(tmp_path: Path) -> Non
     [check] = [e for e in editor.events if isinstance(e, CheckRan) and e.name == "tests"]
     assert check.status == "passed"
     assert check.detail.endswith("(the run after the last change: nothing changed since)")
+    # The green run after a reply of edits only was the claim: the model was not asked again.
+    assert len(provider.requests) == 2 and provider.script == [reply(DONE)]
+    assert outcome.message == "The tests pass: 3 passed."
+
+
+async def test_a_green_run_ends_the_turn_only_after_a_reply_of_edits_only(
+    tmp_path: Path,
+) -> None:
+    project(tmp_path)
+    raise_line = "    raise NotImplementedError\n"
+    both = reply(edit(raise_line, RIGHT, "e1"), call("read_file", "r1", path="coins.py"))  # type: ignore[arg-type]
+    provider = ScriptedProvider([both, reply(DONE)])
+    session, _ = make_session(tmp_path, provider)
+    with anyio.fail_after(120):
+        outcome = await session.run()
+    # The reply also asked to read a file: it reads the result, and claims done itself.
+    assert len(provider.requests) == 2 and outcome.stop_reason == "end_turn"
+    assert "all 3 tests pass" in notes(session)[0]
 
 
 async def test_no_run_without_a_change_or_without_permission(tmp_path: Path) -> None:

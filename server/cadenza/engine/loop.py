@@ -19,7 +19,9 @@ Each step, top to bottom in ``MovementRunner``:
 6. a claim of done (``complete(done)``, a final answer, a ``COMPLETE`` default) goes through
    the done gate and the done checks (``engine.checks``) before it ends anything;
 7. a step that changed files and goes on runs the tests (``engine.test_feedback``, under
-   ``LoopSettings.test_feedback``): their verdict is a user message after its results.
+   ``LoopSettings.test_feedback``): their verdict is a user message after its results; when
+   the step's calls were all successful file changes and every test passes, that is the
+   claim of done (the done checks still judge it), not one more request.
 
 What the person sends into the running turn (``Session.steer``) becomes a user message at
 the next step boundary; while one waits the turn does not end (a final answer or a
@@ -54,6 +56,7 @@ from cadenza.schema.outcome import SessionOutcome
 from cadenza.tools.base import ToolResult
 from cadenza.tools.dispatch.recording import BatchRecorder
 
+FILE_WRITES = ALL_EDIT_TOOLS | {"create_file"}
 AFTER_CONTROL = "the movement already ended with an earlier control call in this reply"
 AFTER_STUCK = "the movement stopped at an earlier call of this reply, repeated too often"
 CANCELLED = "the session was cancelled (a call that was running was stopped)"
@@ -129,6 +132,8 @@ class MovementRunner:
         edit_tool = next((n for n in allowed if n in ALL_EDIT_TOOLS), "")
         self.checks = DoneChecks(runtime, edit_tool, self.pipeline.ctx)
         self.candidates = Candidates(runtime, self.pipeline.ctx, frozenset(allowed))
+        self._edits_only = False
+        """The last batch held only file changes, each of which succeeded."""
         self._refused: tuple[int, str] = (0, "")
         """The step whose claim of done the checks refused, and the refusal: a later claim in
         the same reply gets the same answer without spending another refusal."""
@@ -220,24 +225,52 @@ class MovementRunner:
             note = await feedback_after_change(self.rt, self.pipeline.ctx)
             if note is not None:
                 self.rt.append(UserMessage(tag="check", content=note))
+                result = await self._green(step, reply.content)
         return result
+
+    async def _green(self, step: NextStep, prose: str) -> MovementResult | None:
+        """A reply that only changed files, after which every test passes, ends the turn.
+
+        The tests are the judge: asking the model once more only to hear "done" costs a
+        whole request. A reply that also read, searched or ran something still needs what it
+        asked for, and a failed edit still needs its error read, so those go on. The claim
+        goes through the done checks like any other.
+        """
+        ran = self.rt.tests_last
+        if (
+            not isinstance(step, RunTools)
+            or step.cut is not None
+            or not self._edits_only
+            or ran is None
+            or ran.status != "passed"
+        ):
+            return None
+        verdict = f"The tests pass: {self.rt.tests_verdict}." if self.rt.tests_verdict else ""
+        summary = f"{prose.strip()}\n\n{verdict}".strip() or "The tests pass."
+        finished = follow_default(self.movement, "the tests pass after the change", summary)
+        checked = await self._check_done(finished)
+        return None if isinstance(checked, str) else checked
 
     async def _run_batch(self, step: RunTools) -> MovementResult | None:
         """Run every call in order; record one tool message per call, even on cancel."""
         recorder = BatchRecorder(step.tool_calls)
         decided: MovementResult | None = None
+        self._edits_only = True
         try:
             for call in step.tool_calls:
                 if decided is not None:
                     why = AFTER_STUCK if decided is self.pipeline.stuck_stop else AFTER_CONTROL
                     result = ToolResult(content=f"not run: {why}", is_error=True)
                 elif call.name in CONTROL_TOOLS:
+                    self._edits_only = False
                     result, decided = await self._control(call)
                 elif call.name == UPDATE_PLAN and self.loop.plan:
                     result = self._plan(call)
                 else:
                     result = await self.pipeline.run(call, cut=step.cut)
                     self._last_workspace = (call.name, result)
+                    if call.name not in FILE_WRITES or result.is_error:
+                        self._edits_only = False
                     decided = self._after_workspace(result)
                 bounded = bound_result(result.content, self.rt.context.limits.result_chars)
                 recorder.add(call.id, ToolResult(content=bounded, is_error=result.is_error))
