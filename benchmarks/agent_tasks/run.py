@@ -163,6 +163,14 @@ VARIANTS = {
             ending="empty",
         ),
         _variant(
+            "local-text-candidates3",
+            "local-text, 3 replies tried against the tests after a failed run",
+            LOCAL,
+            edit="text",
+            ending="empty",
+            candidates=3,
+        ),
+        _variant(
             "local-lines", "local, replace_lines instead of edit_file", LOCAL, edit="line_range"
         ),
         _variant("local-norepair", "local, without the cut-reply repair", LOCAL, repair=False),
