@@ -63,6 +63,11 @@ def test_parse_quoted_words_round_trip() -> None:
         ("run_command:pytest && rm *", "no shell syntax"),
         ("run_command:echo $(id) *", "no shell syntax"),
         ("delete_file:*.pyc", "only run_command"),
+        ("run_command:ls *.py", "no file pattern"),
+        ("run_command:py* *", "no file pattern"),
+        ("run_command:pytest tests/test_?.py", "no file pattern"),
+        ("run_command:rm -rf [a-z]*", "no file pattern"),
+        ("run_command:git push --force* *", "no file pattern"),
     ],
 )
 def test_parse_refuses_with_a_reason(text: str, why: str) -> None:
@@ -128,6 +133,25 @@ def test_star_matches_the_program_word_exactly(command: str) -> None:
 def test_shell_syntax_never_matches_an_allow_rule(command: str) -> None:
     assert not allowed("run_command:pytest *", command)
     assert command_words(command) is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["pytest *", "tar cf out.tar *", "pytest tests/test_?.py", "pytest [a-z]*", "ls -- *"],
+)
+def test_a_word_the_shell_expands_into_file_names_never_matches_an_allow_rule(
+    command: str,
+) -> None:
+    # A repository can name a file like an option (`--checkpoint-action=exec=sh x`).
+    assert not allowed("run_command:pytest *", command.replace("tar cf out.tar", "pytest"))
+    assert not allowed("run_command:tar *", command)
+
+
+@pytest.mark.parametrize(
+    "command", ["pytest '*'", 'pytest "tests/*"', "pytest tests/\\*", "pytest -k 'a[1]'"]
+)
+def test_quoted_glob_characters_are_plain_text(command: str) -> None:
+    assert allowed("run_command:pytest *", command)
 
 
 def test_unbalanced_quote_never_matches() -> None:
@@ -231,6 +255,12 @@ def test_rule_sets_combine() -> None:
         ("ls src/", "run_command:ls *"),
         ("python -m pytest -q", "run_command:python -m pytest *"),
         ("python3 -m mypy .", "run_command:python3 -m mypy *"),
+        ("python3.12 -m pytest -x", "run_command:python3.12 -m pytest *"),
+        ("python -m pip list", "run_command:python -m pip list *"),
+        ("uv sync --all-extras", "run_command:uv sync *"),
+        ("git log --oneline", "run_command:git log *"),
+        ("tox -e py311", "run_command:tox *"),
+        ("ruff check server", "run_command:ruff check *"),
     ],
 )
 def test_suggested_rule_is_program_subcommand_star(command: str, pattern: str) -> None:
@@ -255,10 +285,90 @@ def test_suggested_rule_is_program_subcommand_star(command: str, pattern: str) -
         "/usr/bin/env pytest",
         "ls *",
         "",
+        # interpreters and shells, by name family and any version
+        "python3.11 script.py",
+        "python3.12 -c 'import os'",
+        "pypy3 x.py",
+        "pypy3.10 -m timeit 'x'",
+        "ipython",
+        "ksh -c 'id'",
+        "pwsh -Command x",
+        "/usr/bin/Python3.EXE x.py",
+        "busybox sh -c id",
+        "node x.js",
+        "node18 --test",
+        "deno run x.ts",
+        "bun x.ts",
+        "perl -e 1",
+        "perl5.36 x.pl",
+        "ruby -e 1",
+        "awk 'BEGIN{system(1)}'",
+        "sed 's/x/id/e' f",
+        # wrappers that run the rest as a command
+        "stdbuf -oL pytest",
+        "setsid pytest",
+        "timeout 5 pytest",
+        "nice pytest",
+        "nohup pytest",
+        "watch pytest",
+        "time pytest",
+        "command pytest",
+        "exec pytest",
+        "eval pytest",
+        "find . -name x -exec rm {} +",
+        "npx cowsay",
+        "bunx cowsay",
+        "uvx ruff",
+        # runner subcommands
+        "uv run pytest",
+        "pnpm dlx cowsay",
+        "yarn dlx cowsay",
+        "npm exec cowsay",
+        "go run main.go",
+        "poetry run pytest",
+        "docker run alpine",
+        "git config core.fsmonitor x",
+        "python -m uv run x",
+        "python -m timeit '1'",
+        # globs the shell expands
+        "rm -f *.pyc",
+        "pytest tests/test_?.py",
     ],
 )
 def test_no_suggestion_for_launchers_and_shell_syntax(command: str) -> None:
     assert suggest_rule("run_command", run(command)) is None
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -c core.pager=x log",
+        "git --no-pager log",
+        "make -f other.mk",
+        "make --eval=x",
+        "npm --prefix sub test",
+        "ls -la",
+        "git",
+        "docker",
+        "npm install",
+        "npm install left-pad",
+        "pip install -r requirements.txt",
+        "python -m pip install x",
+        "cargo install ripgrep",
+    ],
+)
+def test_only_the_exact_command_when_the_program_alone_would_allow_more(command: str) -> None:
+    rule = suggest_rule("run_command", run(command))
+    assert rule is not None and not rule.any_arguments
+    assert rule.words == command_words(command)
+    assert allows(rule, "run_command", run(command))
+    assert not allows(rule, "run_command", run(command + " more"))
+
+
+def test_a_suggested_rule_reads_back_as_the_same_rule() -> None:
+    for command in ["pytest -k 'a b'", "make -f 'my file.mk'", "git status"]:
+        rule = suggest_rule("run_command", run(command))
+        assert rule is not None and parse_rule(rule.text) == rule
 
 
 def test_no_suggestion_for_other_tools() -> None:

@@ -5,15 +5,17 @@ split into words as a POSIX shell would (``shlex``), and a command matches when 
 begin with the pattern's words, exactly: ``pytest *`` matches ``pytest``, ``pytest -q`` and
 ``pytest tests/a.py``, never ``pytestx``, ``./pytest`` or ``python -m pytest``. ``*`` may only
 be the last word, meaning "any further arguments"; a pattern without it matches that exact
-command only. Nothing is ever matched as a substring.
+command only. Nothing is ever matched as a substring, nor as a file pattern: a rule's words may
+not hold ``*``, ``?`` or ``[`` (a rule that does is refused with the reason).
 
 An allow rule never matches a command line holding shell syntax that could run something
 else: ``;``, ``&``, ``|``, backticks, ``$`` (``$(…)``, variables), ``<``, ``>``, parentheses,
-newlines or other control characters (``pytest; rm -rf ~`` is not ``pytest *``). Such a
-command is asked about. A deny rule is matched the other way round: against every simple
-command the line holds (split at that syntax; the program also by its base name), so
-``make && rm -rf build`` is denied by ``run_command:rm *``. A deny rule is a guard against a
-mistake, not a sandbox: a command can always be spelled another way.
+newlines or other control characters (``pytest; rm -rf ~`` is not ``pytest *``), nor one with
+a word the shell expands into file names (``tar cf x.tar *``: a repository can name a file
+like an option). Such a command is asked about. A deny rule is matched the other way round:
+against every simple command the line holds (split at that syntax; the program also by its
+base name), so ``make && rm -rf build`` is denied by ``run_command:rm *``. A deny rule is a
+guard against a mistake, not a sandbox: a command can always be spelled another way.
 
 Deny wins over allow. The ground floor: both the server's permission gate and the headless
 client (``cadenza run --allow``) use it.
@@ -28,6 +30,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from cadenza.command_kinds import (
+    has_subcommands,
+    installs_packages,
+    is_test_runner,
+    python_module,
+    runs_its_arguments,
+)
+
 PATTERN_ARGUMENTS: Mapping[str, str] = {"run_command": "command"}
 """The tools whose rules may carry a pattern, and the argument it is matched against."""
 
@@ -41,42 +51,8 @@ _SPLIT_AT = re.compile(r"[;&|`<>()\n\r]|\$\(")
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
-LAUNCHERS = frozenset(
-    {
-        "bash",
-        "sh",
-        "zsh",
-        "dash",
-        "fish",
-        "env",
-        "sudo",
-        "doas",
-        "su",
-        "xargs",
-        "eval",
-        "exec",
-        "command",
-        "builtin",
-        "nohup",
-        "nice",
-        "time",
-        "timeout",
-        "watch",
-        "python",
-        "python3",
-        "node",
-        "deno",
-        "bun",
-        "perl",
-        "ruby",
-        "php",
-        "npx",
-        "uvx",
-        "pipx",
-    }
-)
-"""Programs that run whatever their arguments say: no "always allow" pattern is offered for
-them (``python -m MODULE`` excepted), since ``python *`` would allow any code."""
+GLOB = re.compile(r"[*?\[]")
+"""Characters a shell expands into file names (``*``, ``?``, ``[``)."""
 
 SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9_:-]*")
 """A word taken as a subcommand (``run``, ``test``, ``lint:fix``), not a file or an option."""
@@ -134,7 +110,7 @@ def parse_rule(text: str) -> Rule:
     Raises:
         RuleError: Not a tool name; a pattern on a tool that takes none; an empty pattern,
             one that does not parse (an open quote), ``*`` before the last word, a pattern of
-            only ``*``, or shell syntax in it.
+            only ``*``, a word holding ``*``, ``?`` or ``[``, or shell syntax in it.
     """
     tool, sep, pattern = text.strip().partition(":")
     tool = tool.strip()
@@ -155,11 +131,27 @@ def parse_rule(text: str) -> Rule:
         raise RuleError(f"{text!r}: the pattern is empty; write {tool!r} for every call")
     any_arguments = words[-1] == ANY_ARGUMENTS
     leading = words[:-1] if any_arguments else words
+    _check_words(text, leading)
+    return Rule(tool=tool, words=leading, any_arguments=any_arguments)
+
+
+def _check_words(text: str, leading: tuple[str, ...]) -> None:
+    """Refuse a pattern's leading words (before any last ``*``) that cannot be matched as meant.
+
+    Raises:
+        RuleError: No program before ``*``; ``*`` before the last word; a glob character.
+    """
     if not leading:
         raise RuleError(f"{text!r}: name the program before '*', e.g. 'run_command:pytest *'")
     if ANY_ARGUMENTS in leading:
         raise RuleError(f"{text!r}: '*' may only be the last word (any further arguments)")
-    return Rule(tool=tool, words=leading, any_arguments=any_arguments)
+    for word in leading:
+        if GLOB.search(word):
+            raise RuleError(
+                f"{text!r}: {word!r} is no file pattern: a pattern's words are matched as "
+                "written, so they may not hold *, ? or [ (only a lone '*' at the end, meaning "
+                "any further arguments)"
+            )
 
 
 def command_words(command: str) -> tuple[str, ...] | None:
@@ -174,6 +166,29 @@ def command_words(command: str) -> tuple[str, ...] | None:
     except ValueError:
         return None
     return words or None
+
+
+def expands_file_names(command: str) -> bool:
+    """Whether a shell would expand a word of ``command`` into file names.
+
+    That is ``*``, ``?`` or ``[`` outside quotes (``pytest *``, not ``pytest '*'``). Such a
+    word becomes whatever the workspace's files are called, and a repository can name a file
+    like an option (``--checkpoint-action=exec=sh x``): an allow rule never fits it.
+    """
+    quote: str | None = None
+    escaped = False
+    for char in command:
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote is not None:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "*?[":
+            return True
+    return False
 
 
 def simple_commands(command: str) -> list[tuple[str, ...]]:
@@ -207,7 +222,9 @@ def allows(rule: Rule, tool: str, arguments: Mapping[str, object]) -> bool:
         return True
     command = _argument(rule, arguments)
     words = command_words(command) if command is not None else None
-    return words is not None and rule.matches_words(words)
+    if words is None or expands_file_names(command or ""):
+        return False
+    return rule.matches_words(words)
 
 
 def denies(rule: Rule, tool: str, arguments: Mapping[str, object]) -> bool:
@@ -268,20 +285,40 @@ def suggest_rule(tool: str, arguments: Mapping[str, object]) -> Rule | None:
     """The rule an "always allow … in this workspace" answer remembers, or None.
 
     The program, its leading subcommand when there is one (``npm run``, ``git status``;
-    ``python -m MODULE``), then ``*``: ``pytest -q tests`` gives ``pytest *``. None for a tool
-    that takes no pattern, a command with shell syntax, an environment assignment first, or a
-    program that runs whatever its arguments say (``bash``, ``python -c``, ``sudo``...).
+    ``python -m MODULE``), then ``*``: ``pytest -q tests`` gives ``pytest *``. Only the exact
+    command when the program alone would say more than the person saw: an option before any
+    subcommand (``git -c core.pager=… log``, ``make -f FILE``; a test runner's options
+    excepted), a program judged by its subcommand without one (``git``, ``docker IMAGE``), a
+    command that installs packages (``npm install lodash``). None for a tool that takes no
+    pattern, a command with shell syntax or words a shell expands into file names, an
+    environment assignment first, or a program that runs whatever its arguments say
+    (``bash``, ``python3.12 script.py``, ``timeout``, ``uv run``...: ``command_kinds``).
     """
     argument = PATTERN_ARGUMENTS.get(tool)
     command = arguments.get(argument) if argument else None
-    words = command_words(command) if isinstance(command, str) else None
-    if not words or "=" in words[0] or ANY_ARGUMENTS in words:
+    if not isinstance(command, str) or expands_file_names(command):
         return None
-    program = words[0]
-    if os.path.basename(program) in LAUNCHERS:
-        if program in ("python", "python3") and len(words) > 2 and words[1] == "-m":
-            return Rule(tool=tool, words=words[:3], any_arguments=True)
+    words = command_words(command)
+    if not words or "=" in words[0] or runs_its_arguments(words):
         return None
-    if len(words) > 1 and SUBCOMMAND.fullmatch(words[1]):
-        return Rule(tool=tool, words=words[:2], any_arguments=True)
-    return Rule(tool=tool, words=words[:1], any_arguments=True)
+    leading, any_arguments = _suggested_words(words)
+    rule = Rule(tool=tool, words=leading, any_arguments=any_arguments)
+    try:  # remembered as text and read back: it must read as the same rule
+        same = parse_rule(rule.text) == rule
+    except RuleError:
+        same = False
+    return rule if same else None
+
+
+def _suggested_words(words: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
+    """``(leading words, any further arguments)`` of the suggested rule (see ``suggest_rule``)."""
+    lead = 3 if python_module(words) else 1  # python -m MODULE is the program
+    program, rest = words[:lead], words[lead:]
+    by_subcommand = has_subcommands(words[lead - 1])
+    if installs_packages(words):
+        return words, False
+    if rest and SUBCOMMAND.fullmatch(rest[0]):
+        return program + rest[:1], True
+    if rest and rest[0].startswith("-"):
+        return (program, True) if is_test_runner(words) else (words, False)
+    return (words, False) if by_subcommand else (program, True)

@@ -94,7 +94,12 @@ def test_the_pattern_option_is_offered_and_read_for_a_command() -> None:
     )
     assert [(o.option_id, o.kind, o.name) for o in request_options(request)][:2] == [
         ("allow_once", "allow_once", "Allow once"),
-        ("allow_pattern", "allow_always", "Always allow `pytest …` in this workspace"),
+        (
+            "allow_pattern",
+            "allow_always",
+            "Always allow `pytest …` in this workspace "
+            "(it runs this workspace's conftest.py and tests)",
+        ),
     ]
     chosen = RequestPermissionResponse(
         outcome=AllowedOutcome(outcome="selected", option_id="allow_pattern")

@@ -54,7 +54,7 @@ async def test_the_pattern_answer_remembers_the_rule_and_answers_later_calls(
     assert await gate.check(command("pytest -q")) == ("allowed", "allow_pattern")
     [asked] = asker.asked
     assert asked.suggested is not None and asked.pattern_option_name == (
-        "Always allow `pytest …` in this workspace"
+        "Always allow `pytest …` in this workspace (it runs this workspace's conftest.py and tests)"
     )
     assert store(tmp_path).listed() == [StoredRule(rule="run_command:pytest *", decision="allow")]
 
@@ -63,6 +63,7 @@ async def test_the_pattern_answer_remembers_the_rule_and_answers_later_calls(
     assert await gate.check(command("pytest; rm -rf ~")) == ("rejected", "reject_once")
     assert await gate.check(command("ls")) == ("rejected", "reject_once")
     assert asker.asked[-1].suggested is not None  # `ls *` is offered
+    assert asker.asked[-1].pattern_option_name == "Always allow `ls …` in this workspace"
     assert asker.asked[-2].suggested is None  # nothing is offered for shell syntax
 
 

@@ -5,7 +5,8 @@ editor first with ACP's four options (``session/request_permission``; Cadenza se
 ``cadenza/requestPermission``). ``allow_always`` and ``reject_always`` are remembered per
 workspace (``PermissionStore``), so the person is not asked again. For a command the person may
 instead allow its program and subcommand in this workspace (``allow_pattern``: "Always allow
-`pytest …` in this workspace", remembered as the rule ``run_command:pytest *``). Rules
+`pytest …` in this workspace", remembered as the rule ``run_command:pytest *``; a test runner
+or build tool says that it runs the workspace's own code). Rules
 (``cadenza.permission_rules``) come from the person's own ``cadenza.toml`` (``[permissions]
 allow``/``deny``) and from those remembered answers; deny wins, and a deny rule also refuses
 calls of tools that do not ask. A change to a protected path (``tools.protected``; asked by
@@ -31,6 +32,7 @@ import anyio
 import platformdirs
 from pydantic import BaseModel, ValidationError
 
+from cadenza.command_kinds import workspace_code
 from cadenza.permission_rules import Rule, RuleError, RuleSet, parse_rule, suggest_rule
 from cadenza.tools.base import ToolKind, ToolResult
 
@@ -93,10 +95,16 @@ class PermissionRequest:
 
     @property
     def pattern_option_name(self) -> str | None:
-        """The title of the ``allow_pattern`` option, or None when it is not offered."""
+        """The title of the ``allow_pattern`` option, or None when it is not offered.
+
+        A test runner or build tool is named for what it runs: "Always allow `pytest …` in
+        this workspace (it runs this workspace's conftest.py and tests)".
+        """
         if self.suggested is None or self.protected:
             return None
-        return f"Always allow `{self.suggested.shown}` in this workspace"
+        name = f"Always allow `{self.suggested.shown}` in this workspace"
+        code = workspace_code(self.suggested.words) if self.suggested.words else None
+        return f"{name} (it runs this workspace's {code})" if code else name
 
     @property
     def options(self) -> tuple[PermissionOptionKind, ...]:
