@@ -59,6 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="WARNING",
         help="logging level on stderr (default WARNING; INFO, DEBUG for more)",
     )
+    serve.add_argument(
+        "--trust-workspace",
+        metavar="FOLDER",
+        help="trust this workspace folder for the server's life: its cadenza.toml may choose "
+        "the model and programs to run; nothing is recorded (cadenza run --trust-workspace)",
+    )
 
     run = sub.add_parser(
         "run",

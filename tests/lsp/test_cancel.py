@@ -119,11 +119,16 @@ async def test_sigterm_stops_the_server_and_its_commands(
     fake: FakeOpenAI, workspace: Path, tmp_path: Path
 ) -> None:
     fake.script(call("run_command", SLEEP, "c1"))
+    env = server_env(fake.base_url, tmp_path / "home")
+    user = Path(env["XDG_CONFIG_HOME"]) / "cadenza"
+    user.mkdir()
+    # The person's own config lets commands run unasked (initializationOptions cannot).
+    (user / "cadenza.toml").write_text("[permissions]\ngated = []\n", encoding="utf-8")
     client = await RawClient.start(
         root=workspace,
-        env=server_env(fake.base_url, tmp_path / "home"),
+        env=env,
         stderr=tmp_path / "server.log",
-        init_options={"model": "openai/test", "permissions": {"gated": []}},
+        init_options={"model": "openai/test"},
     )
     try:
         await client.start_session({"task": "sleep a while"})

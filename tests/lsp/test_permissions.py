@@ -263,6 +263,34 @@ async def test_neither_the_workspace_nor_initialization_options_set_rules(
     )
 
 
+async def test_initialization_options_only_tighten_permissions(
+    connect: Connect, fake: FakeOpenAI, workspace: Path, tmp_path: Path
+) -> None:
+    # An editor merges a repository's own settings into initializationOptions.
+    user_config(tmp_path, 'review = "confirm"\n')
+    editor = await connect(
+        caps=capabilities(request_permission=True),
+        init_options={
+            "permissions": {"gated": ["edit_file"], "timeoutS": 30},
+            "mcp": {"gated": False, "servers": [{"name": "s", "url": "http://x", "gated": False}]},
+            "review": "auto",
+            "trustWorkspace": True,
+        },
+    )
+    editor.permission_option = "reject_once"
+    fake.script(call("run_command", TOUCH, "c1"), text("ok"))
+    await editor.run("try")
+    assert len(editor.permission_requests) == 1  # still asked
+    assert not (workspace / "marker.txt").exists()
+    shown = warnings(editor)
+    assert any(
+        "Cadenza still asks before run_command, delete_file, browse_interactive" in w for w in shown
+    ), shown
+    assert any("mcp.gated, the gated of MCP server 's' = false" in w for w in shown), shown
+    assert any('review = "auto"' in w and "you still review" in w for w in shown), shown
+    assert any("trustWorkspace" in w and "cannot trust a folder" in w for w in shown), shown
+
+
 async def test_list_and_revoke_permissions(
     connect: Connect, fake: FakeOpenAI, workspace: Path, tmp_path: Path
 ) -> None:

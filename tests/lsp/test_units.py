@@ -169,11 +169,10 @@ def test_config_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     untrusted = load_server_config(tmp_path, None)  # the model waits for the trust question
     assert untrusted.config.model is None and untrusted.config.max_steps == 7
     assert untrusted.trust is not None and untrusted.trust.undecided
-    trusted = {"trustWorkspace": True}
-    assert load_server_config(tmp_path, trusted).config.model == "openai/toml"
+    assert load_server_config(tmp_path, None, granted=True).config.model == "openai/toml"
     monkeypatch.setenv("CADENZA_MODEL", "openai/env")
-    assert load_server_config(tmp_path, trusted).config.model == "openai/env"
-    loaded = load_server_config(tmp_path, {"model": "openai/init", **trusted})
+    assert load_server_config(tmp_path, None, granted=True).config.model == "openai/env"
+    loaded = load_server_config(tmp_path, {"model": "openai/init"}, granted=True)
     assert loaded.config.model == "openai/init"
     assert loaded.config.max_steps == 7
     assert loaded.warnings == []
@@ -406,11 +405,73 @@ def test_workspace_toml_cannot_set_permissions_providers_or_browser(
     [warning] = loaded.warnings  # the held ones are asked about first (lsp.trust)
     assert "ignored permissions" in warning
     # Trusted, the folder chooses its model, provider and browser, never the permissions.
-    trusted = load_server_config(tmp_path, {"trustWorkspace": True})
+    trusted = load_server_config(tmp_path, None, granted=True)
     assert trusted.config.model == "evil/x"
     assert trusted.config.providers["evil"].base_url == "http://attacker/v1"
     assert trusted.config.browser.executable_path == "/tmp/evil"
     assert "run_command" in trusted.config.permissions.gated
+
+
+def test_init_options_only_tighten_permissions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("CADENZA_MODEL", raising=False)
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "cadenza.toml").write_text('model = "evil/x"\n')
+    loaded = load_server_config(
+        tmp_path / "ws",
+        {
+            "permissions": {"gated": ["edit_file"], "timeoutS": 9},
+            "mcp": {"gated": False, "servers": [{"name": "s", "url": "http://h", "gated": False}]},
+            "trustWorkspace": True,
+        },
+    )
+    permissions = loaded.config.permissions
+    assert permissions.gated == ["run_command", "delete_file", "browse_interactive", "edit_file"]
+    assert permissions.timeout_s == 9  # not a permission: taken
+    assert loaded.config.mcp.gated and loaded.config.mcp.servers[0].gated is None
+    assert loaded.config.model is None  # the folder is not trusted by the options
+    assert loaded.trust is not None and loaded.trust.undecided
+    assert len(loaded.warnings) == 3, loaded.warnings
+    # Nothing to warn about when the options only add prompts or repeat the person's choice.
+    assert (
+        load_server_config(
+            None,
+            {
+                "permissions": {
+                    "gated": ["run_command", "delete_file", "browse_interactive", "edit_file"]
+                },
+                "trustWorkspace": False,
+            },
+        ).warnings
+        == []
+    )
+
+
+def test_init_options_may_repeat_what_the_person_turned_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = tmp_path / "user" / "cadenza"
+    user.mkdir(parents=True)
+    (user / "cadenza.toml").write_text(
+        "[permissions]\ngated = []\n[mcp]\ngated = false\n"
+        '[[mcp.servers]]\nname = "s"\nurl = "http://h"\n'
+    )
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user"))
+    monkeypatch.delenv("CADENZA_MODEL", raising=False)
+    loaded = load_server_config(
+        None,
+        {
+            "permissions": {"gated": []},
+            "mcp": {"gated": False, "servers": [{"name": "s", "url": "http://h", "gated": False}]},
+            "review": "auto",
+        },
+    )
+    assert loaded.warnings == []
+    assert loaded.config.permissions.gated == [] and not loaded.config.mcp.gated
+    assert loaded.config.mcp.servers[0].gated is False
 
 
 def test_init_options_override_the_same_key_from_the_user_file(

@@ -35,6 +35,8 @@ from cadenza.schema.methods import START_SESSION
 log = logging.getLogger(__name__)
 
 STDERR_TAIL_LINES = 40
+TRUST_FLAG = "--trust-workspace"
+"""``cadenza serve``'s option naming the folder the person trusts for the server's life."""
 CLIENT_NAME = "cadenza-run"
 
 
@@ -121,10 +123,16 @@ class StderrTail:
 async def spawn(lsp: ServerLanguageClient, options: ClientOptions, stderr: StderrTail) -> None:
     """Start the server process on ``lsp``'s stdio and drain its stderr into ``stderr``.
 
+    A run that trusts the workspace (``--trust-workspace``) says so on the server's command
+    line (``cadenza serve --trust-workspace FOLDER``): the server takes trust from the person's
+    own command line only, never from ``initializationOptions``.
+
     Raises:
         ServerStartError: The command cannot be run.
     """
     command = list(options.server_command)
+    if options.trust_workspace:
+        command += [TRUST_FLAG, str(options.workspace.resolve())]
     env = dict(options.env) if options.env is not None else None
     try:
         # A session of its own: Ctrl-C in the terminal reaches this client only, which then
@@ -170,22 +178,15 @@ async def initialize(
 
 
 def initialize_params(
-    root: Path,
-    max_steps: int | None,
-    time_budget_s: float | None = None,
-    *,
-    trust_workspace: bool = False,
+    root: Path, max_steps: int | None, time_budget_s: float | None = None
 ) -> types.InitializeParams:
     """``initialize`` for the workspace folder ``root`` (resolved).
 
-    ``maxSteps`` and ``timeBudgetS`` when set; ``trustWorkspace: true`` when the person trusts
-    the folder for this run (its ``cadenza.toml`` may then choose the model and programs to run).
+    ``maxSteps`` and ``timeBudgetS`` when set.
     """
     options: dict[str, Any] = {}
     if max_steps is not None:
         options["maxSteps"] = max_steps
-    if trust_workspace:
-        options["trustWorkspace"] = True
     if time_budget_s is not None:
         options["timeBudgetS"] = time_budget_s
     root_uri: str = from_fs_path(str(root))

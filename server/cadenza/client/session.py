@@ -155,12 +155,7 @@ class HeadlessClient:
         await spawn(lsp, self.options, self._stderr)
         result = await initialize(
             lsp,
-            initialize_params(
-                self.root,
-                self.options.max_steps,
-                self.options.time_budget_s,
-                trust_workspace=self.options.trust_workspace,
-            ),
+            initialize_params(self.root, self.options.max_steps, self.options.time_budget_s),
             timeout=self.options.start_timeout,
             stderr=self._stderr,
         )

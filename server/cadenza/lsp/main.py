@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 from cadenza.lsp.early import EarlyStart, InitializeWatch, PrefixedStdin, answer_early
@@ -97,7 +98,8 @@ def serve_main(args: argparse.Namespace) -> int:
     also when the stream just closed), over stdio and TCP alike.
 
     Args:
-        args: ``tcp`` (``"HOST:PORT"`` or None for stdio) and ``log_level`` (e.g. ``INFO``).
+        args: ``tcp`` (``"HOST:PORT"`` or None for stdio), ``log_level`` (e.g. ``INFO``) and
+            ``trust_workspace`` (a folder the person trusts for this server's life, or None).
     """
     logging.basicConfig(
         stream=sys.stderr,
@@ -123,6 +125,8 @@ def serve_main(args: argparse.Namespace) -> int:
     from cadenza.lsp.server import create_server
 
     server = create_server()
+    if getattr(args, "trust_workspace", None):
+        server.trusted_folder = Path(args.trust_workspace).resolve()
     if args.tcp or getattr(args, "ws", None):
         if not _serve_network(server, args):
             return 2

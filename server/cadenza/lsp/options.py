@@ -4,6 +4,15 @@ Invalid settings never stop the server (jedi-language-server's rule): each probl
 warning shown to the person, and the layer that failed is skipped, so defaults apply. The
 folder's settings that need trust apply only in a trusted folder (``host.trust``,
 ``lsp.trust``).
+
+``initializationOptions`` come from the editor, and editors merge a workspace's own settings
+into them (a repository's ``.vscode/settings.json``, ``.zed/settings.json``,
+``.helix/languages.toml``, a Sublime project file), so they may only tighten what the person's
+own ``cadenza.toml`` decided: more tools that ask first, never fewer (``permissions.gated``,
+``mcp.gated``, a server's ``gated``), never ``review = "auto"`` over the person's
+``"confirm"``, no permission rules (``permissions.allow`` / ``deny``), and no trust in the
+folder (``trustWorkspace``: ``cadenza serve --trust-workspace FOLDER`` is the person's own
+command line). Each value left out is named in a warning.
 Precedence, highest first: the ``model`` of ``cadenza.startSession`` (applied per
 session), ``initializationOptions``, ``CADENZA_MODEL``, ``cadenza.toml``, the embedded default.
 """
@@ -22,8 +31,7 @@ SOURCE = "initializationOptions"
 
 
 TRUST_OPTION = "trustWorkspace"
-"""``initializationOptions.trustWorkspace: true``: the client's person trusts the folder for
-this server's life (``cadenza run --trust-workspace``); nothing is recorded."""
+"""``initializationOptions.trustWorkspace``: refused (a workspace's settings can reach it)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,26 +69,32 @@ def _known_keys() -> set[str]:
     return keys
 
 
-def _granted(options: Any, warnings: list[str]) -> tuple[Any, bool]:
-    """``options`` without ``trustWorkspace``, and whether it granted trust."""
+def _without_trust(options: Any, warnings: list[str]) -> Any:
+    """``options`` without ``trustWorkspace``: only the person trusts a folder."""
     if not isinstance(options, dict) or TRUST_OPTION not in options:
-        return options, False
-    rest = {k: v for k, v in options.items() if k != TRUST_OPTION}
-    value = options[TRUST_OPTION]
-    if not isinstance(value, bool):
-        warnings.append(f"Cadenza ignored {SOURCE}.{TRUST_OPTION}: expected true or false")
-        return rest, False
-    return rest, value
+        return options
+    if options[TRUST_OPTION] is not False:
+        warnings.append(
+            f"Cadenza ignored {SOURCE}.{TRUST_OPTION}: editor settings cannot trust a folder "
+            "(a workspace's own settings reach them); answer Cadenza's question about the "
+            "folder, or run `cadenza trust FOLDER`"
+        )
+    return {k: v for k, v in options.items() if k != TRUST_OPTION}
 
 
 RULE_KEYS = ("allow", "deny")
 """``[permissions]`` keys only the person's own ``cadenza.toml`` sets."""
 
 
+def _table(options: dict[str, Any], key: str) -> dict[str, Any] | None:
+    value = options.get(key)
+    return dict(value) if isinstance(value, dict) else None
+
+
 def _without_rules(options: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
     """``options`` without permission rules: they come from the person's own file only."""
-    table = options.get("permissions")
-    if not isinstance(table, dict) or not any(key in table for key in RULE_KEYS):
+    table = _table(options, "permissions")
+    if table is None or not any(key in table for key in RULE_KEYS):
         return options
     warnings.append(
         f"Cadenza ignored {SOURCE}.permissions allow/deny: permission rules are read from "
@@ -88,6 +102,94 @@ def _without_rules(options: dict[str, Any], warnings: list[str]) -> dict[str, An
     )
     kept = {k: v for k, v in table.items() if k not in RULE_KEYS}
     return {**options, "permissions": kept}
+
+
+def _gated_kept(
+    options: dict[str, Any], config: CadenzaConfig, warnings: list[str]
+) -> dict[str, Any]:
+    """``permissions.gated`` may add tools that ask first, never drop one the config has."""
+    table = _table(options, "permissions")
+    given = table.get("gated") if table is not None else None
+    if table is None or not isinstance(given, list):
+        return options  # absent, or invalid: validation says so
+    dropped = [tool for tool in config.permissions.gated if tool not in given]
+    if dropped:
+        warnings.append(
+            f"Cadenza still asks before {', '.join(dropped)}: {SOURCE}.permissions.gated may "
+            "add tools that ask first, not remove them (your own cadenza.toml can)"
+        )
+    table["gated"] = list(dict.fromkeys([*config.permissions.gated, *given]))
+    return {**options, "permissions": table}
+
+
+def _unasked(config: CadenzaConfig, name: object) -> bool:
+    """Whether the person's config lets the tools of MCP server ``name`` run unasked."""
+    for server in config.mcp.servers:
+        if server.name == name and server.gated is not None:
+            return not server.gated
+    return not config.mcp.gated
+
+
+def _server_gated_kept(server: Any, config: CadenzaConfig, refused: list[str]) -> Any:
+    """One MCP server of the options, without ``gated = false`` unless the config says so."""
+    if not isinstance(server, dict) or server.get("gated") is not False:
+        return server
+    name = server.get("name")
+    if _unasked(config, name):
+        return server
+    refused.append(f"the gated of MCP server {name!r}")
+    return {k: v for k, v in server.items() if k != "gated"}
+
+
+def _mcp_gated_kept(
+    options: dict[str, Any], config: CadenzaConfig, warnings: list[str]
+) -> dict[str, Any]:
+    """``mcp.gated`` and a server's ``gated`` may be ``false`` only where the config says so."""
+    table = _table(options, "mcp")
+    if table is None:
+        return options
+    refused: list[str] = []
+    if table.get("gated") is False and config.mcp.gated:
+        del table["gated"]
+        refused.append("mcp.gated")
+    servers = table.get("servers")
+    if isinstance(servers, list):
+        table["servers"] = [_server_gated_kept(server, config, refused) for server in servers]
+    if refused:
+        warnings.append(
+            f"Cadenza ignored {SOURCE} {', '.join(refused)} = false: MCP tools still ask "
+            "before each call (your own cadenza.toml can turn that off)"
+        )
+    return {**options, "mcp": table}
+
+
+def _review_kept(
+    options: dict[str, Any], config: CadenzaConfig, warnings: list[str]
+) -> dict[str, Any]:
+    """``review = "auto"`` never overrides the person's ``"confirm"``."""
+    if options.get("review") != "auto" or config.review != "confirm":
+        return options
+    warnings.append(
+        f'Cadenza ignored {SOURCE}.review = "auto": your cadenza.toml has review = "confirm", '
+        "so you still review each change"
+    )
+    return {k: v for k, v in options.items() if k != "review"}
+
+
+def tightened(
+    options: dict[str, Any], config: CadenzaConfig, warnings: list[str]
+) -> dict[str, Any]:
+    """``options`` with every value that would widen ``config``'s permissions left out.
+
+    Args:
+        options: ``initializationOptions`` (known keys only).
+        config: The configuration they apply to (the person's files and the environment).
+        warnings: Receives a sentence for each value left out.
+    """
+    options = _without_rules(options, warnings)
+    options = _gated_kept(options, config, warnings)
+    options = _mcp_gated_kept(options, config, warnings)
+    return _review_kept(options, config, warnings)
 
 
 def load_server_config(
@@ -98,18 +200,18 @@ def load_server_config(
     Args:
         root: The workspace folder of ``initialize`` (its ``cadenza.toml`` is read), or None.
         options: ``InitializeParams.initializationOptions`` as received: a JSON object with
-            ``CadenzaConfig`` fields (camelCase or snake_case) and ``trustWorkspace``, or null.
+            ``CadenzaConfig`` fields (camelCase or snake_case), or null. Values that would
+            widen permissions are left out (``tightened``).
         store: The recorded trust decisions (default: the user's).
-        granted: Trust the folder whatever was recorded (the person just said so).
+        granted: Trust the folder whatever was recorded (the person said so: they just
+            answered, or started the server with ``--trust-workspace FOLDER``).
 
     Returns:
         The configuration; ``warnings`` says what was ignored and why.
     """
     warnings: list[str] = []
-    options, by_client = _granted(options, warnings)
-    trust = (
-        folder_trust(root, granted=granted or by_client, store=store) if root is not None else None
-    )
+    options = _without_trust(options, warnings)
+    trust = folder_trust(root, granted=granted, store=store) if root is not None else None
     try:
         config = load_config(
             root,
@@ -131,7 +233,7 @@ def load_server_config(
         # One unknown key (a newer client, a typo) must not throw away the valid ones.
         warnings.append(f"Cadenza ignored unknown settings: {', '.join(map(str, unknown))}")
         options = {k: v for k, v in options.items() if k in known}
-    options = _without_rules(options, warnings)
+    options = tightened(options, config, warnings)
     try:
         config = config.merged(options, SOURCE)
     except ConfigError as exc:

@@ -76,6 +76,9 @@ class CadenzaServer(LanguageServer):
         self._config: CadenzaConfig | None = None
         self.trust_question: TrustQuestion | None = None
         """The folder's workspace trust question, asked before the first session."""
+        self.trusted_folder: Path | None = None
+        """The folder ``cadenza serve --trust-workspace FOLDER`` trusts for this server's life
+        (resolved): the person's own command line, never ``initializationOptions``."""
         self._cadenza_protocol.on_cancel_request = self._cancel_request
         self.shutdown_received = False
         """True once ``shutdown`` was answered: ``exit`` then ends with status 0, else 1."""
@@ -181,7 +184,9 @@ def initialize(ls: CadenzaServer, params: types.InitializeParams) -> None:
     folders = params.workspace_folders or []
     root_uri = folders[0].uri if folders else params.root_uri
     root = to_fs_path(root_uri) if root_uri else None
-    loaded = load_server_config(Path(root) if root else None, params.initialization_options)
+    folder = Path(root) if root else None
+    granted = folder is not None and folder.resolve() == ls.trusted_folder
+    loaded = load_server_config(folder, params.initialization_options, granted=granted)
     for warning in loaded.warnings:
         ls.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Warning, message=warning)
