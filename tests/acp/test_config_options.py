@@ -148,7 +148,9 @@ async def test_the_model_selector_offers_ollamas_models_and_one_runs_the_next_tu
         sid = session.session_id
         model = options_by_id(session.config_options)["model"]
         offered = {o.value: o.name for o in model.options}
-        assert offered["ollama/qwen2.5-coder:7b"] == f"qwen2.5-coder:7b (Ollama at {host})"
+        assert offered["ollama/qwen2.5-coder:7b"] == "qwen2.5-coder:7b (Ollama)"
+        described = {o.value: o.description for o in model.options}
+        assert described["ollama/qwen2.5-coder:7b"] == f"Ollama at {host}"
         assert "local/qwen2.5-coder-1.5b" in offered
 
         fake.script(text("one"))

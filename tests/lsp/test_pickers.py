@@ -42,7 +42,7 @@ async def test_list_models_offers_the_default_local_and_the_sessions_choice(
     hosted = listed["models"][0]
     assert hosted == {
         "id": "openai/test",
-        "label": "test (openai)",
+        "label": "test (openai, default)",
         "local": False,
         "pulled": None,
         "where": "openai",

@@ -52,13 +52,16 @@ async def test_the_persons_servers_models_are_listed_and_one_runs_the_next_turn(
     at_ollama = f"Ollama at 127.0.0.1:{ollama.port}"
     assert by_id["ollama/qwen2.5-coder:7b"] == {
         "id": "ollama/qwen2.5-coder:7b",
-        "label": f"qwen2.5-coder:7b ({at_ollama})",
+        "label": "qwen2.5-coder:7b (Ollama)",
         "local": False,
         "pulled": None,
         "where": at_ollama,
     }
     assert by_id["ollama/llama3.2:3b"]["where"] == at_ollama
     lm = by_id["lmstudio/qwen2.5-coder-14b-instruct"]
+    assert lm["label"] == "qwen2.5-coder-14b-instruct (LM Studio)"
+    assert by_id["local/qwen2.5-coder-1.5b"]["label"] == "qwen2.5-coder-1.5b (local)"
+    assert by_id["openai/test"]["label"] == "test (openai, default)"
     assert lm["where"] == f"LM Studio at 127.0.0.1:{lmstudio.port}"
     assert by_id["local/qwen2.5-coder-1.5b"]["where"] == "this machine (embedded llama.cpp)"
     assert by_id["openai/test"]["where"] == "openai"

@@ -102,7 +102,7 @@ def test_a_catalog_model_is_pulled_from_its_url_and_verified(
     assert (choice.local, choice.pulled, choice.label) == (
         True,
         True,
-        "tiny-test (local: a test file)",
+        "tiny-test (local)",
     )
     assert models_cli.models_main(argparse.Namespace(models_command="list", name=None)) == 0
     listed = capsys.readouterr().out

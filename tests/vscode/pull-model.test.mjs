@@ -91,9 +91,9 @@ describe("Pull model when the local model is missing (code-server)", { timeout: 
       await session.locator(".end button", { hasText: "Pull model" }).waitFor();
       assert.ok(!fs.existsSync(path.join(models, `${MODEL}.gguf`)), "the model was there before the pull");
       // The picker (listed once the server started) knows the catalog's model, not downloaded yet.
-      const option = view.locator("select#model option", { hasText: `(local/${MODEL})` });
+      const option = view.locator(`select#model option[value="local/${MODEL}"]`);
       await waitFor("the model picker to list the catalog's model", async () => (await option.count()) === 1);
-      assert.equal((await option.innerText()).trim(), `${MODEL} (local: a test file) (local/${MODEL}) — not downloaded`);
+      assert.equal((await option.innerText()).trim(), `${MODEL} (local, default) — not downloaded`);
       await wb.shot("missing-model", "the configured local model is not pulled: the error says so, with Pull model in the notification and in the view");
 
       await button.click();
@@ -102,7 +102,7 @@ describe("Pull model when the local model is missing (code-server)", { timeout: 
       await session.locator(".note", { hasText: ready }).waitFor();
       await waitFor("the view's Pull model button to go", async () => (await session.locator(".end button", { hasText: "Pull model" }).count()) === 0);
       await waitFor("the picker to list the model as downloaded", async () =>
-        (await option.count()) === 1 && (await option.innerText()).trim() === `${MODEL} (local: a test file) (local/${MODEL})`,
+        (await option.count()) === 1 && (await option.innerText()).trim() === `${MODEL} (local, default)`,
       );
       await wb.shot("model-ready", "after Pull model: the view says the model is ready (the button is gone; the notification may sit in the notification center only); the picker no longer says not downloaded");
 

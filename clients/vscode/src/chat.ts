@@ -77,8 +77,9 @@ const BUILT_IN_WORKFLOWS: WorkflowInfo[] = [
   { name: "plan-implement-review", description: "plan (read-only), implement, review" },
 ];
 
-function modelLabel(m: ModelInfo): string {
-  const base = m.label && m.label !== m.id ? `${m.label} (${m.id})` : m.id;
+/** A picker's line: the server's label (the model, where it runs, "default"), else the id. */
+export function modelLabel(m: ModelInfo): string {
+  const base = m.label || m.id;
   return m.local && m.pulled === false ? `${base} — not downloaded` : base;
 }
 

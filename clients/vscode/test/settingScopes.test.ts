@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { DEFAULT_SETTINGS, readSettings } from "../src/config";
+import { DEFAULT_SETTINGS, initializationOptions, readSettings } from "../src/config";
 import {
   TIGHTEN_ONLY,
   USER_ONLY_KEYS,
@@ -73,6 +73,13 @@ describe("readSettings with a workspace's values", () => {
       reviewMode: false,
       saveEdits: "never",
     });
+  });
+
+  it("sends the server none of a hostile workspace's values but its limits", () => {
+    const options = initializationOptions(readSettings(configuration({}, { ...HOSTILE, maxSteps: 3 })));
+    expect(options).toEqual({ maxSteps: 3 });
+    const mine = initializationOptions(readSettings(configuration({ model: "openai/gpt-4.1" }, HOSTILE)));
+    expect(mine).toEqual({ model: "openai/gpt-4.1" });
   });
 
   it("takes a workspace's tighten-only value when it is stricter", () => {

@@ -23,7 +23,7 @@ from acp.schema import (
 from cadenza.acp.session import AcpSession, request_error
 from cadenza.engine.workflows import DEFAULT_WORKFLOW
 from cadenza.host.build import find_workflow, workflow_catalog
-from cadenza.host.catalog import model_choices, workflow_choices
+from cadenza.host.catalog import ModelChoice, model_choices, workflow_choices
 from cadenza.host.choices import SessionChoices
 from cadenza.host.commands import slash_commands
 from cadenza.host.errors import SetupError
@@ -32,6 +32,13 @@ from cadenza.providers.served import served_models
 
 MODEL = "model"
 MODE = "mode"
+
+
+def _described(model: ModelChoice) -> str | None:
+    """A model option's description: how to pull a local one, or the server it runs on."""
+    if model.pulled is False:
+        return f"not pulled yet: run `cadenza models pull {model.id.removeprefix('local/')}`"
+    return model.where if not model.local and model.where not in model.label else None
 
 
 async def config_options(
@@ -51,14 +58,7 @@ async def config_options(
             category="model",
             current_value=live.model,
             options=[
-                SessionConfigSelectOption(
-                    value=m.id,
-                    name=m.label,
-                    description="not pulled yet: run "
-                    f"`cadenza models pull {m.id.removeprefix('local/')}`"
-                    if m.pulled is False
-                    else None,
-                )
+                SessionConfigSelectOption(value=m.id, name=m.label, description=_described(m))
                 for m in models
             ],
         ),

@@ -20,7 +20,7 @@ from cadenza.providers.model_catalog import MODELS, ModelError, ModelSpec
 from cadenza.providers.model_sources import known_models
 from cadenza.providers.models import model_path
 from cadenza.providers.registry import resolve_model_name, split_model_name
-from cadenza.providers.served import ServedModel
+from cadenza.providers.served import NAMES, ServedModel
 
 LOCAL = "local"
 EMBEDDED = "this machine (embedded llama.cpp)"
@@ -33,7 +33,8 @@ class ModelChoice:
 
     Attributes:
         id: ``PROVIDER/MODEL``.
-        label: What the picker shows.
+        label: What the picker shows: the model, where it runs (``local``, the server's
+            name such as ``Ollama``, or the provider) and ``default`` for the default one.
         local: Served by the embedded llama.cpp (``local/…``).
         pulled: For a known local model, whether its file is here; None for the others.
         where: Where it runs: the embedded server, a server of the person's
@@ -82,7 +83,8 @@ def model_choices(
     names += list(wheres)
     local = _local_models()
     names += [f"{LOCAL}/{name}" for name in local]
-    return [_choice(name, local, wheres) for name in dict.fromkeys(names)]
+    default = names[0]  # the configured default comes first
+    return [_choice(name, local, wheres, name == default) for name in dict.fromkeys(names)]
 
 
 def _local_models() -> dict[str, ModelSpec]:
@@ -97,17 +99,32 @@ def _local_models() -> dict[str, ModelSpec]:
         return dict(MODELS)
 
 
-def _choice(name: str, local: dict[str, ModelSpec], wheres: dict[str, str]) -> ModelChoice:
+def _choice(
+    name: str, local: dict[str, ModelSpec], wheres: dict[str, str], default: bool
+) -> ModelChoice:
     provider, model = split_model_name(name)
     if provider != LOCAL:
-        where = wheres.get(name, provider)
+        runs = NAMES.get(provider, provider) if name in wheres else provider
         return ModelChoice(
-            id=name, label=f"{model} ({where})", local=False, pulled=None, where=where
+            id=name,
+            label=_label(model, runs, default),
+            local=False,
+            pulled=None,
+            where=wheres.get(name, provider),
         )
     spec = local.get(model)
     pulled = None if spec is None else model_path(spec) is not None
-    label = f"{model} (local)" if spec is None else f"{model} (local: {spec.description})"
-    return ModelChoice(id=name, label=label, local=True, pulled=pulled, where=EMBEDDED)
+    return ModelChoice(
+        id=name, label=_label(model, LOCAL, default), local=True, pulled=pulled, where=EMBEDDED
+    )
+
+
+def _label(model: str, runs: str, default: bool) -> str:
+    """A picker's line: the model, where it runs, whether it is the default.
+
+    ``qwen2.5-coder-1.5b (local, default)``, ``llama3.2:3b (Ollama)``, ``gpt-4.1 (openai)``.
+    """
+    return f"{model} ({runs}, default)" if default else f"{model} ({runs})"
 
 
 def workflow_choices(root: Path) -> list[WorkflowChoice]:

@@ -44,7 +44,7 @@ T.run(function()
   T.wait(10000, function()
     return T.note(target .. " for the next message") ~= nil
   end, "the switch to be confirmed")
-  T.eq({ shown[1], shown[2] }, { "test (openai) ← current", "other (openai)" }, "the picker's first lines")
+  T.eq({ shown[1], shown[2] }, { "test (openai, default) ← current", "other (openai)" }, "the picker's first lines")
   T.contains(shown, "smollm2-135m", "pinned local models are offered")
   T.eq(session.model, target, "the session's model after the switch")
   T.eq(require("cadenza.config").options.model, target, "new sessions use it too")
