@@ -81,8 +81,9 @@ describe("the person's Ollama models in the model picker (code-server)", { timeo
       for (const model of OLLAMA_MODELS) {
         const option = picker.locator(`option[value="ollama/${model}"]`);
         await waitFor(`the picker to list ollama/${model}`, async () => (await option.count()) === 1, { timeoutMs: 60000 });
-        // Short: the model and where it runs, never the id repeated after it.
-        assert.equal((await option.innerText()).trim(), `${model} (Ollama)`);
+        // Short: the model, where it runs and "default" on the configured one, never the id again.
+        const mark = model === OLLAMA_MODELS[1] ? ", default" : "";
+        assert.equal((await option.innerText()).trim(), `${model} (Ollama${mark})`);
       }
       const labels = (await picker.locator("option").allInnerTexts()).map((t) => t.trim());
       assert.ok(labels.some((t) => t.startsWith("qwen2.5-coder-1.5b (local")), `no local model in ${labels.join(" | ")}`);
