@@ -84,6 +84,24 @@ async def test_a_search_replace_block_edits_through_the_edit_path_and_ends_done(
     assert "reply with one sentence saying what you did, and no block" in second
 
 
+async def test_the_blocks_are_shown_on_a_file_of_the_workspace(tmp_path: Path) -> None:
+    # A small model wrote its blocks to the instructions' placeholder path (path/to/...).
+    (tmp_path / ".editorconfig").write_text("root = true\n")
+    (tmp_path / "inventory.py").write_text("def calc_total():\n    return 1\n")
+    (tmp_path / "report.py").write_text("from inventory import calc_total\n")
+    session, _, provider = make(tmp_path, [text("Nothing to do.")], task="rename calc_total")
+    await session.run()
+    request = provider.requests[0]
+    assert request.example_file == ("inventory.py", "python")
+    system = map_messages(request.messages, request.tools, "empty", request.example_file)[0]
+    assert "For example, for inventory.py:\n\ninventory.py\n```python\n" in system["content"]
+    assert "path/to" not in system["content"]
+    # The file the task names comes first.
+    session, _, provider = make(tmp_path, [text("Nothing to do.")], task="fix report.py")
+    await session.run()
+    assert provider.requests[0].example_file == ("report.py", "python")
+
+
 async def test_a_whole_file_block_creates_a_file(tmp_path: Path) -> None:
     session, editor, _ = make(
         tmp_path,

@@ -28,6 +28,8 @@ from cadenza.engine.runtime import Runtime
 from cadenza.messages import AssistantReply, ToolMessage, ToolSpec, UserMessage
 from cadenza.providers.base import ModelRequest, TextSink, ToolChoice
 from cadenza.providers.text_reply import parse_text_reply
+from cadenza.tools.paths import relative_name
+from cadenza.tools.read import language_of, walk_files
 
 REPAIR_TEMPERATURE = 0.5
 """At least this temperature for the repair: a greedy model that ran away (a small model
@@ -110,7 +112,24 @@ def model_request(rt: Runtime, tools: list[ToolSpec]) -> ModelRequest:
         ending=loop.ending,
         reply_format="text" if loop.edit == "text" else "tools",
         watch=ReplyWatch(rt, stop_repeats=loop.reply_budget),
+        example_file=example_file(rt) if loop.edit == "text" else None,
     )
+
+
+def example_file(rt: Runtime) -> tuple[str, str] | None:
+    """The file the text format's instructions show in their blocks, and its fence tag.
+
+    The first file the task is about, else the first the model was shown whole, else the
+    workspace's first file: a small model writes its blocks to the example's path, so it is
+    a real one.
+    """
+    name = next(iter(rt.task_files), None)
+    if name is None and rt.shown:
+        name = relative_name(rt.root, min(rt.shown))
+    if name is None:
+        files = (p for p in walk_files(rt.root, rt.root) if not p.name.startswith("."))
+        name = next((relative_name(rt.root, p) for p in files), None)
+    return None if name is None else (name, language_of(name))
 
 
 async def complete_reply(

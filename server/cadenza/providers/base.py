@@ -54,6 +54,10 @@ class ModelRequest:
         seed: The sampling seed (OpenAI's and llama.cpp's ``seed``), or None for the
             provider's own: requests that differ only in their seed give different replies
             when sampled. Providers without one (Anthropic, CLI agents) ignore it.
+        example_file: A file of the workspace the text edit format's instructions name in
+            their blocks, and its fence tag (``("inventory.py", "python")``; None: a
+            placeholder path). A small model copies the example's path: a real one keeps its
+            blocks on real files.
         lane: Which of several requests made at once this is (0: the step's own request).
             A provider serving them from server slots (the embedded llama-server) gives each
             lane its own slot, so they run side by side; others ignore it.
@@ -71,6 +75,7 @@ class ModelRequest:
     watch: StreamWatch | None = field(default=None, compare=False)
     seed: int | None = None
     lane: int = 0
+    example_file: tuple[str, str] | None = None
 
 
 class ProviderError(Exception):

@@ -111,7 +111,9 @@ class OpenAIProvider:
         body: dict[str, Any] = {"model": self.model, **self._extra_body}
         parallel = self._parallel(request)
         if request.reply_format == "text":
-            body["messages"] = map_text_messages(request.messages, request.tools, request.ending)
+            body["messages"] = map_text_messages(
+                request.messages, request.tools, request.ending, request.example_file
+            )
         elif self.envelope:
             body["messages"] = map_envelope_messages(
                 request.messages, request.tools, request.ending

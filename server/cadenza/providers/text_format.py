@@ -39,18 +39,18 @@ BLOCKS = """\
 
 ## How to reply
 Reply in plain text. To change a file, write its path alone on a line, then a fenced block \
-with the complete new text of the file, as files are shown to you:
+with the complete new text of the file, as files are shown to you. For example, for {path}:
 
-path/to/file.py
-```python
+{path}
+```{language}
 (the complete new text of the file)
 ```
 
 Write only the files you change. For a small change in a long file, send only the lines that \
 change instead, as SEARCH/REPLACE sections:
 
-path/to/file.py
-```python
+{path}
+```{language}
 <<<<<<< SEARCH
 (lines copied exactly from the file)
 =======
@@ -58,13 +58,16 @@ path/to/file.py
 >>>>>>> REPLACE
 ```
 """
-"""The blocks, with placeholders: the 1.5B model copied a concrete example's file name
-(``util.py``) for the task's file and its SEARCH/REPLACE example onto a test file."""
+"""The blocks, with placeholders for the text: the 1.5B model copied a concrete example's code
+(``def scale``) into the task's file and its SEARCH/REPLACE example onto a test file. The path
+is a real file of the workspace (``ModelRequest.example_path``): given ``path/to/file.py`` it
+wrote its blocks to ``path/to/inventory.py``, a new file, instead of ``inventory.py``."""
+PLACEHOLDER_PATH = "path/to/file.py"
 
 TOOLS = """
 To use a tool, write one call in a tool block:
 ```tool
-{{"name": "{example}", "arguments": {{"path": "path/to/file.py"}}}}
+{{"name": "{example}", "arguments": {{"path": "{path}"}}}}
 ```
 Tools:
 {tools}
@@ -116,19 +119,24 @@ _THE_THE = re.compile(r"\b(the|a|an) (the|a) ")
 _FENCE_LINE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 
 
-def text_instructions(tools: list[ToolSpec], ending: Ending = "empty") -> str:
+def text_instructions(
+    tools: list[ToolSpec], ending: Ending = "empty", example_file: tuple[str, str] | None = None
+) -> str:
     """What the system message adds in this format.
 
-    The blocks (when a file tool is offered), the tool block and one line per other tool, and
-    how to finish under ``ending``.
+    The blocks (when a file tool is offered; their path and fence tag ``example_file``, a
+    file of the workspace), the tool block and one line per other tool, and how to finish
+    under ``ending``.
     """
     edits = any(t.name in FILE_TOOLS for t in tools)
     others = [t for t in tools if t.name not in FILE_TOOLS]
-    parts = [BLOCKS] if edits else ["\n## How to reply\nReply in plain text.\n"]
+    path, language = example_file or (PLACEHOLDER_PATH, "python")
+    blocks = BLOCKS.format(path=path, language=language)
+    parts = [blocks] if edits else ["\n## How to reply\nReply in plain text.\n"]
     if others:
         example = next((t.name for t in others if t.name == "read_file"), others[0].name)
         lines = "\n".join(f"- {_signature(t)}: {_first_sentence(t.description)}" for t in others)
-        parts.append(TOOLS.format(example=example, tools=lines))
+        parts.append(TOOLS.format(example=example, path=path, tools=lines))
     parts.append(FINISH[ending])
     return "".join(parts)
 
@@ -236,7 +244,10 @@ def _result_text(call: ToolCall | None, message: ToolMessage) -> str:
 
 
 def map_messages(
-    messages: list[Message], tools: list[ToolSpec], ending: Ending = "empty"
+    messages: list[Message],
+    tools: list[ToolSpec],
+    ending: Ending = "empty",
+    example_file: tuple[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Chat messages for a text-format request (see the module docstring)."""
     out: list[dict[str, Any]] = []
@@ -254,7 +265,7 @@ def map_messages(
             continue
         flush()
         if isinstance(message, SystemMessage):
-            text = message.content + text_instructions(tools, ending)
+            text = message.content + text_instructions(tools, ending, example_file)
             out.append({"role": "system", "content": text})
         elif isinstance(message, UserMessage):
             text = message.content
