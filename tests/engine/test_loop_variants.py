@@ -9,7 +9,7 @@ import pytest
 
 from cadenza.config import CadenzaConfig, ConfigError, load_config
 from cadenza.engine.events import ContractRepaired, ModelReplied, ToolCallFinished
-from cadenza.engine.prime import named_files, priming_message, task_files
+from cadenza.engine.prime import code_names, named_files, priming_message, task_files
 from cadenza.engine.session import CUT_ARGUMENTS, Session, SessionSettings
 from cadenza.engine.variants import API_LOOP, LOCAL_LOOP, LoopSettings
 from cadenza.host.settings import loop_settings, session_settings
@@ -180,6 +180,23 @@ async def test_repeats_run_when_told(tmp_path: Path) -> None:
     await session.run()
     results = [m.content for m in session.messages if isinstance(m, ToolMessage)]
     assert results[0] == results[1] and "x = 1" in results[1]
+
+
+def test_code_names_and_the_files_that_use_them(tmp_path: Path) -> None:
+    task = "Rename the function calc_total to compute_total everywhere (and `Item`)."
+    assert code_names(task) == ["calc_total", "compute_total", "Item"]
+    assert code_names("Fix parseArgs in the module and make the tests pass") == ["parseArgs"]
+    assert code_names("make the total right") == []
+    (tmp_path / "inventory.py").write_text("def calc_total(items):\n    return 0\n")
+    (tmp_path / "report.py").write_text("from inventory import calc_total\n")
+    (tmp_path / "other.py").write_text("calc_totals = 1  # another name\n")
+    (tmp_path / "big.py").write_text("calc_total\n" + "#" * 3_000_000)
+    assert task_files(tmp_path, task) == []  # only under the text edit format
+    assert task_files(tmp_path, task, by_code_name=True) == ["inventory.py", "report.py"]
+    assert task_files(tmp_path, "in report.py rename calc_total", by_code_name=True) == [
+        "report.py",
+        "inventory.py",
+    ]
 
 
 def test_named_files_are_whole_words() -> None:

@@ -269,7 +269,7 @@ async def test_a_file_block_replaces_only_a_file_whose_text_was_shown(tmp_path: 
     session, editor, provider = make(
         tmp_path,
         [text(guess), text(right), text("Renamed calc_total to compute_total.")],
-        task="rename calc_total to compute_total",
+        task="rename the total function to compute_total",  # names no code the file uses
     )
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn"

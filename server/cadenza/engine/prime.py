@@ -4,7 +4,8 @@ A loop variant (``LoopSettings.prime``): small models often skip the read or rep
 the text already in the conversation, as ``read_file`` would show it, the first call can be
 the edit. Which files: the open document the client sent, then workspace files whose relative
 path or file name appears in the task as a whole word (a lookup in the workspace listing, not
-a reading of the task's meaning).
+a reading of the task's meaning); under the text edit format, whose model cannot edit a file
+it was not shown, also the files that use a name of code the task holds (``calc_total``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ INTRO = "The files this task is about, as they are now (you do not need to read 
 MAX_SCANNED_BYTES = 2_000_000
 """Larger files are neither primed nor scanned (the model can still read_file them)."""
 _PATHLIKE = re.compile(r"[\w./-]+")
+_CODE_NAME = re.compile(r"(?<![\w./-])[A-Za-z_][A-Za-z0-9_]*(?![\w/-]|\.\w)")
+_CAMEL = re.compile(r"[a-z][A-Z]")
+_QUOTED = re.compile(r"`([A-Za-z_][A-Za-z0-9_.]*)`")
+MAX_SYMBOL_SCAN_FILES = 2_000
+MAX_SYMBOL_SCAN_BYTES = 20_000_000
+"""Bounds of the search for files that use a name the task holds (``files_using``)."""
 
 
 def mentions(text: str, word: str) -> bool:
@@ -67,7 +74,47 @@ def named_files(task: str, names: list[str]) -> list[str]:
     return found
 
 
-def task_files(root: Path, task: str, open_document: Path | None = None) -> list[str]:
+def code_names(task: str) -> list[str]:
+    """The names of code the task holds: ``calc_total``, ``parseArgs``, `` `Item` ``.
+
+    A word is a code name when it could not be plain English: it holds an underscore or a
+    capital after a lower-case letter, or it is quoted in backticks.
+    """
+    names = [w for w in _CODE_NAME.findall(task) if "_" in w.strip("_") or _CAMEL.search(w)]
+    names += _QUOTED.findall(task)
+    return list(dict.fromkeys(n for n in names if len(n) >= 3))
+
+
+def files_using(root: Path, names: list[str], files: list[str]) -> list[str]:
+    """The ``files`` (relative, in order) whose text uses one of ``names`` as a whole word.
+
+    Bounded: at most ``MAX_PRIMED_FILES`` found, ``MAX_SYMBOL_SCAN_FILES`` files and
+    ``MAX_SYMBOL_SCAN_BYTES`` read; larger, unreadable and non-regular files are skipped.
+    """
+    if not names:
+        return []
+    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
+    found: list[str] = []
+    read = 0
+    for name in files[:MAX_SYMBOL_SCAN_FILES]:
+        path = root / name
+        try:
+            if not path.is_file() or path.stat().st_size > MAX_SCANNED_BYTES:
+                continue
+            data = path.read_bytes()
+        except OSError:
+            continue
+        read += len(data)
+        if pattern.search(data):
+            found.append(name)
+        if len(found) >= MAX_PRIMED_FILES or read > MAX_SYMBOL_SCAN_BYTES:
+            break
+    return found
+
+
+def task_files(
+    root: Path, task: str, open_document: Path | None = None, *, by_code_name: bool = False
+) -> list[str]:
     """The workspace files a task is about: the focused document, then the files it names.
 
     Args:
@@ -75,9 +122,13 @@ def task_files(root: Path, task: str, open_document: Path | None = None) -> list
         task: The task text.
         open_document: The editor's focused file, if the client sent one; ignored outside
             the workspace.
+        by_code_name: Also the files that use a name of code the task holds
+            (``code_names``): "rename calc_total" is about the files that use it.
     """
     files, _ = workspace_files(root, limit=MAX_SCANNED_FILES)
     paths = named_files(task, files)
+    if by_code_name:
+        paths += [f for f in files_using(root, code_names(task), files) if f not in paths]
     if open_document is not None:
         try:
             focus = relative_name(root, resolve_in_workspace(root, str(open_document)))

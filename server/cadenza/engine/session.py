@@ -115,7 +115,11 @@ class Session:
         self._restored = history is not None
         """Rebuilt from a transcript and not run since: in-process state (browsers) is gone."""
         loop = self.settings.loop
-        named = task_files(root, task, open_document) if loop.prime else []
+        named = (
+            task_files(root, task, open_document, by_code_name=loop.edit == "text")
+            if loop.prime
+            else []
+        )
         gate = permissions or PermissionGate(
             editor,
             store=None,
