@@ -229,6 +229,8 @@ class SessionDisplay:
         self._line(f"[red]{self.marks.failed}[/] {visible_markup(title)}{detail}")
 
     def _movement(self, event: Movement) -> None:
+        if event.workflow == "default":  # one movement: its name would say nothing
+            return
         reason = event.reason.strip().splitlines()[0] if event.reason.strip() else ""
         if len(reason) > REASON_CHARS:
             reason = reason[: REASON_CHARS - 1] + "…"
