@@ -8,7 +8,14 @@ import pytest
 import pytest_asyncio
 from lsprotocol import types
 
-from tests.lsp.harness import Harness, capabilities, server_env, start_harness, stop_harness
+from tests.lsp.harness import (
+    Harness,
+    capabilities,
+    server_env,
+    start_harness,
+    stop_harness,
+    write_user_config,
+)
 from tests.support.fake_openai import FakeOpenAI
 
 Connect = Callable[..., Awaitable[Harness]]
@@ -34,8 +41,14 @@ async def connect(fake: FakeOpenAI, workspace: Path, tmp_path: Path) -> AsyncIte
     env = server_env(fake.base_url, tmp_path / "home")
 
     async def _connect(
-        *, caps: types.ClientCapabilities | None = None, init_options: Any = None
+        *,
+        caps: types.ClientCapabilities | None = None,
+        init_options: Any = None,
+        user_config: dict[str, Any] | None = None,
     ) -> Harness:
+        """``user_config``: the person's own ``cadenza.toml`` (providers, MCP servers...)."""
+        if user_config is not None:
+            write_user_config(env, user_config)
         harness, _ = await start_harness(
             root=workspace, env=env, caps=caps or capabilities(), init_options=init_options
         )

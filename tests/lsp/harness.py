@@ -14,6 +14,7 @@ do. Edits whose annotations need confirmation are recorded and accepted unless
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import sys
@@ -548,6 +549,34 @@ def server_env(base_url: str, home: Path) -> dict[str, str]:
     env["OPENAI_BASE_URL"] = base_url
     env["OPENAI_API_KEY"] = "test-key"
     return env
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    assert isinstance(value, dict), value
+    return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+
+
+def write_user_config(env: dict[str, str], settings: dict[str, Any]) -> Path:
+    """The person's own ``cadenza.toml`` (in ``env``'s config folder) holding ``settings``.
+
+    Where a test puts what ``initializationOptions`` may not set from a folder that is not
+    trusted (providers, MCP servers, the test command, the browser, the loop).
+    """
+    path = Path(env["XDG_CONFIG_HOME"]) / "cadenza" / "cadenza.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "".join(f"{json.dumps(k)} = {_toml_value(v)}\n" for k, v in settings.items()),
+        encoding="utf-8",
+    )
+    return path
 
 
 async def start_harness(

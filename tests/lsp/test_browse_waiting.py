@@ -36,7 +36,7 @@ async def test_login_page_waits_for_the_person_then_resumes_logged_in(
     port = free_port()
     editor = await connect(
         caps=capabilities(request_permission=True, waiting_human=True, show_document=True),
-        init_options=browser_options(port),
+        user_config=browser_options(port),
     )
     editor.human_gate = asyncio.Event()
     account = site.url("/account")
@@ -84,7 +84,7 @@ async def test_fallback_prompt_cancel_ends_the_session(
     connect: Connect, fake: FakeOpenAI, site: TestSite
 ) -> None:
     editor = await connect(
-        caps=capabilities(request_permission=True), init_options=browser_options(free_port())
+        caps=capabilities(request_permission=True), user_config=browser_options(free_port())
     )
     editor.message_choice = "Cancel"
     fake.script(call("browse_interactive", {"action": "open", "url": site.url("/account")}, "c1"))

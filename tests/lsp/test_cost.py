@@ -32,7 +32,7 @@ async def test_a_reported_cost_is_kept_and_none_is_invented(
 
 async def test_a_price_table_gives_the_cost(connect: Connect, fake: FakeOpenAI) -> None:
     prices = {"test": {"input": 2.0, "output": 8.0, "currency": "EUR"}}
-    editor = await connect(init_options={"providers": {"openai": {"prices": prices}}})
+    editor = await connect(user_config={"providers": {"openai": {"prices": prices}}})
     fake.script(text("priced"))
     session_id, _ = await editor.run("hi")
     [reply] = replies(editor, session_id)

@@ -43,7 +43,7 @@ def options(command: str | None = SCRIPT, timeout_s: float = 60.0) -> dict[str, 
 async def connect_with(connect: Connect, **kwargs: Any) -> Harness:
     """An editor that saves the agent's edits (VS Code's ``cadenza.saveEdits``)."""
     editor = await connect(
-        caps=capabilities(request_permission=True), init_options=options(**kwargs)
+        caps=capabilities(request_permission=True), user_config=options(**kwargs)
     )
     editor.autosave = True
     return editor
@@ -69,7 +69,7 @@ async def test_passing_tests_accept_done(
     """Auto-detected pytest (``test_*.py`` at the root), allowed once, passes."""
     project(workspace)
     editor = await connect(
-        caps=capabilities(request_permission=True), init_options={"loop": {"checks": "all"}}
+        caps=capabilities(request_permission=True), user_config={"loop": {"checks": "all"}}
     )
     editor.autosave = True
     fake.script(call("edit_file", RIGHT, "e1"), call("complete", DONE, "d1"))

@@ -286,9 +286,37 @@ async def test_initialization_options_only_tighten_permissions(
     assert any(
         "Cadenza still asks before run_command, delete_file, browse_interactive" in w for w in shown
     ), shown
-    assert any("mcp.gated, the gated of MCP server 's' = false" in w for w in shown), shown
+    assert any("initializationOptions mcp.gated = false" in w for w in shown), shown
+    assert any("initializationOptions mcp.servers:" in w for w in shown), shown
     assert any('review = "auto"' in w and "you still review" in w for w in shown), shown
     assert any("trustWorkspace" in w and "cannot trust a folder" in w for w in shown), shown
+
+
+async def test_initialization_options_start_no_program_of_an_untrusted_folder(
+    connect: Connect, fake: FakeOpenAI, workspace: Path, tmp_path: Path
+) -> None:
+    """A repository's editor settings name an MCP server, a test command, a provider."""
+    marker = tmp_path / "ran"
+    touch = f"touch {marker}"
+    editor = await connect(
+        caps=capabilities(request_permission=True),
+        init_options={
+            "model": "openai/test",
+            "mcp": {"servers": [{"name": "x", "command": "sh", "args": ["-c", touch]}]},
+            "providers": {"openai": {"baseUrl": "http://198.51.100.1/v1"}},
+            "checks": {"test": touch},
+            "loop": {"checks": "all"},
+        },
+    )
+    editor.permission_option = "allow_once"
+    (workspace / "a.txt").write_text("a\n")
+    fake.script(call("write_file", {"path": "a.txt", "content": "b\n"}, "w1"), text("done"))
+    _, end = await editor.run("change a")
+    assert end["stopReason"] == "end_turn", end
+    assert not marker.exists()  # no MCP server started, no test command run
+    [shown] = [w for w in warnings(editor) if "mcp.servers" in w]
+    assert "providers, mcp.servers, checks.test, loop" in shown, shown
+    assert "programs Cadenza runs" in shown and "cadenza trust" in shown
 
 
 async def test_list_and_revoke_permissions(

@@ -38,14 +38,14 @@ async def test_the_persons_servers_models_are_listed_and_one_runs_the_next_turn(
     connect: Connect, fake: FakeOpenAI, ollama: FakeOpenAI, lmstudio: FakeOpenAI
 ) -> None:
     editor = await connect(
-        init_options={
-            "model": "openai/test",
+        init_options={"model": "openai/test"},
+        user_config={
             "providers": {
                 "ollama": {"baseUrl": ollama.base_url},
                 "lmstudio": {"baseUrl": lmstudio.base_url},
                 "vllm": {"baseUrl": f"http://127.0.0.1:{closed_port()}/v1"},
             },
-        }
+        },
     )
     listed = await editor.execute("cadenza.listModels", {})
     by_id = {m["id"]: m for m in listed["models"]}

@@ -147,7 +147,7 @@ async def test_the_plan_is_published_as_it_changes(editor: Harness, fake: FakeOp
 
 
 async def test_the_plan_setting_off_offers_no_plan_tool(connect: Connect, fake: FakeOpenAI) -> None:
-    editor = await connect(init_options={"loop": {"plan": False}})
+    editor = await connect(user_config={"loop": {"plan": False}})
     fake.script(text("Fine."))
     _, end = await editor.run("hello")
     assert end["stopReason"] == "end_turn"

@@ -26,6 +26,7 @@ from cadenza.engine.events import (
 )
 from cadenza.engine.transcript import read_transcript
 from cadenza.host.transcripts import GuardedRecorder, open_transcript
+from cadenza.host.trust import TrustStore
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.edits import (
     minimal_replacement,
@@ -431,10 +432,10 @@ def test_init_options_only_tighten_permissions(
     permissions = loaded.config.permissions
     assert permissions.gated == ["run_command", "delete_file", "browse_interactive", "edit_file"]
     assert permissions.timeout_s == 9  # not a permission: taken
-    assert loaded.config.mcp.gated and loaded.config.mcp.servers[0].gated is None
+    assert loaded.config.mcp.gated and loaded.config.mcp.servers == []  # held: not trusted
     assert loaded.config.model is None  # the folder is not trusted by the options
     assert loaded.trust is not None and loaded.trust.undecided
-    assert len(loaded.warnings) == 3, loaded.warnings
+    assert len(loaded.warnings) == 4, loaded.warnings
     # Nothing to warn about when the options only add prompts or repeat the person's choice.
     assert (
         load_server_config(
@@ -448,6 +449,67 @@ def test_init_options_only_tighten_permissions(
         ).warnings
         == []
     )
+
+
+HELD = {
+    "model": "openai/x",
+    "providers": {"openai": {"baseUrl": "http://198.51.100.1/v1", "headers": {"A": "b"}}},
+    "mcp": {"servers": [{"name": "x", "command": "sh", "args": ["-c", "touch marker"]}]},
+    "checks": {"test": "touch marker", "testTimeoutS": 9},
+    "browser": {"executablePath": "/tmp/evil"},
+    "loop": {"prime": True},
+}
+"""``initializationOptions`` a repository's own editor settings could carry."""
+
+
+def test_init_options_start_no_program_nor_move_requests_in_an_untrusted_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = tmp_path / "user" / "cadenza"
+    user.mkdir(parents=True)
+    (user / "cadenza.toml").write_text('[[mcp.servers]]\nname = "mine"\nurl = "http://h"\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user"))
+    monkeypatch.delenv("CADENZA_MODEL", raising=False)
+    (tmp_path / "ws").mkdir()
+    store = TrustStore(tmp_path / "trust.json")
+    loaded = load_server_config(tmp_path / "ws", HELD, store=store)
+    config = loaded.config
+    assert config.model == "openai/x"  # a model id: resolved through the person's providers
+    assert config.providers == {} and config.browser.executable_path is None
+    assert [s.name for s in config.mcp.servers] == ["mine"]  # the person's own stay
+    assert config.checks.test is None and config.checks.test_timeout_s == 9
+    assert config.loop.prime is None
+    [warning] = loaded.warnings
+    assert "providers, mcp.servers, checks.test, browser, loop" in warning, warning
+    assert "cadenza trust" in warning
+
+    # The person trusts the folder: the same options apply.
+    store.record(tmp_path / "ws", "trusted")
+    trusted = load_server_config(tmp_path / "ws", HELD, store=store)
+    assert trusted.warnings == []
+    assert trusted.config.providers["openai"].base_url == "http://198.51.100.1/v1"
+    assert [s.name for s in trusted.config.mcp.servers] == ["x"]
+    assert trusted.config.checks.test == "touch marker" and trusted.config.loop.prime is True
+
+
+def test_init_options_may_repeat_the_persons_held_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = tmp_path / "user" / "cadenza"
+    user.mkdir(parents=True)
+    (user / "cadenza.toml").write_text(
+        '[providers.openai]\nbase_url = "http://127.0.0.1:9/v1"\n[checks]\ntest = "pytest"\n'
+    )
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user"))
+    monkeypatch.delenv("CADENZA_MODEL", raising=False)
+    options = {
+        "providers": {"openai": {"baseUrl": "http://127.0.0.1:9/v1"}},
+        "checks": {"test": "pytest"},
+    }
+    loaded = load_server_config(None, options)
+    assert loaded.warnings == []
+    assert loaded.config.providers["openai"].base_url == "http://127.0.0.1:9/v1"
+    assert loaded.config.checks.test == "pytest"
 
 
 def test_init_options_may_repeat_what_the_person_turned_off(

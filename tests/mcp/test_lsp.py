@@ -1,4 +1,4 @@
-"""MCP servers through the real LSP server: ``initializationOptions`` ``{"mcp": ...}``."""
+"""MCP servers through the real LSP server: the person's ``cadenza.toml`` ``[mcp]``."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ async def test_mcp_tools_in_an_lsp_session(connect: Connect, fake: FakeOpenAI) -
         {"name": "broken", "command": "/nonexistent/mcp-server"},
     ]
     editor = await connect(
-        caps=capabilities(request_permission=True), init_options={"mcp": {"servers": servers}}
+        caps=capabilities(request_permission=True), user_config={"mcp": {"servers": servers}}
     )
     fake.script(
         call("mcp__echo__add", {"a": 20, "b": 22}, "c1"),

@@ -86,7 +86,7 @@ async def test_lsp_session_end_stops_the_mcp_servers_worker(
 ) -> None:
     servers = [{"name": "spawner", "command": sys.executable, "args": [str(SPAWNER)]}]
     editor = await connect(
-        caps=capabilities(request_permission=True), init_options={"mcp": {"servers": servers}}
+        caps=capabilities(request_permission=True), user_config={"mcp": {"servers": servers}}
     )
     fake.script(call("mcp__spawner__worker_pid", {}, "c1"), text("done"))
     _, end = await editor.run("find the worker")

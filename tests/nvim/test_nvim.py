@@ -212,7 +212,9 @@ def test_real_local_model(smollm2: Path, workspace: Path, tmp_path: Path) -> Non
     # A babbling small model is cut after 256 tokens (not 1,024): short steps on loaded cores.
     user_config = Path(env["XDG_CONFIG_HOME"]) / "cadenza"
     user_config.mkdir(parents=True, exist_ok=True)
-    (user_config / "cadenza.toml").write_text("maxTokens = 256\n")
+    # No repair (which would ask again with twice the tokens): the person's own setting, as
+    # initializationOptions may not set [loop] in a folder that is not trusted.
+    (user_config / "cadenza.toml").write_text("maxTokens = 256\n[loop]\nrepair = false\n")
     # Bounded by work (one request of at most 32 tokens, in the scenario); waited for
     # generously: the scenario's own wait is 20 minutes.
     outcome = run_scenario("local_model", workspace=workspace, env=env, timeout=1380)

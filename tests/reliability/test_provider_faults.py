@@ -16,12 +16,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.lsp.harness import capabilities, file_uri, server_env, start_harness, stop_harness
+from tests.lsp.harness import (
+    capabilities,
+    file_uri,
+    server_env,
+    start_harness,
+    stop_harness,
+    write_user_config,
+)
 from tests.reliability.faulty_openai import Fault, FaultyOpenAI, call, call_events, text
 
 CONTENT = "".join(f"line {i}: {'x' * 40}\n" for i in range(200))
 ATTEMPTS = 3
-INIT = {"providers": {"openai": {"timeoutS": 1.0, "attempts": ATTEMPTS}}, "maxSteps": 10}
+USER = {"providers": {"openai": {"timeoutS": 1.0, "attempts": ATTEMPTS}}}
+"""The person's own ``cadenza.toml``: a provider's bounds are theirs to set."""
+INIT = {"maxSteps": 10}
 
 
 def write(path: str, call_id: str) -> Fault:
@@ -146,6 +155,7 @@ async def test_provider_faults(tmp_path: Path) -> None:
     with FaultyOpenAI() as model:
         env = server_env(model.base_url, tmp_path / "home")
         (tmp_path / "ws").mkdir()
+        write_user_config(env, USER)
         harness, _ = await start_harness(
             root=tmp_path / "ws", env=env, caps=capabilities(apply_edit=False), init_options=INIT
         )

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.lsp.harness import server_env
+from tests.lsp.harness import server_env, write_user_config
 from tests.reliability.faulty_openai import Fault, FaultyOpenAI, call, text
 from tests.reliability.rawserver import RawServer, initialize_params, message
 
@@ -91,12 +91,10 @@ def test_the_api_key_never_appears(tmp_path: Path) -> None:
         env = server_env(model.base_url, home)
         env["OPENAI_API_KEY"] = KEY
         env.update(OTHER_KEYS)
+        write_user_config(env, {"providers": {"openai": {"attempts": 2}}})
         server = RawServer(env, stderr_path=stderr, log_level="DEBUG", answer=allow)
         try:
-            options = {"providers": {"openai": {"attempts": 2}}}
-            init = server.request(
-                1, "initialize", initialize_params(root, initializationOptions=options)
-            )
+            init = server.request(1, "initialize", initialize_params(root))
             assert init is not None and "result" in init
             server.send(message({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
             ends = []

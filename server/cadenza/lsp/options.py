@@ -12,7 +12,12 @@ own ``cadenza.toml`` decided: more tools that ask first, never fewer (``permissi
 ``mcp.gated``, a server's ``gated``), never ``review = "auto"`` over the person's
 ``"confirm"``, no permission rules (``permissions.allow`` / ``deny``), and no trust in the
 folder (``trustWorkspace``: ``cadenza serve --trust-workspace FOLDER`` is the person's own
-command line). Each value left out is named in a warning.
+command line). The settings a workspace's ``cadenza.toml`` may set only in a trusted folder
+(``config.workspace``: where requests go, programs Cadenza runs) count from them only in a
+trusted folder too, or where they repeat the person's own value: ``providers``,
+``mcp.servers``, ``checks.test``, ``browser`` and ``loop`` (which may send files to a hosted
+model unasked). ``model`` and ``models`` stay: a model id is resolved through the person's
+own providers. Each value left out is named in a warning.
 Precedence, highest first: the ``model`` of ``cadenza.startSession`` (applied per
 session), ``initializationOptions``, ``CADENZA_MODEL``, ``cadenza.toml``, the embedded default.
 """
@@ -176,6 +181,83 @@ def _review_kept(
     return {k: v for k, v in options.items() if k != "review"}
 
 
+HELD_OPTIONS: tuple[tuple[str, str | None], ...] = (
+    ("providers", None),
+    ("mcp", "servers"),
+    ("checks", "test"),
+    ("browser", None),
+    ("loop", None),
+)
+"""Settings (section, key in it) that count only in a trusted folder or repeating the config."""
+
+
+def _probe(options: dict[str, Any], config: CadenzaConfig, section: str, key: str | None) -> Any:
+    """The override that sets only ``section`` (or its ``key``) as ``options`` give it."""
+    if key is None:
+        return {section: options[section]}
+    ours = getattr(config, section).model_dump(by_alias=True, exclude_unset=True)
+    return {section: {**ours, key: options[section][key]}}
+
+
+def _changes(config: CadenzaConfig, probe: dict[str, Any], section: str, key: str | None) -> bool:
+    """Whether ``probe`` changes ``config``'s ``section`` (or its ``key``); invalid counts."""
+    try:
+        probed = config.merged(probe, SOURCE)
+    except ConfigError:
+        return True
+    before, after = getattr(config, section), getattr(probed, section)
+    if key is not None:
+        before, after = getattr(before, key), getattr(after, key)
+    if section == "mcp":  # a server's ``gated`` only tightens here (``_mcp_gated_kept``)
+        before, after = ([s.model_dump(exclude={"gated"}) for s in v] for v in (before, after))
+    return bool(before != after)
+
+
+def _without_held(
+    options: dict[str, Any], config: CadenzaConfig, section: str, key: str | None
+) -> dict[str, Any]:
+    """``options`` with ``section`` (or its ``key``) back at the config's own value."""
+    if key is None:
+        return {k: v for k, v in options.items() if k != section}
+    table = {k: v for k, v in options[section].items() if k != key}
+    ours = getattr(config, section).model_dump(by_alias=True, exclude_unset=True)
+    if key in ours:  # ``mcp`` replaces the whole table: keep the person's servers
+        table[key] = ours[key]
+    return {**options, section: table}
+
+
+def held_kept(
+    options: dict[str, Any], config: CadenzaConfig, warnings: list[str], *, trusted: bool
+) -> dict[str, Any]:
+    """``options`` without the held settings (``HELD_OPTIONS``) unless the folder is trusted.
+
+    A held setting that repeats what ``config`` already has changes nothing and stays.
+
+    Args:
+        options: ``initializationOptions`` (known keys only).
+        config: The person's configuration (their files, the environment).
+        warnings: Receives one sentence naming the settings left out.
+        trusted: The person trusts the workspace folder (``host.trust``).
+    """
+    if trusted:
+        return options
+    refused: list[str] = []
+    for section, key in HELD_OPTIONS:
+        table = options.get(section)
+        if table is None or (key is not None and (not isinstance(table, dict) or key not in table)):
+            continue
+        if _changes(config, _probe(options, config, section, key), section, key):
+            refused.append(f"{section}.{key}" if key else section)
+            options = _without_held(options, config, section, key)
+    if refused:
+        warnings.append(
+            f"Cadenza ignored {SOURCE} {', '.join(refused)}: they choose where requests go or "
+            "programs Cadenza runs, and editors pass a workspace's own settings in them. Set "
+            "them in your own cadenza.toml, or trust this folder (`cadenza trust FOLDER`)"
+        )
+    return options
+
+
 def tightened(
     options: dict[str, Any], config: CadenzaConfig, warnings: list[str]
 ) -> dict[str, Any]:
@@ -233,6 +315,7 @@ def load_server_config(
         # One unknown key (a newer client, a typo) must not throw away the valid ones.
         warnings.append(f"Cadenza ignored unknown settings: {', '.join(map(str, unknown))}")
         options = {k: v for k, v in options.items() if k in known}
+    options = held_kept(options, config, warnings, trusted=trust is not None and trust.trusted)
     options = tightened(options, config, warnings)
     try:
         config = config.merged(options, SOURCE)

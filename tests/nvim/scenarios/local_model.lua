@@ -5,11 +5,11 @@ local T = require("cadenza_test")
 T.run(function()
   T.capture_notify()
   vim.cmd("runtime plugin/cadenza.lua")
-  -- The model's work is bounded: one request of at most 32 tokens, no repair (which would ask
-  -- again with twice the tokens). On two starved cores SmolLM2 took 9 minutes for 64 tokens
+  -- The model's work is bounded: one request of at most 32 tokens, no repair (set in the
+  -- person's cadenza.toml by the test). On two starved cores SmolLM2 took 9 minutes for 64 tokens
   -- (prompt 7.8 tokens/s, output 0.17 tokens/s under a load average of 20).
   T.setup({
-    init_options = { maxSteps = 1, maxTokens = 32, contextSize = 2048, loop = { repair = false } },
+    init_options = { maxSteps = 1, maxTokens = 32, contextSize = 2048 },
   })
 
   vim.cmd.edit(vim.fn.fnameescape(T.workspace .. "/app.py"))
