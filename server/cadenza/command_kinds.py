@@ -1,8 +1,17 @@
 """What a command's program does with its arguments, for the rules a person is offered.
 
 "Always allow `X …` in this workspace" (``permission_rules.suggest_rule``) lets ``X`` run with
-any further arguments the model writes. That is only worth offering when ``X``'s arguments
-cannot be code. Three kinds of program run whatever their arguments say, and no pattern is
+any further arguments the model writes. Which arguments of a program run other programs is
+not knowable from outside (``tar --checkpoint-action=exec``, ``rg --pre``, ``git grep -O``,
+``rsync -e``, ``sort --compress-program``...), so such a pattern is offered only for an
+**allow-list** (``offers_pattern``): the test runners, build tools and linters of
+``TEST_RUNNERS``, ``BUILD_TOOLS``, ``LINTERS`` and the toolchain subcommands of
+``PATTERN_SUBCOMMANDS`` (``npm test``, ``cargo build``, ``go test``). They run the workspace's
+own files (``pytest`` its ``conftest.py`` and tests, ``make`` its ``Makefile``), so allowing
+them allows whatever those files say, now or after an edit, and the prompt says so
+(``workspace_code``). Every other command is offered as the exact command only.
+
+Three kinds of program run whatever their arguments say, and not even the exact command is
 offered for them:
 
 - **interpreters and shells**, known by their name family whatever the version or suffix
@@ -14,11 +23,6 @@ offered for them:
   that fetch and run a package named in their arguments (``npx``, ``bunx``, ``uvx``);
 - **runner subcommands** of package managers and toolchains: ``uv run``, ``pnpm dlx``,
   ``yarn dlx``, ``npm exec``, ``go run``, ``poetry run``, ``docker run``...
-
-A fourth kind is allowed but named to the person: a **test runner or build tool** runs the
-workspace's own files (``pytest`` its ``conftest.py`` and tests, ``make`` its ``Makefile``,
-``npm test`` the scripts of ``package.json``), so allowing it allows whatever those files say,
-now or after an edit. ``workspace_code`` says which files, in a few words.
 
 Names are compared by their base name, in lower case, without a Windows program suffix
 (``/usr/bin/Python3.EXE`` is ``python3``).
@@ -160,6 +164,8 @@ BUILD_TOOLS: Mapping[str, str] = {
     "ant": "build.xml",
     "sbt": "sbt build",
     "bazel": "BUILD files",
+    "gradlew": "Gradle build scripts",
+    "mvnw": "Maven build",
 }
 """Build tools and what of the workspace they run. A leading option can name another build
 file (``make -f FILE``): after one, only the exact command is offered."""
@@ -191,6 +197,18 @@ TOOLCHAIN_SUBCOMMANDS: Mapping[tuple[str, str], str] = {
 }
 """Subcommands of package managers and toolchains that run the workspace's code."""
 
+LINTERS = frozenset({"ruff", "mypy", "eslint", "tsc"})
+"""Checkers offered a pattern (``ruff check *``): they read the workspace's files and settings."""
+
+PATTERN_SUBCOMMANDS = frozenset(
+    {
+        *(key for key, code in TOOLCHAIN_SUBCOMMANDS.items() if code != _SCRIPTS["install"]),
+        ("go", "build"),
+        ("go", "vet"),
+    }
+)
+"""Toolchain subcommands offered a pattern (``npm run *``, ``cargo test *``); never installs."""
+
 
 def program_name(word: str) -> str:
     """A program word as compared here: its base name, lower case, no ``.exe``-like suffix."""
@@ -221,17 +239,22 @@ def runs_its_arguments(words: tuple[str, ...]) -> bool:
     return len(words) > 1 and words[1] in RUNNER_SUBCOMMANDS.get(name, frozenset())
 
 
-def has_subcommands(program: str) -> bool:
-    """Whether ``program`` is judged by its subcommand (``RUNNER_SUBCOMMANDS``)."""
-    return program_name(program) in RUNNER_SUBCOMMANDS
-
-
 def installs_packages(words: tuple[str, ...]) -> bool:
     """Whether the command installs packages its arguments may name (``INSTALLERS``)."""
     if python_module(words):
         return installs_packages(words[2:])
     subcommands = INSTALLERS.get(program_name(words[0]), frozenset())
     return len(words) > 1 and words[1] in subcommands
+
+
+def offers_pattern(words: tuple[str, ...]) -> bool:
+    """Whether "always allow `X …`" may be offered for the command (the allow-list above)."""
+    if python_module(words):
+        return offers_pattern(words[2:])
+    name = program_name(words[0])
+    if len(words) > 1 and (name, words[1]) in PATTERN_SUBCOMMANDS:
+        return True
+    return name in TEST_RUNNERS or name in BUILD_TOOLS or name in LINTERS
 
 
 def is_test_runner(words: tuple[str, ...]) -> bool:

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from cadenza.command_kinds import (
-    has_subcommands,
     installs_packages,
     is_test_runner,
+    offers_pattern,
     python_module,
     runs_its_arguments,
 )
@@ -284,14 +284,14 @@ class RuleSet:
 def suggest_rule(tool: str, arguments: Mapping[str, object]) -> Rule | None:
     """The rule an "always allow … in this workspace" answer remembers, or None.
 
-    The program, its leading subcommand when there is one (``npm run``, ``git status``;
-    ``python -m MODULE``), then ``*``: ``pytest -q tests`` gives ``pytest *``. Only the exact
-    command when the program alone would say more than the person saw: an option before any
-    subcommand (``git -c core.pager=… log``, ``make -f FILE``; a test runner's options
-    excepted), a program judged by its subcommand without one (``git``, ``docker IMAGE``), a
-    command that installs packages (``npm install lodash``). None for a tool that takes no
-    pattern, a command with shell syntax or words a shell expands into file names, an
-    environment assignment first, or a program that runs whatever its arguments say
+    A test runner, build tool or linter of the allow-list (``command_kinds.offers_pattern``):
+    the program, its leading subcommand when there is one (``npm run``, ``cargo test``;
+    ``python -m MODULE``), then ``*``: ``pytest -q tests`` gives ``pytest *``; only the exact
+    command after an option before any subcommand (``make -f FILE``; a test runner's options
+    excepted) or for a command that installs packages (``npm install lodash``). Any other
+    command: only the exact command (``git status``, ``tar -xf a.tar``). None for a tool that
+    takes no pattern, a command with shell syntax or words a shell expands into file names,
+    an environment assignment first, or a program that runs whatever its arguments say
     (``bash``, ``python3.12 script.py``, ``timeout``, ``uv run``...: ``command_kinds``).
     """
     argument = PATTERN_ARGUMENTS.get(tool)
@@ -312,13 +312,12 @@ def suggest_rule(tool: str, arguments: Mapping[str, object]) -> Rule | None:
 
 def _suggested_words(words: tuple[str, ...]) -> tuple[tuple[str, ...], bool]:
     """``(leading words, any further arguments)`` of the suggested rule (see ``suggest_rule``)."""
+    if installs_packages(words) or not offers_pattern(words):
+        return words, False
     lead = 3 if python_module(words) else 1  # python -m MODULE is the program
     program, rest = words[:lead], words[lead:]
-    by_subcommand = has_subcommands(words[lead - 1])
-    if installs_packages(words):
-        return words, False
     if rest and SUBCOMMAND.fullmatch(rest[0]):
         return program + rest[:1], True
     if rest and rest[0].startswith("-"):
         return (program, True) if is_test_runner(words) else (words, False)
-    return (words, False) if by_subcommand else (program, True)
+    return program, True

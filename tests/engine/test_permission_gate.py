@@ -62,8 +62,8 @@ async def test_the_pattern_answer_remembers_the_rule_and_answers_later_calls(
     assert await gate.check(command("pytest tests/a.py")) == ("allowed", "remembered")
     assert await gate.check(command("pytest; rm -rf ~")) == ("rejected", "reject_once")
     assert await gate.check(command("ls")) == ("rejected", "reject_once")
-    assert asker.asked[-1].suggested is not None  # `ls *` is offered
-    assert asker.asked[-1].pattern_option_name == "Always allow `ls …` in this workspace"
+    assert asker.asked[-1].suggested is not None  # not a test runner: the exact command only
+    assert asker.asked[-1].pattern_option_name == "Always allow `ls` in this workspace"
     assert asker.asked[-2].suggested is None  # nothing is offered for shell syntax
 
 

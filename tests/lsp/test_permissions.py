@@ -47,7 +47,7 @@ async def test_request_permission_allow_once_runs_the_command(
     }
     assert [(o["optionId"], o["name"], o["kind"]) for o in request["options"]] == [
         ("allow_once", "Allow once", "allow_once"),
-        ("allow_pattern", "Always allow `touch …` in this workspace", "allow_always"),
+        ("allow_pattern", "Always allow `touch marker.txt` in this workspace", "allow_always"),
         ("allow_always", "Always allow", "allow_always"),
         ("reject_once", "Reject", "reject_once"),
         ("reject_always", "Always reject", "reject_always"),
@@ -190,21 +190,28 @@ def remembered(tmp_path: Path) -> list[dict[str, object]]:
 async def test_allow_pattern_remembers_the_command_not_the_tool(
     connect: Connect, fake: FakeOpenAI, workspace: Path, tmp_path: Path
 ) -> None:
+    (workspace / "Makefile").write_text("%.txt:\n\ttouch $@\n")
     editor = await connect(caps=capabilities(request_permission=True))
     editor.permission_option = "allow_pattern"
-    fake.script(call("run_command", TOUCH, "c1"), text("ok"))
+    fake.script(call("run_command", {"command": "make marker.txt"}, "c1"), text("ok"))
     await editor.run("first")
     assert (workspace / "marker.txt").exists()
+    [offered] = [
+        o["name"]
+        for o in editor.permission_requests[0]["options"]
+        if o["optionId"] == "allow_pattern"
+    ]
+    assert offered == "Always allow `make …` in this workspace (it runs this workspace's Makefile)"
     [stored] = remembered(tmp_path)
-    assert stored["allow"] == ["run_command:touch *"] and stored["tools"] == {}
-    assert sorted(p.name for p in workspace.iterdir()) == ["marker.txt"]  # nothing in the workspace
+    assert stored["allow"] == ["run_command:make *"] and stored["tools"] == {}
+    assert sorted(p.name for p in workspace.iterdir()) == ["Makefile", "marker.txt"]  # no rule
 
     # A new server: the same program runs unasked; another program, or shell syntax, is asked.
     later = await connect(caps=capabilities(request_permission=True))
     later.permission_option = "reject_once"
     fake.script(
-        call("run_command", {"command": "touch again.txt"}, "c2"),
-        call("run_command", {"command": "touch x.txt; rm marker.txt"}, "c3"),
+        call("run_command", {"command": "make again.txt"}, "c2"),
+        call("run_command", {"command": "make x.txt; rm marker.txt"}, "c3"),
         call("run_command", {"command": "rm marker.txt"}, "c4"),
         text("done"),
     )
@@ -212,7 +219,7 @@ async def test_allow_pattern_remembers_the_command_not_the_tool(
     assert (workspace / "again.txt").exists()
     assert (workspace / "marker.txt").exists() and not (workspace / "x.txt").exists()
     asked = [r["toolCall"]["rawInput"]["command"] for r in later.permission_requests]
-    assert asked == ["touch x.txt; rm marker.txt", "rm marker.txt"]
+    assert asked == ["make x.txt; rm marker.txt", "rm marker.txt"]
     # No pattern is offered for a command line with shell syntax.
     assert "allow_pattern" not in [o["optionId"] for o in later.permission_requests[0]["options"]]
     assert "allow_pattern" in [o["optionId"] for o in later.permission_requests[1]["options"]]
@@ -345,7 +352,7 @@ async def test_list_and_revoke_permissions(
             },
             {"rule": "run_command", "decision": "deny", "source": "workspace", "revocable": True},
             {
-                "rule": "run_command:touch *",
+                "rule": "run_command:touch marker.txt",
                 "decision": "allow",
                 "source": "workspace",
                 "revocable": True,
@@ -354,24 +361,25 @@ async def test_list_and_revoke_permissions(
         "userConfig": str(toml),
     }
     assert await editor.execute(
-        "cadenza.revokePermission", {"rule": "run_command:touch *", "decision": "allow"}
-    ) == {"revoked": "run_command:touch *"}
+        "cadenza.revokePermission", {"rule": "run_command:touch marker.txt", "decision": "allow"}
+    ) == {"revoked": "run_command:touch marker.txt"}
     await editor.execute("cadenza.revokePermission", {"rule": "run_command", "decision": "deny"})
     after = await editor.execute("cadenza.listPermissions", {})
     assert [r["source"] for r in after["rules"]] == ["user", "user"]
 
     # Revoked: the next touch is asked again.
     editor.permission_option = "reject_once"
-    fake.script(call("run_command", {"command": "touch again.txt"}, "c3"), text("ok"))
+    fake.script(call("run_command", TOUCH, "c3"), text("ok"))
     await editor.run("third")
-    assert editor.permission_requests[-1]["toolCall"]["rawInput"] == {"command": "touch again.txt"}
+    assert editor.permission_requests[-1]["toolCall"]["rawInput"] == TOUCH
 
     with pytest.raises(JsonRpcException) as gone:
         await editor.execute(
-            "cadenza.revokePermission", {"rule": "run_command:touch *", "decision": "allow"}
+            "cadenza.revokePermission",
+            {"rule": "run_command:touch marker.txt", "decision": "allow"},
         )
     assert gone.value.code == REQUEST_FAILED
-    assert "no remembered allow rule run_command:touch *" in gone.value.message
+    assert "no remembered allow rule run_command:touch marker.txt" in gone.value.message
     with pytest.raises(JsonRpcException) as own:
         await editor.execute(
             "cadenza.revokePermission", {"rule": "delete_file", "decision": "deny"}

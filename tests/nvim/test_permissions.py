@@ -12,10 +12,11 @@ from tests.support.fake_openai import FakeOpenAI, call, text, tool_messages
 def test_always_allow_the_pattern_then_revoke_it(
     fake: FakeOpenAI, workspace: Path, env: dict[str, str], tmp_path: Path
 ) -> None:
+    (workspace / "Makefile").write_text("%.txt:\n\ttouch $@\n")  # make: a pattern is offered
     fake.script(
-        call("run_command", {"command": "touch marker.txt"}, "c1"),
+        call("run_command", {"command": "make marker.txt"}, "c1"),
         text("made it"),
-        call("run_command", {"command": "touch again.txt"}, "c2"),
+        call("run_command", {"command": "make again.txt"}, "c2"),
         text("made another"),
     )
     outcome = run_scenario("permissions", workspace=workspace, env=env)

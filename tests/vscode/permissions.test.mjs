@@ -4,10 +4,11 @@
 //
 // - while a session waits for the model's first reply the meter beside the input reads
 //   "context —"; after it, the share of the model's context in use;
-// - the permission modal of a command offers "Always allow `touch …` in this workspace"; chosen,
-//   the next session's `touch` runs unasked, and nothing is written into the workspace;
+// - the permission modal of a command offers "Always allow `make …` in this workspace" (a build tool: it
+//   runs the Makefile); chosen,
+//   the next session's `make` runs unasked, and nothing is written into the workspace;
 // - "Cadenza: Manage Permissions" lists the remembered rule in a quick pick; choosing it revokes
-//   it, and the next `touch` is asked again.
+//   it, and the next `make` is asked again.
 // Screenshots go to test-artifacts/vscode/permissions/.
 
 import assert from "node:assert/strict";
@@ -20,7 +21,7 @@ import { waitFor } from "./harness.mjs";
 import { step as runStep, startScripted, stopScripted, diagnostics as scriptedDiagnostics } from "./scripted.mjs";
 
 const CONTEXT_SIZE = 32768;
-const PATTERN = "Always allow `touch …` in this workspace";
+const PATTERN = "Always allow `make …` in this workspace (it runs this workspace's Makefile)";
 
 let ctx, workspace, home, fake, vscode, page, wb;
 
@@ -38,6 +39,7 @@ describe("pattern permissions and the context meter (code-server)", { timeout: 6
     const started = Date.now();
     ctx = await startScripted("permissions", { "cadenza.contextSize": CONTEXT_SIZE });
     ({ workspace, home, fake, vscode } = ctx);
+    fs.writeFileSync(path.join(workspace, "Makefile"), "%.txt:\n\ttouch $@\n");
     ({ page, wb } = vscode);
     console.log(`# set up in ${((Date.now() - started) / 1000).toFixed(1)} s (code-server port ${vscode.port})`);
   });
@@ -74,7 +76,7 @@ describe("pattern permissions and the context meter (code-server)", { timeout: 6
     step("pattern-prompt", async () => {
       await fake.reset();
       await fake.script(
-        { ...call("run_command", { command: "touch marker.txt" }, "c1"), prompt_tokens: 2000, delay_s: 4 },
+        { ...call("run_command", { command: "make marker.txt" }, "c1"), prompt_tokens: 2000, delay_s: 4 },
         { content: "Made marker.txt.", prompt_tokens: 2600 },
       );
       await wb.clearNotifications();
@@ -84,24 +86,24 @@ describe("pattern permissions and the context meter (code-server)", { timeout: 6
       assert.match(await meter.getAttribute("title"), /first reply/);
       await wb.shot("context-meter-before-reply", "the context meter beside the input while the session waits for the model's first reply");
 
-      const asked = dialog("touch marker.txt");
+      const asked = dialog("make marker.txt");
       await asked.waitFor({ timeout: 60000 });
       // The dialog orders its buttons by platform (on Linux the first option is last).
       const buttons = (await asked.locator(".monaco-button").allInnerTexts()).map((t) => t.trim()).filter((t) => t && t !== "Cancel");
       assert.deepEqual(buttons.sort(), ["Allow once", PATTERN, "Always allow", "Reject", "Always reject"].sort());
-      await wb.shot("pattern-prompt", "the permission modal of a command: Always allow `touch …` in this workspace");
+      await wb.shot("pattern-prompt", "the permission modal of a command: Always allow `make …` in this workspace");
       await asked.locator(".monaco-button", { hasText: PATTERN }).click();
       await ended("Made marker.txt.");
       assert.ok(fs.existsSync(path.join(workspace, "marker.txt")), "the allowed command did not run");
       await meter.locator(".meter-text", { hasText: "8% of 32k" }).waitFor({ timeout: 20000 });
       await wb.shot("context-meter", "the context meter after the session's replies: 8% of 32k");
-      assert.deepEqual(storedRules(), ["run_command:touch *"]);
+      assert.deepEqual(storedRules(), ["run_command:make *"]);
     }));
 
   it("the next session's touch runs without asking", async () =>
     step("remembered", async () => {
       await fake.reset();
-      await fake.script(call("run_command", { command: "touch again.txt -c" }, "c2"), { content: "Touched it again." });
+      await fake.script(call("run_command", { command: "make again.txt" }, "c2"), { content: "Touched it again." });
       await wb.clearNotifications();
       await send("Touch another file");
       await ended("Touched it again.");
@@ -120,19 +122,19 @@ describe("pattern permissions and the context meter (code-server)", { timeout: 6
     step("manage", async () => {
       await wb.command("Cadenza: Manage Permissions");
       const widget = await wb.waitForQuickInput("Choose a rule to revoke");
-      const row = widget.locator(".quick-input-list .monaco-list-row", { hasText: "Allow commands `touch *`" });
+      const row = widget.locator(".quick-input-list .monaco-list-row", { hasText: "Allow commands `make *`" });
       await row.waitFor({ timeout: 10000 });
       assert.match(await row.innerText(), /this workspace/);
       await wb.shot("manage-permissions", "Cadenza: Manage Permissions: the rule remembered for this workspace, chosen to revoke");
       await row.click();
-      await wb.waitForToast("Cadenza: revoked commands `touch *`; Cadenza asks again.", 20000);
+      await wb.waitForToast("Cadenza: revoked commands `make *`; Cadenza asks again.", 20000);
       assert.deepEqual(storedRules(), []);
 
       await fake.reset();
-      await fake.script(call("run_command", { command: "touch third.txt" }, "c3"), { content: "Not allowed." });
+      await fake.script(call("run_command", { command: "make third.txt" }, "c3"), { content: "Not allowed." });
       await wb.clearNotifications();
       await send("Touch a third file");
-      const asked = dialog("touch third.txt");
+      const asked = dialog("make third.txt");
       await asked.waitFor({ timeout: 60000 });
       await asked.locator(".monaco-button", { hasText: /^Reject$/ }).click();
       await ended("Not allowed.");

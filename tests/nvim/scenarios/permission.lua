@@ -24,7 +24,7 @@ T.run(function()
     {
       prompt = "Cadenza wants to run `touch marker.txt`",
       kind = "cadenza.permission",
-      names = { "Allow once", "Always allow `touch …` in this workspace", "Always allow", "Reject", "Always reject" },
+      names = { "Allow once", "Always allow `touch marker.txt` in this workspace", "Always allow", "Reject", "Always reject" },
     },
   }, "the permission prompt")
   T.truthy(vim.uv.fs_stat(T.workspace .. "/marker.txt"), "marker.txt exists")

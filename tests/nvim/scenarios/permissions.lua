@@ -1,5 +1,5 @@
--- "Always allow `touch …` in this workspace" at the permission prompt, then a second session's
--- `touch` runs unasked; :CadenzaPermissions lists the remembered rule and revokes it
+-- "Always allow `make …` in this workspace" at the permission prompt, then a second session's
+-- `make` runs unasked; :CadenzaPermissions lists the remembered rule and revokes it
 -- (test_permissions.py checks the files and what the person's state keeps).
 local T = require("cadenza_test")
 
@@ -31,7 +31,7 @@ T.run(function()
   local first = T.wait_end(T.wait_session())
   T.eq(first.stop_reason, "end_turn", "the first session's stop reason")
   T.eq(prompts, {
-    { "Allow once", "Always allow `touch …` in this workspace", "Always allow", "Reject", "Always reject" },
+    { "Allow once", "Always allow `make …` in this workspace (it runs this workspace's Makefile)", "Always allow", "Reject", "Always reject" },
   }, "the permission prompt offers the command's pattern")
 
   vim.cmd("CadenzaRun Make another marker")
@@ -39,13 +39,13 @@ T.run(function()
     local latest = require("cadenza.session").latest()
     return latest ~= first and latest.state == "ended"
   end, "the second session to end")
-  T.eq(#prompts, 1, "the second touch ran without asking")
+  T.eq(#prompts, 1, "the second make ran without asking")
 
   vim.cmd("CadenzaPermissions")
   T.wait(10000, function()
-    return T.note("revoked run_command:touch *") ~= nil
+    return T.note("revoked run_command:make *") ~= nil
   end, "the rule to be revoked")
-  T.eq(listed, { { "allow run_command:touch * · this workspace" } }, "the rules listed")
+  T.eq(listed, { { "allow run_command:make * · this workspace" } }, "the rules listed")
 
   vim.cmd("CadenzaPermissions")
   T.wait(10000, function()
