@@ -60,6 +60,11 @@ _DIFF_COMMANDS = frozenset({"diff", "log", "show"})
 CONFIG_TIMEOUT_S = 10.0
 
 
+PLAIN_DIFF = 'sh -c \'git --no-pager diff --no-index --no-ext-diff -- "$2" "$5"; test $? -le 1\' sh'
+"""``diff.external`` for a command in a repository that sets its own: git's own diff of the two
+versions (an empty value would make every ``git diff`` fail)."""
+
+
 def _neutral(key: str) -> str:
     """A value of ``key`` that runs nothing (an empty value resets a list of helpers)."""
     if key == "core.sshcommand":
@@ -72,6 +77,10 @@ def _neutral(key: str) -> str:
         return "git-receive-pack"
     if key.endswith(".required"):
         return "false"
+    if key.endswith(".textconv"):
+        return "cat"  # the text as it is (an empty one would fail a command's git diff)
+    if key.startswith("diff.") and key.endswith(".command"):
+        return PLAIN_DIFF
     return ""
 
 
@@ -163,13 +172,49 @@ def git_environment(
         subprocess.TimeoutExpired: Reading the configuration took too long.
     """
     env = dict(os.environ if base is None else base)
-    overrides = [*FIXED, *repository_overrides(_config_entries(cwd, env)), *config]
+    return with_overrides(env, [*FIXED, *repository_overrides(_config_entries(cwd, env)), *config])
+
+
+def with_overrides(base: Mapping[str, str], overrides: Sequence[tuple[str, str]]) -> dict[str, str]:
+    """``base`` with git ``(key, value)`` overrides added (``GIT_CONFIG_COUNT``, ...).
+
+    Overrides already in ``base`` stay; these come after them, so they win.
+    """
+    env = dict(base)
     start = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
     for index, (key, value) in enumerate(overrides, start):
         env[f"GIT_CONFIG_KEY_{index}"] = key
         env[f"GIT_CONFIG_VALUE_{index}"] = value
     env["GIT_CONFIG_COUNT"] = str(start + len(overrides))
     return env
+
+
+def is_git_override(name: str) -> bool:
+    """Whether environment variable ``name`` carries git overrides (``with_overrides``)."""
+    return name == "GIT_CONFIG_COUNT" or name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_"))
+
+
+def command_environment(cwd: Path) -> dict[str, str]:
+    """This process's environment for a command the agent runs in ``cwd`` (any program).
+
+    The git it may run gets the overrides of the module docstring, except that
+    ``diff.external`` is replaced only where the repository sets it (by ``PLAIN_DIFF``, or the
+    person's own value), as a command's ``git diff`` has no ``--no-ext-diff``. When the
+    configuration cannot be read (no git, a repository git refuses), the fixed overrides.
+    """
+    fixed = [(key, value) for key, value in FIXED if key != "diff.external"]
+    try:
+        entries = _config_entries(cwd, os.environ)
+    except (OSError, subprocess.SubprocessError):
+        return with_overrides(os.environ, fixed)
+    external = [
+        (key, value)
+        for scope, key, value in entries
+        if key == "diff.external" and scope in TRUSTED_SCOPES
+    ]
+    if any(key == "diff.external" and scope not in TRUSTED_SCOPES for scope, key, _ in entries):
+        fixed += external[-1:] or [("diff.external", PLAIN_DIFF)]
+    return with_overrides(os.environ, [*fixed, *repository_overrides(entries)])
 
 
 def git_argv(args: Sequence[str]) -> list[str]:

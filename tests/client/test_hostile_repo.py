@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.fake_openai import FakeOpenAI, text
+from tests.support.fake_openai import FakeOpenAI, call, text
 from tests.support.hostile_git import hostile_repo, written
 
 
@@ -50,6 +50,54 @@ def test_a_text_answer_runs_nothing_of_the_repository(tmp_path: Path, fake: Fake
     assert written(marks) == []
     # The same repository, asked by plain git, runs them: the guard made the difference.
     subprocess.run(["git", "status"], cwd=repo, env=env, capture_output=True, check=False)
+    assert "fsmonitor" in written(marks)
+
+
+def run_env(tmp_path: Path, fake: FakeOpenAI) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CADENZA_", "GIT_"))}
+    env.update(OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY="x", NO_COLOR="1")
+    for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME"):
+        (tmp_path / name.lower()).mkdir(exist_ok=True)
+        env[name] = str(tmp_path / name.lower())
+    return env
+
+
+def run_git_status(repo: Path, env: dict[str, str], *extra: str) -> dict[str, object]:
+    """``cadenza run`` whose model runs ``git status`` (allowed by ``--allow``)."""
+    run = ("run", "--workspace", str(repo), "--output", "json", "--model", "openai/test")
+    done = subprocess.run(
+        [sys.executable, "-m", "cadenza", *run, "--allow", "run_command", *extra, "status?"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    report: dict[str, object] = json.loads(done.stdout)
+    return report
+
+
+def test_a_git_command_the_model_runs_runs_nothing_of_the_repository(
+    tmp_path: Path, fake: FakeOpenAI
+) -> None:
+    marks = tmp_path / "marks"
+    repo = hostile_repo(tmp_path, marks)
+    env = run_env(tmp_path, fake)
+    fake.script(call("run_command", {"command": "git status; git diff"}, "c1"), text("clean"))
+    report = run_git_status(repo, env)
+    assert report["stop_reason"] == "end_turn"
+    [_, second] = fake.requests
+    [result] = [m for m in second["messages"] if m["role"] == "tool"]
+    assert result["content"].startswith("exit code 0"), result["content"]
+    assert written(marks) == []
+
+    # A folder the person trusts: its git configuration is theirs to run.
+    subprocess.run(
+        [sys.executable, "-m", "cadenza", "trust", str(repo)], env=env, check=True, timeout=60
+    )
+    fake.script(call("run_command", {"command": "git status"}, "c1"), text("clean"))
+    run_git_status(repo, env)
     assert "fsmonitor" in written(marks)
 
 

@@ -18,6 +18,7 @@ from acp.schema import (
     CreateTerminalResponse,
     DeclineElicitationResponse,
     ElicitationMode,
+    EnvVariable,
     KillTerminalResponse,
     PermissionOption,
     ReadTextFileResponse,
@@ -88,6 +89,7 @@ class OrderedClient:
         session_id: str,
         command: str,
         args: list[str] | None = None,
+        env: list[EnvVariable] | None = None,
         cwd: str | None = None,
         output_byte_limit: int | None = None,
     ) -> CreateTerminalResponse:
@@ -97,6 +99,7 @@ class OrderedClient:
             session_id=session_id,
             command=command,
             args=args,
+            env=env,
             cwd=cwd,
             output_byte_limit=output_byte_limit,
         )

@@ -31,16 +31,19 @@ import anyio
 from acp import RequestError
 from acp.schema import (
     CreateTerminalResponse,
+    EnvVariable,
     KillTerminalResponse,
     ReleaseTerminalResponse,
     TerminalOutputResponse,
     WaitForTerminalExitResponse,
 )
+from anyio import to_thread
 from pydantic import ValidationError
 from typing_extensions import override
 
 from cadenza.acp.editor import AcpEditor
 from cadenza.acp.reads import ClientReadFile
+from cadenza.gitcmd import command_environment, is_git_override
 from cadenza.tools.base import ToolContext, ToolError, ToolResult
 from cadenza.tools.paths import relative_name, resolve_in_workspace
 from cadenza.tools.registry import AnyTool, ToolRegistry
@@ -60,6 +63,7 @@ class TerminalClient(Protocol):
         session_id: str,
         command: str,
         args: list[str] | None = None,
+        env: list[EnvVariable] | None = None,
         cwd: str | None = None,
         output_byte_limit: int | None = None,
     ) -> CreateTerminalResponse:
@@ -117,12 +121,17 @@ class ClientRunCommand(RunCommand):
         timeout_s = args.timeout_s if args.timeout_s is not None else self.default_timeout_s
         session_id = self._editor.session_id
         limit_s = self._editor.fs_timeout_s
+        env = None
+        if not ctx.trusted_folder:  # the git overrides only: the terminal keeps the client's
+            whole = await to_thread.run_sync(command_environment, cwd)
+            env = [EnvVariable(name=k, value=v) for k, v in whole.items() if is_git_override(k)]
         try:
             async with asyncio.timeout(limit_s):
                 created = await self._client.create_terminal(
                     session_id=session_id,
                     command=self.shell,
                     args=["-c", args.command],
+                    env=env,
                     cwd=str(cwd),
                     output_byte_limit=self.max_output_bytes,
                 )

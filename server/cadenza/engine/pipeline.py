@@ -105,6 +105,7 @@ class CallPipeline:
             shown=runtime.shown if self.loop.edit == "text" else None,
             syntax_guard=self.loop.syntax_guard,
             intel=runtime.intel,
+            trusted_folder=runtime.settings.trusted_folder,
         )
 
     async def run(self, call: ToolCall, *, cut: FinishReason | None) -> ToolResult:

@@ -66,6 +66,8 @@ class SessionSettings:
         test_timeout_s: How long that command may run (seconds) before it is stopped.
         time_budget_s: Wall time each run may take (seconds; ``engine.budget.RunClock``), or
             None: no bound but ``max_steps``.
+        trusted_folder: The person trusts the workspace folder (``host.trust``): the
+            commands the agent runs may run the programs its git configuration names.
     """
 
     max_steps: int = 25
@@ -80,6 +82,7 @@ class SessionSettings:
     test_command: str | None = None
     test_timeout_s: float = 120.0
     time_budget_s: float | None = None
+    trusted_folder: bool = False
 
 
 @dataclass(kw_only=True)

@@ -40,6 +40,7 @@ from cadenza.host.errors import SetupError
 from cadenza.host.restore import RestoredState
 from cadenza.host.settings import session_settings
 from cadenza.host.transcripts import GuardedRecorder, open_transcript, reopen_transcript
+from cadenza.host.trust import TrustStore
 from cadenza.host.workspace_lock import WorkspaceLock
 from cadenza.intel.hosted import HostedCodeIntel
 from cadenza.providers.base import Provider
@@ -177,6 +178,7 @@ def build_session(
             (``host.workspace_lock``; None: not recorded, nothing locked).
     """
     settings = session_settings(config, plan.model)
+    settings.trusted_folder = TrustStore().decision(plan.root) == "trusted"
     gate = PermissionGate(
         editor,
         store=PermissionStore(plan.root),

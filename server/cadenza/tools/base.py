@@ -102,6 +102,8 @@ class ToolContext:
             never saw a file rewrites it from a guess (read before overwrite).
         syntax_guard: Edits that break a file's syntax are refused (``tools.syntax``) once:
             ``syntax_warned`` remembers the refused changes, made again they are written.
+        trusted_folder: The person trusts the workspace folder: a command may run the
+            programs its git configuration names (else ``gitcmd.command_environment``).
     """
 
     root: Path
@@ -114,6 +116,7 @@ class ToolContext:
     syntax_guard: bool = False
     syntax_warned: set[tuple[str, int, int]] = field(default_factory=set)
     intel: CodeIntel | None = None
+    trusted_folder: bool = False
 
 
 A = TypeVar("A", bound=ToolArgs)

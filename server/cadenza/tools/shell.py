@@ -2,7 +2,10 @@
 
 The command runs with ``bash -c`` (``/bin/sh -c`` when bash is missing) in a process group of
 its own (a new session, so no controlling terminal: password prompts fail instead of hanging),
-stdin from ``/dev/null``, stderr merged into stdout, the server's environment inherited.
+stdin from ``/dev/null``, stderr merged into stdout, the server's environment inherited. In a
+folder the person has not trusted, the git a command runs gets the overrides of Cadenza's own
+git calls (``gitcmd.command_environment``: no ``core.fsmonitor``, hooks, filters, pager... of
+the repository's own configuration), through git's ``GIT_CONFIG_COUNT`` environment.
 The working folder is resolved inside the workspace (``resolve_in_workspace``); the command
 itself is not confined, as with any shell.
 
@@ -24,9 +27,11 @@ from typing import ClassVar
 
 import anyio
 import anyio.abc
+from anyio import to_thread
 from pydantic import Field
 from typing_extensions import override
 
+from cadenza.gitcmd import command_environment
 from cadenza.messages import ToolSpec
 from cadenza.procgroups import forget, signal_group, start_group
 from cadenza.secrets import redact, redact_piece
@@ -274,12 +279,14 @@ class RunCommand(Tool[RunCommandArgs]):
         if "\x00" in args.command:
             raise ToolError("the command must not contain NUL characters")
         timeout_s = args.timeout_s if args.timeout_s is not None else self.default_timeout_s
+        env = None if ctx.trusted_folder else await to_thread.run_sync(command_environment, cwd)
         spawn = anyio.open_process(
             [self.shell, "-c", args.command],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             cwd=cwd,
+            env=env,
             start_new_session=True,
         )
         try:
