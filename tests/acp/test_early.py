@@ -130,3 +130,19 @@ async def test_sigterm_before_the_first_line_exits_143(tmp_path: Path) -> None:
     assert await _reading_stdin(process.pid, WAIT_S)
     process.send_signal(signal.SIGTERM)
     assert await asyncio.wait_for(process.wait(), WAIT_S) == 143
+
+
+def test_deeply_nested_json_first_is_a_parse_error_not_a_crash(tmp_path: Path) -> None:
+    """``[[[…`` deeper than the JSON parser goes, as the first line: -32700, no traceback."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "c"), "XDG_STATE_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "cadenza", "acp"],
+        input=b"[" * 3000 + b"\n",
+        capture_output=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr.decode(), done.stderr.decode()
+    [error] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert error["id"] is None and error["error"]["code"] == -32700

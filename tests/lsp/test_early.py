@@ -130,3 +130,24 @@ def test_a_new_client_is_answered_before_pygls_loads(tmp_path: Path) -> None:
     )
     assert done.stderr.decode() == "(True, [])"
     assert _messages(done.stdout)[0]["result"]["capabilities"]["positionEncoding"] == "utf-16"
+
+
+def test_deeply_nested_json_first_is_a_parse_error_not_a_crash(tmp_path: Path) -> None:
+    """``[[[…`` deeper than the JSON parser goes, as the first message: -32700, then served."""
+    body = b"[" * 3000
+    stream = b"Content-Length: %d\r\n\r\n" % len(body) + body
+    stream += frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+    stream += frame({"jsonrpc": "2.0", "method": "exit"})
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "c"), "XDG_STATE_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "cadenza", "serve", "--log-level", "WARNING"],
+        input=stream,
+        capture_output=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert "Traceback" not in done.stderr.decode(), done.stderr.decode()
+    [error, shutdown] = _messages(done.stdout)
+    assert error["id"] is None and error["error"]["code"] == -32700
+    assert shutdown["id"] == 2  # still serving: answered (not initialized yet)

@@ -69,7 +69,7 @@ def _initialize_params(line: bytes) -> tuple[Any, dict[str, Any]] | None:
     """
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting deeper than the parser goes: not ours
         return None
     if not isinstance(message, dict) or message.get("method") != "initialize":
         return None

@@ -151,7 +151,7 @@ def _plain_initialize(body: bytes) -> tuple[int | str, dict[str, Any]] | None:
     """``(id, params)`` when ``body`` is an ``initialize`` whose params pass the schema."""
     try:
         message = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting deeper than the parser goes: not ours
         return None
     if not isinstance(message, dict) or message.get("method") != "initialize":
         return None
