@@ -80,7 +80,15 @@ def test_parse_refuses_with_a_reason(text: str, why: str) -> None:
 
 @pytest.mark.parametrize(
     "command",
-    ["pytest", "pytest -q", "pytest tests/a.py -k 'x or y'", "  pytest\t-q  ", "pytest '*'"],
+    [
+        "pytest",
+        "pytest -q",
+        "pytest tests/a.py -k 'x or y'",
+        "  pytest\t-q  ",
+        "pytest '*'",
+        "python3 -m pytest -q --tb=short",  # the form of Cadenza's own test runs
+        "python -m pytest",
+    ],
 )
 def test_star_allows_any_further_arguments(command: str) -> None:
     assert allowed("run_command:pytest *", command)
@@ -93,7 +101,9 @@ def test_star_allows_any_further_arguments(command: str) -> None:
         "pytest-watch",
         "./pytest",
         "/tmp/evil/pytest -q",
-        "python -m pytest",
+        "/tmp/evil/python -m pytest",
+        "python -m pytest_evil",
+        "python -c pytest",
         "echo pytest",
         "PYTEST_ADDOPTS=-x pytest",
         "",

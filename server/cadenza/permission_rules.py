@@ -3,7 +3,8 @@
 A rule names a tool, and for ``run_command`` optionally a command pattern. The pattern is
 split into words as a POSIX shell would (``shlex``), and a command matches when its words
 begin with the pattern's words, exactly: ``pytest *`` matches ``pytest``, ``pytest -q`` and
-``pytest tests/a.py``, never ``pytestx``, ``./pytest`` or ``python -m pytest``. ``*`` may only
+``pytest tests/a.py`` (and ``python3 -m pytest -q``: a module run by a Python on the PATH
+counts as the module), never ``pytestx`` or ``./pytest``. ``*`` may only
 be the last word, meaning "any further arguments"; a pattern without it matches that exact
 command only. Nothing is ever matched as a substring, nor as a file pattern: a rule's words may
 not hold ``*``, ``?`` or ``[`` (a rule that does is refused with the reason).
@@ -96,11 +97,20 @@ class Rule:
         return f"{pattern} …" if self.any_arguments else pattern
 
     def matches_words(self, words: tuple[str, ...]) -> bool:
-        """Whether a simple command's ``words`` fit the pattern (exactly, word by word)."""
+        """Whether a simple command's ``words`` fit the pattern (exactly, word by word).
+
+        ``python -m MODULE …`` (a Python found on the PATH, not a path) fits as ``MODULE …``:
+        ``pytest *`` covers ``python3 -m pytest -q``, the form Cadenza's own test runs take.
+        """
         if self.words is None:
             return True
+        if python_module(words) and "/" not in words[0] and self._fits(words[2:]):
+            return True
+        return self._fits(words)
+
+    def _fits(self, words: tuple[str, ...]) -> bool:
         if self.any_arguments:
-            return words[: len(self.words)] == self.words
+            return words[: len(self.words or ())] == self.words
         return words == self.words
 
 
