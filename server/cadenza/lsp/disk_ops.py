@@ -17,9 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from cadenza.tools.base import ToolError
-from cadenza.tools.fs import apply_on_disk
-from cadenza.tools.host import EditOutcome, FileEdit
+from cadenza.host.ports import EditOutcome, FileEdit, ToolError, apply_on_disk
 from cadenza.tools.paths import relative_name, resolve_for_change
 
 _DONE = {"create": "created", "rename": "renamed", "delete": "deleted"}

@@ -32,10 +32,18 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
-from cadenza.engine.events import SessionEvent
-from cadenza.engine.permissions import PermissionAnswer, PermissionRequest
 from cadenza.host.checkpoints import FileState, SessionCheckpoint, disk_state
 from cadenza.host.edits import deliver_checkpointed, touched
+from cadenza.host.ports import (
+    CodeIntel,
+    DocumentSnapshot,
+    EditOutcome,
+    FileEdit,
+    PermissionAnswer,
+    PermissionRequest,
+    SessionEvent,
+    apply_on_disk,
+)
 from cadenza.lsp import prompts
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.code_intel import EditorCodeIntel, declared_features
@@ -45,9 +53,6 @@ from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, Rev
 from cadenza.lsp.publisher import SessionPublisher
 from cadenza.lsp.review import ReviewMode, annotates, ask_to_apply
 from cadenza.lsp.rpc import shielded
-from cadenza.tools.fs import apply_on_disk
-from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
-from cadenza.tools.intel import CodeIntel
 
 log = logging.getLogger(__name__)
 
