@@ -20,7 +20,7 @@ from cadenza.providers.model_catalog import MODELS, ModelError, ModelSpec
 from cadenza.providers.model_sources import known_models
 from cadenza.providers.models import model_path
 from cadenza.providers.registry import resolve_model_name, split_model_name
-from cadenza.providers.served import NAMES, ServedModel
+from cadenza.providers.served import NAMES, ServedModel, served_models
 
 LOCAL = "local"
 EMBEDDED = "this machine (embedded llama.cpp)"
@@ -85,6 +85,11 @@ def model_choices(
     names += [f"{LOCAL}/{name}" for name in local]
     default = names[0]  # the configured default comes first
     return [_choice(name, local, wheres, name == default) for name in dict.fromkeys(names)]
+
+
+async def offered_models(config: CadenzaConfig, current: str | None = None) -> list[ModelChoice]:
+    """``model_choices`` with what the person's own servers have now (asked each time)."""
+    return model_choices(config, current, await served_models(config))
 
 
 def _local_models() -> dict[str, ModelSpec]:
