@@ -45,11 +45,13 @@ from cadenza.engine.permissions import (
     PermissionAnswer,
     PermissionOptionKind,
     PermissionRequest,
+    PermissionStore,
 )
 from cadenza.engine.ports import Editor
 from cadenza.engine.session_list import SessionSummary
 from cadenza.engine.transcript import EventRecord, MessageRecord, TranscriptRecord
 from cadenza.engine.workflows import DEFAULT_WORKFLOW, Workflow
+from cadenza.providers.models import PullProgress
 from cadenza.tools.base import ToolError
 from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
@@ -118,12 +120,15 @@ __all__ += [
     "WorkspaceWaited",
 ]
 
-# What the service hands a face: a stored session's summary and records (replayed as
-# updates), a workflow (a mode).
+# What the host hands a face: a stored session's summary and records (replayed as updates), a
+# workflow (a mode), a model pull's progress; and the workspace's remembered permission
+# answers (the gate's store, which the LSP face lists and revokes).
 __all__ += [
     "DEFAULT_WORKFLOW",
     "EventRecord",
     "MessageRecord",
+    "PermissionStore",
+    "PullProgress",
     "SessionSummary",
     "TranscriptRecord",
     "Workflow",

@@ -8,9 +8,9 @@ name and nothing is undone. The steps then go out as one ``workspace/applyEdit``
 ``DeleteFile`` for files the session created, ``CreateFile`` for files it deleted, each only
 if the client's ``resourceOperations`` allow it; when they do not (eglot), those file
 operations are done on disk after the editor applied the rest, as the session did them
-(``disk_ops``). A client without ``applyEdit`` gets the exact bytes of the checkpoint written
-on disk. Files the session never touched, such as one the
-person created meanwhile, are not in the checkpoint and are never touched.
+(``host.edits.resource_on_disk``). A client without ``applyEdit`` gets the exact bytes of the
+checkpoint written on disk. Files the session never touched, such as one the person created
+meanwhile, are not in the checkpoint and are never touched.
 The comparison and the writes hold the workspace's lock shared (``host.workspace_lock``): no
 session's command runs meanwhile, and the undo is never counted as a command's change.
 """
@@ -179,8 +179,8 @@ class SessionUndo:
         """The steps the editor can do, and those done on disk.
 
         On disk: creating, renaming or deleting a file when the editor takes no such
-        operation (``lsp.disk_ops``, as the session itself did). The editor's edit goes
-        first: when it is refused, nothing is undone.
+        operation (``host.edits.resource_on_disk``, as the session itself did). The editor's
+        edit goes first: when it is refused, nothing is undone.
         """
         in_editor: list[UndoStep] = []
         on_disk: list[UndoStep] = []
