@@ -34,7 +34,7 @@ INVALID_PARAMS = -32602
 
 
 class AcpFiles:
-    """The ``host.turn_restore.FilesPort`` of an ACP session: the disk and ``fs/*``."""
+    """The ``host.undo_plan.FilesPort`` of an ACP session: the disk and ``fs/*``."""
 
     def __init__(self, editor: AcpEditor, checkpoint: SessionCheckpoint) -> None:
         self._editor = editor

@@ -10,8 +10,10 @@ update publisher); the rest is done here once, the same way for every face:
   face's editor and checkpoint (``open_checkpoint``);
 - a session that lives as one task (``host.live``, ``host.driver.drive``) from its start or
   revival until it ends for good: ``start``, ``reply`` (to one waiting for the person, also a
-  stored one), ``prompt`` (its next turn, revived from its transcript), ``cancel``; its MCP
-  servers connect as its task begins (``launch``);
+  stored one), ``prompt`` (its next turn, revived from its transcript), ``steer``, ``cancel``;
+  its MCP servers connect as its task begins (``launch``);
+- ``undo`` and ``restore_turn`` put a session's files back through the face's ``FilesPort``
+  (``host.undo_plan``, ``host.turn_restore``);
 - ``configure`` chooses the model and workflow of its next turns (``host.choices``); ``list``,
   ``read`` and ``revive_waiting`` serve the stored sessions (``host.stored``).
 
@@ -58,7 +60,10 @@ from cadenza.host.mcp import connect_then
 from cadenza.host.providers import ProviderPool
 from cadenza.host.restore import RestoredState
 from cadenza.host.turn_changes import next_turn
+from cadenza.host.turn_restore import restore_session_turn
+from cadenza.host.undo_plan import FilesPort, undo_session
 from cadenza.providers.registry import resolve_model_name
+from cadenza.schema.commands import RestoreTurnResult, UndoSessionResult
 from cadenza.schema.outcome import WAITING, SessionOutcome
 from cadenza.tools.registry import ToolRegistry, default_tools
 
@@ -334,6 +339,31 @@ class SessionService(Generic[F]):
         live.said(said)
         self.launch(live, drive(live, person, reply=text))
         log.info("session %s goes on with %s, workflow %s", session_id, model, workflow)
+
+    def steer(self, session_id: str, text: str) -> bool:
+        """Send the person's ``text`` into the session's running turn; False: none runs."""
+        live = self.live.get(session_id)
+        return live is not None and live.session.steer(text)
+
+    async def undo(
+        self, session_id: str, files: Callable[[SessionCheckpoint], FilesPort]
+    ) -> UndoSessionResult:
+        """Undo the changes of a session that is over (``host.undo_plan.undo_session``).
+
+        Raises:
+            Unavailable: Live, unknown, or refused (the message says why).
+        """
+        return await undo_session(self.live, session_id, files, self.checkpoints_base)
+
+    async def restore_turn(
+        self, session_id: str, turn: int, files: Callable[[SessionCheckpoint], FilesPort]
+    ) -> RestoreTurnResult:
+        """Restore the session to before the person's ``turn`` (``host.turn_restore``).
+
+        Raises:
+            Unavailable: Running, unknown, no such turn, or refused (the message says why).
+        """
+        return await restore_session_turn(self.live, session_id, turn, files, self.checkpoints_base)
 
     def choose(
         self,

@@ -34,7 +34,7 @@ from cadenza.lsp.params import InvalidArguments, document_path, workspace_root
 from cadenza.lsp.publisher import SessionPublisher
 from cadenza.lsp.replay import replay_updates, session_info
 from cadenza.lsp.review import ReviewMode
-from cadenza.lsp.undo import undo_session
+from cadenza.lsp.undo import SessionUndo, UndoFailed
 from cadenza.schema.commands import (
     ConfigureSessionArgs,
     ConfigureSessionResult,
@@ -42,6 +42,7 @@ from cadenza.schema.commands import (
     LoadSessionResult,
     PromptSessionArgs,
     ReplySessionResult,
+    RestoreTurnResult,
     StartSessionArgs,
     UndoSessionResult,
 )
@@ -242,13 +243,37 @@ class SessionManager:
         )
         return LoadSessionResult(session=session_info(summary, live), updates=len(updates))
 
+    def steer(self, session_id: str, text: str) -> bool:
+        """Send ``text`` into the session's running turn; False when none runs."""
+        return self.service.steer(session_id, text)
+
     async def undo(self, session_id: str) -> UndoSessionResult:
-        """Undo the changes of a session that is over (``undo.undo_session``).
+        """Undo the changes of a session that is over, through this client.
 
         Raises:
-            UndoFailed: Still running, unknown, or refused (the message says why).
+            SessionRequestFailed: Still live, unknown, or refused (the message names the file
+                and why; nothing was undone).
         """
-        return await undo_session(self._server, self.live, session_id, self.checkpoints_base)
+        with _failed():
+            try:
+                return await self.service.undo(session_id, partial(SessionUndo, self._server))
+            except UndoFailed as exc:
+                raise SessionRequestFailed(str(exc)) from None
+
+    async def restore_turn(self, session_id: str, turn: int) -> RestoreTurnResult:
+        """Restore a session to before the person's ``turn``; a waiting one stops waiting.
+
+        Raises:
+            SessionRequestFailed: Running or unknown, no such turn, or its files could not be
+                put back (nothing was restored then).
+        """
+        with _failed():
+            try:
+                return await self.service.restore_turn(
+                    session_id, turn, partial(SessionUndo, self._server)
+                )
+            except UndoFailed as exc:
+                raise SessionRequestFailed(f"cannot restore turn {turn}: {exc}") from None
 
     async def aclose(self) -> None:
         """Cancel every session, wait briefly for them, and close every provider."""
