@@ -3,14 +3,16 @@
 A face (``cadenza.lsp``, ``cadenza.acp``) implements the engine's ``Editor`` port (and may
 offer ``CodeIntel``, the editor's language servers), turns the engine's events into its own
 updates, and asks the session service (``host.service``) for everything else. The types it
-needs for that are declared here and nowhere else: ``lint-imports`` (the ``faces`` contract
-in ``pyproject.toml``) forbids the faces to import ``cadenza.engine``, ``cadenza.tools`` or
-``cadenza.providers`` themselves, so what a face may depend on below the host is this list.
+needs for that are declared here and nowhere else: ``lint-imports`` (the
+``faces-through-host`` contract in ``pyproject.toml``) forbids the faces to import
+``cadenza.engine``, ``cadenza.tools`` or ``cadenza.providers`` themselves, so what a face may
+depend on below the host is this list.
 
-Besides types, three helpers are here because a face must do exactly what the tools do: name a
-workspace file (``relative_name``), write an edit on disk when its client cannot
-(``apply_on_disk``), and word the events' durations (``duration``); and the LSP face's edits
-and positions split lines and diff them as the tools do (``textfile``, ``linediff``).
+A few helpers are here too, because a face must do exactly what the tools do: name a workspace
+file (``relative_name``), write an edit on disk when its client cannot (``apply_on_disk``),
+word the events' durations (``duration``), and (the LSP face's edits and positions) split
+lines and diff them (``line_start``, ``line_end``, ``lines_with_ends``, ``split_ending``,
+``changed_line_spans``).
 """
 
 from __future__ import annotations
@@ -47,7 +49,6 @@ from cadenza.engine.permissions import (
     PermissionRequest,
     PermissionStore,
 )
-from cadenza.engine.ports import Editor
 from cadenza.engine.session_list import SessionSummary
 from cadenza.engine.transcript import EventRecord, MessageRecord, TranscriptRecord
 from cadenza.engine.workflows import DEFAULT_WORKFLOW, Workflow
@@ -75,7 +76,6 @@ __all__ = [
     "PATTERN_OPTION",
     "DocumentSnapshot",
     "EditOutcome",
-    "Editor",
     "FileEdit",
     "PermissionAnswer",
     "PermissionOptionKind",

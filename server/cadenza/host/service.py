@@ -21,8 +21,8 @@ What was asked is invalid: ``SetupError`` (a face answers "invalid params"). The
 cannot do it now (unknown, running, over, held by another server): ``Unavailable``.
 
 The ACP face keeps a session in memory between prompt turns and runs each turn itself
-(``acp.session``): it uses ``assemble`` with its own tools, the providers, the choices and
-``list``, not the task-per-session lifecycle.
+(``acp.session``: a question ends the turn there): it uses ``assemble`` with its own tools,
+``resume_turn``, ``choose`` and ``list``, not the task-per-session lifecycle.
 """
 
 from __future__ import annotations
@@ -109,10 +109,6 @@ class SessionService(Generic[F]):
         """The model and workflow of sessions' next turns (``configure``)."""
         self.checkpoints_base = checkpoints_base
 
-    def model(self, name: str | None, config: CadenzaConfig | None = None) -> str:
-        """``PROVIDER/MODEL``: ``name``, else the configured model, else the local default."""
-        return resolve_model_name(name, config or self.config)
-
     def plan(
         self,
         *,
@@ -124,12 +120,14 @@ class SessionService(Generic[F]):
     ) -> SessionPlan:
         """A new session (a fresh id) with its workflow and model checked.
 
+        ``model``: ``PROVIDER/MODEL``; None: the configured model, else the local default.
+
         Raises:
             SetupError: An unknown or invalid workflow (the message names the file and the
                 field), or the model is malformed or names an unknown provider.
         """
         found = find_workflow(workflow_catalog(root), workflow)
-        resolved = self.model(model)
+        resolved = resolve_model_name(model, self.config)
         self.providers.get(resolved, self.config)
         return SessionPlan(
             session_id=uuid.uuid4().hex,
