@@ -127,7 +127,7 @@ async def test_review_argument_overrides_the_setting_and_is_validated(
 async def test_resource_operations_the_client_lacks_are_done_on_disk(
     connect: Connect, fake: FakeOpenAI, workspace: Path
 ) -> None:
-    """Issue 19: what the client cannot take is done on disk and said (``lsp.disk_ops``)."""
+    """Issue 19: what the client cannot take is done on disk and said (``host.edits``)."""
     (workspace / "a.py").write_text("x = 1\n")
     editor = await connect(caps=capabilities(operations=("rename",)))
     fake.script(

@@ -91,7 +91,7 @@ async def test_undo_does_on_disk_the_resource_operations_the_editor_lacks(
     connect: Connect, fake: FakeOpenAI, workspace: Path
 ) -> None:
     """A client without ``delete`` (eglot declares no resourceOperations at all): the file the
-    session created is removed on disk, as it was created (``lsp.disk_ops``)."""
+    session created is removed on disk, as it was created (``host.edits.resource_on_disk``)."""
     full = await connect()
     full.autosave = True
     fake.script(call("create_file", {"path": "new.py", "content": "n\n"}, "c1"), text("ok"))

@@ -50,15 +50,14 @@ from cadenza.acp.stream import UpdateStream
 from cadenza.acp.turns import PromptBlock, acp_stop_reason, final_message, prompt_text
 from cadenza.acp.updates import replay_updates
 from cadenza.config import ConfigError, load_config
-from cadenza.engine.workflows import DEFAULT_WORKFLOW
 from cadenza.host import stored
-from cadenza.host.build import find_workflow, open_checkpoint, workflow_catalog
-from cadenza.host.choices import SessionChoices
+from cadenza.host.build import find_workflow, workflow_catalog
+from cadenza.host.catalog import default_model
 from cadenza.host.commands import expand
 from cadenza.host.errors import SetupError, Unavailable
-from cadenza.host.providers import ProviderPool
+from cadenza.host.ports import DEFAULT_WORKFLOW
+from cadenza.host.service import SessionService
 from cadenza.host.trust import folder_trust
-from cadenza.providers.registry import resolve_model_name
 from cadenza.schema.methods import ACP_RESTORE_TURN, ACP_STEER_SESSION
 from cadenza.schema.outcome import SessionOutcome
 
@@ -74,8 +73,8 @@ class CadenzaAgent:
         self._conn: AcpConnection | None = None
         self._fs = ClientFs()
         self._sessions: dict[str, AcpSession] = {}
-        self._providers = ProviderPool()
-        self._choices = SessionChoices()
+        self._service: SessionService[None] = SessionService()
+        """Assembles the engine sessions; the providers and choices they share."""
 
     def on_connect(self, conn: AcpConnection) -> None:
         """Keep the connection (the SDK calls this before any request)."""
@@ -171,10 +170,10 @@ class CadenzaAgent:
             raise _error(str(exc)) from None
         stream = UpdateStream(self.conn, session_id)
         client = OrderedClient(self.conn, stream)
-        checkpoint = open_checkpoint(session_id, root, revived=revived)
+        checkpoint = self._service.open_checkpoint(session_id, root, revived=revived)
         editor = AcpEditor(client, stream, root, self._fs, catalog.workflows, checkpoint)
-        model = model or resolve_model_name(None, config)
-        model, name = self._choices.get(session_id, (model, chosen.name))
+        model = model or default_model(config)
+        model, name = self._service.choices.get(session_id, (model, chosen.name))
         if name != chosen.name:
             chosen = find_workflow(catalog, name, fallback=True)
         live = AcpSession(
@@ -212,7 +211,9 @@ class CadenzaAgent:
     ) -> ListSessionsResponse:
         """The stored sessions (of ``cwd`` when given), newest first, in one page."""
         root = folder_of(cwd) if cwd is not None else None
-        return ListSessionsResponse(sessions=session_infos(root))
+        return ListSessionsResponse(
+            sessions=session_infos([s for s, _live in self._service.list()], root)
+        )
 
     async def set_session_mode(
         self, mode_id: str, session_id: str, **kwargs: Any
@@ -223,7 +224,7 @@ class CadenzaAgent:
             live.workflow = find_workflow(workflow_catalog(live.root), mode_id)
         except SetupError as exc:
             raise _error(str(exc)) from None
-        if live.engine is None:
+        if live.hosted is None:
             unprompted.remember(session_id, live.root, live.workflow.name)
         return SetSessionModeResponse()
 
@@ -232,7 +233,7 @@ class CadenzaAgent:
     ) -> SetSessionConfigOptionResponse:
         """Set the model or the mode of the session's next turns; answer every option."""
         live = self._live(session_id)
-        set_option(live, config_id, value, providers=self._providers, choices=self._choices)
+        set_option(live, config_id, value, self._service)
         return SetSessionConfigOptionResponse(config_options=await config_options(live))
 
     async def prompt(
@@ -260,7 +261,7 @@ class CadenzaAgent:
                 return PromptResponse(stop_reason="cancelled")
             turn = live.turn(
                 text,
-                self._providers,
+                self._service,
                 url_mode=self._fs.elicitation_url,
                 workflow=workflow,
                 words=words,
@@ -274,7 +275,7 @@ class CadenzaAgent:
                 raise
             finally:
                 live.run = None
-                if live.engine is not None:  # its transcript exists now
+                if live.hosted is not None:  # its transcript exists now
                     unprompted.forget(session_id)
             return await self._respond(live, task)
 
@@ -355,7 +356,7 @@ class CadenzaAgent:
                 session_id, root, workflow, revived=True, model=restored.start.model
             )
             live.take_mcp_servers(mcp_servers or [])
-            await live.make_engine(restored.start.task, self._providers, restored)
+            await live.make_engine(restored.start.task, self._service, restored)
         for update in replay_updates(records, root, workflow_catalog(root).workflows):
             live.editor.stream.send(update)
         await live.editor.stream.flush()
@@ -389,7 +390,7 @@ class CadenzaAgent:
         if method == ACP_RESTORE_TURN.removeprefix("_"):
             args = parse_args(params)
             live = self._sessions.get(args.session_id)
-            return (await restore_acp_turn(live, args, self._providers)).wire()
+            return (await restore_acp_turn(live, args, self._service)).wire()
         raise RequestError.method_not_found(f"_{method}")
 
     async def aclose(self) -> None:
@@ -401,4 +402,4 @@ class CadenzaAgent:
             await asyncio.wait(runs, timeout=5.0)
         for live in self._sessions.values():
             await live.aclose()
-        await self._providers.aclose()
+        await self._service.aclose()

@@ -21,14 +21,12 @@ from acp.schema import (
 )
 
 from cadenza.acp.session import AcpSession, request_error
-from cadenza.engine.workflows import DEFAULT_WORKFLOW
 from cadenza.host.build import find_workflow, workflow_catalog
-from cadenza.host.catalog import ModelChoice, model_choices, workflow_choices
-from cadenza.host.choices import SessionChoices
+from cadenza.host.catalog import ModelChoice, offered_models, workflow_choices
 from cadenza.host.commands import slash_commands
 from cadenza.host.errors import SetupError
-from cadenza.host.providers import ProviderPool
-from cadenza.providers.served import served_models
+from cadenza.host.ports import DEFAULT_WORKFLOW
+from cadenza.host.service import SessionService
 
 MODEL = "model"
 MODE = "mode"
@@ -45,7 +43,7 @@ async def config_options(
     live: AcpSession,
 ) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
     """The session's options now: its model (its servers' too: Ollama, ...) and its mode."""
-    models = model_choices(live.config, live.model, await served_models(live.config))
+    models = await offered_models(live.config, live.model)
     workflows = sorted(
         workflow_choices(live.root), key=lambda w: (w.name != DEFAULT_WORKFLOW, w.name)
     )
@@ -83,9 +81,7 @@ def set_option(
     live: AcpSession,
     config_id: str,
     value: str | bool,
-    *,
-    providers: ProviderPool,
-    choices: SessionChoices,
+    service: SessionService[None],
 ) -> None:
     """Set the model or the mode of the session's next turns; the choice is stored.
 
@@ -98,14 +94,13 @@ def set_option(
     if not isinstance(value, str):
         raise request_error(f"the {config_id} option takes a string value")
     try:
-        model, workflow = choices.choose(
+        model, workflow = service.choose(
             live.session_id,
             (live.model, live.workflow.name),
             root=live.root,
             model=value if config_id == MODEL else None,
             workflow=value if config_id == MODE else None,
             config=live.config,
-            providers=providers,
         )
         live.workflow = find_workflow(workflow_catalog(live.root), workflow)
     except SetupError as exc:

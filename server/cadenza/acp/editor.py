@@ -4,7 +4,7 @@
   file on disk has not changed since; else None (tools read the disk). ``open_document`` is
   synchronous and ``fs/read_text_file`` a request, so the editor's text is learnt in
   ``apply_edit`` and in ``refresh``, which the ACP ``read_file`` awaits before each read
-  (``acp.reads``).
+  (``host.client_tools.ClientReadFile``).
 - ``apply_edit``: a text change or a new file goes to the client as ``fs/write_text_file``
   with the whole new text when the client has ``fs.writeTextFile`` (so the editor sees it,
   and can show or undo it). Before a change, when the client has ``fs.readTextFile``, its
@@ -50,27 +50,27 @@ from cadenza.acp.errors import describe_error
 from cadenza.acp.permissions import ask_permission
 from cadenza.acp.stream import UpdateStream
 from cadenza.acp.updates import UpdateMapper
-from cadenza.engine.events import (
+from cadenza.fileread import in_worker, read_regular
+from cadenza.host.checkpoints import SessionCheckpoint, disk_state
+from cadenza.host.edits import deliver_checkpointed
+from cadenza.host.ports import (
     AgentMessageChunk,
+    CodeIntel,
+    DocumentSnapshot,
+    EditOutcome,
+    FileEdit,
     ModelReplied,
+    PermissionAnswer,
+    PermissionRequest,
     SessionEvent,
     StepStarted,
     ToolCallFinished,
     ToolCallStarted,
+    Workflow,
+    apply_on_disk,
 )
-from cadenza.engine.permissions import (
-    PermissionAnswer,
-    PermissionRequest,
-)
-from cadenza.engine.workflows import Workflow
-from cadenza.fileread import in_worker, read_regular
-from cadenza.host.checkpoints import SessionCheckpoint, disk_state
-from cadenza.host.edits import deliver_checkpointed
 from cadenza.schema.updates import raw_input
 from cadenza.textio import UTF8, UndecodableError, decode_bytes
-from cadenza.tools.fs import apply_on_disk
-from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
-from cadenza.tools.intel import CodeIntel
 
 log = logging.getLogger(__name__)
 

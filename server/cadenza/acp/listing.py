@@ -6,13 +6,14 @@ stored transcripts.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from acp.schema import SessionInfo
 
 from cadenza.acp.session import request_error
-from cadenza.engine.session_list import list_sessions
+from cadenza.host.ports import SessionSummary
 
 
 def folder_of(cwd: str) -> Path:
@@ -39,10 +40,10 @@ def title(task: str, limit: int = 80) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def session_infos(root: Path | None) -> list[SessionInfo]:
-    """The stored sessions (of the workspace ``root`` when given), newest first."""
+def session_infos(stored: Iterable[SessionSummary], root: Path | None) -> list[SessionInfo]:
+    """The ``stored`` sessions (of the workspace ``root`` when given), in their order."""
     infos = []
-    for summary in list_sessions():
+    for summary in stored:
         if root is not None and Path(summary.root) != root:
             continue
         try:

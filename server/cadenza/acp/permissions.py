@@ -20,7 +20,7 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
-from cadenza.engine.permissions import (
+from cadenza.host.ports import (
     OPTION_NAMES,
     PATTERN_OPTION,
     PermissionAnswer,

@@ -20,13 +20,13 @@ from cadenza.acp.session import AcpSession
 from cadenza.host import stored
 from cadenza.host.checkpoints import FileState, SessionCheckpoint, disk_state
 from cadenza.host.errors import Unavailable
-from cadenza.host.providers import ProviderPool
+from cadenza.host.ports import FileEdit
+from cadenza.host.service import SessionService
 from cadenza.host.turn_restore import RestoreRefused, TurnCut, find_turn, restore_turn
 from cadenza.host.undo_plan import UndoStep
 from cadenza.host.undo_writes import write_step
 from cadenza.schema.commands import RestoreTurnArgs, RestoreTurnResult
 from cadenza.textio import UnencodableError
-from cadenza.tools.host import FileEdit
 
 REQUEST_FAILED = -32803
 """The error code of a restore that was refused (LSP's ``RequestFailed``, as on that face)."""
@@ -34,7 +34,7 @@ INVALID_PARAMS = -32602
 
 
 class AcpFiles:
-    """The ``host.turn_restore.FilesPort`` of an ACP session: the disk and ``fs/*``."""
+    """The ``host.undo_plan.FilesPort`` of an ACP session: the disk and ``fs/*``."""
 
     def __init__(self, editor: AcpEditor, checkpoint: SessionCheckpoint) -> None:
         self._editor = editor
@@ -91,7 +91,7 @@ def parse_args(params: dict[str, Any]) -> RestoreTurnArgs:
 
 
 async def restore_acp_turn(
-    live: AcpSession | None, args: RestoreTurnArgs, providers: ProviderPool
+    live: AcpSession | None, args: RestoreTurnArgs, service: SessionService[None]
 ) -> RestoreTurnResult:
     """Restore the ACP session ``live`` to before the person's turn ``args.turn``.
 
@@ -116,7 +116,7 @@ async def restore_acp_turn(
         try:
             return await _restore(live, cut)
         finally:
-            await _reopen_engine(live, providers)
+            await _reopen_engine(live, service)
 
 
 async def _restore(live: AcpSession, cut: TurnCut) -> RestoreTurnResult:
@@ -131,21 +131,20 @@ async def _restore(live: AcpSession, cut: TurnCut) -> RestoreTurnResult:
 
 
 async def _close_engine(live: AcpSession) -> None:
-    engine, recorder = live.engine, live.recorder
-    live.engine, live.recorder = None, None
-    if engine is not None:
-        await engine.aclose()
-    if recorder is not None:
-        recorder.close()
+    hosted, live.hosted = live.hosted, None
+    if hosted is not None:
+        await hosted.session.aclose()
+        if hosted.recorder is not None:
+            hosted.recorder.close()
 
 
-async def _reopen_engine(live: AcpSession, providers: ProviderPool) -> None:
+async def _reopen_engine(live: AcpSession, service: SessionService[None]) -> None:
     """The engine again, from the transcript as it is now (cut or not)."""
     try:
         restored = stored.restored(live.session_id, stored.read_records(live.session_id))
     except Unavailable:
         return  # nothing to go on from: the next prompt starts the session anew
-    await live.make_engine(restored.start.task, providers, restored)
+    await live.make_engine(restored.start.task, service, restored)
 
 
 def _failed(message: str) -> RequestError:

@@ -1,8 +1,9 @@
 """One ACP session of a connection: its workspace, mode, editor and (from the first prompt) engine.
 
-The host makes the engine session (``host.build``) with this face's editor port and client
-tools; a prompt turn runs it (or resumes it) and settles its browser waits within the turn
-(``host.driver.settle``), while a question ends the turn (the answer is the next prompt).
+The session service makes the engine session (``host.service``) with this face's editor port
+and client tools, and keeps it in memory between prompts; a prompt turn runs it (or resumes
+it) and settles its browser waits within the turn (``host.driver.settle``), while a question
+ends the turn (the answer is the next prompt).
 """
 
 from __future__ import annotations
@@ -19,25 +20,24 @@ from acp.schema import Cost, UsageUpdate
 from cadenza.acp.editor import AcpEditor
 from cadenza.acp.human import person_is_done
 from cadenza.acp.ordered import OrderedClient
-from cadenza.acp.terminal import client_tools
+from cadenza.acp.terminal import AcpTerminal
 from cadenza.acp.trust import ask_trust, record
 from cadenza.config import CadenzaConfig, ConfigError, load_config
 from cadenza.config.mcp import McpServerConfig, from_acp
 from cadenza.config.workspace import untrusted_note
-from cadenza.engine.session import Session
-from cadenza.engine.workflows import Workflow
-from cadenza.host.build import SessionPlan, build_session, open_recorder
+from cadenza.host.build import SessionPlan
+from cadenza.host.catalog import default_model
+from cadenza.host.client_tools import client_tools
 from cadenza.host.driver import Step, settle
 from cadenza.host.errors import SetupError
+from cadenza.host.live import LiveSession
 from cadenza.host.mcp import attach_mcp, merge_servers
-from cadenza.host.providers import ProviderPool
+from cadenza.host.ports import Workflow
 from cadenza.host.restore import RestoredState
-from cadenza.host.transcripts import GuardedRecorder
+from cadenza.host.service import FaceParts, SessionService
 from cadenza.host.trust import FolderTrust
 from cadenza.host.turn_changes import begin_turn
-from cadenza.providers.registry import resolve_model_name
 from cadenza.schema.outcome import SessionOutcome
-from cadenza.tools.registry import default_tools
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +61,8 @@ class AcpSession:
         workflow: The workflow the next run uses (the session's mode).
         client: The connection, ordered after the session's updates (``ordered``).
         editor: Its editor port (updates, edits, permissions).
-        engine: The engine session; None until the first prompt.
-        recorder: Its transcript.
+        hosted: The engine session with its transcript and model (``host.service``); None
+            until the first prompt.
         run: The running prompt's task.
         arrived: Prompts received so far (a prompt's ticket is the count before it).
         cancelled_before: Prompts with a smaller ticket are cancelled.
@@ -77,15 +77,13 @@ class AcpSession:
     workflow: Workflow
     client: OrderedClient
     editor: AcpEditor
-    engine: Session | None = None
-    recorder: GuardedRecorder | None = None
+    hosted: LiveSession[None] | None = None
     run: asyncio.Task[SessionOutcome] | None = None
     arrived: int = 0
     cancelled_before: int = 0
     turns: asyncio.Lock = field(default_factory=asyncio.Lock)
     mcp_servers: list[McpServerConfig] = field(default_factory=list)
     model: str = ""
-    engine_model: str = ""
     trust: FolderTrust | None = None
     """The folder's trust, while its question is pending (``acp.trust``)."""
     client_servers: list[McpServerConfig] = field(default_factory=list)
@@ -128,33 +126,27 @@ class AcpSession:
         except ConfigError as exc:
             self.warn(f"the trusted configuration is invalid: {exc}")
             return
-        if self.model == resolve_model_name(None, self.config):
-            self.model = resolve_model_name(None, config)
+        if self.model == default_model(self.config):
+            self.model = default_model(config)
         self.config = config
         self.mcp_servers = merge_servers(config.mcp.servers, self.client_servers, self.warn)
 
     async def make_engine(
         self,
         task: str,
-        providers: ProviderPool,
+        service: SessionService[None],
         restored: RestoredState | None = None,
         workflow: Workflow | None = None,
-    ) -> Session:
-        """The engine session (through the host), its MCP servers attached.
+    ) -> LiveSession[None]:
+        """The engine session (through the session service), its MCP servers attached.
 
         Raises:
             RequestError: Its model cannot be set up.
         """
         await self.settle_trust()
         config = self.config
-        model = self.model or (
-            restored.start.model if restored else resolve_model_name(None, config)
-        )
+        model = self.model or (restored.start.model if restored else default_model(config))
         self.model = model
-        try:
-            provider = providers.get(model, config)
-        except SetupError as exc:
-            raise request_error(str(exc)) from None
         plan = SessionPlan(
             session_id=self.session_id,
             task=task,
@@ -163,27 +155,28 @@ class AcpSession:
             workflow=workflow or self.workflow,
             restored=restored,
         )
-        self.recorder = open_recorder(plan, self.warn)
-        tools = client_tools(default_tools(config.browser), self.client, self.editor)
-        engine, gate = build_session(
-            plan,
-            config=config,
-            provider=provider,
-            editor=self.editor,
-            tools=tools,
-            recorder=self.recorder,
-            checkpoint=self.editor.checkpoint,
-        )
+        try:
+            hosted, gate = service.assemble(
+                plan,
+                FaceParts(editor=self.editor, face=None, warn=self.warn),
+                checkpoint=self.editor.checkpoint,
+                config=config,
+                tools=lambda tools: client_tools(
+                    tools, AcpTerminal(self.client, self.editor), self.editor.refresh
+                ),
+            )
+        except SetupError as exc:
+            raise request_error(str(exc)) from None
         self.editor.gated_by(gate.needs_asking)
-        self.engine, self.engine_model = engine, model
+        self.hosted = hosted
         if self.mcp_servers:
-            await attach_mcp(engine, config.mcp, self.mcp_servers, self.warn)
-        return engine
+            await attach_mcp(hosted.session, config.mcp, self.mcp_servers, self.warn)
+        return hosted
 
     async def turn(
         self,
         text: str,
-        providers: ProviderPool,
+        service: SessionService[None],
         *,
         url_mode: bool,
         workflow: Workflow | None = None,
@@ -205,21 +198,23 @@ class AcpSession:
         # cadenza.promptSession's on the LSP face), and the model hears what was undone.
         if note := begin_turn(editor.checkpoint):
             text = f"{note}\n\n{text}"
-        if self.engine is None:
-            engine = await self.make_engine(text, providers, workflow=workflow)
-            self._said(words)
-            outcome = await engine.run()
+        if self.hosted is None:
+            hosted = await self.make_engine(text, service, workflow=workflow)
+            hosted.said(words)
+            outcome = await hosted.session.run()
         else:
-            engine = self.engine
-            self._said(words)
-            engine.set_workflow(workflow or self.workflow)  # the mode chosen since the last turn
-            if self.model and self.model != self.engine_model:  # the model chosen since
-                try:
-                    engine.set_provider(providers.get(self.model, self.config))
-                except SetupError as exc:
-                    raise request_error(str(exc)) from None
-                self.engine_model = self.model
-            outcome = await engine.resume(text)
+            hosted = self.hosted
+            hosted.said(words)
+            try:  # the mode and the model chosen since the last turn
+                outcome = await service.resume_turn(
+                    hosted,
+                    text,
+                    model=self.model,
+                    workflow=workflow or self.workflow,
+                    config=self.config,
+                )
+            except SetupError as exc:
+                raise request_error(str(exc)) from None
 
         async def ask(waiting: SessionOutcome) -> str | None:
             done = await person_is_done(self.client, editor, waiting, url_mode=url_mode)
@@ -230,33 +225,29 @@ class AcpSession:
             return await step()
 
         return await settle(
-            engine,
+            hosted.session,
             outcome,
             waits=lambda o: o.stop_reason == "waiting_human",
             ask=ask,
             run=run,
         )
 
-    def _said(self, words: str | None) -> None:
-        if self.recorder is not None and words is not None:
-            self.recorder.said(words)
-
     def usage(self) -> UsageUpdate | None:
         """The ``usage_update`` of the engine session's context, once it exists."""
-        if self.engine is None:
+        if self.hosted is None:
             return None
-        used, size = self.engine.context_usage()
+        used, size = self.hosted.session.context_usage()
         spent = self.editor.cost
         cost = Cost(amount=spent, currency=self.editor.currency) if spent is not None else None
         return UsageUpdate(session_update="usage_update", used=used, size=size, cost=cost)
 
     async def aclose(self) -> None:
         """Close the engine's resources, the transcript and the update stream."""
-        if self.engine is not None:
+        if self.hosted is not None:
             try:
-                await asyncio.wait_for(self.engine.aclose(), 5.0)
+                await asyncio.wait_for(self.hosted.session.aclose(), 5.0)
             except Exception:
                 log.exception("session %s: closing its resources failed", self.session_id)
-        if self.recorder is not None:
-            self.recorder.close()
+            if self.hosted.recorder is not None:
+                self.hosted.recorder.close()
         await self.editor.stream.aclose()

@@ -38,8 +38,8 @@ def steer_session(sessions: Mapping[str, AcpSession], params: dict[str, Any]) ->
         raise request_error(f"invalid params: {problems}") from None
     live = sessions.get(args.session_id)
     running = live is not None and live.run is not None and not live.run.done()
-    engine = live.engine if live is not None and running else None
-    if engine is None or not engine.steer(args.text):
+    hosted = live.hosted if live is not None and running else None
+    if hosted is None or not hosted.session.steer(args.text):
         raise no_turn(args.session_id)
     return SteerSessionResult().wire()
 

@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from cadenza.engine.transcript import transcript_path
+from cadenza.host.stored import beside_transcript
 from cadenza.textio import write_atomic
 
 log = logging.getLogger(__name__)
@@ -31,8 +31,8 @@ class Unprompted:
 
 
 def _path(session_id: str) -> Path:
-    """Raises ValueError for an unsafe id (as ``transcript_path`` does)."""
-    return transcript_path(session_id).with_suffix(SUFFIX)
+    """Raises ValueError for an unsafe id."""
+    return beside_transcript(session_id, SUFFIX)
 
 
 def remember(session_id: str, root: Path, workflow: str) -> None:

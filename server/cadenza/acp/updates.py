@@ -65,7 +65,7 @@ from acp.schema import (
 )
 
 from cadenza.acp.turns import final_message
-from cadenza.engine.events import (
+from cadenza.host.ports import (
     Activity,
     AgentMessageChunk,
     CandidatesTried,
@@ -73,7 +73,9 @@ from cadenza.engine.events import (
     CheckRan,
     ContextCompacted,
     ContractRepaired,
+    EventRecord,
     FileEdited,
+    MessageRecord,
     ModelReplied,
     MovementStarted,
     PermissionDecided,
@@ -86,10 +88,10 @@ from cadenza.engine.events import (
     ToolCacheLookup,
     ToolCallFinished,
     ToolCallStarted,
+    TranscriptRecord,
+    Workflow,
     WorkspaceWaited,
 )
-from cadenza.engine.transcript import EventRecord, MessageRecord, TranscriptRecord
-from cadenza.engine.workflows import Workflow
 from cadenza.messages import AssistantMessage, Message, UserMessage
 from cadenza.schema.updates import Candidates, raw_input
 

@@ -4,23 +4,26 @@ Models: the configured default, the names listed in the ``models`` setting, the 
 (current) model, the models the person's own servers have (Ollama, LM Studio, ...:
 ``providers.served``), and every known local model (pinned, from the Hub, or from the catalog
 file) with whether it is pulled (``cadenza models pull``); other models have no ``pulled``. Each
-says where it runs. Workflows: the built-in ones and the workspace's.
+says where it runs. Workflows: the built-in ones and the workspace's. A known local model or a
+Hub reference is pulled with ``pull`` (the download of ``cadenza models pull``).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from cadenza.config import CadenzaConfig, ConfigError
 from cadenza.host.build import workflow_catalog
+from cadenza.host.errors import SetupError
+from cadenza.providers.hub import is_hub_ref
 from cadenza.providers.model_catalog import MODELS, ModelError, ModelSpec
-from cadenza.providers.model_sources import known_models
-from cadenza.providers.models import model_path
+from cadenza.providers.model_sources import get_spec, known_models
+from cadenza.providers.models import PullProgress, model_path, pull_named
 from cadenza.providers.registry import resolve_model_name, split_model_name
-from cadenza.providers.served import NAMES, ServedModel
+from cadenza.providers.served import NAMES, ServedModel, served_models
 
 LOCAL = "local"
 EMBEDDED = "this machine (embedded llama.cpp)"
@@ -87,6 +90,11 @@ def model_choices(
     return [_choice(name, local, wheres, name == default) for name in dict.fromkeys(names)]
 
 
+async def offered_models(config: CadenzaConfig, current: str | None = None) -> list[ModelChoice]:
+    """``model_choices`` with what the person's own servers have now (asked each time)."""
+    return model_choices(config, current, await served_models(config))
+
+
 def _local_models() -> dict[str, ModelSpec]:
     """The known local models; the pinned ones when the catalog file is malformed.
 
@@ -146,3 +154,28 @@ def missing_local_model(model: str) -> str | None:
     if spec is not None and model_path(spec) is None:
         return name
     return None
+
+
+def pull_label(ref: str) -> str:
+    """What the pull of ``ref`` (a known local model, or a Hub reference ``hf:…``) is called.
+
+    Raises:
+        SetupError: An unknown model, or a malformed catalog file (the message says what to do).
+    """
+    try:
+        return ref if is_hub_ref(ref) else get_spec(ref).name
+    except ModelError as exc:
+        raise SetupError(str(exc)) from None
+
+
+def pull(ref: str, progress: Callable[[PullProgress], None]) -> str:
+    """Download ``ref`` (blocking: a worker thread's job), telling ``progress``; its local name.
+
+    Raises:
+        SetupError: Unknown, or the download failed (the message says why).
+    """
+    try:
+        name, _path = pull_named(ref, progress=progress)
+    except ModelError as exc:
+        raise SetupError(str(exc)) from None
+    return name

@@ -13,16 +13,30 @@ atomic disk write); what surrounds the delivery is the same for all, and lives h
 
 A checkpoint that cannot be written before the change refuses the edit (nothing was sent);
 one that cannot be updated afterwards is a warning (the edit stays applied).
+
+Some editors cannot create, rename or delete files (an LSP client without
+``resourceOperations``: eglot 1.9, Vim's LSP plugins). Refusing the tool would leave the agent
+unable to ever add a file there, so the face does the operation on disk instead
+(``resource_on_disk``): atomically (``tools.fs.apply_on_disk``: ``write_atomic``, a rename that
+never overwrites), inside the workspace rules again (``tools.paths.resolve_for_change``:
+nothing outside the root or in a version-control folder, no symbolic link followed), and says
+so in the outcome's note, which the tool result and so the session's updates carry. Editors
+pick new files up from disk; a renamed or deleted file that is open keeps its (saved) buffer,
+which the note tells the person to close.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 from cadenza.host.checkpoints import ABSENT, CheckpointError, FileState, SessionCheckpoint
+from cadenza.tools.base import ToolError
+from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import EditOutcome, FileEdit
+from cadenza.tools.paths import relative_name, resolve_for_change
 
 StateOf = Callable[[Path], FileState]
 """A file's state as the editor sees it now (an open buffer's text, else the disk)."""
@@ -106,3 +120,44 @@ async def deliver_checkpointed(
     except CheckpointError as exc:
         warn(f"the checkpoint could not be updated: {exc}")
     return outcome
+
+
+_DONE = {"create": "created", "rename": "renamed", "delete": "deleted"}
+
+
+def _inside(root: Path, path: Path, *, link_itself: bool) -> str | None:
+    """Why ``path`` may not be changed under ``root``, or None."""
+    try:
+        resolve_for_change(root, str(path), link_itself=link_itself)
+    except ToolError as exc:
+        return str(exc)
+    return None
+
+
+def resource_on_disk(edit: FileEdit, root: Path, *, why: str, open_in_editor: bool) -> EditOutcome:
+    """Create, rename or delete ``edit``'s file on disk, for an editor without the operation.
+
+    Args:
+        edit: A ``create``, ``rename`` or ``delete`` edit (its paths resolved by the tool).
+        root: The session's workspace root: the paths are checked against it once more.
+        why: Why the editor could not, for the note (e.g. what its capabilities lack).
+        open_in_editor: The file is open in the editor (a rename or delete leaves a buffer
+            without a file, which the note mentions).
+
+    Returns:
+        The disk write's outcome; when applied, with a ``note`` saying it was done on disk
+        and why, for the tool result.
+    """
+    for path, link_itself in ((edit.path, edit.kind != "create"), (edit.new_path, False)):
+        if path is None:
+            continue
+        refusal = _inside(root, path, link_itself=link_itself)
+        if refusal is not None:
+            return EditOutcome(applied=False, reason=refusal, refused_by="cadenza")
+    outcome = apply_on_disk(edit)
+    if not outcome.applied:
+        return outcome
+    note = f"{_DONE[edit.kind]} on disk by Cadenza: {why}"
+    if open_in_editor and edit.kind != "create":
+        note += f"; its buffer of {relative_name(root, edit.path)} is still open, close it"
+    return replace(outcome, note=note)

@@ -7,8 +7,9 @@ class SetupError(Exception):
     """A session cannot be set up as asked.
 
     An unknown or invalid workflow, a malformed model name or an unknown provider (the message
-    names the file and the field, or the model). The LSP face answers ``InvalidParams``; the
-    ACP face a ``RequestError``.
+    names the file and the field, or the model), or a local model that cannot be found or
+    pulled. The LSP face answers ``InvalidParams`` (``RequestFailed`` for a pull); the ACP
+    face a ``RequestError``.
     """
 
 

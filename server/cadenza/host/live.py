@@ -6,13 +6,16 @@ command that started it at once. While it waits for the person it keeps its stat
 browser sessions) until it resumes, is cancelled, or the process stops; in the last case its
 transcript still ends with the waiting ``session_end``, so it can go on after a restart. The
 process that runs a session holds its lock (``host.lock``) until it is over.
+
+The ACP face keeps its sessions' ``LiveSession`` between prompt turns and runs each turn itself
+(no task of its own, no ``LiveSessions`` table): a question there ends the turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -51,6 +54,8 @@ class LiveSession(Generic[F]):
         task: The asyncio task that drives it.
         cancel_requested: Set by a cancel command (not by a shutdown).
         lock: Held while the session lives here (no other process runs it meanwhile).
+        warn: Tells the person of a problem that does not stop the session (the face's
+            session log; the server log by default).
     """
 
     session: Session
@@ -64,12 +69,21 @@ class LiveSession(Generic[F]):
     task: asyncio.Task[SessionOutcome] | None = None
     cancel_requested: bool = False
     lock: SessionLock | None = None
+    warn: Callable[[str], None] = log.warning
     _reply: asyncio.Future[Reply] | None = None
 
     @property
     def session_id(self) -> str:
         """The session's id."""
         return self.session.session_id
+
+    def said(self, words: str | None) -> None:
+        """The person's own words of the turn it starts next (restoring a turn gives them back).
+
+        None: nothing to note (the turn's message is the person's words).
+        """
+        if self.recorder is not None and words is not None:
+            self.recorder.said(words)
 
     @property
     def waiting(self) -> bool:

@@ -9,6 +9,7 @@ its protocol.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from cadenza.engine.events import MovementStarted
 from cadenza.engine.session_list import SessionSummary, summary_of
@@ -111,3 +112,12 @@ def last_workflow(records: Sequence[TranscriptRecord], default: str) -> str:
         if isinstance(record, EventRecord) and isinstance(record.event, MovementStarted):
             name = record.event.workflow
     return name
+
+
+def beside_transcript(session_id: str, suffix: str) -> Path:
+    """A file kept beside the session's transcript: ``<sessions folder>/<sessionId><suffix>``.
+
+    Raises:
+        ValueError: The session id is not a plain file name.
+    """
+    return transcript_path(session_id).with_suffix(suffix)

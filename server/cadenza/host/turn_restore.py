@@ -14,16 +14,18 @@ from 1 in the transcript (``TurnRecord``). Restoring turn N:
 4. gives back the turn's words (the person's own, without an expanded ``/command`` or the
    editor's context), for the editor to put back in its input.
 
-The session must not be running: the face refuses first. When the face cannot put the files
+The session must not be running (``restore_session_turn`` refuses it; one that waits for the
+person is cancelled first, the restore ends that wait). When the face cannot put the files
 back, nothing else changes.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any
 
 from cadenza.engine.events import SessionResumed
 from cadenza.engine.transcript import (
@@ -34,8 +36,13 @@ from cadenza.engine.transcript import (
     transcript_path,
 )
 from cadenza.engine.transcript_writer import rewrite_transcript
+from cadenza.host import stored
 from cadenza.host.checkpoints import CheckpointEntry, CheckpointError, FileState, SessionCheckpoint
-from cadenza.host.undo_plan import UndoStep, plan_steps, undone_files
+from cadenza.host.driver import RESOURCE_CLOSE_S
+from cadenza.host.errors import Unavailable
+from cadenza.host.live import LiveSessions
+from cadenza.host.lock import SessionLock, SessionLocked
+from cadenza.host.undo_plan import FilesPort, UndoStep, plan_steps, undone_files, wait_ending
 from cadenza.host.workspace_lock import WorkspaceBusy, WorkspaceLock
 from cadenza.messages import from_person
 from cadenza.schema.commands import RestoreTurnResult, SkippedFile
@@ -162,18 +169,6 @@ def settle_restore(checkpoint: SessionCheckpoint, turn: int, skipped: set[str]) 
     checkpoint.save()
 
 
-class FilesPort(Protocol):
-    """How a face reads and puts back a session's files (undo's way, in its protocol)."""
-
-    def current(self, relative: str) -> FileState:
-        """A workspace-relative file's state now, as the editor sees it."""
-        ...
-
-    async def put_back(self, steps: list[UndoStep]) -> None:
-        """Do the steps; raise (the face's error) when it cannot: then nothing changed."""
-        ...
-
-
 async def restore_turn(
     cut: TurnCut,
     checkpoint: SessionCheckpoint | None,
@@ -214,3 +209,63 @@ async def restore_turn(
             f"the files were put back, but the conversation was not cut: {exc}"
         ) from None
     return TurnRestored(cut=cut, steps=steps, skipped=skipped)
+
+
+async def restore_session_turn(
+    live: LiveSessions[Any],
+    session_id: str,
+    turn: int,
+    files: Callable[[SessionCheckpoint], FilesPort],
+    base: Path | None = None,
+) -> RestoreTurnResult:
+    """Restore a session of the task-per-session lifecycle to before the person's ``turn``.
+
+    Args:
+        live: The live sessions (a running one is refused, a waiting one ended).
+        session_id: The session (live or stored).
+        turn: The turn (1-based).
+        files: The face's files port for the session's checkpoint.
+        base: Where checkpoints live (None: ``<user state dir>/checkpoints``).
+
+    Raises:
+        Unavailable: The session is running, unknown, held by another server, has no such
+            turn, or its files could not be put back (the message says which; nothing was
+            restored then).
+        Exception: The face's error when it could not put the files back.
+    """
+    await _stop_waiting(live, session_id)
+    try:
+        cut = find_turn(session_id, stored.read_records(session_id), turn)
+        lock = SessionLock.acquire(session_id)
+    except (RestoreRefused, SessionLocked, ValueError) as exc:
+        raise Unavailable(str(exc)) from None
+    try:
+        try:
+            checkpoint = SessionCheckpoint.load(cut.session_id, base)
+        except CheckpointError as exc:
+            raise Unavailable(str(exc)) from None
+        try:
+            done = await restore_turn(cut, checkpoint, files)
+        except RestoreRefused as exc:
+            raise Unavailable(f"cannot restore turn {cut.turn}: {exc}") from None
+        return done.result()
+    finally:
+        lock.release()
+
+
+async def _stop_waiting(live: LiveSessions[Any], session_id: str) -> None:
+    """Refuse a running session; end one that waits for the person (cancelled)."""
+    await wait_ending(live, session_id)
+    running = live.get(session_id)
+    if running is None:
+        return
+    if not running.waiting or running.task is None:
+        raise Unavailable(
+            f"session {session_id} is running: wait for its turn to end, or cancel it, "
+            "before restoring it"
+        )
+    running.cancel()
+    await asyncio.wait({running.task}, timeout=RESOURCE_CLOSE_S + 1)
+    await asyncio.sleep(0)  # its done-callback lets the session go
+    if live.get(session_id) is not None:
+        raise Unavailable(f"session {session_id} did not stop waiting; try again")

@@ -4,20 +4,39 @@
 person changed since is refused by name (no silent clobber), one already back as it was is
 left alone, and the rest get one step each. A change recorded as pending (the server stopped
 while the editor applied it) counts as applied when the file shows it. Applying the steps is
-the editor face's job (``workspace/applyEdit``, or the disk for clients without it).
+the editor face's job (``FilesPort``: ``workspace/applyEdit``, or the disk for clients
+without it).
+
+``undo_session`` is the whole undo of a session that is over: a live one is refused, its
+checkpoint says which files it changed (the session may be from an earlier run of the server),
+and the comparison and the writes hold the workspace's lock shared (``host.workspace_lock``):
+no session's command runs meanwhile, and the undo is never counted as a command's change.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal, Protocol
 
-from cadenza.host.checkpoints import CheckpointEntry, FileState, SessionCheckpoint
-from cadenza.schema.commands import UndoneFile
+from cadenza.host.checkpoints import (
+    CheckpointEntry,
+    CheckpointError,
+    FileState,
+    SessionCheckpoint,
+)
+from cadenza.host.errors import Unavailable
+from cadenza.host.live import LiveSessions
+from cadenza.host.workspace_lock import WorkspaceBusy, WorkspaceLock
+from cadenza.schema.commands import UndoneFile, UndoSessionResult
 from cadenza.tools.paths import leads_outside
 
 UndoAction = Literal["restore", "remove", "recreate", "move_back", "unchanged"]
+
+ENDING_GRACE_S = 1.0
+"""Seconds an undo (or a restore) waits for a session that is finishing (its end is out)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -198,3 +217,87 @@ def plan_steps(
         else:
             steps.append(result)
     return steps, problems
+
+
+class FilesPort(Protocol):
+    """How a face reads and puts back a session's files (undo's way, in its protocol)."""
+
+    def current(self, relative: str) -> FileState:
+        """A workspace-relative file's state now, as the editor sees it."""
+        ...
+
+    async def put_back(self, steps: list[UndoStep]) -> None:
+        """Do the steps; raise (the face's error) when it cannot: then nothing changed."""
+        ...
+
+
+async def wait_ending(live: LiveSessions[Any], session_id: str) -> None:
+    """Give a session whose run just ended a moment to let go (its end may be out already)."""
+    running = live.get(session_id)
+    if running is not None and running.task is not None and not running.waiting:
+        await asyncio.wait({running.task}, timeout=ENDING_GRACE_S)
+
+
+async def undo_session(
+    live: LiveSessions[Any],
+    session_id: str,
+    files: Callable[[SessionCheckpoint], FilesPort],
+    base: Path | None = None,
+) -> UndoSessionResult:
+    """Undo the changes of a session that is over, through the face's ``files``.
+
+    Args:
+        live: The live sessions (a running or waiting one is refused).
+        session_id: The session (live here, or stored).
+        files: The face's files port for the session's checkpoint.
+        base: Where checkpoints live (None: ``<user state dir>/checkpoints``).
+
+    Raises:
+        Unavailable: The session is still live, unknown (no checkpoint), undone already, or
+            a file changed since its last change (the message names the file and why); or
+            the checkpoint could not record the undo. Nothing was undone, except in the last
+            case.
+        Exception: The face's error when it could not put the files back (nothing was undone).
+    """
+    await wait_ending(live, session_id)
+    if (running := live.get(session_id)) is not None:
+        raise Unavailable(
+            f"session {session_id} is still {running.state}; cancel it "
+            "(cadenza.cancelSession) before undoing it"
+        )
+    try:
+        checkpoint = SessionCheckpoint.load(session_id, base)
+    except CheckpointError as exc:
+        raise Unavailable(str(exc)) from None
+    if checkpoint is None:
+        if session_id in live.ended:  # it changed no file
+            return UndoSessionResult(session_id=session_id, files=[], unchanged=[])
+        raise Unavailable(
+            f"Cadenza has no record of session {session_id}: it changed no file, or its "
+            "checkpoint was removed"
+        )
+    try:  # no other session's command runs while the files are compared and put back
+        async with WorkspaceLock(checkpoint.root, session_id=session_id).editing():
+            return await _undo(checkpoint, files(checkpoint))
+    except WorkspaceBusy as exc:
+        raise Unavailable(f"cannot undo session {session_id} now: {exc}") from None
+
+
+async def _undo(checkpoint: SessionCheckpoint, port: FilesPort) -> UndoSessionResult:
+    name = checkpoint.session_id
+    if checkpoint.undone:
+        raise Unavailable(f"session {name} was undone already")
+    try:
+        steps = plan_undo(checkpoint, port.current)
+    except UndoRefused as exc:
+        raise Unavailable(f"cannot undo session {name}: {exc}") from None
+    await port.put_back(steps)
+    try:
+        checkpoint.mark_undone()
+    except CheckpointError as exc:
+        raise Unavailable(f"session {name} was undone, but {exc}") from None
+    return UndoSessionResult(
+        session_id=name,
+        files=undone_files(steps),
+        unchanged=[step.path for step in steps if step.action == "unchanged"],
+    )

@@ -32,6 +32,15 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import default_converter
 
 from cadenza.host.checkpoints import disk_state
+from cadenza.host.ports import (
+    IntelDiagnostic,
+    IntelError,
+    IntelFeature,
+    IntelLocation,
+    IntelRename,
+    IntelUnavailable,
+    Severity,
+)
 from cadenza.lsp.documents import OpenDocuments, buffer_path
 from cadenza.lsp.intel_text import FileText, PositionError
 from cadenza.lsp.intel_workspace_edit import rename_texts
@@ -50,15 +59,6 @@ from cadenza.schema.intel import (
 )
 from cadenza.schema.methods import DEFINITION, DIAGNOSTICS, REFERENCES, RENAME
 from cadenza.secrets import redact_then_cut
-from cadenza.tools.intel import (
-    IntelDiagnostic,
-    IntelError,
-    IntelFeature,
-    IntelLocation,
-    IntelRename,
-    IntelUnavailable,
-    Severity,
-)
 
 DEFAULT_TIMEOUT_S = 20.0
 """Longest wait for one answer (seconds): a language server that is still loading a project

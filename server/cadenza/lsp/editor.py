@@ -6,7 +6,7 @@
   ``documentChanges`` when the client takes them, else the ``changes`` map (text changes
   only). ``resourceOperations`` decide whether files are created, renamed or deleted by the
   client; when they may not be, Cadenza does it on disk and the tool result says so
-  (``disk_ops``). A client without ``workspace.applyEdit``
+  (``host.edits.resource_on_disk``). A client without ``workspace.applyEdit``
   gets the edit written on disk atomically (``tools.fs.apply_on_disk``), except for files it
   has open, which are never written behind its back. The server keeps
   no copy of a buffer that it could write back later; after an applied edit it reads the text
@@ -32,22 +32,26 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
-from cadenza.engine.events import SessionEvent
-from cadenza.engine.permissions import PermissionAnswer, PermissionRequest
 from cadenza.host.checkpoints import FileState, SessionCheckpoint, disk_state
-from cadenza.host.edits import deliver_checkpointed, touched
+from cadenza.host.edits import deliver_checkpointed, resource_on_disk, touched
+from cadenza.host.ports import (
+    CodeIntel,
+    DocumentSnapshot,
+    EditOutcome,
+    FileEdit,
+    PermissionAnswer,
+    PermissionRequest,
+    SessionEvent,
+    apply_on_disk,
+)
 from cadenza.lsp import prompts
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.code_intel import EditorCodeIntel, declared_features
-from cadenza.lsp.disk_ops import apply_resource_on_disk
 from cadenza.lsp.documents import OpenDocuments, file_uri
 from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, Review, workspace_edit
 from cadenza.lsp.publisher import SessionPublisher
 from cadenza.lsp.review import ReviewMode, annotates, ask_to_apply
 from cadenza.lsp.rpc import shielded
-from cadenza.tools.fs import apply_on_disk
-from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
-from cadenza.tools.intel import CodeIntel
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +106,7 @@ class _Send:
 class _Write:
     """An edit to write on disk (a client without ``applyEdit``).
 
-    ``resource``: a create, rename or delete the client cannot do (``disk_ops``).
+    ``resource``: a create, rename or delete the client cannot do (``resource_on_disk``).
     """
 
     resource: bool = False
@@ -204,7 +208,11 @@ class LspEditor:
             return EditOutcome(applied=False, reason=None, refused_by="person")
         if isinstance(plan, _Write) and plan.resource:
             is_open = self.documents.find(edit.path) is not None
-            return apply_resource_on_disk(edit, self.publisher.root, open_in_editor=is_open)
+            why = (
+                f"the editor takes no {edit.kind} operations in workspace edits "
+                "(workspace.workspaceEdit.resourceOperations)"
+            )
+            return resource_on_disk(edit, self.publisher.root, why=why, open_in_editor=is_open)
         if isinstance(plan, _Write):
             return apply_on_disk(edit)
         review = Review(label=edit.label, description=edit.description) if annotated else None
@@ -234,7 +242,7 @@ class LspEditor:
                 )
             return _Write()
         if edit.kind != "change" and not supports(features, edit.kind):
-            return _Write(resource=True)  # done on disk, and said so (``lsp.disk_ops``)
+            return _Write(resource=True)  # done on disk, and said so (``resource_on_disk``)
         if edit.kind == "create":
             return _Send(operations=[Create(uri=file_uri(edit.path), text=edit.new_text)])
         if edit.kind == "delete":

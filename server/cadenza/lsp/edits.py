@@ -32,9 +32,8 @@ from dataclasses import dataclass
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
+from cadenza.host.ports import changed_line_spans, line_end, line_start, lines_with_ends
 from cadenza.textio import changed_span
-from cadenza.tools.linediff import changed_line_spans
-from cadenza.tools.textfile import line_end, line_start, lines_with_ends
 
 ANNOTATION_ID = "cadenza"
 """The one ``ChangeAnnotationIdentifier`` of an edit that needs confirmation."""

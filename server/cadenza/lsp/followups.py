@@ -16,6 +16,7 @@ from pathlib import Path
 from pygls.workspace import Workspace
 
 from cadenza.host.commands import Expanded, expand
+from cadenza.host.ports import relative_name
 from cadenza.lsp.documents import OpenDocuments, buffer_path
 from cadenza.schema.commands import (
     PromptContext,
@@ -25,7 +26,6 @@ from cadenza.schema.commands import (
 )
 from cadenza.secrets import redact, redact_then_cut
 from cadenza.textio import decode_bytes
-from cadenza.tools.paths import relative_name
 from cadenza.workspace_files import WorkspaceFileError, read_workspace_file
 
 MAX_FILE_CHARS = 20_000

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
+from cadenza.host.ports import split_ending
 from cadenza.lsp.edits import client_units
-from cadenza.tools.textfile import split_ending
 
 
 class PositionError(ValueError):

@@ -20,8 +20,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
+from cadenza.host.ports import IntelError, IntelRename
 from cadenza.lsp.intel_text import FileText, PositionError, apply_text_edits
-from cadenza.tools.intel import IntelError, IntelRename
 
 Edits = Sequence[types.TextEdit | types.AnnotatedTextEdit | types.SnippetTextEdit]
 

@@ -57,7 +57,7 @@ def list_permissions(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     ]
     root = optional_root(ls.workspace, LIST_PERMISSIONS, args.root_uri)
     if root is not None:
-        from cadenza.engine.permissions import PermissionStore  # the engine: on first use
+        from cadenza.host.ports import PermissionStore  # the engine: on first use
 
         rules += [
             PermissionRuleItem(
@@ -84,7 +84,7 @@ def revoke_permission(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
         raise request_failed(
             "no workspace folder is open, so there is no remembered rule to revoke"
         )
-    from cadenza.engine.permissions import PermissionStore
+    from cadenza.host.ports import PermissionStore
 
     try:
         revoked = PermissionStore(root).revoke(args.rule, args.decision)

@@ -32,8 +32,8 @@ from cadenza.schema.pickers import (
 )
 
 if TYPE_CHECKING:
+    from cadenza.host.ports import PullProgress
     from cadenza.lsp.sessions import SessionManager
-    from cadenza.providers.models import PullProgress
 
 log = logging.getLogger(__name__)
 DEFAULT_WORKFLOW = "default"
@@ -46,8 +46,7 @@ def _sessions(ls: LanguageServer) -> SessionManager:
 
 async def list_models(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     """``cadenza.listModels {sessionId?, rootUri?}`` → ``{models, workflows, current}``."""
-    from cadenza.host.catalog import default_model, model_choices, workflow_choices
-    from cadenza.providers.served import served_models
+    from cadenza.host.catalog import default_model, offered_models, workflow_choices
 
     args: ListModelsArgs = command_args(LIST_MODELS, ListModelsArgs, arguments, optional=True)
     manager = _sessions(ls)
@@ -61,11 +60,10 @@ async def list_models(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
         except SessionRequestFailed as exc:
             raise request_failed(str(exc)) from None
         current = (model, workflow)
-    served = await served_models(manager.config)
     return ListModelsResult(
         models=[
             ModelItem(id=m.id, label=m.label, local=m.local, pulled=m.pulled, where=m.where)
-            for m in model_choices(manager.config, current[0], served)
+            for m in await offered_models(manager.config, current[0])
         ],
         workflows=[
             WorkflowItem(name=w.name, description=w.description)
@@ -93,17 +91,15 @@ def list_commands(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
 
 async def pull_model(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
     """``cadenza.pullModel {model}`` (progress on ``workDoneToken``) → ``{model}``."""
+    from cadenza.host.catalog import pull, pull_label
+    from cadenza.host.errors import SetupError
     from cadenza.lsp.capabilities import ClientFeatures
     from cadenza.lsp.progress import SessionProgress
-    from cadenza.providers.hub import is_hub_ref
-    from cadenza.providers.model_catalog import ModelError
-    from cadenza.providers.model_sources import get_spec
-    from cadenza.providers.models import pull_named
 
     args: PullModelArgs = command_args(PULL_MODEL, PullModelArgs, arguments, optional=True)
     try:
-        label = args.model if is_hub_ref(args.model) else get_spec(args.model).name
-    except ModelError as exc:
+        label = pull_label(args.model)
+    except SetupError as exc:
         raise request_failed(str(exc)) from None
     features = ClientFeatures.of(ls.client_capabilities)
     progress = await SessionProgress.open(
@@ -119,8 +115,8 @@ async def pull_model(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
             loop.call_soon_threadsafe(progress.report, _described(label, event))
 
     try:
-        name, _ = await asyncio.to_thread(pull_named, args.model, progress=report)
-    except ModelError as exc:
+        name = await asyncio.to_thread(pull, args.model, report)
+    except SetupError as exc:
         if progress is not None:
             progress.end(f"{label} was not pulled")
         raise request_failed(f"{label} was not pulled: {exc}") from None

@@ -34,11 +34,12 @@ from pydantic import BaseModel, ValidationError
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
-from cadenza.engine.permissions import (
+from cadenza.host.ports import (
     OPTION_NAMES,
     PATTERN_OPTION,
     PermissionAnswer,
     PermissionRequest,
+    ToolError,
 )
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.rpc import cancellable_request
@@ -57,7 +58,6 @@ from cadenza.schema.requests import (
 )
 from cadenza.schema.updates import raw_input
 from cadenza.secrets import redact
-from cadenza.tools.base import ToolError
 
 log = logging.getLogger(__name__)
 

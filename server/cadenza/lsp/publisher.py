@@ -14,8 +14,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from cadenza.engine.events import MovementStarted, SessionEvent, SessionFinished
 from cadenza.host.catalog import missing_local_model
+from cadenza.host.ports import MovementStarted, SessionEvent, SessionFinished
 from cadenza.lsp.progress import SessionProgress
 from cadenza.lsp.updates import log_line, progress_end, progress_report, session_update
 from cadenza.schema.methods import PULL_MODEL, SESSION_UPDATE

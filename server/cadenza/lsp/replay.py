@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from cadenza.engine.session_list import SessionSummary
-from cadenza.engine.transcript import EventRecord, MessageRecord, TranscriptRecord
+from cadenza.host.ports import EventRecord, MessageRecord, SessionSummary, TranscriptRecord
 from cadenza.lsp.live import LspLive
 from cadenza.lsp.updates import session_update
 from cadenza.messages import AssistantMessage, UserMessage

@@ -17,10 +17,10 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
+from cadenza.host.ports import FileEdit
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.edits import split_lines
 from cadenza.lsp.rpc import shielded
-from cadenza.tools.host import FileEdit
 
 ReviewMode = Literal["auto", "confirm"]
 

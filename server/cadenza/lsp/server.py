@@ -323,18 +323,10 @@ async def undo_session(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
         JsonRpcException: Code -32803 (``RequestFailed``, LSP 3.17) when the undo was refused;
             the message names the file and why, and nothing was undone.
     """
-    from cadenza.lsp.undo import UndoFailed
-
     with invalid_params(UNDO_SESSION):
         args = parse_command_args(UndoSessionArgs, arguments)
-    try:
-        result = await ls.sessions.undo(args.session_id)
-    except UndoFailed as exc:
-        log.info("refused %s: %s", UNDO_SESSION, exc)
-        raise JsonRpcException(
-            message=str(exc), code=types.LSPErrorCodes.RequestFailed.value
-        ) from None
-    return result.wire()
+    with request_failed(UNDO_SESSION):
+        return (await ls.sessions.undo(args.session_id)).wire()
 
 
 async def restore_turn(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
@@ -345,21 +337,10 @@ async def restore_turn(ls: CadenzaServer, *arguments: Any) -> dict[str, Any]:
         JsonRpcException: Code -32803 (``RequestFailed``) when the session is running or
             unknown, has no such turn, or its files could not be put back.
     """
-    from cadenza.lsp.restore_turn import RestoreFailed, restore_session_turn
-
     with invalid_params(RESTORE_TURN):
         args = parse_command_args(RestoreTurnArgs, arguments)
-    sessions = ls.sessions
-    try:
-        result = await restore_session_turn(
-            ls, sessions.live, args.session_id, args.turn, sessions.checkpoints_base
-        )
-    except RestoreFailed as exc:
-        log.info("refused %s: %s", RESTORE_TURN, exc)
-        raise JsonRpcException(
-            message=str(exc), code=types.LSPErrorCodes.RequestFailed.value
-        ) from None
-    return result.wire()
+    with request_failed(RESTORE_TURN):
+        return (await ls.sessions.restore_turn(args.session_id, args.turn)).wire()
 
 
 def create_server() -> CadenzaServer:

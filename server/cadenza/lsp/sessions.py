@@ -1,54 +1,40 @@
-"""The LSP face of the session host: ``cadenza.*Session`` commands in, sessions out.
+"""The LSP face of the session service: ``cadenza.*Session`` commands in, sessions out.
 
-The host makes, drives and revives sessions (``cadenza.host``); this module only translates:
-a command's arguments into a ``SessionPlan`` (the workspace folder from ``rootUri`` or the
-client's folders), host errors into the JSON-RPC errors the server answers with, and stored
-sessions into ``SessionInfo`` and replayed ``cadenza/sessionUpdate`` notifications. A session
-runs as a tracked task, so ``cadenza.startSession`` answers at once.
+The service makes, drives and revives sessions (``host.service``); this module only
+translates: a command's arguments into the service's (the workspace folder from ``rootUri``
+or the client's folders, the prompt's editor context made text), each session's LSP parts
+(its update publisher and ``LspEditor``), the service's errors into the JSON-RPC errors the
+server answers with, and stored sessions into ``SessionInfo`` and replayed
+``cadenza/sessionUpdate`` notifications. A session runs as a tracked task, so
+``cadenza.startSession`` answers at once.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import uuid
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from cadenza.config import CadenzaConfig
-from cadenza.engine.session_list import SessionSummary, list_sessions
-from cadenza.engine.transcript import TranscriptRecord
-from cadenza.host import stored
-from cadenza.host.build import (
-    SessionPlan,
-    build_session,
-    find_workflow,
-    open_checkpoint,
-    open_recorder,
-    workflow_catalog,
-)
-from cadenza.host.choices import SessionChoices
-from cadenza.host.driver import RESOURCE_CLOSE_S, drive
+from cadenza.host.build import SessionPlan
+from cadenza.host.checkpoints import SessionCheckpoint
 from cadenza.host.errors import SetupError, Unavailable
 from cadenza.host.live import LiveSessions
-from cadenza.host.lock import SessionLock, SessionLocked
-from cadenza.host.mcp import connect_then
 from cadenza.host.providers import ProviderPool
-from cadenza.host.restore import RestoredState
-from cadenza.host.turn_changes import next_turn
+from cadenza.host.service import FaceParts, SessionService
 from cadenza.lsp.editor import LspEditor
 from cadenza.lsp.followups import expanded_prompt
-from cadenza.lsp.live import LspLive, LspPerson
+from cadenza.lsp.live import LspPerson
 from cadenza.lsp.params import InvalidArguments, document_path, workspace_root
 from cadenza.lsp.publisher import SessionPublisher
 from cadenza.lsp.replay import replay_updates, session_info
 from cadenza.lsp.review import ReviewMode
-from cadenza.lsp.undo import undo_session
-from cadenza.providers.registry import resolve_model_name
+from cadenza.lsp.undo import SessionUndo, UndoFailed
 from cadenza.schema.commands import (
     ConfigureSessionArgs,
     ConfigureSessionResult,
@@ -56,13 +42,12 @@ from cadenza.schema.commands import (
     LoadSessionResult,
     PromptSessionArgs,
     ReplySessionResult,
+    RestoreTurnResult,
     StartSessionArgs,
     UndoSessionResult,
 )
 from cadenza.schema.methods import SESSION_UPDATE
-from cadenza.schema.outcome import WAITING, SessionOutcome
 from cadenza.schema.updates import SessionUpdateParams
-from cadenza.tools.registry import default_tools
 
 log = logging.getLogger(__name__)
 
@@ -75,19 +60,37 @@ class SessionRequestFailed(Exception):
 
 
 class SessionManager:
-    """Live sessions by id, the stored ones, and the providers they share."""
+    """The session service as this server's client sees it."""
 
     def __init__(self, server: LanguageServer) -> None:
         self._server = server
-        self.config = CadenzaConfig()
-        self.live: LiveSessions[SessionPublisher] = LiveSessions()
-        self.providers = ProviderPool()
+        self.service: SessionService[SessionPublisher] = SessionService()
         self._by_request: dict[int | str, str] = {}
         """``cadenza.startSession`` request id → session id, for ``$/cancelRequest``."""
-        self.checkpoints_base: Path | None = None
+
+    @property
+    def config(self) -> CadenzaConfig:
+        """The configuration of the sessions started from now on (``initialize``'s)."""
+        return self.service.config
+
+    @config.setter
+    def config(self, config: CadenzaConfig) -> None:
+        self.service.config = config
+
+    @property
+    def live(self) -> LiveSessions[SessionPublisher]:
+        """The sessions running or waiting in this server."""
+        return self.service.live
+
+    @property
+    def providers(self) -> ProviderPool:
+        """The providers the sessions share (inline completions share them too)."""
+        return self.service.providers
+
+    @property
+    def checkpoints_base(self) -> Path | None:
         """Where checkpoints live (None: ``<user state dir>/checkpoints``)."""
-        self.choices = SessionChoices()
-        """The model and workflow of sessions' next turns (``cadenza.configureSession``)."""
+        return self.service.checkpoints_base
 
     def start(
         self,
@@ -112,69 +115,39 @@ class SessionManager:
         root = workspace_root(self._server.workspace, args.root_uri)
         expanded = expanded_prompt(self._server.workspace, root, args.task, args.context)
         try:
-            workflow = find_workflow(workflow_catalog(root), expanded.workflow or args.workflow)
-            model = resolve_model_name(args.model, self.config)
-            self.providers.get(model, self.config)
+            plan = self.service.plan(
+                task=expanded.text,
+                root=root,
+                model=args.model,
+                workflow=expanded.workflow or args.workflow,
+                open_document=document_path(args.text_document),
+            )
         except SetupError as exc:
             raise InvalidArguments(str(exc)) from None
-        plan = SessionPlan(
-            session_id=uuid.uuid4().hex,
-            task=expanded.text,
-            root=root,
-            model=model,
-            workflow=workflow,
-            open_document=document_path(args.text_document),
-        )
-        live = self._live_session(plan, review=args.review)
-        _said(live, args.task)
-        try:
-            live.lock = SessionLock.acquire(plan.session_id)
-        except SessionLocked:  # a fresh id: cannot be held elsewhere
-            log.warning("session %s: its lock is held elsewhere", plan.session_id)
         if request_id is not None:
             self._by_request[request_id] = plan.session_id
-        self._launch(live, drive(live, LspPerson(self._server, work_done_token, message=args.task)))
-        log.info("session %s started with %s, workflow %s", plan.session_id, model, workflow.name)
+        person = LspPerson(self._server, work_done_token, message=args.task)
+        self.service.start(plan, partial(self._parts, review=args.review), person, said=args.task)
         return plan.session_id
 
-    def _live_session(self, plan: SessionPlan, review: ReviewMode | None = None) -> LspLive:
-        """Wire a host session to this client: publisher, editor, transcript, engine."""
+    def _parts(
+        self,
+        plan: SessionPlan,
+        checkpoint: SessionCheckpoint | None,
+        review: ReviewMode | None = None,
+    ) -> FaceParts[SessionPublisher]:
+        """A session's LSP parts: its update publisher and its editor."""
         publisher = SessionPublisher(
             self._server, session_id=plan.session_id, root=plan.root, model=plan.model
-        )
-        recorder = open_recorder(plan, lambda text: _warn(publisher, text))
-        revived = plan.restored is not None
-        checkpoint = open_checkpoint(
-            plan.session_id, plan.root, revived=revived, base=self.checkpoints_base
         )
         editor = LspEditor(
             self._server, publisher, review=review or self.config.review, checkpoint=checkpoint
         )
-        session, _gate = build_session(
-            plan,
-            config=self.config,
-            provider=self.providers.get(plan.model, self.config),
-            editor=editor,
-            tools=default_tools(self.config.browser),
-            recorder=recorder,
-            checkpoint=checkpoint,
-        )
-        return LspLive(
-            session=session, face=publisher, recorder=recorder, root=plan.root, model=plan.model
-        )
-
-    def _launch(self, live: LspLive, run: Coroutine[Any, Any, SessionOutcome]) -> None:
-        """Run the session's drive as its task; with MCP servers, connect them first."""
-        mcp = self.config.mcp
-        if mcp.servers:
-            run = connect_then(
-                live.session, mcp, mcp.servers, lambda text: _warn(live.face, text), run
-            )
-        self.live.launch(live, run)
+        return FaceParts(editor=editor, face=publisher, warn=partial(_warn, publisher))
 
     def cancel(self, session_id: str) -> bool:
         """Cancel a running or waiting session; False when no such session is live."""
-        return self.live.cancel(session_id)
+        return self.service.cancel(session_id)
 
     def cancel_request(self, request_id: int | str) -> None:
         """``$/cancelRequest`` for a ``cadenza.startSession`` request: cancel its session."""
@@ -182,33 +155,20 @@ class SessionManager:
         if session_id is not None and self.cancel(session_id):
             log.info("session %s cancelled by $/cancelRequest %s", session_id, request_id)
 
-    def reply(self, session_id: str, text: str, said: str | None = None) -> ReplySessionResult:
+    def reply(self, session_id: str, text: str) -> ReplySessionResult:
         """Resume a session that waits for the person (also a stored one) with ``text``.
-
-        ``said``: the person's own words, when ``text`` is more (a follow-up's context).
 
         Raises:
             SessionRequestFailed: The session is running, over, or unknown.
         """
-        live = self.live.get(session_id)
-        asked = live.state if live is not None else stored.state_of(session_id)
-        if not text.strip() and asked == "needs_user_input":
-            raise SessionRequestFailed(
-                f"session {session_id} asked a question: the answer must not be blank"
-            )
-        if live is not None:
-            if live.waiting:
-                _said(live, said or text)
-            if live.give_reply(text):
-                return ReplySessionResult(resumed=True, state="running")
-            raise SessionRequestFailed(
-                f"session {session_id} is {live.state}, not waiting for a reply"
-            )
         with _failed():
-            restored, found = stored.stored_waiting(session_id)
-            live = self._revive(session_id, restored, found)
-        _said(live, said or text)
-        self._launch(live, drive(live, LspPerson(self._server), reply=text))
+            self.service.reply(
+                session_id,
+                text,
+                said=None,
+                make_parts=self._parts,
+                person=LspPerson(self._server),
+            )
         return ReplySessionResult(resumed=True, state="running")
 
     async def prompt(
@@ -222,33 +182,16 @@ class SessionManager:
         Raises:
             SessionRequestFailed: Running, unknown, or it cannot go on.
         """
-        session_id = args.session_id
-        live = await self.live.settled(session_id, RESOURCE_CLOSE_S + 1)
-        if live is not None:
-            if not live.waiting:
-                raise SessionRequestFailed(
-                    f"session {session_id} is running: wait for its turn to end, or cancel it"
-                )
-            expanded = expanded_prompt(self._server.workspace, live.root, args.text, args.context)
-            self.reply(session_id, expanded.text, args.text)
-            return
+        workspace = self._server.workspace
         with _failed():
-            restored, summary, workflow = stored.stored_session(session_id)
-            root = Path(summary.root)
-            expanded = expanded_prompt(self._server.workspace, root, args.text, args.context)
-            text = expanded.text
-            if summary.state in WAITING:
-                self.reply(session_id, text, args.text)
-                return
-            model, workflow = self.choices.get(session_id, (summary.model, workflow))
-            workflow = expanded.workflow or workflow  # a /workflow command: this turn's
-            if note := next_turn(session_id, self.checkpoints_base):
-                text = f"{note}\n\n{text}"
-            live = self._revive(session_id, restored, summary, model=model, workflow=workflow)
-        _said(live, args.text)
-        person = LspPerson(self._server, work_done_token, message=args.text)
-        self._launch(live, drive(live, person, reply=text))
-        log.info("session %s goes on with %s, workflow %s", session_id, model, workflow)
+            await self.service.prompt(
+                args.session_id,
+                lambda root: expanded_prompt(workspace, root, args.text, args.context),
+                said=args.text,
+                make_parts=self._parts,
+                person=LspPerson(self._server, work_done_token, message=args.text),
+                answer_person=LspPerson(self._server),
+            )
 
     def configure(self, args: ConfigureSessionArgs) -> ConfigureSessionResult:
         """Choose the model and workflow of a session's next turns (``cadenza.promptSession``).
@@ -257,21 +200,14 @@ class SessionManager:
             SessionRequestFailed: Unknown session.
             InvalidArguments: Unknown model or workflow (nothing changed).
         """
-        session_id = args.session_id
-        model, workflow, root = self.current_choice(session_id)
         try:
-            model, workflow = self.choices.choose(
-                session_id,
-                (model, workflow),
-                root=root,
-                model=args.model,
-                workflow=args.workflow,
-                config=self.config,
-                providers=self.providers,
-            )
+            with _failed():
+                model, workflow = self.service.configure(
+                    args.session_id, model=args.model, workflow=args.workflow
+                )
         except SetupError as exc:
             raise InvalidArguments(str(exc)) from None
-        return ConfigureSessionResult(session_id=session_id, model=model, workflow=workflow)
+        return ConfigureSessionResult(session_id=args.session_id, model=model, workflow=workflow)
 
     def current_choice(self, session_id: str) -> tuple[str, str, Path]:
         """The model and workflow of the session's next turn, and its folder.
@@ -279,82 +215,13 @@ class SessionManager:
         Raises:
             SessionRequestFailed: Unknown or unreadable.
         """
-        live = self.live.get(session_id)
         with _failed():
-            if live is not None:
-                current, root = (live.model, live.session.workflow.name), live.root
-            else:
-                _restored, summary, workflow = stored.stored_session(session_id)
-                current, root = (summary.model, workflow), Path(summary.root)
-        return (*self.choices.get(session_id, current), root)
-
-    def _revive(
-        self,
-        session_id: str,
-        restored: RestoredState,
-        summary: SessionSummary,
-        *,
-        model: str | None = None,
-        workflow: str | None = None,
-    ) -> LspLive:
-        """A live session from a stored one (its transcript appended to).
-
-        ``model`` and ``workflow`` replace the stored ones (its next turn's choice).
-
-        Raises:
-            Unavailable: Its folder is gone, its workflow or model cannot be used, or another
-                server holds it.
-        """
-        root = Path(restored.start.root)
-        if not root.is_dir():
-            raise Unavailable(f"session {session_id}: its folder {root} is gone")
-        model = model or summary.model
-        try:
-            found = find_workflow(workflow_catalog(root), workflow or summary.workflow)
-            self.providers.get(model, self.config)
-        except SetupError as exc:
-            raise Unavailable(f"session {session_id} cannot go on: {exc}") from None
-        try:
-            lock = SessionLock.acquire(session_id)
-        except (SessionLocked, ValueError) as exc:
-            raise Unavailable(str(exc)) from None
-        plan = SessionPlan(
-            session_id=session_id,
-            task=summary.task,
-            root=root,
-            model=model,
-            workflow=found,
-            restored=restored,
-        )
-        live = self._live_session(plan)
-        live.started = summary.started
-        live.lock = lock
-        return live
-
-    def _revive_waiting(
-        self, session_id: str, records: list[TranscriptRecord], summary: SessionSummary
-    ) -> LspLive | None:
-        """Revive a stored waiting session: it prompts again and takes a reply."""
-        try:
-            restored = stored.restored(session_id, records)
-            last = restored.last
-            if last is None or not last.waiting:
-                raise Unavailable(f"session {session_id}: its transcript does not end waiting")
-            live = self._revive(session_id, restored, summary)
-        except Unavailable as exc:
-            log.warning("session %s stays stored: %s", session_id, exc)
-            return None
-        live.outcome, live.state = last, last.stop_reason
-        self._launch(live, drive(live, LspPerson(self._server), waiting=last))
-        return live
+            return self.service.current_choice(session_id)
 
     def list(self) -> ListSessionsResult:
         """Every stored session, newest first (live ones with their current state)."""
-        live = dict(self.live.by_id)
-        infos = []
-        for summary in list_sessions(live=[sid for sid, s in live.items() if not s.waiting]):
-            infos.append(session_info(summary, live.get(summary.session_id)))
-        return ListSessionsResult(sessions=infos)
+        listed = self.service.list()
+        return ListSessionsResult(sessions=[session_info(s, live) for s, live in listed])
 
     def load(self, session_id: str) -> LoadSessionResult:
         """Replay a stored session's history as ``cadenza/sessionUpdate`` notifications.
@@ -366,44 +233,60 @@ class SessionManager:
             SessionRequestFailed: Unknown or unreadable.
         """
         with _failed():
-            records = stored.read_records(session_id)
-            summary = stored.summary(session_id, records)
+            records, summary = self.service.read(session_id)
         updates = replay_updates(records, Path(summary.root))
         for update in updates:
             params = SessionUpdateParams(session_id=session_id, update=update)
             self._server.protocol.notify(SESSION_UPDATE, params.wire())
-        live = self.live.get(session_id)
-        if live is None and summary.state in WAITING:
-            live = self._revive_waiting(session_id, records, summary)
+        live = self.service.revive_waiting(
+            session_id, records, summary, self._parts, LspPerson(self._server)
+        )
         return LoadSessionResult(session=session_info(summary, live), updates=len(updates))
 
+    def steer(self, session_id: str, text: str) -> bool:
+        """Send ``text`` into the session's running turn; False when none runs."""
+        return self.service.steer(session_id, text)
+
     async def undo(self, session_id: str) -> UndoSessionResult:
-        """Undo the changes of a session that is over (``undo.undo_session``).
+        """Undo the changes of a session that is over, through this client.
 
         Raises:
-            UndoFailed: Still running, unknown, or refused (the message says why).
+            SessionRequestFailed: Still live, unknown, or refused (the message names the file
+                and why; nothing was undone).
         """
-        return await undo_session(self._server, self.live, session_id, self.checkpoints_base)
+        with _failed():
+            try:
+                return await self.service.undo(session_id, partial(SessionUndo, self._server))
+            except UndoFailed as exc:
+                raise SessionRequestFailed(str(exc)) from None
+
+    async def restore_turn(self, session_id: str, turn: int) -> RestoreTurnResult:
+        """Restore a session to before the person's ``turn``; a waiting one stops waiting.
+
+        Raises:
+            SessionRequestFailed: Running or unknown, no such turn, or its files could not be
+                put back (nothing was restored then).
+        """
+        with _failed():
+            try:
+                return await self.service.restore_turn(
+                    session_id, turn, partial(SessionUndo, self._server)
+                )
+            except UndoFailed as exc:
+                raise SessionRequestFailed(f"cannot restore turn {turn}: {exc}") from None
 
     async def aclose(self) -> None:
         """Cancel every session, wait briefly for them, and close every provider."""
-        await self.live.aclose()
-        await self.providers.aclose()
+        await self.service.aclose()
 
 
 @contextlib.contextmanager
 def _failed() -> Iterator[None]:
-    """Turn the host's ``Unavailable`` into ``SessionRequestFailed``."""
+    """Turn the service's ``Unavailable`` into ``SessionRequestFailed``."""
     try:
         yield
     except Unavailable as exc:
         raise SessionRequestFailed(str(exc)) from None
-
-
-def _said(live: LspLive, words: str) -> None:
-    """The person's own words of the turn the session starts next (``cadenza.restoreTurn``)."""
-    if live.recorder is not None:
-        live.recorder.said(words)
 
 
 def _warn(publisher: SessionPublisher, text: str) -> None:

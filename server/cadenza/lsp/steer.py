@@ -31,8 +31,7 @@ def steer_session(ls: LanguageServer, *arguments: Any) -> dict[str, Any]:
         JsonRpcException: -32803 when no turn of the session runs.
     """
     args: SteerSessionArgs = command_args(STEER_SESSION, SteerSessionArgs, arguments)
-    live = sessions_of(ls).live.get(args.session_id)
-    if live is None or not live.session.steer(args.text):
+    if not sessions_of(ls).steer(args.session_id, args.text):
         log.info("refused %s: no turn of %s runs", STEER_SESSION, args.session_id)
         raise JsonRpcException(
             message=f"session {args.session_id} has no turn running: send it as a prompt",

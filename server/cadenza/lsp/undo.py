@@ -1,42 +1,36 @@
-"""``cadenza.undoSession``: put back every file a session changed, and nothing else.
+"""A session's files put back through the LSP client (``cadenza.undoSession``, ``restoreTurn``).
 
-The session's checkpoint (``host.checkpoints``) says which files it changed and how they
-were before. ``plan_undo`` compares each with the state the session left it in, as the editor
-sees it now (the open buffer, else the disk); a file the person changed since is refused by
-name and nothing is undone. The steps then go out as one ``workspace/applyEdit`` (LSP 3.17
-§WorkspaceEdit): text changes with the open buffer's version, ``RenameFile`` back,
+The host decides what is put back (``host.undo_plan.undo_session``: a live session is
+refused, a file the person changed since the session's last change to it is refused by name
+and nothing is undone; ``host.turn_restore`` for the files of a turn); this face reads the
+files as the editor sees them (the open buffer, else the disk) and puts them back
+(``SessionUndo``, the host's ``FilesPort``). The steps go out as one ``workspace/applyEdit``
+(LSP 3.17 §WorkspaceEdit): text changes with the open buffer's version, ``RenameFile`` back,
 ``DeleteFile`` for files the session created, ``CreateFile`` for files it deleted, each only
 if the client's ``resourceOperations`` allow it; when they do not (eglot), those file
 operations are done on disk after the editor applied the rest, as the session did them
-(``disk_ops``). A client without ``applyEdit`` gets the exact bytes of the checkpoint written
-on disk. Files the session never touched, such as one the
-person created meanwhile, are not in the checkpoint and are never touched.
-The comparison and the writes hold the workspace's lock shared (``host.workspace_lock``): no
-session's command runs meanwhile, and the undo is never counted as a command's change.
+(``host.edits.resource_on_disk``). A client without ``applyEdit`` gets the exact bytes of the
+checkpoint written on disk. Files the session never touched, such as one the person created
+meanwhile, are not in the checkpoint and are never touched.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
 
-from cadenza.host.checkpoints import CheckpointError, FileState, SessionCheckpoint, disk_state
-from cadenza.host.live import LiveSessions
-from cadenza.host.undo_plan import UndoRefused, UndoStep, plan_undo, undone_files
+from cadenza.host.checkpoints import FileState, SessionCheckpoint, disk_state
+from cadenza.host.undo_plan import UndoStep
 from cadenza.host.undo_writes import write_step
-from cadenza.host.workspace_lock import WorkspaceBusy, WorkspaceLock
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.documents import OpenDocuments, file_uri
 from cadenza.lsp.editor import legacy_encoding_refusal, supports, unsupported
 from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, workspace_edit
 from cadenza.lsp.rpc import shielded
-from cadenza.schema.commands import UndoSessionResult
 from cadenza.textio import (
     UndecodableError,
     UnencodableError,
@@ -46,63 +40,12 @@ from cadenza.textio import (
 _RESOURCE = {"remove": "delete", "recreate": "create", "move_back": "rename"}
 
 
-ENDING_GRACE_S = 1.0
-"""Seconds an undo waits for a session that is finishing (its end already published)."""
-
-
 class UndoFailed(Exception):
-    """Undo did not happen; the message names the file and the reason (nothing was undone)."""
-
-
-async def undo_session(
-    server: LanguageServer,
-    live: LiveSessions[Any],
-    session_id: str,
-    base: Path | None = None,
-) -> UndoSessionResult:
-    """Undo the changes of a session that is over (``cadenza.undoSession``).
-
-    The session may be from an earlier run of the server: its checkpoint is on disk.
-
-    Args:
-        server: The language server (its client applies the undo).
-        live: The server's live sessions (a running one is refused).
-        session_id: The session.
-        base: Where checkpoints live (None: ``<user state dir>/checkpoints``).
-
-    Raises:
-        UndoFailed: The session is still running, unknown (no checkpoint), or its undo was
-            refused (the message names the file and why).
-    """
-    running = live.get(session_id)
-    if running is not None and running.task is not None and not running.waiting:
-        # Its session_end may be out already while the task winds down.
-        await asyncio.wait({running.task}, timeout=ENDING_GRACE_S)
-    if (running := live.get(session_id)) is not None:
-        raise UndoFailed(
-            f"session {session_id} is still {running.state}; cancel it "
-            "(cadenza.cancelSession) before undoing it"
-        )
-    try:
-        checkpoint = SessionCheckpoint.load(session_id, base)
-    except CheckpointError as exc:
-        raise UndoFailed(str(exc)) from None
-    if checkpoint is None:
-        if session_id in live.ended:  # it changed no file
-            return UndoSessionResult(session_id=session_id, files=[], unchanged=[])
-        raise UndoFailed(
-            f"Cadenza has no record of session {session_id}: it changed no file, or its "
-            "checkpoint was removed"
-        )
-    try:  # no other session's command runs while the files are compared and put back
-        async with WorkspaceLock(checkpoint.root, session_id=session_id).editing():
-            return await SessionUndo(server, checkpoint).run()
-    except WorkspaceBusy as exc:
-        raise UndoFailed(f"cannot undo session {session_id} now: {exc}") from None
+    """The files were not put back; the message names the file and the reason."""
 
 
 class SessionUndo:
-    """Undo of one session's changes through one client.
+    """A session's files as one client sees them and puts them back (``FilesPort``).
 
     Args:
         server: The language server (its client applies the edit).
@@ -121,32 +64,6 @@ class SessionUndo:
             return FileState(exists=True, text=buffer.text)
         return disk_state(path)
 
-    async def run(self) -> UndoSessionResult:
-        """Undo the session's changes.
-
-        Raises:
-            UndoFailed: Undone already; a file changed since the session's last change to it;
-                the client cannot do a needed operation or refused the edit; writing failed.
-        """
-        checkpoint = self.checkpoint
-        name = checkpoint.session_id
-        if checkpoint.undone:
-            raise UndoFailed(f"session {name} was undone already")
-        try:
-            steps = plan_undo(checkpoint, self._current)
-        except UndoRefused as exc:
-            raise UndoFailed(f"cannot undo session {name}: {exc}") from None
-        await self.put_back(steps)
-        try:
-            checkpoint.mark_undone()
-        except CheckpointError as exc:
-            raise UndoFailed(f"session {name} was undone, but {exc}") from None
-        return UndoSessionResult(
-            session_id=name,
-            files=undone_files(steps),
-            unchanged=[step.path for step in steps if step.action == "unchanged"],
-        )
-
     def current(self, relative: str) -> FileState:
         """A workspace-relative file's state now: the open buffer's text, else the disk."""
         return self._current(relative)
@@ -154,7 +71,7 @@ class SessionUndo:
     async def put_back(self, steps: list[UndoStep]) -> None:
         """Do ``steps`` (``unchanged`` ones are skipped): in the editor, else on disk.
 
-        Shared by undo and the restore of a turn (``lsp.restore_turn``).
+        Shared by undo and the restore of a turn.
 
         Raises:
             UndoFailed: The client cannot do a needed operation or refused the edit (nothing
@@ -179,8 +96,8 @@ class SessionUndo:
         """The steps the editor can do, and those done on disk.
 
         On disk: creating, renaming or deleting a file when the editor takes no such
-        operation (``lsp.disk_ops``, as the session itself did). The editor's edit goes
-        first: when it is refused, nothing is undone.
+        operation (``host.edits.resource_on_disk``, as the session itself did). The editor's
+        edit goes first: when it is refused, nothing is undone.
         """
         in_editor: list[UndoStep] = []
         on_disk: list[UndoStep] = []

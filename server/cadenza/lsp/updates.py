@@ -15,8 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import assert_never
 
-from cadenza.engine.budget import duration
-from cadenza.engine.events import (
+from cadenza.host.ports import (
     Activity,
     AgentMessageChunk,
     CandidatesTried,
@@ -38,6 +37,7 @@ from cadenza.engine.events import (
     ToolCallFinished,
     ToolCallStarted,
     WorkspaceWaited,
+    duration,
 )
 from cadenza.schema import updates as wire
 from cadenza.secrets import redact_then_cut

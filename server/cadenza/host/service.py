@@ -1,0 +1,512 @@
+"""The session service: every face's sessions made, run, answered, revived, listed and configured.
+
+A face translates its protocol into calls here. For each session the service makes, the face
+brings its ``Editor`` and what shows the session to its person (``FaceParts``: the LSP face's
+update publisher); the rest is done here once, the same way for every face:
+
+- ``plan``: a new session's model (the one named, else the configured one) and workflow, both
+  checked first (the provider can be made, the workflow is in the folder's catalog);
+- ``assemble``: its transcript, its tools and its engine ``Session`` (``host.build``), with the
+  face's editor and checkpoint (``open_checkpoint``);
+- a session that lives as one task (``host.live``, ``host.driver.drive``) from its start or
+  revival until it ends for good: ``start``, ``reply`` (to one waiting for the person, also a
+  stored one), ``prompt`` (its next turn, revived from its transcript), ``steer``, ``cancel``;
+  its MCP servers connect as its task begins (``launch``);
+- ``undo`` and ``restore_turn`` put a session's files back through the face's ``FilesPort``
+  (``host.undo_plan``, ``host.turn_restore``);
+- ``configure`` chooses the model and workflow of its next turns (``host.choices``); ``list``,
+  ``read`` and ``revive_waiting`` serve the stored sessions (``host.stored``).
+
+What was asked is invalid: ``SetupError`` (a face answers "invalid params"). The session
+cannot do it now (unknown, running, over, held by another server): ``Unavailable``.
+
+The ACP face keeps a session in memory between prompt turns and runs each turn itself
+(``acp.session``: a question ends the turn there): it uses ``assemble`` with its own tools,
+``resume_turn``, ``choose`` and ``list``, not the task-per-session lifecycle.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from cadenza.config import CadenzaConfig
+from cadenza.engine.permissions import PermissionGate
+from cadenza.engine.ports import Editor
+from cadenza.engine.session_list import SessionSummary, list_sessions
+from cadenza.engine.transcript import TranscriptRecord
+from cadenza.engine.workflows import Workflow
+from cadenza.host import stored
+from cadenza.host.build import (
+    SessionPlan,
+    build_session,
+    find_workflow,
+    open_checkpoint,
+    open_recorder,
+    workflow_catalog,
+)
+from cadenza.host.checkpoints import SessionCheckpoint
+from cadenza.host.choices import Choice, SessionChoices
+from cadenza.host.commands import Expanded
+from cadenza.host.driver import RESOURCE_CLOSE_S, PersonPort, drive
+from cadenza.host.errors import SetupError, Unavailable
+from cadenza.host.live import LiveSession, LiveSessions
+from cadenza.host.lock import SessionLock, SessionLocked
+from cadenza.host.mcp import connect_then
+from cadenza.host.providers import ProviderPool
+from cadenza.host.restore import RestoredState
+from cadenza.host.turn_changes import next_turn
+from cadenza.host.turn_restore import restore_session_turn
+from cadenza.host.undo_plan import FilesPort, undo_session
+from cadenza.providers.registry import resolve_model_name
+from cadenza.schema.commands import RestoreTurnResult, UndoSessionResult
+from cadenza.schema.outcome import WAITING, SessionOutcome
+from cadenza.tools.registry import ToolRegistry, default_tools
+
+log = logging.getLogger(__name__)
+
+F = TypeVar("F")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FaceParts(Generic[F]):
+    """What a face brings to one session the service assembles.
+
+    Attributes:
+        editor: Its ``Editor`` port (documents, edits, questions, events).
+        face: What the face keeps for it (the LSP face: its update publisher).
+        warn: Tells the person of a problem that does not stop the session.
+    """
+
+    editor: Editor
+    face: F
+    warn: Callable[[str], None]
+
+
+MakeParts = Callable[[SessionPlan, SessionCheckpoint | None], FaceParts[F]]
+"""The face's parts of a session, made once its plan and checkpoint are known."""
+
+
+class SessionService(Generic[F]):
+    """The sessions of one server (or one ACP connection) and the providers they share.
+
+    Args:
+        config: The configuration of the sessions that are given none of their own.
+        checkpoints_base: Where checkpoints live (None: ``<user state dir>/checkpoints``).
+    """
+
+    def __init__(
+        self, config: CadenzaConfig | None = None, *, checkpoints_base: Path | None = None
+    ) -> None:
+        self.config = config or CadenzaConfig()
+        self.live: LiveSessions[F] = LiveSessions()
+        self.providers = ProviderPool()
+        self.choices = SessionChoices()
+        """The model and workflow of sessions' next turns (``configure``)."""
+        self.checkpoints_base = checkpoints_base
+
+    def plan(
+        self,
+        *,
+        task: str,
+        root: Path,
+        model: str | None,
+        workflow: str,
+        open_document: Path | None = None,
+    ) -> SessionPlan:
+        """A new session (a fresh id) with its workflow and model checked.
+
+        ``model``: ``PROVIDER/MODEL``; None: the configured model, else the local default.
+
+        Raises:
+            SetupError: An unknown or invalid workflow (the message names the file and the
+                field), or the model is malformed or names an unknown provider.
+        """
+        found = find_workflow(workflow_catalog(root), workflow)
+        resolved = resolve_model_name(model, self.config)
+        self.providers.get(resolved, self.config)
+        return SessionPlan(
+            session_id=uuid.uuid4().hex,
+            task=task,
+            root=root,
+            model=resolved,
+            workflow=found,
+            open_document=open_document,
+        )
+
+    def open_checkpoint(
+        self, session_id: str, root: Path, *, revived: bool
+    ) -> SessionCheckpoint | None:
+        """The session's checkpoint (``host.build.open_checkpoint``), in this service's folder."""
+        return open_checkpoint(session_id, root, revived=revived, base=self.checkpoints_base)
+
+    def assemble(
+        self,
+        plan: SessionPlan,
+        parts: FaceParts[F],
+        *,
+        checkpoint: SessionCheckpoint | None,
+        config: CadenzaConfig | None = None,
+        tools: Callable[[ToolRegistry], ToolRegistry] | None = None,
+    ) -> tuple[LiveSession[F], PermissionGate]:
+        """The engine session of ``plan`` with the face's ``parts``, and its permission gate.
+
+        Args:
+            plan: What the session is.
+            parts: The face's editor, its own part and its warnings.
+            checkpoint: The session's checkpoint (``open_checkpoint``; also its editor's).
+            config: Its configuration (default: the service's).
+            tools: Replaces some of the usual tools with the face's (e.g. through its client).
+
+        Raises:
+            SetupError: Its model cannot be set up (nothing was opened then).
+        """
+        config = config or self.config
+        provider = self.providers.get(plan.model, config)
+        recorder = open_recorder(plan, parts.warn)
+        registry = default_tools(config.browser)
+        session, gate = build_session(
+            plan,
+            config=config,
+            provider=provider,
+            editor=parts.editor,
+            tools=tools(registry) if tools is not None else registry,
+            recorder=recorder,
+            checkpoint=checkpoint,
+        )
+        live = LiveSession(
+            session=session,
+            face=parts.face,
+            recorder=recorder,
+            root=plan.root,
+            model=plan.model,
+            warn=parts.warn,
+        )
+        return live, gate
+
+    async def resume_turn(
+        self,
+        live: LiveSession[F],
+        text: str,
+        *,
+        model: str,
+        workflow: Workflow,
+        config: CadenzaConfig | None = None,
+    ) -> SessionOutcome:
+        """The next turn of a session kept in memory, with the model and workflow chosen since.
+
+        Raises:
+            SetupError: The model chosen cannot be set up (the workflow is changed already).
+        """
+        live.session.set_workflow(workflow)
+        if model and model != live.model:
+            live.session.set_provider(self.providers.get(model, config or self.config))
+            live.model = model
+        return await live.session.resume(text)
+
+    def _live(self, plan: SessionPlan, make_parts: MakeParts[F]) -> LiveSession[F]:
+        """A session of the task-per-session lifecycle: its checkpoint, parts and engine."""
+        revived = plan.restored is not None
+        checkpoint = self.open_checkpoint(plan.session_id, plan.root, revived=revived)
+        live, _gate = self.assemble(plan, make_parts(plan, checkpoint), checkpoint=checkpoint)
+        return live
+
+    def launch(self, live: LiveSession[F], run: Coroutine[Any, Any, SessionOutcome]) -> None:
+        """Run the session's drive as its task; with MCP servers, connect them first."""
+        mcp = self.config.mcp
+        if mcp.servers:
+            run = connect_then(live.session, mcp, mcp.servers, live.warn, run)
+        self.live.launch(live, run)
+
+    def start(
+        self, plan: SessionPlan, make_parts: MakeParts[F], person: PersonPort[F], *, said: str
+    ) -> LiveSession[F]:
+        """Make the session of ``plan`` and start running it as its task.
+
+        ``said``: the person's own words of its first turn (the task may be more).
+        """
+        live = self._live(plan, make_parts)
+        live.said(said)
+        try:
+            live.lock = SessionLock.acquire(plan.session_id)
+        except SessionLocked:  # a fresh id: cannot be held elsewhere
+            log.warning("session %s: its lock is held elsewhere", plan.session_id)
+        self.launch(live, drive(live, person))
+        log.info(
+            "session %s started with %s, workflow %s",
+            plan.session_id,
+            plan.model,
+            plan.workflow.name,
+        )
+        return live
+
+    def cancel(self, session_id: str) -> bool:
+        """Cancel a running or waiting session; False when no such session is live."""
+        return self.live.cancel(session_id)
+
+    def reply(
+        self,
+        session_id: str,
+        text: str,
+        *,
+        said: str | None,
+        make_parts: MakeParts[F],
+        person: PersonPort[F],
+    ) -> None:
+        """Resume a session that waits for the person (also a stored one) with ``text``.
+
+        ``said``: the person's own words, when ``text`` is more (a follow-up's context).
+        ``person``: asks the person for a stored session revived to take the reply.
+
+        Raises:
+            Unavailable: The session is running, over, or unknown; or the answer to its
+                question is blank.
+        """
+        live = self.live.get(session_id)
+        asked = live.state if live is not None else stored.state_of(session_id)
+        if not text.strip() and asked == "needs_user_input":
+            raise Unavailable(
+                f"session {session_id} asked a question: the answer must not be blank"
+            )
+        if live is not None:
+            if live.waiting:
+                live.said(said or text)
+            if live.give_reply(text):
+                return
+            raise Unavailable(f"session {session_id} is {live.state}, not waiting for a reply")
+        restored, found = stored.stored_waiting(session_id)
+        live = self._revive(session_id, restored, found, make_parts)
+        live.said(said or text)
+        self.launch(live, drive(live, person, reply=text))
+
+    async def prompt(
+        self,
+        session_id: str,
+        expand: Callable[[Path], Expanded],
+        *,
+        said: str,
+        make_parts: MakeParts[F],
+        person: PersonPort[F],
+        answer_person: PersonPort[F],
+    ) -> None:
+        """The next turn of a session whose turn ended, in the same conversation.
+
+        Revived from its transcript (also after a restart) with the model and workflow of
+        ``configure``; a session that waits for the person takes the prompt as its answer.
+
+        Args:
+            session_id: The session.
+            expand: The prompt's text in the session's folder (a ``/command`` expanded, the
+                editor's context added) and the workflow a ``/workflow`` command names.
+            said: The person's own words.
+            make_parts: The face's parts of the revived session.
+            person: Asks the person during the turn.
+            answer_person: Asks the person for a stored waiting session the prompt answers.
+
+        Raises:
+            Unavailable: Running, unknown, or it cannot go on.
+        """
+        live = await self.live.settled(session_id, RESOURCE_CLOSE_S + 1)
+        if live is not None:
+            if not live.waiting:
+                raise Unavailable(
+                    f"session {session_id} is running: wait for its turn to end, or cancel it"
+                )
+            expanded = expand(live.root)
+            self.reply(
+                session_id, expanded.text, said=said, make_parts=make_parts, person=answer_person
+            )
+            return
+        restored, summary, workflow = stored.stored_session(session_id)
+        expanded = expand(Path(summary.root))
+        text = expanded.text
+        if summary.state in WAITING:
+            self.reply(session_id, text, said=said, make_parts=make_parts, person=answer_person)
+            return
+        model, workflow = self.choices.get(session_id, (summary.model, workflow))
+        workflow = expanded.workflow or workflow  # a /workflow command: this turn's
+        if note := next_turn(session_id, self.checkpoints_base):
+            text = f"{note}\n\n{text}"
+        live = self._revive(
+            session_id, restored, summary, make_parts, model=model, workflow=workflow
+        )
+        live.said(said)
+        self.launch(live, drive(live, person, reply=text))
+        log.info("session %s goes on with %s, workflow %s", session_id, model, workflow)
+
+    def steer(self, session_id: str, text: str) -> bool:
+        """Send the person's ``text`` into the session's running turn; False: none runs."""
+        live = self.live.get(session_id)
+        return live is not None and live.session.steer(text)
+
+    async def undo(
+        self, session_id: str, files: Callable[[SessionCheckpoint], FilesPort]
+    ) -> UndoSessionResult:
+        """Undo the changes of a session that is over (``host.undo_plan.undo_session``).
+
+        Raises:
+            Unavailable: Live, unknown, or refused (the message says why).
+        """
+        return await undo_session(self.live, session_id, files, self.checkpoints_base)
+
+    async def restore_turn(
+        self, session_id: str, turn: int, files: Callable[[SessionCheckpoint], FilesPort]
+    ) -> RestoreTurnResult:
+        """Restore the session to before the person's ``turn`` (``host.turn_restore``).
+
+        Raises:
+            Unavailable: Running, unknown, no such turn, or refused (the message says why).
+        """
+        return await restore_session_turn(self.live, session_id, turn, files, self.checkpoints_base)
+
+    def choose(
+        self,
+        session_id: str,
+        current: Choice,
+        *,
+        root: Path,
+        model: str | None,
+        workflow: str | None,
+        config: CadenzaConfig | None = None,
+    ) -> Choice:
+        """Choose a model and/or workflow for the session's next turns (``host.choices``).
+
+        Raises:
+            SetupError: Unknown model or workflow (nothing changed).
+        """
+        return self.choices.choose(
+            session_id,
+            current,
+            root=root,
+            model=model,
+            workflow=workflow,
+            config=config or self.config,
+            providers=self.providers,
+        )
+
+    def configure(self, session_id: str, *, model: str | None, workflow: str | None) -> Choice:
+        """Choose the model and workflow of a live or stored session's next turns.
+
+        Raises:
+            Unavailable: Unknown or unreadable session.
+            SetupError: Unknown model or workflow (nothing changed).
+        """
+        current_model, current_workflow, root = self.current_choice(session_id)
+        return self.choose(
+            session_id,
+            (current_model, current_workflow),
+            root=root,
+            model=model,
+            workflow=workflow,
+        )
+
+    def current_choice(self, session_id: str) -> tuple[str, str, Path]:
+        """The model and workflow of the session's next turn, and its folder.
+
+        Raises:
+            Unavailable: Unknown or unreadable.
+        """
+        live = self.live.get(session_id)
+        if live is not None:
+            current, root = (live.model, live.session.workflow.name), live.root
+        else:
+            _restored, summary, workflow = stored.stored_session(session_id)
+            current, root = (summary.model, workflow), Path(summary.root)
+        return (*self.choices.get(session_id, current), root)
+
+    def _revive(
+        self,
+        session_id: str,
+        restored: RestoredState,
+        summary: SessionSummary,
+        make_parts: MakeParts[F],
+        *,
+        model: str | None = None,
+        workflow: str | None = None,
+    ) -> LiveSession[F]:
+        """A live session from a stored one (its transcript appended to).
+
+        ``model`` and ``workflow`` replace the stored ones (its next turn's choice).
+
+        Raises:
+            Unavailable: Its folder is gone, its workflow or model cannot be used, or another
+                server holds it.
+        """
+        root = Path(restored.start.root)
+        if not root.is_dir():
+            raise Unavailable(f"session {session_id}: its folder {root} is gone")
+        model = model or summary.model
+        try:
+            found = find_workflow(workflow_catalog(root), workflow or summary.workflow)
+            self.providers.get(model, self.config)
+        except SetupError as exc:
+            raise Unavailable(f"session {session_id} cannot go on: {exc}") from None
+        try:
+            lock = SessionLock.acquire(session_id)
+        except (SessionLocked, ValueError) as exc:
+            raise Unavailable(str(exc)) from None
+        plan = SessionPlan(
+            session_id=session_id,
+            task=summary.task,
+            root=root,
+            model=model,
+            workflow=found,
+            restored=restored,
+        )
+        live = self._live(plan, make_parts)
+        live.started = summary.started
+        live.lock = lock
+        return live
+
+    def read(self, session_id: str) -> tuple[list[TranscriptRecord], SessionSummary]:
+        """A stored session's records (to replay) and summary.
+
+        Raises:
+            Unavailable: Unknown or unreadable.
+        """
+        records = stored.read_records(session_id)
+        return records, stored.summary(session_id, records)
+
+    def revive_waiting(
+        self,
+        session_id: str,
+        records: list[TranscriptRecord],
+        summary: SessionSummary,
+        make_parts: MakeParts[F],
+        person: PersonPort[F],
+    ) -> LiveSession[F] | None:
+        """The live session ``session_id``; a stored one that waits for the person is revived.
+
+        Revived, it asks again and takes a reply. None: not live, and not waiting or it cannot
+        go on (a warning in the log says why).
+        """
+        live = self.live.get(session_id)
+        if live is not None or summary.state not in WAITING:
+            return live
+        try:
+            restored = stored.restored(session_id, records)
+            last = restored.last
+            if last is None or not last.waiting:
+                raise Unavailable(f"session {session_id}: its transcript does not end waiting")
+            live = self._revive(session_id, restored, summary, make_parts)
+        except Unavailable as exc:
+            log.warning("session %s stays stored: %s", session_id, exc)
+            return None
+        live.outcome, live.state = last, last.stop_reason
+        self.launch(live, drive(live, person, waiting=last))
+        return live
+
+    def list(self) -> list[tuple[SessionSummary, LiveSession[F] | None]]:
+        """Every stored session, newest first, with its live session when it lives here."""
+        live = dict(self.live.by_id)
+        running = [sid for sid, s in live.items() if not s.waiting]
+        return [(summary, live.get(summary.session_id)) for summary in list_sessions(live=running)]
+
+    async def aclose(self) -> None:
+        """Cancel every session, wait briefly for them, and close every provider."""
+        await self.live.aclose()
+        await self.providers.aclose()
