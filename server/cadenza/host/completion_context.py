@@ -49,7 +49,7 @@ class CompletionBudget:
     line_tokens: int = 32
     block_tokens: int = 128
     max_predict_ms: int = 5000
-    timeout_s: float = 30.0
+    timeout_s: float = 60.0
 
 
 @dataclass(frozen=True, kw_only=True)
