@@ -129,7 +129,9 @@ class Bench:
         body = self.infill.body(self.server_request(document))
         for key in ("samplers", "top_k", "top_p", "t_max_predict_ms"):
             body.pop(key, None)
-        body.update(n_predict=tokens, stop=[], n_indent=0, temperature=0.0, seed=self.seed)
+        body.update(
+            n_predict=tokens, stop=[], n_indent=0, temperature=0.0, seed=self.seed, stream=False
+        )
         started = time.monotonic()
         response = await self.http.post("/infill", json=body, timeout=600)
         response.raise_for_status()
