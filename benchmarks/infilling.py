@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -180,28 +181,46 @@ def typing_line(problem: InfillProblem) -> str | None:
     return line if "\n" not in line and len(line.strip()) >= 8 else None
 
 
-def keystroke(problem: InfillProblem) -> tuple[Document, Document]:
-    """One keystroke in the middle of the masked line: the buffer before and after it.
+_WORD = re.compile(r"[A-Za-z_]\w{2,}")
+"""A name of three characters or more: what a keystroke starts to type."""
 
-    Before: the line without the character at the cursor (the middle of its code), the
-    cursor there; after: that character typed, the cursor one further. The text after the
-    cursor stays, so the completion is a single-line one and the model's cached prompt
-    differs by the typed character only.
 
-    Raises:
-        ValueError: Not a single-line problem with a line long enough (``typing_line``).
+def keystroke_word(problem: InfillProblem) -> re.Match[str] | None:
+    """The name in the masked line a keystroke types (nearest its middle), if any.
+
+    Only a name with code after it on the line: the completion is then a single-line one.
     """
     line = typing_line(problem)
     if line is None:
-        raise ValueError(f"{problem.task_id} has no line to type into")
+        return None
     indent = len(line) - len(line.lstrip())
-    column = indent + (len(line) - indent) // 2
+    middle = indent + (len(line) - indent) // 2
+    words = [m for m in _WORD.finditer(line) if line[m.end() :].strip()]
+    return min(words, key=lambda m: abs(m.start() - middle)) if words else None
+
+
+def keystroke(problem: InfillProblem) -> tuple[Document, Document, str]:
+    """The first letter of a name typed in the middle of the masked line.
+
+    Before: the line without that name (``keystroke_word``), the cursor where it goes; after:
+    its first letter typed, the cursor one further, the rest of the name still to come (the
+    expected completion, returned third). The text after the cursor stays, so the completion
+    is a single-line one and the model's cached prompt differs from the cursor on.
+
+    Raises:
+        ValueError: Not a single-line problem with a name of three characters or more.
+    """
+    word = keystroke_word(problem)
+    if word is None:
+        raise ValueError(f"{problem.task_id} has no line with a name to type into")
+    line = problem.canonical_solution.rstrip("\n")
     number = problem.prompt.count("\n")
-    head = problem.prompt
-    tail = line[column + 1 :] + "\n" + problem.suffix
-    before = Document(text=head + line[:column] + tail, line=number, column=column)
-    after = Document(text=head + line[: column + 1] + tail, line=number, column=column + 1)
-    return before, after
+    head, name = line[: word.start()], word.group()
+    tail = line[word.end() :] + "\n" + problem.suffix
+    column = len(head)
+    before = Document(text=problem.prompt + head + tail, line=number, column=column)
+    after = Document(text=problem.prompt + head + name[0] + tail, line=number, column=column + 1)
+    return before, after, name[1:]
 
 
 def typing(problem: InfillProblem, keystrokes: int) -> list[Document]:

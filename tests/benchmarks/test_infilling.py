@@ -119,23 +119,28 @@ def test_a_completion_that_never_ends_fails_on_time(
     assert verdict == infilling.Score(passed=False, reason="ran longer than 2 s")
 
 
-def test_a_keystroke_in_the_middle_of_a_line_is_a_single_line_completion(
+def test_a_keystroke_starts_a_name_in_the_middle_of_a_line_and_leaves_its_rest_to_complete(
     sets: dict[str, list[InfillProblem]],
 ) -> None:
-    typable = [p for p in sets["single-line"] if infilling.typing_line(p) is not None]
+    typable = [p for p in sets["single-line"] if infilling.keystroke_word(p) is not None]
     assert len(typable) > 500
     for problem in infilling.sample(typable, 20, seed=5):
-        before, after = infilling.keystroke(problem)
+        before, after, expected = infilling.keystroke(problem)
         assert after.column == before.column + 1 and after.line == before.line
         _, head_before, tail_before, _ = split_at(Cursor(**vars(before)))
         _, head_after, tail_after, rest = split_at(Cursor(**vars(after)))
         assert tail_before == tail_after and is_single_line(tail_after)
         assert head_after == head_before + head_after[-1]
+        assert len(expected) >= 2 and (head_after[-1] + expected).isidentifier()
         line = problem.canonical_solution.rstrip("\n")
-        assert head_after + tail_after == line
+        assert head_after + expected + tail_after == line  # the rest of the name completes it
         assert "\n".join(rest) == problem.suffix
+    problem = sets["single-line"][0]  # "    for idx, elem in enumerate(numbers):"
+    before, after, expected = infilling.keystroke(problem)
+    assert after.text.split("\n")[after.line] == "    for idx, elem in e(numbers):"
+    assert expected == "numerate"
     multi = next(p for p in sets["multi-line"] if "\n" in p.canonical_solution.rstrip("\n"))
-    with pytest.raises(ValueError, match="no line to type into"):
+    with pytest.raises(ValueError, match="no line with a name"):
         infilling.keystroke(multi)
 
 

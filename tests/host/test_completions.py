@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 import pytest
 
 from cadenza.config import CadenzaConfig
 from cadenza.host.completion_context import (
     CHARS_PER_TOKEN,
+    CHUNK_LINES,
     CompletionBudget,
     Cursor,
+    ExtraContext,
     RecentChunks,
     infill_request,
     trim_completion,
@@ -19,7 +22,13 @@ from cadenza.host.completion_context import (
 from cadenza.host.completions import CompletionQuery, CompletionService, local_infill_source
 from cadenza.host.providers import ProviderPool
 from cadenza.providers.base import ProviderError
-from cadenza.providers.infill import InfillChunk, InfillReply, InfillRequest, InfillUnsupported
+from cadenza.providers.infill import (
+    InfillChunk,
+    InfillReply,
+    InfillRequest,
+    InfillTimeout,
+    InfillUnsupported,
+)
 from tests.doubles import ScriptedProvider
 
 
@@ -105,34 +114,101 @@ def test_block_ends_at_a_blank_line_or_a_dedent() -> None:
     assert trim_completion("x = a\n\n    y = 2", cursor) == "x = a"
 
 
+def test_a_block_stops_where_it_begins_to_repeat_the_next_line() -> None:
+    cursor = Cursor(text="def f(a):\n    \n    return a\n", line=1, column=4)
+    assert trim_completion("a += 1\n    return a\n", cursor) == "a += 1"
+    assert trim_completion("a += 1\n    b = a\n    return a", cursor) == "a += 1\n    b = a"
+    # Only the same line, indentation included: the same code in a nested block stays.
+    assert trim_completion("if a:\n        return a", cursor) == "if a:\n        return a"
+
+
 def test_a_block_that_repeats_the_following_text_is_dropped() -> None:
     cursor = Cursor(text="def f(a):\n    \n    return a\n", line=1, column=4)
     assert trim_completion("return a", cursor) == ""
 
 
-# --- recent chunks ---------------------------------------------------------------------------
+# --- extra chunks ----------------------------------------------------------------------------
 
 
-def test_recent_chunks_skip_the_current_document_and_keep_the_budget() -> None:
+HELPERS = "def helper(x):\n    return x + 1\n"
+"""A chunk of ``helpers.py`` that defines ``helper``."""
+
+
+def test_extra_chunks_are_related_chunks_of_other_documents_within_the_budget() -> None:
+    ring = RecentChunks(size=8)
+    ring.note("file:///w/helpers.py", "helpers.py", HELPERS, 0)
+    ring.note("file:///w/other.py", "other.py", "def unrelated():\n    pass\n", 0)
+    ring.note("file:///w/shapes.py", "shapes.py", "PI = 3.14\n", 0)
+    ring.note("file:///w/big.py", "big.py", "def helper_two():\n" + "    x = 1\n" * 15, 0)
+    text = "import shapes\nfrom helpers import helper\n\nhelper_two(helper(2))\n"
+    budget = (len(HELPERS) + len("helpers.py") + len("PI = 3.14\n") + len("shapes.py")) // 3 + 1
+    chunks, sources = ring.related("file:///w/a.py", text, budget)
+    # big.py is related too, but newest and over the budget: skipped, the older ones still fit
+    assert [c.filename for c in chunks] == ["helpers.py", "shapes.py"]
+    assert sources == {"file:///w/helpers.py", "file:///w/shapes.py"}
+    chunks, _ = ring.related("file:///w/helpers.py", "helper(1)\n", 1000)
+    assert chunks == ()  # its own chunk never; nothing else defines helper
+
+
+def test_a_chunk_is_the_lines_around_the_change_and_replaces_an_overlapping_one() -> None:
     ring = RecentChunks(size=3)
-    ring.note("file:///a", "a.py", "A = 1\n", 0)
-    ring.note("file:///b", "b.py", "B = 2\n", 0)
-    ring.note("file:///b", "b.py", "B = 3\n", 1)  # overlaps: replaces b's chunk
-    assert ring.extra_for("file:///a", 100) == (InfillChunk(filename="b.py", text="B = 3\n"),)
-    assert [c.filename for c in ring.extra_for("file:///c", 100)] == ["a.py", "b.py"]
-    assert ring.extra_for("file:///c", 4) == (InfillChunk(filename="b.py", text="B = 3\n"),)
-    ring.forget("file:///b")
-    assert [c.filename for c in ring.extra_for("file:///c", 100)] == ["a.py"]
+    text = "\n".join(f"def f{n}(): pass" for n in range(100))
+    ring.note("file:///b", "b.py", text, 50)
+    chunks, _ = ring.related("file:///a", "f50()", 1000)
+    assert chunks[0].text.split("\n")[0] == f"def f{50 - CHUNK_LINES // 2}(): pass"
+    assert len(chunks[0].text.split("\n")) == CHUNK_LINES
+    ring.note("file:///b", "b.py", text.replace("f50()", "g50()"), 52)  # overlaps: replaces it
+    chunks, _ = ring.related("file:///a", "f50() g50()", 1000)
+    assert len(chunks) == 1 and "g50" in chunks[0].text
 
 
-async def test_edits_in_other_documents_reach_the_request_as_extra_chunks() -> None:
+def test_a_documents_extra_chunks_stay_as_chosen_while_other_documents_change() -> None:
+    now = [0.0]
+    extras = ExtraContext(RecentChunks(), refresh_s=30, clock=lambda: now[0])
+    extras.ring.note("file:///w/helpers.py", "helpers.py", HELPERS, 0)
+    text = "from helpers import helper\nhelper(1)\n"
+    first = extras.choose("file:///w/a.py", text, 384)
+    assert [c.filename for c in first] == ["helpers.py"]
+    # Edits elsewhere and a newly opened related document: the prompt's start stays the same.
+    extras.ring.note("file:///w/helpers.py", "helpers.py", HELPERS + "def more(): pass\n", 2)
+    extras.ring.note("file:///w/util.py", "util.py", "def helper2(): pass\n", 0)
+    now[0] = 29.0
+    assert extras.choose("file:///w/a.py", text + "helper2()\n", 384) is first
+    # Each document keeps its own choice.
+    other = extras.choose("file:///w/c.py", "helper2()\n", 384)
+    assert [c.filename for c in other] == ["util.py"]
+    assert extras.choose("file:///w/a.py", text + "helper2()\n", 384) is first
+    # Later, the choice is made again from what is there now.
+    now[0] = 31.0
+    again = extras.choose("file:///w/a.py", text + "helper2()\n", 384)
+    assert [c.filename for c in again] == ["helpers.py", "util.py"]
+    assert "def more" in again[0].text
+
+
+def test_closing_a_document_drops_its_chunks_from_every_choice_at_once() -> None:
+    extras = ExtraContext(RecentChunks(), refresh_s=1000, clock=lambda: 0.0)
+    extras.ring.note("file:///w/helpers.py", "helpers.py", HELPERS, 0)
+    extras.ring.note("file:///w/util.py", "util.py", "def helper2(): pass\n", 0)
+    text = "helper(helper2())\n"
+    assert len(extras.choose("file:///w/a.py", text, 384)) == 2
+    extras.forget("file:///w/util.py")
+    assert [c.filename for c in extras.choose("file:///w/a.py", text, 384)] == ["helpers.py"]
+
+
+async def test_requests_in_one_document_send_the_same_extra_chunks_while_others_change() -> None:
     fake = FakeInfill()
     service = service_with(fake, debounce_s=0)
-    service.seen("file:///w/b.py", "b.py", "def helper():\n    pass\n")
-    await service.complete(query())
-    assert fake.requests[0].extra == (
-        InfillChunk(filename="b.py", text="def helper():\n    pass\n"),
-    )
+    service.seen("file:///w/helpers.py", "helpers.py", HELPERS)
+    text = "from helpers import helper\nhelper(\n"
+    await service.complete(query(text, 1, 7))
+    service.seen("file:///w/helpers.py", "helpers.py", HELPERS.replace("1", "2"))
+    service.seen("file:///w/notes.py", "notes.py", "def helper3(): pass\n")
+    await service.complete(query(text.replace("(\n", "(x\n"), 1, 8))
+    first, second = fake.requests
+    assert first.extra == second.extra == (InfillChunk(filename="helpers.py", text=HELPERS),)
+    service.closed("file:///w/helpers.py")
+    await service.complete(query(text.replace("(\n", "(xy\n"), 1, 9))
+    assert fake.requests[-1].extra == ()  # helpers.py closed: notes.py is not related
 
 
 # --- dropping, superseding, cancelling -------------------------------------------------------
@@ -165,17 +241,37 @@ async def test_a_newer_request_cancels_the_running_model_call() -> None:
     assert fake.cancelled == 1 and second.outcome == "completed"
 
 
+async def test_a_request_after_a_pause_goes_at_once_and_one_close_behind_waits() -> None:
+    fake = FakeInfill()
+    service = service_with(fake, debounce_s=0.3)
+    started = time.monotonic()
+    assert (await service.complete(query())).outcome == "completed"
+    assert time.monotonic() - started < 0.2
+    started = time.monotonic()
+    assert (await service.complete(query())).outcome == "completed"  # right after the first
+    assert time.monotonic() - started >= 0.3
+    await asyncio.sleep(0.35)
+    started = time.monotonic()
+    assert (await service.complete(query())).outcome == "completed"
+    assert time.monotonic() - started < 0.2
+
+
 async def test_a_cancelled_request_never_reaches_the_model_or_stops_its_call() -> None:
     fake = FakeInfill(delay=1.0)
     service = service_with(fake, debounce_s=0.05)
-    waiting = asyncio.create_task(service.complete(query()))
+    first = asyncio.create_task(service.complete(query()))  # after a pause: at once
+    await asyncio.sleep(0.01)
+    waiting = asyncio.create_task(service.complete(query()))  # close behind: waits
     await asyncio.sleep(0.01)
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting
     await asyncio.sleep(0.06)
-    assert fake.requests == []
+    assert len(fake.requests) == 1 and fake.cancelled == 1
+    assert (await first).outcome == "superseded"
     service.debounce_s = 0
+    fake.cancelled = 0
+    fake.requests.clear()
     running = asyncio.create_task(service.complete(query()))
     await asyncio.sleep(0.05)
     running.cancel()
@@ -192,11 +288,21 @@ async def test_requests_for_different_documents_do_not_supersede_each_other() ->
     assert [a.outcome for a in answers] == ["completed", "completed"]
 
 
-async def test_a_slow_model_is_cut_at_the_time_limit() -> None:
-    fake = FakeInfill(delay=5.0)
-    service = service_with(fake, debounce_s=0, budget=CompletionBudget(timeout_s=0.1))
+async def test_a_silent_model_server_is_given_up_at_the_time_limit() -> None:
+    fake = FakeInfill(error=InfillTimeout("said nothing for 30 s"))
+    service = service_with(fake, debounce_s=0, budget=CompletionBudget(timeout_s=30))
     answer = await service.complete(query())
-    assert answer.outcome == "timeout" and answer.text == "" and fake.cancelled == 1
+    assert answer.outcome == "timeout" and answer.text == ""
+    assert fake.requests[0].timeout_s == 30
+
+
+async def test_a_slow_answer_is_kept_as_only_the_servers_silence_is_limited() -> None:
+    # A cold prompt: slower than the limit in all, but the client (tests/providers/test_infill)
+    # only gives up when the server says nothing for that long.
+    fake = FakeInfill(delay=0.5)
+    service = service_with(fake, debounce_s=0, budget=CompletionBudget(timeout_s=0.2))
+    answer = await service.complete(query())
+    assert answer.outcome == "completed" and answer.text == "x + 1"
 
 
 async def test_model_errors_answer_empty() -> None:

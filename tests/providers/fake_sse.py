@@ -9,7 +9,8 @@ its path, headers and JSON body. Actions:
   socket after N events without ending the chunked body (the client sees a broken stream);
   ``close_after=N`` ends the body cleanly after N events (a stream that just stops);
   ``hold=True`` keeps the stream open after its events, sending keep-alive comments until the
-  client goes away (recorded in ``disconnects``).
+  client goes away (recorded in ``disconnects``); ``first_after_s`` holds the headers and
+  first event back that long (a prompt being evaluated), ``gap_s`` waits between events.
 - ``Status(code, body, headers)``: an error reply.
 - ``Json(body)``: a whole JSON reply (a server that ignores ``stream: true``).
 
@@ -38,6 +39,8 @@ class Sse:
     cut_after: int | None = None
     close_after: int | None = None
     hold: bool = False
+    first_after_s: float = 0.0
+    gap_s: float = 0.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -310,6 +313,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _stream(self, action: Sse) -> None:
+        self.fake._stopping.wait(action.first_after_s)
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Transfer-Encoding", "chunked")
@@ -325,6 +329,8 @@ class _Handler(BaseHTTPRequestHandler):
                     break
                 kind, data = item if isinstance(item, tuple) else (None, item)
                 text = (f"event: {kind}\n" if kind else "") + f"data: {data}\n\n"
+                if count and action.gap_s:
+                    self.fake._stopping.wait(action.gap_s)
                 self._chunk(text.encode())
             if action.hold:
                 while not self.fake._stopping.is_set():

@@ -1,21 +1,29 @@
 """What an inline completion sees and where it stops: windows, extra chunks, stop rules.
 
-Pure functions over text, no model and no editor: the service (``host.completions``) calls
-them. Budgets are in tokens, estimated from characters (code runs about three characters per
-token in the models Cadenza embeds): a real count would cost a round trip per keystroke.
+Functions over text, no model and no editor: the service (``host.completions``) calls them.
+Budgets are in tokens, estimated from characters (code runs about three characters per token
+in the models Cadenza embeds): a real count would cost a round trip per keystroke.
 """
 
 from __future__ import annotations
 
 import collections
+import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from cadenza.providers.infill import InfillChunk, InfillRequest
 
 CHARS_PER_TOKEN = 3
 """Characters per token assumed by the budgets (low for code, so budgets are not overrun)."""
-CHUNK_LINES = 32
-"""Lines per extra chunk: the edit or view's line and the lines around it."""
+CHUNK_LINES = 16
+"""Lines per extra chunk: the edit or view's line and the lines around it (two or three fit
+the extra budget)."""
+EXTRA_REFRESH_S = 30.0
+"""How long a document's extra chunks stay as chosen (seconds) unless one of their documents
+closes: each new choice makes llama-server evaluate the whole prompt again."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,17 +36,20 @@ class CompletionBudget:
         extra_tokens: Chunks of other open documents, all together.
         line_tokens: Tokens generated for a single-line completion.
         block_tokens: Tokens generated for a block.
-        max_predict_ms: Generation stops at the next new line after this long (ms).
-        timeout_s: The whole request's limit, waiting for the server included (seconds).
+        max_predict_ms: Generation stops at the next new line after this long (ms); counted by
+            llama-server from the first token, so a cold prompt does not eat into it.
+        timeout_s: The longest the model server may stay silent (seconds): a cold prompt of
+            a thousand tokens takes seconds on a CPU and is waited for (a newer keystroke
+            cancels it anyway); only a stuck or swamped server is given up on.
     """
 
     prefix_tokens: int = 512
     suffix_tokens: int = 128
     extra_tokens: int = 384
     line_tokens: int = 32
-    block_tokens: int = 96
-    max_predict_ms: int = 400
-    timeout_s: float = 4.0
+    block_tokens: int = 128
+    max_predict_ms: int = 5000
+    timeout_s: float = 60.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -114,8 +125,10 @@ def trim_completion(text: str, cursor: Cursor) -> str:
     """``text`` cut by the stop rules, the server's output checked again.
 
     Single-line: up to the first newline, without a tail that repeats the rest of the line.
-    Block: up to a blank line or the first line indented less than the cursor's line.
-    Trailing whitespace is dropped; text that only repeats what follows the cursor is empty.
+    Block: up to a blank line, the first line indented less than the cursor's line, or the
+    first line that is the next line of the document (the model began to repeat what
+    follows). Trailing whitespace is dropped; text that only repeats what follows the cursor
+    is empty.
     """
     _, line_head, line_tail, after = split_at(cursor)
     if is_single_line(line_tail):
@@ -125,9 +138,10 @@ def trim_completion(text: str, cursor: Cursor) -> str:
             text = text[: -len(tail)]
         return text.rstrip()
     floor = indentation(line_head)
+    next_line = next((line for line in after if line.strip()), None)
     kept: list[str] = []
     for number, line in enumerate(text.split("\n")):
-        if number > 0 and (not line.strip() or indentation(line) < floor):
+        if number > 0 and (not line.strip() or indentation(line) < floor or line == next_line):
             break
         kept.append(line)
     result = "\n".join(kept).rstrip()
@@ -135,6 +149,30 @@ def trim_completion(text: str, cursor: Cursor) -> str:
     if result.strip() and following.startswith(result.strip()):
         return ""
     return result
+
+
+_DEFINITION = re.compile(
+    r"\b(?:def|class|function|func|fn|struct|enum|trait|interface|type|module)\s+([A-Za-z_]\w*)"
+    r"|^([A-Za-z_]\w*)\s*(?::[^=\n]*)?=(?!=)",
+    re.MULTILINE,
+)
+"""A name a chunk defines: after a definition keyword, or assigned at the start of a line."""
+_WORD = re.compile(r"[A-Za-z_]\w{2,}")
+"""A name of three characters or more (shorter ones match everything)."""
+
+
+def defined_names(text: str) -> set[str]:
+    """Names ``text`` defines (functions, classes, types, top-level assignments), 3+ characters."""
+    names = {a or b for a, b in _DEFINITION.findall(text)}
+    return {name for name in names if len(name) >= 3}
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Entry:
+    uri: str
+    start: int
+    chunk: InfillChunk
+    names: frozenset[str]
 
 
 class RecentChunks:
@@ -145,9 +183,7 @@ class RecentChunks:
     """
 
     def __init__(self, size: int = 8) -> None:
-        self._chunks: collections.deque[tuple[str, int, InfillChunk]] = collections.deque(
-            maxlen=size
-        )
+        self._entries: collections.deque[_Entry] = collections.deque(maxlen=size)
 
     def note(self, uri: str, filename: str, text: str, line: int) -> None:
         """Remember the lines of ``text`` around ``line``; replaces an overlapping chunk."""
@@ -156,26 +192,91 @@ class RecentChunks:
         piece = "\n".join(lines[start : start + CHUNK_LINES])
         if not piece.strip():
             return
-        for entry in list(self._chunks):
-            entry_uri, entry_start, _ = entry
-            if entry_uri == uri and abs(entry_start - start) < CHUNK_LINES:
-                self._chunks.remove(entry)
-        self._chunks.append((uri, start, InfillChunk(filename=filename, text=piece)))
+        for entry in list(self._entries):
+            if entry.uri == uri and abs(entry.start - start) < CHUNK_LINES:
+                self._entries.remove(entry)
+        chunk = InfillChunk(filename=filename, text=piece)
+        stem = PurePosixPath(filename).stem
+        names = frozenset(defined_names(piece) | ({stem} if len(stem) >= 3 else set()))
+        self._entries.append(_Entry(uri=uri, start=start, chunk=chunk, names=names))
 
     def forget(self, uri: str) -> None:
         """Drop the chunks of a closed document."""
-        for entry in [e for e in self._chunks if e[0] == uri]:
-            self._chunks.remove(entry)
+        for entry in [e for e in self._entries if e.uri == uri]:
+            self._entries.remove(entry)
 
-    def extra_for(self, uri: str, budget_tokens: int) -> tuple[InfillChunk, ...]:
-        """Chunks of other documents, newest first chosen, oldest first returned (budgeted)."""
-        chosen: list[InfillChunk] = []
-        used = 0
-        for entry_uri, _, chunk in reversed(self._chunks):
-            if entry_uri == uri:
+    def related(
+        self, uri: str, text: str, budget_tokens: int
+    ) -> tuple[tuple[InfillChunk, ...], frozenset[str]]:
+        """Chunks of other documents related to ``text``, and their documents (budgeted).
+
+        A chunk is related when ``text`` uses a name it defines or names its file (an
+        import). Newest first chosen, a chunk over what is left of the budget skipped;
+        returned oldest first, so the newest sits nearest the prefix.
+        """
+        words = set(_WORD.findall(text))
+        chosen: list[_Entry] = []
+        left = budget_tokens * CHARS_PER_TOKEN
+        for entry in reversed(self._entries):
+            if entry.uri == uri or not entry.names & words:
                 continue
-            used += len(chunk.text) + len(chunk.filename)
-            if used > budget_tokens * CHARS_PER_TOKEN:
-                break
-            chosen.append(chunk)
-        return tuple(reversed(chosen))
+            size = len(entry.chunk.text) + len(entry.chunk.filename)
+            if size <= left:
+                chosen.append(entry)
+                left -= size
+        chosen.reverse()
+        return tuple(e.chunk for e in chosen), frozenset(e.uri for e in chosen)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Choice:
+    chunks: tuple[InfillChunk, ...]
+    sources: frozenset[str]
+    at: float
+
+
+class ExtraContext:
+    """Each document's extra chunks, kept as chosen so llama-server's KV cache holds.
+
+    The chunks come first in the model's prompt: when they change, everything after them is
+    evaluated again, a cold prompt of seconds on a CPU. So a document's chunks are chosen at
+    its first completion and chosen again only when one of their documents closes, or, at
+    most every ``refresh_s``, when a new choice would differ. Each document keeps its own
+    choice, so going back to one finds its prompt as llama-server last saw it.
+
+    Args:
+        ring: The recent chunks to choose from.
+        refresh_s: See ``EXTRA_REFRESH_S``.
+        clock: Seconds, monotonic (tests pass their own).
+    """
+
+    def __init__(
+        self,
+        ring: RecentChunks,
+        *,
+        refresh_s: float = EXTRA_REFRESH_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.ring = ring
+        self.refresh_s = refresh_s
+        self._clock = clock
+        self._choices: dict[str, _Choice] = {}
+
+    def choose(self, uri: str, text: str, budget_tokens: int) -> tuple[InfillChunk, ...]:
+        """The extra chunks of a completion in document ``uri`` whose text is ``text``."""
+        now = self._clock()
+        kept = self._choices.get(uri)
+        if kept is not None and now - kept.at < self.refresh_s:
+            return kept.chunks
+        chunks, sources = self.ring.related(uri, text, budget_tokens)
+        self._choices[uri] = _Choice(chunks=chunks, sources=sources, at=now)
+        return chunks
+
+    def forget(self, uri: str) -> None:
+        """A document closed: its chunks, its choice and the choices holding its chunks go."""
+        self.ring.forget(uri)
+        self._choices = {
+            other: choice
+            for other, choice in self._choices.items()
+            if other != uri and uri not in choice.sources
+        }

@@ -2,13 +2,18 @@
 
 Latency is the feature, so most requests never reach the model:
 
-- a request waits ``debounce_s`` first; a newer request for the same document in that time
-  drops it (answered empty), and a newer one arriving while it runs cancels its model call;
-- a cancelled request (the face cancels the awaiting task, e.g. on ``$/cancelRequest``) cancels
-  its model call, which closes the connection so llama-server drops the work;
-- the model call has a time limit; starting the model server does not count against it and
-  is never cancelled by a request, so the first requests after start-up wait instead of
-  starting it again and again.
+- a request that comes less than ``debounce_s`` after the document's previous one (someone
+  typing fast) waits ``debounce_s`` first; a newer request for the same document in that time
+  drops it (answered empty). A request after a pause goes to the model at once;
+- a newer request arriving while one runs cancels its model call, and so does cancelling the
+  request (the face cancels the awaiting task, e.g. on ``$/cancelRequest``): the connection
+  closes and llama-server drops the work;
+- generation is bounded by llama-server itself (``n_predict``, ``t_max_predict_ms``); the
+  call's own limit only drops a server that does not answer, as a cold prompt on a CPU takes
+  seconds. Starting the model server does not count against it and is never cancelled by a
+  request, so the first requests after start-up wait instead of starting it again and again;
+- the extra chunks of other documents stay as chosen (``ExtraContext``), so consecutive
+  requests share their prompt's start and llama-server reuses its KV cache.
 
 The model is the configured one; only the embedded ``local`` provider can fill in the middle
 (its llama-server's ``/infill``); for any other provider, or a local model without FIM tokens,
@@ -28,6 +33,7 @@ from cadenza.config import CadenzaConfig, ConfigError
 from cadenza.host.completion_context import (
     CompletionBudget,
     Cursor,
+    ExtraContext,
     RecentChunks,
     infill_request,
     trim_completion,
@@ -39,6 +45,7 @@ from cadenza.providers.infill import (
     InfillClient,
     InfillReply,
     InfillRequest,
+    InfillTimeout,
     InfillUnsupported,
 )
 from cadenza.providers.local import LocalProvider
@@ -47,12 +54,12 @@ from cadenza.providers.registry import resolve_model_name
 log = logging.getLogger(__name__)
 
 DEBOUNCE_S = 0.075
-"""How long a request waits for a newer one before it goes to the model (seconds): a little
-more than the gap between keystrokes of someone typing on."""
+"""How long a request that follows the previous one closely waits for a newer one before it
+goes to the model (seconds): a little more than the gap between keystrokes of a fast burst."""
 
 Outcome = Literal["completed", "superseded", "unsupported", "failed", "timeout"]
 """How a request ended: answered by the model (maybe with nothing to add), dropped for a newer
-one, no FIM-capable model, a model error, or over the time limit."""
+one, no FIM-capable model, a model error, or the model server silent past the time limit."""
 
 InfillSource = Callable[[], Awaitable[InfillClient | None]]
 """Gives the ``/infill`` client (starting its server), or None when the model cannot infill."""
@@ -87,6 +94,7 @@ class _DocumentState:
     generation: int = 0
     call: asyncio.Task[InfillReply] | None = None
     text: str = ""
+    asked_at: float = float("-inf")
 
 
 @dataclass(kw_only=True)
@@ -119,6 +127,7 @@ class CompletionService:
         self.budget = budget or CompletionBudget()
         self.debounce_s = debounce_s
         self.recent = RecentChunks()
+        self.extras = ExtraContext(self.recent)
         self.stats = CompletionStats()
         self._documents: dict[str, _DocumentState] = {}
         self._start: asyncio.Task[InfillClient | None] | None = None
@@ -132,7 +141,7 @@ class CompletionService:
 
     def closed(self, uri: str) -> None:
         """A document was closed: forget it (a running request for it still ends normally)."""
-        self.recent.forget(uri)
+        self.extras.forget(uri)
         state = self._documents.pop(uri, None)
         if state is not None and state.call is not None:
             state.call.cancel()
@@ -149,16 +158,19 @@ class CompletionService:
         mine = state.generation
         if state.call is not None:
             state.call.cancel()
-        await asyncio.sleep(self.debounce_s)
-        if state.generation != mine:
-            return self._superseded()
+        now = time.monotonic()
+        burst, state.asked_at = now - state.asked_at < self.debounce_s, now
+        if burst:
+            await asyncio.sleep(self.debounce_s)
+            if state.generation != mine:
+                return self._superseded()
         client = await self._client()
         if client is None:
             return CompletionAnswer(text="", outcome="unsupported")
         if state.generation != mine:
             return self._superseded()
         self.recent.note(query.uri, query.filename, query.cursor.text, query.cursor.line)
-        extra = self.recent.extra_for(query.uri, self.budget.extra_tokens)
+        extra = self.extras.choose(query.uri, query.cursor.text, self.budget.extra_tokens)
         request = infill_request(query.cursor, extra, self.budget)
         return await self._call(client, request, query, state, mine)
 
@@ -176,13 +188,17 @@ class CompletionService:
         state.call = call
         started = time.monotonic()
         try:
-            reply = await asyncio.wait_for(call, self.budget.timeout_s)
+            reply = await call
         except asyncio.CancelledError:
             if state.generation != mine and _not_cancelling():
                 return self._superseded()
             raise
-        except TimeoutError:
-            log.info("completion for %s: over %g s, dropped", query.filename, request.timeout_s)
+        except InfillTimeout:
+            log.info(
+                "completion for %s: over %g s, dropped (the model server said nothing)",
+                query.filename,
+                request.timeout_s,
+            )
             return CompletionAnswer(text="", outcome="timeout")
         except InfillUnsupported as exc:
             self._say_unsupported(f"the model cannot fill in the middle ({exc})")
@@ -194,6 +210,19 @@ class CompletionService:
             if state.call is call:
                 state.call = None
         text = trim_completion(reply.text, query.cursor)
+        log.debug(
+            "completion for %s: %d extra chunks, %d prompt tokens evaluated (%d cached) in "
+            "%.0f ms, %d generated in %.0f ms, %d characters kept of %d",
+            query.filename,
+            len(request.extra),
+            reply.tokens_evaluated,
+            reply.tokens_cached,
+            reply.prompt_ms,
+            reply.tokens_predicted,
+            reply.predicted_ms,
+            len(text),
+            len(reply.text),
+        )
         return CompletionAnswer(
             text=text, outcome="completed", model_ms=(time.monotonic() - started) * 1000
         )
