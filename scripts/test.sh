@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # Set up and run the whole test suite (unit, protocol, client and end-to-end tests with a real
-# llama-server and the small SmolLM2 model, and real headless Chromium for the browse tests).
+# llama-server and the small SmolLM2 model, and real headless Chromium for the browse tests),
+# on every core.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh
 bash scripts/chromium.sh
 .venv/bin/cadenza models pull smollm2-135m
-.venv/bin/python -m pytest "$@"
+# One worker per core (pytest-xdist), a test file per unit of work so a module's shared
+# fixtures start once; tests/conftest.py sends the real-model files out first (kept in that
+# order by --no-loadscope-reorder) and keeps each of them to one core. Arguments go to pytest
+# after these: `bash scripts/test.sh -n 0` runs serially, `bash scripts/test.sh tests/lsp -x`
+# a part.
+.venv/bin/python -m pytest -n "${CADENZA_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder "$@"

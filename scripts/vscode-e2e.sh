@@ -3,11 +3,9 @@
 # (clients/vscode), then run it end to end in real VS Code (code-server 4.100.3 + headless
 # Debian Chromium driven by playwright-core) against `cadenza serve` and a scripted model.
 #
-# Installs what is missing: Debian packages (chromium ripgrep libkrb5-dev pkg-config
-# build-essential), the npm dependencies (cached in clients/vscode/node_modules and
-# tests/vscode/node_modules), code-server (cached in .cache/code-server/VERSION), the .venv
-# (scripts/setup.sh) when there is none and CADENZA_PYTHON is unset, and the small local model
-# smollm2-135m. The test files: e2e.test.mjs (scripted model, fixed behaviour),
+# Installs what is missing: Debian packages, npm dependencies and code-server through
+# scripts/vscode-deps.sh, the .venv (scripts/setup.sh) when there is none and CADENZA_PYTHON is
+# unset, and the small local model smollm2-135m. The test files: e2e.test.mjs (scripted model, fixed behaviour),
 # conversation.test.mjs (the view as a conversation: follow-ups, @-mentions, model switch, review),
 # restore.test.mjs (Restore on one of the person's messages: the file and the message back),
 # panel.test.mjs (the notifications and the view as used all day: progress gone before the end,
@@ -32,25 +30,8 @@ start=$(date +%s)
 say() { echo "vscode-e2e: $* ($(( $(date +%s) - start )) s)" >&2; }
 export npm_config_fund=false npm_config_audit=false npm_config_update_notifier=false
 
-# --- Debian packages -------------------------------------------------------------------------
-missing=()
-command -v chromium >/dev/null 2>&1 || missing+=(chromium)
-command -v rg >/dev/null 2>&1 || missing+=(ripgrep)
-for pkg in libkrb5-dev pkg-config build-essential; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  say "apt-get install ${missing[*]}"
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
-node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
-if [ "$node_major" -lt 20 ]; then
-  echo "vscode-e2e: Node 20 or later is needed (found: $(node --version 2>/dev/null || echo none))" >&2
-  exit 1
-fi
+# --- Debian packages, npm dependencies, code-server ----------------------------------------
+bash scripts/vscode-deps.sh
 
 # --- the server's Python ---------------------------------------------------------------------
 python=${CADENZA_PYTHON:-$repo/.venv/bin/python}
@@ -67,20 +48,6 @@ fi
 local_model=${CADENZA_VSCODE_LOCAL_MODEL:-smollm2-135m}
 "$python" -m cadenza models pull "$local_model" >/dev/null
 
-# --- npm dependencies, reinstalled only when the lock file changed -------------------------
-npm_deps() {
-  local dir=$1 stamp="$1/node_modules/.cadenza-lock.sha256" sum
-  sum=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ]; then
-    return
-  fi
-  say "npm ci in $dir"
-  (cd "$dir" && npm ci --loglevel=error)
-  echo "$sum" > "$stamp"
-}
-npm_deps clients/vscode
-npm_deps tests/vscode
-
 # --- the extension: type-check, unit tests, .vsix ------------------------------------------
 say "extension: type-check, unit tests, package"
 (
@@ -91,11 +58,10 @@ say "extension: type-check, unit tests, package"
 )
 ls -l clients/vscode/dist/cadenza.vsix >&2
 
-# --- code-server -----------------------------------------------------------------------------
+# --- code-server (installed by scripts/vscode-deps.sh) --------------------------------------
 code_server_version=4.100.3
 # CADENZA_CODE_SERVER_DIR: another cache folder (e.g. one that outlives fresh clones).
 code_server_dir=${CADENZA_CODE_SERVER_DIR:-$repo/.cache/code-server/$code_server_version}
-bash tests/vscode/install-code-server.sh "$code_server_dir"
 
 # --- end to end ------------------------------------------------------------------------------
 say "end to end in code-server $code_server_version"

@@ -142,6 +142,7 @@ def ray_installed() -> Iterator[None]:
 
 
 @pytest.mark.batch
+@pytest.mark.e2e
 @pytest.mark.usefixtures("ray_installed", "pulled")
 def test_one_shared_llama_server_serves_the_whole_batch(
     tmp_path: Path, env: dict[str, str]
@@ -171,6 +172,7 @@ def test_one_shared_llama_server_serves_the_whole_batch(
 
 
 @pytest.mark.batch
+@pytest.mark.e2e
 @pytest.mark.usefixtures("ray_installed", "pulled", "ctrl_c_reaches_children")
 def test_ctrl_c_stops_the_shared_llama_server(tmp_path: Path, env: dict[str, str]) -> None:
     out = tmp_path / "out"

@@ -4,7 +4,9 @@ starts a real llama-server with SmolLM2-135M, on a copy of examples/inventory.
 The server is started behind ``wiretap.py`` (a transparent stdio relay), so the assertions
 read the real wire as well as what the library reported to its observer. Structural only:
 progress begins and ends, ``session_end`` arrives once with a documented stop reason, every
-``workspace/applyEdit`` is well-formed and inside the workspace, and no process is left.
+``workspace/applyEdit`` is well-formed and inside the workspace, the transcript holds the default
+workflow's one movement with its checkpoint and a history in which every tool call is answered,
+and no process is left.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import pytest
 from cadenza.client.events import ClientEvent, EditRejected, EditWritten, Progress
 from cadenza.client.options import ClientOptions
 from cadenza.client.session import run_task
+from cadenza.engine.history import check_strict
+from cadenza.engine.transcript import CheckpointRecord, history_from_records
 from cadenza.schema.updates import SessionEnd, ToolCall, ToolCallUpdate
 from tests.e2e.support import (
     FINISHED_REASONS,
@@ -121,11 +125,20 @@ async def test_run_task_through_the_client_library(sandbox: Sandbox, tmp_path: P
     # Files: only the workspace changed, and it is still valid UTF-8.
     assert_only_workspace_changed(sandbox, watched_before)
 
-    # The transcript is the same session, ending the same way.
+    # The transcript is the same session, ending the same way: the default workflow's one
+    # movement, its checkpoint, and a history in which every tool call is answered.
     transcript = only_transcript(sandbox)
     assert_transcript_shape(transcript, session_id=ended.session_id)
     assert transcript.end.stop_reason == ended.outcome.stop_reason
     assert len(transcript.events("step")) == ended.outcome.steps
+    assert transcript.start.workflow == "default"
+    movements = [e.movement for e in transcript.events("movement")]
+    on_wire = wire.session_updates(ended.session_id)
+    assert movements == [u["movement"] for u in on_wire if u["sessionUpdate"] == "movement"]
+    assert len(movements) == 1, movements
+    checkpoints = [r.movement for r in transcript.records if isinstance(r, CheckpointRecord)]
+    assert checkpoints == movements, checkpoints
+    check_strict(history_from_records(transcript.records))
 
     # The server (behind the tap) and its llama-server ran, and both are gone.
     servers = watch.cadenza_servers()

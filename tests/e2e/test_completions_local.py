@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from cadenza.host.completions import DEBOUNCE_S
 from cadenza.providers.llama_server import LlamaServer
@@ -63,10 +64,13 @@ def run_complete(
     )
 
 
-@pytest.fixture
-async def fim_server(tmp_path: Path) -> AsyncIterator[LlamaServer]:
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def fim_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[LlamaServer]:
+    """One FIM llama-server for the module: the tests only send it requests, and count theirs
+    in its log as a difference (``model_requests`` before and after)."""
+    log_path = tmp_path_factory.mktemp("fim") / "fim.log"
     server = await LlamaServer.start(
-        require_model(), ctx_size=2048, log_path=tmp_path / "fim.log", extra_args=FIM_OVERRIDES
+        require_model(), ctx_size=2048, log_path=log_path, extra_args=FIM_OVERRIDES
     )
     try:
         yield server

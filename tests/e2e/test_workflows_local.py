@@ -1,4 +1,5 @@
-"""End to end: the built-in workflows through a real ``cadenza serve`` with SmolLM2-135M.
+"""End to end: a built-in workflow of several movements through a real ``cadenza serve`` with
+SmolLM2-135M (the one-movement default workflow: test_client_local.py).
 
 A minimal editor written against the wire (``rawclient.py``) starts a session with
 ``workflow`` set, on a copy of examples/inventory. Structural assertions only: the
@@ -48,8 +49,9 @@ pytestmark = pytest.mark.e2e
 TIMEOUT_S = 600.0
 CASES = [
     # (workflow, the session's step bound): enough for plan-implement-review to hand over at
-    # least once (plan's own bound is 8 steps), small enough to stay fast with SmolLM2.
-    ("default", 4),
+    # least once (plan's own bound is 8 steps), small enough to stay fast with SmolLM2. The
+    # default workflow (one movement) runs end to end in test_client_local.py, which checks its
+    # movement, checkpoint and strict history too, and in test_cadenza_run_local.py.
     ("plan-implement-review", 10),
 ]
 # A local model runs against a time budget: its step reports end with "· 12 s of 10 min".

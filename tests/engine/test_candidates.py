@@ -319,6 +319,7 @@ def smollm2() -> Path:
         pytest.fail(f"cannot pull smollm2-135m: {exc}")
 
 
+@pytest.mark.e2e
 async def test_a_real_server_writes_two_candidates_at_once(smollm2: Path) -> None:
     config = CadenzaConfig(contextSize=1024, loop=LoopConfig(candidates=2))
     provider = LocalProvider(name="local/smollm2-135m", model="smollm2-135m", config=config)

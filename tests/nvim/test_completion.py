@@ -48,6 +48,7 @@ def fim_model() -> Path:
     return path
 
 
+@pytest.mark.e2e
 def test_ghost_text_with_the_real_model(fim_model: Path, workspace: Path, tmp_path: Path) -> None:
     (workspace / "shapes.py").write_text(SOURCE)
     env = isolated_env(

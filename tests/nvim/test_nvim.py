@@ -201,6 +201,7 @@ def smollm2() -> Path:
     return path
 
 
+@pytest.mark.e2e
 def test_real_local_model(smollm2: Path, workspace: Path, tmp_path: Path) -> None:
     """Structural only: the progress ended and a session_end arrived."""
     (workspace / "app.py").write_text(APP)

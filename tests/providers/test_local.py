@@ -96,6 +96,7 @@ def smollm2() -> Iterator[Path]:
         pytest.fail(f"cannot pull {TEST_MODEL}: {exc}")
 
 
+@pytest.mark.e2e
 async def test_real_server_returns_a_well_formed_envelope(smollm2: Path) -> None:
     config = CadenzaConfig(contextSize=2048)
     provider = LocalProvider(name=f"local/{TEST_MODEL}", model=TEST_MODEL, config=config)
@@ -152,6 +153,7 @@ async def first_request_tokens(provider: LocalProvider, task: str) -> tuple[int,
     return data["usage"]["prompt_tokens"], data["timings"]["prompt_n"]
 
 
+@pytest.mark.e2e
 async def test_a_second_server_restores_the_saved_prompt_prefix(
     smollm2: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
