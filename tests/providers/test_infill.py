@@ -109,6 +109,17 @@ async def test_errors_the_model_cannot_fill_in_the_middle_and_a_cut_stream() -> 
         await client.aclose()
 
 
+async def test_a_connection_closed_under_the_request_is_tried_once_more() -> None:
+    cut = Sse(events=[token("a")], cut_after=0)
+    with FakeModelServer(cut, Sse(events=[token("b"), FINAL]), cut, cut) as server:
+        client = InfillClient(server.root_url)
+        assert (await client.infill(REQUEST)).text == "b"
+        with pytest.raises(ProviderError, match="unreachable"):
+            await client.infill(REQUEST)  # twice in a row: a server that is going away
+        await client.aclose()
+    assert len(server.requests) == 4
+
+
 async def test_cancelling_the_call_closes_the_connection_the_server_sees_it() -> None:
     with FakeModelServer(Sse(events=[token("a")], hold=True)) as server:
         client = InfillClient(server.root_url)

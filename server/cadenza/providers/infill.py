@@ -25,6 +25,9 @@ from httpx_sse import EventSource, SSEError
 
 from cadenza.providers.base import ProviderError
 
+KEEPALIVE_S = 2.0
+"""How long an idle connection is kept for the next request (seconds): less than
+llama-server's 5 s, so a connection is never reused just as the server closes it."""
 INFILL_SAMPLERS = ("top_k", "top_p", "infill", "temperature")
 """The samplers of llama.vim and llama.vscode for FIM (the ``infill`` sampler favours ending
 the middle over rambling on), then temperature 0: the likeliest of what the infill sampler
@@ -112,7 +115,9 @@ class InfillClient:
         self.slot = slot
         self.requests_sent = 0
         """Requests that reached the server (for tests and logs)."""
-        self._http = httpx.AsyncClient(base_url=base_url, trust_env=False)
+        self._http = httpx.AsyncClient(
+            base_url=base_url, trust_env=False, limits=httpx.Limits(keepalive_expiry=KEEPALIVE_S)
+        )
 
     def body(self, request: InfillRequest) -> dict[str, Any]:
         """The JSON body of ``request``."""
@@ -148,19 +153,27 @@ class InfillClient:
         """
         self.requests_sent += 1
         try:
-            async with self._http.stream(
-                "POST", "/infill", json=self.body(request), timeout=request.timeout_s
-            ) as response:
-                if response.status_code != 200:
-                    await response.aread()
-                    raise _status_error(response)
-                return await _read_reply(response)
+            try:
+                return await self._attempt(request)
+            except httpx.RemoteProtocolError:
+                # A kept-alive connection the server closed as it was reused: once more, on a
+                # new one (a server that is gone then fails to connect).
+                return await self._attempt(request)
         except httpx.TimeoutException:
             raise InfillTimeout(
                 f"the local model server said nothing for {request.timeout_s:g} s"
             ) from None
         except (httpx.HTTPError, SSEError) as exc:
             raise ProviderError(f"the local model server is unreachable: {exc}") from None
+
+    async def _attempt(self, request: InfillRequest) -> InfillReply:
+        async with self._http.stream(
+            "POST", "/infill", json=self.body(request), timeout=request.timeout_s
+        ) as response:
+            if response.status_code != 200:
+                await response.aread()
+                raise _status_error(response)
+            return await _read_reply(response)
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""
