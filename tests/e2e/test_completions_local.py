@@ -17,10 +17,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import pytest_asyncio
 
 from cadenza.host.completions import DEBOUNCE_S
+from cadenza.providers.infill import InfillClient, InfillRequest
+from cadenza.providers.llama_command import AGENT_SLOT, COMPLETION_SLOT
 from cadenza.providers.llama_server import LlamaServer
 from tests.e2e.rawclient import RawClient
 from tests.e2e.support import MODEL, Sandbox, cadenza_executable, require_model
@@ -177,3 +180,32 @@ async def test_a_burst_of_keystrokes_with_cancels_reaches_the_model_at_most_twic
         f"{DEBOUNCE_S * 1000:.0f} ms; last answer {last_s * 1000:.0f} ms"
     )
     assert reached <= 2 + pauses
+
+
+async def test_a_task_on_one_slot_leaves_the_other_slots_cache(fim_server: LlamaServer) -> None:
+    """An agent step keeps the completions' prompt cached, and a completion the agent's."""
+    infill = InfillClient(fim_server.base_url, slot=COMPLETION_SLOT)
+    request = InfillRequest(prefix=SOURCE, prompt="    ", suffix="\n", n_predict=4, timeout_s=120)
+    chat = {
+        "messages": [{"role": "user", "content": "Name three colours, one word each."}],
+        "max_tokens": 4,
+        "id_slot": AGENT_SLOT,
+        "cache_prompt": True,
+    }
+
+    async def agent_step(http: httpx.AsyncClient) -> int:
+        reply = await http.post("/v1/chat/completions", json=chat, timeout=120)
+        assert reply.status_code == 200, reply.text
+        evaluated: int = reply.json()["timings"]["prompt_n"]
+        return evaluated
+
+    try:
+        async with httpx.AsyncClient(base_url=fim_server.base_url, trust_env=False) as http:
+            first_completion = (await infill.infill(request)).tokens_evaluated
+            first_step = await agent_step(http)
+            completion_again = (await infill.infill(request)).tokens_evaluated
+            step_again = await agent_step(http)
+    finally:
+        await infill.aclose()
+    assert first_completion > 20 and first_step > 10
+    assert completion_again <= 1 and step_again <= 1  # each found its prompt where it left it

@@ -171,7 +171,7 @@ def test_command_line_flags() -> None:
         "-t 3",
     ):
         assert flag in line
-    for flag in ("--no-webui", "--jinja", "--cache-ram 512"):
+    for flag in ("--no-webui", "--jinja", "--cache-ram 512", "--no-cache-idle-slots"):
         assert flag in cmd or flag in line
 
 

@@ -113,6 +113,13 @@ def server_command(
     once (while several run, they share the cores). A capped prompt cache, no web UI, no
     warm-up run (it only delays ``/health``), ``--offline`` (never reach the network), and the
     model's own Jinja chat template.
+
+    ``--no-cache-idle-slots``: by default, each task that starts moves every idle slot's KV
+    to the prompt cache in RAM and, with a unified KV cache, clears it. Then each completion
+    cleared the agent's slot (its next step evaluated its whole prompt again) and each agent
+    step the completions' slot (the next keystroke's prompt was cold), and an ``/infill``
+    task never loads from that cache. Slots keep their KV; llama-server still clears an idle
+    slot when the unified cache is full.
     """
     agent_slots = max(1, agent_slots)
     return [
@@ -130,6 +137,7 @@ def server_command(
         "--kv-unified",
         "--cache-ram",
         str(CACHE_RAM_MIB),
+        "--no-cache-idle-slots",
         "--no-webui",
         "--no-warmup",
         "--offline",
