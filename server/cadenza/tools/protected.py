@@ -36,6 +36,7 @@ PROTECTED_FOLDERS: dict[str, str] = {
     ".idea": "JetBrains IDE settings and run configurations",
     ".zed": "Zed's settings and tasks",
     ".fleet": "Fleet's settings and run configurations",
+    ".helix": "Helix's per-folder settings and language servers",
     ".devcontainer": "the dev container definition",
     ".claude": "Claude Code's settings, hooks and permissions",
     ".cursor": "Cursor's settings, rules and MCP servers",
@@ -54,6 +55,7 @@ PROTECTED_FOLDERS: dict[str, str] = {
     ".githooks": "git hooks",
     ".circleci": "CircleCI pipelines",
     ".buildkite": "Buildkite pipelines",
+    ".forgejo": "Forgejo Actions workflows",
     ".config": "the settings of every program of a home folder (Cadenza's own included)",
     ".local": "a home folder's programs on PATH and Cadenza's own decisions",
     ".ssh": "SSH keys and who may log in",
@@ -67,6 +69,10 @@ PROTECTED_FOLDERS: dict[str, str] = {
 PROTECTED_SUBFOLDERS: dict[tuple[str, str], str] = {
     (".github", "workflows"): "GitHub Actions workflows",
     (".github", "actions"): "GitHub Actions used by workflows",
+    (".gitea", "workflows"): "Gitea Actions workflows",
+    (".gitlab", "ci"): "GitLab CI pipelines (included files)",
+    (".yarn", "releases"): "the Yarn program a project runs",
+    (".yarn", "plugins"): "Yarn plugins (code Yarn runs)",
 }
 """Folders protected where their parent has the first name."""
 
@@ -103,6 +109,15 @@ PROTECTED_FILES: dict[str, str] = {
     ".zshenv": "the shell's start-up commands",
     ".zprofile": "the shell's start-up commands",
     ".gitconfig": "git's settings (hooks, filters, programs)",
+    ".git-credentials": "git's stored passwords",
+    ".netrc": "passwords for hosts (git, curl and others)",
+    ".hgrc": "Mercurial's settings (hooks, programs)",
+    ".devcontainer.json": "the dev container definition",
+    ".continuerc.json": "Continue's configuration",
+    ".pnpmfile.cjs": "pnpm's hooks (code pnpm runs)",
+    ".vimrc": "Vim's settings (read in the folder with 'exrc')",
+    ".lazy.lua": "lazy.nvim's per-folder plugin settings",
+    ".dir-locals.el": "Emacs's per-folder variables",
 }
 """Files protected wherever they are, by name (compared as :func:`normalized`). The home
 folder's own (shell start-up files, ``.gitconfig``, ``.ssh/``, ``.config/``) matter when the
@@ -110,6 +125,8 @@ person opens their home folder, or a folder holding one, as the workspace."""
 
 PROTECTED_SUFFIXES: dict[str, str] = {
     ".code-workspace": "a VS Code workspace's settings and tasks",
+    ".sublime-project": "a Sublime Text project's settings and build systems",
+    ".run.xml": "JetBrains IDE run configurations",
 }
 """Files protected by how their name ends."""
 
