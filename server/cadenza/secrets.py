@@ -6,6 +6,15 @@ hold one; so every text Cadenza sends or prints (provider errors, tool results, 
 updates, diffs, summaries, transcripts) goes through ``redact``, and the HTTP libraries' loggers
 get a filter that rewrites any record that would carry a registered key.
 
+Besides the registered values, ``redact`` hides credentials by their shape, whoever's they
+are: the password of a URL (``postgres://app:[redacted]@db/app``; a long token standing alone
+as a URL's user too) and the value of an environment-style assignment whose name says it holds
+a secret (``PGPASSWORD=[redacted]``, ``GITHUB_PAT=[redacted]``, ``*_KEY``, ``*_TOKEN``,
+``*_SECRET``, ``*_PASSWORD``, ``*_PAT``). Only upper-case names with ``=`` and no space count,
+as in a shell, a ``.env`` file or a CI file: ``primary_key=True`` or ``password=password`` in
+code stays readable, and a value that refers to another (``$TOKEN``, ``${{ secrets.X }}``) is
+not a secret.
+
 Redaction comes before any cut: a text cut first may end inside a key, which then no longer
 matches and leaks all but its tail. ``redact_then_cut`` does both in that order; a text that
 arrives already cut (the head and tail kept of a command's output) goes through
@@ -40,6 +49,25 @@ _secrets: set[str] = set()
 _SECRET_NAME = re.compile(r"(?:^|_)(?:API_?KEY|ACCESS_KEY|SECRET(?:_KEY)?|TOKEN|PASSWORD)$")
 """Environment variable names that hold secrets by convention (``HF_TOKEN``,
 ``AWS_SECRET_ACCESS_KEY``, ``GITHUB_TOKEN``, ``CADENZA_TOKEN``)."""
+_URL_PASSWORD = re.compile(r"\b([a-z][a-z0-9+.-]*://[^\s:/?#@\"'<>]*):[^\s/?#\"'<>]+@", re.I)
+"""``scheme://user:password@``: the password runs to the authority's last ``@``."""
+_URL_TOKEN = re.compile(r"\b([a-z][a-z0-9+.-]*://)[A-Za-z0-9_-]{20,}@", re.I)
+"""``https://ghp_…@github.com``: a token as the user name (a short name, ``git@``, stays)."""
+_ASSIGNMENT = re.compile(
+    r"(?<![\w$])([A-Z][A-Z0-9_]*)=(?:\"([^\"\n]*)\"|'([^'\n]*)'|([^\s\"'`;&|]+))"
+)
+"""``NAME=value``, ``NAME="value"`` or ``NAME='value'``, the name not inside a longer word."""
+_ASSIGNED_SECRET = re.compile(
+    r"PASSWORD|PASSWD|SECRET|TOKEN|MYSQL_PWD|[A-Z0-9_]*(?:PASSWORD|PASSWD|APIKEY)"
+    r"|[A-Z0-9_]*_(?:KEY|TOKEN|SECRET|PAT|CREDENTIALS?)"
+)
+"""Names of assignments whose value is hidden (matched whole): not ``KEY`` or ``MONKEY``."""
+_REFERENCE = ("$", "%", "<", "{", REDACTED)
+"""Assigned values that name another value rather than hold one."""
+_CUT_URL_PASSWORD = re.compile(r"(://[^\s:/?#@\"'<>]*:)[^\s/?#\"'<>@]+\Z")
+"""A URL's password running into a cut (no ``@`` left to end it)."""
+_CUT_ASSIGNMENT = re.compile(r"(?<![\w$])([A-Z][A-Z0-9_]*)=([\"']?)[^\s\"'`;&|]+\Z")
+"""An assignment's value running into a cut, its closing quote cut off too."""
 FRAGMENT_CHARS = 3
 """A key's head or tail at a cut of at least this many characters is masked (``redact_piece``)."""
 
@@ -99,11 +127,26 @@ def _registered() -> list[str]:
 
 
 def redact(text: str) -> str:
-    """``text`` with every registered secret replaced by ``[redacted]``."""
+    """``text`` with every registered secret, and credentials by shape, as ``[redacted]``."""
     for secret in _registered():
         if secret in text:
             text = text.replace(secret, REDACTED)
+    if "://" in text:
+        text = _URL_PASSWORD.sub(rf"\1:{REDACTED}@", text)
+        text = _URL_TOKEN.sub(rf"\1{REDACTED}@", text)
+    if "=" in text:
+        text = _ASSIGNMENT.sub(_assigned, text)
     return text
+
+
+def _assigned(match: re.Match[str]) -> str:
+    """An assignment with its value hidden when its name says it is a secret."""
+    name = match[1]
+    value = next(v for v in match.groups()[1:] if v is not None)
+    if not value or value.startswith(_REFERENCE) or not _ASSIGNED_SECRET.fullmatch(name):
+        return match[0]
+    quote = "" if match[4] is not None else match[0][len(name) + 1]
+    return f"{name}={quote}{REDACTED}{quote}"
 
 
 def redact_then_cut(text: str, limit: int, marker: str = "…") -> str:
@@ -123,9 +166,15 @@ def redact_piece(text: str, *, cut_before: bool = False, cut_after: bool = False
         text: The piece (e.g. the head or the tail kept of a command's output).
         cut_before: Text was dropped before the piece: a registered key's last characters
             (``FRAGMENT_CHARS`` or more) at its start are masked.
-        cut_after: Text was dropped after it: a key's first characters at its end are masked.
+        cut_after: Text was dropped after it: a key's first characters at its end are masked,
+            and so is a URL's password or a secret assignment's value the cut ends in.
     """
     text = redact(text)
+    if cut_after:
+        text = _CUT_URL_PASSWORD.sub(rf"\1{REDACTED}", text)
+        cut = _CUT_ASSIGNMENT.search(text)
+        if cut and _ASSIGNED_SECRET.fullmatch(cut[1]) and not cut[0].endswith(REDACTED):
+            text = f"{text[: cut.start()]}{cut[1]}={cut[2]}{REDACTED}"
     for secret in _registered():
         if cut_after:
             for n in range(min(len(secret) - 1, len(text)), FRAGMENT_CHARS - 1, -1):
@@ -145,10 +194,6 @@ class RedactingFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         """Redact the formatted message in place; always keeps the record."""
-        with _lock:
-            empty = not _secrets
-        if empty:
-            return True
         try:
             message = record.getMessage()
         except Exception:  # a broken format string: leave it to the handler to report
