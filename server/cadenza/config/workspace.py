@@ -18,6 +18,7 @@ file only, bounded) and each setting falls in one of three classes:
 
 from __future__ import annotations
 
+import shlex
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,11 @@ SAFE_KEYS = frozenset(
     }
 )
 """Top-level settings a workspace may always set: bounds of the person's own session."""
+
+ARG_CHARS = 200
+"""A command's argument longer than this is cut in the trust question (marked ``…``)."""
+COMMAND_CHARS = 600
+"""A command line, URL or path in the trust question is cut after this many characters."""
 
 HELD_KEYS = frozenset({"model", "models", "providers", "mcp", "browser"})
 """Top-level settings applied only in a trusted folder."""
@@ -72,10 +78,12 @@ class WorkspaceSettings:
         return sorted(names)
 
     def describe_held(self) -> str:
-        """The held settings for a question: short values shown, tables by what they name.
+        """The held settings for a question: what runs and where requests go, in full.
 
-        ``model = "cli/claude"``, ``providers.evil (base_url = "http://…")``, ``mcp.servers
-        (fs: npx)``: what runs and where requests go, never more than a line each.
+        ``model = "cli/claude"``; ``providers.evil (base URL "http://…", headers X-Team)``;
+        ``mcp.servers (fs: runs `npx -y @scope/server /home`)``; ``browser (runs
+        "/opt/chrome")``. A command is shown with every argument (each bounded) so the person
+        sees the program that would run; a header or environment variable by its name only.
         """
         parts = []
         for name in self.held_names():
@@ -89,6 +97,8 @@ class WorkspaceSettings:
                 servers = value.get("servers")
                 named = [_server(v) for v in servers] if isinstance(servers, list) else []
                 parts.append(f"mcp.servers ({'; '.join(named)})" if named else "mcp")
+            elif section == "browser" and isinstance(value, dict):
+                parts.append(_browser(value))
             else:
                 parts.append(name)
         return ", ".join(parts)
@@ -102,27 +112,92 @@ class WorkspaceSettings:
         return merged
 
 
-def _shown(value: str) -> str:
-    """A workspace value in a question: quoted, printable, at most 80 characters."""
-    shown = "".join(c if c.isprintable() else "?" for c in value[:80])
-    return f'"{shown}…"' if len(value) > 80 else f'"{shown}"'
+def _shown(value: str, limit: int = 80) -> str:
+    """A workspace value in a question: quoted, printable, at most ``limit`` characters."""
+    shown = _printable(value[:limit])
+    return f'"{shown}…"' if len(value) > limit else f'"{shown}"'
+
+
+def _printable(text: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def _command(words: list[Any]) -> str:
+    """A command line as a shell would read it: `program arg …`, each part bounded.
+
+    Each part is cut at ``ARG_CHARS`` (marked ``…``) and the line at ``COMMAND_CHARS``, saying
+    how many arguments were left out: a question may not grow without bound, and a cut is
+    never silent.
+    """
+    parts = [_printable(w if len(w) <= ARG_CHARS else w[:ARG_CHARS] + "…") for w in map(str, words)]
+    line = ""
+    for i, part in enumerate(parts):
+        quoted = shlex.quote(part)
+        if line and len(line) + len(quoted) > COMMAND_CHARS:
+            return f"`{line} …` ({len(parts) - i} more arguments)"
+        line = f"{line} {quoted}" if line else quoted
+    return f"`{line}`"
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _names(table: Any) -> list[str]:
+    """The keys of a table (headers, environment), never their values (they may be secrets)."""
+    return [_printable(str(k))[:80] for k in table] if isinstance(table, dict) else []
 
 
 def _provider(name: str, options: Any) -> str:
-    """``providers.NAME`` with where it sends requests or what it runs."""
+    """``providers.NAME`` with where it sends requests, what it runs and what it adds."""
     if not isinstance(options, dict):
         return f"providers.{name}"
-    keys = ("base_url", "baseUrl", "executable", "api_key_env", "apiKeyEnv")
-    named = [f"{k} = {_shown(v)}" for k in keys if isinstance(v := options.get(k), str)]
-    return f"providers.{name} ({', '.join(named)})" if named else f"providers.{name}"
+    named = []
+    url = options.get("base_url", options.get("baseUrl"))
+    if isinstance(url, str):
+        named.append(f"base URL {_shown(url, COMMAND_CHARS)}")
+    program = options.get("executable")
+    args = _list(options.get("args"))
+    if isinstance(program, str):
+        named.append(f"runs {_command([program, *args])}")
+    elif args:
+        named.append(f"arguments {_command(args)}")
+    key = options.get("api_key_env", options.get("apiKeyEnv"))
+    if isinstance(key, str):
+        named.append(f"API key from ${_printable(key)[:80]}")
+    if headers := _names(options.get("headers")):
+        named.append(f"headers {', '.join(headers)}")
+    return f"providers.{name} ({'; '.join(named)})" if named else f"providers.{name}"
 
 
 def _server(server: Any) -> str:
-    """An MCP server: its name and the program (or address) it is."""
+    """An MCP server: its name and the program it runs (every argument) or its address."""
     if not isinstance(server, dict):
         return "?"
-    what = server.get("command") or server.get("url") or "?"
-    return f"{server.get('name', '?')}: {_shown(str(what))}"
+    name = _printable(str(server.get("name", "?")))[:64]
+    if isinstance(server.get("command"), str):
+        what = f"runs {_command([server['command'], *_list(server.get('args'))])}"
+        if isinstance(server.get("cwd"), str):
+            what += f" in {_shown(server['cwd'])}"
+        if env := _names(server.get("env")):
+            what += f" with environment {', '.join(env)}"
+    elif isinstance(server.get("url"), str):
+        what = f"connects to {_shown(server['url'], COMMAND_CHARS)}"
+        if headers := _names(server.get("headers")):
+            what += f" with headers {', '.join(headers)}"
+    else:
+        what = "?"
+    return f"{name}: {what}"
+
+
+def _browser(options: dict[str, Any]) -> str:
+    """``browser`` with the program it runs, when the folder names one."""
+    program = options.get("executable_path", options.get("executablePath"))
+    return (
+        f"browser (runs {_shown(program, COMMAND_CHARS)})"
+        if isinstance(program, str)
+        else "browser"
+    )
 
 
 def classify(data: dict[str, Any], path: Path) -> WorkspaceSettings:

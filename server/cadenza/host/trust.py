@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from cadenza.config import APP_NAME
 from cadenza.config.workspace import WorkspaceSettings, read_workspace_settings
+from cadenza.secrets import redact
 from cadenza.textio import write_atomic
 
 log = logging.getLogger(__name__)
@@ -122,9 +123,9 @@ class FolderTrust:
         return self.has_held and self.decision is None and not self.granted
 
     def question(self) -> str:
-        """The trust question, naming the file and each held setting."""
+        """The trust question, naming the file and each held setting (what runs, in full)."""
         assert self.settings is not None
-        return (
+        return redact(  # a URL's password or a token in an argument is not shown
             f"{self.settings.path} sets {self.settings.describe_held()}. These settings choose "
             "the model, where requests go, or programs Cadenza runs on this computer. Trust "
             f"this folder to use them? (Trust only a project you know; you can change it with "
