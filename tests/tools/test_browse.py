@@ -24,14 +24,20 @@ def site() -> Iterator[TestSite]:
         yield running
 
 
+async def allow_local(title: str, target: str) -> str | None:
+    """The person allows the test site's address (127.0.0.1) when asked."""
+    return None
+
+
 async def browse(tmp_path: Path, tool: Browse | None = None, **arguments: Any) -> ToolResult:
-    """One call through the dispatcher, as the agent makes it."""
+    """One call through the dispatcher, as the agent makes it (the person allows 127.0.0.1)."""
     registry = ToolRegistry([tool or Browse()])
     prepared = prepare(call("browse", **arguments), registry)
     if isinstance(prepared, ToolResult):
         return prepared
     assert isinstance(prepared, PreparedCall)
-    return await run(prepared, ToolContext(root=tmp_path, host=MemoryEditor(), session_id="s1"))
+    ctx = ToolContext(root=tmp_path, host=MemoryEditor(), session_id="s1", confirm=allow_local)
+    return await run(prepared, ctx)
 
 
 def test_kind_and_read_only() -> None:

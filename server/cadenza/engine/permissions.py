@@ -11,9 +11,10 @@ or build tool says that it runs the workspace's own code). Rules
 allow``/``deny``) and from those remembered answers; deny wins, and a deny rule also refuses
 calls of tools that do not ask. A change to a protected path (``tools.protected``; asked by
 ``engine.protected``) is the exception: it is asked every time, with the once options only, and
-no rule answers it. A client that never answers gets a bounded wait (``timeout_s``), then a
-distinct ``timeout`` outcome: the call is not run, and a late answer is ignored because the
-request was withdrawn. A rejected, dismissed or timed-out call still gets its tool message: the
+no rule answers it; so is ``browse`` reaching this machine or the local network
+(``address``). A client that never answers gets a bounded wait (``timeout_s``), then a distinct
+``timeout`` outcome: the call is not run, and a late answer is ignored because the request was
+withdrawn. A rejected, dismissed or timed-out call still gets its tool message: the
 gate returns the error result the model reads.
 """
 
@@ -72,6 +73,8 @@ class PermissionRequest:
         raw_input: The call's arguments as the model sent them (JSON text).
         protected: The protected paths the call would change (workspace-relative); such a
             request offers the once options only and is never answered by a stored rule.
+        address: The local address (``scheme://host:port``) a fetch would reach; asked as a
+            protected path is (``once_only``).
         suggested: The rule "Always allow … in this workspace" would remember (the gate sets
             it for a command it can word as one; None: that option is not offered).
     """
@@ -82,7 +85,13 @@ class PermissionRequest:
     kind: ToolKind
     raw_input: str
     protected: tuple[str, ...] = ()
+    address: str = ""
     suggested: Rule | None = None
+
+    @property
+    def once_only(self) -> bool:
+        """Asked every time: the once options only, never answered by a rule."""
+        return bool(self.protected or self.address)
 
     @property
     def arguments(self) -> dict[str, object]:
@@ -100,7 +109,7 @@ class PermissionRequest:
         A test runner or build tool is named for what it runs: "Always allow `pytest …` in
         this workspace (it runs this workspace's conftest.py and tests)".
         """
-        if self.suggested is None or self.protected:
+        if self.suggested is None or self.once_only:
             return None
         name = f"Always allow `{self.suggested.shown}` in this workspace"
         code = workspace_code(self.suggested.words) if self.suggested.words else None
@@ -109,7 +118,7 @@ class PermissionRequest:
     @property
     def options(self) -> tuple[PermissionOptionKind, ...]:
         """The option kinds the person is offered, in order."""
-        return ONCE_OPTIONS if self.protected else ALL_OPTIONS
+        return ONCE_OPTIONS if self.once_only else ALL_OPTIONS
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -318,7 +327,7 @@ class PermissionGate:
             (dismissed) or ``timeout`` (no answer within ``timeout_s``; the prompt is
             withdrawn) with None.
         """
-        if not request.protected:  # a protected path is asked about every time
+        if not request.once_only:  # a protected path or a local address: asked every time
             ruled = self._ruled(request)
             if ruled is not None:
                 return ruled, "remembered"
@@ -326,7 +335,7 @@ class PermissionGate:
                 return "allowed", None
             if self.store is not None:
                 request = replace(request, suggested=suggest_rule(request.name, request.arguments))
-        store = None if request.protected else self.store
+        store = None if request.once_only else self.store
         answer: PermissionAnswer | None = None
         asked = time.monotonic()
         try:

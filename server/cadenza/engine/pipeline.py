@@ -47,7 +47,7 @@ from cadenza.engine.events import (
     file_edited,
 )
 from cadenza.engine.permissions import PermissionRequest, refusal
-from cadenza.engine.protected import ProtectedWrites
+from cadenza.engine.protected import ProtectedWrites, local_fetch_consent
 from cadenza.engine.results import Ended, MovementResult, ended
 from cadenza.engine.rules import nested_rules
 from cadenza.engine.runtime import Runtime
@@ -268,7 +268,8 @@ class CallPipeline:
     async def _run(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:
         """Execute the call; a command, or an edit, under the session's ``command_watch``.
 
-        The tool's host asks before any change to a protected path (``engine.protected``).
+        The tool's host asks before any change to a protected path, and ``confirm`` before a
+        fetch of a local address (``engine.protected``).
 
         The files a command changed are recorded (review, undo) however it ends, and each is
         published as an edit of the call (``file_edited``), as an edit tool's are. While
@@ -284,6 +285,7 @@ class CallPipeline:
                 call=call,
                 publish=self.rt.publish,
             ),
+            confirm=local_fetch_consent(self.rt.permissions, call, self.rt.publish),
         )
         watch = self.rt.command_watch
         kind = prepared.tool.kind

@@ -10,6 +10,9 @@ neither an earlier "always allow" nor a run's ``--allow`` answers it (the headle
 leaves such a request to the person, and declines it under ``--yes``). Not allowed, nothing
 is sent: the tool fails with an error that says the file is protected and the person declined.
 
+A fetch that would reach this machine or the local network (``browse``, ``tools.browse``) is
+asked the same way, through :func:`local_fetch_consent`: the call's ``ToolContext.confirm``.
+
 Commands (``run_command``) and MCP tools are programs the person allowed to run: what they
 write is not a ``FileEdit`` and is not asked about here (the command watch records it for
 review and undo).
@@ -17,7 +20,7 @@ review and undo).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from cadenza.engine.events import PermissionDecided, SessionEvent
@@ -142,3 +145,45 @@ class ProtectedWrites:
             reason = refusal_reason(verdict, files, self._gate.timeout_s)
             return EditOutcome(applied=False, reason=reason, refused_by="cadenza")
         return await self._host.apply_edit(edit)
+
+
+def local_refusal(verdict: Verdict, target: str, timeout_s: float) -> str:
+    """Why a fetch of a local address did not happen, for the tool's error (the model reads it)."""
+    why = {
+        "rejected": "the person declined",
+        "cancelled": "the person declined (the request was dismissed or could not be shown)",
+        "timeout": f"no answer came within {timeout_s:g} s",
+        "allowed": "",
+    }[verdict]
+    return (
+        f"{target} is on the person's machine or local network, so fetching it needs their "
+        f"consent each time, and {why}. Do not retry it: do the task without that page, or "
+        "say in your answer what the person could look at themselves"
+    )
+
+
+def local_fetch_consent(
+    gate: PermissionGate, call: ToolCall, publish: Callable[[SessionEvent], None]
+) -> Callable[[str, str], Awaitable[str | None]]:
+    """The call's ``ToolContext.confirm``: asks about ``target`` every time, once options only.
+
+    No "always" answer, rule or ``--allow`` answers it (``PermissionRequest.once_only``);
+    returns None when the person allowed it, else the refusal the model reads.
+    """
+
+    async def confirm(title: str, target: str) -> str | None:
+        request = PermissionRequest(
+            tool_call_id=call.id,
+            name=call.name,
+            title=title,
+            kind="fetch",
+            raw_input=call.arguments,
+            address=target,
+        )
+        verdict, option = await gate.check(request)
+        publish(
+            PermissionDecided(tool_call_id=call.id, name=call.name, verdict=verdict, option=option)
+        )
+        return None if verdict == "allowed" else local_refusal(verdict, target, gate.timeout_s)
+
+    return confirm

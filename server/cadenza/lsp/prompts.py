@@ -186,7 +186,7 @@ def fallback_permission_message(request: PermissionRequest) -> str:
             shown[:FALLBACK_INPUT_CHARS]
             + f"… ({len(shown) - FALLBACK_INPUT_CHARS} more characters: see the agent panel)"
         )
-    if request.protected:  # the title names each protected file and what it configures
+    if request.once_only:  # the title names each protected file, or the local address and why
         return f"Cadenza asks before {request.title} (a {request.name} call with {shown})"
     return f"Cadenza wants to call {request.name} with {shown}"
 
@@ -236,7 +236,7 @@ async def permission(
                     raw_input=raw_input(request.raw_input),
                 ),
                 options=options,
-                protected_paths=list(request.protected) or None,
+                protected_paths=[*request.protected, *filter(None, [request.address])] or None,
             )
             raw = await _request(server, REQUEST_PERMISSION, params.wire())
             result = _parse(RequestPermissionResult, REQUEST_PERMISSION, raw)

@@ -74,9 +74,11 @@ class RequestPermissionParams(SparseWireModel):
 
     Attributes:
         protected_paths: Set when the call would change protected paths (workspace-relative;
-            files that configure Cadenza, the editor, git, CI or other tools): the client must
-            ask the person every time, never answer from a setting, an "always" rule or a
-            run's ``--allow``. Only the once options are offered then.
+            files that configure Cadenza, the editor, git, CI or other tools), or reach an
+            address on the person's machine or local network (``browse``: the
+            ``scheme://host:port``): the client must ask the person every time, never answer
+            from a setting, an "always" rule or a run's ``--allow``. Only the once options are
+            offered then.
     """
 
     session_id: str

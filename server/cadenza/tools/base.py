@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import weakref
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Literal, TypeVar
@@ -104,6 +105,11 @@ class ToolContext:
             ``syntax_warned`` remembers the refused changes, made again they are written.
         trusted_folder: The person trusts the workspace folder: a command may run the
             programs its git configuration names (else ``gitcmd.command_environment``).
+        confirm: Asks the person, every time, about a step the call's own permission does
+            not cover (``browse`` reaching a local address): ``await confirm(title, target)``
+            with a gerund title saying what and why, and what is reached (shown to clients
+            that list it); None when allowed, else why not, for the model. None: no one can
+            be asked (the step is not taken).
     """
 
     root: Path
@@ -117,6 +123,7 @@ class ToolContext:
     syntax_warned: set[tuple[str, int, int]] = field(default_factory=set)
     intel: CodeIntel | None = None
     trusted_folder: bool = False
+    confirm: Callable[[str, str], Awaitable[str | None]] | None = None
 
 
 A = TypeVar("A", bound=ToolArgs)

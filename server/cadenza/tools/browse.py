@@ -7,6 +7,14 @@ a byte cap and the text the model sees up to ``max_chars`` characters, each with
 cut. Anything else (a scheme other than http(s), no connection, HTTP 4xx/5xx, images, PDFs) is
 an error the model reads.
 
+An address on this machine or its local network (``tools.local_address``: loopback,
+private and link-local ranges, the cloud's metadata service, or a name resolving to one) is
+asked about before it is fetched, whether it is the URL the model gave or where a redirect
+leads, even when ``browse`` runs without asking otherwise: a page's text must not be able to
+send the agent to a router, a local database or the machine's credentials unasked. The
+person's consent (``ToolContext.confirm``) covers that host for the rest of the call; with no
+one to ask, the address is not fetched.
+
 No JavaScript runs: a page that needs a browser (or a person) is ``browse_interactive``'s job.
 The HTTP side (``cadenza.tools.web``, with httpx) is imported by the first call, not with the
 tools: the engine imports the tools and must not load httpx (``tests/test_layers.py``).
@@ -24,6 +32,7 @@ from typing_extensions import override
 from cadenza import __version__
 from cadenza.secrets import redact
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
+from cadenza.tools.local_address import LOCAL_REASON, local_address
 
 if TYPE_CHECKING:  # httpx loads with the first fetch (cadenza.tools.web), not with the engine
     import httpx
@@ -103,6 +112,46 @@ def bounded(text: str, max_chars: int) -> tuple[str, str]:
     return text[:max_chars], note
 
 
+class LocalGuard:
+    """Asks the person before a fetch reaches a local address (see the module).
+
+    Args:
+        ctx: The call's context (``confirm`` asks the person).
+        timeout_s: Seconds a name's resolution may take.
+    """
+
+    def __init__(self, ctx: ToolContext, timeout_s: float) -> None:
+        self._ctx = ctx
+        self._timeout_s = timeout_s
+        self._allowed: set[tuple[str, int]] = set()
+
+    async def check(self, url: httpx.URL) -> None:
+        """Return when ``url`` may be fetched.
+
+        Raises:
+            ToolError: ``url`` is local and the person did not allow it (or no one could be
+                asked); the message says so for the model.
+        """
+        port = url.port or (443 if url.scheme == "https" else 80)
+        if (url.host, port) in self._allowed:
+            return
+        address = None  # a name that does not resolve in time: the fetch fails to connect
+        with anyio.move_on_after(self._timeout_s):
+            address = await local_address(url.host, port)
+        if address is None:
+            return
+        target = f"{url.scheme}://{url.netloc.decode('ascii', 'replace')}"
+        if self._ctx.confirm is None:
+            raise ToolError(
+                f"{target} is on this machine or its local network ({address}); browse fetches "
+                "such an address only when the person allows it, and no one can be asked here"
+            )
+        refused = await self._ctx.confirm(f"fetching {url} ({LOCAL_REASON})", target)
+        if refused is not None:
+            raise ToolError(refused)
+        self._allowed.add((url.host, port))
+
+
 class Browse(Tool[BrowseArgs]):
     """Fetch a web page and return its readable text."""
 
@@ -156,12 +205,9 @@ class Browse(Tool[BrowseArgs]):
             max_bytes=self._max_bytes,
             user_agent=self._user_agent,
             transport=self._transport,
+            guard=LocalGuard(ctx, self._timeout_s).check,
         )
-        try:
-            with anyio.fail_after(self._timeout_s):
-                fetched = await web.fetch(url, options)
-        except TimeoutError:
-            raise ToolError(f"no complete answer from {url} within {self._timeout_s:g} s") from None
+        fetched = await web.fetch(url, options)
         kind = web.text_kind(fetched.media_type, fetched.body)
         text = decode(fetched.body, fetched.charset, fetched.cut)
         title: str | None = None

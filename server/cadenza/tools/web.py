@@ -1,17 +1,25 @@
 """HTTP for ``browse``: check a URL, GET it following redirects, read its body up to a cap.
 
+Redirects are followed here, one hop at a time, so that each address is checked before it is
+reached (``FetchOptions.guard``: a redirect to this machine or the local network asks first,
+as the first URL does).
+
 Loaded by the tools on their first fetch, so that importing the tools (and the engine) does not
 load httpx.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+import anyio
 import httpx
 
 from cadenza.tools.base import ToolError
 
+MAX_REDIRECTS = 20
+"""Redirects followed at most (httpx's default)."""
 ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.5"
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -95,44 +103,65 @@ class FetchOptions:
     """How ``fetch`` fetches.
 
     Attributes:
-        timeout_s: Seconds for the connection and each read (httpx's timeout).
+        timeout_s: Seconds for the whole fetch (connection, redirects, body), not counting
+            the time ``guard`` takes (a person answering a question).
         max_bytes: Bytes of body read at most.
         user_agent: The User-Agent header.
         transport: An httpx transport (proxies, tests); None for the default.
+        guard: Awaited with each URL before it is requested (the first and each redirect's);
+            raises ``ToolError`` to stop the fetch there.
     """
 
     timeout_s: float
     max_bytes: int
     user_agent: str
     transport: httpx.AsyncBaseTransport | None = None
+    guard: Callable[[httpx.URL], Awaitable[None]] | None = None
 
 
 async def fetch(url: httpx.URL, options: FetchOptions) -> Fetched:
     """GET ``url`` following redirects; the body is read up to ``options.max_bytes``.
 
     Raises:
-        ToolError: No connection, an HTTP error status, or content that is not text.
+        ToolError: No connection, an HTTP error status, content that is not text, no answer
+            within ``options.timeout_s``, or a URL ``options.guard`` stopped.
     """
     headers = {"User-Agent": options.user_agent, "Accept": ACCEPT}
     try:
-        async with (
-            httpx.AsyncClient(
-                follow_redirects=True,
-                timeout=options.timeout_s,
-                headers=headers,
-                transport=options.transport,
-            ) as client,
-            client.stream("GET", url) as response,
-        ):
-            return await _read(response, options.max_bytes)
+        async with httpx.AsyncClient(
+            follow_redirects=False,
+            timeout=options.timeout_s,
+            headers=headers,
+            transport=options.transport,
+        ) as client:
+            return await _follow(client, client.build_request("GET", url), options)
     except httpx.ConnectError as exc:
         raise ToolError(f"could not connect to {url.host}: {exc or 'connection failed'}") from None
-    except httpx.TimeoutException:
-        raise ToolError(f"no answer from {url} within {options.timeout_s:g} s") from None
-    except httpx.TooManyRedirects:
-        raise ToolError(f"too many redirects from {url}") from None
+    except (httpx.TimeoutException, TimeoutError):
+        raise ToolError(f"no complete answer from {url} within {options.timeout_s:g} s") from None
     except httpx.HTTPError as exc:
         raise ToolError(f"fetching {url} failed: {type(exc).__name__}: {exc}") from None
+
+
+async def _follow(
+    client: httpx.AsyncClient, request: httpx.Request, options: FetchOptions
+) -> Fetched:
+    """Send ``request`` and each redirect's, every URL guarded first; read the last response."""
+    remaining = options.timeout_s
+    for _ in range(MAX_REDIRECTS + 1):
+        if options.guard is not None:
+            await options.guard(request.url)  # not timed: a person may be answering
+        started = anyio.current_time()
+        with anyio.fail_after(max(remaining, 0.001)):
+            response = await client.send(request, stream=True)
+            try:
+                if response.next_request is None:
+                    return await _read(response, options.max_bytes)
+                request = response.next_request
+            finally:
+                await response.aclose()
+        remaining -= anyio.current_time() - started
+    raise ToolError(f"too many redirects (more than {MAX_REDIRECTS}) from {request.url}")
 
 
 async def _read(response: httpx.Response, max_bytes: int) -> Fetched:
