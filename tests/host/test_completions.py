@@ -293,6 +293,7 @@ async def test_a_silent_model_server_is_given_up_at_the_time_limit() -> None:
     service = service_with(fake, debounce_s=0, budget=CompletionBudget(timeout_s=30))
     answer = await service.complete(query())
     assert answer.outcome == "timeout" and answer.text == ""
+    assert answer.detail == "the model server did not answer within 30 s"
     assert fake.requests[0].timeout_s == 30
 
 

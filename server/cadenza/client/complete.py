@@ -3,7 +3,8 @@
 It goes the way an editor's request goes: a ``cadenza serve`` is started, the file is opened
 with its text (``didOpen``) and ``textDocument/inlineCompletion`` is asked at the position.
 Line and column are 1-based and count characters; the cursor stands before that column.
-Nothing to add prints nothing and exits 0.
+Nothing to add prints nothing and exits 0; when the server says why nothing came (the model
+server did not answer within the time limit), that line goes to stderr.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from lsprotocol import types
 from rich.console import Console
 
 from cadenza.client.errors import ClientError
+from cadenza.client.events import ClientEvent, ServerMessage
 from cadenza.client.options import ClientOptions
 from cadenza.client.safe_text import visible_markup
 from cadenza.client.session import HeadlessClient
@@ -79,11 +81,26 @@ def client_position(target: Target, encoding: str) -> types.Position:
     return types.Position(line=target.line, character=units)
 
 
-async def complete(target: Target, options: ClientOptions) -> str:
+@dataclass(frozen=True, kw_only=True)
+class Completion:
+    """The completion's text ("" for nothing) and the server's warnings while it was made."""
+
+    text: str
+    notes: tuple[str, ...] = ()
+
+
+async def complete(target: Target, options: ClientOptions) -> Completion:
     """Start a server, ask for the completion at ``target``, shut the server down."""
-    async with HeadlessClient(options) as client:
+    notes: list[str] = []
+
+    def observe(event: ClientEvent) -> None:
+        if isinstance(event, ServerMessage) and event.level in ("warning", "error"):
+            notes.append(event.message)
+
+    async with HeadlessClient(options, observer=observe) as client:
         position = client_position(target, client.position_encoding)
-        return await client.inline_completion(target.path, target.text, position)
+        text = await client.inline_completion(target.path, target.text, position)
+    return Completion(text=text, notes=tuple(notes))
 
 
 def _workspace(arg: str | None, path: Path) -> Path:
@@ -108,10 +125,12 @@ def complete_main(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     options = ClientOptions(workspace=_workspace(args.workspace, target.path))
     try:
-        text = asyncio.run(complete(target, options))
+        completion = asyncio.run(complete(target, options))
     except ClientError as exc:
         errors.print(f"[red]error:[/] {visible_markup(str(exc))}", soft_wrap=True)
         return EXIT_ERROR
-    if text:
-        sys.stdout.write(text + "\n")
+    if completion.text:
+        sys.stdout.write(completion.text + "\n")
+    for note in completion.notes:
+        errors.print(f"[yellow]note:[/] {visible_markup(note)}", soft_wrap=True)
     return EXIT_OK

@@ -87,6 +87,8 @@ class CompletionAnswer:
     text: str
     outcome: Outcome
     model_ms: float = 0.0
+    detail: str = ""
+    """Why nothing came, in the person's words (set for a ``timeout``)."""
 
 
 @dataclass(kw_only=True)
@@ -199,7 +201,8 @@ class CompletionService:
                 query.filename,
                 request.timeout_s,
             )
-            return CompletionAnswer(text="", outcome="timeout")
+            detail = f"the model server did not answer within {request.timeout_s:g} s"
+            return CompletionAnswer(text="", outcome="timeout", detail=detail)
         except InfillUnsupported as exc:
             self._say_unsupported(f"the model cannot fill in the middle ({exc})")
             return CompletionAnswer(text="", outcome="unsupported")

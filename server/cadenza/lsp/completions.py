@@ -68,6 +68,8 @@ async def inline_completion(
 ) -> types.InlineCompletionList:
     """One completion at the cursor, or no items (dropped, unsupported, nothing to add).
 
+    An invoked request that hit the time limit also gets a ``window/logMessage`` warning.
+
     Raises:
         JsonRpcInvalidParams: The position is outside the document (-32602).
     """
@@ -89,12 +91,23 @@ async def inline_completion(
         cursor=Cursor(text=document.source, line=where.line, column=where.character),
     )
     answer = await service(ls).complete(query)
+    if answer.outcome == "timeout" and _invoked(params):
+        # Asked for on purpose (a command, a key): say why nothing came, in the editor's log
+        # (``cadenza complete`` prints it); an automatic request stays silent.
+        message = f"no inline completion: {answer.detail or 'the time limit passed'}"
+        ls.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Warning, message=message)
+        )
     if not answer.text:
         return types.InlineCompletionList(items=[])
     at = types.Range(start=params.position, end=params.position)
     return types.InlineCompletionList(
         items=[types.InlineCompletionItem(insert_text=answer.text, range=at)]
     )
+
+
+def _invoked(params: types.InlineCompletionParams) -> bool:
+    return params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
 
 
 def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:

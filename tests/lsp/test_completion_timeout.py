@@ -1,0 +1,93 @@
+"""A completion asked for on purpose that hit the time limit says so; ``cadenza complete`` prints it."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.workspace import TextDocument
+
+from cadenza.client import complete as complete_module
+from cadenza.client.complete import Completion, complete_main
+from cadenza.host.completions import CompletionAnswer
+from cadenza.lsp import completions
+
+URI = "file:///w/a.py"
+
+
+class TimedOut:
+    async def complete(self, query: Any) -> CompletionAnswer:
+        detail = "the model server did not answer within 60 s"
+        return CompletionAnswer(text="", outcome="timeout", detail=detail)
+
+
+def server() -> Any:
+    logged: list[types.LogMessageParams] = []
+    workspace = SimpleNamespace(text_documents={URI: TextDocument(URI, "x = \n")}, root_path="/w")
+    ls = SimpleNamespace(workspace=workspace, window_log_message=logged.append, logged=logged)
+    ls._cadenza_completions = TimedOut()
+    return ls
+
+
+def params(trigger: types.InlineCompletionTriggerKind) -> types.InlineCompletionParams:
+    return types.InlineCompletionParams(
+        text_document=types.TextDocumentIdentifier(uri=URI),
+        position=types.Position(line=0, character=4),
+        context=types.InlineCompletionContext(trigger_kind=trigger),
+    )
+
+
+async def test_an_invoked_completion_past_the_time_limit_is_logged() -> None:
+    ls = server()
+    answer = await completions.inline_completion(
+        ls, params(types.InlineCompletionTriggerKind.Invoked)
+    )
+    assert list(answer.items) == []
+    [logged] = ls.logged
+    assert logged.type == types.MessageType.Warning
+    assert logged.message == "no inline completion: the model server did not answer within 60 s"
+
+
+async def test_an_automatic_completion_past_the_time_limit_stays_silent() -> None:
+    ls = server()
+    await completions.inline_completion(ls, params(types.InlineCompletionTriggerKind.Automatic))
+    assert ls.logged == []
+
+
+@pytest.mark.parametrize(
+    ("completion", "out", "err"),
+    [
+        (
+            Completion(
+                text="",
+                notes=("no inline completion: the model server did not answer within 60 s",),
+            ),
+            "",
+            "note: no inline completion: the model server did not answer within 60 s\n",
+        ),
+        (Completion(text=""), "", ""),
+        (Completion(text="1"), "1\n", ""),
+    ],
+)
+def test_cadenza_complete_prints_the_servers_note_on_stderr(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    completion: Completion,
+    out: str,
+    err: str,
+) -> None:
+    (tmp_path / "a.py").write_text("x = \n", encoding="utf-8")
+
+    async def fake(target: Any, options: Any) -> Completion:
+        return completion
+
+    monkeypatch.setattr(complete_module, "complete", fake)
+    args = argparse.Namespace(path=str(tmp_path / "a.py"), line=1, column=5, workspace=None)
+    assert complete_main(args) == 0
+    printed = capsys.readouterr()
+    assert (printed.out, printed.err) == (out, err)
