@@ -1,4 +1,4 @@
-"""A completion asked for on purpose that hit the time limit says so; ``cadenza complete`` prints it."""
+"""An invoked completion past the time limit says so; ``cadenza complete`` prints it."""
 
 from __future__ import annotations
 
