@@ -284,11 +284,16 @@ class RuleSet:
 
     def decide(self, tool: str, arguments: Mapping[str, object]) -> Decision | None:
         """``deny``, ``allow`` or None (no rule says: ask)."""
-        if any(denies(rule, tool, arguments) for rule in self.deny):
-            return "deny"
-        if any(allows(rule, tool, arguments) for rule in self.allow):
-            return "allow"
-        return None
+        found = self.deciding(tool, arguments)
+        return None if found is None else found[0]
+
+    def deciding(self, tool: str, arguments: Mapping[str, object]) -> tuple[Decision, Rule] | None:
+        """The decision and the rule that made it (a deny rule first), or None: ask."""
+        denied = next((rule for rule in self.deny if denies(rule, tool, arguments)), None)
+        if denied is not None:
+            return "deny", denied
+        allowed = next((rule for rule in self.allow if allows(rule, tool, arguments)), None)
+        return None if allowed is None else ("allow", allowed)
 
 
 def suggest_rule(tool: str, arguments: Mapping[str, object]) -> Rule | None:

@@ -166,5 +166,10 @@ def test_deny_pattern_wins_over_allow_end_to_end(
     assert done.returncode == 0, done.stderr
     results = tool_messages(fake)
     assert "rejected this run_command call" in results["c1"]
+    assert "Do not retry it" in results["c1"]  # the model keeps its instruction
     assert results["c2"].startswith("exit code 0")
     assert (project / "calc.py").exists() and (project / "made.txt").exists()
+    # The person reads which of their rules refused it, not the model's instruction.
+    assert "Do not retry" not in done.stdout + done.stderr
+    assert "Reject (your rule `run_command:rm *`)" in done.stdout
+    assert "refused by your rule `run_command:rm *`" in done.stdout

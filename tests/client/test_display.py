@@ -9,7 +9,14 @@ from rich.console import Console
 from cadenza.client.cli import exit_status
 from cadenza.client.display import SessionDisplay, print_summary
 from cadenza.client.edits import FileChange
-from cadenza.client.events import EditRejected, EditWritten, Progress, ServerMessage, UserAsked
+from cadenza.client.events import (
+    EditRejected,
+    EditWritten,
+    PermissionAnswered,
+    Progress,
+    ServerMessage,
+    UserAsked,
+)
 from cadenza.client.summary import diff_stat, merge_changes, unified_diff
 from cadenza.schema.updates import (
     AgentMessageChunk,
@@ -71,6 +78,42 @@ def test_plain_output_lines() -> None:
         "Bye",
     ]
     assert display.streamed_text
+
+
+def test_a_refused_call_shows_why_in_the_persons_words() -> None:
+    console, out = plain_console()
+    display = SessionDisplay(console, declined_note="--yes")
+    model_text = "the person rejected this run_command call; it was not run. Do not retry it: …"
+    refused = ToolOutput(content=TextBlock(text=model_text))
+    with display:
+        for call_id, answer, kind, rule in [
+            ("1", "Reject", "reject_once", "run_command:rm *"),
+            ("2", "Reject", "reject_once", ""),
+            ("3", None, None, ""),
+        ]:
+            display(ToolCall(tool_call_id=call_id, title="running `rm -rf x`", kind="execute"))
+            display(
+                PermissionAnswered(
+                    tool="run_command",
+                    tool_call_id=call_id,
+                    title="running `rm -rf x`",
+                    answer=answer,
+                    kind=kind,
+                    rule=rule,
+                )
+            )
+            display(ToolCallUpdate(tool_call_id=call_id, status="failed", content=[refused]))
+    lines = out.getvalue().splitlines()
+    assert "Do not retry" not in out.getvalue()
+    assert lines == [
+        "? permission to call run_command (running `rm -rf x`) → Reject (your rule "
+        "`run_command:rm *`)",
+        "✗ running `rm -rf x` · refused by your rule `run_command:rm *`",
+        "? permission to call run_command (running `rm -rf x`) → Reject",
+        "✗ running `rm -rf x` · you rejected it",
+        "? permission to call run_command (running `rm -rf x`) → declined (--yes)",
+        "✗ running `rm -rf x` · not run: no one allowed it",
+    ]
 
 
 def test_checks_rules_and_a_refused_claim_are_shown() -> None:

@@ -98,6 +98,7 @@ class SessionDisplay:
         self._step = ""
         self._activity = "starting the server"
         self._tools: dict[str, str] = {}
+        self._refused: dict[str, str] = {}  # call id → why the person's side refused it
         self.streamed_text = False
         self.shown_text = ""
         """The agent's text shown in this turn (its end, ``SHOWN_TEXT_CHARS`` at most)."""
@@ -222,7 +223,10 @@ class SessionDisplay:
         if event.status == "completed":
             self._line(f"[green]{self.marks.ok}[/] {visible_markup(title)}")
             return
+        refused = self._refused.pop(event.tool_call_id, None)
         reason = [line.strip() for line in event.text().strip().splitlines() if line.strip()]
+        if refused is not None:  # the model's text says "do not retry": the person reads why
+            reason = [refused]
         if len(reason) > 1 and reason[0].endswith(":"):  # "a check failed:" says nothing alone
             reason = [f"{reason[0]} {reason[1].lstrip('- ')}"]
         detail = f" [dim]{self.marks.dot} {visible_markup(reason[0][:200])}[/dim]" if reason else ""
@@ -270,9 +274,12 @@ class SessionDisplay:
         if event.title and event.title != event.tool:
             call = f"{call} ({event.title})"
         question = f"[cyan]?[/] permission to call {visible_markup(call)}"
+        if event.refusal:  # the call's failure shows this, not the model's instruction
+            self._refused[event.tool_call_id] = event.refusal
         if event.answer is not None:
-            colour = "yellow" if (event.kind or "").startswith("reject") else "dim"
-            self._line(f"{question} [{colour}]→ {visible_markup(event.answer)}[/]")
+            colour = "yellow" if event.refusal else "dim"
+            answer = f"{event.answer} (your rule `{event.rule}`)" if event.rule else event.answer
+            self._line(f"{question} [{colour}]→ {visible_markup(answer)}[/]")
             return
         note = self.declined_note or "no answer"
         self._line(f"{question} [yellow]→ declined ({visible_markup(note)})[/]")

@@ -82,6 +82,8 @@ class PermissionAnswered:
         title: The call's title, e.g. ``run python -m pytest``.
         answer: The selected option's name, e.g. ``Allow once`` (None: cancelled).
         kind: The selected option's kind, e.g. ``allow_once`` (None: cancelled).
+        rule: The person's rule that answered, as written (``run_command:rm *``,
+            ``--allow-all``); "" when the person (or no one) answered.
     """
 
     tool: str | None
@@ -89,6 +91,16 @@ class PermissionAnswered:
     title: str
     answer: str | None
     kind: str | None
+    rule: str = ""
+
+    @property
+    def refusal(self) -> str:
+        """Why the call did not run, for the person ("" when it was allowed)."""
+        if self.kind is not None and not self.kind.startswith("reject"):
+            return ""
+        if self.rule:
+            return f"refused by your rule `{self.rule}`"
+        return "you rejected it" if self.kind is not None else "not run: no one allowed it"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -143,7 +143,8 @@ class ServerRequests:
         """
         call = params.tool_call
         tool = self.tool_names.name(call.tool_call_id)
-        option = await self.prompter.permit(PermissionAsk(tool=tool, params=params))
+        ask = PermissionAsk(tool=tool, params=params)
+        option = await self.prompter.permit(ask)
         self.publish(
             PermissionAnswered(
                 tool=tool,
@@ -151,6 +152,7 @@ class ServerRequests:
                 title=call.title or "",
                 answer=option.name if option is not None else None,
                 kind=option.kind if option is not None else None,
+                rule=ask.ruled_by(self.prompter.permissions) if option is not None else "",
             )
         )
         if option is None:

@@ -170,6 +170,16 @@ class PermissionPolicy:
         kind = "allow_once" if decision == "allow" else "reject_once"
         return next((option for option in options if option.kind == kind), None)
 
+    def rule_for(self, tool: str | None, arguments: Mapping[str, object] | None = None) -> str:
+        """The person's rule deciding a call, as written (``run_command:rm *``, ``--allow-all``).
+
+        "" when none does.
+        """
+        found = self.rules.deciding(tool, arguments or {}) if tool is not None else None
+        if found is not None and (found[0] == "deny" or not self.allow_all):
+            return found[1].text
+        return "--allow-all" if self.allow_all else ""
+
     def describe(self) -> str:
         """One line for the run's header, e.g. ``allow run_command · deny delete_file``."""
         parts = []
@@ -207,6 +217,16 @@ class PermissionAsk:
         raw = self.params.tool_call.raw_input
         arguments = raw if isinstance(raw, dict) else {}
         return policy.choose(self.tool, self.params.options, arguments)
+
+    def ruled_by(self, policy: PermissionPolicy) -> str:
+        """The rule of ``policy`` that answered this request ("" when the policy had no say)."""
+        if self.protected:
+            return ""
+        raw = self.params.tool_call.raw_input
+        arguments = raw if isinstance(raw, dict) else {}
+        if policy.decide(self.tool, arguments) is None:
+            return ""
+        return policy.rule_for(self.tool, arguments)
 
     def question(self) -> str:
         r"""The prompt's text: the tool, the call's title and its whole arguments.

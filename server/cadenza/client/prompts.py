@@ -37,7 +37,13 @@ REVIEW_DIFF_LINES = 200
 
 
 class Prompter(Protocol):
-    """Asks the person; None means declined."""
+    """Asks the person; None means declined.
+
+    Attributes:
+        permissions: The run's ``--allow`` / ``--deny`` rules (they answer some requests).
+    """
+
+    permissions: PermissionPolicy
 
     async def ask(self, request: AskUserParams) -> str | None:
         """Answer a ``cadenza/askUser`` question (free text, or one of ``request.options``)."""
