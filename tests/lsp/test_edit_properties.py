@@ -17,14 +17,8 @@ from hypothesis import strategies as st
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from cadenza.lsp.edits import (
-    ChangeText,
-    Create,
-    Review,
-    minimal_replacements,
-    text_edits,
-    workspace_edit,
-)
+from cadenza.lsp.editor import ChangeText, Create, Review, workspace_edit
+from cadenza.lsp.edits import minimal_replacements, text_edits
 from cadenza.textio import changed_span
 from tests.lsp.harness import apply_text_edits, position_to_offset
 

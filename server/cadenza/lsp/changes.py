@@ -29,8 +29,8 @@ from cadenza.host.undo_writes import encoded_as_on_disk
 from cadenza.host.workspace_lock import WorkspaceBusy, WorkspaceLock
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.documents import OpenDocuments, buffer_path, file_uri
-from cadenza.lsp.editor import supports, unsupported
-from cadenza.lsp.edits import ChangeText, Create, Delete, LineIndex, Operation
+from cadenza.lsp.editor import ChangeText, Create, Delete, Operation, supports, unsupported
+from cadenza.lsp.edits import LineIndex
 from cadenza.lsp.undo import send_undo
 from cadenza.lsp.unreported import Unreported
 from cadenza.schema.commands import LspPosition, LspRange

@@ -2,14 +2,15 @@
 
 - ``open_document``: the text-synced buffer (LSP §Text Document Synchronization) when the
   client has the file open (``documents``); untitled buffers included.
-- ``apply_edit``: every ``FileEdit`` becomes one ``workspace/applyEdit`` (``edits``):
-  ``documentChanges`` when the client takes them, else the ``changes`` map (text changes
-  only). ``resourceOperations`` decide whether files are created, renamed or deleted by the
-  client; when they may not be, Cadenza does it on disk and the tool result says so
-  (``host.edits.resource_on_disk``). A client without ``workspace.applyEdit``
-  gets the edit written on disk atomically (``tools.fs.apply_on_disk``), except for files it
-  has open, which are never written behind its back. The server keeps
-  no copy of a buffer that it could write back later; after an applied edit it reads the text
+- ``apply_edit``: every ``FileEdit`` becomes one ``workspace/applyEdit`` (``workspace_edit``,
+  also the undo's): ``documentChanges`` when the client takes them, else the ``changes`` map
+  (text changes only); a text change is minimal ``TextEdit``s in the negotiated position
+  encoding (``edits.text_edits``). ``resourceOperations`` decide whether files are created,
+  renamed or deleted by the client; when they may not be, Cadenza does it on disk and the
+  tool result says so (``host.edits.resource_on_disk``). A client without
+  ``workspace.applyEdit`` gets the edit written on disk atomically (``tools.fs.apply_on_disk``),
+  except for files it has open, which are never written behind its back. The server keeps no
+  copy of a buffer that it could write back later; after an applied edit it reads the text
   the edit left until the client reports that buffer (``documents``, ``unreported``).
 - Every edit goes out through the host's checkpointed delivery (``host.edits``): the file's
   state before the session's first change, the pending state, then the state after, so
@@ -19,6 +20,17 @@
 - ``publish``: delegated to ``SessionPublisher``.
 - ``code_intel``: the editor's language servers (``code_intel``) when the client declared
   ``experimental.cadenza.codeIntelligence``.
+
+Rules of ``workspace_edit``, from LSP 3.17:
+
+- §WorkspaceEdit: ``documentChanges`` carry ``TextDocumentEdit``s whose
+  ``OptionalVersionedTextDocumentIdentifier.version`` is the buffer version the edit was
+  computed on (null for a file the editor has not open) and the resource operations
+  ``CreateFile``, ``RenameFile``, ``DeleteFile`` (§resourceOperations decides which a client
+  takes); clients without ``documentChanges`` get the ``changes`` map of text edits only.
+- §ChangeAnnotation: in review mode ``confirm`` every operation carries the annotation
+  ``cadenza`` with ``needsConfirmation: true``, so an editor that supports annotations shows
+  the change for review before applying it.
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.workspace.position_codec import PositionCodec
 
 from cadenza.host.checkpoints import FileState, SessionCheckpoint, disk_state
 from cadenza.host.edits import deliver_checkpointed, resource_on_disk, touched
@@ -48,7 +61,7 @@ from cadenza.lsp import prompts
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.code_intel import EditorCodeIntel, declared_features
 from cadenza.lsp.documents import OpenDocuments, file_uri
-from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, Review, workspace_edit
+from cadenza.lsp.edits import text_edits
 from cadenza.lsp.publisher import SessionPublisher
 from cadenza.lsp.review import ReviewMode, annotates, ask_to_apply
 from cadenza.lsp.rpc import shielded
@@ -93,6 +106,157 @@ def legacy_encoding_refusal(encoding: str) -> str:
         "its own settings (possibly as UTF-8, damaging it when saved); ask the person to open "
         "it in the editor with that encoding, then edit it again"
     )
+
+
+# --- one WorkspaceEdit (the session's edits and the undo's) -------------------------------
+
+ANNOTATION_ID = "cadenza"
+"""The one ``ChangeAnnotationIdentifier`` of an edit that needs confirmation."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChangeText:
+    """Turn the text of ``uri`` from ``old`` into ``new`` (``version``: None for closed)."""
+
+    uri: str
+    version: int | None
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Create:
+    """Create ``uri`` (it must not exist) holding ``text``."""
+
+    uri: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Delete:
+    """Delete the file ``uri``."""
+
+    uri: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rename:
+    """Rename ``old_uri`` to ``new_uri`` (which must not exist)."""
+
+    old_uri: str
+    new_uri: str
+
+
+Operation = ChangeText | Create | Delete | Rename
+
+
+@dataclass(frozen=True, kw_only=True)
+class Review:
+    """The ``ChangeAnnotation`` of an edit that the person must confirm."""
+
+    label: str
+    description: str
+
+
+DocumentChange = types.TextDocumentEdit | types.CreateFile | types.RenameFile | types.DeleteFile
+
+
+def _document_changes(
+    op: Operation, codec: PositionCodec, annotation_id: str | None
+) -> list[DocumentChange]:
+    if isinstance(op, ChangeText):
+        edits = text_edits(op.old, op.new, codec, annotation_id)
+        return [document_edit(op.uri, op.version, edits)] if edits else []
+    if isinstance(op, Create):
+        create = types.CreateFile(
+            uri=op.uri,
+            options=types.CreateFileOptions(overwrite=False, ignore_if_exists=False),
+            annotation_id=annotation_id,
+        )
+        if not op.text:
+            return [create]
+        start = types.Position(line=0, character=0)
+        insert: types.TextEdit | types.AnnotatedTextEdit
+        if annotation_id is None:
+            insert = types.TextEdit(range=types.Range(start=start, end=start), new_text=op.text)
+        else:
+            insert = types.AnnotatedTextEdit(
+                range=types.Range(start=start, end=start),
+                new_text=op.text,
+                annotation_id=annotation_id,
+            )
+        return [create, document_edit(op.uri, None, [insert])]
+    if isinstance(op, Delete):
+        return [
+            types.DeleteFile(
+                uri=op.uri,
+                options=types.DeleteFileOptions(recursive=False, ignore_if_not_exists=False),
+                annotation_id=annotation_id,
+            )
+        ]
+    return [
+        types.RenameFile(
+            old_uri=op.old_uri,
+            new_uri=op.new_uri,
+            options=types.RenameFileOptions(overwrite=False, ignore_if_exists=False),
+            annotation_id=annotation_id,
+        )
+    ]
+
+
+def document_edit(
+    uri: str, version: int | None, edits: list[types.TextEdit | types.AnnotatedTextEdit]
+) -> types.TextDocumentEdit:
+    """A ``TextDocumentEdit`` on ``uri`` at ``version`` (None: the file as the editor finds it)."""
+    identifier = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+    return types.TextDocumentEdit(text_document=identifier, edits=list(edits))
+
+
+def workspace_edit(
+    operations: list[Operation],
+    *,
+    codec: PositionCodec,
+    document_changes: bool = True,
+    review: Review | None = None,
+) -> types.WorkspaceEdit:
+    """One ``WorkspaceEdit`` doing ``operations`` in order.
+
+    Args:
+        operations: Text changes and resource operations.
+        codec: The negotiated position encoding.
+        document_changes: The client takes ``documentChanges``; otherwise the ``changes`` map
+            is used, which holds text changes only (no versions, no annotations).
+        review: When set (and ``document_changes``), every operation refers to one
+            ``ChangeAnnotation`` with ``needsConfirmation: true``.
+
+    Raises:
+        ValueError: A resource operation without ``document_changes``.
+    """
+    if not document_changes:
+        changes: dict[str, list[types.TextEdit]] = {}
+        for op in operations:
+            if not isinstance(op, ChangeText):
+                raise ValueError("resource operations need documentChanges")
+            edits = text_edits(op.old, op.new, codec)
+            changes.setdefault(op.uri, []).extend(
+                e for e in edits if not isinstance(e, types.AnnotatedTextEdit)
+            )
+        return types.WorkspaceEdit(changes=changes)
+    annotation_id = ANNOTATION_ID if review is not None else None
+    result: list[DocumentChange] = []
+    for op in operations:
+        result.extend(_document_changes(op, codec, annotation_id))
+    annotations = None
+    if review is not None:
+        annotations = {
+            ANNOTATION_ID: types.ChangeAnnotation(
+                label=review.label, needs_confirmation=True, description=review.description
+            )
+        }
+    return types.WorkspaceEdit(document_changes=result, change_annotations=annotations)
+
+
+# --- the session's edits ----------------------------------------------------------------
 
 
 @dataclass(frozen=True, kw_only=True)

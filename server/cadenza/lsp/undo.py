@@ -28,8 +28,17 @@ from cadenza.host.undo_plan import UndoStep
 from cadenza.host.undo_writes import write_step
 from cadenza.lsp.capabilities import ClientFeatures
 from cadenza.lsp.documents import OpenDocuments, file_uri
-from cadenza.lsp.editor import legacy_encoding_refusal, supports, unsupported
-from cadenza.lsp.edits import ChangeText, Create, Delete, Operation, Rename, workspace_edit
+from cadenza.lsp.editor import (
+    ChangeText,
+    Create,
+    Delete,
+    Operation,
+    Rename,
+    legacy_encoding_refusal,
+    supports,
+    unsupported,
+    workspace_edit,
+)
 from cadenza.lsp.rpc import shielded
 from cadenza.textio import (
     UndecodableError,
