@@ -585,9 +585,19 @@ async def start_harness(
     env: dict[str, str],
     caps: types.ClientCapabilities,
     init_options: Any = None,
+    launcher: list[str] | None = None,
 ) -> tuple[Harness, types.InitializeResult]:
+    """Start ``cadenza serve`` and initialize a client.
+
+    ``launcher``: what runs ``cadenza`` instead of ``python -m cadenza`` (e.g. under a tracer).
+    """
     config = ClientServerConfig(
-        server_command=[sys.executable, "-m", "cadenza", "serve", "--log-level", "WARNING"],
+        server_command=[
+            *(launcher or [sys.executable, "-m", "cadenza"]),
+            "serve",
+            "--log-level",
+            "WARNING",
+        ],
         client_factory=make_client,
         server_env=env,
     )
