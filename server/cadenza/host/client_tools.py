@@ -38,7 +38,7 @@ from typing_extensions import override
 from cadenza.gitcmd import command_environment, is_git_override
 from cadenza.tools.base import ToolContext, ToolError, ToolResult
 from cadenza.tools.freshness import ReadStamp
-from cadenza.tools.paths import relative_name, resolve_in_workspace
+from cadenza.tools.paths import resolve_in_workspace
 from cadenza.tools.read import ReadFile, ReadFileArgs
 from cadenza.tools.registry import AnyTool, ToolRegistry
 from cadenza.tools.shell import RunCommand, RunCommandArgs
@@ -138,12 +138,7 @@ class ClientRunCommand(RunCommand):
         terminal = self._terminal
         if not terminal.available:
             return await super().invoke(args, ctx)
-        cwd = resolve_in_workspace(ctx.root, args.cwd or ".")
-        if not cwd.is_dir():
-            what = "is not a folder" if cwd.exists() else "does not exist"
-            raise ToolError(f"cwd {relative_name(ctx.root, cwd)} {what}")
-        if "\x00" in args.command:
-            raise ToolError("the command must not contain NUL characters")
+        cwd = self.checked_cwd(args, ctx)
         timeout_s = args.timeout_s if args.timeout_s is not None else self.default_timeout_s
         limit_s = terminal.timeout_s
         env: dict[str, str] = {}

@@ -23,6 +23,7 @@ import contextlib
 import shutil
 import signal
 import subprocess
+from pathlib import Path
 from typing import ClassVar
 
 import anyio
@@ -264,6 +265,22 @@ class RunCommand(Tool[RunCommandArgs]):
             shown += "…"
         return f"running `{shown}`"
 
+    @staticmethod
+    def checked_cwd(args: RunCommandArgs, ctx: ToolContext) -> Path:
+        """The command's folder, inside the workspace; the command checked for NUL.
+
+        Raises:
+            ToolError: ``cwd`` is outside the workspace or not a folder, or the command holds
+                a NUL character.
+        """
+        cwd = resolve_in_workspace(ctx.root, args.cwd or ".")
+        if not cwd.is_dir():
+            what = "is not a folder" if cwd.exists() else "does not exist"
+            raise ToolError(f"cwd {relative_name(ctx.root, cwd)} {what}")
+        if "\x00" in args.command:
+            raise ToolError("the command must not contain NUL characters")
+        return cwd
+
     @override
     async def invoke(self, args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
         """Run the command; see the class docstring for the result.
@@ -272,12 +289,7 @@ class RunCommand(Tool[RunCommandArgs]):
             ToolError: ``cwd`` is outside the workspace or not a folder, the command holds a
                 NUL character, or the shell cannot start.
         """
-        cwd = resolve_in_workspace(ctx.root, args.cwd or ".")
-        if not cwd.is_dir():
-            what = "is not a folder" if cwd.exists() else "does not exist"
-            raise ToolError(f"cwd {relative_name(ctx.root, cwd)} {what}")
-        if "\x00" in args.command:
-            raise ToolError("the command must not contain NUL characters")
+        cwd = self.checked_cwd(args, ctx)
         timeout_s = args.timeout_s if args.timeout_s is not None else self.default_timeout_s
         env = None if ctx.trusted_folder else await to_thread.run_sync(command_environment, cwd)
         spawn = anyio.open_process(
