@@ -92,11 +92,11 @@ def _loop(**keys: object) -> str:
 
 
 LOCAL = {
-    "ending": "complete",
+    "ending": "empty",
     "prime": True,
     "repeats": "observe",
     "stuck_limit": 3,
-    "edit": "old_string",
+    "edit": "text",
     "core_tools": True,
     "repair": True,
     "edit_echo": True,
@@ -111,8 +111,11 @@ LOCAL = {
     "plan": False,
     "candidates": 0,
 }
-"""The candidate default (``cadenza.engine.variants.LOCAL_LOOP``); the ``local-*`` variants change
-one knob of it each."""
+"""The default (``cadenza.engine.variants.LOCAL_LOOP``); the ``local-*`` variants change one knob
+of it each."""
+TOOLS = {**LOCAL, "ending": "complete", "edit": "old_string"}
+"""The small-model loop in tool calls (``edit_file``, the ``complete`` call): the default before
+the text format."""
 BASELINE = {
     "ending": "empty",
     "prime": False,
@@ -148,30 +151,43 @@ VARIANTS = {
             description="the server's own defaults for the model (no [loop] table written)",
         ),
         _variant("baseline", "empty list ends; all tools; stuck note; no priming", BASELINE),
-        _variant("local", "complete call ends; priming; core tools + edit_file; repair", LOCAL),
-        _variant("local-empty", "local, but an empty list ends the turn", LOCAL, ending="empty"),
+        _variant(
+            "local",
+            "code as text (file and SEARCH/REPLACE blocks), a reply without one ends; priming; "
+            "tests after each change; repair",
+            LOCAL,
+        ),
+        _variant("local-tools", "local, in tool calls: edit_file, the complete call ends", TOOLS),
+        _variant(
+            "local-empty", "local-tools, but an empty list ends the turn", TOOLS, ending="empty"
+        ),
         _variant("local-noprime", "local, without priming", LOCAL, prime=False),
         _variant(
             "local-run", "local, repeats run again (no note)", LOCAL, repeats="run", stuck_limit=0
         ),
-        _variant("local-write", "local, write_file instead of edit_file", LOCAL, edit="write_file"),
+        _variant(
+            "local-write", "local-tools, write_file instead of edit_file", TOOLS, edit="write_file"
+        ),
         _variant(
             "local-text",
-            "local, code as text: file and SEARCH/REPLACE blocks; a reply without one ends",
+            "the same as local (its name from before the text format was the default)",
             LOCAL,
             edit="text",
             ending="empty",
         ),
         _variant(
             "local-text-candidates3",
-            "local-text, 3 replies tried against the tests after a failed run",
+            "the same as local-candidates3",
             LOCAL,
             edit="text",
             ending="empty",
             candidates=3,
         ),
         _variant(
-            "local-lines", "local, replace_lines instead of edit_file", LOCAL, edit="line_range"
+            "local-lines",
+            "local-tools, replace_lines instead of edit_file",
+            TOOLS,
+            edit="line_range",
         ),
         _variant("local-norepair", "local, without the cut-reply repair", LOCAL, repair=False),
         _variant("local-noecho", "local, edit results without the echo", LOCAL, edit_echo=False),
@@ -206,7 +222,7 @@ VARIANTS = {
             edit_diagnostics=False,
         ),
         _variant(
-            "local-alltools", "local, every tool offered", LOCAL, core_tools=False, edit="all"
+            "local-alltools", "local-tools, every tool offered", TOOLS, core_tools=False, edit="all"
         ),
         _variant(
             "local-candidates3",

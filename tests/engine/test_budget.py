@@ -29,6 +29,9 @@ from cadenza.messages import AssistantMessage, AssistantReply, ToolCall, UserMes
 from cadenza.providers.base import ModelRequest, TextSink
 from tests.doubles import MemoryEditor, ScriptedProvider, StreamingProvider, call, reply
 
+TOOL_LOOP = LOCAL_LOOP.replace(edit="old_string", ending="complete")
+"""The small-model profile speaking tool calls, as these scripted models do."""
+
 EDIT_HEAD = (
     '{"content": "", "tool_calls": [{"name": "edit_file", "arguments": {"path": "a.py", '
     '"old_string": "x = 1", "new_string": "'
@@ -40,7 +43,7 @@ def make_session(
     root: Path,
     provider: ScriptedProvider,
     *,
-    loop: LoopSettings = LOCAL_LOOP,
+    loop: LoopSettings = TOOL_LOOP,
     max_steps: int = 10,
     budget_s: float | None = None,
     task: str = "Change a.py.",
@@ -111,7 +114,7 @@ async def test_the_watch_is_off_without_reply_budget_but_progress_is_shown(
     tmp_path: Path,
 ) -> None:
     provider = ScriptedProvider([reply(call("complete", status="done", summary="ok"))])
-    loop = LOCAL_LOOP.replace(reply_budget=False, checks="off")
+    loop = TOOL_LOOP.replace(reply_budget=False, checks="off")
     session, _ = make_session(tmp_path, provider, loop=loop)
     await session.run()
     watch = provider.requests[0].watch
@@ -239,14 +242,14 @@ async def test_each_request_is_bounded_by_the_files_in_play(tmp_path: Path) -> N
     done = reply(call("complete", status="done", summary="ok"))
     provider = ScriptedProvider([done])
     session, _ = make_session(
-        tmp_path, provider, task="Fix big.py.", loop=LOCAL_LOOP.replace(checks="off")
+        tmp_path, provider, task="Fix big.py.", loop=TOOL_LOOP.replace(checks="off")
     )
     await session.run()
     assert provider.requests[0].max_tokens == CALL_TOKENS + 2000 + MARGIN_TOKENS
     # A configured bound wins; without reply_budget the session's bound (None) stays.
     for settings, expected in (({"max_tokens": 300}, 300), ({}, None)):
         provider = ScriptedProvider([done])
-        loop = LOCAL_LOOP.replace(checks="off", reply_budget=bool(settings))
+        loop = TOOL_LOOP.replace(checks="off", reply_budget=bool(settings))
         session, _ = make_session(tmp_path, provider, task="Fix big.py.", loop=loop, **settings)
         await session.run()
         assert provider.requests[0].max_tokens == expected
@@ -257,7 +260,7 @@ async def test_a_cut_reply_is_repaired_with_twice_the_bound(tmp_path: Path, reas
     cut = ToolCall(id="c0", name="edit_file", arguments='{"path": "a.py", "old_str')
     done = reply(call("complete", status="done", summary="ok"))
     provider = ScriptedProvider([reply(cut, finish=reason), done])  # type: ignore[arg-type]
-    session, _ = make_session(tmp_path, provider, loop=LOCAL_LOOP.replace(checks="off"))
+    session, _ = make_session(tmp_path, provider, loop=TOOL_LOOP.replace(checks="off"))
     await session.run()
     first, retry = provider.requests
     assert first.max_tokens == FLOOR_TOKENS and retry.max_tokens == 2 * FLOOR_TOKENS

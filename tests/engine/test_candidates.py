@@ -34,6 +34,9 @@ from cadenza.providers.models import pull
 from cadenza.schema.updates import Candidates as CandidatesUpdate
 from tests.doubles import MemoryEditor, call, reply
 
+TOOL_LOOP = LOCAL_LOOP.replace(edit="old_string", ending="complete")
+"""The small-model profile speaking tool calls, as these scripted models do."""
+
 PYTEST = f"{sys.executable} -m pytest {PYTEST_ARGS}"
 TASK = "Implement fewest_coins in coins.py so that the tests pass."
 STUB = 'def fewest_coins(coins, target):\n    """The fewest coins that sum to target."""\n'
@@ -113,7 +116,7 @@ def make_session(
     root: Path, provider: LanesProvider, candidates: int = 3, **settings: object
 ) -> tuple[Session, MemoryEditor]:
     editor = MemoryEditor()
-    loop = LOCAL_LOOP.replace(candidates=candidates, **settings.pop("loop", {}))  # type: ignore[arg-type]
+    loop = TOOL_LOOP.replace(candidates=candidates, **settings.pop("loop", {}))  # type: ignore[arg-type]
     options: dict[str, object] = {"loop": loop, "max_steps": 10, "test_command": PYTEST}
     options.update(settings)
     session = Session(

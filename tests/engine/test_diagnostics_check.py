@@ -18,6 +18,9 @@ from cadenza.tools.intel import (
 )
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
 
+TOOL_LOOP = LOCAL_LOOP.replace(edit="old_string", ending="complete")
+"""The small-model profile speaking tool calls, as these scripted models do."""
+
 TASK = "Give fmt in money.py a second parameter cur and print it after the value."
 CHANGE = call(
     "edit_file",
@@ -86,7 +89,7 @@ def run_with(root: Path, script: list[object], intel: ArityIntel) -> Session:
         root=root,
         provider=ScriptedProvider(script),  # type: ignore[arg-type]
         editor=MemoryEditor(),
-        settings=SessionSettings(loop=LOCAL_LOOP, max_steps=10, test_command=""),
+        settings=SessionSettings(loop=TOOL_LOOP, max_steps=10, test_command=""),
         intel=intel,
     )
     return session

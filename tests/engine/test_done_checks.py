@@ -13,6 +13,9 @@ from cadenza.messages import ToolMessage, UserMessage
 from cadenza.tools.host import DocumentSnapshot
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
 
+TOOL_LOOP = LOCAL_LOOP.replace(edit="old_string", ending="complete")
+"""The small-model profile speaking tool calls, as these scripted models do."""
+
 TASK = "Rename the function calc_total to compute_total everywhere in the workspace."
 
 
@@ -65,7 +68,7 @@ DONE = call("complete", status="done", summary="renamed")
 async def test_the_echo_names_leftovers_in_files_the_task_does_not_name(tmp_path: Path) -> None:
     inventory(tmp_path)
     provider = ScriptedProvider([reply(RENAME_DEF), reply(RENAME_USES), reply(DONE)])
-    session, editor = make_session(tmp_path, provider, LOCAL_LOOP)
+    session, editor = make_session(tmp_path, provider, TOOL_LOOP)
     outcome = await session.run()
     first = tool_results(session)[0]
     assert first.endswith("calc_total is still used in: report.py lines 1, 5. Change those next.")
@@ -79,7 +82,7 @@ async def test_the_echo_names_leftovers_in_files_the_task_does_not_name(tmp_path
 async def test_done_with_leftovers_is_refused_then_fails(tmp_path: Path) -> None:
     inventory(tmp_path)
     provider = ScriptedProvider([reply(RENAME_DEF)] + [reply(DONE)] * (MAX_REFUSALS + 1))
-    session, editor = make_session(tmp_path, provider, LOCAL_LOOP)
+    session, editor = make_session(tmp_path, provider, TOOL_LOOP)
     outcome = await session.run()
     assert outcome.stop_reason == "failed"
     assert "calc_total is still used in: report.py lines 1, 5" in outcome.message
@@ -99,7 +102,7 @@ async def test_done_with_leftovers_is_refused_then_fails(tmp_path: Path) -> None
 async def test_leftovers_fixed_after_a_refusal_are_accepted(tmp_path: Path) -> None:
     inventory(tmp_path)
     provider = ScriptedProvider([reply(RENAME_DEF), reply(DONE), reply(RENAME_USES), reply(DONE)])
-    session, _ = make_session(tmp_path, provider, LOCAL_LOOP)
+    session, _ = make_session(tmp_path, provider, TOOL_LOOP)
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn" and outcome.message == "renamed"
     assert "calc_total" not in (tmp_path / "report.py").read_text()
@@ -132,7 +135,7 @@ async def test_api_loop_final_answers_fail_after_the_refusals(tmp_path: Path) ->
 async def test_nothing_changed_is_refused_once(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     provider = ScriptedProvider([reply(DONE), reply(DONE)])
-    session, editor = make_session(tmp_path, provider, LOCAL_LOOP, task="Set x to 2 in a.py.")
+    session, editor = make_session(tmp_path, provider, TOOL_LOOP, task="Set x to 2 in a.py.")
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn" and outcome.steps == 2
     first = tool_results(session)[0]
@@ -149,7 +152,7 @@ async def test_nothing_changed_after_failed_edits_must_pass(tmp_path: Path) -> N
     bad = call("edit_file", path="a.py", old_string="x = 3", new_string="x = 2")
     # The done gate refuses the first claim (right after the failed call), the checks the rest.
     provider = ScriptedProvider([reply(bad), *[reply(DONE)] * 4])
-    session, editor = make_session(tmp_path, provider, LOCAL_LOOP, task="Set x to 2 in a.py.")
+    session, editor = make_session(tmp_path, provider, TOOL_LOOP, task="Set x to 2 in a.py.")
     outcome = await session.run()
     assert outcome.stop_reason == "failed", outcome
     assert outcome.message.startswith("Not done: nothing was changed: each of your 1 edit")
@@ -164,7 +167,7 @@ async def test_nothing_changed_after_failed_edits_must_pass(tmp_path: Path) -> N
 async def test_no_change_check_without_an_edit_tool_or_when_off(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     provider = ScriptedProvider([reply(DONE)])
-    session, editor = make_session(tmp_path, provider, LOCAL_LOOP.replace(checks="rename"))
+    session, editor = make_session(tmp_path, provider, TOOL_LOOP.replace(checks="rename"))
     assert (await session.run()).steps == 1 and checks(editor) == []
     provider = ScriptedProvider([reply(DONE)])
     session, editor = make_session(tmp_path, provider, API_LOOP.replace(checks="off"))
@@ -177,7 +180,7 @@ async def test_one_reply_with_two_claims_spends_one_refusal(tmp_path: Path) -> N
     provider = ScriptedProvider(
         [reply(RENAME_DEF), reply(DONE, again), reply(RENAME_USES), reply(DONE)]
     )
-    session, _ = make_session(tmp_path, provider, LOCAL_LOOP)
+    session, _ = make_session(tmp_path, provider, TOOL_LOOP)
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn"
     results = tool_results(session)
@@ -189,7 +192,7 @@ async def test_an_unasked_rename_shaped_edit_is_not_checked(tmp_path: Path) -> N
     (tmp_path / "b.py").write_text("b = 3\n")
     edit = call("edit_file", path="a.py", old_string="a + b", new_string="a + c")
     provider = ScriptedProvider([reply(edit), reply(DONE)])
-    session, editor = make_session(tmp_path, provider, LOCAL_LOOP, task="Fix the sum in a.py.")
+    session, editor = make_session(tmp_path, provider, TOOL_LOOP, task="Fix the sum in a.py.")
     assert (await session.run()).stop_reason == "end_turn"
     assert [c.name for c in checks(editor)] == ["changed"]
 
@@ -208,7 +211,7 @@ async def test_the_step_bound_with_leftovers_ends_failed(tmp_path: Path) -> None
         provider=provider,
         editor=editor,
         workflow=flow,
-        settings=SessionSettings(loop=LOCAL_LOOP, max_steps=10),
+        settings=SessionSettings(loop=TOOL_LOOP, max_steps=10),
     )  # type: ignore[arg-type]
     outcome = await session.run()
     assert outcome.stop_reason == "failed" and "report.py" in outcome.message
@@ -238,7 +241,7 @@ async def test_a_command_that_ran_counts_as_a_possible_change(tmp_path: Path) ->
     (tmp_path / "a.py").write_text("x = 1\n")
     command = call("run_command", command="sed -i s/1/2/ a.py")
     provider = ScriptedProvider([reply(command), reply(DONE)])
-    session, editor = make_session(tmp_path, provider, LOCAL_LOOP, task="Set x to 2 in a.py.")
+    session, editor = make_session(tmp_path, provider, TOOL_LOOP, task="Set x to 2 in a.py.")
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn" and outcome.steps == 2
     [changed] = checks(editor)
@@ -258,7 +261,7 @@ async def test_a_refused_claim_at_the_movement_s_step_bound_ends_failed(tmp_path
         provider=provider,
         editor=MemoryEditor(),
         workflow=flow,
-        settings=SessionSettings(loop=LOCAL_LOOP, max_steps=10),
+        settings=SessionSettings(loop=TOOL_LOOP, max_steps=10),
     )  # type: ignore[arg-type]
     outcome = await session.run()
     assert outcome.stop_reason == "failed" and "report.py lines 1, 5" in outcome.message

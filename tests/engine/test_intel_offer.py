@@ -10,6 +10,9 @@ from cadenza.tools.intel import IntelFeature
 from cadenza.tools.registry import default_tools
 from tests.doubles import MemoryEditor
 
+TOOL_LOOP = LOCAL_LOOP.replace(edit="old_string", ending="complete")
+"""The small-model profile speaking tool calls, as these scripted models do."""
+
 
 class PythonOnly:
     def features(self, path: Path) -> frozenset[IntelFeature]:
@@ -28,11 +31,11 @@ def test_offered_only_where_a_source_serves_the_workspace(tmp_path: Path) -> Non
     intel = ["find_references", "go_to_definition", "rename_symbol", "diagnostics"]
     assert tools.names[-4:] == intel
     assert API_LOOP.movement_tools(None, tools.names)[-4:] == intel
-    assert [n for n in LOCAL_LOOP.movement_tools(None, tools.names) if n in intel] == [
+    assert [n for n in TOOL_LOOP.movement_tools(None, tools.names) if n in intel] == [
         "rename_symbol"
     ]
-    assert intel_rule(LOCAL_LOOP, tools).startswith(
+    assert intel_rule(TOOL_LOOP, tools).startswith(
         "Code intelligence: rename_symbol renames a function, class or variable in every file."
     )
     assert "find_references" in intel_rule(API_LOOP, tools)
-    assert intel_rule(LOCAL_LOOP.replace(intel_tools=()), tools) == ""
+    assert intel_rule(TOOL_LOOP.replace(intel_tools=()), tools) == ""

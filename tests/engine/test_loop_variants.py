@@ -20,6 +20,9 @@ from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
 from cadenza.tools.registry import default_tools
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
 
+TOOL_LOOP = LOCAL_LOOP.replace(edit="old_string", ending="complete")
+"""The small-model profile speaking tool calls, as these scripted models do."""
+
 
 def make_session(
     tmp_path: Path, provider: ScriptedProvider, loop: LoopSettings, task: str = "do it"
@@ -47,7 +50,7 @@ def test_loop_settings_by_provider_and_config() -> None:
     tuned = config.merged({"loop": {"ending": "empty", "edit": "write_file"}}, "test")
     local = loop_settings(tuned, "local/x")
     assert local.ending == "empty" and local.edit == "write_file"
-    assert local.prime == LOCAL_LOOP.prime  # unset keys keep the provider's default
+    assert local.prime == TOOL_LOOP.prime  # unset keys keep the provider's default
     assert loop_settings(tuned, "anthropic/claude").edit == "write_file"
     # The engine knows the local completion bound, so the cut repair can double it: sized
     # per step from the task under reply_budget (None here), else the provider's default.
@@ -64,7 +67,7 @@ def test_loop_settings_by_provider_and_config() -> None:
 
 
 def test_offers_core_tools_and_one_edit_style() -> None:
-    local = LOCAL_LOOP
+    local = TOOL_LOOP
     assert local.offers("read_file") and local.offers("edit_file")
     assert not local.offers("write_file") and local.offers("run_command")
     assert not local.offers("replace_lines")
@@ -82,7 +85,7 @@ async def test_complete_ending_requires_a_call_every_step(tmp_path: Path) -> Non
             reply(call("complete", status="done", summary="read it")),
         ]
     )
-    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False, checks="rename"))
+    session, _ = make_session(tmp_path, provider, TOOL_LOOP.replace(prime=False, checks="rename"))
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn" and outcome.message == "read it"
     assert [r.tool_choice for r in provider.requests] == ["required", "required"]
@@ -119,7 +122,7 @@ async def test_repair_asks_once_more_and_keeps_the_cut_reply_out(tmp_path: Path)
         ]
     )
     session, editor = make_session(
-        tmp_path, provider, LOCAL_LOOP.replace(prime=False, checks="rename")
+        tmp_path, provider, TOOL_LOOP.replace(prime=False, checks="rename")
     )
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn"
@@ -148,7 +151,7 @@ async def test_a_second_cut_goes_on_as_a_miss(tmp_path: Path) -> None:
             reply(call("complete", status="done", summary="ok")),
         ]
     )
-    session, editor = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    session, editor = make_session(tmp_path, provider, TOOL_LOOP.replace(prime=False))
     await session.run()
     assert [r.recovered for r in events(editor, ContractRepaired)] == [False]
     finished = [e for e in events(editor, ToolCallFinished) if e.observation == "cut"]
@@ -159,7 +162,7 @@ async def test_stuck_limit_stops_with_a_question(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     same = call("read_file", path="a.py")
     provider = ScriptedProvider([reply(same)] * 5)
-    session, editor = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    session, editor = make_session(tmp_path, provider, TOOL_LOOP.replace(prime=False))
     outcome = await session.run()
     assert outcome.stop_reason == "needs_user_input"
     assert "read_file" in (outcome.missing_info or "") and outcome.why_no_default
@@ -175,7 +178,7 @@ async def test_repeats_run_when_told(tmp_path: Path) -> None:
     provider = ScriptedProvider(
         [reply(same), reply(same), reply(call("complete", status="done", summary="ok"))]
     )
-    loop = LOCAL_LOOP.replace(prime=False, repeats="run", stuck_limit=0)
+    loop = TOOL_LOOP.replace(prime=False, repeats="run", stuck_limit=0)
     session, _ = make_session(tmp_path, provider, loop)
     await session.run()
     results = [m.content for m in session.messages if isinstance(m, ToolMessage)]
@@ -228,7 +231,7 @@ async def test_primed_session_and_edit_echo(tmp_path: Path) -> None:
             reply(call("complete", status="done", summary="ok")),
         ]
     )
-    session, _ = make_session(tmp_path, provider, LOCAL_LOOP, task="Set B in a.py to 5.")
+    session, _ = make_session(tmp_path, provider, TOOL_LOOP, task="Set B in a.py to 5.")
     await session.run()
     first = provider.requests[0].messages
     assert isinstance(first[3], UserMessage) and "B = 2" in first[3].content
@@ -244,7 +247,7 @@ async def test_redone_edit_says_it_is_already_made(tmp_path: Path) -> None:
     provider = ScriptedProvider(
         [reply(edit), reply(edit), reply(call("complete", status="done", summary="ok"))]
     )
-    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    session, _ = make_session(tmp_path, provider, TOOL_LOOP.replace(prime=False))
     await session.run()
     second = [m for m in session.messages if isinstance(m, ToolMessage)][1]
     assert second.is_error and "already made" in second.content
@@ -259,11 +262,11 @@ def test_builtin_tools_are_the_registry_s() -> None:
 
 def test_movement_tool_lists_keep_an_edit_tool_and_what_they_name() -> None:
     names = ["read_file", "search", "edit_file", "write_file", "replace_lines", "ask_user"]
-    lines = LOCAL_LOOP.replace(edit="line_range")
+    lines = TOOL_LOOP.replace(edit="line_range")
     listed = ("read_file", "edit_file", "write_file", "ask_user")
     assert lines.movement_tools(listed, names) == ["read_file", "replace_lines", "ask_user"]
     assert lines.movement_tools(("read_file", "search"), names) == ["read_file", "search"]
-    assert LOCAL_LOOP.movement_tools(None, [*names, "mcp__x__y"]) == [
+    assert TOOL_LOOP.movement_tools(None, [*names, "mcp__x__y"]) == [
         "read_file",
         "search",
         "edit_file",
@@ -314,7 +317,7 @@ def test_priming_finds_files_past_the_overview_and_skips_big_ones(tmp_path: Path
 async def test_stuck_limit_counts_repeated_invalid_calls(tmp_path: Path) -> None:
     bad = ToolCall(id="b", name="read_file", arguments='{"path": 3}')
     provider = ScriptedProvider([reply(bad)] * 6)
-    session, editor = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    session, editor = make_session(tmp_path, provider, TOOL_LOOP.replace(prime=False))
     outcome = await session.run()
     assert outcome.stop_reason == "needs_user_input" and outcome.steps == 4
     assert {e.observation for e in events(editor, ToolCallFinished)} == {"invalid"}
@@ -352,7 +355,7 @@ async def test_done_gate_refuses_done_right_after_a_failure_once(tmp_path: Path)
     bad = call("edit_file", path="a.py", old_string="y = 1", new_string="y = 2")
     done = call("complete", status="done", summary="changed y")
     provider = ScriptedProvider([reply(bad), reply(done), reply(done)])
-    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False, checks="rename"))
+    session, _ = make_session(tmp_path, provider, TOOL_LOOP.replace(prime=False, checks="rename"))
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn" and outcome.steps == 3  # the second one counts
     refused = [m for m in session.messages if isinstance(m, ToolMessage)][1]
@@ -364,12 +367,12 @@ async def test_done_gate_lets_done_after_a_success_and_failed_through(tmp_path: 
     (tmp_path / "a.py").write_text("x = 1\n")
     ok = call("edit_file", path="a.py", old_string="x = 1", new_string="x = 2")
     provider = ScriptedProvider([reply(ok), reply(call("complete", status="done", summary="s"))])
-    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    session, _ = make_session(tmp_path, provider, TOOL_LOOP.replace(prime=False))
     assert (await session.run()).steps == 2
     bad = call("read_file", path="missing.py")
     give_up = call("complete", status="failed", summary="no such file")
     provider = ScriptedProvider([reply(bad), reply(give_up)])
-    session, _ = make_session(tmp_path, provider, LOCAL_LOOP.replace(prime=False))
+    session, _ = make_session(tmp_path, provider, TOOL_LOOP.replace(prime=False))
     assert (await session.run()).stop_reason == "failed"
 
 
@@ -394,7 +397,7 @@ async def test_echo_lists_what_a_rename_left_behind(tmp_path: Path) -> None:
     )
     provider = ScriptedProvider([reply(edit), reply(call("complete", status="done", summary="s"))])
     task = "Rename calc_area to compute_area in geometry.py and main.py."
-    session, _ = make_session(tmp_path, provider, LOCAL_LOOP, task=task)
+    session, _ = make_session(tmp_path, provider, TOOL_LOOP, task=task)
     await session.run()
     result = next(m for m in session.messages if isinstance(m, ToolMessage)).content
     assert result.endswith(
@@ -406,7 +409,7 @@ async def test_echo_lists_what_a_rename_left_behind(tmp_path: Path) -> None:
 
 async def test_done_gate_judges_the_same_reply_and_settled_errors(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
-    loop = LOCAL_LOOP.replace(prime=False, checks="rename")
+    loop = TOOL_LOOP.replace(prime=False, checks="rename")
     done = call("complete", status="done", summary="s")
     bad = call("edit_file", path="a.py", old_string="nope", new_string="y")
     ok = call("edit_file", path="a.py", old_string="x = 1", new_string="x = 2")

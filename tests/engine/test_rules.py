@@ -11,9 +11,12 @@ from cadenza.engine.variants import LOCAL_LOOP, LoopSettings
 from cadenza.messages import SystemMessage, ToolMessage
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
 
+TOOL_LOOP = LOCAL_LOOP.replace(edit="old_string", ending="complete")
+"""The small-model profile speaking tool calls, as these scripted models do."""
+
 
 def make_session(
-    root: Path, provider: ScriptedProvider, loop: LoopSettings = LOCAL_LOOP, context: int = 8192
+    root: Path, provider: ScriptedProvider, loop: LoopSettings = TOOL_LOOP, context: int = 8192
 ) -> tuple[Session, MemoryEditor]:
     editor = MemoryEditor()
     session = Session(
@@ -40,7 +43,7 @@ async def test_rule_files_go_into_the_system_prompt_and_are_announced(tmp_path: 
     (tmp_path / ".github" / "copilot-instructions.md").write_text("Be brief.\n")
     (tmp_path / ".cursorrules").write_bytes(b"\x00\x01binary")
     provider = ScriptedProvider([reply(DONE), reply(DONE)])
-    session, editor = make_session(tmp_path, provider, LOCAL_LOOP.replace(checks="off"))
+    session, editor = make_session(tmp_path, provider, TOOL_LOOP.replace(checks="off"))
     assert editor.events == []  # nothing before the session runs
     await session.run()
     system = session.messages[0]
@@ -78,11 +81,11 @@ def test_the_cap_scales_with_the_context(tmp_path: Path) -> None:
 
 async def test_no_rules_when_off_or_none(tmp_path: Path) -> None:
     provider = ScriptedProvider([reply(DONE)])
-    session, editor = make_session(tmp_path, provider, LOCAL_LOOP.replace(checks="off"))
+    session, editor = make_session(tmp_path, provider, TOOL_LOOP.replace(checks="off"))
     await session.run()
     assert not [e for e in editor.events if isinstance(e, RulesLoaded)]  # none found
     (tmp_path / "AGENTS.md").write_text("Use tabs.\n")
-    off = LOCAL_LOOP.replace(checks="off", rules=False)
+    off = TOOL_LOOP.replace(checks="off", rules=False)
     session, editor = make_session(tmp_path, ScriptedProvider([reply(DONE)]), off)
     await session.run()
     assert "Use tabs" not in session.messages[0].content
@@ -96,7 +99,7 @@ async def test_a_rule_file_changes_no_permission(tmp_path: Path) -> None:
     command = call("run_command", command="echo hi")
     provider = ScriptedProvider([reply(command), reply(DONE)])
     session, editor = make_session(tmp_path, provider)
-    assert session.settings.loop == LOCAL_LOOP
+    assert session.settings.loop == TOOL_LOOP
     await session.run()
     assert [r.name for r in editor.asked] == ["run_command"]  # still asked first
 

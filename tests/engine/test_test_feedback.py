@@ -24,6 +24,9 @@ from cadenza.engine.variants import LOCAL_LOOP
 from cadenza.messages import ToolMessage, UserMessage
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
 
+TOOL_LOOP = LOCAL_LOOP.replace(edit="old_string", ending="complete")
+"""The small-model profile speaking tool calls, as these scripted models do."""
+
 PYTEST = f"{sys.executable} -m pytest {PYTEST_ARGS}"
 """The detected command's options, with this interpreter (which has pytest)."""
 TASK = "Implement fewest_coins in coins.py so that the tests pass."
@@ -68,7 +71,7 @@ def make_session(
     root: Path, provider: ScriptedProvider, editor: MemoryEditor | None = None, **settings: object
 ) -> tuple[Session, MemoryEditor]:
     editor = editor or MemoryEditor()
-    options: dict[str, object] = {"loop": LOCAL_LOOP, "max_steps": 10, "test_command": PYTEST}
+    options: dict[str, object] = {"loop": TOOL_LOOP, "max_steps": 10, "test_command": PYTEST}
     options.update(settings)
     session = Session(
         session_id="s1",
@@ -200,7 +203,7 @@ async def test_a_run_that_does_not_finish_is_stopped_and_said_so(tmp_path: Path)
         [reply(edit("    raise NotImplementedError\n", RIGHT, "e1")), reply(DONE)]  # type: ignore[arg-type]
     )
     session, _ = make_session(
-        tmp_path, provider, test_timeout_s=3.0, loop=LOCAL_LOOP.replace(checks="off")
+        tmp_path, provider, test_timeout_s=3.0, loop=TOOL_LOOP.replace(checks="off")
     )
     with anyio.fail_after(60):
         await session.run()

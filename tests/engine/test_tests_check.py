@@ -29,6 +29,9 @@ from cadenza.tools.base import ToolResult
 from cadenza.tools.host import EditOutcome, FileEdit
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
 
+TOOL_LOOP = LOCAL_LOOP.replace(edit="old_string", ending="complete")
+"""The small-model profile speaking tool calls, as these scripted models do."""
+
 PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider"
 SCRIPT = f"{sys.executable} -S test_calc.py"
 """The same test without pytest's start-up (seconds on a loaded machine)."""
@@ -39,7 +42,7 @@ WRONG = call(
 RIGHT = call("edit_file", path="calc.py", old_string="return x", new_string="return 2 * x")
 FIX = call("edit_file", path="calc.py", old_string="return x + 1", new_string="return 2 * x")
 DONE = call("complete", status="done", summary="double fixed")
-CLAIM_ONLY = LOCAL_LOOP.replace(test_feedback=False)
+CLAIM_ONLY = TOOL_LOOP.replace(test_feedback=False)
 """The local loop with the tests run at the claim only (these tests are about that check)."""
 
 

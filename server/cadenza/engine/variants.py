@@ -176,11 +176,11 @@ edit echo, syntax guard, done gate, done checks (``checks = "off"``: existing sc
 end differently with them), tests after a change or reply budget; ``[loop]`` turns each on."""
 
 LOCAL_LOOP = LoopSettings(
-    ending="complete",
+    ending="empty",
     prime=True,
     repeats="observe",
     stuck_limit=3,
-    edit="old_string",
+    edit="text",
     core_tools=True,
     repair=True,
     edit_echo=True,
@@ -193,7 +193,10 @@ LOCAL_LOOP = LoopSettings(
     plan=False,
     candidates=0,  # declared, off: not measured yet (docs/local-model.md, "Candidates")
 )
-"""The embedded small models' default, chosen by measurement (docs/local-model.md)."""
+"""The embedded small models' default, chosen by measurement (docs/local-model.md): code as text
+in fenced blocks, not JSON strings (the 1.5B model's tool-call edits shrank to one-liners; on
+HumanEval tasks the text format passed where tool calls did not), a reply without blocks ends
+the turn, and the tests judge each change."""
 
 
 def finish_hint(ending: Ending) -> str:
