@@ -260,6 +260,9 @@ def test_choose_prefers_judged_replies_then_passes_then_length() -> None:
     assert choose([short, long], [Trial(passed=1), Trial(passed=2)]) == 1
     assert choose([short, long], [Trial(passed=None), Trial(passed=0)]) == 1
     assert choose([None, long], [Trial(passed=None), Trial(passed=None)]) == 1
+    # A reply without changes ties with a change that passes as many: the change is kept.
+    claim = reply(content="done")
+    assert choose([claim, long], [Trial(passed=4, changes=False), Trial(passed=4)]) == 1
 
 
 async def test_no_candidates_without_failed_tests_permission_or_time(tmp_path: Path) -> None:

@@ -171,7 +171,7 @@ class Candidates:
             return Trial(passed=None, why="it was cut")
         changes = file_changes(rt, reply.tool_calls)
         if not changes:
-            return before
+            return dataclasses.replace(before, changes=False)
         if any(c.name not in self.offered for c in changes):
             return Trial(passed=None, why="a change through a tool not offered")
         left = rt.clock.left_s
@@ -226,20 +226,21 @@ def lane_request(rt: Runtime, request: ModelRequest, lane: int) -> ModelRequest:
 
 
 def choose(replies: list[AssistantReply | None], trials: list[Trial]) -> int:
-    """The index of the reply kept: most tests passed, then the shortest, then the earliest.
+    """The index of the reply kept: most tests passed, a change, the shortest, the earliest.
 
     A reply that could not be judged loses to every judged one; none judged: the first reply
-    that came.
+    that came. A reply without changes ties with the changes that pass as many tests as the last
+    run, and would win as the shortest: it is a claim of done that the failing tests refuse.
     """
     judged = [i for i, t in enumerate(trials) if t.passed is not None and replies[i] is not None]
     if not judged:
         return next(i for i, r in enumerate(replies) if r is not None)
 
-    def rank(i: int) -> tuple[int, int, int]:
+    def rank(i: int) -> tuple[int, bool, int, int]:
         reply = replies[i]
         assert reply is not None
         passed = trials[i].passed or 0
-        return (-passed, reply_size(reply), i)
+        return (-passed, not trials[i].changes, reply_size(reply), i)
 
     return min(judged, key=rank)
 

@@ -57,11 +57,13 @@ class Trial:
         passed: Tests that passed there; None when it could not be judged.
         total: Tests counted in its run (passed, failed, errors), or None when unknown.
         why: Why it could not be judged ("" when it was).
+        changes: Whether the reply changes files; one that does not counts the last run.
     """
 
     passed: int | None
     total: int | None = None
     why: str = ""
+    changes: bool = True
 
 
 class ScratchHost:
