@@ -139,8 +139,10 @@ async def _release(live: LiveSession[F]) -> None:
     """Close the session's resources and its transcript."""
     try:
         await asyncio.wait_for(asyncio.shield(live.session.aclose()), RESOURCE_CLOSE_S)
-    except (TimeoutError, asyncio.CancelledError):
-        log.warning("session %s: its browser sessions did not close in time", live.session_id)
+    except TimeoutError:
+        log.warning("session %s: its resources did not close in time", live.session_id)
+    except asyncio.CancelledError:
+        log.info("session %s: the server stopped while its resources closed", live.session_id)
     except Exception:
         log.exception("session %s: closing its resources failed", live.session_id)
     if live.recorder is not None:
