@@ -90,10 +90,11 @@ def test_three_tasks_through_the_runner(tmp_path: Path) -> None:
         assert 0 <= result["repairs_recovered"] <= result["repairs"] <= result["steps"], result
         assert 0 <= result["steps"] <= MAX_STEPS, result
         if result["stop_reason"] in ("end_turn", "max_steps", "needs_user_input"):
-            # One model reply per step, plus one per repair; the first step must call a tool.
+            # One model reply per step, plus one per repair (a reply of the default text format
+            # may hold no call: it ends the turn).
             assert result["error"] is None
             assert result["replies"] == result["steps"] + result["repairs"] >= 1, result
-            assert result["tool_calls"] >= 1
+            assert result["tool_calls"] >= 0
             assert result["repeated_calls"] <= result["tool_calls"]
             assert 0 <= result["narration_turns"] <= result["replies"]
             assert result["tokens"] is not None

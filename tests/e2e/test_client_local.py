@@ -83,7 +83,8 @@ def assert_tool_calls_answered(events: list[ClientEvent]) -> None:
         for e in events
         if isinstance(e, ToolCallUpdate) and e.status in ("completed", "failed")
     }
-    assert started, "the model made no tool call (the first step requires one)"
+    # Under the default text format a reply may hold no call (a reply without blocks ends the
+    # turn): none started is an answer too.
     assert len(set(started)) == len(started), f"tool call ids repeat: {started}"
     assert set(started) <= finished, f"tool calls without a result: {set(started) - finished}"
 

@@ -13,6 +13,7 @@ import asyncio
 import itertools
 import subprocess
 import time
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -185,9 +186,12 @@ async def test_a_burst_of_keystrokes_with_cancels_reaches_the_model_at_most_twic
 async def test_a_task_on_one_slot_leaves_the_other_slots_cache(fim_server: LlamaServer) -> None:
     """An agent step keeps the completions' prompt cached, and a completion the agent's."""
     infill = InfillClient(fim_server.base_url, slot=COMPLETION_SLOT)
-    request = InfillRequest(prefix=SOURCE, prompt="    ", suffix="\n", n_predict=4, timeout_s=120)
+    # Prompts no other test of the module's shared server sent: each starts cold.
+    unique = uuid.uuid4().hex
+    prefix = f"# {unique}\n{SOURCE}"
+    request = InfillRequest(prefix=prefix, prompt="    ", suffix="\n", n_predict=4, timeout_s=120)
     chat = {
-        "messages": [{"role": "user", "content": "Name three colours, one word each."}],
+        "messages": [{"role": "user", "content": f"{unique}: name three colours, one word each."}],
         "max_tokens": 4,
         "id_slot": AGENT_SLOT,
         "cache_prompt": True,
