@@ -67,15 +67,20 @@ def protected_title(edit: FileEdit, files: list[tuple[str, str]]) -> str:
     return f"{verb[edit.kind]} the protected file {listed}"
 
 
-def refusal_reason(verdict: Verdict, files: list[tuple[str, str]], timeout_s: float) -> str:
-    """Why the edit was not applied, for the tool's error (the model reads it)."""
-    listed = "; ".join(f"{name} configures {what}" for name, what in files)
-    why = {
+def _why_not(verdict: Verdict, timeout_s: float) -> str:
+    """Why a consent question did not allow it, in the words both refusals use."""
+    return {
         "rejected": "the person declined",
         "cancelled": "the person declined (the request was dismissed or could not be shown)",
         "timeout": f"no answer came within {timeout_s:g} s",
         "allowed": "",
     }[verdict]
+
+
+def refusal_reason(verdict: Verdict, files: list[tuple[str, str]], timeout_s: float) -> str:
+    """Why the edit was not applied, for the tool's error (the model reads it)."""
+    listed = "; ".join(f"{name} configures {what}" for name, what in files)
+    why = _why_not(verdict, timeout_s)
     return (
         f"it is a protected file ({listed}), so changing it needs the person's consent each "
         f"time, and {why}. Do not retry: leave it as it is, do the task without changing it, "
@@ -149,12 +154,7 @@ class ProtectedWrites:
 
 def local_refusal(verdict: Verdict, target: str, timeout_s: float) -> str:
     """Why a fetch of a local address did not happen, for the tool's error (the model reads it)."""
-    why = {
-        "rejected": "the person declined",
-        "cancelled": "the person declined (the request was dismissed or could not be shown)",
-        "timeout": f"no answer came within {timeout_s:g} s",
-        "allowed": "",
-    }[verdict]
+    why = _why_not(verdict, timeout_s)
     return (
         f"{target} is on the person's machine or local network, so fetching it needs their "
         f"consent each time, and {why}. Do not retry it: do the task without that page, or "
