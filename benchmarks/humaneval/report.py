@@ -84,7 +84,11 @@ def summarize(results: list[dict[str, Any]], system: str) -> dict[str, Any]:
         return {"tasks": 0}
     passed = sum(r["passed"] for r in rows)
     tests = sum(r["tests_total"] for r in rows)
-    completion = [r["tokens"]["completion_tokens"] for r in rows if r.get("tokens")]
+    completion = [
+        r["tokens"]["completion_tokens"]
+        for r in rows
+        if r.get("tokens") and r["tokens"].get("completion_tokens") is not None
+    ]
     summary = {
         "tasks": len(rows),
         "passed": passed,

@@ -1,7 +1,7 @@
 """HumanEval as implement-from-a-description tasks: Cadenza and aider, interleaved, one server.
 
-    python -m benchmarks.humaneval.run [--limit N] [--tasks he000,he032] [--systems cadenza,aider]
-        [--variant default] [--model qwen2.5-coder-1.5b] [--timeout S] [--aider-venv DIR]
+    python -m benchmarks.humaneval.run [--limit N] [--tasks he000,he032]
+        [--systems cadenza,aider,model] [--variant default] [--model qwen2.5-coder-1.5b] [--timeout S] [--aider-venv DIR]
     python -m benchmarks.humaneval.run --show benchmarks/results/humaneval-DATE.json
 
 One llama-server is started the way Cadenza's local provider starts its own (the same GGUF,
@@ -43,13 +43,15 @@ from benchmarks.humaneval.aider_run import (
     write_settings,
 )
 from benchmarks.humaneval.judge import HumanEvalTask, build_tasks
+from benchmarks.humaneval.model_alone import run_model_alone
 from benchmarks.humaneval.problems import load_problems, select
 from cadenza.config import CadenzaConfig
 from cadenza.providers.llama_server import LlamaServer
 from cadenza.providers.local import DEFAULT_MAX_TOKENS, ENV_SHARED_SERVER
 from cadenza.providers.models import model_path
 
-SYSTEMS = ("cadenza", "aider")
+SYSTEMS = ("cadenza", "aider", "model")
+"""``model`` is the model alone: one request per problem (``model_alone``)."""
 DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 DEFAULT_TIMEOUT_S = 600.0
 """Per system and task (the issue's measurement stopped exercises at 10 minutes too)."""
@@ -196,6 +198,19 @@ async def run_all(
                         folder=folder,
                         log=log,
                     )
+                elif system == "model":
+                    folder.mkdir(parents=True)
+                    piece = LogSlice(log)
+                    result = await asyncio.to_thread(
+                        run_model_alone,
+                        task,
+                        base_url=server.base_url,
+                        model=model,
+                        max_tokens=DEFAULT_MAX_TOKENS,
+                        timeout=timeout,
+                        folder=folder / "run",
+                    )
+                    result["tokens"] = piece.save(folder / "llama-server.log") or result["tokens"]
                 else:
                     result = await run_aider_task(
                         task, setup=setup, timeout=timeout, folder=folder, log=log
@@ -223,8 +238,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--limit", type=int, help="the first N tasks of the selection")
     parser.add_argument(
         "--systems",
-        default=",".join(SYSTEMS),
-        help="cadenza,aider; cadenza:VARIANT adds a loop variant to the same run",
+        default="cadenza,aider",
+        help="cadenza,aider,model (the model alone); cadenza:VARIANT adds a loop variant",
     )
     parser.add_argument("--variant", default="default", choices=sorted(VARIANTS))
     parser.add_argument("--model", default=DEFAULT_MODEL, help="a pinned local model")
