@@ -671,7 +671,7 @@ def table(report: dict[str, Any]) -> Table:
 
 
 def markdown(report: dict[str, Any]) -> str:
-    """The per-task results as a Markdown table (for docs/local-model.md)."""
+    """The per-task results as a Markdown table (for docs/lab/local-model-log.md)."""
     rows = [
         "| task | ok | stop | steps | s | calls | repeated | narration | cut | misses "
         "| repaired | out tokens | checker |",

@@ -2,9 +2,14 @@
 
 The limiter's arithmetic alone (a fake clock), then the whole path on a local Ray cluster:
 three sessions against the scripted model server process, whose first request of one task is
-answered 429 with ``Retry-After``. The server's own log of arrivals shows that no session's
-request arrived during the pause and that the first requests after it were spaced; the 429
+answered 429 with ``Retry-After``. The server's own log of arrivals shows that no request sent
+after the 429 arrived during the pause and that the requests after it were spaced; the 429
 never reached a session (each still made its two model requests and finished).
+
+The Ray path's timing checks assert only what causality guarantees, so load cannot fail them: the
+limiter learns of the 429 after the server stamped it, and a slot is never used before it is
+due, so a late process only makes arrivals later. Bounds are lower bounds on the server's
+receive timestamps (one monotonic clock for every process of the machine), never upper ones.
 """
 
 from __future__ import annotations
@@ -22,10 +27,10 @@ from tests.batch.conftest import ModelServer, cadenza_batch, make_repo
 
 PAUSE_S = 8.0
 """Long enough that the other sessions, started with the first, ask during the pause."""
-TOLERANCE_S = 0.15
-"""Clock and scheduling slack between the limiter's grant and the server's arrival stamp."""
-IN_FLIGHT_S = 1.0
-"""Requests arriving this soon after the 429 were sent before anyone could have seen it."""
+ROUNDING_S = 0.01
+"""Float rounding between the limiter's relative waits and the server's absolute stamps."""
+HANG_S = 900
+"""Bounds a hang, not the speed: under load Ray alone took 100 s to start here."""
 
 
 class Clock:
@@ -75,7 +80,7 @@ def test_a_429_backs_off_the_whole_batch(
         env=batch_env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=HANG_S,
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stdout + done.stderr
@@ -86,21 +91,24 @@ def test_a_429_backs_off_the_whole_batch(
     log: list[dict[str, Any]] = model.stats()["log"]
     assert len(log) == 7  # three sessions of two requests, and the 429
     assert log[0]["status"] == 429 and all(entry["status"] == 200 for entry in log[1:])
-    pause_ends = log[0]["t"] + PAUSE_S
-    # The sessions start together: another session's first request may already be on the wire
-    # when the 429 is answered (a limiter cannot recall it). Those arrive within moments of the
-    # 429; every request sent after the limiter learnt of it waits for the pause.
     first = log[0]
-    in_flight = [
-        e
-        for e in log[1:]
-        if e["task"] != first["task"] and e["step"] == 0 and e["t"] - first["t"] < IN_FLIGHT_S
-    ]
-    after = [e for e in log[1:] if e not in in_flight]
-    assert len(in_flight) <= 2, log
-    # No request sent after the 429 arrived during the pause: the backoff was batch-wide.
-    assert all(entry["t"] >= pause_ends - TOLERANCE_S for entry in after), log
-    assert len({entry["task"] for entry in after}) == 3  # every session's next request waited
-    # The first requests after the pause were spaced by the limiter's interval.
-    if len(after) >= 2:
-        assert after[1]["t"] - after[0]["t"] >= BASE_DELAY_S - TOLERANCE_S, after
+    # The limiter heard of the 429 after the server stamped it: its pause ends no earlier.
+    pause_ends = first["t"] + PAUSE_S
+    # The sessions start together: another session's first request may already have its slot
+    # when the 429 is answered (a limiter cannot recall it), and arrives during the pause. The
+    # 429's own retry is asked for by the proxy that reported the 429, after the report; every
+    # session's second request comes after a whole step of its session, begun by a reply the
+    # server sent after the 429 (the report is one local round trip, a step is several). So
+    # they are asked for once the limiter knew, and wait for the pause.
+    may_be_in_flight = [e for e in log[1:] if e["task"] != first["task"] and e["step"] == 0]
+    must_wait = [e for e in log[1:] if e not in may_be_in_flight]
+    assert len(may_be_in_flight) == 2 and len(must_wait) == 4, log
+    assert len({e["task"] for e in must_wait}) == 3  # every session's next request waited
+    # No request asked for after the 429 arrived during the pause: the backoff was batch-wide.
+    assert all(e["t"] >= pause_ends - ROUNDING_S for e in must_wait), log
+    # After the pause the slots were spaced: the 429 set the interval to BASE_DELAY_S, and only
+    # the (at most two) requests already in flight can have halved it before the first slot
+    # after the pause, so the second slot came at least a quarter of it later. Arrivals are
+    # never earlier than their slots, so the second arrival after the pause is no earlier.
+    waited = sorted(e["t"] for e in must_wait)
+    assert waited[1] >= pause_ends + BASE_DELAY_S / 4 - ROUNDING_S, (pause_ends, must_wait)

@@ -1,8 +1,9 @@
 """The edit echo (``LoopSettings.edit_echo``): what a successful edit's result also says.
 
-With the small local models (docs/local-model.md): after ``edited a.py: 1 replacement(s)`` they
-often redo the same edit or stop without finishing. The echo shows the changed lines as the
-file now reads them (as Claude Code's edit result shows a snippet) and says how to finish.
+With the small local models (docs/lab/local-model-log.md): after ``edited a.py: 1
+replacement(s)`` they often redo the same edit or stop without finishing. The echo shows the
+changed lines as the file now reads them (as Claude Code's edit result shows a snippet) and
+says how to finish.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Small models, after an edit failed (``old_string`` not found, a syntax error ref
 claim the task done at once, claiming a change that was never made. The gate refuses such a
 call once per movement, structurally (the last workspace call of this movement run failed, and
 not with a settled error such as "already made"), and says what failed; a later ``complete`` is
-accepted (the same reply's later ones are refused too). docs/local-model.md has the
+accepted (the same reply's later ones are refused too). docs/lab/local-model-log.md has the
 measurements.
 """
 

@@ -1,9 +1,9 @@
 """Loop variants: how a session asks its model to act, to edit and to end.
 
 Each knob was measured on ``benchmarks/agent_tasks`` with the small local models
-(docs/local-model.md has the tables). ``LOCAL_LOOP`` holds the winners and is the default of
-the ``local`` provider; other providers use ``API_LOOP``. ``[loop]`` in ``cadenza.toml``
-overrides either.
+(docs/lab/local-model-log.md has the tables; docs/local-model.md what each knob does).
+``LOCAL_LOOP`` holds the winners and is the default of the ``local`` provider; other providers
+use ``API_LOOP``. ``[loop]`` in ``cadenza.toml`` overrides either.
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ LOCAL_LOOP = LoopSettings(
     test_feedback=True,
     reply_budget=True,
     plan=False,
-    candidates=0,  # declared, off: not measured yet (docs/local-model.md, "Candidates")
+    candidates=0,  # declared, off: no gain measured yet (docs/local-model.md, "Candidates")
 )
 """The embedded small models' default, chosen by measurement (docs/local-model.md): code as text
 in fenced blocks, not JSON strings (the 1.5B model's tool-call edits shrank to one-liners; on

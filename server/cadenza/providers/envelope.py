@@ -140,8 +140,9 @@ def _example_edit(tools: list[ToolSpec]) -> tuple[str, str]:
     """The worked example's edit call with the edit tool the session offers.
 
     Several lines, copied as they are and changed as they must become. Small models imitate
-    the examples closely (docs/local-model.md): with only a rename example they edited single lines
-    found by a search; with only this one they stopped finding every place of a rename.
+    the examples closely (docs/lab/local-model-log.md): with only a rename example they edited
+    single lines found by a search; with only this one they stopped finding every place of a
+    rename.
     """
     names = {t.name for t in tools}
     if "edit_file" in names or not names & {"write_file", "replace_lines"}:

@@ -285,7 +285,7 @@ class CreateFile(FileChangeTool[CreateFileArgs]):
 
     Small models answer "implement this stub" with ``create_file`` and the whole file, and
     with a refusal ("exists already") they sent an edit that changed nothing and gave up
-    (docs/local-model.md). For a small file whose content reads as a whole rewrite
+    (docs/lab/local-model-log.md). For a small file whose content reads as a whole rewrite
     (``_rewrites``) that is a whole-file write, and the result says so.
     """
 

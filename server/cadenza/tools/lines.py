@@ -2,7 +2,7 @@
 
 The model names a 1-based, inclusive line range as ``read_file`` numbers it under that style
 (``12| text``) and the lines that replace it; measured against exact ``old_string``
-replacement and whole-file writes on the agent task set (docs/local-model.md).
+replacement and whole-file writes on the agent task set (docs/lab/local-model-log.md).
 """
 
 from __future__ import annotations

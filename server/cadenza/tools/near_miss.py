@@ -1,11 +1,11 @@
 """What the file has where an ``old_string`` that was not found was meant to be.
 
-On the ``checked`` task set (docs/local-model.md) the 1.5B model's ``old_string`` often named the
-right place but left lines out (a function's first line and its body, without the docstring
-between) or changed quotes; "not found, copy the exact text" then made it give up or repeat the
-call. As Aider answers a failed search block with the lines it probably meant, the error shows
-the file's own text of that place, to copy. Nothing is applied from a near miss: the edit stays
-refused, so an ambiguous or wrong guess changes nothing.
+On the ``checked`` task set (docs/lab/local-model-log.md) the 1.5B model's ``old_string``
+often named the right place but left lines out (a function's first line and its body, without
+the docstring between) or changed quotes; "not found, copy the exact text" then made it give up
+or repeat the call. As Aider answers a failed search block with the lines it probably meant,
+the error shows the file's own text of that place, to copy. Nothing is applied from a near
+miss: the edit stays refused, so an ambiguous or wrong guess changes nothing.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 As SWE-agent's edit linting does (Yang et al., "SWE-agent: Agent-Computer Interfaces", 2024): a
 change that turns a file that parsed into one that does not is not written; the model reads
 where the syntax broke and makes the edit again. Measured with the small local models
-(docs/local-model.md). Python is compiled in process (by the server's Python: newer syntax
+(docs/lab/local-model-log.md). Python is compiled in process (by the server's Python: newer syntax
 reads as an error), shell (``bash -n``, scripts for sh/bash only) and JavaScript (``node
 --check``, not with JSX) by their own tools when installed. A file that did not parse before is
 not guarded (the task may be to fix it), and the same change made again is let through: a
