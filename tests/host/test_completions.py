@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 
 import pytest
 
@@ -12,14 +11,22 @@ from cadenza.config import CadenzaConfig
 from cadenza.host.completion_context import (
     CHARS_PER_TOKEN,
     CHUNK_LINES,
+    SCAN_AROUND_LINES,
+    SCAN_HEAD_LINES,
     CompletionBudget,
     Cursor,
     ExtraContext,
     RecentChunks,
     infill_request,
+    scanned_text,
     trim_completion,
 )
-from cadenza.host.completions import CompletionQuery, CompletionService, local_infill_source
+from cadenza.host.completions import (
+    CompletionQuery,
+    CompletionService,
+    _first_difference,
+    local_infill_source,
+)
 from cadenza.host.providers import ProviderPool
 from cadenza.providers.base import ProviderError
 from cadenza.providers.infill import (
@@ -59,6 +66,14 @@ def service_with(fake: FakeInfill, **kwargs: object) -> CompletionService:
         return fake
 
     return CompletionService(source, **kwargs)  # type: ignore[arg-type]
+
+
+def lines(text: str) -> list[str]:
+    return text.split("\n")
+
+
+def at(text: str, line: int = 0) -> Cursor:
+    return Cursor(text=text, line=line, column=0)
 
 
 def query(text: str = "y = \nz = 2\n", line: int = 0, column: int = 4) -> CompletionQuery:
@@ -136,10 +151,10 @@ HELPERS = "def helper(x):\n    return x + 1\n"
 
 def test_extra_chunks_are_related_chunks_of_other_documents_within_the_budget() -> None:
     ring = RecentChunks(size=8)
-    ring.note("file:///w/helpers.py", "helpers.py", HELPERS, 0)
-    ring.note("file:///w/other.py", "other.py", "def unrelated():\n    pass\n", 0)
-    ring.note("file:///w/shapes.py", "shapes.py", "PI = 3.14\n", 0)
-    ring.note("file:///w/big.py", "big.py", "def helper_two():\n" + "    x = 1\n" * 15, 0)
+    ring.note("file:///w/helpers.py", "helpers.py", lines(HELPERS), 0)
+    ring.note("file:///w/other.py", "other.py", lines("def unrelated():\n    pass\n"), 0)
+    ring.note("file:///w/shapes.py", "shapes.py", lines("PI = 3.14\n"), 0)
+    ring.note("file:///w/big.py", "big.py", lines("def helper_two():\n" + "    x = 1\n" * 15), 0)
     text = "import shapes\nfrom helpers import helper\n\nhelper_two(helper(2))\n"
     budget = (len(HELPERS) + len("helpers.py") + len("PI = 3.14\n") + len("shapes.py")) // 3 + 1
     chunks, sources = ring.related("file:///w/a.py", text, budget)
@@ -153,11 +168,13 @@ def test_extra_chunks_are_related_chunks_of_other_documents_within_the_budget() 
 def test_a_chunk_is_the_lines_around_the_change_and_replaces_an_overlapping_one() -> None:
     ring = RecentChunks(size=3)
     text = "\n".join(f"def f{n}(): pass" for n in range(100))
-    ring.note("file:///b", "b.py", text, 50)
+    ring.note("file:///b", "b.py", lines(text), 50)
     chunks, _ = ring.related("file:///a", "f50()", 1000)
     assert chunks[0].text.split("\n")[0] == f"def f{50 - CHUNK_LINES // 2}(): pass"
     assert len(chunks[0].text.split("\n")) == CHUNK_LINES
-    ring.note("file:///b", "b.py", text.replace("f50()", "g50()"), 52)  # overlaps: replaces it
+    ring.note(
+        "file:///b", "b.py", lines(text.replace("f50()", "g50()")), 52
+    )  # overlaps: replaces it
     chunks, _ = ring.related("file:///a", "f50() g50()", 1000)
     assert len(chunks) == 1 and "g50" in chunks[0].text
 
@@ -165,34 +182,75 @@ def test_a_chunk_is_the_lines_around_the_change_and_replaces_an_overlapping_one(
 def test_a_documents_extra_chunks_stay_as_chosen_while_other_documents_change() -> None:
     now = [0.0]
     extras = ExtraContext(RecentChunks(), refresh_s=30, clock=lambda: now[0])
-    extras.ring.note("file:///w/helpers.py", "helpers.py", HELPERS, 0)
+    extras.ring.note("file:///w/helpers.py", "helpers.py", lines(HELPERS), 0)
     text = "from helpers import helper\nhelper(1)\n"
-    first = extras.choose("file:///w/a.py", text, 384)
+    first = extras.choose("file:///w/a.py", at(text), 384)
     assert [c.filename for c in first] == ["helpers.py"]
     # Edits elsewhere and a newly opened related document: the prompt's start stays the same.
-    extras.ring.note("file:///w/helpers.py", "helpers.py", HELPERS + "def more(): pass\n", 2)
-    extras.ring.note("file:///w/util.py", "util.py", "def helper2(): pass\n", 0)
+    extras.ring.note("file:///w/helpers.py", "helpers.py", lines(HELPERS + "def more(): pass\n"), 2)
+    extras.ring.note("file:///w/util.py", "util.py", lines("def helper2(): pass\n"), 0)
     now[0] = 29.0
-    assert extras.choose("file:///w/a.py", text + "helper2()\n", 384) is first
+    assert extras.choose("file:///w/a.py", at(text + "helper2()\n"), 384) is first
     # Each document keeps its own choice.
-    other = extras.choose("file:///w/c.py", "helper2()\n", 384)
+    other = extras.choose("file:///w/c.py", at("helper2()\n"), 384)
     assert [c.filename for c in other] == ["util.py"]
-    assert extras.choose("file:///w/a.py", text + "helper2()\n", 384) is first
+    assert extras.choose("file:///w/a.py", at(text + "helper2()\n"), 384) is first
     # Later, the choice is made again from what is there now.
     now[0] = 31.0
-    again = extras.choose("file:///w/a.py", text + "helper2()\n", 384)
+    again = extras.choose("file:///w/a.py", at(text + "helper2()\n"), 384)
     assert [c.filename for c in again] == ["helpers.py", "util.py"]
     assert "def more" in again[0].text
 
 
 def test_closing_a_document_drops_its_chunks_from_every_choice_at_once() -> None:
     extras = ExtraContext(RecentChunks(), refresh_s=1000, clock=lambda: 0.0)
-    extras.ring.note("file:///w/helpers.py", "helpers.py", HELPERS, 0)
-    extras.ring.note("file:///w/util.py", "util.py", "def helper2(): pass\n", 0)
+    extras.ring.note("file:///w/helpers.py", "helpers.py", lines(HELPERS), 0)
+    extras.ring.note("file:///w/util.py", "util.py", lines("def helper2(): pass\n"), 0)
     text = "helper(helper2())\n"
-    assert len(extras.choose("file:///w/a.py", text, 384)) == 2
+    assert len(extras.choose("file:///w/a.py", at(text), 384)) == 2
     extras.forget("file:///w/util.py")
-    assert [c.filename for c in extras.choose("file:///w/a.py", text, 384)] == ["helpers.py"]
+    assert [c.filename for c in extras.choose("file:///w/a.py", at(text), 384)] == ["helpers.py"]
+
+
+OLD = "\n".join(f"def f{n}(): pass" for n in range(100))
+
+
+@pytest.mark.parametrize(
+    ("new", "line"),
+    [
+        (OLD.replace("f60()", "f60(x)"), 60),  # a change in a line
+        (OLD.replace("f70(): pass", "f70(): pass\nrésumé = 1"), 71),  # a line added after it
+        (OLD.replace("def f80(): pass\n", ""), 80),  # a line deleted
+        (OLD + "\n", 99),  # a new last line: the old last line ends differently
+        (OLD, 99),  # nothing changed: the last line
+    ],
+)
+def test_an_edit_notes_the_chunk_around_its_first_changed_line(new: str, line: int) -> None:
+    assert _first_difference(OLD, new) == line
+    service = service_with(FakeInfill())
+    service.seen("file:///b", "b.py", OLD)
+    service.recent.forget("file:///b")
+    service.seen("file:///b", "b.py", new)
+    [chunk], _ = service.recent.related("file:///a", f"f{line - 1}()", 1000)
+    assert chunk.text.split("\n")[0] == new.split("\n")[line - CHUNK_LINES // 2]
+
+
+def test_extra_chunks_are_related_by_the_documents_top_and_the_cursors_region() -> None:
+    # A long document is never searched whole: its imports and the lines around the cursor.
+    ring = RecentChunks()
+    for name in ("head", "near", "far"):
+        ring.note(f"file:///w/{name}.py", f"{name}.py", [f"def {name}_helper(): pass"], 0)
+    body = [f"x{n} = {n}" for n in range(5000)]
+    body[3] = "from head import head_helper"
+    body[4000] = "near_helper()"
+    body[1000] = "far_helper()"  # neither at the top nor near the cursor
+    cursor = Cursor(text="\n".join(body), line=4100, column=0)
+    scanned = scanned_text(cursor)
+    assert len(scanned.split("\n")) == SCAN_HEAD_LINES + 2 * SCAN_AROUND_LINES + 1
+    chunks = ExtraContext(ring).choose("file:///w/a.py", cursor, 384)
+    assert sorted(c.filename for c in chunks) == ["head.py", "near.py"]
+    short = Cursor(text="\n".join(body[:1000]), line=10, column=0)
+    assert scanned_text(short) is short.text
 
 
 async def test_requests_in_one_document_send_the_same_extra_chunks_while_others_change() -> None:
@@ -214,19 +272,98 @@ async def test_requests_in_one_document_send_the_same_extra_chunks_while_others_
 # --- dropping, superseding, cancelling -------------------------------------------------------
 
 
-async def test_a_burst_of_requests_reaches_the_model_once_or_twice() -> None:
-    fake = FakeInfill(delay=0.05)
-    service = service_with(fake, debounce_s=0.03)
+class Clock:
+    """Scripted arrival times (seconds): the service's burst rule reads these, not the wall."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def turns(count: int = 10) -> None:
+    """Let the event loop run the started requests until they wait or call the model."""
+    for _ in range(count):
+        await asyncio.sleep(0)
+
+
+async def test_a_burst_of_keystrokes_reaches_the_model_twice_its_first_and_its_last() -> None:
+    # 20 keystrokes 50 ms apart while the model takes longer than that: each arrives while the
+    # one before waits or runs, so it waits and the next one drops it.
+    clock, fake = Clock(), FakeInfill(delay=30.0)
+    service = service_with(fake, debounce_s=0.5, clock=clock)
     tasks = []
     for n in range(20):
+        clock.now = n * 0.05
         text = "y = " + "a" * n + "\n"
         tasks.append(asyncio.create_task(service.complete(query(text, 0, 4 + n))))
-        await asyncio.sleep(0.01)
-    answers = await asyncio.gather(*tasks)
-    assert len(fake.requests) <= 2
-    assert answers[-1].outcome == "completed" and answers[-1].text == "x + 1"
-    assert sum(a.outcome == "superseded" for a in answers) >= 18
-    assert all(a.text == "" for a in answers[:-1])
+        await turns()
+    assert len(fake.requests) == 1  # the first, at once; the others wait
+    fake.delay = 0.0
+    answers = await asyncio.wait_for(asyncio.gather(*tasks), 10)
+    assert len(fake.requests) == 2 and fake.requests[-1].prompt == "y = " + "a" * 19
+    assert fake.cancelled == 1  # the first call, by the second keystroke
+    assert [a.outcome for a in answers] == ["superseded"] * 19 + ["completed"]
+    assert service.stats.model_requests == 2
+
+
+async def test_a_lone_keystroke_right_after_an_answer_goes_to_the_model_at_once() -> None:
+    # Closer behind the previous request than the wait, but its answer came: no burst. A wait
+    # here would be 30 s, past the test's 5 s limit.
+    clock, fake = Clock(), FakeInfill()
+    service = service_with(fake, debounce_s=30.0, clock=clock)
+    for n in range(3):
+        clock.now = n * 0.02
+        answer = await asyncio.wait_for(service.complete(query()), 5)
+        assert answer.outcome == "completed"
+    assert len(fake.requests) == 3
+
+
+async def test_a_keystroke_while_the_previous_one_runs_waits_and_the_newest_goes() -> None:
+    clock, fake = Clock(), FakeInfill(delay=30.0)
+    service = service_with(fake, debounce_s=0.5, clock=clock)
+    first = asyncio.create_task(service.complete(query()))
+    await turns()
+    assert len(fake.requests) == 1
+    clock.now = 0.03
+    fake.delay = 0.0
+    second = asyncio.create_task(service.complete(query()))
+    await turns()
+    assert len(fake.requests) == 1  # waiting for a newer keystroke
+    assert (await first).outcome == "superseded" and fake.cancelled == 1
+    assert (await asyncio.wait_for(second, 5)).outcome == "completed"
+    assert len(fake.requests) == 2
+
+
+async def test_a_keystroke_after_a_cancelled_request_waits() -> None:
+    # The editor cancelled the previous request ($/cancelRequest): typing goes on.
+    clock, fake = Clock(), FakeInfill(delay=30.0)
+    service = service_with(fake, debounce_s=0.5, clock=clock)
+    first = asyncio.create_task(service.complete(query()))
+    await turns()
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    clock.now = 0.03
+    fake.delay = 0.0
+    second = asyncio.create_task(service.complete(query()))
+    await turns()
+    assert len(fake.requests) == 1
+    assert (await asyncio.wait_for(second, 5)).outcome == "completed"
+    assert len(fake.requests) == 2
+
+
+async def test_a_keystroke_after_a_pause_goes_at_once_and_cancels_the_running_call() -> None:
+    clock, fake = Clock(), FakeInfill(delay=30.0)
+    service = service_with(fake, debounce_s=30.0, clock=clock)
+    first = asyncio.create_task(service.complete(query()))
+    await turns()
+    clock.now = 30.0
+    fake.delay = 0.0
+    second = await asyncio.wait_for(service.complete(query()), 5)
+    assert (await first).outcome == "superseded" and second.outcome == "completed"
+    assert len(fake.requests) == 2 and fake.cancelled == 1
 
 
 async def test_a_newer_request_cancels_the_running_model_call() -> None:
@@ -241,32 +378,18 @@ async def test_a_newer_request_cancels_the_running_model_call() -> None:
     assert fake.cancelled == 1 and second.outcome == "completed"
 
 
-async def test_a_request_after_a_pause_goes_at_once_and_one_close_behind_waits() -> None:
-    fake = FakeInfill()
-    service = service_with(fake, debounce_s=0.3)
-    started = time.monotonic()
-    assert (await service.complete(query())).outcome == "completed"
-    assert time.monotonic() - started < 0.2
-    started = time.monotonic()
-    assert (await service.complete(query())).outcome == "completed"  # right after the first
-    assert time.monotonic() - started >= 0.3
-    await asyncio.sleep(0.35)
-    started = time.monotonic()
-    assert (await service.complete(query())).outcome == "completed"
-    assert time.monotonic() - started < 0.2
-
-
 async def test_a_cancelled_request_never_reaches_the_model_or_stops_its_call() -> None:
-    fake = FakeInfill(delay=1.0)
-    service = service_with(fake, debounce_s=0.05)
+    clock, fake = Clock(), FakeInfill(delay=1.0)
+    service = service_with(fake, debounce_s=0.3, clock=clock)
     first = asyncio.create_task(service.complete(query()))  # after a pause: at once
-    await asyncio.sleep(0.01)
-    waiting = asyncio.create_task(service.complete(query()))  # close behind: waits
-    await asyncio.sleep(0.01)
+    await turns()
+    clock.now = 0.01
+    waiting = asyncio.create_task(service.complete(query()))  # the first runs: waits
+    await turns()
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting
-    await asyncio.sleep(0.06)
+    await asyncio.sleep(0.35)
     assert len(fake.requests) == 1 and fake.cancelled == 1
     assert (await first).outcome == "superseded"
     service.debounce_s = 0
@@ -324,6 +447,11 @@ async def test_a_model_without_fim_tokens_answers_empty_and_says_so_once(
         answers = [await service.complete(query()) for _ in range(3)]
     assert {a.outcome for a in answers} == {"unsupported"}
     assert len([r for r in caplog.records if "completions are off" in r.getMessage()]) == 1
+    # The person hears why once (the first answer's detail), not at every keystroke.
+    assert answers[0].detail == (
+        "inline completions are off: the model cannot fill in the middle (prefix token is missing)"
+    )
+    assert [a.detail for a in answers[1:]] == ["", ""]
 
 
 async def test_a_non_local_provider_answers_empty_without_a_model_call(
@@ -339,6 +467,7 @@ async def test_a_non_local_provider_answers_empty_without_a_model_call(
     assert [a.text for a in answers] == ["", ""]
     said = [r.getMessage() for r in caplog.records if "completions are off" in r.getMessage()]
     assert len(said) == 1 and "local model" in said[0]
+    assert [a.detail for a in answers] == [said[0], ""]
 
 
 async def test_cancelling_a_request_never_cancels_the_model_server_start() -> None:

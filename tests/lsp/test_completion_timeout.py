@@ -1,4 +1,5 @@
-"""An invoked completion past the time limit says so; ``cadenza complete`` prints it."""
+"""Why nothing came goes to the editor's log: an invoked completion past the time limit, and
+the first request a model that cannot fill in the middle gets; ``cadenza complete`` prints it."""
 
 from __future__ import annotations
 
@@ -25,11 +26,22 @@ class TimedOut:
         return CompletionAnswer(text="", outcome="timeout", detail=detail)
 
 
-def server() -> Any:
+class Unsupported:
+    """The first answer says why completions are off, the later ones nothing."""
+
+    def __init__(self) -> None:
+        self.details = ["inline completions are off: openai/x cannot fill in the middle"]
+
+    async def complete(self, query: Any) -> CompletionAnswer:
+        detail = self.details.pop() if self.details else ""
+        return CompletionAnswer(text="", outcome="unsupported", detail=detail)
+
+
+def server(service: Any = None) -> Any:
     logged: list[types.LogMessageParams] = []
     workspace = SimpleNamespace(text_documents={URI: TextDocument(URI, "x = \n")}, root_path="/w")
     ls = SimpleNamespace(workspace=workspace, window_log_message=logged.append, logged=logged)
-    ls._cadenza_completions = TimedOut()
+    ls._cadenza_completions = service or TimedOut()
     return ls
 
 
@@ -56,6 +68,18 @@ async def test_an_automatic_completion_past_the_time_limit_stays_silent() -> Non
     ls = server()
     await completions.inline_completion(ls, params(types.InlineCompletionTriggerKind.Automatic))
     assert ls.logged == []
+
+
+async def test_why_completions_are_off_is_logged_once_never_shown() -> None:
+    ls = server(Unsupported())
+    for _ in range(3):
+        answer = await completions.inline_completion(
+            ls, params(types.InlineCompletionTriggerKind.Automatic)
+        )
+        assert list(answer.items) == []
+    [logged] = ls.logged
+    assert logged.type == types.MessageType.Warning
+    assert logged.message == "inline completions are off: openai/x cannot fill in the middle"
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,9 @@
 """``textDocument/inlineCompletion`` on the LSP face with a provider that cannot fill in the middle.
 
 The server's model here is ``openai/test`` (a fake OpenAI server): completions need a local
-model, so every request is answered with no items, the chat endpoint is never called, and a
-position outside the document is an ``InvalidParams`` error.
+model, so every request is answered with no items, the chat endpoint is never called, the
+editor's log hears why once, and a position outside the document is an ``InvalidParams``
+error.
 """
 
 from __future__ import annotations
@@ -42,4 +43,9 @@ async def test_a_non_fim_model_answers_no_items_and_bad_positions_are_refused(
     with pytest.raises(JsonRpcException) as refused:
         await editor.client.text_document_inline_completion_async(params(uri, 40, 0))
     assert refused.value.code == -32602 and "line 41" in refused.value.message
+    answer = await editor.client.text_document_inline_completion_async(params(uri, 1, 10))
+    assert isinstance(answer, types.InlineCompletionList) and list(answer.items) == []
     assert fake.requests == []
+    said = [m for m in editor.client.log_messages if "completions are off" in m.message]
+    assert len(said) == 1 and said[0].type == types.MessageType.Warning
+    assert "openai/test cannot fill in the middle" in said[0].message

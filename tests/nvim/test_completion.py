@@ -62,3 +62,11 @@ def test_ghost_text_with_the_real_model(fim_model: Path, workspace: Path, tmp_pa
     print(outcome.output, file=sys.stderr)
     # Nothing was saved: the accepted text is in the buffer only.
     assert (workspace / "shapes.py").read_text() == SOURCE
+
+
+def test_on_by_default_and_quiet_when_the_model_cannot_fill_in_the_middle(
+    workspace: Path, env: dict[str, str]
+) -> None:
+    (workspace / "notes.py").write_text("import os\n")
+    outcome = run_scenario("completion_unsupported", workspace=workspace, env=env, timeout=300)
+    assert outcome.ok, outcome.report()

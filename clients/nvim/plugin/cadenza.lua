@@ -1,4 +1,6 @@
--- Defines the :Cadenza* commands only; every module loads when a command first runs.
+-- Defines the :Cadenza* commands, and sets inline completions up the first time insert mode
+-- starts (on by default, setup() or no setup()); every other module loads when a command first
+-- runs.
 if vim.g.loaded_cadenza then
   return
 end
@@ -10,3 +12,11 @@ if vim.fn.has("nvim-0.10") == 0 then
 end
 
 require("cadenza.commands").create()
+
+vim.api.nvim_create_autocmd("InsertEnter", {
+  group = vim.api.nvim_create_augroup("cadenza.start", { clear = true }),
+  once = true,
+  callback = function(ev)
+    require("cadenza.completion").start_by_default(ev.buf)
+  end,
+})

@@ -8,9 +8,10 @@ in the models Cadenza embeds): a real count would cost a round trip per keystrok
 from __future__ import annotations
 
 import collections
+import functools
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -21,6 +22,11 @@ CHARS_PER_TOKEN = 3
 CHUNK_LINES = 16
 """Lines per extra chunk: the edit or view's line and the lines around it (two or three fit
 the extra budget)."""
+SCAN_HEAD_LINES = 200
+"""Lines at a document's top searched for names of other documents' chunks (its imports)."""
+SCAN_AROUND_LINES = 400
+"""Lines before and after the cursor searched for them too: a long document is never searched
+whole (a regular expression over a megabyte takes a good part of a second)."""
 EXTRA_REFRESH_S = 30.0
 """How long a document's extra chunks stay as chosen (seconds) unless one of their documents
 closes: each new choice makes llama-server evaluate the whole prompt again."""
@@ -60,10 +66,15 @@ class Cursor:
     line: int
     column: int
 
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        """The text's lines (split at each new line), split once for all a request builds."""
+        return self.text.split("\n")
+
 
 def split_at(cursor: Cursor) -> tuple[list[str], str, str, list[str]]:
     """The lines before the cursor's line, its text before and after the cursor, the rest."""
-    lines = cursor.text.split("\n")
+    lines = cursor.lines
     line = min(max(cursor.line, 0), len(lines) - 1)
     current = lines[line]
     column = min(max(cursor.column, 0), len(current))
@@ -185,9 +196,8 @@ class RecentChunks:
     def __init__(self, size: int = 8) -> None:
         self._entries: collections.deque[_Entry] = collections.deque(maxlen=size)
 
-    def note(self, uri: str, filename: str, text: str, line: int) -> None:
-        """Remember the lines of ``text`` around ``line``; replaces an overlapping chunk."""
-        lines = text.split("\n")
+    def note(self, uri: str, filename: str, lines: Sequence[str], line: int) -> None:
+        """Remember the ``lines`` of a document around ``line``; replaces an overlapping chunk."""
         start = max(0, min(line, len(lines) - 1) - CHUNK_LINES // 2)
         piece = "\n".join(lines[start : start + CHUNK_LINES])
         if not piece.strip():
@@ -262,13 +272,16 @@ class ExtraContext:
         self._clock = clock
         self._choices: dict[str, _Choice] = {}
 
-    def choose(self, uri: str, text: str, budget_tokens: int) -> tuple[InfillChunk, ...]:
-        """The extra chunks of a completion in document ``uri`` whose text is ``text``."""
+    def choose(self, uri: str, cursor: Cursor, budget_tokens: int) -> tuple[InfillChunk, ...]:
+        """The extra chunks of a completion at ``cursor`` in document ``uri``.
+
+        Related to the document's top and the lines around the cursor (``scanned_text``).
+        """
         now = self._clock()
         kept = self._choices.get(uri)
         if kept is not None and now - kept.at < self.refresh_s:
             return kept.chunks
-        chunks, sources = self.ring.related(uri, text, budget_tokens)
+        chunks, sources = self.ring.related(uri, scanned_text(cursor), budget_tokens)
         self._choices[uri] = _Choice(chunks=chunks, sources=sources, at=now)
         return chunks
 
@@ -280,3 +293,17 @@ class ExtraContext:
             for other, choice in self._choices.items()
             if other != uri and uri not in choice.sources
         }
+
+
+def scanned_text(cursor: Cursor) -> str:
+    """The part of a document searched for related chunks: its top and the cursor's region.
+
+    The first ``SCAN_HEAD_LINES`` (imports) and ``SCAN_AROUND_LINES`` before and after the
+    cursor's line; a shorter document whole.
+    """
+    lines = cursor.lines
+    if len(lines) <= SCAN_HEAD_LINES + 2 * SCAN_AROUND_LINES:
+        return cursor.text
+    start = max(SCAN_HEAD_LINES, cursor.line - SCAN_AROUND_LINES)
+    region = lines[start : cursor.line + SCAN_AROUND_LINES + 1]
+    return "\n".join([*lines[:SCAN_HEAD_LINES], *region])

@@ -68,7 +68,8 @@ async def inline_completion(
 ) -> types.InlineCompletionList:
     """One completion at the cursor, or no items (dropped, unsupported, nothing to add).
 
-    An invoked request that hit the time limit also gets a ``window/logMessage`` warning.
+    An invoked request that hit the time limit also gets a ``window/logMessage`` warning, and
+    so does the first request the model cannot answer (why completions are off).
 
     Raises:
         JsonRpcInvalidParams: The position is outside the document (-32602).
@@ -97,6 +98,12 @@ async def inline_completion(
         message = f"no inline completion: {answer.detail or 'the time limit passed'}"
         ls.window_log_message(
             types.LogMessageParams(type=types.MessageType.Warning, message=message)
+        )
+    elif answer.outcome == "unsupported" and answer.detail:
+        # Why no completion will ever come (a model that cannot fill in the middle), once per
+        # server: in the editor's log, never a pop-up.
+        ls.window_log_message(
+            types.LogMessageParams(type=types.MessageType.Warning, message=answer.detail)
         )
     if not answer.text:
         return types.InlineCompletionList(items=[])

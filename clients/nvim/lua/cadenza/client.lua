@@ -13,6 +13,9 @@ local pending = {}
 ---@type table<string, integer> client id by root (vim.lsp.get_clients omits clients that
 --- are still initializing)
 local by_root = {}
+---@type table<string, boolean> roots whose server could not start or exited with an error
+--- (cleared when one of their servers initializes)
+local failed = {}
 local augroup = nil
 
 local function real(path)
@@ -207,6 +210,7 @@ end
 local function on_init(client)
   local callbacks = pending[client.id] or {}
   pending[client.id] = nil
+  failed[client.root_dir] = nil
   local info = client.server_info or {}
   log.add("INFO", ("server %s %s ready for %s"):format(info.name or "?", info.version or "?", client.root_dir))
   -- Neovim sends didOpen for the attached buffers right after on_init: run the callbacks
@@ -223,6 +227,9 @@ local function on_exit(code, signal, client_id)
   for root, id in pairs(by_root) do
     if id == client_id then
       by_root[root] = nil
+      if code ~= 0 and signal == 0 then
+        failed[root] = true
+      end
     end
   end
   log.add(code == 0 and "INFO" or "ERROR", ("server exited: code %d, signal %d"):format(code, signal))
@@ -260,6 +267,7 @@ function M.start(root)
     on_exit = on_exit,
   })
   if not id then
+    failed[root] = true
     log.add("ERROR", ("could not start %s (%s)"):format(table.concat(cmd, " "), source))
     vim.notify(
       ("Cadenza: could not start `%s`: install the server from a checkout of the Cadenza repository (python3 -m pip install /path/to/cadenza) or set `cmd` in setup(); :checkhealth cadenza says more"):format(
@@ -277,20 +285,31 @@ function M.start(root)
   return vim.lsp.get_client_by_id(id)
 end
 
+---@class cadenza.client.StartOptions
+---@field automatic? boolean started for the person without a command (inline completions):
+--- never again for a root whose server could not start or exited with an error (its error
+--- was shown once); a command starts it again.
+
 --- Call `callback(client, root)` once the client of the buffer's root is initialized,
 --- starting the server if needed; the root's file buffers are attached first.
 ---@param bufnr integer
 ---@param callback fun(client: table, root: string)
-function M.with_client(bufnr, callback)
-  M.with_root(M.root_for(bufnr), callback)
+---@param opts? cadenza.client.StartOptions
+function M.with_client(bufnr, callback, opts)
+  M.with_root(M.root_for(bufnr), callback, opts)
 end
 
 --- Call `callback(client, root)` once the client of `root` is initialized, starting the
 --- server if needed; the root's file buffers are attached first.
 ---@param root string
 ---@param callback fun(client: table, root: string)
-function M.with_root(root, callback)
-  local client = M.get(root) or M.start(root)
+---@param opts? cadenza.client.StartOptions
+function M.with_root(root, callback, opts)
+  local client = M.get(root)
+  if not client and opts and opts.automatic and failed[root] then
+    return
+  end
+  client = client or M.start(root)
   if not client then
     return
   end

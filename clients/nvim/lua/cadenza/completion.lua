@@ -1,8 +1,10 @@
--- Inline completions (ghost text) from the server's textDocument/inlineCompletion, turned on
--- by setup({ completion = { enabled = true } }). Neovim 0.12+ shows them with its own
+-- Inline completions (ghost text) from the server's textDocument/inlineCompletion, on unless
+-- setup({ completion = { enabled = false } }). Neovim 0.12+ shows them with its own
 -- vim.lsp.inline_completion; older versions with an extmark drawn here: one request per pause
 -- in typing (the previous one cancelled), the text shown inline at the cursor, cleared when
--- the cursor moves or insert mode ends.
+-- the cursor moves or insert mode ends. A server that does not offer them is not asked; one
+-- whose model cannot fill in the middle answers nothing (its log says why, once); a server
+-- that could not start is not started again by typing (its error was shown once).
 local compat = require("cadenza.compat")
 local config = require("cadenza.config")
 local log = require("cadenza.log")
@@ -14,6 +16,10 @@ local METHOD = "textDocument/inlineCompletion"
 --- Milliseconds of quiet typing before a request (the server waits a little more itself).
 M.DEBOUNCE_MS = 100
 local AUTOMATIC = 2 -- lsp.InlineCompletionTriggerKind.Automatic
+local REQUEST_CANCELLED = -32800
+local METHOD_NOT_FOUND = -32601
+--- Started for the person, not by a command (see client.with_root).
+local AUTOMATIC_START = { automatic = true }
 
 M.namespace = api.nvim_create_namespace("cadenza.completion")
 local augroup = nil
@@ -40,6 +46,19 @@ end
 
 ---@type table<integer, cadenza.completion.State>
 local states = {}
+---@type table<integer, boolean> clients that answered the method is unknown (not asked again)
+local refused = {}
+
+--- Whether `client` answers inline completions: it says so in its capabilities and has not
+--- answered that it does not know the method.
+---@param client table
+---@return boolean
+function M.offered_by(client)
+  local capabilities = client.server_capabilities or {}
+  return capabilities.inlineCompletionProvider ~= nil
+    and capabilities.inlineCompletionProvider ~= false
+    and not refused[client.id]
+end
 
 local function state_of(buf)
   states[buf] = states[buf] or {}
@@ -203,7 +222,7 @@ function M.request(buf)
   require("cadenza.client").with_client(buf, function(client)
     local state = state_of(buf)
     M.cancel(buf)
-    if not unchanged(buf, tick, row, col) then
+    if not unchanged(buf, tick, row, col) or not M.offered_by(client) then
       return -- typed or moved while the server started: a new change asks anew
     end
     local params = vim.lsp.util.make_position_params(0, client.offset_encoding or "utf-16")
@@ -214,8 +233,10 @@ function M.request(buf)
         state.request_id, state.client = nil, nil
       end
       if err then
-        -- A cancelled request (-32800) is normal while typing.
-        if err.code ~= -32800 then
+        if err.code == METHOD_NOT_FOUND then
+          refused[client.id] = true
+          log.add("WARN", "the server does not answer inline completions: not asked again")
+        elseif err.code ~= REQUEST_CANCELLED then -- a cancelled request is normal while typing
           log.add("WARN", ("inline completion failed: %s"):format(tostring(err.message)))
         end
         return
@@ -225,7 +246,7 @@ function M.request(buf)
     if ok then
       state.request_id, state.client = id, client
     end
-  end)
+  end, AUTOMATIC_START)
 end
 
 --- A keystroke changed `buf`: drop the ghost text and the request in flight, ask again after
@@ -274,7 +295,35 @@ function M.dismiss(buf)
   return had
 end
 
+--- Keep what `key` did in insert mode in `buf` before the plugin maps it (a buffer-local or
+--- global mapping: a completion plugin's <Tab>), as the buffer-local `<Plug>(cadenza-NAME)`.
+---@return string? plug the key to fall back to; nil when `key` was not mapped
+local function keep_previous(buf, key, name)
+  return api.nvim_buf_call(buf, function()
+    local previous = vim.fn.maparg(key, "i", false, true)
+    if vim.tbl_isempty(previous) then
+      return nil
+    end
+    local plug = ("<Plug>(cadenza-%s)"):format(name)
+    previous.lhs, previous.lhsraw, previous.lhsrawalt = plug, vim.keycode(plug), nil
+    previous.buffer = 1
+    vim.fn.mapset("i", false, previous)
+    return plug
+  end)
+end
+
+--- Map `key` in `buf` to `act()` (true: it acted); otherwise the key does what it did before.
 -- Expression mappings run under textlock: the buffer changes after the mapping returns.
+local function map_key(buf, key, name, act, desc)
+  local fallback = keep_previous(buf, key, name)
+  vim.keymap.set("i", key, function()
+    if act() then
+      return ""
+    end
+    return fallback or key
+  end, { buffer = buf, expr = true, replace_keycodes = true, remap = fallback ~= nil, desc = desc })
+end
+
 local function map_keys(buf)
   local state = state_of(buf)
   if state.mapped then
@@ -284,23 +333,23 @@ local function map_keys(buf)
   local keys = config.options.completion.keys
   local native = M.native()
   if keys.accept then
-    vim.keymap.set("i", keys.accept, function()
+    map_key(buf, keys.accept, "accept", function()
       if native then
-        return vim.lsp.inline_completion.get() and "" or keys.accept
+        return vim.lsp.inline_completion.get() and true or false
       end
       if not M.ghost_text(buf) then
-        return keys.accept
+        return false
       end
       vim.schedule(function()
         M.accept(buf)
       end)
-      return ""
-    end, { buffer = buf, expr = true, replace_keycodes = true, desc = "Cadenza: accept the inline completion" })
+      return true
+    end, "Cadenza: accept the inline completion")
   end
   if keys.dismiss and not native then
-    vim.keymap.set("i", keys.dismiss, function()
-      return M.dismiss(buf) and "" or keys.dismiss
-    end, { buffer = buf, expr = true, replace_keycodes = true, desc = "Cadenza: dismiss the inline completion" })
+    map_key(buf, keys.dismiss, "dismiss", function()
+      return M.dismiss(buf)
+    end, "Cadenza: dismiss the inline completion")
   end
 end
 
@@ -318,7 +367,18 @@ local function entered(buf)
       vim.lsp.inline_completion.enable(true, { bufnr = buf })
       state.native = true
     end
-  end)
+  end, AUTOMATIC_START)
+end
+
+--- Set inline completions up the first time insert mode starts when setup() was not called
+--- (they are on by default); nothing when setup() turned them off or already set them up.
+---@param buf integer the buffer where insert mode started
+function M.start_by_default(buf)
+  if not config.options.completion.enabled or augroup then
+    return
+  end
+  M.setup()
+  entered(buf)
 end
 
 --- Turn inline completions on or off as the options say (called by setup()).

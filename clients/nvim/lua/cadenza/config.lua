@@ -44,9 +44,10 @@ M.defaults = {
     },
   },
   -- Inline completions (:h cadenza-completion): ghost text from the local model as you type,
-  -- with these buffer-local insert-mode keys (false: not set).
+  -- with these buffer-local insert-mode keys (false: not set). On by default: entering insert
+  -- mode in a file buffer starts the server of its workspace; enabled = false turns them off.
   completion = {
-    enabled = false,
+    enabled = true,
     keys = {
       accept = "<Tab>", -- insert the ghost text (else the key does what it did)
       dismiss = "<C-]>", -- hide it (Neovim 0.12+ hides it when the cursor moves)
