@@ -307,8 +307,8 @@ local function keep_previous(buf, key, name)
     local plug = ("<Plug>(cadenza-%s)"):format(name)
     previous.lhs, previous.lhsraw, previous.lhsrawalt = plug, vim.keycode(plug), nil
     previous.buffer = 1
-    vim.fn.mapset("i", false, previous)
-    return plug
+    -- A mapping mapset() cannot copy: the key falls back to itself, as a plain key would.
+    return pcall(vim.fn.mapset, "i", false, previous) and plug or nil
   end)
 end
 
