@@ -223,7 +223,7 @@ function M.request(buf)
     local state = state_of(buf)
     M.cancel(buf)
     if not unchanged(buf, tick, row, col) or not M.offered_by(client) then
-      return -- typed or moved while the server started: a new change asks anew
+      return -- typed or moved while the server started (a new change asks anew), or not offered
     end
     local params = vim.lsp.util.make_position_params(0, client.offset_encoding or "utf-16")
     params.context = { triggerKind = AUTOMATIC }
@@ -307,8 +307,8 @@ local function keep_previous(buf, key, name)
     local plug = ("<Plug>(cadenza-%s)"):format(name)
     previous.lhs, previous.lhsraw, previous.lhsrawalt = plug, vim.keycode(plug), nil
     previous.buffer = 1
-    vim.fn.mapset("i", false, previous)
-    return plug
+    -- A mapping mapset() cannot copy: the key falls back to itself, as a plain key would.
+    return pcall(vim.fn.mapset, "i", false, previous) and plug or nil
   end)
 end
 
