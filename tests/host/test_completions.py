@@ -92,8 +92,9 @@ def test_prefix_and_suffix_are_whole_lines_nearest_the_cursor_within_the_budget(
     request = infill_request(Cursor(text=text, line=100, column=5), (), budget)
     assert request.prompt == "line_"
     assert request.prefix.endswith("line_099 = 99\n")
-    assert len(request.prefix) <= 20 * CHARS_PER_TOKEN
-    assert request.prefix.count("\n") == (20 * CHARS_PER_TOKEN) // 15
+    # the budget holds the cursor's line before the cursor too, as the suffix's holds its rest
+    assert len(request.prefix) + len(request.prompt) <= 20 * CHARS_PER_TOKEN
+    assert request.prefix.count("\n") == (20 * CHARS_PER_TOKEN - len("line_")) // 15
     assert request.suffix.startswith("100 = 100\nline_101 = 101")
     assert len(request.suffix) <= 10 * CHARS_PER_TOKEN
     assert all(line in lines for line in request.prefix.splitlines())

@@ -39,7 +39,9 @@ class Unsupported:
 
 def server(service: Any = None) -> Any:
     logged: list[types.LogMessageParams] = []
-    workspace = SimpleNamespace(text_documents={URI: TextDocument(URI, "x = \n")}, root_path="/w")
+    workspace = SimpleNamespace(
+        text_documents={URI: TextDocument(URI, "x = \n")}, folders={}, root_path="/w"
+    )
     ls = SimpleNamespace(workspace=workspace, window_log_message=logged.append, logged=logged)
     ls._cadenza_completions = service or TimedOut()
     return ls

@@ -4,7 +4,9 @@ It goes the way an editor's request goes: a ``cadenza serve`` is started, the fi
 with its text (``didOpen``) and ``textDocument/inlineCompletion`` is asked at the position.
 Line and column are 1-based and count characters; the cursor stands before that column.
 Nothing to add prints nothing and exits 0; when the server says why nothing came (the model
-server did not answer within the time limit), that line goes to stderr.
+server did not answer within the time limit), that line goes to stderr. The file is read with
+Cadenza's bounded reader (a regular file of at most ``MAX_FILE_BYTES``); the completion is
+printed without control characters (a model's escape sequences never reach the terminal).
 """
 
 from __future__ import annotations
@@ -21,12 +23,16 @@ from rich.console import Console
 from cadenza.client.errors import ClientError
 from cadenza.client.events import ClientEvent, ServerMessage
 from cadenza.client.options import ClientOptions
-from cadenza.client.safe_text import visible_markup
+from cadenza.client.safe_text import printable, visible_markup
 from cadenza.client.session import HeadlessClient
+from cadenza.fileread import FileReadError, read_regular
 
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+MAX_FILE_BYTES = 16_000_000
+"""The largest file completed: its text goes to the server in one message, which must stay
+under the server's limit once JSON-escaped."""
 
 
 class PositionError(ValueError):
@@ -47,17 +53,19 @@ def read_target(path_arg: str, line: int, column: int) -> Target:
     """Check the file and the 1-based position.
 
     Raises:
-        PositionError: Not a readable UTF-8 text file, or the position is outside it.
+        PositionError: Not a readable regular UTF-8 text file of at most ``MAX_FILE_BYTES``
+            (the message says which: not found, a directory or FIFO, a link loop, too large),
+            or the position is outside it.
     """
     path = Path(path_arg).expanduser()
-    if not path.is_file():
-        raise PositionError(f"{path_arg} is not a file")
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_regular(path, limit=MAX_FILE_BYTES, label=path_arg)
+    except FileReadError as exc:
+        raise PositionError(str(exc)) from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise PositionError(f"{path_arg} is not UTF-8 text") from None
-    except OSError as exc:
-        raise PositionError(f"cannot read {path_arg}: {exc.strerror or exc}") from None
     lines = text.split("\n")
     if not 1 <= line <= len(lines):
         raise PositionError(f"line {line} is outside {path_arg} (it has {len(lines)} lines)")
@@ -130,7 +138,7 @@ def complete_main(args: argparse.Namespace) -> int:
         errors.print(f"[red]error:[/] {visible_markup(str(exc))}", soft_wrap=True)
         return EXIT_ERROR
     if completion.text:
-        sys.stdout.write(completion.text + "\n")
+        sys.stdout.write(printable(completion.text) + "\n")
     for note in completion.notes:
         errors.print(f"[yellow]note:[/] {visible_markup(note)}", soft_wrap=True)
     return EXIT_OK

@@ -5,7 +5,8 @@ so that a diff or a message shows something other than what was written. :func:`
 shows every control character (C0 except ``\n`` and ``\t``, DEL, C1) and every bidi
 override or isolate as visible text (``\x1b``, ``\u202e``); :func:`visible_line` shows line
 breaks and tabs too, for one-line items such as file names; :func:`visible_markup` also
-escapes rich markup, for strings that are put into a markup template.
+escapes rich markup, for strings that are put into a markup template. :func:`printable`
+drops those characters instead, for text printed as it is (a completion written to stdout).
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ def _shown(match: re.Match[str]) -> str:
 def visible(text: str) -> str:
     """``text`` with each control character and bidi override replaced by its escaped form."""
     return _UNSAFE.sub(_shown, text)
+
+
+def printable(text: str) -> str:
+    r"""``text`` without the characters :func:`visible` escapes (``\n`` and ``\t`` stay)."""
+    return _UNSAFE.sub("", text)
 
 
 def visible_line(text: str) -> str:

@@ -3,6 +3,11 @@
 Functions over text, no model and no editor: the service (``host.completions``) calls them.
 Budgets are in tokens, estimated from characters (code runs about three characters per token
 in the models Cadenza embeds): a real count would cost a round trip per keystroke.
+
+Everything sent is redacted (``cadenza.secrets``): the cursor's line over a margin wider than
+what is kept, as one text, before it is cut to the budgets and split at the cursor; the lines
+around it and each extra chunk as whole lines. A whole document is never redacted: over a
+megabyte that takes seconds.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from cadenza.providers.infill import InfillChunk, InfillRequest
+from cadenza.secrets import redact_piece
 
 CHARS_PER_TOKEN = 3
 """Characters per token assumed by the budgets (low for code, so budgets are not overrun)."""
@@ -27,6 +33,10 @@ SCAN_HEAD_LINES = 200
 SCAN_AROUND_LINES = 400
 """Lines before and after the cursor searched for them too: a long document is never searched
 whole (a regular expression over a megabyte takes a good part of a second)."""
+REDACT_MARGIN_CHARS = 512
+"""Characters of the cursor's line redacted beyond what the budgets keep, on each side: a
+secret that starts in the margin is hidden whole before the cut (a registered key longer than
+that loses its cut end too, ``secrets.redact_piece``)."""
 EXTRA_REFRESH_S = 30.0
 """How long a document's extra chunks stay as chosen (seconds) unless one of their documents
 closes: each new choice makes llama-server evaluate the whole prompt again."""
@@ -108,15 +118,23 @@ def infill_request(
     cursor's line.
     """
     before, line_head, line_tail, after = split_at(cursor)
-    prefix_lines = _take_lines(before, budget.prefix_tokens * CHARS_PER_TOKEN, from_end=True)
-    suffix_budget = budget.suffix_tokens * CHARS_PER_TOKEN - len(line_tail)
-    suffix_lines = _take_lines(after, max(suffix_budget, 0), from_end=False)
-    prefix = "".join(f"{line}\n" for line in prefix_lines)
-    suffix = line_tail + "".join(f"\n{line}" for line in suffix_lines)
+    prefix_chars = budget.prefix_tokens * CHARS_PER_TOKEN
+    suffix_chars = budget.suffix_tokens * CHARS_PER_TOKEN
+    head, tail = line_parts(line_head, line_tail, prefix_chars, suffix_chars)
+    prefix_lines = _take_lines(before, max(prefix_chars - len(head), 0), from_end=True)
+    suffix_lines = _take_lines(after, max(suffix_chars - len(tail), 0), from_end=False)
+    prefix = redact_piece(
+        "".join(f"{line}\n" for line in prefix_lines),
+        cut_before=len(prefix_lines) < len(before),
+    )
+    suffix = tail + redact_piece(
+        "".join(f"\n{line}" for line in suffix_lines),
+        cut_after=len(suffix_lines) < len(after),
+    )
     single = is_single_line(line_tail)
     return InfillRequest(
         prefix=prefix,
-        prompt=line_head,
+        prompt=head,
         suffix=suffix,
         extra=extra,
         n_predict=budget.line_tokens if single else budget.block_tokens,
@@ -125,6 +143,29 @@ def infill_request(
         n_indent=0 if single else indentation(line_head),
         timeout_s=budget.timeout_s,
     )
+
+
+def line_parts(head: str, tail: str, head_chars: int, tail_chars: int) -> tuple[str, str]:
+    """The cursor's line before and after the cursor, redacted, then cut to the budgets.
+
+    A minified line of megabytes keeps ``head_chars`` before the cursor and ``tail_chars``
+    after it. The kept text and ``REDACT_MARGIN_CHARS`` more on each side are redacted as one
+    text before any cut, so a secret cut by a budget, or split by the cursor, is hidden whole;
+    the result is that redacted text split where the cursor falls in it (before a secret the
+    cursor stands in).
+    """
+    start = max(0, len(head) - head_chars - REDACT_MARGIN_CHARS)
+    end = min(len(tail), tail_chars + REDACT_MARGIN_CHARS)
+    cut_before, cut_after = start > 0, end < len(tail)
+    head, tail = head[start:], tail[:end]
+    whole = redact_piece(head + tail, cut_before=cut_before, cut_after=cut_after)
+    alone = redact_piece(head, cut_before=cut_before)
+    split = next(
+        (at for at, (a, b) in enumerate(zip(alone, whole, strict=False)) if a != b),
+        min(len(alone), len(whole)),
+    )
+    head, tail = whole[:split], whole[split:]
+    return head[max(len(head) - head_chars, 0) :], tail[:tail_chars]
 
 
 def indentation(line: str) -> int:
@@ -191,17 +232,26 @@ class RecentChunks:
 
     Args:
         size: Chunks kept; the oldest falls out.
+        max_chars: The longest chunk kept (the extra budget: a longer one is never chosen).
     """
 
-    def __init__(self, size: int = 8) -> None:
+    def __init__(self, size: int = 8, max_chars: int = 4096) -> None:
         self._entries: collections.deque[_Entry] = collections.deque(maxlen=size)
+        self.max_chars = max_chars
 
     def note(self, uri: str, filename: str, lines: Sequence[str], line: int) -> None:
-        """Remember the ``lines`` of a document around ``line``; replaces an overlapping chunk."""
+        """Remember the ``lines`` of a document around ``line``; replaces an overlapping chunk.
+
+        The chunk is kept redacted (``secrets.redact_piece``: lines before or after it were
+        cut off); a chunk over ``max_chars`` is not kept, nor redacted (a minified line).
+        """
         start = max(0, min(line, len(lines) - 1) - CHUNK_LINES // 2)
         piece = "\n".join(lines[start : start + CHUNK_LINES])
-        if not piece.strip():
+        if not piece.strip() or len(piece) + len(filename) > self.max_chars:
             return
+        piece = redact_piece(
+            piece, cut_before=start > 0, cut_after=start + CHUNK_LINES < len(lines)
+        )
         for entry in list(self._entries):
             if entry.uri == uri and abs(entry.start - start) < CHUNK_LINES:
                 self._entries.remove(entry)

@@ -17,6 +17,9 @@ Latency is the feature, so most requests never reach the model:
 - the extra chunks of other documents stay as chosen (``ExtraContext``), so consecutive
   requests share their prompt's start and llama-server reuses its KV cache.
 
+Only documents the face says lend context (inside the workspace) give extra chunks; every
+text sent is redacted (``completion_context``), with the environment's keys registered first.
+
 The model is the configured one; only the embedded ``local`` provider can fill in the middle
 (its llama-server's ``/infill``); for any other provider, or a local model without FIM tokens,
 requests are answered empty and the reason is logged once.
@@ -33,6 +36,7 @@ from typing import Literal
 
 from cadenza.config import CadenzaConfig, ConfigError
 from cadenza.host.completion_context import (
+    CHARS_PER_TOKEN,
     CompletionBudget,
     Cursor,
     ExtraContext,
@@ -52,6 +56,7 @@ from cadenza.providers.infill import (
 )
 from cadenza.providers.local import LocalProvider
 from cadenza.providers.registry import resolve_model_name
+from cadenza.secrets import register_known_keys
 
 log = logging.getLogger(__name__)
 
@@ -76,11 +81,14 @@ class CompletionQuery:
         uri: The document's URI (requests for one URI supersede each other).
         filename: The name the model sees for it (workspace-relative where possible).
         cursor: The buffer's text and the position.
+        lends_context: Whether its chunks may go with other documents' completions (it lies
+            inside the workspace); its own completions get its text either way.
     """
 
     uri: str
     filename: str
     cursor: Cursor
+    lends_context: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -147,18 +155,23 @@ class CompletionService:
         self.budget = budget or CompletionBudget()
         self.debounce_s = debounce_s
         self._clock = clock
-        self.recent = RecentChunks()
+        self.recent = RecentChunks(max_chars=self.budget.extra_tokens * CHARS_PER_TOKEN)
         self.extras = ExtraContext(self.recent)
         self.stats = CompletionStats()
         self._documents: dict[str, _DocumentState] = {}
         self._start: asyncio.Task[InfillClient | None] | None = None
         self._unsupported_said = False
+        register_known_keys()  # the environment's keys are redacted from what is sent
 
-    def seen(self, uri: str, filename: str, text: str) -> None:
-        """A document was opened or changed: remember the chunk around its first change."""
+    def seen(self, uri: str, filename: str, text: str, *, lends_context: bool = True) -> None:
+        """A document was opened or changed: remember the chunk around its first change.
+
+        A document that does not lend context (outside the workspace) gives no chunk.
+        """
         state = self._documents.setdefault(uri, _DocumentState())
         old, state.text = state.text, text
-        self.recent.note(uri, filename, text.split("\n"), _first_difference(old, text))
+        if lends_context:
+            self.recent.note(uri, filename, text.split("\n"), _first_difference(old, text))
 
     def closed(self, uri: str) -> None:
         """A document was closed: forget it (a running request for it still ends normally)."""
@@ -200,7 +213,8 @@ class CompletionService:
             return CompletionAnswer(text="", outcome="unsupported", detail=why)
         if state.generation != mine:
             return self._superseded()
-        self.recent.note(query.uri, query.filename, query.cursor.lines, query.cursor.line)
+        if query.lends_context:
+            self.recent.note(query.uri, query.filename, query.cursor.lines, query.cursor.line)
         extra = self.extras.choose(query.uri, query.cursor, self.budget.extra_tokens)
         request = infill_request(query.cursor, extra, self.budget)
         return await self._call(client, request, query, state, mine)

@@ -2,8 +2,10 @@
 
 The handler turns the client's position (in the negotiated encoding) into code points of the
 open document's unsaved text and answers with at most one item, inserted at the cursor. Open,
-change and close notifications feed the service's recent chunks. Only open documents are
-completed: a request for another URI is answered with no items (nothing is read from disk).
+change and close notifications feed the service's recent chunks: only documents inside a
+workspace folder (``workspace_files.resolve_inside``: a link leading out is outside) lend
+chunks to other documents' completions. Only open documents are completed: a request for
+another URI is answered with no items (nothing is read from disk).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
+
+from cadenza.workspace_files import WorkspaceFileError, resolve_inside
 
 if TYPE_CHECKING:
     from cadenza.host.completions import CompletionService
@@ -58,6 +62,22 @@ def _filename(ls: LanguageServer, uri: str) -> str:
     return path.name
 
 
+def _inside_workspace(ls: LanguageServer, uri: str) -> bool:
+    """Whether the document ``uri`` is a file inside one of the workspace folders."""
+    fs_path = to_fs_path(uri)
+    if fs_path is None or not uri.startswith("file:"):
+        return False
+    roots = [to_fs_path(folder.uri) for folder in ls.workspace.folders.values()]
+    roots.append(ls.workspace.root_path)
+    for root in {root for root in roots if root}:
+        try:
+            resolve_inside(Path(root), fs_path)
+        except WorkspaceFileError:
+            continue
+        return True
+    return False
+
+
 def _open_document(ls: LanguageServer, uri: str) -> TextDocument | None:
     document: TextDocument | None = ls.workspace.text_documents.get(uri)
     return document
@@ -90,6 +110,7 @@ async def inline_completion(
         uri=document.uri,
         filename=_filename(ls, document.uri),
         cursor=Cursor(text=document.source, line=where.line, column=where.character),
+        lends_context=_inside_workspace(ls, document.uri),
     )
     answer = await service(ls).complete(query)
     if answer.outcome == "timeout" and _invoked(params):
@@ -120,14 +141,17 @@ def _invoked(params: types.InlineCompletionParams) -> bool:
 def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
     """A viewed document: its top becomes a recent chunk."""
     uri = params.text_document.uri
-    service(ls).seen(uri, _filename(ls, uri), params.text_document.text)
+    inside = _inside_workspace(ls, uri)
+    service(ls).seen(uri, _filename(ls, uri), params.text_document.text, lends_context=inside)
 
 
 def did_change(ls: LanguageServer, params: types.DidChangeTextDocumentParams) -> None:
     """An edited document: the chunk around its first changed line becomes a recent chunk."""
     document = _open_document(ls, params.text_document.uri)
     if document is not None:
-        service(ls).seen(document.uri, _filename(ls, document.uri), document.source)
+        uri = document.uri
+        inside = _inside_workspace(ls, uri)
+        service(ls).seen(uri, _filename(ls, uri), document.source, lends_context=inside)
 
 
 def did_close(ls: LanguageServer, params: types.DidCloseTextDocumentParams) -> None:
