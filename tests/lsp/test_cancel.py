@@ -123,7 +123,9 @@ async def test_sigterm_stops_the_server_and_its_commands(
     user = Path(env["XDG_CONFIG_HOME"]) / "cadenza"
     user.mkdir()
     # The person's own config lets commands run unasked (initializationOptions cannot).
-    (user / "cadenza.toml").write_text("[permissions]\ngated = []\n", encoding="utf-8")
+    (user / "cadenza.toml").write_text(
+        'model = "openai/test"\n[permissions]\ngated = []\n', encoding="utf-8"
+    )
     client = await RawClient.start(
         root=workspace,
         env=env,

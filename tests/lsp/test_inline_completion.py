@@ -32,7 +32,9 @@ def params(uri: str, line: int, character: int) -> types.InlineCompletionParams:
 async def test_a_non_fim_model_answers_no_items_and_bad_positions_are_refused(
     connect: Connect, fake: FakeOpenAI, workspace: Path
 ) -> None:
-    editor = await connect(init_options={"model": "openai/test"})
+    editor = await connect(
+        init_options={"model": "openai/test"}, user_config={"model": "openai/test"}
+    )
     uri = editor.open(workspace / "a.py", "def f(x):\n    return \n")
     answer = await editor.client.text_document_inline_completion_async(params(uri, 1, 11))
     assert isinstance(answer, types.InlineCompletionList) and list(answer.items) == []

@@ -34,7 +34,10 @@ SHARED_MODELS = Path(os.environ.get("HOME", "~")).expanduser() / ".cache/cadenza
 async def test_list_models_offers_the_default_local_and_the_sessions_choice(
     connect: Connect, fake: FakeOpenAI
 ) -> None:
-    editor = await connect(init_options={"model": "openai/test", "models": ["openai/bigger"]})
+    editor = await connect(
+        init_options={"model": "openai/test", "models": ["openai/bigger"]},
+        user_config={"model": "openai/test"},
+    )
     listed = await editor.execute("cadenza.listModels", {})
     ids = [m["id"] for m in listed["models"]]
     assert ids[:2] == ["openai/test", "openai/bigger"]

@@ -40,6 +40,7 @@ async def test_the_persons_servers_models_are_listed_and_one_runs_the_next_turn(
     editor = await connect(
         init_options={"model": "openai/test"},
         user_config={
+            "model": "openai/test",
             "providers": {
                 "ollama": {"baseUrl": ollama.base_url},
                 "lmstudio": {"baseUrl": lmstudio.base_url},
@@ -87,6 +88,8 @@ async def test_the_persons_servers_models_are_listed_and_one_runs_the_next_turn(
 async def test_without_configured_servers_nothing_is_asked(
     connect: Connect, ollama: FakeOpenAI
 ) -> None:
-    editor = await connect(init_options={"model": "openai/test"})
+    editor = await connect(
+        init_options={"model": "openai/test"}, user_config={"model": "openai/test"}
+    )
     listed = await editor.execute("cadenza.listModels", {})
     assert not any(m["id"].startswith(("ollama/", "lmstudio/")) for m in listed["models"])

@@ -180,7 +180,9 @@ async def test_progress_cancel_cancels_the_session(editor: Harness, fake: FakeOp
 
 
 async def test_model_from_initialization_options(connect: Connect, fake: FakeOpenAI) -> None:
-    editor = await connect(init_options={"model": "openai/from-options"})
+    editor = await connect(
+        init_options={"model": "openai/from-options"}, user_config={"model": "openai/mine"}
+    )
     fake.script(text("ok"))
     _, end = await editor.run("hi", model=None)
     assert end["stopReason"] == "end_turn"

@@ -474,19 +474,20 @@ def test_init_options_start_no_program_nor_move_requests_in_an_untrusted_folder(
     store = TrustStore(tmp_path / "trust.json")
     loaded = load_server_config(tmp_path / "ws", HELD, store=store)
     config = loaded.config
-    assert config.model == "openai/x"  # a model id: resolved through the person's providers
+    assert config.model is None  # another provider than the person's (local): held too
     assert config.providers == {} and config.browser.executable_path is None
     assert [s.name for s in config.mcp.servers] == ["mine"]  # the person's own stay
     assert config.checks.test is None and config.checks.test_timeout_s == 9
     assert config.loop.prime is None
-    [warning] = loaded.warnings
+    model_warning, warning = loaded.warnings
+    assert "initializationOptions.model = 'openai/x'" in model_warning, model_warning
     assert "providers, mcp.servers, checks.test, browser, loop" in warning, warning
     assert "cadenza trust" in warning
 
     # The person trusts the folder: the same options apply.
     store.record(tmp_path / "ws", "trusted")
     trusted = load_server_config(tmp_path / "ws", HELD, store=store)
-    assert trusted.warnings == []
+    assert trusted.warnings == [] and trusted.config.model == "openai/x"
     assert trusted.config.providers["openai"].base_url == "http://198.51.100.1/v1"
     assert [s.name for s in trusted.config.mcp.servers] == ["x"]
     assert trusted.config.checks.test == "touch marker" and trusted.config.loop.prime is True

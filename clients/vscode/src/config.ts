@@ -204,14 +204,18 @@ export function serverCommand(
 
 /**
  * The server's environment: VS Code's, then `cadenza.server.env`, then `CADENZA_BASE_URL`
- * from `cadenza.baseUrl` (what `cadenza run --base-url` sets too).
+ * from `cadenza.baseUrl` (what `cadenza run --base-url` sets too) and `CADENZA_MODEL` from
+ * `cadenza.model`. Both settings are the person's own (user-only), and the server takes a model
+ * that switches the provider or names a file from `initializationOptions` only when it repeats
+ * the person's configuration: `CADENZA_MODEL` is that configuration.
  */
 export function serverEnvironment(
-  settings: Pick<Settings, "serverEnv" | "baseUrl">,
+  settings: Pick<Settings, "serverEnv" | "baseUrl" | "model">,
   base: NodeJS.ProcessEnv,
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base, ...settings.serverEnv };
   if (settings.baseUrl) env.CADENZA_BASE_URL = settings.baseUrl;
+  if (settings.model) env.CADENZA_MODEL = settings.model;
   // Python must not buffer its stderr: the log should reach the output channel as it happens.
   env.PYTHONUNBUFFERED = "1";
   return env;

@@ -153,7 +153,11 @@ describe("serverCommand", () => {
 describe("serverEnvironment", () => {
   it("adds the env setting and CADENZA_BASE_URL over VS Code's environment", () => {
     const env = serverEnvironment(
-      { serverEnv: { OPENAI_API_KEY: "k", HOME: "/h2" }, baseUrl: "http://127.0.0.1:9/v1" },
+      {
+        serverEnv: { OPENAI_API_KEY: "k", HOME: "/h2" },
+        baseUrl: "http://127.0.0.1:9/v1",
+        model: "openai/gpt-4.1",
+      },
       { HOME: "/h", PATH: "/bin" },
     );
     expect(env).toMatchObject({
@@ -161,12 +165,15 @@ describe("serverEnvironment", () => {
       PATH: "/bin",
       OPENAI_API_KEY: "k",
       CADENZA_BASE_URL: "http://127.0.0.1:9/v1",
+      CADENZA_MODEL: "openai/gpt-4.1",
       PYTHONUNBUFFERED: "1",
     });
   });
 
   it("sets no base URL when the setting is empty", () => {
-    expect(serverEnvironment({ serverEnv: {}, baseUrl: "" }, {}).CADENZA_BASE_URL).toBeUndefined();
+    const unset = serverEnvironment({ serverEnv: {}, baseUrl: "", model: "" }, {});
+    expect(unset.CADENZA_BASE_URL).toBeUndefined();
+    expect(unset.CADENZA_MODEL).toBeUndefined();
   });
 });
 

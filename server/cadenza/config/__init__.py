@@ -43,6 +43,9 @@ APP_NAME = "cadenza"
 DEFAULT_LOCAL_MODEL = "local/qwen2.5-coder-1.5b"
 MAX_CANDIDATES = 8
 """``[loop] candidates`` at most: each is a model request at once and a test run."""
+MAX_CONTEXT_SIZE = 131_072
+"""``contextSize`` at most (tokens): llama-server holds a KV cache this long per slot, so a
+larger value (from any source, a workspace's ``cadenza.toml`` included) could take all memory."""
 
 
 class ConfigError(Exception):
@@ -275,8 +278,9 @@ class CadenzaConfig(BaseModel):
     context_size: int = Field(
         default=8192,
         ge=512,
+        le=MAX_CONTEXT_SIZE,
         alias="contextSize",
-        description="The model's context window (tokens).",
+        description=f"The model's context window (tokens), at most {MAX_CONTEXT_SIZE}.",
     )
     providers: dict[str, ProviderOptions] = Field(
         default_factory=dict, description="Per-provider settings, keyed by provider name."

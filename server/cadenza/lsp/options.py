@@ -16,8 +16,11 @@ command line). The settings a workspace's ``cadenza.toml`` may set only in a tru
 (``config.workspace``: where requests go, programs Cadenza runs) count from them only in a
 trusted folder too, or where they repeat the person's own value: ``providers``,
 ``mcp.servers``, ``checks.test``, ``browser`` and ``loop`` (which may send files to a hosted
-model unasked). ``model`` and ``models`` stay: a model id is resolved through the person's
-own providers. Each value left out is named in a warning.
+model unasked). ``model`` counts from them the same way when it names a model file
+(``local/`` with a path or a ``.gguf`` name: llama-server would load a file the repository
+ships) or another provider than the person's (``model_kept``); a model of the catalogue on
+the person's own provider stays, as the editors' model pickers send it. ``models`` stays:
+the pickers only offer it. Each value left out is named in a warning.
 Precedence, highest first: the ``model`` of ``cadenza.startSession`` (applied per
 session), ``initializationOptions``, ``CADENZA_MODEL``, ``cadenza.toml``, the embedded default.
 """
@@ -25,11 +28,12 @@ session), ``initializationOptions``, ``CADENZA_MODEL``, ``cadenza.toml``, the em
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cadenza.config import CadenzaConfig, ConfigError, load_config
+from cadenza.config import DEFAULT_LOCAL_MODEL, CadenzaConfig, ConfigError, load_config
 from cadenza.host.trust import FolderTrust, TrustStore, folder_trust
 
 SOURCE = "initializationOptions"
@@ -226,10 +230,58 @@ def _without_held(
     return {**options, section: table}
 
 
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]*")
+"""A ``local/`` model of the catalogue or the pulled models: a name, never a path."""
+
+
+def _provider(model: str) -> str:
+    """The provider part of ``PROVIDER/MODEL``; ``cli/ADAPTER`` for a CLI (each runs a program)."""
+    provider, _, rest = model.partition("/")
+    return f"cli/{rest.partition('/')[0]}" if provider == "cli" else provider
+
+
+def _model_refusal(model: str, config: CadenzaConfig) -> str | None:
+    """Why ``model`` of the options may not replace the person's, or None when it may."""
+    if model == config.model or model in config.models:
+        return None  # the person's own choice, repeated
+    provider, _, name = model.partition("/")
+    if provider == "local" and (not MODEL_NAME.fullmatch(name) or name.lower().endswith(".gguf")):
+        return "it names a model file, not a model of Cadenza's list"
+    ours = _provider(config.model or DEFAULT_LOCAL_MODEL)
+    if _provider(model) != ours:
+        return f"it switches from your provider ({ours}) to another"
+    return None
+
+
+def model_kept(
+    options: dict[str, Any], config: CadenzaConfig, warnings: list[str]
+) -> dict[str, Any]:
+    """``options`` without a ``model`` that loads a file or switches the person's provider.
+
+    Editors send the model their picker shows, a catalogue name such as
+    ``local/qwen2.5-coder-1.5b``: that stays. A path (``local/evil.gguf``,
+    ``local//abs/x.gguf``) would make llama-server load a file of the repository, another
+    provider would send the work elsewhere; both count only repeating the person's own
+    ``model`` or ``models`` (their ``cadenza.toml``, ``CADENZA_MODEL``).
+    """
+    model = options.get("model")
+    if not isinstance(model, str):
+        return options  # absent, or invalid: validation says so
+    reason = _model_refusal(model, config)
+    if reason is None:
+        return options
+    warnings.append(
+        f"Cadenza ignored {SOURCE}.model = {model[:120]!r}: {reason}, and editors pass a "
+        "workspace's own settings in them. Set it in your own cadenza.toml or CADENZA_MODEL, "
+        "or trust this folder (`cadenza trust FOLDER`)"
+    )
+    return {k: v for k, v in options.items() if k != "model"}
+
+
 def held_kept(
     options: dict[str, Any], config: CadenzaConfig, warnings: list[str], *, trusted: bool
 ) -> dict[str, Any]:
-    """``options`` without the held settings (``HELD_OPTIONS``) unless the folder is trusted.
+    """``options`` without the held settings (``HELD_OPTIONS``, ``model_kept``) unless trusted.
 
     A held setting that repeats what ``config`` already has changes nothing and stays.
 
@@ -241,6 +293,7 @@ def held_kept(
     """
     if trusted:
         return options
+    options = model_kept(options, config, warnings)
     refused: list[str] = []
     for section, key in HELD_OPTIONS:
         table = options.get(section)

@@ -277,8 +277,10 @@ local function setup_validation()
   cadenza.setup({ model = "openai/x", init_options = { maxSteps = 3 } })
   local config = require("cadenza.config")
   T.eq(config.init_options(), { maxSteps = 3, model = "openai/x" }, "init_options with the model")
+  T.eq(config.cmd_env(), { CADENZA_MODEL = "openai/x" }, "the model of setup() as CADENZA_MODEL")
   cadenza.setup()
   T.eq(config.init_options(), nil, "no init options by default (not an empty JSON array)")
+  T.eq(config.cmd_env(), nil, "no server environment by default")
   T.eq(config.version_cmd({ "python3", "-m", "cadenza", "serve" }), { "python3", "-m", "cadenza", "--version" }, "version command")
 end
 

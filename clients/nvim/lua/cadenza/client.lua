@@ -256,7 +256,7 @@ function M.start(root)
   local id = compat.start_client({
     name = config.name,
     cmd = cmd,
-    cmd_env = config.options.cmd_env,
+    cmd_env = config.cmd_env(),
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fs.basename(root) } },
     init_options = config.init_options(),

@@ -228,6 +228,23 @@ function M.model()
   return o.model or (type(o.init_options.model) == "string" and o.init_options.model or nil)
 end
 
+--- The server's extra environment: `cmd_env`, plus CADENZA_MODEL from the model of setup().
+--- The server takes a model that switches the provider or names a file from
+--- initializationOptions only when it repeats the person's configuration (editors may merge a
+--- project's settings into them); CADENZA_MODEL is that configuration. nil when empty.
+---@return table?
+function M.cmd_env()
+  local env = vim.deepcopy(M.options.cmd_env or {})
+  local model = M.model()
+  if model then
+    env.CADENZA_MODEL = model
+  end
+  if next(env) == nil then
+    return nil
+  end
+  return env
+end
+
 --- initializationOptions for a new server (nil when there are none: an empty Lua table would
 --- be sent as a JSON array).
 ---@return table?
