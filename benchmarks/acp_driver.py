@@ -47,7 +47,7 @@ async def run_acp_sessions(
         ws = Path(tmp) / "ws"
         ws.mkdir()
         (ws / "cadenza.toml").write_text(
-            f'model = "openai/bench"\ncontext_size = 100000000\nmax_steps = {steps}\n',
+            f'model = "openai/bench"\ncontext_size = 131072\nmax_steps = {steps}\n',
             encoding="utf-8",
         )
         for i in range(sessions):

@@ -138,7 +138,7 @@ async def run_sessions(
         ws = Path(tmp) / "ws"
         ws.mkdir()
         (ws / "cadenza.toml").write_text(
-            'model = "openai/bench"\ncontext_size = 100000000\n', encoding="utf-8"
+            'model = "openai/bench"\ncontext_size = 131072\n', encoding="utf-8"
         )
         for i in range(sessions):
             (ws / f"f{i}.txt").write_text(file_text, encoding="utf-8")

@@ -98,7 +98,7 @@ def test_cadenza_complete_with_a_model_without_fim_prints_nothing(sandbox: Sandb
     bad = run_complete(sandbox, env, "shapes.py", "99", "1")
     assert bad.returncode == 2 and "line 99 is outside shapes.py" in bad.stderr
     missing = run_complete(sandbox, env, "nowhere.py", "1", "1")
-    assert missing.returncode == 2 and "nowhere.py is not a file" in missing.stderr
+    assert missing.returncode == 2 and "file not found: nowhere.py" in missing.stderr
 
 
 def test_cadenza_complete_reaches_the_model_once(sandbox: Sandbox, fim_server: LlamaServer) -> None:

@@ -1,8 +1,7 @@
 """Inline completions against hostile input: what reaches ``/infill`` and ``cadenza complete``.
 
 Found by probing a real ``cadenza serve`` (the request bodies reaching a stand-in llama-server);
-each test states the behaviour the threat model asks for. A gap not fixed yet is a strict
-xfail: when its fix lands, the test passes, the strict xfail fails, and the marker goes.
+each test states the behaviour the threat model asks for.
 """
 
 from __future__ import annotations
@@ -72,10 +71,6 @@ def test_secrets_in_open_buffers_are_redacted_before_the_model_sees_them() -> No
     assert redact(f"GITHUB_TOKEN={token}") != f"GITHUB_TOKEN={token}"  # the shape is known
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="initializationOptions.model may name a .gguf file of the untrusted workspace",
-)
 def test_editor_options_cannot_pick_a_model_file_in_an_untrusted_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
