@@ -155,6 +155,7 @@ async def run_all(
     scratch: Path,
     console: Console,
     save: Any,
+    agent_slots: int = 1,
 ) -> dict[str, Any]:
     """Start the server, run every task with every system, return the report."""
     path = model_path(model)
@@ -162,7 +163,7 @@ async def run_all(
         raise SystemExit(f"model {model} is not pulled: cadenza models pull {model}")
     ctx_size = CadenzaConfig.model_fields["context_size"].default
     log = scratch / "llama-server.log"
-    server = await LlamaServer.start(path, ctx_size=ctx_size, log_path=log)
+    server = await LlamaServer.start(path, ctx_size=ctx_size, log_path=log, agent_slots=agent_slots)
     settings, metadata = write_settings(
         scratch, model_name=model, ctx_size=ctx_size, max_tokens=DEFAULT_MAX_TOKENS
     )
@@ -244,6 +245,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--variant", default="default", choices=sorted(VARIANTS))
     parser.add_argument("--model", default=DEFAULT_MODEL, help="a pinned local model")
     parser.add_argument("--max-steps", type=int, help="Cadenza's steps (default: the server's)")
+    parser.add_argument(
+        "--agent-slots",
+        type=int,
+        default=1,
+        help="agent slots of the one server (a variant with N candidates: N)",
+    )
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="s per system")
     parser.add_argument("--aider-venv", type=Path, default=DEFAULT_VENV)
     parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR)
@@ -309,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
                 scratch=Path(scratch),
                 console=console,
                 save=save,
+                agent_slots=args.agent_slots,
             )
         )
     reports.print_report(console, report)

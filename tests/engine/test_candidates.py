@@ -18,7 +18,7 @@ from cadenza.acp.updates import UpdateMapper
 from cadenza.config import CadenzaConfig, LoopConfig
 from cadenza.engine import test_feedback
 from cadenza.engine.budget import RunClock
-from cadenza.engine.candidates import Candidates, choose
+from cadenza.engine.candidates import SEEDS_PER_STEP, Candidates, choose, fresh_messages
 from cadenza.engine.events import Activity, CandidatesTried, ModelReplied
 from cadenza.engine.scratch import Trial
 from cadenza.engine.session import Session, SessionSettings
@@ -167,10 +167,17 @@ async def test_the_candidate_that_passes_most_is_kept_and_only_it_is_written(
     # Only the kept reply reached the history and the editor: two edits in all.
     assert kept_edits(session) == ["e1", "c2"]
     assert [e.new_text for e in editor.edits] == [STUB + WRONG, STUB + RIGHT]
-    # Three requests at once, each with its own seed and lane; the others sampled.
-    lanes = [r for r in provider.requests if r.seed is not None]
-    assert sorted((r.lane, r.seed) for r in lanes) == [(0, 1), (1, 2), (2, 3)]
+    # Three requests at once, each with its own seed and lane; the others sampled, and started
+    # afresh: the task and its files, not the failed attempt and the failures after it.
+    lanes = sorted((r for r in provider.requests if r.seed is not None), key=lambda r: r.lane)
+    assert [r.lane for r in lanes] == [0, 1, 2]
+    assert len({r.seed for r in lanes}) == 3
     assert all((r.temperature or 0) >= 0.7 for r in lanes if r.lane)
+    assert any(isinstance(m, AssistantMessage) for m in lanes[0].messages)
+    for fresh in lanes[1:]:
+        assert not any(isinstance(m, AssistantMessage) for m in fresh.messages)
+        assert [m.tag for m in fresh.messages if isinstance(m, UserMessage)][-1] != "check"
+        assert any(isinstance(m, UserMessage) and m.tag == "task" for m in fresh.messages)
     # Every reply counted; the kept one's tests all pass, so no request follows it.
     assert sum(isinstance(e, ModelReplied) for e in editor.events) == 4
     trying = [e.doing for e in editor.events if isinstance(e, Activity)]
@@ -365,3 +372,19 @@ async def test_a_real_server_writes_two_candidates_at_once(smollm2: Path) -> Non
         assert props["total_slots"] == 3
     finally:
         await provider.aclose()
+
+
+def test_fresh_messages_end_with_the_task_and_what_came_with_it() -> None:
+    system = SystemMessage(content="s")
+    earlier = [UserMessage(content="old task", tag="task"), AssistantMessage(content="ok")]
+    task = UserMessage(content="implement it", tag="task")
+    files = UserMessage(content="the files", tag="files")
+    attempt = AssistantMessage(content="a wrong attempt")
+    failures = UserMessage(content="the tests failed", tag="check")
+    history = [system, *earlier, task, files, attempt, failures]
+    assert fresh_messages(history) == [system, *earlier, task, files]
+    # No task, or nothing after it: the conversation as it is.
+    assert fresh_messages([system, files, attempt]) == [system, files, attempt]
+    assert fresh_messages([system, task, files]) == [system, task, files]
+    # A later step samples its fresh lanes with other seeds than the step before.
+    assert SEEDS_PER_STEP > 3

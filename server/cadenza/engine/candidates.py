@@ -1,16 +1,17 @@
 """Candidate replies (``LoopSettings.candidates``): several at once when the tests can judge them.
 
 When the tests failed on the session's current files (the run after the last change still
-holds), the workspace has a test command and the person allowed it for the session, a step
-asks for N replies at once instead of one: the step's own request, and N - 1 more sampled at
-``CANDIDATE_TEMPERATURE``, each with its own seed (``ModelRequest.seed``) and lane
-(``ModelRequest.lane``: the embedded server gives each its own slot, so they are written side
-by side). Each reply's file changes are made in a scratch copy of the workspace and the tests
-run there (``engine.scratch``), one copy at a time. The reply whose run passes most tests is
-kept (ties: the shortest reply, then the earliest), and only it goes on, as the step's reply:
-into the history and through the normal path (the batch, the edit path with its versions,
-review, checkpoints and undo, the tests after the change, whose failures the model reads
-next). Nothing of the other replies is written anywhere but in their copies, which are removed.
+holds), the workspace has a test command and the person allowed it for the session, a step asks
+for N replies at once instead of one: the step's own request, and N - 1 more that start afresh
+from the turn's beginning (the task and its files, without the attempts and failures since),
+sampled at ``CANDIDATE_TEMPERATURE``, each with its own seed (``ModelRequest.seed``) and lane
+(``ModelRequest.lane``: the embedded server gives each its own slot, so they are written side by
+side). Each reply's file changes are made in a scratch copy of the workspace and the tests run
+there (``engine.scratch``), one copy at a time. The reply whose run passes most tests is kept
+(ties: the shortest reply, then the earliest), and only it goes on, as the step's reply: into
+the history and through the normal path (the batch, the edit path with its versions, review,
+checkpoints and undo, the tests after the change, whose failures the model reads next). Nothing
+of the other replies is written anywhere but in their copies, which are removed.
 
 A reply that changes no file counts the last run's passes, without a run. One that cannot be
 judged (a change of it failed: an edit whose text is not found, or one that breaks the file's
@@ -50,7 +51,7 @@ from cadenza.engine.scratch import (
 from cadenza.engine.test_feedback import MIN_LEFT_S, last_run_still_holds
 from cadenza.engine.test_report import read_report
 from cadenza.engine.testsuite import SuiteCommand, suite_command
-from cadenza.messages import AssistantReply
+from cadenza.messages import AssistantReply, Message, UserMessage
 from cadenza.providers.base import ModelRequest, ProviderError
 from cadenza.tools.base import ToolContext
 
@@ -59,6 +60,10 @@ log = logging.getLogger(__name__)
 CANDIDATE_TEMPERATURE = 0.7
 """The other candidates' temperature (at least): a greedy model gives one reply whatever the
 seed."""
+
+SEEDS_PER_STEP = 64
+"""Seeds are ``step * SEEDS_PER_STEP + lane + 1``: a fresh lane's request is the same at every
+step, so only its seed makes the next step's sample another one."""
 
 
 class Candidates:
@@ -209,20 +214,41 @@ class Candidates:
 def lane_request(rt: Runtime, request: ModelRequest, lane: int) -> ModelRequest:
     """Candidate ``lane``'s request: its own seed, lane and watch; sampled unless it is lane 0.
 
-    Only lane 0's watch reports progress (one progress line for the step).
+    Lane 0 is the step's own request. The other lanes start afresh from the turn's beginning
+    (``fresh_messages``): a small model shown its failed attempt and the failures writes the
+    same code again, sampled or not, while the task alone sampled gives other attempts for the
+    tests to judge. Only lane 0's watch reports progress (one progress line for the step).
     """
     temperature = request.temperature
+    messages = request.messages
     if lane:
         temperature = max(temperature or 0.0, CANDIDATE_TEMPERATURE)
+        messages = fresh_messages(messages)
     watch = request.watch
     stop = watch.stop_repeats if isinstance(watch, ReplyWatch) else False
     return dataclasses.replace(
         request,
+        messages=messages,
         temperature=temperature,
-        seed=lane + 1,
+        seed=rt.steps * SEEDS_PER_STEP + lane + 1,
         lane=lane,
         watch=ReplyWatch(rt, stop_repeats=stop, report=lane == 0),
     )
+
+
+def fresh_messages(messages: list[Message]) -> list[Message]:
+    """The conversation as the turn began, before the model's first reply to the last task.
+
+    The person's last task and what came with it (the files primed for it) end it. Without a
+    task in the conversation, or with nothing after it yet, the whole conversation.
+    """
+    starts = [i for i, m in enumerate(messages) if isinstance(m, UserMessage) and m.tag == "task"]
+    if not starts:
+        return messages
+    end = starts[-1] + 1
+    while end < len(messages) and isinstance(messages[end], UserMessage):
+        end += 1
+    return messages[:end]
 
 
 def choose(replies: list[AssistantReply | None], trials: list[Trial]) -> int:
