@@ -8,6 +8,7 @@ again; closing ends the server's whole process group.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 from collections.abc import AsyncIterator
@@ -111,6 +112,31 @@ async def test_a_hung_server_times_out_and_a_killed_one_fails_then_restarts(
         await pending
     refs = await intel.references(ws / "inventory.py", 0, 4)  # started again
     assert len(refs) == 3 and _pgid(intel) != pgid
+
+
+async def test_an_answer_after_the_bound_is_dropped_quietly(
+    ws: Path,
+    intel: HostedCodeIntel,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    await intel.references(ws / "inventory.py", 0, 4)
+    pgid = _pgid(intel)
+    monkeypatch.setattr(connection, "REQUEST_TIMEOUT_S", 1.0)
+    await _stop(pgid)
+    with pytest.raises(IntelError, match="did not answer within 1 s"):
+        await intel.definition(ws / "report.py", 2, 6)
+    os.killpg(pgid, signal.SIGCONT)  # it answers the request given up on, late
+    monkeypatch.setattr(connection, "REQUEST_TIMEOUT_S", 30.0)
+    defs = await intel.definition(ws / "report.py", 2, 6)
+    assert [(d.path.name, d.line, d.character) for d in defs] == [("inventory.py", 0, 4)]
+    assert _pgid(intel) == pgid  # the same server: a late answer is no failure
+    lang = intel._languages["python"]
+    assert lang.connection is not None
+    with anyio.fail_after(30):  # the late answer has arrived
+        while lang.connection.client.protocol._request_futures:
+            await anyio.sleep(0.05)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 async def test_close_ends_the_process_group(ws: Path, intel: HostedCodeIntel) -> None:
