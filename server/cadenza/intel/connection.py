@@ -2,9 +2,9 @@
 
 The server runs over stdio in a new session (its own process group, registered with
 ``cadenza.procgroups`` so a Cadenza exit kills it); its stderr is drained so it can never block
-on a full pipe. Every request has a bound; a server that exits fails its pending requests at
-once (pygls' client does that), and any failure is an ``IntelError``. ``aclose`` asks it to
-shut down, then ends its whole group whatever it does.
+on a full pipe. Every request has a bound (an answer that comes after it is dropped); a server
+that exits fails its pending requests at once (pygls' client does that), and any failure is an
+``IntelError``. ``aclose`` asks it to shut down, then ends its whole group whatever it does.
 """
 
 from __future__ import annotations
@@ -186,9 +186,14 @@ class ServerConnection:
         """
         name = self.spec.name
         timeout_s = REQUEST_TIMEOUT_S if timeout_s is None else timeout_s
+        # Shielded: giving up must not cancel pygls' own future for the request. A server that
+        # answers after the bound (slow, or hung for a while) then completes it and the answer
+        # is dropped, where a cancelled future made pygls log a traceback as an error for it.
+        answer = asyncio.ensure_future(call)
+        answer.add_done_callback(_retrieve)
         try:
             with anyio.fail_after(timeout_s):
-                return await call
+                return await asyncio.shield(answer)
         except TimeoutError:
             raise IntelError(f"{name} did not answer within {timeout_s:.0f} s") from None
         except Exception as exc:  # pygls: RuntimeError when the server exited, JSON-RPC errors
@@ -232,6 +237,12 @@ class ServerConnection:
         if server is not None:
             with anyio.move_on_after(SHUTDOWN_S):
                 await server.wait()
+
+
+def _retrieve(answer: asyncio.Future[Any]) -> None:
+    """Take a request's failure that came after its waiter gave up (no "never retrieved")."""
+    if not answer.cancelled():
+        answer.exception()
 
 
 async def _drain(stream: asyncio.StreamReader, name: str) -> None:
