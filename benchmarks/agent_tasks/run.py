@@ -109,7 +109,7 @@ LOCAL = {
     "test_feedback": True,
     "reply_budget": True,
     "plan": False,
-    "candidates": 0,
+    "candidates": 3,
 }
 """The default (``cadenza.engine.variants.LOCAL_LOOP``); the ``local-*`` variants change one knob
 of it each."""
@@ -226,9 +226,15 @@ VARIANTS = {
         ),
         _variant(
             "local-candidates3",
-            "local, 3 replies tried against the tests after a failed run",
+            "the same as local (its name from before candidates were on by default)",
             LOCAL,
             candidates=3,
+        ),
+        _variant(
+            "local-nocandidates",
+            "local, one reply after a failed run (no candidates)",
+            LOCAL,
+            candidates=0,
         ),
     )
 }

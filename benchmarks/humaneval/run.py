@@ -45,7 +45,7 @@ from benchmarks.humaneval.aider_run import (
 from benchmarks.humaneval.judge import HumanEvalTask, build_tasks
 from benchmarks.humaneval.model_alone import run_model_alone
 from benchmarks.humaneval.problems import load_problems, select
-from cadenza.config import CadenzaConfig
+from cadenza.config import LOCAL_CANDIDATES, CadenzaConfig
 from cadenza.providers.llama_server import LlamaServer
 from cadenza.providers.local import DEFAULT_MAX_TOKENS, ENV_SHARED_SERVER
 from cadenza.providers.models import model_path
@@ -248,7 +248,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--agent-slots",
         type=int,
-        default=1,
+        default=LOCAL_CANDIDATES,
         help="agent slots of the one server (a variant with N candidates: N)",
     )
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="s per system")

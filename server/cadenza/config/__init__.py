@@ -43,6 +43,9 @@ APP_NAME = "cadenza"
 DEFAULT_LOCAL_MODEL = "local/qwen2.5-coder-1.5b"
 MAX_CANDIDATES = 8
 """``[loop] candidates`` at most: each is a model request at once and a test run."""
+LOCAL_CANDIDATES = 3
+"""``[loop] candidates`` of the embedded models' loop: the agent slots their server gets, and the
+replies tried after failed tests (docs/local-model.md, "Candidates")."""
 MAX_CONTEXT_SIZE = 131_072
 """``contextSize`` at most (tokens): llama-server holds a KV cache this long per slot, so a
 larger value (from any source, a workspace's ``cadenza.toml`` included) could take all memory."""

@@ -12,6 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from cadenza.config import LOCAL_CANDIDATES
 from cadenza.types import Ending
 
 # Ending: ``empty``: a reply with no tool call (the envelope allows an empty list).
@@ -191,7 +192,7 @@ LOCAL_LOOP = LoopSettings(
     test_feedback=True,
     reply_budget=True,
     plan=False,
-    candidates=0,  # declared, off: no gain measured yet (docs/local-model.md, "Candidates")
+    candidates=LOCAL_CANDIDATES,
 )
 """The embedded small models' default, chosen by measurement (docs/local-model.md): code as text
 in fenced blocks, not JSON strings (the 1.5B model's tool-call edits shrank to one-liners; on
