@@ -42,7 +42,9 @@ def server(service: Any = None) -> Any:
     workspace = SimpleNamespace(
         text_documents={URI: TextDocument(URI, "x = \n")}, folders={}, root_path="/w"
     )
-    ls = SimpleNamespace(workspace=workspace, window_log_message=logged.append, logged=logged)
+    ls = SimpleNamespace(
+        workspace=workspace, window_log_message=logged.append, logged=logged, protocol=None
+    )
     ls._cadenza_completions = service or TimedOut()
     return ls
 

@@ -98,6 +98,7 @@ class CompletionAnswer:
     text: str
     outcome: Outcome
     model_ms: float = 0.0
+    """The wall time of the ``/infill`` call (ms), whatever it ended with; 0 without one."""
     detail: str = ""
     """Why nothing came, in the person's words: set for a ``timeout``, and for the first
     ``unsupported`` answer of the service (why completions are off is said once)."""
@@ -245,16 +246,21 @@ class CompletionService:
                 request.timeout_s,
             )
             detail = f"the model server did not answer within {request.timeout_s:g} s"
-            return CompletionAnswer(text="", outcome="timeout", detail=detail)
+            return CompletionAnswer(
+                text="", outcome="timeout", detail=detail, model_ms=_ms_since(started)
+            )
         except InfillUnsupported as exc:
             why = self._say_unsupported(f"the model cannot fill in the middle ({exc})")
-            return CompletionAnswer(text="", outcome="unsupported", detail=why)
+            return CompletionAnswer(
+                text="", outcome="unsupported", detail=why, model_ms=_ms_since(started)
+            )
         except ProviderError as exc:
             log.warning("completion for %s failed: %s", query.filename, exc)
-            return CompletionAnswer(text="", outcome="failed")
+            return CompletionAnswer(text="", outcome="failed", model_ms=_ms_since(started))
         finally:
             if state.call is call:
                 state.call = None
+        model_ms = _ms_since(started)  # the call alone: trimming is the server's own time
         text = trim_completion(reply.text, query.cursor)
         log.debug(
             "completion for %s: %d extra chunks, %d prompt tokens evaluated (%d cached) in "
@@ -269,9 +275,7 @@ class CompletionService:
             len(text),
             len(reply.text),
         )
-        return CompletionAnswer(
-            text=text, outcome="completed", model_ms=(time.monotonic() - started) * 1000
-        )
+        return CompletionAnswer(text=text, outcome="completed", model_ms=model_ms)
 
     def _superseded(self) -> CompletionAnswer:
         self.stats.superseded += 1
@@ -348,6 +352,11 @@ def _first_difference(old: str, new: str) -> int:
         else:
             end = middle - 1
     return new.count("\n", 0, same)
+
+
+def _ms_since(started: float) -> float:
+    """Milliseconds since ``started`` (``time.monotonic()``)."""
+    return (time.monotonic() - started) * 1000
 
 
 def _not_cancelling() -> bool:

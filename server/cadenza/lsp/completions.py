@@ -19,6 +19,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
+from cadenza.lsp.protocol import CadenzaProtocol, current_request_id
 from cadenza.workspace_files import WorkspaceFileError, resolve_inside
 
 if TYPE_CHECKING:
@@ -113,6 +114,13 @@ async def inline_completion(
         lends_context=_inside_workspace(ls, document.uri),
     )
     answer = await service(ls).complete(query)
+    if isinstance(ls.protocol, CadenzaProtocol):  # the request's time is logged at INFO
+        ls.protocol.note_timing(
+            current_request_id(),
+            subject=query.filename,
+            outcome=answer.outcome,
+            model_ms=answer.model_ms,
+        )
     if answer.outcome == "timeout" and _invoked(params):
         # Asked for on purpose (a command, a key): say why nothing came, in the editor's log
         # (``cadenza complete`` prints it); an automatic request stays silent.
