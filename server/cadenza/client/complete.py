@@ -68,7 +68,8 @@ def read_target(path_arg: str, line: int, column: int) -> Target:
         raise PositionError(f"{path_arg} is not UTF-8 text") from None
     lines = text.split("\n")
     if not 1 <= line <= len(lines):
-        raise PositionError(f"line {line} is outside {path_arg} (it has {len(lines)} lines)")
+        count = f"{len(lines)} line" if len(lines) == 1 else f"{len(lines)} lines"
+        raise PositionError(f"line {line} is outside {path_arg} (it has {count})")
     length = len(lines[line - 1].rstrip("\r"))
     if not 1 <= column <= length + 1:
         raise PositionError(
