@@ -102,10 +102,7 @@ async def inline_completion(
     if document is None:
         return types.InlineCompletionList(items=[])
     lines = document.lines
-    if params.position.line > len(lines) or params.position.character < 0:
-        raise JsonRpcInvalidParams(
-            message=f"Invalid Params: line {params.position.line + 1} is past the document's end"
-        )
+    _check_position(params.position, len(lines))
     where = document.position_codec.position_from_client_units(lines, params.position)
     query = CompletionQuery(
         uri=document.uri,
@@ -140,6 +137,19 @@ async def inline_completion(
     return types.InlineCompletionList(
         items=[types.InlineCompletionItem(insert_text=answer.text, range=at)]
     )
+
+
+def _check_position(position: types.Position, line_count: int) -> None:
+    """Refuse a position outside the document, naming it as given (LSP counts from 0).
+
+    Raises:
+        JsonRpcInvalidParams: The line is past the end, or the character negative (-32602).
+    """
+    if position.line > line_count or position.character < 0:
+        raise JsonRpcInvalidParams(
+            message=f"Invalid Params: position {position.line}:{position.character} is past "
+            "the document's end (line and character count from 0, as in every LSP position)"
+        )
 
 
 def _invoked(params: types.InlineCompletionParams) -> bool:
