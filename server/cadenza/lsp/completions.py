@@ -23,7 +23,7 @@ from cadenza.lsp.protocol import CadenzaProtocol, current_request_id
 from cadenza.workspace_files import WorkspaceFileError, resolve_inside
 
 if TYPE_CHECKING:
-    from cadenza.host.completions import CompletionService
+    from cadenza.host.completions import CompletionAnswer, CompletionService
 
 _SERVICE_ATTRIBUTE = "_cadenza_completions"
 
@@ -89,8 +89,9 @@ async def inline_completion(
 ) -> types.InlineCompletionList:
     """One completion at the cursor, or no items (dropped, unsupported, nothing to add).
 
-    An invoked request that hit the time limit also gets a ``window/logMessage`` warning, and
-    so does the first request the model cannot answer (why completions are off).
+    An invoked request that failed (the time limit, a model that cannot fill in the middle or
+    is not pulled, a model server error) also gets a ``window/logMessage`` error saying why,
+    and the first automatic one the model cannot answer a warning (``_say_why``).
 
     Raises:
         JsonRpcInvalidParams: The position is outside the document (-32602).
@@ -118,19 +119,7 @@ async def inline_completion(
             outcome=answer.outcome,
             model_ms=answer.model_ms,
         )
-    if answer.outcome == "timeout" and _invoked(params):
-        # Asked for on purpose (a command, a key): say why nothing came, in the editor's log
-        # (``cadenza complete`` prints it); an automatic request stays silent.
-        message = f"no inline completion: {answer.detail or 'the time limit passed'}"
-        ls.window_log_message(
-            types.LogMessageParams(type=types.MessageType.Warning, message=message)
-        )
-    elif answer.outcome == "unsupported" and answer.detail:
-        # Why no completion will ever come (a model that cannot fill in the middle), once per
-        # server: in the editor's log, never a pop-up.
-        ls.window_log_message(
-            types.LogMessageParams(type=types.MessageType.Warning, message=answer.detail)
-        )
+    _say_why(ls, params, answer)
     if not answer.text:
         return types.InlineCompletionList(items=[])
     at = types.Range(start=params.position, end=params.position)
@@ -152,8 +141,28 @@ def _check_position(position: types.Position, line_count: int) -> None:
         )
 
 
-def _invoked(params: types.InlineCompletionParams) -> bool:
-    return params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
+def _say_why(
+    ls: LanguageServer, params: types.InlineCompletionParams, answer: CompletionAnswer
+) -> None:
+    """Say in the editor's log (never a pop-up) why an empty answer is empty, when it failed.
+
+    Asked for on purpose (a command, a key: ``Invoked``), every failure is an error line,
+    which ``cadenza complete`` turns into its exit status; an automatic request hears only
+    why completions are off, once per server (a model that cannot fill in the middle, one
+    that is not pulled).
+    """
+    if answer.outcome not in ("timeout", "unsupported", "failed") or not answer.detail:
+        return
+    if params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked:
+        message = answer.detail
+        if answer.outcome != "unsupported":
+            message = f"no inline completion: {answer.detail}"
+        level = types.MessageType.Error
+    elif answer.outcome == "unsupported" and not answer.said_before:
+        message, level = answer.detail, types.MessageType.Warning
+    else:
+        return
+    ls.window_log_message(types.LogMessageParams(type=level, message=message))
 
 
 def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:
