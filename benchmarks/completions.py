@@ -13,6 +13,10 @@ own llama-server, two slots as in use); every number comes from the same run:
 - **latency**: one keystroke in the middle of a line (a single-line completion) after a
   request at the previous character warmed the cache: the time from request to answer on the
   LSP path, the raw ``/infill`` time of the same request body sent again, the difference;
+  and the server's own overhead, from its log (``--log-level INFO``): per request, the time
+  from its arrival to its response sent minus the time of its ``/infill`` call, both taken
+  by the server, so no second model call's spread is in it (for the quality part's requests
+  too);
 - **cancel**: 20 keystrokes 50 ms apart, each a ``didChange`` and an ``inlineCompletion``
   that cancels the previous one with ``$/cancelRequest``: how many reached the model (counted
   in llama-server's log) and how long the last answer took after the last keystroke;
@@ -57,7 +61,7 @@ from benchmarks import infilling
 from benchmarks.common import RESULTS, save, table
 from benchmarks.completion_slots import CHAT
 from benchmarks.infilling import Document, InfillProblem, Subset
-from benchmarks.lsp_editor import Editor, answered
+from benchmarks.lsp_editor import Editor, ServerTime, answered
 from cadenza.host.completion_context import (
     CompletionBudget,
     Cursor,
@@ -95,6 +99,26 @@ def spread_ms(values_s: Sequence[float]) -> dict[str, float]:
         "n": len(ms),
         "p50": round(percentile(ms, 0.5), 1),
         "p95": round(percentile(ms, 0.95), 1),
+    }
+
+
+def server_fields(server: ServerTime | None) -> dict[str, Any]:
+    """A row's fields for the server's own time of its LSP request (empty when not logged)."""
+    if server is None:
+        return {}
+    return {
+        "server_ms": round(server.request_ms, 1),
+        "server_model_ms": round(server.model_ms, 1),
+        "server_overhead_ms": round(server.overhead_ms, 1),
+    }
+
+
+def server_spreads(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """n, p50 and p95 of the rows' server times: the request, its model call, the overhead."""
+    timed = [r for r in rows if "server_ms" in r]
+    return {
+        key: spread_ms([r[key] / 1000 for r in timed])
+        for key in ("server_ms", "server_model_ms", "server_overhead_ms")
     }
 
 
@@ -221,8 +245,10 @@ async def quality(bench: Bench, subset: Subset, problems: list[InfillProblem]) -
         name = f"{subset}/{problem.file_stem}.py"
         uri = bench.editor.uri(name)
         bench.editor.open(uri, document.text)
+        server: ServerTime | None = None
         try:
             lsp_text, lsp_s = await bench.editor.complete(uri, document)
+            server = await bench.editor.server_time(_last_id(bench))
         except (JsonRpcException, TimeoutError) as exc:
             lsp_text, lsp_s = "", float("nan")
             print(f"{problem.task_id}: the LSP request failed: {exc!r}", file=sys.stderr)
@@ -239,7 +265,12 @@ async def quality(bench: Bench, subset: Subset, problems: list[InfillProblem]) -
             {
                 "task_id": problem.task_id,
                 "file": name,
-                "lsp": {"text": lsp_text, "ms": round(lsp_s * 1000, 1), **vars(lsp_score)},
+                "lsp": {
+                    "text": lsp_text,
+                    "ms": round(lsp_s * 1000, 1),
+                    **server_fields(server),
+                    **vars(lsp_score),
+                },
                 "raw": {"text": raw_text, "ms": round(raw_s * 1000, 1), **vars(raw_score)},
             }
         )
@@ -283,7 +314,14 @@ def quality_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "lsp_outcomes": {o: outcomes.count(o) for o in sorted(set(outcomes))},
         "lsp_ms": spread_ms([r["lsp"]["ms"] / 1000 for r in rows]),
         "raw_ms": spread_ms([r["raw"]["ms"] / 1000 for r in rows]),
+        **server_spreads([r["lsp"] for r in rows]),
     }
+
+
+def _last_id(bench: Bench) -> str:
+    msg_id = bench.editor.last_id
+    assert msg_id is not None, "a completion request was sent"
+    return msg_id
 
 
 # --- latency ---------------------------------------------------------------------------------
@@ -307,6 +345,7 @@ async def latency(bench: Bench, problems: list[InfillProblem]) -> dict[str, Any]
             await bench.editor.complete(uri, before)  # the prefix goes into the KV cache
             bench.editor.change(uri, after.text)
             text, lsp_s = await bench.editor.complete(uri, after)
+            server = await bench.editor.server_time(_last_id(bench))
         finally:
             bench.editor.close(uri)
         await bench.infill.infill(dataclasses.replace(bench.server_request(before), timeout_s=600))
@@ -334,6 +373,7 @@ async def latency(bench: Bench, problems: list[InfillProblem]) -> dict[str, Any]
                 "raw_tokens_evaluated": reply.tokens_evaluated,
                 "raw_prompt_ms": round(reply.prompt_ms, 1),
                 "raw_predicted_ms": round(reply.predicted_ms, 1),
+                **server_fields(server),
             }
         )
     lsp = [r["lsp_ms"] / 1000 for r in rows]
@@ -343,6 +383,7 @@ async def latency(bench: Bench, problems: list[InfillProblem]) -> dict[str, Any]
         "raw_ms": spread_ms(raw),
         "replay_ms": spread_ms([r["replay_ms"] / 1000 for r in rows]),
         "overhead_ms": spread_ms([a - b for a, b in zip(lsp, raw, strict=True)]),
+        **server_spreads(rows),
         "debounce_ms": DEBOUNCE_S * 1000,
         "lsp_answered": sum(r["lsp_answered"] for r in rows),
         "raw_answered": sum(r["raw_answered"] for r in rows),
@@ -525,10 +566,11 @@ def report(results: dict[str, Any]) -> str:
                     f"{s['raw_passed']} ({s['raw_pass_rate']:.1%})",
                     ", ".join(f"{k} {v}" for k, v in s["lsp_outcomes"].items()),
                     f"{s['lsp_ms']['p50']} / {s['raw_ms']['p50']}",
+                    _p50_p95(s.get("server_overhead_ms")),
                 ]
             )
         headers = ["subset", "problems", "LSP passed", "/infill passed", "LSP answers"]
-        out.append(table([*headers, "p50 ms LSP / infill"], rows))
+        out.append(table([*headers, "p50 ms LSP / infill", "server overhead p50 / p95 ms"], rows))
     if "latency" in results:
         s = results["latency"]["summary"]
         rows = [
@@ -540,6 +582,7 @@ def report(results: dict[str, Any]) -> str:
                 s["raw_ms"]["p95"],
             ],
             ["server overhead (difference)", "", s["overhead_ms"]["p50"], s["overhead_ms"]["p95"]],
+            *server_rows(s),
         ]
         if "replay_ms" in s:
             replay = s["replay_ms"]
@@ -589,6 +632,24 @@ def report(results: dict[str, Any]) -> str:
             f"(p50 {during['p50']} ms, p95 {during['p95']} ms)"
         )
     return "\n\n".join(out)
+
+
+def server_rows(summary: dict[str, Any]) -> list[list[Any]]:
+    """The latency table's rows of the server's own times (none in results from before them)."""
+    names = (
+        ("server_ms", "server: request arrival → response sent"),
+        ("server_model_ms", "server: of it, the /infill call"),
+        ("server_overhead_ms", "server overhead (its own clock)"),
+    )
+    return [
+        [label, summary[key]["n"], summary[key]["p50"], summary[key]["p95"]]
+        for key, label in names
+        if key in summary
+    ]
+
+
+def _p50_p95(spread: dict[str, Any] | None) -> str:
+    return f"{spread['p50']} / {spread['p95']}" if spread else ""
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

@@ -3,14 +3,18 @@
 Cadenza's own client plumbing (``cadenza.client.connection``: pygls's ``LanguageClient``, the
 server in a process group of its own, ``initialize``, a polite shutdown) with the requests an
 editor sends while someone types: ``didOpen``, ``didChange``, ``didClose``,
-``textDocument/inlineCompletion`` and ``$/cancelRequest``.
+``textDocument/inlineCompletion`` and ``$/cancelRequest``. The server runs at ``--log-level
+INFO``, where it logs each completion request's own time (``cadenza.lsp.protocol``): the
+editor reads those lines into ``server_times``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -30,6 +34,31 @@ from cadenza.client.connection import (
 from cadenza.client.options import ClientOptions
 
 SERVE = ("-P", "-m", "cadenza", "serve", "--log-level", "INFO")
+_SERVER_TIME = re.compile(
+    r"textDocument/inlineCompletion (\S+) for (.+) \((\w+)\): ([\d.]+) ms from arrival to "
+    r"response, ([\d.]+) ms of it in the model call"
+)
+"""The server's log line for one completion request (``CadenzaProtocol._log_timing``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerTime:
+    """One completion request as the server timed it (ms).
+
+    Attributes:
+        request_ms: From the request's arrival to its response sent.
+        model_ms: The part of it in the ``/infill`` call (0 without one).
+        outcome: ``completed``, ``superseded``, ``timeout``, ... or ``error``.
+    """
+
+    request_ms: float
+    model_ms: float
+    outcome: str
+
+    @property
+    def overhead_ms(self) -> float:
+        """The server's own share: the request's time minus the model call's."""
+        return self.request_ms - self.model_ms
 
 
 def client_position(document: Document) -> types.Position:
@@ -75,10 +104,28 @@ class Editor:
         self._stderr = StderrTail(self._write_log)
         self._ids = itertools.count(1)
         self._versions: dict[str, int] = {}
+        self.server_times: dict[str, ServerTime] = {}
+        """Each answered completion request's time, by request id, from the server's log."""
+        self.last_id: str | None = None
+        """The id of the latest completion request sent."""
 
     def _write_log(self, line: str) -> None:
         self._log.write(line + "\n")
         self._log.flush()
+        timed = _SERVER_TIME.search(line)
+        if timed is not None:
+            self.server_times[timed.group(1)] = ServerTime(
+                request_ms=float(timed.group(4)),
+                model_ms=float(timed.group(5)),
+                outcome=timed.group(3),
+            )
+
+    async def server_time(self, msg_id: str, timeout_s: float = 5.0) -> ServerTime | None:
+        """The server's time of request ``msg_id``, once its log line arrived (None: never)."""
+        deadline = time.monotonic() + timeout_s
+        while msg_id not in self.server_times and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        return self.server_times.get(msg_id)
 
     async def start(self, python: str, timeout_s: float = 120.0) -> None:
         """Spawn ``python -m cadenza serve`` and initialize it."""
@@ -130,6 +177,7 @@ class Editor:
     def begin(self, uri: str, document: Document) -> tuple[str, asyncio.Future[Any]]:
         """Send an inline completion request; its id and the future of its result."""
         msg_id = f"c{next(self._ids)}"
+        self.last_id = msg_id
         future = self.lsp.protocol.send_request(
             types.TEXT_DOCUMENT_INLINE_COMPLETION,
             completion_params(uri, document),

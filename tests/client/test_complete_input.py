@@ -63,3 +63,11 @@ def test_the_completion_is_printed_without_control_characters(
 def test_printable_keeps_new_lines_and_tabs_only() -> None:
     controls = "".join(map(chr, [*range(0x20), *range(0x7F, 0xA0)]))
     assert printable(f"a{controls}b\u202ec") == "a\t\nbc"
+
+
+@pytest.mark.parametrize(("text", "said"), [("x = 1", "it has 1 line)"), ("a\nb\n", "3 lines")])
+def test_a_line_outside_the_file_says_how_many_it_has(tmp_path: Path, text: str, said: str) -> None:
+    (tmp_path / "a.py").write_text(text, encoding="utf-8")
+    with pytest.raises(PositionError) as refused:
+        read_target(str(tmp_path / "a.py"), 9, 1)
+    assert said in str(refused.value) and "1 lines" not in str(refused.value)

@@ -1,10 +1,11 @@
 """Inline completions end to end: a real ``cadenza serve``, a real llama-server, SmolLM2-135M.
 
 SmolLM2's GGUF declares no fill-in-the-middle tokens, so llama-server answers ``/infill`` with
-501: ``cadenza complete`` must then print nothing and exit 0. To drive the whole FIM path with
-the same tiny model, a second llama-server is started with three of its special tokens
-declared as the FIM tokens (``--override-kv``): its middles are nonsense, but every request,
-cancel and cache goes through the real server, and its log counts the model requests.
+501: ``cadenza complete`` must then print nothing, say why in plain words and exit 1. To
+drive the whole FIM path with the same tiny model, a second llama-server is started with
+three of its special tokens declared as the FIM tokens (``--override-kv``): its middles are
+nonsense, but every request, cancel and cache goes through the real server, and its log
+counts the model requests.
 """
 
 from __future__ import annotations
@@ -82,13 +83,15 @@ async def fim_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[
         await server.stop()
 
 
-def test_cadenza_complete_with_a_model_without_fim_prints_nothing(sandbox: Sandbox) -> None:
+def test_cadenza_complete_with_a_model_without_fim_fails_in_plain_words(sandbox: Sandbox) -> None:
     require_model()
     (sandbox.workspace / "shapes.py").write_text(SOURCE)
     env = {**sandbox.env, "CADENZA_MODEL": MODEL}
     done = run_complete(sandbox, env, "shapes.py", "9", "5")
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
     assert done.stdout == ""
+    assert "no fill-in-the-middle tokens" in done.stderr, done.stderr
+    assert "Infill is not supported" not in done.stderr  # llama-server's words: the log
     logs = list(sandbox.state.rglob("llama-server.log"))
     assert len(logs) == 1, "cadenza serve started its own llama-server"
     text = logs[0].read_text(errors="replace")

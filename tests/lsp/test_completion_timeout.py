@@ -14,7 +14,7 @@ from pygls.workspace import TextDocument
 
 from cadenza.client import complete as complete_module
 from cadenza.client.complete import Completion, complete_main
-from cadenza.host.completions import CompletionAnswer
+from cadenza.host.completions import FAILED, CompletionAnswer
 from cadenza.lsp import completions
 
 URI = "file:///w/a.py"
@@ -27,14 +27,27 @@ class TimedOut:
 
 
 class Unsupported:
-    """The first answer says why completions are off, the later ones nothing."""
+    """Why completions are off, in every answer; said before from the second on."""
 
     def __init__(self) -> None:
-        self.details = ["inline completions are off: openai/x cannot fill in the middle"]
+        self.answers = 0
 
     async def complete(self, query: Any) -> CompletionAnswer:
-        detail = self.details.pop() if self.details else ""
-        return CompletionAnswer(text="", outcome="unsupported", detail=detail)
+        self.answers += 1
+        detail = "inline completions are off: openai/x cannot fill in the middle"
+        return CompletionAnswer(
+            text="", outcome="unsupported", detail=detail, said_before=self.answers > 1
+        )
+
+
+class Failed:
+    async def complete(self, query: Any) -> CompletionAnswer:
+        return CompletionAnswer(text="", outcome="failed", detail=FAILED)
+
+
+class NothingToAdd:
+    async def complete(self, query: Any) -> CompletionAnswer:
+        return CompletionAnswer(text="", outcome="completed")
 
 
 def server(service: Any = None) -> Any:
@@ -42,7 +55,9 @@ def server(service: Any = None) -> Any:
     workspace = SimpleNamespace(
         text_documents={URI: TextDocument(URI, "x = \n")}, folders={}, root_path="/w"
     )
-    ls = SimpleNamespace(workspace=workspace, window_log_message=logged.append, logged=logged)
+    ls = SimpleNamespace(
+        workspace=workspace, window_log_message=logged.append, logged=logged, protocol=None
+    )
     ls._cadenza_completions = service or TimedOut()
     return ls
 
@@ -62,7 +77,7 @@ async def test_an_invoked_completion_past_the_time_limit_is_logged() -> None:
     )
     assert list(answer.items) == []
     [logged] = ls.logged
-    assert logged.type == types.MessageType.Warning
+    assert logged.type == types.MessageType.Error
     assert logged.message == "no inline completion: the model server did not answer within 60 s"
 
 
@@ -84,28 +99,65 @@ async def test_why_completions_are_off_is_logged_once_never_shown() -> None:
     assert logged.message == "inline completions are off: openai/x cannot fill in the middle"
 
 
+async def test_an_invoked_completion_hears_every_failure_as_an_error() -> None:
+    invoked = params(types.InlineCompletionTriggerKind.Invoked)
+    unsupported = server(Unsupported())
+    for _ in range(2):  # said before to an editor's log, still said to an explicit ask
+        await completions.inline_completion(unsupported, invoked)
+    assert [(m.type, m.message) for m in unsupported.logged] == 2 * [
+        (types.MessageType.Error, "inline completions are off: openai/x cannot fill in the middle")
+    ]
+    failed = server(Failed())
+    await completions.inline_completion(failed, invoked)
+    [said] = failed.logged
+    assert said.type == types.MessageType.Error and said.message == (
+        "no inline completion: the local model server could not answer (the server's log has "
+        "the details)"
+    )
+    quiet = server(NothingToAdd())
+    await completions.inline_completion(quiet, invoked)
+    assert quiet.logged == []
+    automatic = server(Failed())
+    await completions.inline_completion(
+        automatic, params(types.InlineCompletionTriggerKind.Automatic)
+    )
+    assert automatic.logged == []
+
+
 @pytest.mark.parametrize(
-    ("completion", "out", "err"),
+    ("completion", "out", "err", "status"),
     [
         (
             Completion(
                 text="",
-                notes=("no inline completion: the model server did not answer within 60 s",),
+                errors=("no inline completion: the model server did not answer within 60 s",),
             ),
             "",
-            "note: no inline completion: the model server did not answer within 60 s\n",
+            "error: no inline completion: the model server did not answer within 60 s\n",
+            1,
         ),
-        (Completion(text=""), "", ""),
-        (Completion(text="1"), "1\n", ""),
+        (
+            Completion(
+                text="",
+                errors=("inline completions are off: model smollm2-135m is not pulled",),
+            ),
+            "",
+            "error: inline completions are off: model smollm2-135m is not pulled\n",
+            1,
+        ),
+        (Completion(text="", notes=("a warning",)), "", "note: a warning\n", 0),
+        (Completion(text=""), "", "", 0),
+        (Completion(text="1"), "1\n", "", 0),
     ],
 )
-def test_cadenza_complete_prints_the_servers_note_on_stderr(
+def test_cadenza_complete_fails_when_the_model_did_and_prints_nothing_to_add(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
     completion: Completion,
     out: str,
     err: str,
+    status: int,
 ) -> None:
     (tmp_path / "a.py").write_text("x = \n", encoding="utf-8")
 
@@ -114,6 +166,6 @@ def test_cadenza_complete_prints_the_servers_note_on_stderr(
 
     monkeypatch.setattr(complete_module, "complete", fake)
     args = argparse.Namespace(path=str(tmp_path / "a.py"), line=1, column=5, workspace=None)
-    assert complete_main(args) == 0
+    assert complete_main(args) == status
     printed = capsys.readouterr()
     assert (printed.out, printed.err) == (out, err)

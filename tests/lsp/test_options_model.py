@@ -1,7 +1,10 @@
-"""``initializationOptions.model`` and ``contextSize``: what the editor's settings may choose.
+"""``initializationOptions.model``, ``models`` and ``contextSize``: what the editor's settings
+may choose.
 
 Editors merge a workspace's own settings into ``initializationOptions``, so a model file of the
-repository or another provider counts only in a trusted folder or repeating the person's config.
+repository or another provider counts only in a trusted folder or repeating the person's config,
+as ``model`` and as an entry of ``models`` (what the pickers offer, checked through the real
+server).
 """
 
 from __future__ import annotations
@@ -9,10 +12,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
 from cadenza.config import MAX_CONTEXT_SIZE, CadenzaConfig, ConfigError, load_config
 from cadenza.host.trust import TrustStore
 from cadenza.lsp.options import load_server_config
+from tests.lsp.conftest import Connect
+from tests.lsp.harness import Harness
 
 
 @pytest.fixture
@@ -114,3 +120,72 @@ def test_context_size_is_bounded_from_every_source(user: Path, tmp_path: Path) -
     (user / "cadenza.toml").write_text("contextSize = 100000000\n")
     with pytest.raises(ConfigError, match="contextSize"):
         load_config(None)
+
+
+# ``initializationOptions.models``: what the pickers offer, through the real server.
+
+
+def _warnings(editor: Harness) -> list[str]:
+    return [m.message for m in editor.client.messages if m.type == types.MessageType.Warning]
+
+
+SPOOFS = [
+    "local/evil.gguf",
+    "local//tmp/evil.gguf",
+    "local/models/evil.gguf",
+    "openai/gpt-4o",
+    "cli/claude",
+    "local/qwen2.5-coder-7b (local, default)",
+]
+
+
+async def test_a_model_file_or_another_provider_in_models_is_not_offered(
+    connect: Connect,
+) -> None:
+    editor = await connect(init_options={"models": [*SPOOFS, "local/qwen2.5-coder-7b"]})
+    listed = await editor.execute("cadenza.listModels", {})
+    ids = [m["id"] for m in listed["models"]]
+    assert ids[:2] == ["local/qwen2.5-coder-1.5b", "local/qwen2.5-coder-7b"]  # a catalogue name
+    assert not set(SPOOFS) & set(ids), ids
+    assert [m["label"] for m in listed["models"] if "default" in m["label"]] == [
+        "qwen2.5-coder-1.5b (local, default)"
+    ]
+    warnings = _warnings(editor)
+    for spoof in SPOOFS:
+        [said] = [w for w in warnings if repr(spoof) in w]
+        assert "initializationOptions.models" in said and "cadenza trust" in said, said
+    assert "model file" in next(w for w in warnings if "'local/evil.gguf'" in w)
+    assert "your provider (local)" in next(w for w in warnings if "'openai/gpt-4o'" in w)
+    assert "not a model name" in next(w for w in warnings if "(local, default)'" in w)
+
+
+async def test_a_label_on_the_persons_own_provider_is_cadenzas(connect: Connect) -> None:
+    editor = await connect(
+        init_options={"models": ["openai/gpt-4o (local, default)", "openai/bigger"]},
+        user_config={"model": "openai/test"},
+    )
+    listed = await editor.execute("cadenza.listModels", {})
+    assert [(m["id"], m["label"]) for m in listed["models"][:2]] == [
+        ("openai/test", "test (openai, default)"),
+        ("openai/bigger", "bigger (openai)"),
+    ]
+    assert not any("(local, default)" in m["id"] for m in listed["models"])
+    [said] = _warnings(editor)
+    assert "not a model name" in said
+
+
+async def test_models_the_person_named_or_a_trusted_folder_offers_are_kept(
+    connect: Connect, workspace: Path, tmp_path: Path
+) -> None:
+    theirs = ["local/evil.gguf", "openai/gpt-4o"]
+    own = await connect(init_options={"models": theirs}, user_config={"models": theirs})
+    ids = [m["id"] for m in (await own.execute("cadenza.listModels", {}))["models"]]
+    assert set(theirs) <= set(ids) and _warnings(own) == []
+
+    TrustStore(tmp_path / "home" / "xdg_state_home" / "cadenza" / "trust.json").record(
+        workspace, "trusted"
+    )
+    trusted = await connect(init_options={"models": SPOOFS}, user_config={})
+    listed = (await trusted.execute("cadenza.listModels", {}))["models"]
+    assert {"local/evil.gguf", "openai/gpt-4o"} <= {m["id"] for m in listed}
+    assert _warnings(trusted) == []

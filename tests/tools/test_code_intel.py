@@ -113,6 +113,8 @@ def test_locate_names_the_lines_where_the_symbol_is() -> None:
         locate(text, 1, "nowhere", "a.py")
     with pytest.raises(ToolError, match="has 7 lines"):
         locate(text, 40, "f", "a.py")
+    with pytest.raises(ToolError, match=r"a\.py has 1 line;"):
+        locate("f()", 2, "f", "a.py")
     with pytest.raises(ToolError, match="not a name"):
         symbol_name("1 + 2")
 

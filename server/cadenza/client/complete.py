@@ -3,8 +3,10 @@
 It goes the way an editor's request goes: a ``cadenza serve`` is started, the file is opened
 with its text (``didOpen``) and ``textDocument/inlineCompletion`` is asked at the position.
 Line and column are 1-based and count characters; the cursor stands before that column.
-Nothing to add prints nothing and exits 0; when the server says why nothing came (the model
-server did not answer within the time limit), that line goes to stderr. The file is read with
+Nothing to add prints nothing and exits 0. When nothing came because something failed (the
+model cannot fill in the middle or is not pulled, the model server failed or did not answer
+within the time limit), the server says why in an error line of its log: that goes to stderr
+and the exit status is 1. The file is read with
 Cadenza's bounded reader (a regular file of at most ``MAX_FILE_BYTES``); the completion is
 printed without control characters (a model's escape sequences never reach the terminal).
 """
@@ -68,7 +70,8 @@ def read_target(path_arg: str, line: int, column: int) -> Target:
         raise PositionError(f"{path_arg} is not UTF-8 text") from None
     lines = text.split("\n")
     if not 1 <= line <= len(lines):
-        raise PositionError(f"line {line} is outside {path_arg} (it has {len(lines)} lines)")
+        count = f"{len(lines)} line" if len(lines) == 1 else f"{len(lines)} lines"
+        raise PositionError(f"line {line} is outside {path_arg} (it has {count})")
     length = len(lines[line - 1].rstrip("\r"))
     if not 1 <= column <= length + 1:
         raise PositionError(
@@ -91,24 +94,33 @@ def client_position(target: Target, encoding: str) -> types.Position:
 
 @dataclass(frozen=True, kw_only=True)
 class Completion:
-    """The completion's text ("" for nothing) and the server's warnings while it was made."""
+    """The completion's text ("" for nothing), and the server's messages while it was made.
+
+    Attributes:
+        errors: Why nothing came, when it failed (the server's error lines).
+        notes: Its warnings.
+    """
 
     text: str
+    errors: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
 
 
 async def complete(target: Target, options: ClientOptions) -> Completion:
     """Start a server, ask for the completion at ``target``, shut the server down."""
+    errors: list[str] = []
     notes: list[str] = []
 
     def observe(event: ClientEvent) -> None:
-        if isinstance(event, ServerMessage) and event.level in ("warning", "error"):
+        if isinstance(event, ServerMessage) and event.level == "error":
+            errors.append(event.message)
+        elif isinstance(event, ServerMessage) and event.level == "warning":
             notes.append(event.message)
 
     async with HeadlessClient(options, observer=observe) as client:
         position = client_position(target, client.position_encoding)
         text = await client.inline_completion(target.path, target.text, position)
-    return Completion(text=text, notes=tuple(notes))
+    return Completion(text=text, errors=tuple(errors), notes=tuple(notes))
 
 
 def _workspace(arg: str | None, path: Path) -> Path:
@@ -122,8 +134,8 @@ def complete_main(args: argparse.Namespace) -> int:
     """Run ``cadenza complete``: print the completion (maybe nothing); errors go to stderr.
 
     Returns:
-        0 when answered (even with nothing to add), 1 when the server failed, 2 for a bad
-        file or position.
+        0 when answered (even with nothing to add), 1 when the server or the model failed
+        (not pulled, no fill-in-the-middle, no answer in time), 2 for a bad file or position.
     """
     errors = Console(stderr=True, highlight=False)
     try:
@@ -137,8 +149,12 @@ def complete_main(args: argparse.Namespace) -> int:
     except ClientError as exc:
         errors.print(f"[red]error:[/] {visible_markup(str(exc))}", soft_wrap=True)
         return EXIT_ERROR
-    if completion.text:
-        sys.stdout.write(printable(completion.text) + "\n")
     for note in completion.notes:
         errors.print(f"[yellow]note:[/] {visible_markup(note)}", soft_wrap=True)
+    if completion.errors and not completion.text:
+        for error in completion.errors:
+            errors.print(f"[red]error:[/] {visible_markup(error)}", soft_wrap=True)
+        return EXIT_ERROR
+    if completion.text:
+        sys.stdout.write(printable(completion.text) + "\n")
     return EXIT_OK

@@ -154,7 +154,9 @@ class DocumentText:
         if line < 0 or character < 0:
             raise TextError(f"negative position {line}:{character}")
         if line >= len(self._lines):
-            raise TextError(f"line {line} is past the end (the file has {len(self._lines)} lines)")
+            total = len(self._lines)
+            count = f"{total} line" if total == 1 else f"{total} lines"
+            raise TextError(f"line {line} is past the end (the file has {count})")
         units = self.codec.client_num_units(self._lines[line])
         if character > units:
             raise TextError(f"character {character} is past the end of line {line} ({units} units)")

@@ -69,6 +69,14 @@ Outcome = Literal["completed", "superseded", "unsupported", "failed", "timeout"]
 """How a request ended: answered by the model (maybe with nothing to add), dropped for a newer
 one, no FIM-capable model, a model error, or the model server silent past the time limit."""
 
+NO_FIM = (
+    "the model has no fill-in-the-middle tokens, so it cannot complete code at the cursor; "
+    "use one that has them, such as local/qwen2.5-coder-1.5b"
+)
+"""Why a model llama-server refused ``/infill`` for (its own words go to the log)."""
+FAILED = "the local model server could not answer (the server's log has the details)"
+"""Why nothing came when the model server failed (its own words go to the log)."""
+
 InfillSource = Callable[[], Awaitable[InfillClient | None]]
 """Gives the ``/infill`` client (starting its server), or None when the model cannot infill."""
 
@@ -98,9 +106,13 @@ class CompletionAnswer:
     text: str
     outcome: Outcome
     model_ms: float = 0.0
+    """The wall time of the ``/infill`` call (ms), whatever it ended with; 0 without one."""
     detail: str = ""
-    """Why nothing came, in the person's words: set for a ``timeout``, and for the first
-    ``unsupported`` answer of the service (why completions are off is said once)."""
+    """Why nothing came, in the person's words: set for a ``timeout``, a ``failed`` and an
+    ``unsupported`` answer (the raw error of the model server goes to the log only)."""
+    said_before: bool = False
+    """For ``unsupported``: the service already said why completions are off (an editor's
+    log hears it once; an explicit request still gets ``detail``)."""
 
 
 @dataclass(kw_only=True)
@@ -210,7 +222,7 @@ class CompletionService:
                 return self._superseded()
         client, why = await self._client()
         if client is None:
-            return CompletionAnswer(text="", outcome="unsupported", detail=why)
+            return self._unsupported(why)
         if state.generation != mine:
             return self._superseded()
         if query.lends_context:
@@ -245,16 +257,21 @@ class CompletionService:
                 request.timeout_s,
             )
             detail = f"the model server did not answer within {request.timeout_s:g} s"
-            return CompletionAnswer(text="", outcome="timeout", detail=detail)
+            return CompletionAnswer(
+                text="", outcome="timeout", detail=detail, model_ms=_ms_since(started)
+            )
         except InfillUnsupported as exc:
-            why = self._say_unsupported(f"the model cannot fill in the middle ({exc})")
-            return CompletionAnswer(text="", outcome="unsupported", detail=why)
+            log.info("the model server refused fill-in-the-middle: %s", exc)
+            return self._unsupported(NO_FIM, model_ms=_ms_since(started))
         except ProviderError as exc:
             log.warning("completion for %s failed: %s", query.filename, exc)
-            return CompletionAnswer(text="", outcome="failed")
+            return CompletionAnswer(
+                text="", outcome="failed", detail=FAILED, model_ms=_ms_since(started)
+            )
         finally:
             if state.call is call:
                 state.call = None
+        model_ms = _ms_since(started)  # the call alone: trimming is the server's own time
         text = trim_completion(reply.text, query.cursor)
         log.debug(
             "completion for %s: %d extra chunks, %d prompt tokens evaluated (%d cached) in "
@@ -269,16 +286,14 @@ class CompletionService:
             len(text),
             len(reply.text),
         )
-        return CompletionAnswer(
-            text=text, outcome="completed", model_ms=(time.monotonic() - started) * 1000
-        )
+        return CompletionAnswer(text=text, outcome="completed", model_ms=model_ms)
 
     def _superseded(self) -> CompletionAnswer:
         self.stats.superseded += 1
         return CompletionAnswer(text="", outcome="superseded")
 
     async def _client(self) -> tuple[InfillClient | None, str]:
-        """The ``/infill`` client, or None and what ``_say_unsupported`` said.
+        """The ``/infill`` client, or None and why there is none.
 
         The server's start runs apart from any request. Asked again once the last ask is
         over, so a server that died is started again. A request cancelled while the server
@@ -289,16 +304,21 @@ class CompletionService:
         try:
             return await asyncio.shield(self._start), ""
         except ProviderError as exc:
-            return None, self._say_unsupported(str(exc))
+            return None, str(exc)
 
-    def _say_unsupported(self, why: str) -> str:
-        """Log why completions are off, the first time: that sentence, else ""."""
-        if self._unsupported_said:
-            return ""
-        self._unsupported_said = True
+    def _unsupported(self, why: str, *, model_ms: float = 0.0) -> CompletionAnswer:
+        """An ``unsupported`` answer saying why completions are off; logged the first time."""
         sentence = f"inline completions are off: {why}"
-        log.warning("%s", sentence)
-        return sentence
+        said_before, self._unsupported_said = self._unsupported_said, True
+        if not said_before:
+            log.warning("%s", sentence)
+        return CompletionAnswer(
+            text="",
+            outcome="unsupported",
+            detail=sentence,
+            said_before=said_before,
+            model_ms=model_ms,
+        )
 
     async def aclose(self) -> None:
         """Cancel running model calls."""
@@ -348,6 +368,11 @@ def _first_difference(old: str, new: str) -> int:
         else:
             end = middle - 1
     return new.count("\n", 0, same)
+
+
+def _ms_since(started: float) -> float:
+    """Milliseconds since ``started`` (``time.monotonic()``)."""
+    return (time.monotonic() - started) * 1000
 
 
 def _not_cancelling() -> bool:

@@ -19,10 +19,11 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 from pygls.workspace import TextDocument
 
+from cadenza.lsp.protocol import CadenzaProtocol, current_request_id
 from cadenza.workspace_files import WorkspaceFileError, resolve_inside
 
 if TYPE_CHECKING:
-    from cadenza.host.completions import CompletionService
+    from cadenza.host.completions import CompletionAnswer, CompletionService
 
 _SERVICE_ATTRIBUTE = "_cadenza_completions"
 
@@ -88,8 +89,9 @@ async def inline_completion(
 ) -> types.InlineCompletionList:
     """One completion at the cursor, or no items (dropped, unsupported, nothing to add).
 
-    An invoked request that hit the time limit also gets a ``window/logMessage`` warning, and
-    so does the first request the model cannot answer (why completions are off).
+    An invoked request that failed (the time limit, a model that cannot fill in the middle or
+    is not pulled, a model server error) also gets a ``window/logMessage`` error saying why,
+    and the first automatic one the model cannot answer a warning (``_say_why``).
 
     Raises:
         JsonRpcInvalidParams: The position is outside the document (-32602).
@@ -101,10 +103,7 @@ async def inline_completion(
     if document is None:
         return types.InlineCompletionList(items=[])
     lines = document.lines
-    if params.position.line > len(lines) or params.position.character < 0:
-        raise JsonRpcInvalidParams(
-            message=f"Invalid Params: line {params.position.line + 1} is past the document's end"
-        )
+    _check_position(params.position, len(lines))
     where = document.position_codec.position_from_client_units(lines, params.position)
     query = CompletionQuery(
         uri=document.uri,
@@ -113,19 +112,14 @@ async def inline_completion(
         lends_context=_inside_workspace(ls, document.uri),
     )
     answer = await service(ls).complete(query)
-    if answer.outcome == "timeout" and _invoked(params):
-        # Asked for on purpose (a command, a key): say why nothing came, in the editor's log
-        # (``cadenza complete`` prints it); an automatic request stays silent.
-        message = f"no inline completion: {answer.detail or 'the time limit passed'}"
-        ls.window_log_message(
-            types.LogMessageParams(type=types.MessageType.Warning, message=message)
+    if isinstance(ls.protocol, CadenzaProtocol):  # the request's time is logged at INFO
+        ls.protocol.note_timing(
+            current_request_id(),
+            subject=query.filename,
+            outcome=answer.outcome,
+            model_ms=answer.model_ms,
         )
-    elif answer.outcome == "unsupported" and answer.detail:
-        # Why no completion will ever come (a model that cannot fill in the middle), once per
-        # server: in the editor's log, never a pop-up.
-        ls.window_log_message(
-            types.LogMessageParams(type=types.MessageType.Warning, message=answer.detail)
-        )
+    _say_why(ls, params, answer)
     if not answer.text:
         return types.InlineCompletionList(items=[])
     at = types.Range(start=params.position, end=params.position)
@@ -134,8 +128,41 @@ async def inline_completion(
     )
 
 
-def _invoked(params: types.InlineCompletionParams) -> bool:
-    return params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
+def _check_position(position: types.Position, line_count: int) -> None:
+    """Refuse a position outside the document, naming it as given (LSP counts from 0).
+
+    Raises:
+        JsonRpcInvalidParams: The line is past the end, or the character negative (-32602).
+    """
+    if position.line > line_count or position.character < 0:
+        raise JsonRpcInvalidParams(
+            message=f"Invalid Params: position {position.line}:{position.character} is past "
+            "the document's end (line and character count from 0, as in every LSP position)"
+        )
+
+
+def _say_why(
+    ls: LanguageServer, params: types.InlineCompletionParams, answer: CompletionAnswer
+) -> None:
+    """Say in the editor's log (never a pop-up) why an empty answer is empty, when it failed.
+
+    Asked for on purpose (a command, a key: ``Invoked``), every failure is an error line,
+    which ``cadenza complete`` turns into its exit status; an automatic request hears only
+    why completions are off, once per server (a model that cannot fill in the middle, one
+    that is not pulled).
+    """
+    if answer.outcome not in ("timeout", "unsupported", "failed") or not answer.detail:
+        return
+    if params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked:
+        message = answer.detail
+        if answer.outcome != "unsupported":
+            message = f"no inline completion: {answer.detail}"
+        level = types.MessageType.Error
+    elif answer.outcome == "unsupported" and not answer.said_before:
+        message, level = answer.detail, types.MessageType.Warning
+    else:
+        return
+    ls.window_log_message(types.LogMessageParams(type=level, message=message))
 
 
 def did_open(ls: LanguageServer, params: types.DidOpenTextDocumentParams) -> None:

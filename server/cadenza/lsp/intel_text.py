@@ -28,6 +28,11 @@ class PositionError(ValueError):
     """A position that does not exist in the text (the message says why)."""
 
 
+def _lines(count: int) -> str:
+    """``1 line``, ``7 lines``."""
+    return f"{count} line" if count == 1 else f"{count} lines"
+
+
 class FileText:
     """One file's text with its LSP lines, converting positions in both directions.
 
@@ -50,7 +55,7 @@ class FileText:
             PositionError: The line does not exist or the column is past its end.
         """
         if not 0 <= line < len(self.lines):
-            raise PositionError(f"line {line + 1} does not exist ({len(self.lines)} lines)")
+            raise PositionError(f"line {line + 1} does not exist ({_lines(len(self.lines))})")
         content = self.lines[line]
         if not 0 <= character <= len(content):
             raise PositionError(f"column {character} is past the end of line {line + 1}")
@@ -73,7 +78,7 @@ class FileText:
             raise PositionError(f"negative position {line}:{character}")
         if line >= len(self.lines):
             if not clamp:
-                raise PositionError(f"line {line} is past the end ({len(self.lines)} lines)")
+                raise PositionError(f"line {line + 1} is past the end ({_lines(len(self.lines))})")
             return len(self.lines) - 1, len(self.lines[-1])
         content = self.lines[line]
         units = client_units(content, self.codec)

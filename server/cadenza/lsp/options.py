@@ -16,11 +16,11 @@ command line). The settings a workspace's ``cadenza.toml`` may set only in a tru
 (``config.workspace``: where requests go, programs Cadenza runs) count from them only in a
 trusted folder too, or where they repeat the person's own value: ``providers``,
 ``mcp.servers``, ``checks.test``, ``browser`` and ``loop`` (which may send files to a hosted
-model unasked). ``model`` counts from them the same way when it names a model file
-(``local/`` with a path or a ``.gguf`` name: llama-server would load a file the repository
-ships) or another provider than the person's (``model_kept``); a model of the catalogue on
-the person's own provider stays, as the editors' model pickers send it. ``models`` stays:
-the pickers only offer it. Each value left out is named in a warning.
+model unasked). ``model`` and each entry of ``models`` (what the pickers offer) count from
+them the same way when they name a model file (``local/`` with a path or a ``.gguf`` name:
+llama-server would load a file the repository ships), another provider than the person's, or
+no model name at all (``model_kept``); a model of the catalogue on the person's own provider
+stays, as the editors' model pickers send it. Each value left out is named in a warning.
 Precedence, highest first: the ``model`` of ``cadenza.startSession`` (applied per
 session), ``initializationOptions``, ``CADENZA_MODEL``, ``cadenza.toml``, the embedded default.
 """
@@ -233,6 +233,9 @@ def _without_held(
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:+-]*")
 """A ``local/`` model of the catalogue or the pulled models: a name, never a path."""
 
+MODEL_ID = re.compile(r"[^\s()\[\]{}<>]+")
+"""Any provider's model id: no spaces or brackets (a picker's label puts them around it)."""
+
 
 def _provider(model: str) -> str:
     """The provider part of ``PROVIDER/MODEL``; ``cli/ADAPTER`` for a CLI (each runs a program)."""
@@ -241,10 +244,12 @@ def _provider(model: str) -> str:
 
 
 def _model_refusal(model: str, config: CadenzaConfig) -> str | None:
-    """Why ``model`` of the options may not replace the person's, or None when it may."""
+    """Why ``model`` of the options may not replace or join the person's, or None when it may."""
     if model == config.model or model in config.models:
         return None  # the person's own choice, repeated
     provider, _, name = model.partition("/")
+    if not MODEL_ID.fullmatch(name):
+        return "it is not a model name (it has spaces or brackets)"
     if provider == "local" and (not MODEL_NAME.fullmatch(name) or name.lower().endswith(".gguf")):
         return "it names a model file, not a model of Cadenza's list"
     ours = _provider(config.model or DEFAULT_LOCAL_MODEL)
@@ -253,29 +258,45 @@ def _model_refusal(model: str, config: CadenzaConfig) -> str | None:
     return None
 
 
+def _refused_model(what: str, model: str, reason: str) -> str:
+    """The warning for a ``model`` or ``models`` entry left out of the options."""
+    return (
+        f"Cadenza ignored {what} {model[:120]!r}: {reason}, and editors pass a "
+        "workspace's own settings in them. Set it in your own cadenza.toml or CADENZA_MODEL, "
+        "or trust this folder (`cadenza trust FOLDER`)"
+    )
+
+
 def model_kept(
     options: dict[str, Any], config: CadenzaConfig, warnings: list[str]
 ) -> dict[str, Any]:
-    """``options`` without a ``model`` that loads a file or switches the person's provider.
+    """``options`` without a ``model`` or ``models`` entry that loads a file or switches provider.
 
     Editors send the model their picker shows, a catalogue name such as
     ``local/qwen2.5-coder-1.5b``: that stays. A path (``local/evil.gguf``,
     ``local//abs/x.gguf``) would make llama-server load a file of the repository, another
-    provider would send the work elsewhere; both count only repeating the person's own
-    ``model`` or ``models`` (their ``cadenza.toml``, ``CADENZA_MODEL``).
+    provider would send the work elsewhere, and a name with spaces or brackets would pass for
+    a picker's label (``x (local, default)``); each counts only repeating the person's own
+    ``model`` or ``models`` (their ``cadenza.toml``, ``CADENZA_MODEL``). ``models`` is what
+    the pickers offer, and picking one makes it the session's model: the same rule, entry by
+    entry (the pickers' labels are Cadenza's own, ``host.catalog``).
     """
-    model = options.get("model")
-    if not isinstance(model, str):
-        return options  # absent, or invalid: validation says so
-    reason = _model_refusal(model, config)
-    if reason is None:
-        return options
-    warnings.append(
-        f"Cadenza ignored {SOURCE}.model = {model[:120]!r}: {reason}, and editors pass a "
-        "workspace's own settings in them. Set it in your own cadenza.toml or CADENZA_MODEL, "
-        "or trust this folder (`cadenza trust FOLDER`)"
-    )
-    return {k: v for k, v in options.items() if k != "model"}
+    kept = dict(options)
+    model = kept.get("model")
+    if isinstance(model, str) and (reason := _model_refusal(model, config)) is not None:
+        warnings.append(_refused_model(f"{SOURCE}.model =", model, reason))
+        del kept["model"]
+    models = kept.get("models")
+    if isinstance(models, list):  # else invalid: validation says so
+        entries: list[Any] = []
+        for entry in models:
+            reason = _model_refusal(entry, config) if isinstance(entry, str) else None
+            if reason is None:
+                entries.append(entry)
+            else:
+                warnings.append(_refused_model(f"the {SOURCE}.models entry", entry, reason))
+        kept["models"] = entries
+    return kept
 
 
 def held_kept(

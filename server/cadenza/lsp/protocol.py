@@ -23,6 +23,11 @@
   (a client waiting for the answer hangs); Cadenza answers each with -32600 (LSP 3.17
   §shutdown: "If a server receives requests after a shutdown request those requests should
   error with InvalidRequest").
+- ``TIMED_REQUESTS``: with ``--log-level INFO`` each such request's time in the server is
+  logged when its response has been written: from the body's arrival to the response sent,
+  and the part of it its handler spent in the model call (``note_timing``). The
+  completion benchmark reads these lines for the server's own overhead; editors see nothing
+  else (a log line on stderr, at a level the default leaves out).
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ import asyncio
 import contextvars
 import json
 import logging
+import time
 from collections.abc import Callable, Generator
+from dataclasses import dataclass
 from typing import Any
 
 import attrs
@@ -64,7 +71,11 @@ def command_work_done_token() -> types.ProgressToken | None:
 
 
 def current_request_id() -> int | str | None:
-    """The JSON-RPC id of the client request being handled (sync handlers), if any."""
+    """The JSON-RPC id of the client request being handled, if any.
+
+    Set while pygls dispatches the request, so a sync handler sees it and a coroutine
+    handler's task inherits it (a task copies the context it was created in).
+    """
     return _REQUEST_ID.get()
 
 
@@ -108,8 +119,35 @@ def _envelope_error(raw: Any) -> tuple[JsonRpcException, bool] | None:
     return None
 
 
+TIMED_REQUESTS = frozenset({types.TEXT_DOCUMENT_INLINE_COMPLETION})
+"""Requests whose time in the server is logged at INFO once answered (``RequestTiming``)."""
+
+
+@dataclass(kw_only=True)
+class RequestTiming:
+    """One timed request: when its body arrived, and what its handler noted.
+
+    Attributes:
+        method: The request's method.
+        arrived: ``time.monotonic()`` when its body reached ``handle_body`` (seconds).
+        subject: What it was about, for the log (a completion's file name).
+        outcome: How the handler ended it ("" when it did not say: an error or a cancel).
+        model_ms: The part of it spent waiting for the model (ms).
+    """
+
+    method: str
+    arrived: float
+    subject: str = ""
+    outcome: str = ""
+    model_ms: float = 0.0
+
+
 class CadenzaProtocol(LanguageServerProtocol):
     """The language server protocol plus Cadenza's custom message types."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._timings: dict[int | str, RequestTiming] = {}
 
     def send_error(self, msg_id: int | str | None, error: JsonRpcException) -> None:
         """Send an error response; ``msg_id`` None is sent as ``"id": null``."""
@@ -120,6 +158,34 @@ class CadenzaProtocol(LanguageServerProtocol):
                 "error": {"code": error.code, "message": error.message},
             }
         )
+        self._log_timing(msg_id)
+
+    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+        """Send a response as pygls does, then log its time if the request is timed."""
+        super()._send_response(msg_id, result, error)
+        self._log_timing(msg_id)
+
+    def note_timing(
+        self, msg_id: int | str | None, *, subject: str, outcome: str, model_ms: float
+    ) -> None:
+        """What the handler of timed request ``msg_id`` did (nothing when it is not timed)."""
+        timing = self._timings.get(msg_id) if msg_id is not None else None
+        if timing is not None:
+            timing.subject, timing.outcome, timing.model_ms = subject, outcome, model_ms
+
+    def _log_timing(self, msg_id: int | str | None) -> None:
+        timing = self._timings.pop(msg_id, None) if msg_id is not None else None
+        if timing is None:
+            return
+        log.info(
+            "%s %s for %s (%s): %.1f ms from arrival to response, %.1f ms of it in the model call",
+            timing.method,
+            msg_id,
+            timing.subject or "?",
+            timing.outcome or "error",
+            (time.monotonic() - timing.arrived) * 1000,
+            timing.model_ms,
+        )
 
     def handle_body(self, body: bytes) -> None:
         """Parse, check and dispatch one message body, answering malformed requests.
@@ -127,6 +193,7 @@ class CadenzaProtocol(LanguageServerProtocol):
         Args:
             body: The bytes of one frame's body.
         """
+        arrived = time.monotonic()
         try:
             raw = json.loads(body)
         except (ValueError, RecursionError) as exc:
@@ -169,7 +236,14 @@ class CadenzaProtocol(LanguageServerProtocol):
             else:
                 self._fail_response(raw, repr(exc))
             return
+        self._start_timing(raw, arrived)
         self.handle_message(message)
+
+    def _start_timing(self, raw: dict[str, Any], arrived: float) -> None:
+        """Time request ``raw`` from ``arrived`` if its method is timed and INFO is logged."""
+        method, msg_id = raw.get("method"), _usable_id(raw)
+        if method in TIMED_REQUESTS and msg_id is not None and log.isEnabledFor(logging.INFO):
+            self._timings[msg_id] = RequestTiming(method=str(method), arrived=arrived)
 
     def _fail_response(self, raw: dict[str, Any], problem: str) -> None:
         """A client's response that does not fit its request fails the request's waiter.

@@ -180,7 +180,7 @@ def request_failed(command: str) -> Iterator[None]:
 
 
 def initialize(ls: CadenzaServer, params: types.InitializeParams) -> None:
-    """Load the configuration; show each problem with it as a warning (never fail)."""
+    """Load the configuration; show and log each problem with it as a warning (never fail)."""
     folders = params.workspace_folders or []
     root_uri = folders[0].uri if folders else params.root_uri
     root = to_fs_path(root_uri) if root_uri else None
@@ -188,6 +188,7 @@ def initialize(ls: CadenzaServer, params: types.InitializeParams) -> None:
     granted = folder is not None and folder.resolve() == ls.trusted_folder
     loaded = load_server_config(folder, params.initialization_options, granted=granted)
     for warning in loaded.warnings:
+        log.warning("%s", warning)
         ls.window_show_message(
             types.ShowMessageParams(type=types.MessageType.Warning, message=warning)
         )

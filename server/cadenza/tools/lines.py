@@ -56,7 +56,8 @@ class ReplaceLines(Tool[ReplaceLinesArgs]):
         total = len(lines)
         if args.start_line > total + 1:
             raise ToolError(
-                f"start_line {args.start_line} is past the end of {name} ({total} lines)"
+                f"start_line {args.start_line} is past the end of {name} "
+                f"({total} line{'' if total == 1 else 's'})"
             )
         if not args.start_line - 1 <= args.end_line <= total:
             raise ToolError(

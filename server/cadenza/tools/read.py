@@ -184,7 +184,9 @@ def render_read(
     """``render_lines``'s text, and whether it shows the whole file (every line, none cut)."""
     total = line_count(text)
     if total and offset > total:
-        raise ToolError(f"offset {offset} is past the end ({total} lines)")
+        raise ToolError(
+            f"offset {offset} is past the end ({total} line{'' if total == 1 else 's'})"
+        )
     start = offset - 1
     out: list[str] = []
     used = 0

@@ -74,7 +74,8 @@ def locate(text: str, line: int, symbol: str, file_name: str) -> SymbolPosition:
     name = symbol_name(symbol)
     lines = LINE_BREAK.split(text)
     if line < 1 or line > len(lines):
-        raise ToolError(f"{file_name} has {len(lines)} lines; line {line} is not in it")
+        count = f"{len(lines)} line" if len(lines) == 1 else f"{len(lines)} lines"
+        raise ToolError(f"{file_name} has {count}; line {line} is not in it")
     pattern = _pattern(name)
     columns = tuple(m.start() for m in pattern.finditer(lines[line - 1]))
     if columns:
