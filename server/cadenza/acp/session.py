@@ -1,9 +1,10 @@
 """One ACP session of a connection: its workspace, mode, editor and (from the first prompt) engine.
 
 The session service makes the engine session (``host.service``) with this face's editor port
-and client tools, and keeps it in memory between prompts; a prompt turn runs it (or resumes
-it) and settles its browser waits within the turn (``host.driver.settle``), while a question
-ends the turn (the answer is the next prompt).
+and client tools; this face holds it in memory between prompts. The first prompt runs it, a
+later one is the service's ``next_turn`` (the same next turn as the LSP face's
+``cadenza.promptSession``); a turn settles its browser waits within it
+(``host.driver.settle``), while a question ends the turn (the answer is the next prompt).
 """
 
 from __future__ import annotations
@@ -194,27 +195,28 @@ class AcpSession:
         editor = self.editor
         editor.step_text = ""
         editor.open_calls.clear()
-        # Each prompt is a new turn: the per-hunk review lists its changes only (as
-        # cadenza.promptSession's on the LSP face), and the model hears what was undone.
-        if note := begin_turn(editor.checkpoint):
-            text = f"{note}\n\n{text}"
+        # Each prompt is a new turn: the per-hunk review lists its changes only, and the model
+        # hears what was undone (host.service.next_turn, as cadenza.promptSession's).
         if self.hosted is None:
+            if note := begin_turn(editor.checkpoint):
+                text = f"{note}\n\n{text}"
             hosted = await self.make_engine(text, service, workflow=workflow)
             hosted.said(words)
-            outcome = await hosted.session.run()
+            step: Step = hosted.session.run
         else:
             hosted = self.hosted
-            hosted.said(words)
             try:  # the mode and the model chosen since the last turn
-                outcome = await service.resume_turn(
+                step = service.next_turn(
                     hosted,
                     text,
+                    said=words,
                     model=self.model,
                     workflow=workflow or self.workflow,
                     config=self.config,
                 )
             except SetupError as exc:
                 raise request_error(str(exc)) from None
+        outcome = await step()
 
         async def ask(waiting: SessionOutcome) -> str | None:
             done = await person_is_done(self.client, editor, waiting, url_mode=url_mode)

@@ -7,7 +7,8 @@ conversation with the answer (None: the person declined, the session ends cancel
 prompt turn, the answer being the next prompt; a browser wait is asked within the turn).
 
 ``drive`` is the whole life of a session that lives as one task (``LiveSession``): its first
-run (or a reply, or a wait it was revived in), every wait and resume, until it ends for good.
+run (its start, its next turn, a reply, or a wait it was revived in), every wait and resume,
+until it ends for good.
 While it waits it takes an answer from the face's prompt or from a reply command, whichever
 comes first (``LiveSession.give_reply``); the other prompt is withdrawn.
 """
@@ -76,7 +77,7 @@ async def drive(
     live: LiveSession[F],
     port: PersonPort[F],
     *,
-    reply: str | None = None,
+    first: Step | None = None,
     waiting: SessionOutcome | None = None,
 ) -> SessionOutcome:
     """Run ``live`` until it ends for good.
@@ -84,17 +85,16 @@ async def drive(
     Args:
         live: The session.
         port: The face's progress and prompts.
-        reply: Resume with this reply at once (a session revived by a reply).
+        first: Its first run (default ``Session.run``; a revived session: its next turn, or
+            the reply that revived it).
         waiting: Start by waiting (a revived session that waits for the person).
     """
     run = partial(_run, live, port)
     try:
         if waiting is not None:
             outcome = waiting
-        elif reply is not None:
-            outcome = await run(partial(live.session.resume, reply))
         else:
-            outcome = await run(live.session.run)
+            outcome = await run(first or live.session.run)
         outcome = await settle(
             live.session,
             outcome,

@@ -7,8 +7,9 @@ browser sessions) until it resumes, is cancelled, or the process stops; in the l
 transcript still ends with the waiting ``session_end``, so it can go on after a restart. The
 process that runs a session holds its lock (``host.lock``) until it is over.
 
-The ACP face keeps its sessions' ``LiveSession`` between prompt turns and runs each turn itself
-(no task of its own, no ``LiveSessions`` table): a question there ends the turn.
+The ACP face holds its sessions' ``LiveSession`` between prompt turns and runs each turn itself
+(no task of its own, no ``LiveSessions`` table): a question there ends the turn. Either way a
+session's next turn is ``host.service`` ``next_turn``.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any, Generic, TypeVar
 
 from cadenza.engine.session import Session
 from cadenza.engine.session_list import SessionState
+from cadenza.host.checkpoints import SessionCheckpoint
 from cadenza.host.lock import SessionLock
 from cadenza.host.transcripts import GuardedRecorder
 from cadenza.schema.outcome import SessionOutcome
@@ -46,6 +48,7 @@ class LiveSession(Generic[F]):
         session: The engine session.
         face: What the face keeps for it (e.g. its update publisher).
         recorder: Its transcript (None: none could be opened).
+        checkpoint: Its checkpoint, also its editor's (None: it runs without undo).
         root: Its workspace root.
         model: ``PROVIDER/MODEL``.
         started: When it started (UTC).
@@ -63,6 +66,7 @@ class LiveSession(Generic[F]):
     recorder: GuardedRecorder | None
     root: Path
     model: str
+    checkpoint: SessionCheckpoint | None = None
     started: datetime = field(default_factory=lambda: datetime.now(UTC))
     state: SessionState = "running"
     outcome: SessionOutcome | None = None

@@ -8,10 +8,14 @@ update publisher); the rest is done here once, the same way for every face:
   checked first (the provider can be made, the workflow is in the folder's catalog);
 - ``assemble``: its transcript, its tools and its engine ``Session`` (``host.build``), with the
   face's editor and checkpoint (``open_checkpoint``);
+- a session's next turn, the same for every face (``next_turn``: the model and workflow
+  chosen since, the turn begun in its checkpoint, the person's words noted, then resumed),
+  whether the face held it in memory since its last turn or ``prompt`` revives it from its
+  transcript;
 - a session that lives as one task (``host.live``, ``host.driver.drive``) from its start or
   revival until it ends for good: ``start``, ``reply`` (to one waiting for the person, also a
-  stored one), ``prompt`` (its next turn, revived from its transcript), ``steer``, ``cancel``;
-  its MCP servers connect as its task begins (``launch``);
+  stored one), ``prompt`` (its next turn), ``steer``, ``cancel``; its MCP servers connect as
+  its task begins (``launch``);
 - ``undo`` and ``restore_turn`` put a session's files back through the face's ``FilesPort``
   (``host.undo_plan``, ``host.turn_restore``);
 - ``configure`` chooses the model and workflow of its next turns (``host.choices``); ``list``,
@@ -20,9 +24,9 @@ update publisher); the rest is done here once, the same way for every face:
 What was asked is invalid: ``SetupError`` (a face answers "invalid params"). The session
 cannot do it now (unknown, running, over, held by another server): ``Unavailable``.
 
-The ACP face keeps a session in memory between prompt turns and runs each turn itself
+The ACP face holds a session in memory between prompt turns and runs each turn itself
 (``acp.session``: a question ends the turn there): it uses ``assemble`` with its own tools,
-``resume_turn``, ``choose`` and ``list``, not the task-per-session lifecycle.
+``next_turn``, ``choose`` and ``list``, not the session's task (``launch``).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import logging
 import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -52,14 +57,14 @@ from cadenza.host.build import (
 from cadenza.host.checkpoints import SessionCheckpoint
 from cadenza.host.choices import Choice, SessionChoices
 from cadenza.host.commands import Expanded
-from cadenza.host.driver import RESOURCE_CLOSE_S, PersonPort, drive
+from cadenza.host.driver import RESOURCE_CLOSE_S, PersonPort, Step, drive
 from cadenza.host.errors import SetupError, Unavailable
 from cadenza.host.live import LiveSession, LiveSessions
 from cadenza.host.lock import SessionLock, SessionLocked
 from cadenza.host.mcp import connect_then
 from cadenza.host.providers import ProviderPool
 from cadenza.host.restore import RestoredState
-from cadenza.host.turn_changes import next_turn
+from cadenza.host.turn_changes import begin_turn
 from cadenza.host.turn_restore import restore_session_turn
 from cadenza.host.undo_plan import FilesPort, undo_session
 from cadenza.providers.registry import resolve_model_name
@@ -184,29 +189,47 @@ class SessionService(Generic[F]):
             recorder=recorder,
             root=plan.root,
             model=plan.model,
+            checkpoint=checkpoint,
             warn=parts.warn,
         )
         return live, gate
 
-    async def resume_turn(
+    def next_turn(
         self,
         live: LiveSession[F],
         text: str,
         *,
-        model: str,
-        workflow: Workflow,
+        said: str | None,
+        model: str | None = None,
+        workflow: Workflow | None = None,
         config: CadenzaConfig | None = None,
-    ) -> SessionOutcome:
-        """The next turn of a session kept in memory, with the model and workflow chosen since.
+    ) -> Step:
+        """The next turn of a session whose turn ended, held in memory: the run that resumes it.
+
+        The model and workflow chosen since apply from this turn on; the turn begins in the
+        session's checkpoint (its review lists this turn's changes only), and the prompt starts
+        with the note on the changes the person undid in the last one.
+
+        Args:
+            live: The session (held by the face since its last turn, or just revived).
+            text: The prompt.
+            said: The person's own words, when ``text`` is more (None: ``text`` is theirs).
+            model: ``PROVIDER/MODEL`` of this turn on (None or the same: unchanged).
+            workflow: The workflow of this turn on (None: unchanged).
+            config: The configuration its provider is made with (default: the service's).
 
         Raises:
-            SetupError: The model chosen cannot be set up (the workflow is changed already).
+            SetupError: The model cannot be set up (nothing changed but the workflow).
         """
-        live.session.set_workflow(workflow)
+        if workflow is not None:
+            live.session.set_workflow(workflow)
         if model and model != live.model:
             live.session.set_provider(self.providers.get(model, config or self.config))
             live.model = model
-        return await live.session.resume(text)
+        if note := begin_turn(live.checkpoint):
+            text = f"{note}\n\n{text}"
+        live.said(said)
+        return partial(live.session.resume, text)
 
     def _live(self, plan: SessionPlan, make_parts: MakeParts[F]) -> LiveSession[F]:
         """A session of the task-per-session lifecycle: its checkpoint, parts and engine."""
@@ -281,7 +304,7 @@ class SessionService(Generic[F]):
         restored, found = stored.stored_waiting(session_id)
         live = self._revive(session_id, restored, found, make_parts)
         live.said(said or text)
-        self.launch(live, drive(live, person, reply=text))
+        self.launch(live, drive(live, person, first=partial(live.session.resume, text)))
 
     async def prompt(
         self,
@@ -295,8 +318,10 @@ class SessionService(Generic[F]):
     ) -> None:
         """The next turn of a session whose turn ended, in the same conversation.
 
-        Revived from its transcript (also after a restart) with the model and workflow of
-        ``configure``; a session that waits for the person takes the prompt as its answer.
+        A session this server holds in memory that waits for the person takes the prompt as
+        its answer; one whose turn ended is revived from its transcript (also after a
+        restart), with the model and workflow of ``configure``, and goes on with
+        ``next_turn`` as its task.
 
         Args:
             session_id: The session.
@@ -323,19 +348,18 @@ class SessionService(Generic[F]):
             return
         restored, summary, workflow = stored.stored_session(session_id)
         expanded = expand(Path(summary.root))
-        text = expanded.text
         if summary.state in WAITING:
-            self.reply(session_id, text, said=said, make_parts=make_parts, person=answer_person)
+            self.reply(
+                session_id, expanded.text, said=said, make_parts=make_parts, person=answer_person
+            )
             return
         model, workflow = self.choices.get(session_id, (summary.model, workflow))
         workflow = expanded.workflow or workflow  # a /workflow command: this turn's
-        if note := next_turn(session_id, self.checkpoints_base):
-            text = f"{note}\n\n{text}"
         live = self._revive(
             session_id, restored, summary, make_parts, model=model, workflow=workflow
         )
-        live.said(said)
-        self.launch(live, drive(live, person, reply=text))
+        turn = self.next_turn(live, expanded.text, said=said)  # revived with its choices
+        self.launch(live, drive(live, person, first=turn))
         log.info("session %s goes on with %s, workflow %s", session_id, model, workflow)
 
     def steer(self, session_id: str, text: str) -> bool:

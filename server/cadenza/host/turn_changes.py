@@ -18,7 +18,6 @@ import hashlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Literal
 
 from cadenza.host.checkpoints import (
@@ -278,22 +277,8 @@ def undone_note(checkpoint: SessionCheckpoint) -> str | None:
     return "\n".join([head, *lines])
 
 
-def next_turn(session_id: str, base: Path | None = None) -> str | None:
-    """Start the stored session's next turn in its checkpoint; the note on undone changes.
-
-    Returns:
-        ``undone_note`` of the turn that ends here (None: nothing undone, or no checkpoint).
-    """
-    try:
-        checkpoint = SessionCheckpoint.load(session_id, base)
-    except CheckpointError as exc:
-        log.warning("session %s: its checkpoint is unreadable: %s", session_id, exc)
-        return None
-    return begin_turn(checkpoint)
-
-
 def begin_turn(checkpoint: SessionCheckpoint | None) -> str | None:
-    """Start the next turn of a session whose checkpoint is at hand (a face that keeps it live).
+    """Start the session's next turn in its checkpoint (``host.service`` ``next_turn``).
 
     The review then lists only the changes made from here on. Returns ``undone_note`` of the
     turn that ends here (None: nothing undone, no checkpoint, or it cannot be written).
