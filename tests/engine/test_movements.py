@@ -73,6 +73,7 @@ async def test_movement_step_bound_follows_default_next(tmp_path: Path) -> None:
             reply(call("read_file", "r1", path="a.txt")),
             reply(call("read_file", "r2", path="a.txt", limit=5)),
             reply(call("complete", "c", status="done", summary="ok")),
+            reply(call("complete", "c2", status="done", summary="ok")),  # nothing to change
         ]
     )
     s, editor = session(tmp_path, provider)
@@ -105,14 +106,28 @@ async def test_tools_outside_the_movement_are_refused(tmp_path: Path) -> None:
 
 
 async def test_session_budget_still_ends_with_max_steps(tmp_path: Path) -> None:
+    reads = [reply(call("read_file", path=f"f{i}.txt")) for i in range(6)]  # never a repeat
     s, _ = session(
         tmp_path,
-        LoopingProvider(reply(call("list_files"))),
+        ScriptedProvider(reads),
         workflow=parse_workflow('name="w"\n[[movements]]\nname="a"', "t"),
         max_steps=4,
     )
     outcome = await s.run()
     assert outcome.stop_reason == "max_steps" and outcome.steps == 4
+
+
+async def test_one_call_repeated_stops_at_the_stuck_limit(tmp_path: Path) -> None:
+    """The same call forever: answered with notes, then the movement stops and asks."""
+    s, _ = session(
+        tmp_path,
+        LoopingProvider(reply(call("list_files"))),
+        workflow=parse_workflow('name="w"\n[[movements]]\nname="a"', "t"),
+        max_steps=20,
+    )
+    outcome = await s.run()
+    assert outcome.stop_reason == "needs_user_input" and outcome.steps == 4
+    assert "list_files" in (outcome.missing_info or "")
 
 
 async def test_read_cache_hits_and_edits_invalidate(tmp_path: Path) -> None:
@@ -164,7 +179,11 @@ async def test_large_tool_result_is_truncated_with_a_note(tmp_path: Path) -> Non
     """A huge result through the per-result budget: a bounded result, no retry loop."""
     (tmp_path / "big.txt").write_text("".join(f"row {i} " + "z" * 70 + "\n" for i in range(400)))
     provider = ScriptedProvider(
-        [reply(call("read_file", "r", path="big.txt")), reply(content="read")]
+        [
+            reply(call("read_file", "r", path="big.txt")),
+            reply(content="read"),
+            reply(content="read"),
+        ]
     )
     s, _ = session(
         tmp_path,

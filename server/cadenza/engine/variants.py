@@ -168,12 +168,29 @@ class LoopSettings:
         return [n for n in names if n in wanted]
 
 
-API_LOOP = LoopSettings()
-"""Hosted models: a reply without calls ends the turn; every tool; a repeated call answered with
-the stuck note (the movement never stopped for it); the project's rules, the code-intelligence
-tools, the errors an edit introduced and the ``update_plan`` to-do list. No priming, repair,
-edit echo, syntax guard, done gate, done checks (``checks = "off"``: existing scripted workflows
-end differently with them), tests after a change or reply budget; ``[loop]`` turns each on."""
+API_LOOP = LoopSettings(checks="all", stuck_limit=3)
+"""Hosted models: a reply without calls ends the turn; every tool; the project's rules, the
+code-intelligence tools, the errors an edit introduced and the ``update_plan`` to-do list.
+
+On because they make "done" true or bound the spending, whatever the model:
+
+- ``checks = "all"``: a claim of done is checked (no renamed name left, something changed,
+  the language servers' errors, the workspace's tests) and a failure goes back to the model.
+- ``stuck_limit = 3``: a repeated call is answered with a note, not run, so a model that keeps
+  repeating it would spend every step; after 3 the movement stops and asks the person.
+
+Off, as crutches for small models that a hosted model does not need:
+
+- ``done_gate``: its safe half (every edit failed, yet done) is the ``changed`` check.
+- ``syntax_guard``: a change made in several edits passes through text that does not parse;
+  the edit's own errors are shown (``edit_diagnostics``) and the done checks catch what is left.
+- ``test_feedback``: the done check runs the tests once, at the claim; after every change it
+  would run them on each step of a longer change, and pass the turn as done on its first
+  edit-only step that leaves them green.
+- ``prime``, ``core_tools``, the single edit style, ``repair``, ``edit_echo``,
+  ``reply_budget``, ``candidates``: ways to carry a model of 0.5B to 1.5B parameters.
+
+``[loop]`` turns each on or off."""
 
 LOCAL_LOOP = LoopSettings(
     ending="empty",
