@@ -187,7 +187,7 @@ Off, as crutches for small models that a hosted model does not need:
 - ``test_feedback``: the done check runs the tests once, at the claim; after every change it
   would run them on each step of a longer change, and pass the turn as done on its first
   edit-only step that leaves them green.
-- ``prime``, ``core_tools``, the single edit style, ``repair``, ``edit_echo``,
+- ``prime``, ``core_tools``, the text edit format, ``repair``, ``edit_echo``,
   ``reply_budget``, ``candidates``: ways to carry a model of 0.5B to 1.5B parameters.
 
 ``[loop]`` turns each on or off."""
