@@ -56,34 +56,26 @@ async def test_tool_calls_continue_and_empty_list_ends(tmp_path: Path) -> None:
         [
             reply(call("read_file", path="a.txt")),
             reply(content="It says hello."),
-            reply(content="It says hello."),
         ]
     )
     session, editor = make_session(tmp_path, provider)
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn"
     assert outcome.message == "It says hello."
-    # The first answer was told that nothing changed (the done check ``changed``, shown once);
-    # the same answer again ends the turn.
-    assert outcome.steps == 3
-    assert len(provider.requests) == 3
+    assert outcome.steps == 2
+    assert len(provider.requests) == 2
     # The second request carries the first call's result, right after the call.
     second = provider.requests[1].messages
     assert isinstance(second[-2], AssistantMessage)
     assert isinstance(second[-1], ToolMessage) and "hello" in second[-1].content
-    third = provider.requests[2].messages[-1]
-    assert isinstance(third, UserMessage) and "nothing was changed" in third.content
     assert editor.kinds()[-1] == "session_end"
 
 
 async def test_first_step_requires_a_call_later_steps_do_not(tmp_path: Path) -> None:
-    provider = ScriptedProvider(
-        [reply(call("list_files")), reply(content="done"), reply(content="done")]
-    )
+    provider = ScriptedProvider([reply(call("list_files")), reply(content="done")])
     session, _ = make_session(tmp_path, provider)
     await session.run()
-    # The third request answers the done check (nothing changed): still "auto".
-    assert [r.tool_choice for r in provider.requests] == ["required", "auto", "auto"]
+    assert [r.tool_choice for r in provider.requests] == ["required", "auto"]
 
 
 async def test_step_bound_ends_runaway_session(tmp_path: Path) -> None:
@@ -104,7 +96,6 @@ async def test_repeated_identical_call_gets_an_observation_not_an_end(tmp_path: 
             reply(same),
             reply(ToolCall(id="c2", name="read_file", arguments='{"path":"a.txt"}')),
             reply(content="ok"),
-            reply(content="ok"),  # after the done check said nothing changed
         ]
     )
     session, _ = make_session(tmp_path, provider)
@@ -140,7 +131,6 @@ async def test_unknown_tool_and_bad_arguments_are_error_results(tmp_path: Path) 
             reply(ToolCall(id="t", name="read_file", arguments='{"path": 5}')),
             reply(ToolCall(id="x", name="read_file", arguments='{"path": "a", "bogus": 1}')),
             reply(content="gave up"),
-            reply(content="gave up"),  # after the done check said nothing changed
         ]
     )
     session, editor = make_session(tmp_path, provider)
@@ -227,9 +217,7 @@ async def test_internal_error_in_tool_is_a_result_not_a_crash(tmp_path: Path) ->
         raise RuntimeError("kaboom")
 
     editor.ask_user = boom  # type: ignore[method-assign]
-    provider = ScriptedProvider(
-        [reply(call("ask_user", question="?")), reply(content="fine"), reply(content="fine")]
-    )
+    provider = ScriptedProvider([reply(call("ask_user", question="?")), reply(content="fine")])
     session, _ = make_session(tmp_path, provider, editor)
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn"

@@ -73,7 +73,6 @@ async def test_movement_step_bound_follows_default_next(tmp_path: Path) -> None:
             reply(call("read_file", "r1", path="a.txt")),
             reply(call("read_file", "r2", path="a.txt", limit=5)),
             reply(call("complete", "c", status="done", summary="ok")),
-            reply(call("complete", "c2", status="done", summary="ok")),  # nothing to change
         ]
     )
     s, editor = session(tmp_path, provider)
@@ -179,11 +178,7 @@ async def test_large_tool_result_is_truncated_with_a_note(tmp_path: Path) -> Non
     """A huge result through the per-result budget: a bounded result, no retry loop."""
     (tmp_path / "big.txt").write_text("".join(f"row {i} " + "z" * 70 + "\n" for i in range(400)))
     provider = ScriptedProvider(
-        [
-            reply(call("read_file", "r", path="big.txt")),
-            reply(content="read"),
-            reply(content="read"),
-        ]
+        [reply(call("read_file", "r", path="big.txt")), reply(content="read")]
     )
     s, _ = session(
         tmp_path,

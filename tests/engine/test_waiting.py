@@ -71,7 +71,6 @@ async def test_needs_user_input_then_resume_in_the_same_movement(tmp_path: Path)
         [
             reply(call("transition", next=second, reason="planned")),
             reply(call("complete", **ASK)),
-            reply(call("create_file", path="name.txt", content="total_of\n")),
             reply(call("complete", status="done", summary="done with the answer")),
         ]
     )

@@ -5,12 +5,8 @@ with a non-streaming JSON body gets the next scripted reply. Every request body 
 so tests can assert the conversation the agent sent (each ``tool_call`` followed by its
 ``tool`` message). A reply may instead be an HTTP error status (with ``Retry-After: 0`` so the
 provider's retries are immediate) or be held back for a while (to cancel a waiting session).
-A plain answer (no tool call) in a turn that changed nothing is refused once by the done check
-``changed`` ("nothing was changed in this session..."): the fake then gives the same answer
-again, as a model asked only a question does, without taking the next scripted reply
-(``answers_again``; False: the refusal takes the next reply like any request). The request is
-recorded as any other. It also lists its ``models`` as Ollama (``GET /api/tags``) and
-OpenAI-compatible servers such as LM Studio (``GET /v1/models``) do.
+It also lists its ``models`` as Ollama (``GET /api/tags``) and OpenAI-compatible servers such as
+LM Studio (``GET /v1/models``) do.
 """
 
 from __future__ import annotations
@@ -93,25 +89,6 @@ def text(content: str) -> Reply:
 
 
 EXHAUSTED = Reply(content="(the fake model's script is exhausted)")
-NOTHING_CHANGED = "nothing was changed in this session"
-"""What the done checks tell a model whose turn changed nothing (``engine.checks``)."""
-
-
-def answer_again(body: dict[str, Any]) -> Reply | None:
-    """The same plain answer, when the request's last message refuses it for no change."""
-    messages = body.get("messages", [])
-    if len(messages) < 2:
-        return None
-    told, said = messages[-1], messages[-2]
-    refused = (
-        told.get("role") == "user"
-        and isinstance(told.get("content"), str)
-        and told["content"].startswith("not accepted yet:")
-        and NOTHING_CHANGED in told["content"]
-    )
-    if not refused or said.get("role") != "assistant" or said.get("tool_calls"):
-        return None
-    return Reply(content=said.get("content"))
 
 
 class FakeOpenAI:
@@ -123,7 +100,6 @@ class FakeOpenAI:
         self._script: list[Reply] = list(script or [])
         self._stopping = threading.Event()
         self.requests: list[dict[str, Any]] = []
-        self.answers_again = True
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
@@ -192,8 +168,7 @@ class FakeOpenAI:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 fake._record(body)
-                again = answer_again(body) if fake.answers_again else None
-                reply = again or fake._next()
+                reply = fake._next()
                 if reply.delay_s:
                     fake._stopping.wait(reply.delay_s)
                 self._send(reply.status, reply.body(str(body.get("model", ""))))

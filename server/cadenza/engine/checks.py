@@ -27,7 +27,14 @@ The checks (``LoopSettings.checks``):
   told it nothing changed (a task left undone fails its tests; a question's second claim runs
   them once). Not allowed, or nothing to run them with: ``skipped``, and said so.
 
-``rename`` runs at the ``rename`` level and above; the others at ``all``.
+``rename`` runs at the ``rename`` level and above; the others at ``all`` and ``acted``.
+
+``acted`` (hosted models) checks only what the movement run did: a run that made no edit call,
+changed nothing and ran no command (a question, an explanation) is accepted as it is, with no
+check and no further request. Otherwise ``rename``; ``changed`` when the run made edit calls
+(must pass when every one failed); ``diagnostics`` when the run changed files; the ``tests``
+when it changed files or ran a command, as under ``all`` but counting this run's changes only.
+``all`` (the small models, which claim done without doing anything) checks the session's.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from cadenza.engine.leftovers import find_uses
 from cadenza.engine.project_tests import run_tests
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.test_feedback import last_run_still_holds
-from cadenza.engine.variants import ALL_EDIT_TOOLS
+from cadenza.engine.variants import ALL_EDIT_TOOLS, Checks
 from cadenza.messages import AssistantMessage
 from cadenza.tools.base import ToolContext
 
@@ -115,17 +122,35 @@ EDIT_CALLS = ALL_EDIT_TOOLS | {"create_file", "rename_symbol"}
 """Calls that change files: a movement that tried one meant to change something."""
 
 
-def changed_check(rt: Runtime, edit_tool: str, tried: list[str]) -> CheckOutcome:
-    """The ``changed`` check: did any edit succeed in this session?
+@dataclass(frozen=True, kw_only=True)
+class Done:
+    """What the checks count as done.
+
+    Attributes:
+        changed: The files changed, in order (repeats kept).
+        ran: A command ran (it may have changed files).
+    """
+
+    changed: list[str]
+    ran: bool
+
+    @property
+    def acted(self) -> bool:
+        """Something may have changed."""
+        return bool(self.changed) or self.ran
+
+
+def changed_check(done: Done, edit_tool: str, tried: list[str]) -> CheckOutcome:
+    """The ``changed`` check: did any edit succeed?
 
     ``tried``: the edit calls the movement made. When it made some and none succeeded the
     task asked for a change (the model thought so) and is not done: must pass. Otherwise it
     may be a question: shown once.
     """
-    if rt.changed:
-        files = ", ".join(dict.fromkeys(rt.changed))
+    if done.changed:
+        files = ", ".join(dict.fromkeys(done.changed))
         return CheckOutcome(name="changed", passed=True, detail=f"changed: {files}")
-    if rt.ran_commands:
+    if done.ran:
         detail = "no edit, but a command ran that may have changed files"
         return CheckOutcome(name="changed", passed=True, detail=detail)
     if tried:
@@ -167,6 +192,8 @@ class DoneChecks:
         self.refusals = 0
         self._shown: set[CheckName] = set()
         self._start = len(runtime.messages)  # this movement run's calls come after
+        self._changed_from = len(runtime.changed)  # and its changes
+        self._commands_from = runtime.commands_ran
 
     async def judge(self, *, can_refuse: bool = True) -> Verdict:
         """Run the checks on a claim of done; publish each; the verdict.
@@ -176,15 +203,13 @@ class DoneChecks:
                 ended it): failing checks then end it as ``failed`` at once.
         """
         level = self.rt.settings.loop.checks
-        if level == "off":
-            return Accept()
+        tried = self._edit_calls()
+        done = self._done(level)
+        if level == "off" or (level == "acted" and not (tried or done.acted)):
+            return Accept()  # ``acted``: nothing tried, nothing to check (a question)
         outcomes = await rename_checks(self.rt)
-        if level == "all" and self.edit_tool:
-            outcomes.append(changed_check(self.rt, self.edit_tool, self._edit_calls()))
-        if level == "all" and self.rt.written:
-            outcomes += await self._diagnostics()
-        if level == "all" and self._tests_due(outcomes):
-            outcomes += await self._tests()
+        if level != "rename":
+            outcomes += await self._work_checks(level, done, tried)
         failing = [o for o in outcomes if self._blocks(o)]
         refuse = bool(failing) and can_refuse and self.refusals < MAX_REFUSALS
         for outcome in outcomes:
@@ -205,6 +230,26 @@ class DoneChecks:
         blocking = [o for o in failing if o.must_pass] or failing
         return Fail(summary="Not done: " + "; ".join(o.detail for o in blocking))
 
+    async def _work_checks(self, level: Checks, done: Done, tried: list[str]) -> list[CheckOutcome]:
+        """``changed``, ``diagnostics`` and ``tests``, as far as ``level`` runs them."""
+        outcomes: list[CheckOutcome] = []
+        if self.edit_tool and (level == "all" or tried):
+            outcomes.append(changed_check(done, self.edit_tool, tried))
+        if self.rt.written and (level == "all" or done.changed):
+            outcomes += await self._diagnostics()
+        if self._tests_due(outcomes, done):
+            outcomes += await self._tests(done)
+        return outcomes
+
+    def _done(self, level: Checks) -> Done:
+        """What was done: in the session, or under ``acted`` in this movement run."""
+        if level == "acted":
+            return Done(
+                changed=self.rt.changed[self._changed_from :],
+                ran=self.rt.commands_ran > self._commands_from,
+            )
+        return Done(changed=self.rt.changed, ran=self.rt.commands_ran > 0)
+
     def _edit_calls(self) -> list[str]:
         """The names of the edit calls this movement run made, in order."""
         return [
@@ -219,19 +264,16 @@ class DoneChecks:
         """Whether a failed check refuses the claim (one shown once does not again)."""
         return not outcome.passed and (outcome.must_pass or outcome.name not in self._shown)
 
-    def _acted(self) -> bool:
-        return bool(self.rt.changed) or self.rt.ran_commands
-
-    def _tests_due(self, outcomes: list[CheckOutcome]) -> bool:
+    def _tests_due(self, outcomes: list[CheckOutcome], done: Done) -> bool:
         """Whether this claim runs the tests.
 
-        When the cheaper checks do not refuse it, and the session changed something, or the
+        When the cheaper checks do not refuse it, and something was done (``_done``), or the
         model claims done again after it was told that nothing changed (a stub left untouched
         fails its tests: the model must see that).
         """
         if not self.edit_tool or any(self._blocks(o) for o in outcomes):
             return False
-        if self._acted():
+        if done.acted:
             return True
         return "changed" in self._shown and "tests" not in self._shown  # nothing new to test
 
@@ -250,7 +292,7 @@ class DoneChecks:
             )
         ]
 
-    async def _tests(self) -> list[CheckOutcome]:
+    async def _tests(self, done: Done) -> list[CheckOutcome]:
         """The ``tests`` check, when the workspace has tests.
 
         Run only after the cheaper checks passed: a broken rename fails its tests anyway.
@@ -259,7 +301,7 @@ class DoneChecks:
         ran = held or await run_tests(self.rt, self.ctx)
         if ran is None:
             return []
-        acted = self._acted()
+        acted = done.acted
         detail = ran.detail
         if held is not None:
             detail += " (the run after the last change: nothing changed since)"

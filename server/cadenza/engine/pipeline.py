@@ -329,7 +329,7 @@ class CallPipeline:
         if not result.edits:
             if not prepared.tool.read_only:
                 self.rt.cache.invalidate_all()
-                self.rt.ran_commands |= not result.is_error
+                self.rt.commands_ran += 0 if result.is_error else 1
                 self.rt.tests_ran_on = None  # it may have changed what the tests read
             return result
         self.rt.stuck.workspace_changed()

@@ -31,10 +31,12 @@ edit format, where the reply is plain text and code comes in fenced blocks, a wh
 SEARCH/REPLACE sections, read into ``write_file`` and ``edit_file`` calls
 (``providers.text_reply``); files are shown fenced, as the model writes them back."""
 
-Checks = Literal["off", "rename", "all"]
+Checks = Literal["off", "rename", "acted", "all"]
 """The done checks (``engine.checks``) run when the model claims the task done: ``rename``
 (no use of a renamed name left in the workspace), ``all`` (that, and: something changed in a
-movement that can edit), ``off``."""
+movement that can edit, the language servers' errors, the tests), ``acted`` (those of ``all``,
+but only for what the movement run did: a run that tried no edit and ran no command is
+accepted as it is), ``off``."""
 
 EDIT_TOOLS: dict[EditStyle, tuple[str, ...]] = {
     "old_string": ("edit_file",),
@@ -168,14 +170,18 @@ class LoopSettings:
         return [n for n in names if n in wanted]
 
 
-API_LOOP = LoopSettings(checks="all", stuck_limit=3)
+API_LOOP = LoopSettings(checks="acted", stuck_limit=3)
 """Hosted models: a reply without calls ends the turn; every tool; the project's rules, the
 code-intelligence tools, the errors an edit introduced and the ``update_plan`` to-do list.
 
 On because they make "done" true or bound the spending, whatever the model:
 
-- ``checks = "all"``: a claim of done is checked (no renamed name left, something changed,
-  the language servers' errors, the workspace's tests) and a failure goes back to the model.
+- ``checks = "acted"``: a claim of done after edits or commands is checked (no renamed name
+  left, an edit succeeded when edits were tried, the language servers' errors, the
+  workspace's tests) and a failure goes back to the model. A turn that tried no edit and ran
+  nothing (a question, an explanation) is accepted as it is, at no extra request: a hosted
+  model that claims done without trying anything is not questioned (``all``, the small
+  models' level, questions it once).
 - ``stuck_limit = 3``: a repeated call is answered with a note, not run, so a model that keeps
   repeating it would spend every step; after 3 the movement stops and asks the person.
 
