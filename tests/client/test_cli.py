@@ -103,7 +103,8 @@ def test_run_edits_the_file_and_prints_a_summary(
     assert (ws / "app.py").read_bytes() == APP.replace(b"total(", b"grand_total(")
     assert not [p for p in ws.iterdir() if p.name.endswith(".cadenza-tmp")]
     lines = done.stdout.splitlines()
-    assert sum(line.startswith("✓ ") for line in lines) == 3, done.stdout
+    assert sum(line.startswith("✓ ") for line in lines) == 6, done.stdout  # 3 calls, 3 checks
+    assert "✓ check: something changed · changed: app.py" in lines
     assert "Renamed total to grand_total in app.py." in lines
     assert any(line.startswith("session end_turn · steps 4 · wall time ") for line in lines)
     assert "files changed (1):" in lines

@@ -106,10 +106,13 @@ def test_the_model_cannot_write_editor_settings_headlessly(
             {"path": "./src/../.VSCode/settings.json", "content": SETTINGS},
             "c2",
         ),
-        text("I could not change the editor settings."),
+        *[text("I could not change the editor settings.")] * 3,
     )
     done = run(ws, env, *flags, "make the editor stop asking")
-    assert done.returncode == 0, done.stdout + done.stderr
+    # Both edits were refused: each claim of done is refused (nothing was changed) and the
+    # session ends failed, which the exit status says.
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "nothing was changed" in done.stdout
     assert not (ws / ".vscode").exists() and not (ws / ".VSCode").exists()
     results = tool_results(fake.requests[-1])
     assert len(results) == 2
