@@ -35,6 +35,12 @@ check and no further request. Otherwise ``rename``; ``changed`` when the run mad
 (must pass when every one failed); ``diagnostics`` when the run changed files; the ``tests``
 when it changed files or ran a command, as under ``all`` but counting this run's changes only.
 ``all`` (the small models, which claim done without doing anything) checks the session's.
+
+At every level, a run whose edits the person declined (``Runtime.declined``: a permission
+request, a review, a protected file) and that changed nothing and ran nothing is accepted as
+it is, with no check: the model is never asked to make a change the person refused, and the
+turn ends with its answer, as any turn does; what comes next is the person's to say. Edits
+that failed on their own (a text not found, a stale buffer) are the model's to correct.
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ from cadenza.engine.project_tests import run_tests
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.test_feedback import last_run_still_holds
 from cadenza.engine.variants import ALL_EDIT_TOOLS, Checks
-from cadenza.messages import AssistantMessage
+from cadenza.messages import AssistantMessage, ToolCall
 from cadenza.tools.base import ToolContext
 
 MAX_REFUSALS = 2
@@ -143,9 +149,9 @@ class Done:
 def changed_check(done: Done, edit_tool: str, tried: list[str]) -> CheckOutcome:
     """The ``changed`` check: did any edit succeed?
 
-    ``tried``: the edit calls the movement made. When it made some and none succeeded the
-    task asked for a change (the model thought so) and is not done: must pass. Otherwise it
-    may be a question: shown once.
+    ``tried``: the names of the edit calls the movement made. When it made some and none
+    succeeded the task asked for a change (the model thought so) and is not done: must pass.
+    Otherwise it may be a question: shown once.
     """
     if done.changed:
         files = ", ".join(dict.fromkeys(done.changed))
@@ -203,10 +209,13 @@ class DoneChecks:
                 ended it): failing checks then end it as ``failed`` at once.
         """
         level = self.rt.settings.loop.checks
-        tried = self._edit_calls()
+        calls = self._edit_calls()
+        tried = [call.name for call in calls]
         done = self._done(level)
         if level == "off" or (level == "acted" and not (tried or done.acted)):
             return Accept()  # ``acted``: nothing tried, nothing to check (a question)
+        if any(call.id in self.rt.declined for call in calls) and not self._done("acted").acted:
+            return Accept()  # the person declined the change: what comes next is theirs
         outcomes = await rename_checks(self.rt)
         if level != "rename":
             outcomes += await self._work_checks(level, done, tried)
@@ -250,10 +259,10 @@ class DoneChecks:
             )
         return Done(changed=self.rt.changed, ran=self.rt.commands_ran > 0)
 
-    def _edit_calls(self) -> list[str]:
-        """The names of the edit calls this movement run made, in order."""
+    def _edit_calls(self) -> list[ToolCall]:
+        """The edit calls this movement run made, in order."""
         return [
-            call.name
+            call
             for message in self.rt.messages[self._start :]
             if isinstance(message, AssistantMessage)
             for call in message.tool_calls
