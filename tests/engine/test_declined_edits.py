@@ -122,6 +122,30 @@ async def test_the_small_models_claim_after_a_declined_edit_stands(tmp_path: Pat
     assert len(provider.requests) == 2 and checks(editor) == []
 
 
+async def test_an_edit_the_editor_refused_on_its_own_must_still_be_made(tmp_path: Path) -> None:
+    """Not the person: a stale buffer. The claim goes back to the model, in the model's words;
+    the check line says what happened in the person's."""
+    project(tmp_path)
+    editor = MemoryEditor(refuse="the file changed in the editor since it was read")
+    provider = ScriptedProvider([reply(RIGHT), *[reply(content="done")] * 3])
+    session = session_for(tmp_path, provider, editor)
+    outcome = await session.run()
+    assert outcome.stop_reason == "failed"
+    assert outcome.message == (
+        "Not done: nothing was changed: the edit the agent tried did not apply"
+    )
+    refused = told(session)[1]
+    assert "each of your 1 edit call(s) failed" in refused and "Make the change" in refused
+    assert [(c.name, c.status, c.refused) for c in checks(editor)] == [
+        ("changed", "failed", True),
+        ("changed", "failed", True),
+        ("changed", "failed", False),
+    ]
+    assert {c.detail for c in checks(editor)} == {
+        "nothing was changed: the edit the agent tried did not apply"
+    }
+
+
 async def test_a_declined_edit_beside_an_applied_one_is_checked_as_usual(tmp_path: Path) -> None:
     """Something changed: the checks judge what did (here the tests pass)."""
     project(tmp_path)

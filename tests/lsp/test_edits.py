@@ -121,7 +121,8 @@ async def test_refused_edit_becomes_an_error_result(
     session_id, end = await editor.run("edit")
 
     assert end["stopReason"] == "failed"
-    assert end["message"].startswith("Not done: nothing was changed: each of your 1 edit")
+    # The end says what happened in the person's words, not what the model was told to do.
+    assert end["message"] == "Not done: nothing was changed: the edit the agent tried did not apply"
     assert len(editor.edit_requests) == 1
     [tool] = tool_messages(fake.requests[1])
     assert tool["content"] == (

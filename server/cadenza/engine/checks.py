@@ -41,6 +41,9 @@ request, a review, a protected file) and that changed nothing and ran nothing is
 it is, with no check: the model is never asked to make a change the person refused, and the
 turn ends with its answer, as any turn does; what comes next is the person's to say. Edits
 that failed on their own (a text not found, a stale buffer) are the model's to correct.
+
+Each outcome's ``detail`` is what was found, in words for the person: the ``check`` event
+and a ``failed`` end carry it. The model reads its ``nudge``: the same, and what to do.
 """
 
 from __future__ import annotations
@@ -62,6 +65,13 @@ from cadenza.tools.base import ToolContext
 MAX_REFUSALS = 2
 """Claims refused per movement run before failing checks end it as ``failed``."""
 
+FIX_TESTS = "Read the failures and fix what makes them fail"
+"""What the model is told to do about failing tests (its ``nudge``)."""
+FIX_ERRORS = (
+    "Fix those your change caused (for example a caller that no longer matches a changed function)"
+)
+"""What the model is told to do about the errors a language server reports."""
+
 CheckName = Literal["rename", "changed", "diagnostics", "tests"]
 
 
@@ -72,7 +82,9 @@ class CheckOutcome:
     Attributes:
         name: The check.
         passed: Whether it passed.
-        detail: What was found (the model reads it when the check failed).
+        detail: What was found, in words for the person (the ``check`` event, the end).
+        nudge: What the model reads when the check refuses its claim: what was found and what
+            to do about it ("": ``detail`` says it all).
         must_pass: False for a check whose failure only has to be shown once.
         skipped: The check could not be made (``passed`` is then True: nothing to refuse).
     """
@@ -80,8 +92,14 @@ class CheckOutcome:
     name: CheckName
     passed: bool
     detail: str
+    nudge: str = ""
     must_pass: bool = True
     skipped: bool = False
+
+    @property
+    def for_model(self) -> str:
+        """The text the model reads for this check."""
+        return self.nudge or self.detail
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,7 +116,10 @@ class Refuse:
 
 @dataclass(frozen=True, kw_only=True)
 class Fail:
-    """Refused too often: the movement ends as ``failed`` with ``summary``."""
+    """Refused too often: the movement ends as ``failed`` with ``summary``.
+
+    ``summary`` is for the person: the failing checks' details, not what the model was told.
+    """
 
     summary: str
 
@@ -115,9 +136,10 @@ async def rename_checks(rt: Runtime) -> list[CheckOutcome]:
         if uses.where:
             detail = (
                 f"{old} is renamed to {new}, but {old} is still used in: "
-                f"{leftover_places(uses.where)}{partial}. Change each of those to {new}"
+                f"{leftover_places(uses.where)}{partial}"
             )
-            outcomes.append(CheckOutcome(name="rename", passed=False, detail=detail))
+            nudge = f"{detail}. Change each of those to {new}"
+            outcomes.append(CheckOutcome(name="rename", passed=False, detail=detail, nudge=nudge))
         else:
             detail = f"no use of {old} is left ({uses.files} files searched){partial}"
             outcomes.append(CheckOutcome(name="rename", passed=True, detail=detail))
@@ -160,10 +182,16 @@ def changed_check(done: Done, edit_tool: str, tried: list[str]) -> CheckOutcome:
         detail = "no edit, but a command ran that may have changed files"
         return CheckOutcome(name="changed", passed=True, detail=detail)
     if tried:
+        none = (
+            "the edit the agent tried did not apply"
+            if len(tried) == 1
+            else f"none of the {len(tried)} edits the agent tried applied"
+        )
         return CheckOutcome(
             name="changed",
             passed=False,
-            detail=(
+            detail=f"nothing was changed: {none}",
+            nudge=(
                 f"nothing was changed: each of your {len(tried)} edit call(s) failed, so the "
                 f"task is not done. Make the change with {edit_tool}, copying old_string "
                 "exactly from the file as the conversation shows it"
@@ -173,7 +201,8 @@ def changed_check(done: Done, edit_tool: str, tried: list[str]) -> CheckOutcome:
         name="changed",
         passed=False,
         must_pass=False,
-        detail=(
+        detail="nothing was changed in this session",
+        nudge=(
             "nothing was changed in this session: no edit succeeded. If the task asks for a "
             f"change, make it now with {edit_tool}; if it only asks a question, claim done "
             "again with the answer as the summary"
@@ -291,13 +320,15 @@ class DoneChecks:
         found = await changed_file_errors(self.rt, self.ctx)
         if found is None:
             return []
+        failed = found.status == "failed"
         return [
             CheckOutcome(
                 name="diagnostics",
-                passed=found.status != "failed",
+                passed=not failed,
                 skipped=found.status == "skipped",
                 must_pass=False,
                 detail=found.detail,
+                nudge=f"{found.detail}\n{FIX_ERRORS}" if failed else "",
             )
         ]
 
@@ -314,15 +345,17 @@ class DoneChecks:
         detail = ran.detail
         if held is not None:
             detail += " (the run after the last change: nothing changed since)"
-        if ran.status == "failed" and not acted:
+        failed = ran.status == "failed"
+        if failed and not acted:
             detail = f"nothing was changed in this session and {detail}"
         return [
             CheckOutcome(
                 name="tests",
-                passed=ran.status != "failed",
+                passed=not failed,
                 skipped=ran.status == "skipped",
                 must_pass=acted,  # with nothing changed the failure was there before: shown once
                 detail=detail,
+                nudge=f"{detail}\n{FIX_TESTS}" if failed and not ran.timed_out else "",
             )
         ]
 
@@ -335,7 +368,7 @@ def _status(outcome: CheckOutcome) -> Literal["passed", "failed", "skipped"]:
 
 def refusal_text(failures: list[CheckOutcome], finish: str) -> str:
     """What the model reads when its claim of done was refused (``finish``: how to claim)."""
-    lines = [f"- {o.detail}" for o in failures]
+    lines = [f"- {o.for_model}" for o in failures]
     return "\n".join(
         [
             "not accepted yet: the task is not done, a check failed:",
