@@ -8,8 +8,8 @@ script's state otherwise. The same scenario runs twice through a real ``cadenza 
 loop as it was (``checks = "off"``, ``stuckLimit = 0``), ``after`` with the hosted default
 (``API_LOOP``). Recorded per run: the stop reason, whether the workspace's tests pass at the
 end (run here, after the session), the model requests (counted by the model server), the test
-runs (each run of the test command appends a line to a file outside the workspace) and the
-done checks the session published.
+runs (each run of the test command appends a line to a file outside the workspace), the
+permission requests the person declined, and the done checks the session published.
 
 Scenarios:
 
@@ -20,6 +20,9 @@ Scenarios:
 - ``nothing-changed-stubborn``: the same, but it claims done each time it is told.
 - ``good-edit``: the right edit, then "done" (the cost of the checks on a normal session).
 - ``question``: a question answered after a read (no change is asked for).
+- ``person-declined``: the change is to a protected file (the editor's settings); the person
+  declines it (``--yes`` declines protected paths); told "nothing was changed", the model makes
+  it again, which asks the person again.
 
 Run: ``python -m benchmarks.hosted_checks`` (writes ``results/hosted-checks-<UTC>.json``).
 """
@@ -144,6 +147,18 @@ def question(messages: list[Message]) -> Message:
     return _say("double(x) returns 2 * x.")
 
 
+SETTINGS = '{"editor.formatOnSave": true}\n'
+
+
+def person_declined(messages: list[Message]) -> Message:
+    made, told = _calls(messages), _last_text(messages)
+    if not made or ("nothing was changed" in told and len(made) < 3):
+        return _call("create_file", path=".vscode/settings.json", content=SETTINGS)
+    return _say(
+        "I could not turn on format on save: the change to .vscode/settings.json was declined."
+    )
+
+
 DOUBLE = {
     "calc.py": "def double(x):\n    return x\n",
     "test_calc.py": "from calc import double\n\nassert double(3) == 6, double(3)\n",
@@ -188,6 +203,12 @@ SCENARIOS = (
     Scenario("nothing-changed-stubborn", "Implement triple() in calc.py.", TRIPLE, stubborn),
     Scenario("good-edit", "Make double() in calc.py return twice its argument.", DOUBLE, good_edit),
     Scenario("question", "What does double() in calc.py return?", PASSING, question),
+    Scenario(
+        "person-declined",
+        "Turn on format on save for this project in .vscode/settings.json.",
+        PASSING,
+        person_declined,
+    ),
 )
 
 BEFORE = '[loop]\nchecks = "off"\nstuckLimit = 0\n'
@@ -280,6 +301,10 @@ def run_one(model: ScriptedModel, scenario: Scenario, variant: str, home: Path) 
         "tests_pass_at_end": after.returncode == 0,
         "model_requests": model.requests,
         "test_runs": runs,
+        "declined": sum(
+            not str(p.get("kind") or "").startswith("allow")
+            for p in report.get("permission_prompts") or []
+        ),
         "checks": _checks(events),
         "wall_s": round(wall, 2),
     }
@@ -310,7 +335,7 @@ def main() -> None:
                 rows.append(row)
                 print(json.dumps(row), flush=True)
     model.httpd.shutdown()
-    heads = ("scenario", "loop", "end", "tests pass", "requests", "test runs", "checks")
+    heads = ("scenario", "loop", "end", "tests pass", "requests", "test runs", "declined", "checks")
     cells = [
         (
             r["scenario"],
@@ -319,6 +344,7 @@ def main() -> None:
             "yes" if r["tests_pass_at_end"] else "no",
             r["model_requests"],
             r["test_runs"],
+            r["declined"],
             ", ".join(r["checks"]) or "-",
         )
         for r in rows
