@@ -73,11 +73,12 @@ async def test_a_declined_preview_writes_nothing(
     )
     editor.decline_confirmations = True
     fake.script(call("edit_file", edit_call("a.py", "x = 1", "x = 2"), "c1"), text("ok"))
-    await editor.run("edit")
-    assert results(fake) == [
-        "the editor refused the edit to a.py: the person declined the change; nothing was written"
-    ]
+    _, end = await editor.run("edit")
+    assert results(fake) == ["a.py was not changed: the person declined the change"]
     assert path.read_text() == "x = 1\n"
+    # The person's decision: the turn ends with the answer, no check asks for the change.
+    assert (end["stopReason"], end["message"]) == ("end_turn", "ok")
+    assert len(fake.requests) == 2
 
 
 @pytest.mark.parametrize(("choice", "applied"), [("Apply", True), ("Reject", False), (None, False)])
@@ -90,7 +91,8 @@ async def test_confirm_asks_first_when_the_client_has_no_annotations(
     editor.autosave = True
     editor.message_choice = choice
     fake.script(call("edit_file", edit_call("a.py", "x = 1", "x = 2"), "c1"), text("ok"))
-    await editor.run("edit")
+    _, end = await editor.run("edit")
+    assert (end["stopReason"], end["message"]) == ("end_turn", "ok")
 
     [asked] = editor.message_requests
     assert asked.message == (

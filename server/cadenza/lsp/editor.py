@@ -39,6 +39,7 @@ import logging
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Literal
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -389,9 +390,9 @@ class LspEditor:
         if edit.kind not in ("change", "create"):
             for path in touched(edit):
                 self.documents.forget(path)
-            return await self._send(workspace, edit.label)
+            return await self._send(workspace, edit.label, reviewed=annotated)
         before = self.documents.before_edit(edit.path, creates=edit.kind == "create")
-        outcome = await self._send(workspace, edit.label)
+        outcome = await self._send(workspace, edit.label, reviewed=annotated)
         if outcome.applied:  # read this text until the client reports its buffer
             self.documents.applied(edit.path, edit.new_text, before)
         return outcome
@@ -460,7 +461,15 @@ class LspEditor:
             return document.uri, document.version
         return _refused("the file was opened in the editor and changed since it was read")
 
-    async def _send(self, workspace_edit: types.WorkspaceEdit, label: str) -> EditOutcome:
+    async def _send(
+        self, workspace_edit: types.WorkspaceEdit, label: str, *, reviewed: bool
+    ) -> EditOutcome:
+        """Send the edit; ``reviewed``: it needs the person's confirmation in the editor.
+
+        A reviewed edit the editor did not apply was declined by the person: LSP's answer
+        cannot tell a discarded preview from a failure after it, and the clients refuse a stale
+        version before they show the preview.
+        """
         params = types.ApplyWorkspaceEditParams(edit=workspace_edit, label=label)
         try:
             result = await shielded(self._server.workspace_apply_edit_async(params))
@@ -468,7 +477,8 @@ class LspEditor:
             return EditOutcome(applied=False, reason=f"the editor answered with an error: {exc}")
         if result.applied:
             return EditOutcome(applied=True)
-        return EditOutcome(applied=False, reason=result.failure_reason)
+        who: Literal["person", "editor"] = "person" if reviewed else "editor"
+        return EditOutcome(applied=False, reason=result.failure_reason, refused_by=who)
 
     async def ask_user(self, question: str) -> str | None:
         """Ask the person (``prompts.ask_tool_question``); None when they declined.

@@ -157,7 +157,8 @@ async def apply_change(ctx: ToolContext, edit: FileEdit, name: str) -> str:
 
     Raises:
         ToolError: The change would break the file's syntax (``ctx.syntax_guard``), or the
-            person, the editor or Cadenza refused it; either way nothing was written.
+            person, the editor or Cadenza refused it; either way nothing was written. The
+            person's refusal is ``declined``.
     """
     if ctx.syntax_guard and edit.kind == "change" and edit.old_text is not None:
         change = (str(edit.path), hash(edit.old_text), hash(edit.new_text))
@@ -173,15 +174,15 @@ async def apply_change(ctx: ToolContext, edit: FileEdit, name: str) -> str:
                 )
     outcome = await ctx.host.apply_edit(edit)
     if not outcome.applied:
-        raise ToolError(_refusal(outcome, name))
+        raise ToolError(_refusal(outcome, name), declined=outcome.refused_by == "person")
     return f" ({outcome.note})" if outcome.note else ""
 
 
 def _refusal(outcome: EditOutcome, name: str) -> str:
     """The tool's error text for an edit that was not applied."""
     reason = f": {outcome.reason}" if outcome.reason else ""
-    if outcome.refused_by == "person":
-        return f"the person rejected the change to {name}{reason}; nothing was written"
-    if outcome.refused_by == "cadenza":
+    if outcome.refused_by == "person" and not reason:
+        return f"the person rejected the change to {name}; nothing was written"
+    if outcome.refused_by in ("person", "cadenza"):  # the reason says who and why
         return f"{name} was not changed{reason}"
     return f"the editor refused the edit to {name}{reason}; nothing was written"
