@@ -11,13 +11,18 @@ whose cold start matters, and it has no rule for Anthropic, Google or current Op
 Code the agent reads must stay readable, so an assignment counts only when its name ends in a
 secret word (``password``, ``api_key``, ``clientSecret``, ``auth_token``) and its value looks
 like a secret: a string literal or a bare value that is not a reference (``$X``, ``<your key>``),
-not a plain word or identifier (``"bearer"``, ``"api_key"``, ``str``), and, bare, holds a digit
-(``token = tokenize(x)``, ``password: str`` and ``password: Optional[str]`` stay).
+not a plain word or identifier (``"bearer"``, ``"api_key"``, ``str``), not a colour or a
+placeholder (``"#cccccc"``, ``"hf_..."``), and, bare, holds a digit and is no attribute or name
+in code (``token = tokenize(x)``, ``password: str``, ``key = settings.KEY_2``,
+``f(private_key: Ed25519Key, ...)`` stay). A private key's block holds only a key's lines, so
+code naming its header and end line stays too.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 
 REDACTED = "[redacted]"
 MIN_SECRET_LENGTH = 6
@@ -45,16 +50,27 @@ _TOKENS = re.compile(
     r"|eyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]*"  # JSON Web Token (header.payload.signature)
     r")"
 )
+_TOKEN_HEADS = (
+    *("A3T", "ABIA", "ACCA", "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    *("github_pat_", "glpat-", "xox", "sk-", "k_live_", "k_test_", "AIza", "npm_", "hf_", "eyJ"),
+)
+"""What each token of ``_TOKENS`` holds (case kept): only lines with one are searched."""
 _CUT_TOKEN = re.compile(rf"\b(?:{_TOKEN_PREFIXES})[\w.-]*\Z")
 """A token's head at the end of a piece whose rest was cut off."""
 
+_KEY_LINE_BREAK = r"(?:\r?\n|\\r?\\n)"
+"""A line break in a key: a real one, or ``\\n`` written out in a JSON or code string."""
 _KEY_BLOCK = re.compile(
     r"(-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----)"
-    r"(?:.{0,20000}?(-----END \2PRIVATE KEY(?: BLOCK)?-----)|(?:\r?\n[ \t]*[\w+/=:, -]*)*)",
-    re.S,
+    r"(?:[\w\s+/=\\:,.-]{0,20000}?(-----END \2PRIVATE KEY(?: BLOCK)?-----)"
+    rf"|(?:{_KEY_LINE_BREAK}(?:[ \t]*{_KEY_LINE_BREAK})?[ \t]*"
+    r"(?:[A-Za-z0-9+/=]{16,}|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset):[^\r\n\\]*))*"
+    rf"(?:{_KEY_LINE_BREAK}[ \t]*[A-Za-z0-9+/=]+\Z)?)",
 )
 """A PEM / OpenSSH / PGP private key: the whole block, or from its header on when no end line
-follows (a read or an output cut inside it) as far as its base64 lines run."""
+follows (a read or an output cut inside it) as far as its base64 and header lines run. The text
+between the header and the end line holds only what a key's lines hold: code that names both
+lines (``BEGIN = "-----BEGIN ..."`` and ``END = "-----END ..."``) is no key."""
 _KEY_BLOCK_TAIL = re.compile(
     r"\A(?:[ \t]*[A-Za-z0-9+/=]*\r?\n)+(?=-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)"
 )
@@ -88,23 +104,60 @@ _CUT_AUTHORIZATION = re.compile(
     r"(?:(?:bearer|basic|token|digest|bot)[ \t]+)?|bearer[ \t]+)[\w.~+/=-]+\Z",
     re.I,
 )
+_HINTS = ("pass", "secret", "token", "key", "credential", "authorization", "bearer")
+"""Words every match of ``_KEYWORD``, ``_AUTHORIZATION`` and ``_BEARER`` holds (lower case):
+only lines with one are searched. Those patterns never span lines, and run over a whole file of
+code they took three times as long as the rest of ``redact``."""
 _REFERENCE = ("$", "%", "<", "{", "[", REDACTED)
 """Values that name another value rather than hold one."""
 _WORD = re.compile(r"[a-z]+(?:[-_.][a-z]+)*|[A-Z]+(?:[-_.][A-Z]+)*|[A-Z][a-z]+(?:-[A-Z][a-z]+)*")
 """A plain word or identifier (``bearer``, ``api_key``, ``X-Api-Key``...): not a secret."""
+_NOT_SECRET = re.compile(r"#[0-9A-Fa-f]{3,8}|.*(?:\.\.\.|…).*|(.)\1*")
+"""A colour (``Token: "#cccccc"``), a placeholder (``"hf_..."``, ``"xxxxxxxx"``)."""
+_ATTRIBUTE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+"""A bare value that names an attribute (``settings.SECRET_KEY_2``, ``process.env.TOKEN1``)."""
 
 
 def redact_shapes(text: str) -> str:
     """``text`` with vendor tokens, private keys and secret assignments as ``[redacted]``."""
-    text = _TOKENS.sub(REDACTED, text)
+    text = _on_lines(text, _TOKEN_HEADS, functools.partial(_TOKENS.sub, REDACTED))
     if "PRIVATE KEY" in text:
         text = _KEY_BLOCK.sub(_key_block, text)
         text = _KEY_BLOCK_TAIL.sub(f"{REDACTED}\n", text)
-    text = _AUTHORIZATION.sub(_authorization, text)
-    text = _BEARER.sub(rf"\1{REDACTED}", text)
-    if ":" in text or "=" in text:
-        text = _KEYWORD.sub(_keyword, text)
-    return text
+    return _on_lines(text, _HINTS, _redact_line, fold=True)
+
+
+def _on_lines(
+    text: str, hints: tuple[str, ...], redact: Callable[[str], str], *, fold: bool = False
+) -> str:
+    """``text`` with ``redact`` applied to each of its lines that holds one of ``hints``.
+
+    ``fold``: the hints are lower case, and found in any case. The patterns applied never span
+    lines, and a search with ``str.find`` costs little next to a pattern's over every line.
+    """
+    seek = text.lower() if fold else text
+    if len(seek) != len(text):  # a character whose lower case is longer: search it all
+        return redact(text)
+    lines: set[tuple[int, int]] = set()
+    for hint in hints:
+        at = seek.find(hint)
+        while at >= 0:
+            end = seek.find("\n", at)
+            end = len(seek) if end < 0 else end
+            lines.add((seek.rfind("\n", 0, at) + 1, end))
+            at = seek.find(hint, end)
+    pieces: list[str] = []
+    done = 0
+    for start, end in sorted(lines):
+        pieces += (text[done:start], redact(text[start:end]))
+        done = end
+    return "".join([*pieces, text[done:]]) if pieces else text
+
+
+def _redact_line(line: str) -> str:
+    line = _AUTHORIZATION.sub(_authorization, line)
+    line = _BEARER.sub(rf"\1{REDACTED}", line)
+    return _KEYWORD.sub(_keyword, line)
 
 
 def redact_cut_end(text: str) -> str:
@@ -131,8 +184,12 @@ def _authorization(match: re.Match[str]) -> str:
 
 
 def _key_block(match: re.Match[str]) -> str:
+    if match[0] == match[1]:  # a header and no key lines after it (code naming the header)
+        return match[0]
     end = match[3] or ""
-    return f"{match[1]}\n{REDACTED}\n{end}" if end else f"{match[1]}\n{REDACTED}"
+    escaped = match[0][len(match[1]) :].startswith(("\\n", "\\r\\n"))
+    brk = "\\n" if escaped else "\n"  # a key in a JSON string keeps its line written out
+    return f"{match[1]}{brk}{REDACTED}{brk}{end}" if end else f"{match[1]}{brk}{REDACTED}"
 
 
 def _keyword(match: re.Match[str]) -> str:
@@ -141,12 +198,18 @@ def _keyword(match: re.Match[str]) -> str:
     value = next(v for v in (double, single, bare) if v is not None)
     if not _SECRET_WORD.search(match[2]) or not _looks_secret(value, bare=bare is not None):
         return match[0]
+    if bare is not None and (
+        _ATTRIBUTE.fullmatch(value) or match.string.startswith((",", ")", "]", "|"), match.end())
+    ):
+        return match[0]  # an attribute, or a name in code: an argument, an annotation
     start = match.end() - match.start() - len(value) - (0 if bare is not None else 1)
     return f"{match[0][:start]}{REDACTED}{match[0][start + len(value) :]}"
 
 
 def _looks_secret(value: str, *, bare: bool) -> bool:
     if len(value) < MIN_SECRET_LENGTH or value.startswith(_REFERENCE) or _WORD.fullmatch(value):
+        return False
+    if _NOT_SECRET.fullmatch(value):
         return False
     if bare:
         return any(c.isdigit() for c in value) and any(c.isalpha() for c in value)

@@ -221,3 +221,47 @@ def test_ordinary_code_is_left_alone(text: str) -> None:
 )
 def test_a_value_cut_at_the_end_of_a_piece_is_masked(piece: str, shown: str) -> None:
     assert redact_piece(piece, cut_after=True) == shown
+
+
+def test_code_that_names_a_key_s_header_and_end_line_is_left_alone() -> None:
+    code = (
+        '_SK_START = b"-----BEGIN OPENSSH PRIVATE KEY-----"\n'
+        '_SK_END = b"-----END OPENSSH PRIVATE KEY-----"\n'
+        '_BCRYPT = b"bcrypt"\n'
+    )
+    assert redact(code) == code
+    prose = (
+        '"""Reads a key that starts with -----BEGIN RSA PRIVATE KEY-----\n'
+        "and ends at its end line, one key per file\n"
+        '"""\n'
+    )
+    assert redact(prose) == prose
+
+
+def test_a_key_written_out_in_a_json_string_keeps_its_line() -> None:
+    _, body = _pem("PRIVATE KEY")
+    escaped = body.replace("\n", "\\n")
+    line = (
+        f'  "private_key": "-----BEGIN PRIVATE KEY-----\\n{escaped}\\n'
+        '-----END PRIVATE KEY-----\\n",'
+    )
+    shown = redact(line)
+    assert "\n" not in shown
+    assert not _leaks(body.replace("\n", ""), shown.replace("\\n", "")), shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Token:                 '#cccccc',",
+        'api_key="hf_...",  # Pass your HF token',
+        'password = "********"',
+        "api_key = process.env.API_KEY_2",
+        "secret_key = settings.SECRET_KEY_1",
+        "def f(self, private_key: MLDSA44Ed25519PrivateKey, f_priv: _FragList) -> None:",
+        "connect(host, password=pass_word2)",
+        "const options = { token: token2, user };",
+    ],
+)
+def test_colours_placeholders_and_attributes_are_left_alone(text: str) -> None:
+    assert redact(text) == text
