@@ -152,6 +152,27 @@ def _assigned(match: re.Match[str]) -> str:
     return f"{name}={quote}{REDACTED}{quote}"
 
 
+def shown_redacted(old_text: str, new_text: str) -> str | None:
+    """A line ``new_text`` adds that is a line of ``old_text`` as ``redact`` showed it, or None.
+
+    The model edits the text it was shown: a line it copies from a read of ``old_text`` into
+    its new text would write ``[redacted]`` over the secret the file holds. Lines compare
+    without their indentation; a line of ``old_text`` itself is never counted.
+    """
+    if REDACTED not in new_text:
+        return None
+    old_lines = {line.strip() for line in old_text.splitlines()}
+    added = [
+        line.strip()
+        for line in new_text.splitlines()
+        if REDACTED in line and line.strip() not in old_lines
+    ]
+    if not added:
+        return None
+    shown = {line.strip() for line in redact(old_text).splitlines()} - old_lines
+    return next((line for line in added if line in shown), None)
+
+
 def redact_then_cut(text: str, limit: int, marker: str = "…") -> str:
     """``text`` redacted, then cut to ``limit`` characters with ``marker`` after a cut.
 
