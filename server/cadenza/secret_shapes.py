@@ -89,7 +89,7 @@ _KEYWORD = re.compile(
     r"(?:\"([^\"\n]*)\"|'([^'\n]*)'|([^\s\"'`,;(){}\[\]<>]+)(?![\w(\[.]))"
 )
 """``name = "v"``, ``name: 'v'``, ``"name": "v"``, ``name: str = "v"``, ``name: v``."""
-_CUT_KEYWORD = re.compile(_NAME + r"[ \t]*(?::=|=>|=|:)[ \t]*([\"']?)[^\s\"'`]*\Z")
+_CUT_KEYWORD = re.compile(_NAME + r"[ \t]*(?::=|=>|=|:)[ \t]*([\"']?)([^\s\"'`]*)\Z")
 """An assignment whose value runs into the end of a piece (its closing quote cut off too)."""
 _AUTHORIZATION = re.compile(
     r"\b((?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
@@ -114,6 +114,8 @@ _WORD = re.compile(r"[a-z]+(?:[-_.][a-z]+)*|[A-Z]+(?:[-_.][A-Z]+)*|[A-Z][a-z]+(?
 """A plain word or identifier (``bearer``, ``api_key``, ``X-Api-Key``...): not a secret."""
 _NOT_SECRET = re.compile(r"#[0-9A-Fa-f]{3,8}|.*(?:\.\.\.|…).*|(.)\1*")
 """A colour (``Token: "#cccccc"``), a placeholder (``"hf_..."``, ``"xxxxxxxx"``)."""
+_CONSTANTS = frozenset({"None", "True", "False", "null", "true", "false", "nil", "undefined"})
+"""Bare values that are a language's constants."""
 _ATTRIBUTE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 """A bare value that names an attribute (``settings.SECRET_KEY_2``, ``process.env.TOKEN1``)."""
 
@@ -165,9 +167,27 @@ def redact_cut_end(text: str) -> str:
     text = _CUT_TOKEN.sub(REDACTED, text)
     text = _CUT_AUTHORIZATION.sub(rf"\1{REDACTED}", text)
     cut = _CUT_KEYWORD.search(text)
-    if cut and _SECRET_WORD.search(cut[2]) and not cut[0].endswith(REDACTED):
+    if (
+        cut
+        and _SECRET_WORD.search(cut[2])
+        and not cut[0].endswith(REDACTED)
+        and (cut[3] or not _code_value(cut[4]))
+    ):
         text = text[: cut.start()] + _mask_cut_value(cut[0])
     return text
+
+
+def _code_value(value: str) -> bool:
+    """A bare value that is code, not the head of a secret.
+
+    A piece cut after whole lines (an inline completion's context) ends in a whole line:
+    ``token = self.token``, ``"token": token,``.
+    """
+    return (
+        bool(_ATTRIBUTE.fullmatch(value))
+        or value in _CONSTANTS
+        or any(c in value for c in "()[]{},;|")
+    )
 
 
 def _mask_cut_value(assignment: str) -> str:

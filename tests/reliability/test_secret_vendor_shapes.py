@@ -216,6 +216,9 @@ def test_ordinary_code_is_left_alone(text: str) -> None:
             f"log\ncurl -H 'Authorization: Basic {REDACTED}",
         ),
         ("log\nmax_tokens: 40", "log\nmax_tokens: 40"),
+        ("log\n    token = self.token", "log\n    token = self.token"),
+        ('log\n    "token": token,', 'log\n    "token": token,'),
+        ("log\ntoken = None", "log\ntoken = None"),
         ("log\ntoken = ", "log\ntoken = "),
     ],
 )
