@@ -39,7 +39,6 @@ import logging
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Literal
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -466,9 +465,12 @@ class LspEditor:
     ) -> EditOutcome:
         """Send the edit; ``reviewed``: it needs the person's confirmation in the editor.
 
-        A reviewed edit the editor did not apply was declined by the person: LSP's answer
-        cannot tell a discarded preview from a failure after it, and the clients refuse a stale
-        version before they show the preview.
+        A reviewed edit the editor did not apply is the person's refusal only when nothing
+        else explains it: LSP's answer cannot tell a discarded preview from a failure, so a
+        change the client names as failed (``failedChange``) or a document that moved past
+        the version the edit was made for (the clients refuse a stale version before they
+        show the preview) is the editor's refusal, which the model must hear about and the
+        done checks judge, not a decision of the person's.
         """
         params = types.ApplyWorkspaceEditParams(edit=workspace_edit, label=label)
         try:
@@ -477,8 +479,26 @@ class LspEditor:
             return EditOutcome(applied=False, reason=f"the editor answered with an error: {exc}")
         if result.applied:
             return EditOutcome(applied=True)
-        who: Literal["person", "editor"] = "person" if reviewed else "editor"
-        return EditOutcome(applied=False, reason=result.failure_reason, refused_by=who)
+        stale = self._stale(workspace_edit)
+        reason = result.failure_reason or stale
+        if reviewed and result.failed_change is None and stale is None:
+            return EditOutcome(applied=False, reason=reason, refused_by="person")
+        return EditOutcome(applied=False, reason=reason, refused_by="editor")
+
+    def _stale(self, workspace_edit: types.WorkspaceEdit) -> str | None:
+        """Why ``workspace_edit`` no longer fits the client's documents, or None.
+
+        A versioned text change whose document the client has reported at another version
+        since (the ``didChange`` that made it stale arrives before the answer).
+        """
+        for change in workspace_edit.document_changes or []:
+            if not isinstance(change, types.TextDocumentEdit):
+                continue
+            sent = change.text_document.version
+            document = self._server.workspace.text_documents.get(change.text_document.uri)
+            if sent is not None and document is not None and document.version != sent:
+                return "the file changed in the editor since it was read"
+        return None
 
     async def ask_user(self, question: str) -> str | None:
         """Ask the person (``prompts.ask_tool_question``); None when they declined.
