@@ -10,7 +10,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
@@ -129,6 +129,8 @@ class MemoryEditor:
 
     buffers: dict[Path, DocumentSnapshot] = field(default_factory=dict)
     refuse: str | None = None
+    refused_by: Literal["editor", "person", "cadenza"] = "editor"
+    """Who refuses the edits under ``refuse`` (``person``: as a declined review)."""
     answers: list[str | None] = field(default_factory=list)
     events: list[SessionEvent] = field(default_factory=list)
     edits: list[FileEdit] = field(default_factory=list)
@@ -146,7 +148,7 @@ class MemoryEditor:
 
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:
         if self.refuse is not None:
-            return EditOutcome(applied=False, reason=self.refuse)
+            return EditOutcome(applied=False, reason=self.refuse, refused_by=self.refused_by)
         if edit.path in self.buffers and edit.kind == "change":
             old = self.buffers[edit.path]
             self.buffers[edit.path] = DocumentSnapshot(

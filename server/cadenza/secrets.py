@@ -13,7 +13,9 @@ a secret (``PGPASSWORD=[redacted]``, ``GITHUB_PAT=[redacted]``, ``*_KEY``, ``*_T
 ``*_SECRET``, ``*_PASSWORD``, ``*_PAT``). Only upper-case names with ``=`` and no space count,
 as in a shell, a ``.env`` file or a CI file: ``primary_key=True`` or ``password=password`` in
 code stays readable, and a value that refers to another (``$TOKEN``, ``${{ secrets.X }}``) is
-not a secret.
+not a secret. ``cadenza.secret_shapes`` adds vendor tokens (AWS, GitHub, Slack, OpenAI,
+Anthropic, Stripe, Google, JWT), private key blocks, ``Authorization`` headers and assignments
+written as in code or config (``api_key = "…"``, ``"password": "…"``, ``password: …``).
 
 Redaction comes before any cut: a text cut first may end inside a key, which then no longer
 matches and leaks all but its tail. ``redact_then_cut`` does both in that order; a text that
@@ -29,9 +31,10 @@ import os
 import re
 import threading
 
-REDACTED = "[redacted]"
-MIN_SECRET_LENGTH = 6
-"""Shorter values are not treated as secrets: replacing them would mangle ordinary text."""
+from cadenza.secret_shapes import MIN_SECRET_LENGTH as MIN_SECRET_LENGTH
+from cadenza.secret_shapes import REDACTED as REDACTED
+from cadenza.secret_shapes import redact_cut_end, redact_shapes
+
 HTTP_LOGGERS = (
     "httpx",
     "httpcore.connection",
@@ -136,7 +139,7 @@ def redact(text: str) -> str:
         text = _URL_TOKEN.sub(rf"\1{REDACTED}@", text)
     if "=" in text:
         text = _ASSIGNMENT.sub(_assigned, text)
-    return text
+    return redact_shapes(text)
 
 
 def _assigned(match: re.Match[str]) -> str:
@@ -147,6 +150,27 @@ def _assigned(match: re.Match[str]) -> str:
         return match[0]
     quote = "" if match[4] is not None else match[0][len(name) + 1]
     return f"{name}={quote}{REDACTED}{quote}"
+
+
+def shown_redacted(old_text: str, new_text: str) -> str | None:
+    """A line ``new_text`` adds that is a line of ``old_text`` as ``redact`` showed it, or None.
+
+    The model edits the text it was shown: a line it copies from a read of ``old_text`` into
+    its new text would write ``[redacted]`` over the secret the file holds. Lines compare
+    without their indentation; a line of ``old_text`` itself is never counted.
+    """
+    if REDACTED not in new_text:
+        return None
+    old_lines = {line.strip() for line in old_text.splitlines()}
+    added = [
+        line.strip()
+        for line in new_text.splitlines()
+        if REDACTED in line and line.strip() not in old_lines
+    ]
+    if not added:
+        return None
+    shown = {line.strip() for line in redact(old_text).splitlines()} - old_lines
+    return next((line for line in added if line in shown), None)
 
 
 def redact_then_cut(text: str, limit: int, marker: str = "…") -> str:
@@ -175,6 +199,7 @@ def redact_piece(text: str, *, cut_before: bool = False, cut_after: bool = False
         cut = _CUT_ASSIGNMENT.search(text)
         if cut and _ASSIGNED_SECRET.fullmatch(cut[1]) and not cut[0].endswith(REDACTED):
             text = f"{text[: cut.start()]}{cut[1]}={cut[2]}{REDACTED}"
+        text = redact_cut_end(text)
     for secret in _registered():
         if cut_after:
             for n in range(min(len(secret) - 1, len(text)), FRAGMENT_CHARS - 1, -1):

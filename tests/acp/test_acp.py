@@ -330,8 +330,13 @@ async def test_load_replays_history_after_restart(
     assert [u for u in replay if u["sessionUpdate"] == "tool_call_update"] == [
         u for u in live if u["sessionUpdate"] == "tool_call_update"
     ]
-    assert replay[-1]["sessionUpdate"] == "agent_message_chunk"
-    assert replay[-1]["content"]["text"] == "x is 2 now."
+    # The answer, then the done checks its edit ran, as thoughts (the same as live).
+    [answer] = [u for u in replay if u["sessionUpdate"] == "agent_message_chunk"]
+    assert answer["content"]["text"] == "x is 2 now."
+    thoughts = [u for u in replay if u["sessionUpdate"] == "agent_thought_chunk"]
+    assert thoughts == [u for u in live if u["sessionUpdate"] == "agent_thought_chunk"]
+    assert "Check changed passed" in [t["content"]["text"] for t in thoughts]
+    assert replay.index(answer) < replay.index(thoughts[0])
 
     # The loaded session goes on in the same conversation.
     fake.script(text("still 2"))

@@ -103,7 +103,8 @@ def test_run_edits_the_file_and_prints_a_summary(
     assert (ws / "app.py").read_bytes() == APP.replace(b"total(", b"grand_total(")
     assert not [p for p in ws.iterdir() if p.name.endswith(".cadenza-tmp")]
     lines = done.stdout.splitlines()
-    assert sum(line.startswith("✓ ") for line in lines) == 3, done.stdout
+    assert sum(line.startswith("✓ ") for line in lines) == 6, done.stdout  # 3 calls, 3 checks
+    assert "✓ check: something changed · changed: app.py" in lines
     assert "Renamed total to grand_total in app.py." in lines
     assert any(line.startswith("session end_turn · steps 4 · wall time ") for line in lines)
     assert "files changed (1):" in lines
@@ -282,6 +283,24 @@ def test_workflow_movements_and_events_file(
         if r["method"] == "$/progress" and r["params"]["value"]["kind"] == "report"
     ]
     assert "implement · step 3/25" in reports
+
+
+def test_edits_that_never_applied_end_failed_in_plain_words(
+    ws: Path, env: dict[str, str], fake: FakeOpenAI
+) -> None:
+    """The person reads what happened; the model's instruction stays with the model."""
+    missed = {"path": "app.py", "old_string": "def totals(", "new_string": "def grand_total("}
+    fake.script(call("edit_file", missed, "c1"), *[text("Renamed it.")] * 3)
+    done = run(ws, env, "--model", "openai/test", "rename total to grand_total")
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    found = "nothing was changed: the edit the agent tried did not apply"
+    assert f"message: Not done: {found}" in lines, done.stdout
+    assert f"✗ check: something changed · {found} (sent back to the agent)" in lines
+    assert any(line.startswith("session failed · steps 4") for line in lines)
+    assert "Make the change" not in done.stdout and "your" not in done.stdout
+    told = [m["content"] for m in fake.requests[2]["messages"] if m["role"] == "user"]
+    assert "Make the change with edit_file" in told[-1]  # what the model read
 
 
 def test_failed_and_aborted_exit_1(ws: Path, env: dict[str, str], fake: FakeOpenAI) -> None:

@@ -180,7 +180,7 @@ async def test_confirm_shows_each_change_and_writes_only_accepted_ones(
     assert (change.path, change.before, change.after) == ("a.py", "x = 1\n", "x = 2\n")
     assert second.label == "create_file b.py"
     assert results(fake) == [
-        "the editor refused the edit to a.py: the person declined the change; nothing was written",
+        "a.py was not changed: the person declined the change",
         "created b.py (6 characters)",
     ]
     assert (ws / "a.py").read_text() == "x = 1\n"

@@ -323,9 +323,11 @@ def test_allow_run_command_runs_the_tests_and_json_reports_it(
     assert report["exit_status"] == 0
     assert report["session_id"]
     assert report["permissions"] == {"allow": ["run_command"], "deny": [], "allow_all": False}
-    assert report["permission_prompts"] == [
-        {"tool": "run_command", "answer": "Allow once", "kind": "allow_once"}
-    ]
+    # The model's run of the tests, then the done check's (a command ran after the change).
+    assert (
+        report["permission_prompts"]
+        == [{"tool": "run_command", "answer": "Allow once", "kind": "allow_once"}] * 2
+    )
     assert report["usage"]["requests"] == 3
     assert report["usage"]["total_tokens"] == 45
     assert report["wall_time_s"] > 0
@@ -347,7 +349,9 @@ def test_without_allow_the_command_is_declined(
     script_fix_and_test(fake)
     done = cadenza_run(project, env, "--output", "json", "fix add")
     report = json.loads(done.stdout)
-    assert report["permission_prompts"] == [{"tool": "run_command", "answer": None, "kind": None}]
+    # The model's run of the tests, then the done check's: both declined.
+    declined = {"tool": "run_command", "answer": None, "kind": None}
+    assert report["permission_prompts"] == [declined] * 2
     assert "was not run" in tool_message(fake, "c2")
     assert "exit code" not in tool_message(fake, "c2")
 

@@ -109,7 +109,11 @@ def test_the_model_cannot_write_editor_settings_headlessly(
         text("I could not change the editor settings."),
     )
     done = run(ws, env, *flags, "make the editor stop asking")
+    # Both edits were declined for the person: the turn ends with the model's answer (the
+    # done checks never ask for a change the person declined).
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "I could not change the editor settings." in done.stdout
+    assert "check:" not in done.stdout and len(fake.requests) == 3
     assert not (ws / ".vscode").exists() and not (ws / ".VSCode").exists()
     results = tool_results(fake.requests[-1])
     assert len(results) == 2

@@ -108,13 +108,15 @@ async def test_a_broken_caller_is_shown_at_done_and_then_fixed(tmp_path: Path) -
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn"
     refusal = [m.content for m in session.messages if isinstance(m, ToolMessage)][1]
-    assert "the language server reports errors after your changes" in refusal
+    assert "the language server reports errors after the changes" in refusal
     assert 'main.py:3: error: Argument missing for parameter "cur"' in refusal
     assert "warning" not in refusal
+    assert "Fix those your change caused" in refusal  # the model is told what to do...
     assert [(c.status, c.refused) for c in diag_checks(session)] == [
         ("failed", True),
         ("passed", False),
     ]
+    assert "Fix" not in diag_checks(session)[0].detail  # ...the person sees what was found
     assert [tmp_path / "money.py"] in intel.asked and None in intel.asked
 
 

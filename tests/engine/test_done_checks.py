@@ -155,7 +155,11 @@ async def test_nothing_changed_after_failed_edits_must_pass(tmp_path: Path) -> N
     session, editor = make_session(tmp_path, provider, TOOL_LOOP, task="Set x to 2 in a.py.")
     outcome = await session.run()
     assert outcome.stop_reason == "failed", outcome
-    assert outcome.message.startswith("Not done: nothing was changed: each of your 1 edit")
+    assert (
+        outcome.message == "Not done: nothing was changed: the edit the agent tried did not apply"
+    )
+    refused = tool_results(session)[2]  # the model's words: what to do
+    assert "each of your 1 edit call(s) failed" in refused and "Make the change" in refused
     assert [(c.name, c.status, c.refused) for c in checks(editor)] == [
         ("changed", "failed", True),
         ("changed", "failed", True),

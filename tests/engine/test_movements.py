@@ -105,14 +105,28 @@ async def test_tools_outside_the_movement_are_refused(tmp_path: Path) -> None:
 
 
 async def test_session_budget_still_ends_with_max_steps(tmp_path: Path) -> None:
+    reads = [reply(call("read_file", path=f"f{i}.txt")) for i in range(6)]  # never a repeat
     s, _ = session(
         tmp_path,
-        LoopingProvider(reply(call("list_files"))),
+        ScriptedProvider(reads),
         workflow=parse_workflow('name="w"\n[[movements]]\nname="a"', "t"),
         max_steps=4,
     )
     outcome = await s.run()
     assert outcome.stop_reason == "max_steps" and outcome.steps == 4
+
+
+async def test_one_call_repeated_stops_at_the_stuck_limit(tmp_path: Path) -> None:
+    """The same call forever: answered with notes, then the movement stops and asks."""
+    s, _ = session(
+        tmp_path,
+        LoopingProvider(reply(call("list_files"))),
+        workflow=parse_workflow('name="w"\n[[movements]]\nname="a"', "t"),
+        max_steps=20,
+    )
+    outcome = await s.run()
+    assert outcome.stop_reason == "needs_user_input" and outcome.steps == 4
+    assert "list_files" in (outcome.missing_info or "")
 
 
 async def test_read_cache_hits_and_edits_invalidate(tmp_path: Path) -> None:

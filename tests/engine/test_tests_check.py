@@ -208,19 +208,22 @@ async def test_a_question_is_answered_after_the_tests_were_shown_once(tmp_path: 
     assert [(c.status, c.refused) for c in suite_checks(editor)] == [("passed", False)]
 
 
-async def test_hosted_final_answers_are_checked_when_checks_are_on(tmp_path: Path) -> None:
+async def test_hosted_final_answers_are_checked(tmp_path: Path) -> None:
+    """A hosted model's final answer with a failing test: it reads the failure and fixes it."""
     project(tmp_path)
     provider = ScriptedProvider(
         [reply(WRONG), reply(content="done"), reply(FIX), reply(content="fixed")]
     )
-    loop = API_LOOP.replace(checks="all")
-    session, editor = make_session(tmp_path, provider, loop=loop)
+    session, editor = make_session(tmp_path, provider, loop=API_LOOP)
     outcome = await session.run()
     assert outcome.stop_reason == "end_turn" and outcome.message == "fixed"
     [refusal] = [m for m in session.messages if isinstance(m, UserMessage) and m.tag == "check"]
     assert "AssertionError: 4" in refusal.content
+    assert [c.status for c in suite_checks(editor)] == ["failed", "passed"]
+    assert (tmp_path / "calc.py").read_text() == "def double(x):\n    return 2 * x\n"
+    project(tmp_path)
     off = ScriptedProvider([reply(WRONG), reply(content="done")])
-    session, editor = make_session(tmp_path, off, loop=API_LOOP)
+    session, editor = make_session(tmp_path, off, loop=API_LOOP.replace(checks="off"))
     assert (await session.run()).stop_reason == "end_turn" and suite_checks(editor) == []
 
 

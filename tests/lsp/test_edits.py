@@ -116,16 +116,20 @@ async def test_refused_edit_becomes_an_error_result(
     path = workspace / "a.py"
     path.write_text("x = 1\n")
     editor.refuse_edits = "the buffer is read-only"
-    fake.script(call("edit_file", edit_call("a.py", "x = 1", "x = 2"), "c1"), text("gave up"))
+    gave_up = [text("gave up")] * 3  # each claim after the failed edit is refused: not done
+    fake.script(call("edit_file", edit_call("a.py", "x = 1", "x = 2"), "c1"), *gave_up)
     session_id, end = await editor.run("edit")
 
-    assert end["stopReason"] == "end_turn"
+    assert end["stopReason"] == "failed"
+    # The end says what happened in the person's words, not what the model was told to do.
+    assert end["message"] == "Not done: nothing was changed: the edit the agent tried did not apply"
     assert len(editor.edit_requests) == 1
     [tool] = tool_messages(fake.requests[1])
     assert tool["content"] == (
         "the editor refused the edit to a.py: the buffer is read-only; nothing was written"
     )
-    finished = [u for u in editor.updates[session_id] if u.get("status") == "failed"]
+    updates = editor.updates[session_id]
+    finished = [u for u in updates if u.get("toolCallId") and u.get("status") == "failed"]
     assert [u["toolCallId"] for u in finished] == ["c1"]
     assert path.read_text() == "x = 1\n"
 
@@ -144,10 +148,11 @@ async def test_stale_buffer_version_is_refused_by_the_editor(
         return real(params)
 
     editor._on_apply_edit = typing_meanwhile  # type: ignore[method-assign]
-    fake.script(call("edit_file", edit_call("a.py", "x = 1", "x = 2"), "c1"), text("ok"))
+    answers = [text("ok")] * 3  # each claim after the refused edit is refused: not done
+    fake.script(call("edit_file", edit_call("a.py", "x = 1", "x = 2"), "c1"), *answers)
     _, end = await editor.run("edit")
 
-    assert end["stopReason"] == "end_turn"
+    assert end["stopReason"] == "failed" and "nothing was changed" in end["message"]
     assert only_document_edit(editor).text_document.version == 1
     [tool] = tool_messages(fake.requests[1])
     assert "refused" in tool["content"]

@@ -73,10 +73,55 @@ async def test_a_declined_preview_writes_nothing(
     )
     editor.decline_confirmations = True
     fake.script(call("edit_file", edit_call("a.py", "x = 1", "x = 2"), "c1"), text("ok"))
-    await editor.run("edit")
-    assert results(fake) == [
-        "the editor refused the edit to a.py: the person declined the change; nothing was written"
-    ]
+    _, end = await editor.run("edit")
+    assert results(fake) == ["a.py was not changed: the person declined the change"]
+    assert path.read_text() == "x = 1\n"
+    # The person's decision: the turn ends with the answer, no check asks for the change.
+    assert (end["stopReason"], end["message"]) == ("end_turn", "ok")
+    assert len(fake.requests) == 2
+
+
+@pytest.mark.parametrize("failure", ["stale", "failed change"])
+async def test_a_reviewed_edit_that_failed_is_no_decision_of_the_persons(
+    connect: Connect, fake: FakeOpenAI, workspace: Path, failure: str
+) -> None:
+    """Sent for review but not applied because it failed (the person typed in the file
+    meanwhile, or the client names the change that failed): the model is told, and the done
+    checks do not take its claim of done as if the person had declined the change."""
+    path = workspace / "a.py"
+    path.write_text("x = 1\n")
+    editor = await connect(
+        caps=capabilities(change_annotations=True), init_options={"review": "confirm"}
+    )
+    editor.open(path, "x = 1\n", version=1)
+    real = editor._on_apply_edit
+
+    def failing(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        if failure == "stale":
+            editor.change(path, "x = 1\n# typed by the person\n")  # now version 2
+            return real(params)
+        editor.edit_requests.append(params)
+        return types.ApplyWorkspaceEditResult(
+            applied=False, failure_reason="the disk is full", failed_change=0
+        )
+
+    editor._on_apply_edit = failing  # type: ignore[method-assign]
+    answers = [text("ok")] * 3  # each claim after the failed edit is refused: not done
+    fake.script(call("edit_file", edit_call("a.py", "x = 1", "x = 2"), "c1"), *answers)
+    _, end = await editor.run("edit")
+
+    [request] = editor.edit_requests
+    assert request.edit.change_annotations  # it was sent for review
+    [refused] = tool_messages(fake.requests[1])
+    reason = "version 1 is stale (buffer at 2)" if failure == "stale" else "the disk is full"
+    assert refused["content"] == (
+        f"the editor refused the edit to a.py: {reason}; nothing was written"
+    )
+    assert (end["stopReason"], end["message"]) == (
+        "failed",
+        "Not done: nothing was changed: the edit the agent tried did not apply",
+    )
+    assert len(fake.requests) == 4
     assert path.read_text() == "x = 1\n"
 
 
@@ -90,7 +135,8 @@ async def test_confirm_asks_first_when_the_client_has_no_annotations(
     editor.autosave = True
     editor.message_choice = choice
     fake.script(call("edit_file", edit_call("a.py", "x = 1", "x = 2"), "c1"), text("ok"))
-    await editor.run("edit")
+    _, end = await editor.run("edit")
+    assert (end["stopReason"], end["message"]) == ("end_turn", "ok")
 
     [asked] = editor.message_requests
     assert asked.message == (

@@ -4,7 +4,7 @@ A workspace may hold a FIFO (reading it waits for a writer forever), a sparse fi
 symbolic link loop. Each tool meets each of them through the dispatcher, as the loop runs
 calls (the read stamp taken first, in a worker thread, then the call): the answer is a result
 the model can read, quickly, with no Python exception text in it; and a whole session that
-meets them ends normally.
+meets them ends normally (its only edit failed: ``failed``, in plain words, not an error).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from cadenza.engine.session import Session
-from cadenza.messages import ToolCall, ToolMessage
+from cadenza.messages import ToolCall, ToolMessage, UserMessage
 from cadenza.tools import pattern
 from cadenza.tools.base import ToolContext, ToolResult
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run, stamped
@@ -154,14 +154,25 @@ async def test_a_session_that_meets_them_all_ends_normally(hostile: Path) -> Non
         call("search", "s1", pattern="needle"),
         call("edit_file", "e1", path="pipe", old_string="a", new_string="b"),
     ]
-    provider = ScriptedProvider([reply(*calls), reply(content="All looked at.")])
+    # The only edit failed (a FIFO is no file to edit): the done checks do not take the claim
+    # of done, the model can only say again that it cannot, and the session ends failed with
+    # what happened in the person's words, not with an error nor a hang.
+    cannot = reply(content="pipe is not a regular file: it cannot be edited.")
+    provider = ScriptedProvider([reply(*calls), reply(content="All looked at."), cannot, cannot])
     editor = MemoryEditor()
     session = Session(
         session_id="s1", task="look around", root=hostile, provider=provider, editor=editor
     )
     outcome = await session.run()
-    assert outcome.stop_reason == "end_turn", outcome
-    assert outcome.message == "All looked at."
+    assert outcome.stop_reason == "failed", outcome
+    assert outcome.message == (
+        "Not done: nothing was changed: the edit the agent tried did not apply"
+    )
+    assert len(provider.requests) == 4
+    nudges = [
+        m.content for m in session.messages if isinstance(m, UserMessage) and m.tag == "check"
+    ]
+    assert len(nudges) == 2 and all("each of your 1 edit call(s) failed" in n for n in nudges)
     answers = {m.tool_call_id: m.content for m in session.messages if isinstance(m, ToolMessage)}
     assert set(answers) == {"r1", "r2", "r3", "l1", "s1", "e1"}
     assert "not a regular file" in answers["r1"]

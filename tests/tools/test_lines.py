@@ -138,3 +138,31 @@ async def test_a_guarded_edit_that_breaks_syntax_writes_nothing(tmp_path: Path) 
     assert (tmp_path / "cli.py").read_text() == "def main():\n    return 0\n\n\nmain()\n"
     unguarded = await run(prepared, ToolContext(root=tmp_path, host=MemoryEditor()))
     assert not unguarded.is_error  # off by default (hosted models' loop)
+
+
+@pytest.mark.parametrize("name", ["replace_lines", "edit_file"])
+async def test_a_line_shown_redacted_is_not_written_back_over_the_secret(
+    tmp_path: Path, name: str
+) -> None:
+    text = 'def connect():\n    password = "hunter22x"\n    return open_db(password)\n'
+    (tmp_path / "db.py").write_text(text)
+    shown = await invoke(tmp_path, "read_file", path="db.py")
+    assert '2|     password = "[redacted]"' in shown.content
+    # The model copies the lines it read and changes the one around them.
+    copied = 'def connect(timeout):\n    password = "[redacted]"\n    return open_db(password)\n'
+    if name == "replace_lines":
+        args: dict[str, object] = {"start_line": 1, "end_line": 3, "new_text": copied}
+    else:
+        args = {"old_string": "def connect():\n", "new_string": copied.split("    return")[0]}
+    result = await invoke(tmp_path, name, path="db.py", **args)
+    assert result.is_error, result.content
+    assert "hidden" in result.content and "nothing was written" in result.content
+    assert (tmp_path / "db.py").read_text() == text
+    # Changing only the lines around it goes through, the secret kept.
+    if name == "replace_lines":
+        args = {"start_line": 1, "end_line": 1, "new_text": "def connect(timeout):"}
+    else:
+        args = {"old_string": "def connect():", "new_string": "def connect(timeout):"}
+    result = await invoke(tmp_path, name, path="db.py", **args)
+    assert not result.is_error, result.content
+    assert (tmp_path / "db.py").read_text() == text.replace("connect()", "connect(timeout)")

@@ -198,9 +198,12 @@ class LoopConfig(BaseModel):
     done_gate: StrictBool | None = Field(
         default=None, description="Refuse complete(done) right after a failed call, once."
     )
-    checks: Literal["off", "rename", "all"] | None = Field(
+    checks: Literal["off", "rename", "acted", "all"] | None = Field(
         default=None,
-        description="Checks before done: rename leftovers; all: also that something changed.",
+        description=(
+            "Checks before done: rename leftovers; all: also that something changed, the"
+            " errors and the tests; acted: those, only after edits or commands."
+        ),
     )
     rules: StrictBool | None = Field(
         default=None, description="Project rule files (AGENTS.md...) in the system prompt."

@@ -27,7 +27,23 @@ The checks (``LoopSettings.checks``):
   told it nothing changed (a task left undone fails its tests; a question's second claim runs
   them once). Not allowed, or nothing to run them with: ``skipped``, and said so.
 
-``rename`` runs at the ``rename`` level and above; the others at ``all``.
+``rename`` runs at the ``rename`` level and above; the others at ``all`` and ``acted``.
+
+``acted`` (hosted models) checks only what the movement run did: a run that made no edit call,
+changed nothing and ran no command (a question, an explanation) is accepted as it is, with no
+check and no further request. Otherwise ``rename``; ``changed`` when the run made edit calls
+(must pass when every one failed); ``diagnostics`` when the run changed files; the ``tests``
+when it changed files or ran a command, as under ``all`` but counting this run's changes only.
+``all`` (the small models, which claim done without doing anything) checks the session's.
+
+At every level, a run whose edits the person declined (``Runtime.declined``: a permission
+request, a review, a protected file) and that changed nothing and ran nothing is accepted as
+it is, with no check: the model is never asked to make a change the person refused, and the
+turn ends with its answer, as any turn does; what comes next is the person's to say. Edits
+that failed on their own (a text not found, a stale buffer) are the model's to correct.
+
+Each outcome's ``detail`` is what was found, in words for the person: the ``check`` event
+and a ``failed`` end carry it. The model reads its ``nudge``: the same, and what to do.
 """
 
 from __future__ import annotations
@@ -42,12 +58,19 @@ from cadenza.engine.leftovers import find_uses
 from cadenza.engine.project_tests import run_tests
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.test_feedback import last_run_still_holds
-from cadenza.engine.variants import ALL_EDIT_TOOLS
-from cadenza.messages import AssistantMessage
+from cadenza.engine.variants import ALL_EDIT_TOOLS, Checks
+from cadenza.messages import AssistantMessage, ToolCall
 from cadenza.tools.base import ToolContext
 
 MAX_REFUSALS = 2
 """Claims refused per movement run before failing checks end it as ``failed``."""
+
+FIX_TESTS = "Read the failures and fix what makes them fail"
+"""What the model is told to do about failing tests (its ``nudge``)."""
+FIX_ERRORS = (
+    "Fix those your change caused (for example a caller that no longer matches a changed function)"
+)
+"""What the model is told to do about the errors a language server reports."""
 
 CheckName = Literal["rename", "changed", "diagnostics", "tests"]
 
@@ -59,7 +82,9 @@ class CheckOutcome:
     Attributes:
         name: The check.
         passed: Whether it passed.
-        detail: What was found (the model reads it when the check failed).
+        detail: What was found, in words for the person (the ``check`` event, the end).
+        nudge: What the model reads when the check refuses its claim: what was found and what
+            to do about it ("": ``detail`` says it all).
         must_pass: False for a check whose failure only has to be shown once.
         skipped: The check could not be made (``passed`` is then True: nothing to refuse).
     """
@@ -67,8 +92,14 @@ class CheckOutcome:
     name: CheckName
     passed: bool
     detail: str
+    nudge: str = ""
     must_pass: bool = True
     skipped: bool = False
+
+    @property
+    def for_model(self) -> str:
+        """The text the model reads for this check."""
+        return self.nudge or self.detail
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,7 +116,10 @@ class Refuse:
 
 @dataclass(frozen=True, kw_only=True)
 class Fail:
-    """Refused too often: the movement ends as ``failed`` with ``summary``."""
+    """Refused too often: the movement ends as ``failed`` with ``summary``.
+
+    ``summary`` is for the person: the failing checks' details, not what the model was told.
+    """
 
     summary: str
 
@@ -102,9 +136,10 @@ async def rename_checks(rt: Runtime) -> list[CheckOutcome]:
         if uses.where:
             detail = (
                 f"{old} is renamed to {new}, but {old} is still used in: "
-                f"{leftover_places(uses.where)}{partial}. Change each of those to {new}"
+                f"{leftover_places(uses.where)}{partial}"
             )
-            outcomes.append(CheckOutcome(name="rename", passed=False, detail=detail))
+            nudge = f"{detail}. Change each of those to {new}"
+            outcomes.append(CheckOutcome(name="rename", passed=False, detail=detail, nudge=nudge))
         else:
             detail = f"no use of {old} is left ({uses.files} files searched){partial}"
             outcomes.append(CheckOutcome(name="rename", passed=True, detail=detail))
@@ -115,24 +150,48 @@ EDIT_CALLS = ALL_EDIT_TOOLS | {"create_file", "rename_symbol"}
 """Calls that change files: a movement that tried one meant to change something."""
 
 
-def changed_check(rt: Runtime, edit_tool: str, tried: list[str]) -> CheckOutcome:
-    """The ``changed`` check: did any edit succeed in this session?
+@dataclass(frozen=True, kw_only=True)
+class Done:
+    """What the checks count as done.
 
-    ``tried``: the edit calls the movement made. When it made some and none succeeded the
-    task asked for a change (the model thought so) and is not done: must pass. Otherwise it
-    may be a question: shown once.
+    Attributes:
+        changed: The files changed, in order (repeats kept).
+        ran: A command ran (it may have changed files).
     """
-    if rt.changed:
-        files = ", ".join(dict.fromkeys(rt.changed))
+
+    changed: list[str]
+    ran: bool
+
+    @property
+    def acted(self) -> bool:
+        """Something may have changed."""
+        return bool(self.changed) or self.ran
+
+
+def changed_check(done: Done, edit_tool: str, tried: list[str]) -> CheckOutcome:
+    """The ``changed`` check: did any edit succeed?
+
+    ``tried``: the names of the edit calls the movement made. When it made some and none
+    succeeded the task asked for a change (the model thought so) and is not done: must pass.
+    Otherwise it may be a question: shown once.
+    """
+    if done.changed:
+        files = ", ".join(dict.fromkeys(done.changed))
         return CheckOutcome(name="changed", passed=True, detail=f"changed: {files}")
-    if rt.ran_commands:
+    if done.ran:
         detail = "no edit, but a command ran that may have changed files"
         return CheckOutcome(name="changed", passed=True, detail=detail)
     if tried:
+        none = (
+            "the edit the agent tried did not apply"
+            if len(tried) == 1
+            else f"none of the {len(tried)} edits the agent tried applied"
+        )
         return CheckOutcome(
             name="changed",
             passed=False,
-            detail=(
+            detail=f"nothing was changed: {none}",
+            nudge=(
                 f"nothing was changed: each of your {len(tried)} edit call(s) failed, so the "
                 f"task is not done. Make the change with {edit_tool}, copying old_string "
                 "exactly from the file as the conversation shows it"
@@ -142,7 +201,8 @@ def changed_check(rt: Runtime, edit_tool: str, tried: list[str]) -> CheckOutcome
         name="changed",
         passed=False,
         must_pass=False,
-        detail=(
+        detail="nothing was changed in this session",
+        nudge=(
             "nothing was changed in this session: no edit succeeded. If the task asks for a "
             f"change, make it now with {edit_tool}; if it only asks a question, claim done "
             "again with the answer as the summary"
@@ -167,6 +227,8 @@ class DoneChecks:
         self.refusals = 0
         self._shown: set[CheckName] = set()
         self._start = len(runtime.messages)  # this movement run's calls come after
+        self._changed_from = len(runtime.changed)  # and its changes
+        self._commands_from = runtime.commands_ran
 
     async def judge(self, *, can_refuse: bool = True) -> Verdict:
         """Run the checks on a claim of done; publish each; the verdict.
@@ -176,15 +238,16 @@ class DoneChecks:
                 ended it): failing checks then end it as ``failed`` at once.
         """
         level = self.rt.settings.loop.checks
-        if level == "off":
-            return Accept()
+        calls = self._edit_calls()
+        tried = [call.name for call in calls]
+        done = self._done(level)
+        if level == "off" or (level == "acted" and not (tried or done.acted)):
+            return Accept()  # ``acted``: nothing tried, nothing to check (a question)
+        if any(call.id in self.rt.declined for call in calls) and not self._done("acted").acted:
+            return Accept()  # the person declined the change: what comes next is theirs
         outcomes = await rename_checks(self.rt)
-        if level == "all" and self.edit_tool:
-            outcomes.append(changed_check(self.rt, self.edit_tool, self._edit_calls()))
-        if level == "all" and self.rt.written:
-            outcomes += await self._diagnostics()
-        if level == "all" and self._tests_due(outcomes):
-            outcomes += await self._tests()
+        if level != "rename":
+            outcomes += await self._work_checks(level, done, tried)
         failing = [o for o in outcomes if self._blocks(o)]
         refuse = bool(failing) and can_refuse and self.refusals < MAX_REFUSALS
         for outcome in outcomes:
@@ -205,10 +268,30 @@ class DoneChecks:
         blocking = [o for o in failing if o.must_pass] or failing
         return Fail(summary="Not done: " + "; ".join(o.detail for o in blocking))
 
-    def _edit_calls(self) -> list[str]:
-        """The names of the edit calls this movement run made, in order."""
+    async def _work_checks(self, level: Checks, done: Done, tried: list[str]) -> list[CheckOutcome]:
+        """``changed``, ``diagnostics`` and ``tests``, as far as ``level`` runs them."""
+        outcomes: list[CheckOutcome] = []
+        if self.edit_tool and (level == "all" or tried):
+            outcomes.append(changed_check(done, self.edit_tool, tried))
+        if self.rt.written and (level == "all" or done.changed):
+            outcomes += await self._diagnostics()
+        if self._tests_due(outcomes, done):
+            outcomes += await self._tests(done)
+        return outcomes
+
+    def _done(self, level: Checks) -> Done:
+        """What was done: in the session, or under ``acted`` in this movement run."""
+        if level == "acted":
+            return Done(
+                changed=self.rt.changed[self._changed_from :],
+                ran=self.rt.commands_ran > self._commands_from,
+            )
+        return Done(changed=self.rt.changed, ran=self.rt.commands_ran > 0)
+
+    def _edit_calls(self) -> list[ToolCall]:
+        """The edit calls this movement run made, in order."""
         return [
-            call.name
+            call
             for message in self.rt.messages[self._start :]
             if isinstance(message, AssistantMessage)
             for call in message.tool_calls
@@ -219,19 +302,16 @@ class DoneChecks:
         """Whether a failed check refuses the claim (one shown once does not again)."""
         return not outcome.passed and (outcome.must_pass or outcome.name not in self._shown)
 
-    def _acted(self) -> bool:
-        return bool(self.rt.changed) or self.rt.ran_commands
-
-    def _tests_due(self, outcomes: list[CheckOutcome]) -> bool:
+    def _tests_due(self, outcomes: list[CheckOutcome], done: Done) -> bool:
         """Whether this claim runs the tests.
 
-        When the cheaper checks do not refuse it, and the session changed something, or the
+        When the cheaper checks do not refuse it, and something was done (``_done``), or the
         model claims done again after it was told that nothing changed (a stub left untouched
         fails its tests: the model must see that).
         """
         if not self.edit_tool or any(self._blocks(o) for o in outcomes):
             return False
-        if self._acted():
+        if done.acted:
             return True
         return "changed" in self._shown and "tests" not in self._shown  # nothing new to test
 
@@ -240,17 +320,19 @@ class DoneChecks:
         found = await changed_file_errors(self.rt, self.ctx)
         if found is None:
             return []
+        failed = found.status == "failed"
         return [
             CheckOutcome(
                 name="diagnostics",
-                passed=found.status != "failed",
+                passed=not failed,
                 skipped=found.status == "skipped",
                 must_pass=False,
                 detail=found.detail,
+                nudge=f"{found.detail}\n{FIX_ERRORS}" if failed else "",
             )
         ]
 
-    async def _tests(self) -> list[CheckOutcome]:
+    async def _tests(self, done: Done) -> list[CheckOutcome]:
         """The ``tests`` check, when the workspace has tests.
 
         Run only after the cheaper checks passed: a broken rename fails its tests anyway.
@@ -259,19 +341,21 @@ class DoneChecks:
         ran = held or await run_tests(self.rt, self.ctx)
         if ran is None:
             return []
-        acted = self._acted()
+        acted = done.acted
         detail = ran.detail
         if held is not None:
             detail += " (the run after the last change: nothing changed since)"
-        if ran.status == "failed" and not acted:
+        failed = ran.status == "failed"
+        if failed and not acted:
             detail = f"nothing was changed in this session and {detail}"
         return [
             CheckOutcome(
                 name="tests",
-                passed=ran.status != "failed",
+                passed=not failed,
                 skipped=ran.status == "skipped",
                 must_pass=acted,  # with nothing changed the failure was there before: shown once
                 detail=detail,
+                nudge=f"{detail}\n{FIX_TESTS}" if failed and not ran.timed_out else "",
             )
         ]
 
@@ -284,7 +368,7 @@ def _status(outcome: CheckOutcome) -> Literal["passed", "failed", "skipped"]:
 
 def refusal_text(failures: list[CheckOutcome], finish: str) -> str:
     """What the model reads when its claim of done was refused (``finish``: how to claim)."""
-    lines = [f"- {o.detail}" for o in failures]
+    lines = [f"- {o.for_model}" for o in failures]
     return "\n".join(
         [
             "not accepted yet: the task is not done, a check failed:",

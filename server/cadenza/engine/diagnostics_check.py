@@ -35,7 +35,8 @@ class ErrorsFound:
     Attributes:
         status: ``passed`` (no error), ``failed`` (errors, in ``detail``), ``skipped`` (a
             source failed).
-        detail: What the model and the person read.
+        detail: What was found (the person and the model read it; ``engine.checks`` adds
+            what the model should do).
     """
 
     status: Literal["passed", "failed", "skipped"]
@@ -71,11 +72,7 @@ async def changed_file_errors(rt: Runtime, ctx: ToolContext) -> ErrorsFound | No
     return ErrorsFound(
         status="failed",
         detail=(
-            "the language server reports errors after your changes:\n"
-            + "\n".join(lines)
-            + more
-            + "\nFix those your change caused (for example a caller that no longer matches "
-            "a changed function)"
+            "the language server reports errors after the changes:\n" + "\n".join(lines) + more
         ),
     )
 

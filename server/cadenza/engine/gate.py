@@ -3,9 +3,9 @@
 Small models, after an edit failed (``old_string`` not found, a syntax error refused), often
 claim the task done at once, claiming a change that was never made. The gate refuses such a
 call once per movement, structurally (the last workspace call of this movement run failed, and
-not with a settled error such as "already made"), and says what failed; a later ``complete`` is
-accepted (the same reply's later ones are refused too). docs/lab/local-model-log.md has the
-measurements.
+not with a settled error such as "already made", nor declined by the person), and says what
+failed; a later ``complete`` is accepted (the same reply's later ones are refused too).
+docs/lab/local-model-log.md has the measurements.
 """
 
 from __future__ import annotations

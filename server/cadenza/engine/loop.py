@@ -360,7 +360,8 @@ class MovementRunner:
         """Once per movement run: refuse ``complete(done)`` right after a failed call.
 
         "Right after": the last workspace call of this run (this reply's earlier calls
-        included) failed, not with a settled error. Later ``complete`` calls of the reply that
+        included) failed, not with a settled error nor because the person declined it (that
+        change is not to be made again). Later ``complete`` calls of the reply that
         was refused are refused too, so one reply cannot slip past the gate.
 
         Returns:
@@ -375,7 +376,7 @@ class MovementRunner:
             text, step = self._gated
             return text if step == self.rt.steps else None
         last = self._last_workspace
-        if last is None or not last[1].is_error or last[1].settled:
+        if last is None or not last[1].is_error or last[1].settled or last[1].declined:
             return None
         self._gated = (gate_refusal(last[0], last[1].content), self.rt.steps)
         return self._gated[0]

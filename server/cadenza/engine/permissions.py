@@ -266,7 +266,7 @@ class PermissionStore:
 
 
 def refusal(verdict: Verdict, name: str, timeout_s: float) -> ToolResult:
-    """The error result the model reads for a call that was not allowed."""
+    """The error result the model reads for a call that was not allowed (``declined``)."""
     text = {
         "rejected": f"the person rejected this {name} call; it was not run. Do not retry it: "
         "do the task another way, or finish and say what you could not do.",
@@ -275,7 +275,7 @@ def refusal(verdict: Verdict, name: str, timeout_s: float) -> ToolResult:
         f"the {name} call was not run.",
         "allowed": "",
     }[verdict]
-    return ToolResult(content=text, is_error=True)
+    return ToolResult(content=text, is_error=True, declined=True)
 
 
 class PermissionGate:

@@ -9,7 +9,8 @@ In order, each step from ``tools.dispatch`` or the engine:
    tool the movement does not offer, an identical repeat (the stuck detector; past
    ``stuck_limit`` repeats the movement stops with a question);
 3. permission (``engine.permissions``): a gated tool asks the person first; and while it
-   runs, any change to a protected path asks again, every time (``engine.protected``);
+   runs, any change to a protected path asks again, every time (``engine.protected``); a
+   call the person did not allow is ``declined`` (``Runtime.declined``);
 4. cache routing (``dispatch.cache``): a read-only call answered from the cache while the
    file it read is unchanged, else executed;
 5. execution (``dispatch.execution.run``): timeouts and failures become error results; the
@@ -140,6 +141,8 @@ class CallPipeline:
                     )
                 )
                 raise
+        if result.declined:
+            self.rt.declined.add(call.id)
         self._finished(call, result)
         return result
 
@@ -329,7 +332,7 @@ class CallPipeline:
         if not result.edits:
             if not prepared.tool.read_only:
                 self.rt.cache.invalidate_all()
-                self.rt.ran_commands |= not result.is_error
+                self.rt.commands_ran += 0 if result.is_error else 1
                 self.rt.tests_ran_on = None  # it may have changed what the tests read
             return result
         self.rt.stuck.workspace_changed()

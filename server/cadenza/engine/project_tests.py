@@ -220,10 +220,7 @@ def judge_output(suite: SuiteCommand, result: ToolResult, timeout_s: float) -> S
         )
     return SuiteRun(
         status="failed",
-        detail=(
-            f"the tests fail ({shown}, {status}). The end of their output:\n{tail}\n"
-            "Read the failures and fix what makes them fail"
-        ),
+        detail=f"the tests fail ({shown}, {status}). The end of their output:\n{tail}",
         output=output,
     )
 

@@ -8,7 +8,8 @@ When an edit touches a protected path (``tools.protected``), the person is asked
 permission request naming the files; the request offers "allow once" and "reject" only, and
 neither an earlier "always allow" nor a run's ``--allow`` answers it (the headless client
 leaves such a request to the person, and declines it under ``--yes``). Not allowed, nothing
-is sent: the tool fails with an error that says the file is protected and the person declined.
+is sent: the tool fails with an error that says the file is protected and the person declined
+(a refusal by the person: ``EditOutcome.refused_by``, ``ToolResult.declined``).
 
 A fetch that would reach this machine or the local network (``browse``, ``tools.browse``) is
 asked the same way, through :func:`local_fetch_consent`: the call's ``ToolContext.confirm``.
@@ -148,7 +149,7 @@ class ProtectedWrites:
         )
         if verdict != "allowed":
             reason = refusal_reason(verdict, files, self._gate.timeout_s)
-            return EditOutcome(applied=False, reason=reason, refused_by="cadenza")
+            return EditOutcome(applied=False, reason=reason, refused_by="person")
         return await self._host.apply_edit(edit)
 
 

@@ -112,9 +112,12 @@ class Runtime:
     changed: list[str] = field(default_factory=list)
     """Workspace-relative names of the files changed in the session, in order (repeats
     kept): the done check "nothing changed" reads it."""
-    ran_commands: bool = False
-    """A call that may change files without saying which (a command, an MCP tool) succeeded:
-    "nothing changed" cannot be claimed then."""
+    commands_ran: int = 0
+    """Calls that may change files without saying which (a command, an MCP tool) and
+    succeeded: "nothing changed" cannot be claimed after one."""
+    declined: set[str] = field(default_factory=set)
+    """Ids of the calls the person did not allow (``ToolResult.declined``): the done checks
+    never ask the model to make a change the person declined."""
     renames: dict[str, str] = field(default_factory=dict)
     """Old name → new name of each rename the task is about (``leftovers.task_rename``): the
     done check looks for the old names across the workspace."""

@@ -179,7 +179,8 @@ class SuiteRun:
     Attributes:
         status: ``passed``; ``failed`` (the model must fix it); ``skipped`` (not run, or
             nothing to judge by), with the reason in ``detail``.
-        detail: What the model and the person read.
+        detail: What was found (the person and the model read it; ``engine.checks`` adds
+            what the model should do).
         output: What the command printed (as ``run_command`` bounds it); "" when not run.
         timed_out: The run was stopped at its time bound.
     """

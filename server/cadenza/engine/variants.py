@@ -32,10 +32,12 @@ edit format, where the reply is plain text and code comes in fenced blocks, a wh
 SEARCH/REPLACE sections, read into ``write_file`` and ``edit_file`` calls
 (``providers.text_reply``); files are shown fenced, as the model writes them back."""
 
-Checks = Literal["off", "rename", "all"]
+Checks = Literal["off", "rename", "acted", "all"]
 """The done checks (``engine.checks``) run when the model claims the task done: ``rename``
 (no use of a renamed name left in the workspace), ``all`` (that, and: something changed in a
-movement that can edit), ``off``."""
+movement that can edit, the language servers' errors, the tests), ``acted`` (those of ``all``,
+but only for what the movement run did: a run that tried no edit and ran no command is
+accepted as it is), ``off``."""
 
 EDIT_TOOLS: dict[EditStyle, tuple[str, ...]] = {
     "old_string": ("edit_file",),
@@ -169,12 +171,33 @@ class LoopSettings:
         return [n for n in names if n in wanted]
 
 
-API_LOOP = LoopSettings()
-"""Hosted models: a reply without calls ends the turn; every tool; a repeated call answered with
-the stuck note (the movement never stopped for it); the project's rules, the code-intelligence
-tools, the errors an edit introduced and the ``update_plan`` to-do list. No priming, repair,
-edit echo, syntax guard, done gate, done checks (``checks = "off"``: existing scripted workflows
-end differently with them), tests after a change or reply budget; ``[loop]`` turns each on."""
+API_LOOP = LoopSettings(checks="acted", stuck_limit=3)
+"""Hosted models: a reply without calls ends the turn; every tool; the project's rules, the
+code-intelligence tools, the errors an edit introduced and the ``update_plan`` to-do list.
+
+On because they make "done" true or bound the spending, whatever the model:
+
+- ``checks = "acted"``: a claim of done after edits or commands is checked (no renamed name
+  left, an edit succeeded when edits were tried, the language servers' errors, the
+  workspace's tests) and a failure goes back to the model. A turn that tried no edit and ran
+  nothing (a question, an explanation) is accepted as it is, at no extra request: a hosted
+  model that claims done without trying anything is not questioned (``all``, the small
+  models' level, questions it once).
+- ``stuck_limit = 3``: a repeated call is answered with a note, not run, so a model that keeps
+  repeating it would spend every step; after 3 the movement stops and asks the person.
+
+Off, as crutches for small models that a hosted model does not need:
+
+- ``done_gate``: its safe half (every edit failed, yet done) is the ``changed`` check.
+- ``syntax_guard``: a change made in several edits passes through text that does not parse;
+  the edit's own errors are shown (``edit_diagnostics``) and the done checks catch what is left.
+- ``test_feedback``: the done check runs the tests once, at the claim; after every change it
+  would run them on each step of a longer change, and pass the turn as done on its first
+  edit-only step that leaves them green.
+- ``prime``, ``core_tools``, the text edit format, ``repair``, ``edit_echo``,
+  ``reply_budget``, ``candidates``: ways to carry a model of 0.5B to 1.5B parameters.
+
+``[loop]`` turns each on or off."""
 
 LOCAL_LOOP = LoopSettings(
     ending="empty",

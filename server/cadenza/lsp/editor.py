@@ -389,9 +389,9 @@ class LspEditor:
         if edit.kind not in ("change", "create"):
             for path in touched(edit):
                 self.documents.forget(path)
-            return await self._send(workspace, edit.label)
+            return await self._send(workspace, edit.label, reviewed=annotated)
         before = self.documents.before_edit(edit.path, creates=edit.kind == "create")
-        outcome = await self._send(workspace, edit.label)
+        outcome = await self._send(workspace, edit.label, reviewed=annotated)
         if outcome.applied:  # read this text until the client reports its buffer
             self.documents.applied(edit.path, edit.new_text, before)
         return outcome
@@ -460,7 +460,18 @@ class LspEditor:
             return document.uri, document.version
         return _refused("the file was opened in the editor and changed since it was read")
 
-    async def _send(self, workspace_edit: types.WorkspaceEdit, label: str) -> EditOutcome:
+    async def _send(
+        self, workspace_edit: types.WorkspaceEdit, label: str, *, reviewed: bool
+    ) -> EditOutcome:
+        """Send the edit; ``reviewed``: it needs the person's confirmation in the editor.
+
+        A reviewed edit the editor did not apply is the person's refusal only when nothing
+        else explains it: LSP's answer cannot tell a discarded preview from a failure, so a
+        change the client names as failed (``failedChange``) or a document that moved past
+        the version the edit was made for (the clients refuse a stale version before they
+        show the preview) is the editor's refusal, which the model must hear about and the
+        done checks judge, not a decision of the person's.
+        """
         params = types.ApplyWorkspaceEditParams(edit=workspace_edit, label=label)
         try:
             result = await shielded(self._server.workspace_apply_edit_async(params))
@@ -468,7 +479,26 @@ class LspEditor:
             return EditOutcome(applied=False, reason=f"the editor answered with an error: {exc}")
         if result.applied:
             return EditOutcome(applied=True)
-        return EditOutcome(applied=False, reason=result.failure_reason)
+        stale = self._stale(workspace_edit)
+        reason = result.failure_reason or stale
+        if reviewed and result.failed_change is None and stale is None:
+            return EditOutcome(applied=False, reason=reason, refused_by="person")
+        return EditOutcome(applied=False, reason=reason, refused_by="editor")
+
+    def _stale(self, workspace_edit: types.WorkspaceEdit) -> str | None:
+        """Why ``workspace_edit`` no longer fits the client's documents, or None.
+
+        A versioned text change whose document the client has reported at another version
+        since (the ``didChange`` that made it stale arrives before the answer).
+        """
+        for change in workspace_edit.document_changes or []:
+            if not isinstance(change, types.TextDocumentEdit):
+                continue
+            sent = change.text_document.version
+            document = self._server.workspace.text_documents.get(change.text_document.uri)
+            if sent is not None and document is not None and document.version != sent:
+                return "the file changed in the editor since it was read"
+        return None
 
     async def ask_user(self, question: str) -> str | None:
         """Ask the person (``prompts.ask_tool_question``); None when they declined.

@@ -29,12 +29,14 @@ class ToolError(Exception):
     """Raised inside a tool for a failure the model should read and correct (never fatal).
 
     ``settled``: nothing is left to do for the call although it failed (e.g. the edit is
-    already made); the done gate does not count it as a failure.
+    already made); the done gate does not count it as a failure. ``declined``: the person did
+    not allow it (``ToolResult.declined``).
     """
 
-    def __init__(self, message: str, *, settled: bool = False) -> None:
+    def __init__(self, message: str, *, settled: bool = False, declined: bool = False) -> None:
         super().__init__(message)
         self.settled = settled
+        self.declined = declined
 
 
 class ToolArgs(BaseModel):
@@ -72,6 +74,10 @@ class ToolResult:
         waiting_human: Set by the interactive browse tool when a person must act: the
             movement ends with a ``waiting_human`` result after this call's batch.
         settled: An error after which nothing is left to do (``ToolError.settled``).
+        declined: The person did not allow the call or the change it made (a permission
+            request rejected, dismissed or unanswered, a change declined in review or to a
+            protected file): it is not a mistake to correct, and the done checks never ask
+            the model to make that change anyway.
         stamp: For a read-only workspace tool, what it read as it was (``Tool.stamp``): the
             read cache answers from this result only while the stamp is fresh.
     """
@@ -81,6 +87,7 @@ class ToolResult:
     edits: tuple[FileEdit, ...] = field(default=())
     waiting_human: HumanWait | None = None
     settled: bool = False
+    declined: bool = False
     stamp: ReadStamp | None = field(default=None, compare=False, repr=False)
 
 

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 import anyio
 
+from cadenza.secrets import REDACTED, shown_redacted
 from cadenza.textio import UnencodableError, encode_change, encode_text
 from cadenza.tools.base import A, Tool, ToolContext, ToolError, ToolKind
 from cadenza.tools.fs import read_decoded
@@ -156,9 +157,18 @@ async def apply_change(ctx: ToolContext, edit: FileEdit, name: str) -> str:
         unusual way (``EditOutcome.note``).
 
     Raises:
-        ToolError: The change would break the file's syntax (``ctx.syntax_guard``), or the
-            person, the editor or Cadenza refused it; either way nothing was written.
+        ToolError: The change writes back a line as redaction showed it (``[redacted]`` over
+            a secret the file holds: ``secrets.shown_redacted``), would break the file's syntax
+            (``ctx.syntax_guard``), or the person, the editor or Cadenza refused it; either way
+            nothing was written. The person's refusal is ``declined``.
     """
+    if edit.old_text is not None and (line := shown_redacted(edit.old_text, edit.new_text)):
+        raise ToolError(
+            f"{name} holds a secret that was hidden from you: its line `{line}` has a value in "
+            f"the file where you were shown {REDACTED}, and writing it would replace the "
+            "secret; nothing was written. Leave that line out of the change and change only "
+            "the lines around it"
+        )
     if ctx.syntax_guard and edit.kind == "change" and edit.old_text is not None:
         change = (str(edit.path), hash(edit.old_text), hash(edit.new_text))
         if change not in ctx.syntax_warned:
@@ -173,15 +183,15 @@ async def apply_change(ctx: ToolContext, edit: FileEdit, name: str) -> str:
                 )
     outcome = await ctx.host.apply_edit(edit)
     if not outcome.applied:
-        raise ToolError(_refusal(outcome, name))
+        raise ToolError(_refusal(outcome, name), declined=outcome.refused_by == "person")
     return f" ({outcome.note})" if outcome.note else ""
 
 
 def _refusal(outcome: EditOutcome, name: str) -> str:
     """The tool's error text for an edit that was not applied."""
     reason = f": {outcome.reason}" if outcome.reason else ""
-    if outcome.refused_by == "person":
-        return f"the person rejected the change to {name}{reason}; nothing was written"
-    if outcome.refused_by == "cadenza":
+    if outcome.refused_by == "person" and not reason:
+        return f"the person rejected the change to {name}; nothing was written"
+    if outcome.refused_by in ("person", "cadenza"):  # the reason says who and why
         return f"{name} was not changed{reason}"
     return f"the editor refused the edit to {name}{reason}; nothing was written"

@@ -87,10 +87,13 @@ class EditOutcome:
     Attributes:
         applied: The editor (or the disk write) applied the whole edit.
         reason: Why not, in words for the model.
-        refused_by: ``editor``: the client answered ``applied: false`` (a stale version, a
-            declined preview); ``person``: the person rejected it when Cadenza asked;
-            ``cadenza``: it was never sent (the file changed since it was read, the client
-            lacks a capability, the checkpoint could not be written).
+        refused_by: ``person``: the person did not allow it: asked first by Cadenza
+            (rejected, dismissed, or unanswered for a protected file), or sent for review
+            (a change annotation that needs confirmation) and not applied with no failure to
+            explain it; ``editor``: the client answered ``applied: false`` for another reason
+            (a stale version, a failed change, a read-only buffer); ``cadenza``: it was
+            never sent (the file changed since it was read, the client lacks a capability,
+            the checkpoint could not be written).
         note: How an applied edit was done when not the usual way (on disk by Cadenza for an
             editor that cannot create, rename or delete files), for the tool result: the
             model and the person must know the editor did not do it.

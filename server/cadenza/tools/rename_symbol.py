@@ -147,6 +147,7 @@ class RenameSymbol(FileChangeTool[RenameSymbolArgs]):
                     content=f"{exc}. The rename is incomplete: files changed so far: {done}",
                     is_error=True,
                     edits=tuple(applied),
+                    declined=exc.declined,
                 )
             applied.append(edit)
             shown += _changed_lines(name, doc.text, new_text)

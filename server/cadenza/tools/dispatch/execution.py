@@ -127,7 +127,9 @@ async def _run(prepared: PreparedCall, ctx: ToolContext) -> ToolResult:
                 return await tool.read(prepared.args, ctx, prepared.stamp)  # type: ignore[no-any-return]
             return await tool.invoke(prepared.args, ctx)
     except ToolError as exc:
-        return ToolResult(content=str(exc), is_error=True, settled=exc.settled)
+        return ToolResult(
+            content=str(exc), is_error=True, settled=exc.settled, declined=exc.declined
+        )
     except FileReadError as exc:  # a bounded read refused the file, or a read's deadline
         return ToolResult(content=str(exc), is_error=True)
     except TimeoutError:
