@@ -18,7 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from cadenza.config import DEFAULT_LOCAL_MODEL, CadenzaConfig, ConfigError, load_config
+from cadenza.config import (
+    DEFAULT_LOCAL_MODEL,
+    LOCAL_CANDIDATES,
+    CadenzaConfig,
+    ConfigError,
+    load_config,
+)
 from cadenza.config.browser import INSTALL_HINT, find_chromium
 from cadenza.host.trust import folder_trust
 from cadenza.intel.servers import PYTHON_SERVERS, TYPESCRIPT_SERVER, find_servers
@@ -196,10 +202,16 @@ def check_recommendation(hardware: Hardware | None = None, context: int | None =
 
 
 def _context_size() -> int:
+    """The KV cache the embedded server holds (tokens): a context per agent slot.
+
+    One slot per candidate reply: ``LOCAL_CANDIDATES`` unless ``[loop] candidates`` says otherwise.
+    """
     try:
-        return load_config(None, [], trusted=False).context_size
+        config = load_config(None, [], trusted=False)
     except ConfigError:
-        return CadenzaConfig().context_size
+        config = CadenzaConfig()
+    candidates = config.loop.candidates
+    return config.context_size * max(1, LOCAL_CANDIDATES if candidates is None else candidates)
 
 
 CHECKS: tuple[Callable[[], Check | list[Check]], ...] = (
