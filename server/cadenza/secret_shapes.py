@@ -58,7 +58,7 @@ _TOKEN_HEADS = (
 _CUT_TOKEN = re.compile(rf"\b(?:{_TOKEN_PREFIXES})[\w.-]*\Z")
 """A token's head at the end of a piece whose rest was cut off."""
 
-_KEY_LINE_BREAK = r"(?:\r?\n|\\r?\\n)"
+_KEY_LINE_BREAK = r"(?:\r?\n|\\(?:r\\)?n)"
 """A line break in a key: a real one, or ``\\n`` written out in a JSON or code string."""
 _KEY_BLOCK = re.compile(
     r"(-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY(?: BLOCK)?-----)"
@@ -75,10 +75,20 @@ _KEY_BLOCK_TAIL = re.compile(
     r"\A(?:[ \t]*[A-Za-z0-9+/=]*\r?\n)+(?=-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)"
 )
 """A key's base64 lines before its end line, at the start of a piece cut inside the key."""
+_KEY_BODY_LINE = re.compile(
+    r"(?:(?<=\\n)|(?<![A-Za-z0-9+/]))"
+    r"(?=[A-Za-z0-9+/]*[0-9])(?=[A-Za-z0-9+/]*[a-z])(?=[A-Za-z0-9+/]*[A-Z])"
+    r"(?:[A-Za-z0-9+/]{70}|[A-Za-z0-9+/]{64})(?![A-Za-z0-9+/=])"
+)
+"""A full line of a key's body wherever it stands (PEM and PGP wrap base64 at 64 characters,
+OpenSSH at 70): a piece that holds neither the header nor the end line (a completion's window
+in the middle of a key, a search's matching lines, a key quoted line by line in code) still
+shows none of it. Mixed case and a digit: hex digests and identifiers are not keys."""
 
 _SECRET_WORD = re.compile(
-    r"(?:pass(?:word|wd|phrase)|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
-    r"|secret[_-]?key|auth[_-]?key|credentials?|client[_-]?secret)\Z",
+    r"(?:pass(?:word|wd|phrase)|(?<![a-z])pass|(?<![a-z])pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key"
+    r"|secret[_-]?key|auth[_-]?key|account[_-]?key|encryption[_-]?key|signing[_-]?key"
+    r"|master[_-]?key|credentials?|client[_-]?secret)\Z",
     re.I,
 )
 """A name ends in one of these to hold a secret (``db_password``, ``apiKey``, ``AUTH_TOKEN``)."""
@@ -104,7 +114,7 @@ _CUT_AUTHORIZATION = re.compile(
     r"(?:(?:bearer|basic|token|digest|bot)[ \t]+)?|bearer[ \t]+)[\w.~+/=-]+\Z",
     re.I,
 )
-_HINTS = ("pass", "secret", "token", "key", "credential", "authorization", "bearer")
+_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "authorization", "bearer")
 """Words every match of ``_KEYWORD``, ``_AUTHORIZATION`` and ``_BEARER`` holds (lower case):
 only lines with one are searched. Those patterns never span lines, and run over a whole file of
 code they took three times as long as the rest of ``redact``."""
@@ -126,6 +136,7 @@ def redact_shapes(text: str) -> str:
     if "PRIVATE KEY" in text:
         text = _KEY_BLOCK.sub(_key_block, text)
         text = _KEY_BLOCK_TAIL.sub(f"{REDACTED}\n", text)
+    text = _KEY_BODY_LINE.sub(REDACTED, text)
     return _on_lines(text, _HINTS, _redact_line, fold=True)
 
 

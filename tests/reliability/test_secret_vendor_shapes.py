@@ -268,3 +268,52 @@ def test_a_key_written_out_in_a_json_string_keeps_its_line() -> None:
 )
 def test_colours_placeholders_and_attributes_are_left_alone(text: str) -> None:
     assert redact(text) == text
+
+
+KEY_LINE = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj"
+SSH_LINE = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAABlwAAAAdzc2gtcn"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"{KEY_LINE}\n{KEY_LINE}",  # a window in the middle of a key: no header, no end line
+        f"12:{KEY_LINE}",  # a search's matching line
+        f'    "{KEY_LINE}\\n"',  # a key quoted line by line in code
+        f"# {SSH_LINE}",  # OpenSSH wraps at 70
+        '"private_key": "-----BEGIN PRIVATE KEY-----\\n' + KEY_LINE + "\\n" + KEY_LINE,
+    ],
+)
+def test_a_key_body_line_is_hidden_without_its_header(text: str) -> None:
+    shown = redact(text)
+    assert KEY_LINE[8:40] not in shown and SSH_LINE[8:40] not in shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "digest = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'",
+        "x" + KEY_LINE,  # 65 characters: not a key's line
+        "ThisIsAVeryLongCamelCaseIdentifierWithoutAnyDigitsInItAtAllReally",
+    ],
+)
+def test_hex_digests_and_other_lengths_stay(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("SMTP_PASS=S3cretPass", "S3cretPass"),
+        ("REDIS_PWD=S3cretPass", "S3cretPass"),
+        ("AccountName=a;AccountKey=abcd1234efgh5678ijkl==;", "abcd1234efgh5678ijkl"),
+        ("encryption_key = 'abcd1234efgh5678'", "abcd1234efgh5678"),
+    ],
+)
+def test_short_password_names_and_named_keys(text: str, secret: str) -> None:
+    assert secret not in redact(text)
+
+
+@pytest.mark.parametrize("text", ["compass = 'north1'", "bypass = 'abc123def'", "pwd = os.getcwd()"])
+def test_words_that_end_in_pass_stay(text: str) -> None:
+    assert redact(text) == text
