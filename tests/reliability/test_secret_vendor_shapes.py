@@ -314,6 +314,8 @@ def test_short_password_names_and_named_keys(text: str, secret: str) -> None:
     assert secret not in redact(text)
 
 
-@pytest.mark.parametrize("text", ["compass = 'north1'", "bypass = 'abc123def'", "pwd = os.getcwd()"])
+@pytest.mark.parametrize(
+    "text", ["compass = 'north1'", "bypass = 'abc123def'", "pwd = os.getcwd()"]
+)
 def test_words_that_end_in_pass_stay(text: str) -> None:
     assert redact(text) == text
