@@ -122,8 +122,9 @@ _REFERENCE = ("$", "%", "<", "{", "[", REDACTED)
 """Values that name another value rather than hold one."""
 _WORD = re.compile(r"[a-z]+(?:[-_.][a-z]+)*|[A-Z]+(?:[-_.][A-Z]+)*|[A-Z][a-z]+(?:-[A-Z][a-z]+)*")
 """A plain word or identifier (``bearer``, ``api_key``, ``X-Api-Key``...): not a secret."""
-_NOT_SECRET = re.compile(r"#[0-9A-Fa-f]{3,8}|.*(?:\.\.\.|…).*|(.)\1*")
-"""A colour (``Token: "#cccccc"``), a placeholder (``"hf_..."``, ``"xxxxxxxx"``)."""
+_NOT_SECRET = re.compile(r"#[0-9A-Fa-f]{3,8}|.*(?:\.\.\.|…).*|(.)\1*|[a-z]+-\d{1,3}")
+"""A colour (``Token: "#cccccc"``), a placeholder (``"hf_..."``, ``"xxxxxxxx"``), a numbered
+label (an LSP progress token ``"progress-1"``)."""
 _CONSTANTS = frozenset({"None", "True", "False", "null", "true", "false", "nil", "undefined"})
 """Bare values that are a language's constants."""
 _ATTRIBUTE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")

@@ -23,6 +23,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from cadenza.config import LOCAL_CANDIDATES
 from cadenza.host.completions import DEBOUNCE_S
 from cadenza.providers.infill import InfillClient, InfillRequest
 from cadenza.providers.llama_command import AGENT_SLOT, COMPLETION_SLOT
@@ -95,7 +96,8 @@ def test_cadenza_complete_with_a_model_without_fim_fails_in_plain_words(sandbox:
     logs = list(sandbox.state.rglob("llama-server.log"))
     assert len(logs) == 1, "cadenza serve started its own llama-server"
     text = logs[0].read_text(errors="replace")
-    assert "n_slots = 2" in text and "kv_unified = 'true'" in text
+    # An agent slot per candidate reply and the completions' slot.
+    assert f"n_slots = {LOCAL_CANDIDATES + 1}" in text and "kv_unified = 'true'" in text
     assert "Infill is not supported" in text or "/infill" in text or MODEL_STARTED not in text
 
     bad = run_complete(sandbox, env, "shapes.py", "99", "1")

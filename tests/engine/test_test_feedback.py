@@ -24,7 +24,7 @@ from cadenza.engine.variants import LOCAL_LOOP
 from cadenza.messages import ToolMessage, UserMessage
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
 
-TOOL_LOOP = LOCAL_LOOP.replace(edit="old_string", ending="complete")
+TOOL_LOOP = LOCAL_LOOP.replace(edit="old_string", ending="complete", candidates=0)
 """The small-model profile speaking tool calls, as these scripted models do."""
 
 PYTEST = f"{sys.executable} -m pytest {PYTEST_ARGS}"

@@ -128,7 +128,7 @@ async def test_f10_after_a_failed_tool(tmp_path: Path, wire: Wire) -> None:
 @WIRES
 async def test_f10_after_a_rejected_edit(tmp_path: Path, wire: Wire) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
-    editor = MemoryEditor(refuse="the person rejected the change")
+    editor = MemoryEditor(refuse="the person rejected the change", refused_by="person")
     edit = {"path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}
     with FakeModelServer(strict=True) as server:
         server.script(call(wire, "c1", "edit_file", edit), text(wire, "ok, not changed"))
@@ -198,11 +198,14 @@ def cut_write(wire: Wire) -> Action:
 async def test_f11_cut_arguments_write_nothing(tmp_path: Path, wire: Wire) -> None:
     editor = MemoryEditor()
     with FakeModelServer(strict=True) as server:
-        server.script(cut_write(wire), text(wire, "I will write less next time."))
+        # The cut write changed nothing, so the done checks refuse the claims after it and the
+        # session ends failed, saying so.
+        claim = text(wire, "I will write less next time.")
+        server.script(cut_write(wire), claim, claim, claim)
         provider = make_provider(wire, server)
         outcome = await session(tmp_path, provider, editor).run()
         await provider.aclose()
-    assert outcome.stop_reason == "end_turn"
+    assert outcome.stop_reason == "failed"
     assert not (tmp_path / "a.py").exists() and editor.edits == []
     body = server.requests[1].body
     check_wire(wire, body)

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cadenza.config import CadenzaConfig
+from cadenza.config import LOCAL_CANDIDATES, CadenzaConfig
 from cadenza.messages import SystemMessage, UserMessage
 from cadenza.providers.base import ModelRequest, Provider, ProviderError
 from cadenza.providers.llama_command import LlamaServerError, find_binary
@@ -104,7 +104,7 @@ async def test_real_server_returns_a_well_formed_envelope(smollm2: Path) -> None
         reply = await provider.complete(request(max_tokens=200))
         server = provider.server
         assert server is not None and server.running
-        assert server.n_ctx == 2048
+        assert server.n_ctx == 2048 * LOCAL_CANDIDATES  # a context per agent slot
         pid = server.pid
         offered = {"read_file", "list_files"}
         if reply.finish_reason != "length":
