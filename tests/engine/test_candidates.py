@@ -215,6 +215,26 @@ async def test_a_candidate_that_breaks_syntax_loses_even_unguarded(tmp_path: Pat
     assert all("(target // 2" not in e.new_text for e in editor.edits)
 
 
+async def test_a_change_the_syntax_guard_refused_asks_for_candidates(tmp_path: Path) -> None:
+    # No test has run yet: the first file did not parse, and the model would send it again.
+    project(tmp_path)
+    provider = LanesProvider(
+        [
+            edit(RAISE, BROKEN, "e1"),
+            (edit(RAISE, BROKEN, "c1"), edit(RAISE, GREEDY, "c2"), edit(RAISE, RIGHT, "c3")),
+            reply(DONE),
+        ]
+    )
+    session, editor = make_session(tmp_path, provider, gated_tools=frozenset())  # --allow
+    with anyio.fail_after(240):
+        outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    tried = next(e for e in editor.events if isinstance(e, CandidatesTried))
+    assert (tried.kept, tried.passed) == (3, [None, 2, 3])
+    assert (tmp_path / "coins.py").read_text() == STUB + RIGHT
+    assert kept_edits(session) == ["e1", "c3"]
+
+
 async def test_ties_keep_the_shortest_and_a_reply_without_edits_counts_the_last_run(
     tmp_path: Path,
 ) -> None:

@@ -1,7 +1,10 @@
 """Candidate replies (``LoopSettings.candidates``): several at once when the tests can judge them.
 
 When the tests failed on the session's current files (the run after the last change still
-holds), the workspace has a test command and the person allowed it for the session, a step asks
+holds), or the last reply's changes were all refused (a file the syntax guard would not write,
+an edit whose text is not found: a small model repeats such a reply from a context that holds
+it) with no passing run since, the workspace has a test command and the person allowed it for
+the session, a step asks
 for N replies at once instead of one: the step's own request, and N - 1 more that start afresh
 from the turn's beginning (the task and its files, without the attempts and failures since),
 sampled at ``CANDIDATE_TEMPERATURE``, each with its own seed (``ModelRequest.seed``) and lane
@@ -51,7 +54,13 @@ from cadenza.engine.scratch import (
 from cadenza.engine.test_feedback import MIN_LEFT_S, last_run_still_holds
 from cadenza.engine.test_report import read_report
 from cadenza.engine.testsuite import SuiteCommand, suite_command
-from cadenza.messages import AssistantReply, Message, UserMessage
+from cadenza.messages import (
+    AssistantMessage,
+    AssistantReply,
+    Message,
+    ToolMessage,
+    UserMessage,
+)
 from cadenza.providers.base import ModelRequest, ProviderError
 from cadenza.tools.base import ToolContext
 
@@ -87,7 +96,8 @@ class Candidates:
         if rt.settings.loop.candidates < 2 or rt.tests_declined:
             return False
         last = last_run_still_holds(rt)
-        if last is None or last.status != "failed":
+        failed = last is not None and last.status == "failed"
+        if not failed and not (refused_change(rt) and (last is None or last.status != "passed")):
             return False
         if not rt.tests_allowed and rt.permissions.needs_asking("run_command"):
             return False
@@ -209,6 +219,26 @@ class Candidates:
                 budget_s=rt.clock.budget_s,
             )
         )
+
+
+def refused_change(rt: Runtime) -> bool:
+    """Whether the turn's last reply changed files and each of those changes failed.
+
+    A change the person declined does not count: their answer is not the model's mistake.
+    """
+    results: dict[str, ToolMessage] = {}
+    for message in reversed(rt.messages):
+        if isinstance(message, ToolMessage):
+            results[message.tool_call_id] = message
+        elif isinstance(message, AssistantMessage):
+            changes = file_changes(rt, message.tool_calls)
+            return bool(changes) and all(
+                c.id in results and results[c.id].is_error and c.id not in rt.declined
+                for c in changes
+            )
+        elif isinstance(message, UserMessage) and message.tag == "task":  # no reply yet
+            return False
+    return False
 
 
 def lane_request(rt: Runtime, request: ModelRequest, lane: int) -> ModelRequest:
