@@ -20,7 +20,6 @@ from pathlib import Path
 
 from cadenza.config import (
     DEFAULT_LOCAL_MODEL,
-    LOCAL_CANDIDATES,
     CadenzaConfig,
     ConfigError,
     load_config,
@@ -204,14 +203,13 @@ def check_recommendation(hardware: Hardware | None = None, context: int | None =
 def _context_size() -> int:
     """The KV cache the embedded server holds (tokens): a context per agent slot.
 
-    One slot per candidate reply: ``LOCAL_CANDIDATES`` unless ``[loop] candidates`` says otherwise.
+    One slot per candidate reply (``LoopConfig.agent_slots``).
     """
     try:
         config = load_config(None, [], trusted=False)
     except ConfigError:
         config = CadenzaConfig()
-    candidates = config.loop.candidates
-    return config.context_size * max(1, LOCAL_CANDIDATES if candidates is None else candidates)
+    return config.context_size * config.loop.agent_slots()
 
 
 CHECKS: tuple[Callable[[], Check | list[Check]], ...] = (

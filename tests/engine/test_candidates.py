@@ -337,6 +337,11 @@ def test_the_server_gets_a_slot_per_candidate_and_one_for_completions() -> None:
     assert "--kv-unified" in command
     single = server_command(Path("llama-server"), Path("m.gguf"), port=1, ctx_size=4096, threads=2)
     assert (single[single.index("-np") + 1], single[single.index("-c") + 1]) == ("2", "4096")
+    # The provider and the doctor's advice read the slots from one place.
+    assert LoopConfig().agent_slots() == 3
+    assert LoopConfig(candidates=0).agent_slots() == 1
+    five = CadenzaConfig(loop=LoopConfig(candidates=5))
+    assert LocalProvider(name="local/m", model="m", config=five).agent_slots == 5
 
 
 @pytest.fixture(scope="module")

@@ -234,6 +234,13 @@ class LoopConfig(BaseModel):
         description="After failed tests, replies asked at once and tried on a copy (0/1: off).",
     )
 
+    def agent_slots(self) -> int:
+        """The embedded server's agent slots: one per candidate reply, each with its context.
+
+        Unset: the local loop's ``LOCAL_CANDIDATES``.
+        """
+        return max(1, LOCAL_CANDIDATES if self.candidates is None else self.candidates)
+
 
 class ChecksConfig(BaseModel):
     """``[checks]``: the done check ``tests`` (``cadenza.engine.project_tests``).

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import anyio
 
-from cadenza.config import LOCAL_CANDIDATES, CadenzaConfig
+from cadenza.config import CadenzaConfig
 from cadenza.messages import AssistantReply
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
 from cadenza.providers.hardware import list_devices
@@ -74,8 +74,7 @@ class LocalProvider:
     @property
     def agent_slots(self) -> int:
         """The slots a private server gets for agent requests: one per candidate reply."""
-        candidates = self._config.loop.candidates
-        return max(1, LOCAL_CANDIDATES if candidates is None else candidates)
+        return self._config.loop.agent_slots()
 
     @property
     def name(self) -> str:
