@@ -157,20 +157,30 @@ def shown_redacted(old_text: str, new_text: str) -> str | None:
 
     The model edits the text it was shown: a line it copies from a read of ``old_text`` into
     its new text would write ``[redacted]`` over the secret the file holds. Lines compare
-    without their indentation; a line of ``old_text`` itself is never counted.
+    without their spaces and quotes (a model writing the file back in a formatter's style,
+    ``API_KEY = "[redacted]"`` for ``API_KEY='[redacted]'``, copies the line all the same); a
+    line of ``old_text`` itself is never counted.
     """
     if REDACTED not in new_text:
         return None
-    old_lines = {line.strip() for line in old_text.splitlines()}
+    old_lines = {_bare(line) for line in old_text.splitlines()}
     added = [
         line.strip()
         for line in new_text.splitlines()
-        if REDACTED in line and line.strip() not in old_lines
+        if REDACTED in line and _bare(line) not in old_lines
     ]
     if not added:
         return None
-    shown = {line.strip() for line in redact(old_text).splitlines()} - old_lines
-    return next((line for line in added if line in shown), None)
+    shown = {_bare(line) for line in redact(old_text).splitlines()} - old_lines
+    return next((line for line in added if _bare(line) in shown), None)
+
+
+_SPACES_AND_QUOTES = re.compile(r"[\s'\"`]+")
+
+
+def _bare(line: str) -> str:
+    """``line`` without spaces and quotes, as ``shown_redacted`` compares lines."""
+    return _SPACES_AND_QUOTES.sub("", line)
 
 
 def redact_then_cut(text: str, limit: int, marker: str = "…") -> str:

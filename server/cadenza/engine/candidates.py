@@ -4,7 +4,8 @@ When the tests failed on the session's current files (the run after the last cha
 holds), or the last reply's changes were all refused (a file the syntax guard would not write,
 an edit whose text is not found: a small model repeats such a reply from a context that holds
 it) with no passing run since, the workspace has a test command and the person allowed it for
-the session, a step asks
+the session, and the person does not review each change before it applies (review mode
+``confirm``: a trial would run code nobody reviewed), a step asks
 for N replies at once instead of one: the step's own request, and N - 1 more that start afresh
 from the turn's beginning (the task and its files, without the attempts and failures since),
 sampled at ``CANDIDATE_TEMPERATURE``, each with its own seed (``ModelRequest.seed``) and lane
@@ -19,7 +20,9 @@ of the other replies is written anywhere but in their copies, which are removed.
 A reply that changes no file counts the last run's passes, without a run. One that cannot be
 judged (a change of it failed: an edit whose text is not found, or one that breaks the file's
 syntax under the syntax guard; it was cut; its request failed; no time was left) loses to
-every judged one; when none could be judged, the first reply that came is kept. The person
+every judged one; so does one with a change the person is asked about first (a gated tool: its
+trial would run the change unasked); when none could be judged, the first reply that came is
+kept. The person
 sees a ``CandidatesTried`` event: how many were asked for, which was kept, each one's passes.
 
 Bounded by the run's time budget: the requests and the runs are inside the step's bound (the
@@ -100,6 +103,8 @@ class Candidates:
         if not failed and not (refused_change(rt) and (last is None or last.status != "passed")):
             return False
         if not rt.tests_allowed and rt.permissions.needs_asking("run_command"):
+            return False
+        if reviews_each_change(rt):
             return False
         if rt.clock.left_s < 2 * MIN_LEFT_S:
             return False
@@ -189,6 +194,9 @@ class Candidates:
             return dataclasses.replace(before, changes=False)
         if any(c.name not in self.offered for c in changes):
             return Trial(passed=None, why="a change through a tool not offered")
+        if any(rt.permissions.needs_asking(c.name) for c in changes):
+            # Its test run would run a change the person has not allowed.
+            return Trial(passed=None, why="a change that needs the person's leave")
         left = rt.clock.left_s
         if left < MIN_LEFT_S:
             return Trial(passed=None, why="no time was left")
@@ -219,6 +227,14 @@ class Candidates:
                 budget_s=rt.clock.budget_s,
             )
         )
+
+
+def reviews_each_change(rt: Runtime) -> bool:
+    """Whether the person reviews each change before it applies (the LSP face's ``confirm``).
+
+    A trial's test run would run the code of a change nobody reviewed, so candidates are off.
+    """
+    return getattr(rt.editor, "review", "auto") == "confirm"
 
 
 def refused_change(rt: Runtime) -> bool:

@@ -9,8 +9,13 @@ file changes made there by the same tools with the same checks (``ScratchHost`` 
 the copy's disk), then the test command run in the copy. The copy is removed afterwards.
 Nothing is written to the workspace, and nothing runs in it.
 
-Bounds: a workspace of more than ``MAX_FILES`` files or ``MAX_BYTES`` bytes is not copied
-(``TooLarge``): candidates are then not tried.
+Only regular files, folders and symbolic links (as links) are copied: a FIFO, a socket or a
+device is left out (reading one would block, or never end). A change to a protected path
+(``tools.protected``) is refused in the copy as it would be asked in the workspace: nobody is
+there to consent, and the copy's test run would act on it.
+
+Bounds: a workspace of more than ``MAX_FILES`` files and folders or ``MAX_BYTES`` bytes is not
+copied (``TooLarge``): candidates are then not tried.
 """
 
 from __future__ import annotations
@@ -18,12 +23,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
 
 from cadenza.engine.project_tests import judge_output
+from cadenza.engine.protected import touched_paths
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.test_report import read_report
 from cadenza.engine.testsuite import SuiteCommand
@@ -34,11 +41,12 @@ from cadenza.tools.dispatch.execution import prepare, run
 from cadenza.tools.fs import apply_on_disk
 from cadenza.tools.host import DocumentSnapshot, EditOutcome, FileEdit
 from cadenza.tools.intel import CodeIntel
+from cadenza.tools.protected import protected_reason
 from cadenza.tools.read import SKIP_DIRS
 from cadenza.tools.workspace_scan import VENV_MARKER
 
 MAX_FILES = 5_000
-"""Files a workspace may hold to be copied."""
+"""Files and folders a workspace may hold to be copied."""
 MAX_BYTES = 100_000_000
 """Bytes a workspace's copied files may hold in all."""
 LINKED_DIRS = frozenset({".venv", "venv", "node_modules"})
@@ -67,7 +75,14 @@ class Trial:
 
 
 class ScratchHost:
-    """The ``ToolHost`` of a scratch copy: documents are its files, edits go to its disk."""
+    """The ``ToolHost`` of a scratch copy: documents are its files, edits go to its disk.
+
+    Args:
+        root: The copy (a change to one of its protected paths is refused).
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
 
     def open_document(self, path: Path) -> DocumentSnapshot | None:
         """No editor buffer: tools read the copy's disk."""
@@ -75,6 +90,14 @@ class ScratchHost:
 
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:
         """Write ``edit`` in the copy, as the server writes for an editor that cannot."""
+        for path in touched_paths(edit):
+            reason = protected_reason(self.root, path)
+            if reason is not None:
+                return EditOutcome(
+                    applied=False,
+                    reason=f"it is a protected file ({reason}); not tried on a copy",
+                    refused_by="cadenza",
+                )
         return await anyio.to_thread.run_sync(apply_on_disk, edit)
 
     async def ask_user(self, question: str) -> str | None:
@@ -110,14 +133,23 @@ def copy_workspace(root: Path, dest: Path) -> None:
                 (target / name).symlink_to(os.readlink(path))
                 dirs.remove(name)
             else:
+                files += 1
+                _bound(files, size)
                 (target / name).mkdir()
         for name in names:
             source = here / name
+            status = source.lstat()
+            if not (stat.S_ISREG(status.st_mode) or stat.S_ISLNK(status.st_mode)):
+                continue  # a FIFO, a socket or a device: never read
             files += 1
-            size += source.lstat().st_size
-            if files > MAX_FILES or size > MAX_BYTES:
-                raise TooLarge(f"more than {MAX_FILES} files or {MAX_BYTES // 1_000_000} MB")
+            size += status.st_size
+            _bound(files, size)
             shutil.copy2(source, target / name, follow_symlinks=False)
+
+
+def _bound(files: int, size: int) -> None:
+    if files > MAX_FILES or size > MAX_BYTES:
+        raise TooLarge(f"more than {MAX_FILES} files or {MAX_BYTES // 1_000_000} MB")
 
 
 def scratch_context(ctx: ToolContext, rt: Runtime, copy: Path) -> ToolContext:
@@ -126,7 +158,7 @@ def scratch_context(ctx: ToolContext, rt: Runtime, copy: Path) -> ToolContext:
     return replace(
         ctx,
         root=copy,
-        host=ScratchHost(),
+        host=ScratchHost(copy),
         shown=shown if ctx.shown is not None else None,
         syntax_warned=set(),
         intel=None,
@@ -140,6 +172,8 @@ async def make_changes(rt: Runtime, ctx: ToolContext, calls: list[ToolCall]) -> 
         "" when every change was made, else the first one's error.
     """
     for call in calls:
+        if call.error is not None:  # a block that could not be read: never run
+            return f"{call.name}: {call.error}"
         prepared = prepare(call, rt.tools)
         if not isinstance(prepared, ToolResult):
             result = await run(prepared, ctx)

@@ -49,6 +49,9 @@ TOOL_BLOCK = "tool"
 """The name of a broken tool block's call when the block names no tool."""
 
 MAX_PATH_CHARS = 250
+MAX_LINE_CHARS = 2 * MAX_PATH_CHARS
+"""The longest line read as a path line (the path and its decoration). The note pattern
+backtracks on a long run of spaces: 16,000 of them held it for 10 s."""
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}(?=[^`]*$)|~{3,})(?P<info>.*)$")
 """A fence line; a backtick fence's info string holds no backtick (CommonMark), so a line of
 inline code such as ```` ```x``` ```` opens nothing."""
@@ -393,6 +396,8 @@ def path_line(line: str) -> str | None:
     ``.`` or ``/`` to count as a path (a prose line ending in a colon does not); a path with
     spaces, backticks around it.
     """
+    if len(line) > MAX_LINE_CHARS:  # before the patterns: a long line is never a path's
+        return None
     text = line.strip().lstrip("#").strip()
     text = _BULLET.sub("", text)
     text = _NOTE.sub("", text)

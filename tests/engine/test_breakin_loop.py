@@ -1,0 +1,365 @@
+"""Break-in probes of the loop's newest features, as a hostile repository or model reply would
+try them: candidate replies tried on copies of the workspace (a scripted model, real test runs
+in real processes), and the text edit format (fenced blocks read from a reply).
+
+The test command is a small runner that speaks pytest's summary line (``RUNNER``): pytest's
+own start-up costs a second and more per run, and these probes run several.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from cadenza.engine.events import CandidatesTried, ToolCallFinished
+from cadenza.engine.permissions import PermissionAnswer
+from cadenza.engine.scratch import copy_workspace
+from cadenza.providers.text_reply import read_text
+from cadenza.secrets import shown_redacted
+from tests.doubles import call, reply
+from tests.engine.test_candidates import (
+    DONE,
+    GREEDY,
+    RAISE,
+    RIGHT,
+    STUB,
+    WRONG,
+    LanesProvider,
+    edit,
+    make_session,
+    project,
+    scratch_folders,
+)
+
+RUNNER = """\
+import pathlib, sys
+sys.path.insert(0, ".")
+if pathlib.Path("conftest.py").exists():
+    import conftest  # as pytest loads it
+passed = failed = 0
+for path in sorted(pathlib.Path(".").glob("test_*.py")):
+    try:
+        module = __import__(path.stem)
+    except Exception:
+        failed += 1
+        continue
+    for name in sorted(vars(module)):
+        if name.startswith("test_"):
+            try:
+                getattr(module, name)()
+                passed += 1
+            except Exception:
+                failed += 1
+counts = [f"{n} {what}" for n, what in ((failed, "failed"), (passed, "passed")) if n]
+print(f"==== {', '.join(counts)} in 0.01s ====")
+sys.exit(1 if failed else 0)
+"""
+
+
+@pytest.fixture
+def runner(tmp_path: Path) -> str:
+    """The test command: ``RUNNER`` with this interpreter, outside the workspace."""
+    script = tmp_path / "runner.py"
+    script.write_text(RUNNER)
+    return f"{sys.executable} -S -B {script}"
+
+
+ALLOW = PermissionAnswer(outcome="selected", option="allow_once")
+REJECT = PermissionAnswer(outcome="selected", option="reject_once")
+
+
+def create(path: str, content: str, call_id: str) -> object:
+    return call("create_file", call_id, path=path, content=content)
+
+
+def marker_hook(marker: Path) -> str:
+    """A conftest.py that leaves ``marker`` behind when pytest loads it."""
+    return f"open({str(marker)!r}, 'w').write('ran')\n"
+
+
+def tried(events: list[object]) -> CandidatesTried:
+    return next(e for e in events if isinstance(e, CandidatesTried))
+
+
+async def test_a_change_the_person_is_asked_about_never_runs_in_a_copy(
+    tmp_path: Path, runner: str
+) -> None:
+    # create_file is gated: the person would be asked before the conftest.py exists. In a copy
+    # nobody is asked, and the copy's pytest would load it: the trial must not run it.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    project(ws)
+    marker = tmp_path / "ran"
+    sneaky = reply(
+        create("conftest.py", marker_hook(marker), "c2"),
+        call("edit_file", "c2e", path="coins.py", old_string=WRONG, new_string=RIGHT),
+    )
+    provider = LanesProvider(
+        [edit(RAISE, WRONG, "e1"), (edit(WRONG, GREEDY, "c1"), sneaky), (reply(DONE), reply(DONE))]
+    )
+    session, editor = make_session(
+        ws,
+        provider,
+        candidates=2,
+        test_command=runner,
+        gated_tools=frozenset({"run_command", "create_file"}),
+        loop={"checks": "off"},
+    )
+    editor.permissions = [ALLOW, REJECT]  # the tests for the session; then any create_file
+    with anyio.fail_after(120):
+        await session.run()
+    assert tried(editor.events).passed == [2, None]
+    assert not marker.exists()
+    assert not (ws / "conftest.py").exists()
+
+
+async def test_no_candidates_when_the_person_reviews_each_change(
+    tmp_path: Path, runner: str
+) -> None:
+    # Review mode "confirm": the person sees each change before it applies. A trial would run
+    # the code of a reply nobody reviewed.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    project(ws)
+    marker = tmp_path / "ran"
+    provider = LanesProvider(
+        [
+            edit(RAISE, WRONG, "e1"),
+            (edit(WRONG, GREEDY, "c1"), reply(create("conftest.py", marker_hook(marker), "c2"))),
+            (reply(DONE), reply(DONE)),
+        ]
+    )
+    session, editor = make_session(
+        ws, provider, candidates=2, test_command=runner, loop={"checks": "off"}
+    )
+    editor.review = "confirm"  # type: ignore[attr-defined]  # as the LSP face's editor has it
+    with anyio.fail_after(120):
+        await session.run()
+    assert not any(isinstance(e, CandidatesTried) for e in editor.events)
+    assert not marker.exists()
+
+
+async def test_a_protected_file_is_not_written_in_a_copy(tmp_path: Path, runner: str) -> None:
+    # The repository's own test reports what a copy holds; a candidate writes cadenza.toml.
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    project(ws)
+    seen = tmp_path / "seen"
+    (ws / "test_spy.py").write_text(
+        "import pathlib\n\n\ndef test_spy():\n"
+        "    for name in ('cadenza.toml', '.vscode/tasks.json'):\n"
+        "        if pathlib.Path(name).exists():\n"
+        f"            pathlib.Path({str(seen)!r}).write_text(name)\n"
+    )
+    provider = LanesProvider(
+        [
+            edit(RAISE, WRONG, "e1"),
+            (
+                edit(WRONG, GREEDY, "c1"),
+                reply(create("cadenza.toml", '[checks]\ntest = "true"\n', "c2")),
+                reply(create(".vscode/tasks.json", "{}", "c3")),
+            ),
+            (reply(DONE), reply(DONE), reply(DONE)),
+        ]
+    )
+    session, editor = make_session(ws, provider, test_command=runner, loop={"checks": "off"})
+    with anyio.fail_after(120):
+        await session.run()
+    assert tried(editor.events).passed == [3, None, None]
+    assert not seen.exists()
+    assert not (ws / "cadenza.toml").exists()
+
+
+async def test_links_out_of_the_copy_write_nothing_outside(tmp_path: Path, runner: str) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    project(ws)
+    (ws / ".venv").mkdir()  # linked into each copy, not copied
+    (ws / "pkgs").mkdir()
+    (ws / "pkgs" / "pyvenv.cfg").write_text("home = /usr\n")  # a virtual environment: linked
+    (ws / "mirror").symlink_to(ws, target_is_directory=True)  # absolute: the workspace itself
+    (ws / "up").symlink_to("..", target_is_directory=True)
+    (ws / "etc").symlink_to("/etc", target_is_directory=True)
+    (ws / "loop").symlink_to("loop")
+    escapes = [
+        ".venv/new.py",
+        "pkgs/new.py",
+        "mirror/new.py",
+        "up/escaped.py",
+        "etc/escaped.conf",
+        "loop/x.py",
+        str(ws / "abs.py"),
+        "../escaped.py",
+    ]
+    lanes = tuple(reply(create(p, "x = 1\n", f"c{i}")) for i, p in enumerate(escapes, start=1))
+    provider = LanesProvider(
+        [
+            edit(RAISE, WRONG, "e1"),
+            (edit(WRONG, GREEDY, "c0"), *lanes),
+            tuple(reply(DONE) for _ in range(len(lanes) + 1)),
+        ]
+    )
+    before = {p for p in tmp_path.rglob("*") if "loop" not in p.parts}
+    session, editor = make_session(
+        ws, provider, candidates=len(lanes) + 1, test_command=runner, loop={"checks": "off"}
+    )
+    with anyio.fail_after(120):
+        await session.run()
+    assert tried(editor.events).passed == [2] + [None] * len(lanes)
+    after = {p for p in tmp_path.rglob("*") if "loop" not in p.parts}
+    new = {p.relative_to(tmp_path).as_posix() for p in after - before}
+    assert not new
+    assert not Path("/etc/escaped.conf").exists()
+
+
+def test_special_files_are_left_out_of_a_copy(tmp_path: Path) -> None:
+    ws, dest = tmp_path / "ws", tmp_path / "copy"
+    ws.mkdir()
+    dest.mkdir()
+    (ws / "a.py").write_text("x = 1\n")
+    os.mkfifo(ws / "pipe")
+    if os.geteuid() == 0:  # a device, as a tarball unpacked by root leaves one: /dev/null's
+        os.mknod(ws / "null", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+    (ws / "loop").symlink_to("loop")
+    started = time.monotonic()
+    copy_workspace(ws, dest)
+    assert time.monotonic() - started < 5
+    assert sorted(p.name for p in dest.iterdir()) == ["a.py", "loop"]
+    assert (dest / "loop").is_symlink()
+
+
+def test_folders_count_towards_the_copy_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cadenza.engine import scratch
+
+    monkeypatch.setattr(scratch, "MAX_FILES", 50)
+    ws, dest = tmp_path / "ws", tmp_path / "copy"
+    dest.mkdir()
+    for i in range(100):  # empty folders: no file at all
+        (ws / f"d{i}").mkdir(parents=True)
+    with pytest.raises(scratch.TooLarge):
+        copy_workspace(ws, dest)
+
+
+async def test_a_cancelled_trial_leaves_no_copy_and_no_process(tmp_path: Path, runner: str) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    project(ws)
+    pid_file = tmp_path / "pid"
+    hang = f"    import os, time\n    open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+    hang += "    time.sleep(600)\n" + RIGHT
+    provider = LanesProvider(
+        [edit(RAISE, WRONG, "e1"), (edit(WRONG, hang, "c1"), edit(WRONG, GREEDY, "c2"))]
+    )
+    before = scratch_folders()
+    session, _ = make_session(ws, provider, candidates=2, test_command=runner)
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as group:
+            group.start_soon(session.run)
+            while not pid_file.exists() or not pid_file.read_text():
+                await anyio.sleep(0.05)
+            [copy] = scratch_folders() - before  # the files' secrets: for this user only
+            assert (Path(tempfile.gettempdir()) / copy).stat().st_mode & 0o077 == 0
+            group.cancel_scope.cancel()
+    assert scratch_folders() == before
+    pid = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        await anyio.sleep(0.1)
+    else:
+        pytest.fail(f"the trial's test process {pid} outlived the cancel")
+    assert (ws / "coins.py").read_text() == STUB + WRONG
+
+
+# The text edit format.
+
+
+def test_a_long_line_before_a_fence_is_read_at_once() -> None:
+    # A line of spaces between a note and a word (a model that runs on in whitespace) made
+    # the path-line pattern backtrack for seconds per line, on the event loop, on every
+    # request that carried the reply again.
+    line = "see (this)" + " " * 40_000 + "x"
+    text = f"{line}\n```python\nx = 1\n```\n" * 3
+    started = time.monotonic()
+    assert read_text(text).calls == []
+    assert time.monotonic() - started < 1
+
+
+def test_a_formatter_style_copy_of_a_redacted_line_is_refused() -> None:
+    old = "import os\nAPI_KEY = 'sk-abcdef0123456789abcdef'\nDB_PASSWORD=hunter2hunter2\n"
+    # The model was shown API_KEY = '[redacted]' and wrote the file back in another style.
+    for line in (
+        'API_KEY = "[redacted]"',
+        "API_KEY='[redacted]'",
+        "DB_PASSWORD = [redacted]",
+        "  DB_PASSWORD =  [redacted]",
+    ):
+        assert shown_redacted(old, f"import os\n{line}\nx = 2\n") is not None, line
+    # A new line of the model's own with the placeholder is not a secret overwritten.
+    assert shown_redacted(old, old + "TOKEN_HELP = '[redacted] values are hidden'\n") is None
+
+
+TEXT_LOOP = {"edit": "text", "checks": "off", "test_feedback": False}
+
+
+async def test_fences_naming_paths_out_of_the_workspace_or_protected_write_nothing(
+    tmp_path: Path,
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    project(ws)
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("[core]\n")
+    (ws / "out").symlink_to(tmp_path, target_is_directory=True)
+    (ws / ".env").write_text("API_KEY=sk-abcdef0123456789abcdef\n")
+    blocks = [
+        ("../escaped.py", "x = 1"),
+        (str(tmp_path / "abs.py"), "x = 1"),
+        ("out/escaped.py", "x = 1"),
+        (".git/config", "[core]\n\tfsmonitor = touch /tmp/pwned"),
+        (".GIT/hooks/pre-commit", "#!/bin/sh\ntouch /tmp/pwned"),
+        ("cadenza.toml", '[checks]\ntest = "touch /tmp/pwned"'),
+    ]
+    text = "\r\n".join(f"{path}\r\n```\r\n{body}\r\n```\r\n" for path, body in blocks)
+    text += "\n.env\n```\n<<<<<<< SEARCH\nAPI_KEY=[redacted]\n=======\nAPI_KEY=[redacted]\nX=1\n"
+    text += ">>>>>>> REPLACE\n```\n"
+    provider = LanesProvider([reply(content=text), reply(content="done")])
+    session, editor = make_session(
+        ws, provider, candidates=0, loop=TEXT_LOOP, gated_tools=frozenset()
+    )
+    editor.permissions = [REJECT]  # cadenza.toml is protected: asked, and refused
+    with anyio.fail_after(60):
+        await session.run()
+    results = [e.content for e in editor.events if isinstance(e, ToolCallFinished)]
+    assert sum("outside the workspace" in r for r in results) == 3, results
+    assert sum("version-control folder" in r for r in results) == 2, results
+    assert sum("not found" in r for r in results) == 1, results
+    assert (ws / ".git" / "config").read_text() == "[core]\n"
+    assert not (ws / ".git" / "hooks").exists()
+    assert not (ws / "cadenza.toml").exists()
+    assert (ws / ".env").read_text() == "API_KEY=sk-abcdef0123456789abcdef\n"
+    assert not any(p.name in ("escaped.py", "abs.py") for p in tmp_path.rglob("*.py"))
+    assert len(editor.asked) == 1  # cadenza.toml, asked as a protected file
+
+
+async def test_a_search_text_found_twice_changes_nothing(tmp_path: Path) -> None:
+    (tmp_path / "twice.py").write_text("x = 1\ny = 2\nx = 1\n")
+    text = "twice.py\n```\n<<<<<<< SEARCH\nx = 1\n=======\nx = 3\n>>>>>>> REPLACE\n```\n"
+    provider = LanesProvider([reply(content=text), reply(content="done")])
+    session, editor = make_session(tmp_path, provider, candidates=0, loop=TEXT_LOOP)
+    with anyio.fail_after(60):
+        await session.run()
+    assert (tmp_path / "twice.py").read_text() == "x = 1\ny = 2\nx = 1\n"
+    assert not editor.edits
