@@ -249,6 +249,27 @@ def test_folders_count_towards_the_copy_bound(
         copy_workspace(ws, dest)
 
 
+def test_a_tree_deeper_than_the_recursion_limit_is_copied(tmp_path: Path) -> None:
+    # os.walk recursed: a repository nesting folders deeper than the limit (1,000 by
+    # default; lowered here, the walk is the same) raised RecursionError out of the step.
+    ws, dest = tmp_path / "ws", tmp_path / "copy"
+    dest.mkdir()
+    deep = ws.joinpath(*["a"] * 300)
+    folder = ws
+    ws.mkdir()
+    for part in deep.relative_to(ws).parts:  # os.makedirs recurses too
+        folder = folder / part
+        folder.mkdir()
+    (deep / "f.py").write_text("x = 1\n")
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(250)
+    try:
+        copy_workspace(ws, dest)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert (dest / deep.relative_to(ws) / "f.py").read_text() == "x = 1\n"
+
+
 async def test_a_cancelled_trial_leaves_no_copy_and_no_process(tmp_path: Path, runner: str) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

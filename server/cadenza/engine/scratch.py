@@ -112,39 +112,50 @@ class ScratchHost:
 def copy_workspace(root: Path, dest: Path) -> None:
     """Copy ``root``'s files into the empty folder ``dest`` (see the module docstring).
 
-    Symbolic links are copied as links. Blocks on the disk: run it in a worker thread.
+    Symbolic links are copied as links. A walk without recursion (a repository may nest
+    folders deeper than Python's recursion limit). Blocks on the disk: run it in a worker
+    thread.
 
     Raises:
         TooLarge: Over ``MAX_FILES`` or ``MAX_BYTES``.
-        OSError: A file could not be read or written.
+        OSError: A file or folder could not be read, or the copy written.
     """
     files = size = 0
-    for folder, dirs, names in os.walk(root):
-        here = Path(folder)
-        target = dest / here.relative_to(root)
-        for name in list(dirs):
-            path = here / name
-            if name in LINKED_DIRS or (path / VENV_MARKER).is_file():
-                (target / name).symlink_to(path, target_is_directory=True)
-                dirs.remove(name)
-            elif name in SKIP_DIRS:
-                dirs.remove(name)
-            elif path.is_symlink():
-                (target / name).symlink_to(os.readlink(path))
-                dirs.remove(name)
-            else:
-                files += 1
-                _bound(files, size)
-                (target / name).mkdir()
-        for name in names:
-            source = here / name
-            status = source.lstat()
+    folders = [Path()]
+    while folders:
+        relative = folders.pop()
+        with os.scandir(root / relative) as listing:
+            entries = list(listing)
+        for entry in entries:
+            path, target = Path(entry.path), dest / relative / entry.name
+            if _is_dir(entry):  # a link to a folder too, as os.walk lists it
+                if entry.name in LINKED_DIRS or (path / VENV_MARKER).is_file():
+                    target.symlink_to(path, target_is_directory=True)
+                elif entry.name in SKIP_DIRS:
+                    continue
+                elif entry.is_symlink():
+                    target.symlink_to(os.readlink(path))
+                else:
+                    files += 1
+                    _bound(files, size)
+                    target.mkdir()
+                    folders.append(relative / entry.name)
+                continue
+            status = entry.stat(follow_symlinks=False)
             if not (stat.S_ISREG(status.st_mode) or stat.S_ISLNK(status.st_mode)):
                 continue  # a FIFO, a socket or a device: never read
             files += 1
             size += status.st_size
             _bound(files, size)
-            shutil.copy2(source, target / name, follow_symlinks=False)
+            shutil.copy2(path, target, follow_symlinks=False)
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """Whether ``entry`` leads to a folder (a link loop does not)."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _bound(files: int, size: int) -> None:
