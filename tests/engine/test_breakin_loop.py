@@ -9,6 +9,7 @@ own start-up costs a second and more per run, and these probes run several.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -21,6 +22,7 @@ import pytest
 from cadenza.engine.events import CandidatesTried, ToolCallFinished
 from cadenza.engine.permissions import PermissionAnswer
 from cadenza.engine.scratch import copy_workspace
+from cadenza.permission_rules import RuleSet
 from cadenza.providers.text_reply import read_text
 from cadenza.secrets import shown_redacted
 from tests.doubles import call, reply
@@ -118,6 +120,34 @@ async def test_a_change_the_person_is_asked_about_never_runs_in_a_copy(
     assert tried(editor.events).passed == [2, None]
     assert not marker.exists()
     assert not (ws / "conftest.py").exists()
+
+
+async def test_a_gated_change_a_rule_of_the_person_allows_is_tried(
+    tmp_path: Path, runner: str
+) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    project(ws)
+    both = reply(
+        create("notes.txt", "why\n", "c2"),
+        call("edit_file", "c2e", path="coins.py", old_string=WRONG, new_string=RIGHT),
+    )
+    provider = LanesProvider(
+        [edit(RAISE, WRONG, "e1"), (edit(WRONG, GREEDY, "c1"), both), reply(DONE)]
+    )
+    session, editor = make_session(
+        ws,
+        provider,
+        candidates=2,
+        test_command=runner,
+        gated_tools=frozenset({"run_command", "create_file"}),
+        loop={"checks": "off"},
+    )
+    session.rt.permissions.rules = RuleSet.parse(allow=["create_file"])
+    with anyio.fail_after(120):
+        await session.run()
+    assert tried(editor.events).passed == [2, 3]
+    assert (ws / "coins.py").read_text() == STUB + RIGHT
 
 
 async def test_no_candidates_when_the_person_reviews_each_change(
@@ -268,6 +298,8 @@ def test_a_tree_deeper_than_the_recursion_limit_is_copied(tmp_path: Path) -> Non
     finally:
         sys.setrecursionlimit(limit)
     assert (dest / deep.relative_to(ws) / "f.py").read_text() == "x = 1\n"
+    for tree in (ws, dest):  # not left to pytest's clean-up of the machine's old temp folders
+        shutil.rmtree(tree)
 
 
 async def test_a_cancelled_trial_leaves_no_copy_and_no_process(tmp_path: Path, runner: str) -> None:

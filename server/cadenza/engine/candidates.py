@@ -19,11 +19,11 @@ of the other replies is written anywhere but in their copies, which are removed.
 
 A reply that changes no file counts the last run's passes, without a run. One that cannot be
 judged (a change of it failed: an edit whose text is not found, or one that breaks the file's
-syntax under the syntax guard; it was cut; its request failed; no time was left) loses to
-every judged one; so does one with a change the person is asked about first (a gated tool: its
-trial would run the change unasked); when none could be judged, the first reply that came is
-kept. The person
-sees a ``CandidatesTried`` event: how many were asked for, which was kept, each one's passes.
+syntax under the syntax guard; it was cut; its request failed; no time was left) loses to every
+judged one; so does one with a change the person would be asked about first (a gated tool no
+rule or "always" answer allows: its trial would run the change unasked); when none could be
+judged, the first reply that came is kept. The person sees a ``CandidatesTried`` event: how
+many were asked for, which was kept, each one's passes.
 
 Bounded by the run's time budget: the requests and the runs are inside the step's bound (the
 step stops when the time is spent), a trial starts only with ``MIN_LEFT_S`` left, and each
@@ -194,7 +194,7 @@ class Candidates:
             return dataclasses.replace(before, changes=False)
         if any(c.name not in self.offered for c in changes):
             return Trial(passed=None, why="a change through a tool not offered")
-        if any(rt.permissions.needs_asking(c.name) for c in changes):
+        if not all(rt.permissions.runs_unasked(c) for c in changes):
             # Its test run would run a change the person has not allowed.
             return Trial(passed=None, why="a change that needs the person's leave")
         left = rt.clock.left_s

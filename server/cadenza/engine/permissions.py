@@ -34,6 +34,7 @@ import platformdirs
 from pydantic import BaseModel, ValidationError
 
 from cadenza.command_kinds import workspace_code
+from cadenza.messages import ToolCall
 from cadenza.permission_rules import Rule, RuleError, RuleSet, parse_rule, suggest_rule
 from cadenza.tools.base import ToolKind, ToolResult
 
@@ -309,6 +310,23 @@ class PermissionGate:
     def needs_asking(self, tool: str) -> bool:
         """Whether a call of ``tool`` goes through ``check`` (gated, or named by a deny rule)."""
         return tool in self.gated or any(rule.tool == tool for rule in self.rules.deny)
+
+    def runs_unasked(self, call: ToolCall) -> bool:
+        """Whether ``call`` would run without asking the person.
+
+        Not gated and named by no deny rule, or allowed by a rule (theirs, or an "always"
+        answer they gave).
+        """
+        if not self.needs_asking(call.name):
+            return True
+        request = PermissionRequest(
+            tool_call_id=call.id,
+            name=call.name,
+            title=call.name,
+            kind="other",
+            raw_input=call.arguments,
+        )
+        return self._ruled(request) == "allowed"
 
     def _ruled(self, request: PermissionRequest) -> Verdict | None:
         """The verdict the rules give (deny wins), or None: ask."""
