@@ -350,6 +350,20 @@ def test_a_long_line_before_a_fence_is_read_at_once() -> None:
     assert time.monotonic() - started < 1
 
 
+def test_fences_whose_nesting_never_closes_are_read_in_linear_time() -> None:
+    # Each "```a" opens a block whose nested reading (for a Markdown file's own code blocks)
+    # runs to the end of the reply; then the plain reading closes it at the next "```".
+    text = "x.md\n" + "```a\n```b\n```\n" * 4000
+    started = time.monotonic()
+    calls = read_text(text).calls
+    assert time.monotonic() - started < 2
+    assert len(calls) == 1  # the first block, for x.md; the others name no file
+    # A Markdown file with code blocks in it still reads as one block.
+    readme = "README.md\n````\n# R\n```python\nx = 1\n```\n````\n"
+    [whole] = read_text(readme).calls
+    assert "```python" in whole.arguments
+
+
 def test_a_formatter_style_copy_of_a_redacted_line_is_refused() -> None:
     old = "import os\nAPI_KEY = 'sk-abcdef0123456789abcdef'\nDB_PASSWORD=hunter2hunter2\n"
     # The model was shown API_KEY = '[redacted]' and wrote the file back in another style.

@@ -49,6 +49,10 @@ TOOL_BLOCK = "tool"
 """The name of a broken tool block's call when the block names no tool."""
 
 MAX_PATH_CHARS = 250
+NESTING_SCANS = 8
+"""A reply's nested fence readings scan at most this many times its lines in all: an opener
+whose nested reading runs to the end, repeated, made the reading quadratic (1,200 such
+blocks: 1.5 s)."""
 MAX_LINE_CHARS = 2 * MAX_PATH_CHARS
 """The longest line read as a path line (the path and its decoration). The note pattern
 backtracks on a long run of spaces: 16,000 of them held it for 10 s."""
@@ -124,10 +128,11 @@ def read_text(text: str, *, cut: bool = False, id_prefix: str = "text") -> Readi
     """Every call in ``text``, in order (``cut``: the text was cut by the token limit)."""
     reader = Reading(id_prefix=id_prefix)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    nesting = [NESTING_SCANS * len(lines)]
     i = 0
     while i < len(lines):
         if _FENCE.match(lines[i]):
-            fence = _read_fence(lines, i)
+            fence = _read_fence(lines, i, nesting)
             _take_fence(reader, lines, fence, cut=cut)
             i = fence.end
         elif _SEARCH.match(lines[i]):
@@ -157,19 +162,23 @@ def _section_end(lines: list[str], start: int) -> int:
     return i
 
 
-def _read_fence(lines: list[str], start: int) -> _Fence:
+def _read_fence(lines: list[str], start: int, nesting: list[int]) -> _Fence:
     """The fenced block opening at ``start`` (the opener matched ``_FENCE``).
 
     It closes at a line of only the same fence character, at least as long as the opener.
     Fences opened inside it (a line of the fence character with an info string, as a
     Markdown file's own code blocks) are matched first, so a whole ``README.md`` with code
     blocks in it reads as one block; if that leaves the block open, the plain CommonMark
-    reading (the first closing line closes it) is used.
+    reading (the first closing line closes it) is used. ``nesting`` holds the lines the
+    reply's nested readings may still scan (``NESTING_SCANS``); once spent, only the plain one.
     """
     opener = _FENCE.match(lines[start])
     assert opener is not None
     indent, fence, info = opener["indent"], opener["fence"], opener["info"].strip()
-    nested = _close(lines, start, fence, nesting=True)
+    nested = None
+    if nesting[0] > 0:
+        nested = _close(lines, start, fence, nesting=True)
+        nesting[0] -= (len(lines) if nested is None else nested) - start
     end = nested if nested is not None else _close(lines, start, fence, nesting=False)
     body = lines[start + 1 : end if end is not None else len(lines)]
     if indent:
