@@ -19,5 +19,5 @@ cat <<MSG
 install-vscode: the Cadenza extension is installed. Unless \`cadenza\` is on your PATH, add this
 to your VS Code *user* settings (Preferences: Open User Settings (JSON)), then reload the window:
 
-  "cadenza.server.command": ["$server", "serve"]
+  "cadenza.server.command": "$server"
 MSG
