@@ -12,6 +12,7 @@ from cadenza.engine.permissions import (
     PermissionStore,
     StoredRule,
 )
+from cadenza.messages import ToolCall
 from cadenza.permission_rules import RuleSet
 
 
@@ -116,3 +117,30 @@ def test_an_unreadable_remembered_rule_is_skipped(tmp_path: Path) -> None:
     data["allow"] = ["run_command:* nope", "run_command:pytest *"]
     rules.path.write_text(json.dumps(data))
     assert [r.text for r in rules.rules().allow] == ["delete_file", "run_command:pytest *"]
+
+
+async def test_runs_unasked_follows_the_rules_and_the_remembered_answers(tmp_path: Path) -> None:
+    # What a candidate's trial may run: the rules and "always" answers that settle a call in
+    # check() settle it here too, without asking anyone.
+    asker = Asker(PATTERN)
+    rules = RuleSet.parse(allow=["create_file"], deny=["run_command:rm *"])
+    gated = frozenset({"run_command", "delete_file", "create_file"})
+    gate = PermissionGate(asker, store=store(tmp_path), gated=gated, rules=rules)
+
+    def run(text: str) -> ToolCall:
+        return ToolCall(id="c1", name="run_command", arguments=json.dumps({"command": text}))
+
+    assert gate.runs_unasked(ToolCall(id="r1", name="read_file", arguments="{}"))  # not gated
+    assert gate.runs_unasked(ToolCall(id="n1", name="create_file", arguments="{}"))  # a rule
+    assert not gate.runs_unasked(run("pytest -q"))  # gated, nothing says yet
+    assert not gate.runs_unasked(ToolCall(id="d1", name="delete_file", arguments="{}"))
+
+    assert await gate.check(command("pytest -q")) == ("allowed", "allow_pattern")
+    assert gate.runs_unasked(run("pytest tests/a.py"))  # the remembered pattern
+    assert not gate.runs_unasked(run("make"))
+    assert not gate.runs_unasked(run("rm -rf build"))  # deny wins
+    assert not gate.runs_unasked(ToolCall(id="c2", name="run_command", arguments="not json"))
+
+    store(tmp_path).remember("delete_file", "allow")  # an "always" answer
+    assert gate.runs_unasked(ToolCall(id="d2", name="delete_file", arguments="{}"))
+    assert len(asker.asked) == 1  # only the check() above asked

@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from hashlib import sha256
 from pathlib import Path
@@ -62,6 +63,15 @@ DEFAULT_GATED = ("run_command", "delete_file", "browse_interactive")
 DEFAULT_TIMEOUT_S = 300.0
 
 
+def _as_object(raw: str) -> dict[str, object]:
+    """The JSON object ``raw`` holds ({} when it is not one)."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
 @dataclass(frozen=True, kw_only=True)
 class PermissionRequest:
     """What the person is asked about: one tool call (ACP ``ToolCallUpdate`` fields).
@@ -97,11 +107,7 @@ class PermissionRequest:
     @property
     def arguments(self) -> dict[str, object]:
         """The call's arguments as an object ({} when they are not one)."""
-        try:
-            value = json.loads(self.raw_input)
-        except ValueError:
-            return {}
-        return value if isinstance(value, dict) else {}
+        return _as_object(self.raw_input)
 
     @property
     def pattern_option_name(self) -> str | None:
@@ -319,19 +325,16 @@ class PermissionGate:
         """
         if not self.needs_asking(call.name):
             return True
-        request = PermissionRequest(
-            tool_call_id=call.id,
-            name=call.name,
-            title=call.name,
-            kind="other",
-            raw_input=call.arguments,
-        )
-        return self._ruled(request) == "allowed"
+        return self._ruled(call.name, _as_object(call.arguments)) == "allowed"
 
-    def _ruled(self, request: PermissionRequest) -> Verdict | None:
-        """The verdict the rules give (deny wins), or None: ask."""
+    def _ruled(self, name: str, arguments: Mapping[str, object]) -> Verdict | None:
+        """The verdict the rules give a call of ``name`` (deny wins), or None: ask.
+
+        The rules are the person's own and their remembered answers ("always", and
+        "Always allow … in this workspace"); the one place either settles a call unasked.
+        """
         rules = self.rules if self.store is None else self.rules | self.store.rules()
-        decision = rules.decide(request.name, request.arguments)
+        decision = rules.decide(name, arguments)
         if decision is None:
             return None
         return "allowed" if decision == "allow" else "rejected"
@@ -346,7 +349,7 @@ class PermissionGate:
             withdrawn) with None.
         """
         if not request.once_only:  # a protected path or a local address: asked every time
-            ruled = self._ruled(request)
+            ruled = self._ruled(request.name, request.arguments)
             if ruled is not None:
                 return ruled, "remembered"
             if request.name not in self.gated:  # named by a deny rule that did not fit
