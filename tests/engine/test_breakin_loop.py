@@ -167,9 +167,13 @@ async def test_no_candidates_when_the_person_reviews_each_change(
         ]
     )
     session, editor = make_session(
-        ws, provider, candidates=2, test_command=runner, loop={"checks": "off"}
+        ws,
+        provider,
+        candidates=2,
+        test_command=runner,
+        loop={"checks": "off"},
+        reviews_each_change=True,  # as the LSP face sets it under review mode "confirm"
     )
-    editor.review = "confirm"  # type: ignore[attr-defined]  # as the LSP face's editor has it
     with anyio.fail_after(120):
         await session.run()
     assert not any(isinstance(e, CandidatesTried) for e in editor.events)

@@ -7,6 +7,7 @@ clients that support annotations, and asks first with ``window/showMessageReques
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -168,6 +169,59 @@ async def test_review_argument_overrides_the_setting_and_is_validated(
         await editor.start("edit", review="sometimes")
     assert caught.value.code == -32602
     assert "review: Input should be 'auto' or 'confirm'" in caught.value.message
+
+
+CANDIDATE_TESTS = """\
+import sys
+
+from calc import double
+
+if double(3) != 6:
+    print("==== 1 failed in 0.01s ====")
+    sys.exit(1)
+print("==== 1 passed in 0.01s ====")
+"""
+
+
+@pytest.mark.parametrize(
+    ("setting", "argument", "tried"),
+    [(None, None, True), ("confirm", None, False), (None, "confirm", False)],
+)
+async def test_no_candidate_is_tried_when_the_person_reviews_each_change(
+    connect: Connect,
+    fake: FakeOpenAI,
+    workspace: Path,
+    setting: str | None,
+    argument: str | None,
+    tried: bool,
+) -> None:
+    """Under review mode ``confirm`` (the setting or the session's argument) a candidate
+    reply's trial would run code nobody reviewed: after failing tests the next step asks for
+    one reply, not several (under ``auto`` it asks for two and tries them)."""
+    (workspace / "calc.py").write_text("def double(x):\n    return x\n")
+    (workspace / "check_calc.py").write_text(CANDIDATE_TESTS)
+    editor = await connect(
+        caps=capabilities(change_annotations=True, request_permission=True),
+        init_options={"review": setting} if setting else None,
+        user_config={
+            "loop": {"candidates": 2, "test_feedback": True, "checks": "off"},
+            "checks": {"test": f"{sys.executable} -S check_calc.py"},
+        },
+    )
+    editor.autosave = True  # the tests read the disk
+    wrong = edit_call("calc.py", "return x", "return x + 1")
+    fix = edit_call("calc.py", "return x + 1", "return 2 * x")
+    fixes = [call("edit_file", fix, "c1"), call("edit_file", fix, "c2")]
+    fake.script(call("edit_file", wrong, "e1"), *fixes[: 2 if tried else 1])
+    extra = {"review": argument} if argument else {}
+    session_id = await editor.start("fix double", **extra)
+    end = await editor.wait_end(session_id, timeout=120.0)
+
+    assert (end["stopReason"], end["message"]) == ("end_turn", "The tests pass: 1 passed.")
+    candidates = [u for u in editor.updates[session_id] if u["sessionUpdate"] == "candidates"]
+    assert [u["tried"] for u in candidates] == ([2] if tried else [])
+    assert len(fake.requests) == (3 if tried else 2)
+    assert (workspace / "calc.py").read_text() == "def double(x):\n    return 2 * x\n"
 
 
 async def test_resource_operations_the_client_lacks_are_done_on_disk(

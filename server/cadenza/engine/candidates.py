@@ -4,18 +4,19 @@ When the tests failed on the session's current files (the run after the last cha
 holds), or the last reply's changes were all refused (a file the syntax guard would not write,
 an edit whose text is not found: a small model repeats such a reply from a context that holds
 it) with no passing run since, the workspace has a test command and the person allowed it for
-the session, and the person does not review each change before it applies (review mode
-``confirm``: a trial would run code nobody reviewed), a step asks
-for N replies at once instead of one: the step's own request, and N - 1 more that start afresh
-from the turn's beginning (the task and its files, without the attempts and failures since),
-sampled at ``CANDIDATE_TEMPERATURE``, each with its own seed (``ModelRequest.seed``) and lane
-(``ModelRequest.lane``: the embedded server gives each its own slot, so they are written side by
-side). Each reply's file changes are made in a scratch copy of the workspace and the tests run
-there (``engine.scratch``), one copy at a time. The reply whose run passes most tests is kept
-(ties: the shortest reply, then the earliest), and only it goes on, as the step's reply: into
-the history and through the normal path (the batch, the edit path with its versions, review,
-checkpoints and undo, the tests after the change, whose failures the model reads next). Nothing
-of the other replies is written anywhere but in their copies, which are removed.
+the session, and the person does not review each change before it applies
+(``SessionSettings.reviews_each_change``, the LSP face's review mode ``confirm``: a trial would
+run code nobody reviewed), a step asks for N replies at once instead of one: the step's own
+request, and N - 1 more that start afresh from the turn's beginning (the task and its files,
+without the attempts and failures since), sampled at ``CANDIDATE_TEMPERATURE``, each with its
+own seed (``ModelRequest.seed``) and lane (``ModelRequest.lane``: the embedded server gives each
+its own slot, so they are written side by side). Each reply's file changes are made in a scratch
+copy of the workspace and the tests run there (``engine.scratch``), one copy at a time. The
+reply whose run passes most tests is kept (ties: the shortest reply, then the earliest), and
+only it goes on, as the step's reply: into the history and through the normal path (the batch,
+the edit path with its versions, review, checkpoints and undo, the tests after the change, whose
+failures the model reads next). Nothing of the other replies is written anywhere but in their
+copies, which are removed.
 
 A reply that changes no file counts the last run's passes, without a run. One that cannot be
 judged (a change of it failed: an edit whose text is not found, or one that breaks the file's
@@ -104,7 +105,7 @@ class Candidates:
             return False
         if not rt.tests_allowed and rt.permissions.needs_asking("run_command"):
             return False
-        if reviews_each_change(rt):
+        if rt.settings.reviews_each_change:
             return False
         if rt.clock.left_s < 2 * MIN_LEFT_S:
             return False
@@ -227,14 +228,6 @@ class Candidates:
                 budget_s=rt.clock.budget_s,
             )
         )
-
-
-def reviews_each_change(rt: Runtime) -> bool:
-    """Whether the person reviews each change before it applies (the LSP face's ``confirm``).
-
-    A trial's test run would run the code of a change nobody reviewed, so candidates are off.
-    """
-    return getattr(rt.editor, "review", "auto") == "confirm"
 
 
 def refused_change(rt: Runtime) -> bool:

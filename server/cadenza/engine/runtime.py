@@ -68,6 +68,9 @@ class SessionSettings:
             None: no bound but ``max_steps``.
         trusted_folder: The person trusts the workspace folder (``host.trust``): the
             commands the agent runs may run the programs its git configuration names.
+        reviews_each_change: The person reviews each change before it is written (the LSP
+            face's review mode ``confirm``): no candidate reply is tried on a copy, since its
+            test run would run code nobody reviewed.
     """
 
     max_steps: int = 25
@@ -83,6 +86,7 @@ class SessionSettings:
     test_timeout_s: float = 120.0
     time_budget_s: float | None = None
     trusted_folder: bool = False
+    reviews_each_change: bool = False
 
 
 @dataclass(kw_only=True)

@@ -163,6 +163,7 @@ def build_session(
     tools: ToolRegistry,
     recorder: GuardedRecorder | None,
     checkpoint: SessionCheckpoint | None = None,
+    reviews_each_change: bool = False,
 ) -> tuple[Session, PermissionGate]:
     """The engine session of ``plan``, and the permission gate it asks through.
 
@@ -176,9 +177,12 @@ def build_session(
         checkpoint: Its checkpoint (``open_checkpoint``, also its editor's): the files its
             commands change are recorded there too, each command alone in the workspace
             (``host.workspace_lock``; None: not recorded, nothing locked).
+        reviews_each_change: The person reviews each change before it is written (the face
+            says; ``SessionSettings.reviews_each_change``).
     """
     settings = session_settings(config, plan.model)
     settings.trusted_folder = TrustStore().decision(plan.root) == "trusted"
+    settings.reviews_each_change = reviews_each_change
     gate = PermissionGate(
         editor,
         store=PermissionStore(plan.root),

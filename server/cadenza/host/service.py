@@ -85,11 +85,14 @@ class FaceParts(Generic[F]):
         editor: Its ``Editor`` port (documents, edits, questions, events).
         face: What the face keeps for it (the LSP face: its update publisher).
         warn: Tells the person of a problem that does not stop the session.
+        reviews_each_change: The person reviews each change before it is written
+            (``SessionSettings.reviews_each_change``; the LSP face's review mode ``confirm``).
     """
 
     editor: Editor
     face: F
     warn: Callable[[str], None]
+    reviews_each_change: bool = False
 
 
 MakeParts = Callable[[SessionPlan, SessionCheckpoint | None], FaceParts[F]]
@@ -182,6 +185,7 @@ class SessionService(Generic[F]):
             tools=tools(registry) if tools is not None else registry,
             recorder=recorder,
             checkpoint=checkpoint,
+            reviews_each_change=parts.reviews_each_change,
         )
         live = LiveSession(
             session=session,

@@ -136,14 +136,18 @@ class SessionManager:
         checkpoint: SessionCheckpoint | None,
         review: ReviewMode | None = None,
     ) -> FaceParts[SessionPublisher]:
-        """A session's LSP parts: its update publisher and its editor."""
+        """A session's LSP parts: its update publisher and its editor in its review mode."""
         publisher = SessionPublisher(
             self._server, session_id=plan.session_id, root=plan.root, model=plan.model
         )
-        editor = LspEditor(
-            self._server, publisher, review=review or self.config.review, checkpoint=checkpoint
+        mode = review or self.config.review
+        editor = LspEditor(self._server, publisher, review=mode, checkpoint=checkpoint)
+        return FaceParts(
+            editor=editor,
+            face=publisher,
+            warn=partial(_warn, publisher),
+            reviews_each_change=mode == "confirm",
         )
-        return FaceParts(editor=editor, face=publisher, warn=partial(_warn, publisher))
 
     def cancel(self, session_id: str) -> bool:
         """Cancel a running or waiting session; False when no such session is live."""
