@@ -22,10 +22,11 @@ import pytest
 from cadenza.engine.events import CandidatesTried, ToolCallFinished
 from cadenza.engine.permissions import PermissionAnswer
 from cadenza.engine.scratch import copy_workspace
+from cadenza.engine.session import Session
 from cadenza.permission_rules import RuleSet
 from cadenza.providers.text_reply import read_text
 from cadenza.secrets import shown_redacted
-from tests.doubles import call, reply
+from tests.doubles import MemoryEditor, call, reply
 from tests.engine.test_candidates import (
     DONE,
     GREEDY,
@@ -73,6 +74,32 @@ def runner(tmp_path: Path) -> str:
     return f"{sys.executable} -S -B {script}"
 
 
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    """The workspace: the coins project in ``tmp_path/ws``, so that ``tmp_path`` around it is
+    outside (where the probes leave their markers)."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    project(root)
+    return root
+
+
+def trial_session(
+    ws: Path, provider: LanesProvider, runner: str, *, candidates: int = 2, **settings: object
+) -> tuple[Session, MemoryEditor]:
+    """A session whose candidates are tried with ``runner``, the done checks off: the probes
+    judge the trials, not the claim."""
+    return make_session(
+        ws, provider, candidates=candidates, test_command=runner, loop={"checks": "off"}, **settings
+    )
+
+
+async def run(session: Session, timeout_s: float = 120) -> None:
+    """Run ``session`` to its end, failing the probe after ``timeout_s``."""
+    with anyio.fail_after(timeout_s):
+        await session.run()
+
+
 ALLOW = PermissionAnswer(outcome="selected", option="allow_once")
 REJECT = PermissionAnswer(outcome="selected", option="reject_once")
 
@@ -91,13 +118,10 @@ def tried(events: list[object]) -> CandidatesTried:
 
 
 async def test_a_change_the_person_is_asked_about_never_runs_in_a_copy(
-    tmp_path: Path, runner: str
+    tmp_path: Path, ws: Path, runner: str
 ) -> None:
     # create_file is gated: the person would be asked before the conftest.py exists. In a copy
     # nobody is asked, and the copy's pytest would load it: the trial must not run it.
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    project(ws)
     marker = tmp_path / "ran"
     sneaky = reply(
         create("conftest.py", marker_hook(marker), "c2"),
@@ -106,28 +130,17 @@ async def test_a_change_the_person_is_asked_about_never_runs_in_a_copy(
     provider = LanesProvider(
         [edit(RAISE, WRONG, "e1"), (edit(WRONG, GREEDY, "c1"), sneaky), (reply(DONE), reply(DONE))]
     )
-    session, editor = make_session(
-        ws,
-        provider,
-        candidates=2,
-        test_command=runner,
-        gated_tools=frozenset({"run_command", "create_file"}),
-        loop={"checks": "off"},
+    session, editor = trial_session(
+        ws, provider, runner, gated_tools=frozenset({"run_command", "create_file"})
     )
     editor.permissions = [ALLOW, REJECT]  # the tests for the session; then any create_file
-    with anyio.fail_after(120):
-        await session.run()
+    await run(session)
     assert tried(editor.events).passed == [2, None]
     assert not marker.exists()
     assert not (ws / "conftest.py").exists()
 
 
-async def test_a_gated_change_a_rule_of_the_person_allows_is_tried(
-    tmp_path: Path, runner: str
-) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    project(ws)
+async def test_a_gated_change_a_rule_of_the_person_allows_is_tried(ws: Path, runner: str) -> None:
     both = reply(
         create("notes.txt", "why\n", "c2"),
         call("edit_file", "c2e", path="coins.py", old_string=WRONG, new_string=RIGHT),
@@ -135,29 +148,20 @@ async def test_a_gated_change_a_rule_of_the_person_allows_is_tried(
     provider = LanesProvider(
         [edit(RAISE, WRONG, "e1"), (edit(WRONG, GREEDY, "c1"), both), reply(DONE)]
     )
-    session, editor = make_session(
-        ws,
-        provider,
-        candidates=2,
-        test_command=runner,
-        gated_tools=frozenset({"run_command", "create_file"}),
-        loop={"checks": "off"},
+    session, editor = trial_session(
+        ws, provider, runner, gated_tools=frozenset({"run_command", "create_file"})
     )
     session.rt.permissions.rules = RuleSet.parse(allow=["create_file"])
-    with anyio.fail_after(120):
-        await session.run()
+    await run(session)
     assert tried(editor.events).passed == [2, 3]
     assert (ws / "coins.py").read_text() == STUB + RIGHT
 
 
 async def test_no_candidates_when_the_person_reviews_each_change(
-    tmp_path: Path, runner: str
+    tmp_path: Path, ws: Path, runner: str
 ) -> None:
     # Review mode "confirm": the person sees each change before it applies. A trial would run
     # the code of a reply nobody reviewed.
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    project(ws)
     marker = tmp_path / "ran"
     provider = LanesProvider(
         [
@@ -166,25 +170,17 @@ async def test_no_candidates_when_the_person_reviews_each_change(
             (reply(DONE), reply(DONE)),
         ]
     )
-    session, editor = make_session(
-        ws,
-        provider,
-        candidates=2,
-        test_command=runner,
-        loop={"checks": "off"},
-        reviews_each_change=True,  # as the LSP face sets it under review mode "confirm"
-    )
-    with anyio.fail_after(120):
-        await session.run()
+    # As the LSP face sets it under review mode "confirm".
+    session, editor = trial_session(ws, provider, runner, reviews_each_change=True)
+    await run(session)
     assert not any(isinstance(e, CandidatesTried) for e in editor.events)
     assert not marker.exists()
 
 
-async def test_a_protected_file_is_not_written_in_a_copy(tmp_path: Path, runner: str) -> None:
+async def test_a_protected_file_is_not_written_in_a_copy(
+    tmp_path: Path, ws: Path, runner: str
+) -> None:
     # The repository's own test reports what a copy holds; a candidate writes cadenza.toml.
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    project(ws)
     seen = tmp_path / "seen"
     (ws / "test_spy.py").write_text(
         "import pathlib\n\n\ndef test_spy():\n"
@@ -203,18 +199,16 @@ async def test_a_protected_file_is_not_written_in_a_copy(tmp_path: Path, runner:
             (reply(DONE), reply(DONE), reply(DONE)),
         ]
     )
-    session, editor = make_session(ws, provider, test_command=runner, loop={"checks": "off"})
-    with anyio.fail_after(120):
-        await session.run()
+    session, editor = trial_session(ws, provider, runner, candidates=3)
+    await run(session)
     assert tried(editor.events).passed == [3, None, None]
     assert not seen.exists()
     assert not (ws / "cadenza.toml").exists()
 
 
-async def test_links_out_of_the_copy_write_nothing_outside(tmp_path: Path, runner: str) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    project(ws)
+async def test_links_out_of_the_copy_write_nothing_outside(
+    tmp_path: Path, ws: Path, runner: str
+) -> None:
     (ws / ".venv").mkdir()  # linked into each copy, not copied
     (ws / "pkgs").mkdir()
     (ws / "pkgs" / "pyvenv.cfg").write_text("home = /usr\n")  # a virtual environment: linked
@@ -241,11 +235,8 @@ async def test_links_out_of_the_copy_write_nothing_outside(tmp_path: Path, runne
         ]
     )
     before = {p for p in tmp_path.rglob("*") if "loop" not in p.parts}
-    session, editor = make_session(
-        ws, provider, candidates=len(lanes) + 1, test_command=runner, loop={"checks": "off"}
-    )
-    with anyio.fail_after(120):
-        await session.run()
+    session, editor = trial_session(ws, provider, runner, candidates=len(lanes) + 1)
+    await run(session)
     assert tried(editor.events).passed == [2] + [None] * len(lanes)
     after = {p for p in tmp_path.rglob("*") if "loop" not in p.parts}
     new = {p.relative_to(tmp_path).as_posix() for p in after - before}
@@ -306,10 +297,9 @@ def test_a_tree_deeper_than_the_recursion_limit_is_copied(tmp_path: Path) -> Non
         shutil.rmtree(tree)
 
 
-async def test_a_cancelled_trial_leaves_no_copy_and_no_process(tmp_path: Path, runner: str) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    project(ws)
+async def test_a_cancelled_trial_leaves_no_copy_and_no_process(
+    tmp_path: Path, ws: Path, runner: str
+) -> None:
     pid_file = tmp_path / "pid"
     hang = f"    import os, time\n    open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
     hang += "    time.sleep(600)\n" + RIGHT
@@ -386,11 +376,8 @@ TEXT_LOOP = {"edit": "text", "checks": "off", "test_feedback": False}
 
 
 async def test_fences_naming_paths_out_of_the_workspace_or_protected_write_nothing(
-    tmp_path: Path,
+    tmp_path: Path, ws: Path
 ) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    project(ws)
     (ws / ".git").mkdir()
     (ws / ".git" / "config").write_text("[core]\n")
     (ws / "out").symlink_to(tmp_path, target_is_directory=True)
@@ -411,8 +398,7 @@ async def test_fences_naming_paths_out_of_the_workspace_or_protected_write_nothi
         ws, provider, candidates=0, loop=TEXT_LOOP, gated_tools=frozenset()
     )
     editor.permissions = [REJECT]  # cadenza.toml is protected: asked, and refused
-    with anyio.fail_after(60):
-        await session.run()
+    await run(session, 60)
     results = [e.content for e in editor.events if isinstance(e, ToolCallFinished)]
     assert sum("outside the workspace" in r for r in results) == 3, results
     assert sum("version-control folder" in r for r in results) == 2, results
@@ -430,7 +416,6 @@ async def test_a_search_text_found_twice_changes_nothing(tmp_path: Path) -> None
     text = "twice.py\n```\n<<<<<<< SEARCH\nx = 1\n=======\nx = 3\n>>>>>>> REPLACE\n```\n"
     provider = LanesProvider([reply(content=text), reply(content="done")])
     session, editor = make_session(tmp_path, provider, candidates=0, loop=TEXT_LOOP)
-    with anyio.fail_after(60):
-        await session.run()
+    await run(session, 60)
     assert (tmp_path / "twice.py").read_text() == "x = 1\ny = 2\nx = 1\n"
     assert not editor.edits
