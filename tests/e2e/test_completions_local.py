@@ -148,7 +148,11 @@ async def test_a_burst_of_keystrokes_with_cancels_reaches_the_model_at_most_twic
         previous: int | None = None
         typed = "ret"
         sent: list[float] = []
+        # A keystroke sent after the previous request's answer arrived is a lone one by design
+        # (a model quicker than the typing answers each): it may reach the model too.
+        lone = 0
         for n in range(20):
+            lone += bool(futures) and futures[-1].done()
             text = SOURCE[:-1] + typed[: n % 3 + 1] + "\n"
             await client.notify(
                 "textDocument/didChange",
@@ -164,7 +168,7 @@ async def test_a_burst_of_keystrokes_with_cancels_reaches_the_model_at_most_twic
             )
             futures.append(future)
             sent.append(time.monotonic())
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(0.01)  # a fast burst: a held key, quicker than most answers
         sent_last = time.monotonic()
         last = await asyncio.wait_for(futures[-1], 120)
         last_s = time.monotonic() - sent_last
@@ -183,9 +187,10 @@ async def test_a_burst_of_keystrokes_with_cancels_reaches_the_model_at_most_twic
     pauses = sum(b - a > DEBOUNCE_S for a, b in itertools.pairwise(sent))
     print(
         f"burst of 20: {reached} model request(s), {pauses} pause(s) over "
-        f"{DEBOUNCE_S * 1000:.0f} ms; last answer {last_s * 1000:.0f} ms"
+        f"{DEBOUNCE_S * 1000:.0f} ms, {lone} sent after an answer; "
+        f"last answer {last_s * 1000:.0f} ms"
     )
-    assert reached <= 2 + pauses
+    assert reached <= 2 + pauses + lone
 
 
 async def test_a_task_on_one_slot_leaves_the_other_slots_cache(fim_server: LlamaServer) -> None:
