@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--yes",
         action="store_true",
         help="never prompt: apply every change without asking, decline questions and permission "
-        "prompts (gated tools such as run_command do not run)",
+        "prompts (gated tools such as run_command do not run, except what --allow rules allow)",
     )
     run.add_argument(
         "--max-steps",

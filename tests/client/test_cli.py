@@ -138,6 +138,7 @@ def test_missing_workspace_is_a_clear_error(tmp_path: Path, env: dict[str, str])
     done = run(tmp_path / "nope", env, "--model", "openai/test", "x")
     assert done.returncode == 1
     assert "is not a folder" in done.stderr
+    assert "permissions:" not in done.stdout + done.stderr  # the error comes first, alone
 
 
 def test_step_bound_exits_3(ws: Path, env: dict[str, str], fake: FakeOpenAI) -> None:

@@ -103,6 +103,11 @@ def run_main(args: argparse.Namespace) -> int:
     if problem := usage_problem(args):
         errors.print(f"cadenza {args.command}: error: {problem}", markup=False, soft_wrap=True)
         return EXIT_USAGE
+    if not Path(args.workspace).is_dir():  # said before the header, and before a server starts
+        errors.print(
+            f"error: the workspace {args.workspace} is not a folder", markup=False, soft_wrap=True
+        )
+        return EXIT_ERROR
     # With --output json, stdout carries the report alone: the display goes to stderr.
     console = errors if json_output else Console(highlight=False)
     interactive = not args.yes and sys.stdin.isatty()
