@@ -22,7 +22,7 @@ from cadenza.engine.candidates import SEEDS_PER_STEP, Candidates, choose, fresh_
 from cadenza.engine.events import Activity, CandidatesTried, ModelReplied
 from cadenza.engine.scratch import Trial
 from cadenza.engine.session import Session, SessionSettings
-from cadenza.engine.testsuite import PYTEST_ARGS, SuiteRun
+from cadenza.engine.testsuite import PYTEST_ARGS, SuiteRun, is_test_file
 from cadenza.engine.variants import LOCAL_LOOP
 from cadenza.lsp.updates import session_update
 from cadenza.messages import AssistantMessage, AssistantReply, SystemMessage, UserMessage
@@ -213,6 +213,53 @@ async def test_a_candidate_that_breaks_syntax_loses_even_unguarded(tmp_path: Pat
     assert (tried.kept, tried.passed) == (2, [0, 2])
     assert "(target // 2" not in (tmp_path / "coins.py").read_text()
     assert all("(target // 2" not in e.new_text for e in editor.edits)
+
+
+async def test_a_candidate_that_rewrites_the_tests_is_not_judged_by_them(tmp_path: Path) -> None:
+    # Reply 1 keeps the wrong code and makes the tests expect it: all 3 would pass.
+    project(tmp_path)
+    gamed = TESTS.replace("== 1", "== 5").replace("== 3", "== 6")
+    rewrite = call("edit_file", "c1t", path="test_coins.py", old_string=TESTS, new_string=gamed)
+    provider = LanesProvider(
+        [
+            edit(RAISE, WRONG, "e1"),
+            (reply(rewrite), edit(WRONG, GREEDY, "c2")),
+            (reply(DONE), reply(DONE)),  # 2 of 3 pass: candidates again, both done
+        ]
+    )
+    session, editor = make_session(tmp_path, provider, candidates=2, loop={"checks": "off"})
+    with anyio.fail_after(240):
+        await session.run()
+    tried = next(e for e in editor.events if isinstance(e, CandidatesTried))
+    assert (tried.kept, tried.passed) == (2, [None, 2])
+    assert (tmp_path / "test_coins.py").read_text() == TESTS
+    assert (tmp_path / "coins.py").read_text() == STUB + GREEDY
+
+
+@pytest.mark.parametrize(
+    ("path", "judges"),
+    [
+        ("test_coins.py", True),
+        ("coins_test.py", True),
+        ("tests/helpers.py", True),
+        ("pkg/test/data.json", True),
+        ("src/__tests__/view.js", True),
+        ("web/view.test.tsx", True),
+        ("web/view.spec.js", True),
+        ("server_test.go", True),
+        ("conftest.py", True),
+        ("pyproject.toml", True),
+        ("package.json", True),
+        ("jest.config.js", True),
+        ("coins.py", False),
+        ("testing.py", False),
+        ("contest.py", False),
+        ("web/test.js", False),
+        ("latest/coins.py", False),
+    ],
+)
+def test_what_counts_as_the_tests(path: str, judges: bool) -> None:
+    assert is_test_file(Path(path)) is judges
 
 
 async def test_a_change_the_syntax_guard_refused_asks_for_candidates(tmp_path: Path) -> None:

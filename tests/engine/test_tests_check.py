@@ -100,6 +100,20 @@ async def test_passing_tests_accept_the_claim(tmp_path: Path) -> None:
     assert not (tmp_path / ".pytest_cache").exists()
 
 
+async def test_passing_tests_the_session_rewrote_are_said_so(tmp_path: Path) -> None:
+    project(tmp_path)
+    weaker = call(
+        "edit_file", path="test_calc.py", old_string="double(3) == 6", new_string="double(3) == 3"
+    )
+    provider = ScriptedProvider([reply(weaker), reply(DONE)])
+    session, editor = make_session(tmp_path, provider)
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    [check] = suite_checks(editor)
+    assert check.status == "passed"
+    assert check.detail.endswith("; this session changed the tests themselves: test_calc.py")
+
+
 async def test_failing_tests_refuse_then_the_fix_is_accepted(tmp_path: Path) -> None:
     project(tmp_path)
     provider = ScriptedProvider([reply(WRONG), reply(DONE), reply(FIX), reply(DONE)])

@@ -58,6 +58,7 @@ from cadenza.engine.leftovers import find_uses
 from cadenza.engine.project_tests import run_tests
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.test_feedback import last_run_still_holds
+from cadenza.engine.testsuite import is_test_file
 from cadenza.engine.variants import ALL_EDIT_TOOLS, Checks
 from cadenza.messages import AssistantMessage, ToolCall
 from cadenza.tools.base import ToolContext
@@ -348,6 +349,8 @@ class DoneChecks:
         failed = ran.status == "failed"
         if failed and not acted:
             detail = f"nothing was changed in this session and {detail}"
+        if changed := changed_tests(self.rt):  # passing tests the session rewrote prove less
+            detail += f"; this session changed the tests themselves: {', '.join(changed)}"
         return [
             CheckOutcome(
                 name="tests",
@@ -358,6 +361,15 @@ class DoneChecks:
                 nudge=f"{detail}\n{FIX_TESTS}" if failed and not ran.timed_out else "",
             )
         ]
+
+
+def changed_tests(rt: Runtime) -> list[str]:
+    """Workspace-relative names of the tests (``is_test_file``) the session wrote."""
+    roots = (rt.root, rt.root.resolve())  # the tools write resolved paths
+    names = {
+        path.relative_to(root) for path in rt.written for root in roots if path.is_relative_to(root)
+    }
+    return sorted(str(name) for name in names if is_test_file(name))
 
 
 def _status(outcome: CheckOutcome) -> Literal["passed", "failed", "skipped"]:

@@ -12,7 +12,9 @@ Nothing is written to the workspace, and nothing runs in it.
 Only regular files, folders and symbolic links (as links) are copied: a FIFO, a socket or a
 device is left out (reading one would block, or never end). A change to a protected path
 (``tools.protected``) is refused in the copy as it would be asked in the workspace: nobody is
-there to consent, and the copy's test run would act on it.
+there to consent, and the copy's test run would act on it. So is a change to a test, or to
+what says which tests run (``testsuite.is_test_file``): the tests judge the candidate, and a
+reply that rewrote them would judge itself.
 
 Bounds: a workspace of more than ``MAX_FILES`` files and folders or ``MAX_BYTES`` bytes is not
 copied (``TooLarge``): candidates are then not tried.
@@ -33,7 +35,7 @@ from cadenza.engine.project_tests import judge_output
 from cadenza.engine.protected import touched_paths
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.test_report import read_report
-from cadenza.engine.testsuite import SuiteCommand
+from cadenza.engine.testsuite import SuiteCommand, is_test_file
 from cadenza.messages import ToolCall
 from cadenza.tools.base import ToolContext, ToolResult
 from cadenza.tools.change import FileChangeTool
@@ -98,7 +100,22 @@ class ScratchHost:
                     reason=f"it is a protected file ({reason}); not tried on a copy",
                     refused_by="cadenza",
                 )
+            if self._judges(path):
+                return EditOutcome(
+                    applied=False,
+                    reason="it changes the tests that judge it; not tried on a copy",
+                    refused_by="cadenza",
+                )
         return await anyio.to_thread.run_sync(apply_on_disk, edit)
+
+    def _judges(self, path: Path) -> bool:
+        """Whether ``path`` (resolved, as a link to it would write it) is one of the tests."""
+        root = self.root.resolve()
+        try:
+            resolved = path.resolve(strict=False)
+        except (RuntimeError, OSError):  # a link loop: nothing can be written there anyway
+            return False
+        return resolved.is_relative_to(root) and is_test_file(resolved.relative_to(root))
 
     async def ask_user(self, question: str) -> str | None:
         """Nobody to ask in a trial."""

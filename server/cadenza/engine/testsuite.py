@@ -39,6 +39,12 @@ NPM_PLACEHOLDER = "no test specified"
 """What ``npm init`` puts in the test script: not a test suite."""
 
 TEST_FOLDERS = ("tests", "test")
+TEST_SETTINGS = frozenset(
+    {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "package.json"}
+)
+"""Files that say which tests run and how (a test script, pytest's options and plugins)."""
+TEST_SUFFIXES = ("_test.py", "_test.go")
+SCRIPT_EXTENSIONS = frozenset({"js", "jsx", "ts", "tsx", "mjs", "cjs"})
 MAX_CONFIG_BYTES = 1_000_000
 """A project file read for detection larger than this counts as absent."""
 
@@ -118,6 +124,24 @@ def _uses_pytest(root: Path) -> bool:
         return True
     folders = [root, *(root / name for name in TEST_FOLDERS)]
     return any(_has_test_files(folder) for folder in folders if folder.is_dir())
+
+
+def is_test_file(relative: Path) -> bool:
+    """Whether a workspace-relative path is a test, or says which tests run and how.
+
+    By the conventions of the detected runners: a ``tests/``, ``test/`` or ``__tests__/``
+    folder, ``test_*.py``, ``*_test.py``, ``*_test.go``, ``*.test.js`` / ``*.spec.ts`` and
+    their kin, and the files of ``TEST_SETTINGS`` (``jest.config.*``, ``vitest.config.*`` too).
+    """
+    name = relative.name
+    if any(part in (*TEST_FOLDERS, "__tests__") for part in relative.parts[:-1]):
+        return True
+    if name in TEST_SETTINGS or name.split(".")[0] in ("jest", "vitest"):
+        return True
+    if (name.startswith("test_") and name.endswith(".py")) or name.endswith(TEST_SUFFIXES):
+        return True
+    parts = name.split(".")
+    return len(parts) >= 3 and parts[-2] in ("test", "spec") and parts[-1] in SCRIPT_EXTENSIONS
 
 
 def _has_test_files(folder: Path) -> bool:
