@@ -202,6 +202,34 @@ def test_code_names_and_the_files_that_use_them(tmp_path: Path) -> None:
     ]
 
 
+def test_the_modules_a_named_file_imports_are_its_subject(tmp_path: Path) -> None:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_prices.py").write_text(
+        "import os\nfrom prices import apply_discount\nfrom . import helpers\n"
+    )
+    (tmp_path / "tests" / "helpers.py").write_text("")
+    (tmp_path / "prices.py").write_text("def apply_discount(p, d):\n    return p\n")
+    (tmp_path / "unrelated.py").write_text("")
+    (tmp_path / "web").mkdir()
+    (tmp_path / "web" / "view.test.js").write_text(
+        "const { chunk } = require('./chunk');\nimport x from '../lib/nowhere';\n"
+    )
+    (tmp_path / "web" / "chunk.js").write_text("module.exports = {}\n")
+    (tmp_path / "broken.py").write_text("from prices import (\n")
+    task = "The tests in tests/test_prices.py fail; fix the code."
+    assert task_files(tmp_path, task) == ["tests/test_prices.py"]  # text edit format only
+    assert task_files(tmp_path, task, by_code_name=True) == [
+        "tests/test_prices.py",
+        "prices.py",
+        "tests/helpers.py",
+    ]
+    assert task_files(tmp_path, "fix web/view.test.js", by_code_name=True) == [
+        "web/view.test.js",
+        "web/chunk.js",
+    ]
+    assert task_files(tmp_path, "fix broken.py", by_code_name=True) == ["broken.py"]
+
+
 def test_named_files_are_whole_words() -> None:
     names = ["util.py", "myutil.py", "pkg/main.py", "README.md"]
     assert named_files("Fix util.py and pkg/main.py.", names) == ["util.py", "pkg/main.py"]

@@ -5,13 +5,17 @@ the text already in the conversation, as ``read_file`` would show it, the first 
 the edit. Which files: the open document the client sent, then workspace files whose relative
 path or file name appears in the task as a whole word (a lookup in the workspace listing, not
 a reading of the task's meaning); under the text edit format, whose model cannot edit a file
-it was not shown, also the files that use a name of code the task holds (``calc_total``).
+it was not shown, also the workspace modules those files import (a test file's subject: "the
+tests in tests/test_prices.py fail" is about ``prices.py``) and the files that use a name of
+code the task holds (``calc_total``).
 """
 
 from __future__ import annotations
 
+import ast
+import posixpath
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from cadenza.engine.overview import workspace_files
 from cadenza.messages import UserMessage
@@ -112,6 +116,72 @@ def files_using(root: Path, names: list[str], files: list[str]) -> list[str]:
     return found
 
 
+_JS_IMPORT = re.compile(
+    r"""(?:\bfrom\s*|\brequire\s*\(\s*|\bimport\s*\(?\s*)['"](\.{1,2}/[^'"]+)['"]"""
+)
+_JS_EXTENSIONS = ("", ".js", ".mjs", ".cjs", ".ts", ".jsx", ".tsx", "/index.js", "/index.ts")
+
+
+def imported_files(root: Path, names: list[str], known: set[str]) -> list[str]:
+    """The workspace files (of ``known``) that the files ``names`` import, in order.
+
+    Python's ``import a.b`` / ``from a.b import c`` / ``from . import c`` (read with ``ast``,
+    looked up beside the importing file and from the root) and JavaScript's relative
+    ``import``/``require`` specifiers. A file that does not parse, or is too large, gives none.
+    """
+    found: list[str] = []
+    for name in names:
+        path = root / name
+        try:
+            if not path.is_file() or path.stat().st_size > MAX_SCANNED_BYTES:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        folder = PurePosixPath(name).parent
+        if name.endswith(".py"):
+            candidates = _python_imports(text, folder)
+        else:
+            candidates = [
+                posixpath.normpath(str(folder / spec)) + ext
+                for spec in _JS_IMPORT.findall(text)
+                for ext in _JS_EXTENSIONS
+            ]
+        for candidate in candidates:
+            if candidate in known and candidate not in found and candidate not in names:
+                found.append(candidate)
+    return found
+
+
+def _python_imports(text: str, folder: PurePosixPath) -> list[str]:
+    """Where the modules ``text`` imports could be, relative to the root (most likely first)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return []
+    modules: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules += [(0, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            modules += [(node.level, base)] if base else []
+            modules += [(node.level, f"{base}.{a.name}".strip(".")) for a in node.names]
+    places: list[str] = []
+    for level, module in modules:
+        relative = module.replace(".", "/")
+        if level == 0:  # absolute: beside the importing file (a flat test folder), or the root
+            starts = [folder, PurePosixPath(".")]
+        elif level - 1 <= len(folder.parts):
+            starts = [PurePosixPath(*folder.parts[: len(folder.parts) - (level - 1)])]
+        else:
+            continue  # above the root
+        for start in starts:
+            stem = posixpath.normpath(str(start / relative))
+            places += [f"{stem}.py", f"{stem}/__init__.py"]
+    return places
+
+
 def task_files(
     root: Path, task: str, open_document: Path | None = None, *, by_code_name: bool = False
 ) -> list[str]:
@@ -128,6 +198,7 @@ def task_files(
     files, _ = workspace_files(root, limit=MAX_SCANNED_FILES)
     paths = named_files(task, files)
     if by_code_name:
+        paths += imported_files(root, paths, set(files))
         paths += [f for f in files_using(root, code_names(task), files) if f not in paths]
     if open_document is not None:
         try:
