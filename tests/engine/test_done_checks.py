@@ -241,6 +241,17 @@ async def test_find_uses_skips_excluded_big_and_binary_files(tmp_path: Path) -> 
     assert (await find_uses(tmp_path, editor, "calc_total")).where == {"b.py": [3]}
 
 
+async def test_python_comments_and_strings_are_no_use_of_a_renamed_name(tmp_path: Path) -> None:
+    (tmp_path / "health.py").write_text(
+        'import net\n\n\ndef probe(url):\n    """A quick check: short timeout."""\n'
+        "    # the timeout is short\n    return net.fetch(url, timeout_s=2)\n"
+    )
+    (tmp_path / "late.py").write_text('def show(timeout):\n    return f"took {timeout} s"\n')
+    (tmp_path / "notes.md").write_text("the timeout is short\n")  # not Python: plain words
+    uses = await find_uses(tmp_path, MemoryEditor(), "timeout")
+    assert uses.where == {"late.py": [1, 2], "notes.md": [1]}
+
+
 async def test_a_command_that_ran_counts_as_a_possible_change(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     command = call("run_command", command="sed -i s/1/2/ a.py")

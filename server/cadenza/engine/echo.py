@@ -9,8 +9,10 @@ says how to finish.
 from __future__ import annotations
 
 import difflib
+import io
 import keyword
 import re
+import tokenize
 
 from cadenza.engine.variants import finish_hint
 from cadenza.textio import changed_span
@@ -19,6 +21,8 @@ from cadenza.tools.textfile import lines_with_ends
 from cadenza.types import Ending
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
+_FIELD = re.compile(r"\{[^{}]*\}")
+"""An f-string's replacement field (one level: nested fields are rare in renamed code)."""
 MAX_RENAME_SPAN = 4_000
 """Characters of changed text looked at for a rename (a larger change is no rename)."""
 MAX_LEFTOVER_LINES = 8
@@ -148,10 +152,38 @@ def renamed(old: str, new: str) -> tuple[str, str] | None:
     return a, b
 
 
-def leftover_lines(name: str, text: str) -> list[int]:
-    """1-based lines of ``text`` that still use the identifier ``name`` as a whole word."""
+def leftover_lines(name: str, text: str, *, python: bool = False) -> list[int]:
+    """1-based lines of ``text`` that still use the identifier ``name`` as a whole word.
+
+    In Python source (``python``), only code counts, as a language server's rename sees it: a
+    comment or a string ("a short timeout" in a docstring) is no use of the name, while an
+    f-string's replacement field is. Source that does not tokenize is read as plain text.
+    """
     pattern = re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
+    if python:
+        try:
+            return _code_lines(name, text, pattern)
+        except (tokenize.TokenError, SyntaxError):
+            pass
     return [i for i, line in enumerate(lines_with_ends(text), 1) if pattern.search(line)]
+
+
+def _code_lines(name: str, text: str, pattern: re.Pattern[str]) -> list[int]:
+    """The lines where Python's tokens use ``name``: a name token, or an f-string's field."""
+    lines: set[int] = set()
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.NAME and token.string == name:
+            lines.add(token.start[0])
+        elif token.type == tokenize.STRING and "f" in _prefix(token.string).lower():
+            for field in _FIELD.finditer(token.string):
+                if pattern.search(field.group()):
+                    lines.add(token.start[0] + token.string.count("\n", 0, field.start()))
+    return sorted(lines)
+
+
+def _prefix(literal: str) -> str:
+    """A string literal's prefix letters (``rf`` of ``rf"..."``)."""
+    return literal[: len(literal) - len(literal.lstrip("rRbBuUfF"))]
 
 
 def leftover_places(where: dict[str, list[int]]) -> str:
