@@ -215,6 +215,28 @@ async def test_a_candidate_that_breaks_syntax_loses_even_unguarded(tmp_path: Pat
     assert all("(target // 2" not in e.new_text for e in editor.edits)
 
 
+async def test_tests_that_failed_a_claim_of_done_ask_for_candidates(tmp_path: Path) -> None:
+    # The tests run only at the claim: its failed run judges the next step's replies.
+    project(tmp_path)
+    provider = LanesProvider(
+        [
+            edit(RAISE, WRONG, "e1"),
+            reply(DONE),  # 1 of 3 pass: refused
+            (edit(WRONG, GREEDY, "c1"), edit(WRONG, RIGHT, "c2")),
+            reply(DONE),
+        ]
+    )
+    session, editor = make_session(  # the test command allowed by a rule (--allow)
+        tmp_path, provider, candidates=2, loop={"test_feedback": False}, gated_tools=frozenset()
+    )
+    with anyio.fail_after(240):
+        outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    tried = next(e for e in editor.events if isinstance(e, CandidatesTried))
+    assert (tried.kept, tried.passed) == (2, [2, 3])
+    assert (tmp_path / "coins.py").read_text() == STUB + RIGHT
+
+
 async def test_a_candidate_that_rewrites_the_tests_is_not_judged_by_them(tmp_path: Path) -> None:
     # Reply 1 keeps the wrong code and makes the tests expect it: all 3 would pass.
     project(tmp_path)

@@ -57,7 +57,7 @@ from cadenza.engine.events import CheckRan
 from cadenza.engine.leftovers import find_uses
 from cadenza.engine.project_tests import run_tests
 from cadenza.engine.runtime import Runtime
-from cadenza.engine.test_feedback import last_run_still_holds
+from cadenza.engine.test_feedback import last_run_still_holds, tested_state
 from cadenza.engine.testsuite import is_test_file
 from cadenza.engine.variants import ALL_EDIT_TOOLS, Checks
 from cadenza.messages import AssistantMessage, ToolCall
@@ -342,6 +342,8 @@ class DoneChecks:
         ran = held or await run_tests(self.rt, self.ctx)
         if ran is None:
             return []
+        if held is None and ran.status != "skipped":  # the next step's candidates judge by it
+            self.rt.tests_ran_on, self.rt.tests_last = tested_state(self.rt), ran
         acted = done.acted
         detail = ran.detail
         if held is not None:
