@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from cadenza.permission_rules import (
@@ -88,10 +91,24 @@ def test_parse_refuses_with_a_reason(text: str, why: str) -> None:
         "pytest '*'",
         "python3 -m pytest -q --tb=short",  # the form of Cadenza's own test runs
         "python -m pytest",
+        ".venv/bin/python -m pytest -q",  # the workspace's own environment
     ],
 )
 def test_star_allows_any_further_arguments(command: str) -> None:
     assert allowed("run_command:pytest *", command)
+
+
+def test_a_python_in_a_folder_of_the_path_runs_a_test_runner(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An activated virtual environment: Cadenza runs the tests with its Python's full path.
+    monkeypatch.setenv("PATH", f"{tmp_path / 'venv' / 'bin'}{os.pathsep}/usr/bin")
+    python = tmp_path / "venv" / "bin" / "python"
+    assert allowed("run_command:pytest *", f"{python} -m pytest -q")
+    assert not allowed("run_command:pytest *", f"{tmp_path / 'other' / 'python'} -m pytest -q")
+    # Another module by a path is not the module: the program may be any file.
+    assert not allowed("run_command:json.tool *", f"{python} -m json.tool x")
+    assert not allowed("run_command:json.tool *", ".venv/bin/python -m json.tool x")
 
 
 @pytest.mark.parametrize(
@@ -102,6 +119,7 @@ def test_star_allows_any_further_arguments(command: str) -> None:
         "./pytest",
         "/tmp/evil/pytest -q",
         "/tmp/evil/python -m pytest",
+        "../python -m pytest",
         "python -m pytest_evil",
         "python -c pytest",
         "echo pytest",

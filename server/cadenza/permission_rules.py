@@ -4,7 +4,10 @@ A rule names a tool, and for ``run_command`` optionally a command pattern. The p
 split into words as a POSIX shell would (``shlex``), and a command matches when its words
 begin with the pattern's words, exactly: ``pytest *`` matches ``pytest``, ``pytest -q`` and
 ``pytest tests/a.py`` (and ``python3 -m pytest -q``: a module run by a Python on the PATH
-counts as the module), never ``pytestx`` or ``./pytest``. ``*`` may only
+counts as the module; a test runner's module, which runs the workspace's code anyway, also by
+the workspace's own Python, ``.venv/bin/python -m pytest``, or a Python given by a path in a
+folder of the PATH: the forms Cadenza's own test runs take with a virtual environment), never
+``pytestx``, ``./pytest`` or ``/tmp/x/python -m pytest``. ``*`` may only
 be the last word, meaning "any further arguments"; a pattern without it matches that exact
 command only. Nothing is ever matched as a substring, nor as a file pattern: a rule's words may
 not hold ``*``, ``?`` or ``[`` (a rule that does is refused with the reason).
@@ -100,18 +103,32 @@ class Rule:
         """Whether a simple command's ``words`` fit the pattern (exactly, word by word).
 
         ``python -m MODULE …`` (a Python found on the PATH, not a path) fits as ``MODULE …``:
-        ``pytest *`` covers ``python3 -m pytest -q``, the form Cadenza's own test runs take.
+        ``pytest *`` covers ``python3 -m pytest -q``. A test runner's module fits so also by a
+        relative path (``.venv/bin/python -m pytest``: the workspace's own environment, whose
+        code the tests run anyway) or by a path in a folder of the PATH (an activated virtual
+        environment); another module by a path does not (``./python -m json.tool`` may be any
+        program the workspace holds).
         """
         if self.words is None:
             return True
-        if python_module(words) and "/" not in words[0] and self._fits(words[2:]):
-            return True
+        if python_module(words) and self._fits(words[2:]):
+            program = words[0]
+            if "/" not in program or (is_test_runner(words) and _on_path_or_relative(program)):
+                return True
         return self._fits(words)
 
     def _fits(self, words: tuple[str, ...]) -> bool:
         if self.any_arguments:
             return words[: len(self.words or ())] == self.words
         return words == self.words
+
+
+def _on_path_or_relative(program: str) -> bool:
+    """Whether a program given by a path is relative, or lies in a folder of the PATH."""
+    if not os.path.isabs(program):
+        return not program.startswith("..")
+    folders = {os.path.normpath(f) for f in os.environ.get("PATH", "").split(os.pathsep) if f}
+    return os.path.normpath(os.path.dirname(program)) in folders
 
 
 def parse_rule(text: str) -> Rule:
