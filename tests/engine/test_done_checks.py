@@ -263,6 +263,19 @@ async def test_a_command_that_ran_counts_as_a_possible_change(tmp_path: Path) ->
     assert changed.status == "passed" and "a command ran" in changed.detail
 
 
+async def test_writing_a_file_back_unchanged_is_no_change(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x = 1\n")
+    same = call("write_file", path="a.py", content="x = 1\n")
+    provider = ScriptedProvider([reply(same), reply(DONE), reply(same), *[reply(DONE)] * 3])
+    loop = TOOL_LOOP.replace(edit="write_file")
+    session, editor = make_session(tmp_path, provider, loop, task="Set x to 2 in a.py.")
+    outcome = await session.run()
+    assert outcome.stop_reason == "failed"
+    changed = [c for c in checks(editor) if c.name == "changed"]
+    assert changed and all(c.status == "failed" for c in changed)
+    assert not any("a command ran" in c.detail for c in changed)
+
+
 async def test_a_refused_claim_at_the_movement_s_step_bound_ends_failed(tmp_path: Path) -> None:
     from cadenza.engine.workflows import Movement, Workflow
 

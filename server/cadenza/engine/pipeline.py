@@ -330,7 +330,8 @@ class CallPipeline:
         command, an MCP tool) drops every cached result.
         """
         if not result.edits:
-            if not prepared.tool.read_only:
+            # An edit tool that made no edit (the file already had that text) changed nothing.
+            if not prepared.tool.read_only and prepared.tool.kind != "edit":
                 self.rt.cache.invalidate_all()
                 self.rt.commands_ran += 0 if result.is_error else 1
                 self.rt.tests_ran_on = None  # it may have changed what the tests read
