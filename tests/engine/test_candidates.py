@@ -226,8 +226,8 @@ async def test_tests_that_failed_a_claim_of_done_ask_for_candidates(tmp_path: Pa
             reply(DONE),
         ]
     )
-    session, editor = make_session(  # the test command allowed by a rule (--allow)
-        tmp_path, provider, candidates=2, loop={"test_feedback": False}, gated_tools=frozenset()
+    session, editor = make_session(  # the person allows the claim's run: for the session
+        tmp_path, provider, candidates=2, loop={"test_feedback": False}
     )
     with anyio.fail_after(240):
         outcome = await session.run()

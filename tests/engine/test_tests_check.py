@@ -42,8 +42,9 @@ WRONG = call(
 RIGHT = call("edit_file", path="calc.py", old_string="return x", new_string="return 2 * x")
 FIX = call("edit_file", path="calc.py", old_string="return x + 1", new_string="return 2 * x")
 DONE = call("complete", status="done", summary="double fixed")
-CLAIM_ONLY = TOOL_LOOP.replace(test_feedback=False)
-"""The local loop with the tests run at the claim only (these tests are about that check)."""
+CLAIM_ONLY = TOOL_LOOP.replace(test_feedback=False, candidates=0)
+"""The local loop with the tests run at the claim only, one reply a step (these tests are about
+that check)."""
 
 
 def project(root: Path) -> None:
@@ -128,8 +129,11 @@ async def test_failing_tests_refuse_then_the_fix_is_accepted(tmp_path: Path) -> 
         ("failed", True),
         ("passed", False),
     ]
-    ids = [a.tool_call_id for a in editor.asked]
-    assert ids == ["check-tests", "check-tests-2"]  # each run its own call, ids unique
+    # Asked once: the prompt says the command runs again in the session. Each run is its own
+    # call, with a unique id.
+    assert [a.tool_call_id for a in editor.asked] == ["check-tests"]
+    started = [e.tool_call_id for e in editor.events if isinstance(e, ToolCallStarted)]
+    assert [i for i in started if i.startswith("check-tests")] == ["check-tests", "check-tests-2"]
 
 
 async def test_tests_that_keep_failing_end_the_session_failed(tmp_path: Path) -> None:

@@ -63,7 +63,10 @@ Purpose = Literal["done", "change"]
 """Why the tests run: a claim of done (the done check), or a change (``test_feedback``)."""
 
 TITLES: dict[Purpose, tuple[str, str]] = {
-    "done": ("Checking the tests", "Run the project's tests before accepting done"),
+    "done": (
+        "Checking the tests",
+        "Run the project's tests before accepting done, and again when needed in this session",
+    ),
     "change": ("Running the tests after the change", "Run the project's tests after each change"),
 }
 """The tool call's title and the permission prompt's, per purpose."""
@@ -120,7 +123,7 @@ async def run_tests(
         rt.tests_declined = denied
         _finished(rt, call.id, f"not run: {denied}", failed=True)
         return SuiteRun(status="skipped", detail=f"the tests were not run: {denied}")
-    rt.tests_allowed |= purpose == "change"
+    rt.tests_allowed = True  # either prompt says the command runs again in the session
     try:
         result = await _run_apart(rt, prepared, ctx)
     except BaseException:
