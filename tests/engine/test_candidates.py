@@ -237,6 +237,28 @@ async def test_tests_that_failed_a_claim_of_done_ask_for_candidates(tmp_path: Pa
     assert (tmp_path / "coins.py").read_text() == STUB + RIGHT
 
 
+async def test_a_file_written_back_unchanged_is_no_change_in_a_tie(tmp_path: Path) -> None:
+    project(tmp_path)
+
+    def write(body: str, call_id: str) -> AssistantReply:
+        return reply(call("write_file", call_id, path="coins.py", content=STUB + body))
+
+    provider = LanesProvider(
+        [
+            write(WRONG, "w1"),  # 1 of 3 pass
+            (write(WRONG, "c1"), write("    return target // 2  # halves\n", "c2")),
+            (reply(DONE), reply(DONE)),
+        ]
+    )
+    loop = {"edit": "write_file", "checks": "off"}
+    session, editor = make_session(tmp_path, provider, candidates=2, loop=loop)
+    with anyio.fail_after(240):
+        await session.run()
+    tried = next(e for e in editor.events if isinstance(e, CandidatesTried))
+    # Both pass 1; the one that wrote the file back as it was changed nothing: the other wins.
+    assert (tried.kept, tried.passed) == (2, [1, 1])
+
+
 async def test_a_candidate_that_rewrites_the_tests_is_not_judged_by_them(tmp_path: Path) -> None:
     # Reply 1 keeps the wrong code and makes the tests expect it: all 3 would pass.
     project(tmp_path)

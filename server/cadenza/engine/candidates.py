@@ -18,7 +18,8 @@ the edit path with its versions, review, checkpoints and undo, the tests after t
 failures the model reads next). Nothing of the other replies is written anywhere but in their
 copies, which are removed.
 
-A reply that changes no file counts the last run's passes, without a run. One that cannot be
+A reply that changes no file (or writes files back with their own text) counts the last
+run's passes, without a run. One that cannot be
 judged (a change of it failed: an edit whose text is not found, or one that breaks the file's
 syntax under the syntax guard; it was cut; its request failed; no time was left) loses to every
 judged one; so does one with a change the person would be asked about first (a gated tool no
@@ -47,6 +48,7 @@ from cadenza.engine.request import complete_reply, is_cut
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.scratch import (
     COUNTED,
+    ScratchHost,
     TooLarge,
     Trial,
     copy_workspace,
@@ -209,6 +211,8 @@ class Candidates:
             failed = await make_changes(rt, ctx, changes)
             if failed:
                 return Trial(passed=None, why=failed)
+            if isinstance(ctx.host, ScratchHost) and not ctx.host.applied:
+                return dataclasses.replace(before, changes=False)  # files written back as they were
             bound = min(rt.settings.test_timeout_s, rt.clock.left_s)
             passed, total = await run_suite(ctx, rt, suite, bound)
             return Trial(passed=passed, total=total)

@@ -85,6 +85,8 @@ class ScratchHost:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.applied = 0
+        """Edits written to the copy (a file written back with its own text makes none)."""
 
     def open_document(self, path: Path) -> DocumentSnapshot | None:
         """No editor buffer: tools read the copy's disk."""
@@ -106,7 +108,9 @@ class ScratchHost:
                     reason="it changes the tests that judge it; not tried on a copy",
                     refused_by="cadenza",
                 )
-        return await anyio.to_thread.run_sync(apply_on_disk, edit)
+        outcome = await anyio.to_thread.run_sync(apply_on_disk, edit)
+        self.applied += outcome.applied
+        return outcome
 
     def _judges(self, path: Path) -> bool:
         """Whether ``path`` (resolved, as a link to it would write it) is one of the tests."""
