@@ -276,6 +276,20 @@ async def test_writing_a_file_back_unchanged_is_no_change(tmp_path: Path) -> Non
     assert not any("a command ran" in c.detail for c in changed)
 
 
+async def test_a_write_refused_as_unseen_goes_through_when_sent_again(tmp_path: Path) -> None:
+    # The refusal shows the file: the same write is then no repeat, and it is made.
+    (tmp_path / "a.py").write_text("x = 1\n")
+    write = reply(content="a.py\n```python\nx = 2\n```\n")  # code as text
+    provider = ScriptedProvider([write, write, reply(content="x is 2 now.")])
+    loop = LOCAL_LOOP.replace(prime=False, checks="off")
+    session, _ = make_session(tmp_path, provider, loop, task="Set x to 2.")
+    outcome = await session.run()
+    first, second = [m.content for m in session.messages if isinstance(m, ToolMessage)][:2]
+    assert "had not shown its text" in first and second.startswith("overwrote a.py")
+    assert outcome.stop_reason == "end_turn"
+    assert (tmp_path / "a.py").read_text() == "x = 2\n"
+
+
 async def test_a_refused_claim_at_the_movement_s_step_bound_ends_failed(tmp_path: Path) -> None:
     from cadenza.engine.workflows import Movement, Workflow
 

@@ -240,10 +240,15 @@ class CallPipeline:
 
         A repeated call on a file, folder or search whose answer may differ since (the person
         edited it, a command created a file, another process wrote it) is not "stuck": the
-        stuck detector compares these.
+        stuck detector compares these. Nor is an edit after the conversation was shown more
+        files: a whole-file write refused as unseen shows the file, and the same write then
+        succeeds.
         """
         stamp = prepared.stamp
-        return () if stamp is None else (stamp.state,)
+        state: tuple[object, ...] = () if stamp is None else (stamp.state,)
+        if prepared.tool.kind == "edit" and self.ctx.shown is not None:
+            state += (len(self.ctx.shown),)
+        return state
 
     async def _dispatch(self, call: ToolCall, prepared: PreparedCall) -> ToolResult:
         """Cache routing, then execution, then invalidation after edits."""
