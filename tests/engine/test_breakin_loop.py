@@ -37,6 +37,7 @@ from tests.engine.test_candidates import (
     LanesProvider,
     edit,
     make_session,
+    own_temp_folder,  # noqa: F401  # the fixture, autouse here too
     project,
     scratch_folders,
 )

@@ -130,6 +130,15 @@ def make_session(
     return session, editor
 
 
+@pytest.fixture(autouse=True)
+def own_temp_folder(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The candidates' copies of this test in a folder of its own: another worker's copies
+    (tests run in parallel) are not counted as left behind by this one."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("scratch")))
+
+
 def scratch_folders() -> set[str]:
     return {p.name for p in Path(tempfile.gettempdir()).glob("cadenza-candidate-*")}
 
