@@ -124,11 +124,18 @@ class Rule:
 
 
 def _on_path_or_relative(program: str) -> bool:
-    """Whether a program given by a path is relative, or lies in a folder of the PATH."""
+    """Whether a program given by a path stays below its folder, or lies in one of the PATH.
+
+    No ``..`` or ``.`` part and no ``~`` (the shell expands it): the path is judged as
+    written, not as symbolic links would lead it.
+    """
+    parts = program.split("/")
+    if program.startswith("~") or any(part in ("..", ".") for part in parts[1:]) or ".." in parts:
+        return False
     if not os.path.isabs(program):
-        return not program.startswith("..")
+        return True
     folders = {os.path.normpath(f) for f in os.environ.get("PATH", "").split(os.pathsep) if f}
-    return os.path.normpath(os.path.dirname(program)) in folders
+    return os.path.dirname(program) in folders
 
 
 def parse_rule(text: str) -> Rule:

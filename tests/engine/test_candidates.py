@@ -402,7 +402,7 @@ async def test_no_candidates_without_failed_tests_permission_or_time(tmp_path: P
     rt.tests_ran_on = test_feedback.tested_state(rt)
     rt.tests_last = SuiteRun(status="failed", detail="", output="1 failed")
     assert not candidates.ready()  # the person has not allowed the test command
-    rt.tests_allowed = True
+    rt.tests_allowed = PYTEST
     assert candidates.ready()
     now = [0.0]
     rt.clock = RunClock(budget_s=25.0, now=lambda: now[0])

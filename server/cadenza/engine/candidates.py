@@ -105,13 +105,12 @@ class Candidates:
         failed = last is not None and last.status == "failed"
         if not failed and not (refused_change(rt) and (last is None or last.status != "passed")):
             return False
-        if not rt.tests_allowed and rt.permissions.needs_asking("run_command"):
+        suite = suite_command(rt.root, rt.settings.test_command)
+        if suite is None:
             return False
-        if rt.settings.reviews_each_change:
+        if rt.tests_allowed != suite.command and rt.permissions.needs_asking("run_command"):
             return False
-        if rt.clock.left_s < 2 * MIN_LEFT_S:
-            return False
-        return suite_command(rt.root, rt.settings.test_command) is not None
+        return not rt.settings.reviews_each_change and rt.clock.left_s >= 2 * MIN_LEFT_S
 
     async def pick(self, request: ModelRequest) -> AssistantReply:
         """Ask for the candidates of ``request``, try them, and return the one kept.

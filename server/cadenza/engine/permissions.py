@@ -327,6 +327,10 @@ class PermissionGate:
             return True
         return self._ruled(call.name, _as_object(call.arguments)) == "allowed"
 
+    def denies(self, call: ToolCall) -> bool:
+        """Whether a deny rule (or a remembered "never") refuses ``call``."""
+        return self._ruled(call.name, _as_object(call.arguments)) == "rejected"
+
     def _ruled(self, name: str, arguments: Mapping[str, object]) -> Verdict | None:
         """The verdict the rules give a call of ``name`` (deny wins), or None: ask.
 

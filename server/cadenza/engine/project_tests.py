@@ -118,12 +118,13 @@ async def run_tests(
             raw_input=arguments,
         )
     )
-    denied = "" if rt.tests_allowed else await _ask(rt, prepared, ask_title)
+    allowed = rt.tests_allowed == suite.command and not rt.permissions.denies(call)
+    denied = "" if allowed else await _ask(rt, prepared, ask_title)
     if denied:
         rt.tests_declined = denied
         _finished(rt, call.id, f"not run: {denied}", failed=True)
         return SuiteRun(status="skipped", detail=f"the tests were not run: {denied}")
-    rt.tests_allowed = True  # either prompt says the command runs again in the session
+    rt.tests_allowed = suite.command  # either prompt says it runs again in the session
     try:
         result = await _run_apart(rt, prepared, ctx)
     except BaseException:

@@ -134,9 +134,9 @@ class Runtime:
     tests_declined: str = ""
     """Why the done check ``tests`` may not run its command (the person did not allow it):
     it is not asked again in the session."""
-    tests_allowed: bool = False
-    """The person allowed the test command to run after each change in this session
-    (``engine.test_feedback``): it is not asked again."""
+    tests_allowed: str = ""
+    """The test command the person allowed for the session ("" none): that command is not
+    asked about again; another one (the workspace changed what is detected) is."""
     tests_ran_on: tuple[tuple[str, str], ...] | None = None
     """The changed files' texts the tests last ran on after a change (None once a command
     ran since): the same state is not run twice, and the done check takes that run."""
