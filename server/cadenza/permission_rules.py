@@ -130,7 +130,7 @@ def _on_path_or_relative(program: str) -> bool:
     written, not as symbolic links would lead it.
     """
     parts = program.split("/")
-    if program.startswith("~") or any(part in ("..", ".") for part in parts[1:]) or ".." in parts:
+    if program.startswith("~") or parts[0] == ".." or {".", ".."} & set(parts[1:]):
         return False
     if not os.path.isabs(program):
         return True

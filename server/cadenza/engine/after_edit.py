@@ -11,7 +11,7 @@ the session's files and task.
 from __future__ import annotations
 
 from cadenza.engine.echo import edit_echo, leftover_lines, leftover_note
-from cadenza.engine.leftovers import PYTHON_SUFFIXES, find_uses, task_rename
+from cadenza.engine.leftovers import find_uses, task_rename
 from cadenza.engine.runtime import Runtime
 from cadenza.messages import UserMessage
 from cadenza.tools.host import FileEdit
@@ -50,8 +50,7 @@ async def edit_notes(
     if rename is not None and closing:
         uses = await find_uses(rt.root, rt.editor, rename[0])
         # The edited file as this edit left it (an editor's buffer may not have caught up).
-        python = edit.path.suffix in PYTHON_SUFFIXES
-        where = {name: leftover_lines(rename[0], edit.new_text, python=python)}
+        where = {name: leftover_lines(rename[0], edit.new_text, suffix=edit.path.suffix)}
         where.update((path, lines) for path, lines in uses.where.items() if path != name)
         where = {path: lines for path, lines in where.items() if lines}
         if where:

@@ -21,6 +21,8 @@ from cadenza.tools.textfile import lines_with_ends
 from cadenza.types import Ending
 
 _WORD = re.compile(r"[A-Za-z_]\w*")
+PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
+"""Files whose comments and strings are no use of a name (``leftover_lines``)."""
 _FIELD = re.compile(r"\{[^{}]*\}")
 """An f-string's replacement field (one level: nested fields are rare in renamed code)."""
 MAX_RENAME_SPAN = 4_000
@@ -152,15 +154,16 @@ def renamed(old: str, new: str) -> tuple[str, str] | None:
     return a, b
 
 
-def leftover_lines(name: str, text: str, *, python: bool = False) -> list[int]:
+def leftover_lines(name: str, text: str, *, suffix: str = "") -> list[int]:
     """1-based lines of ``text`` that still use the identifier ``name`` as a whole word.
 
-    In Python source (``python``), only code counts, as a language server's rename sees it: a
-    comment or a string ("a short timeout" in a docstring) is no use of the name, while an
-    f-string's replacement field is. Source that does not tokenize is read as plain text.
+    In Python source (a file whose ``suffix`` is in ``PYTHON_SUFFIXES``), only code counts,
+    as a language server's rename sees it: a comment or a string ("a short timeout" in a
+    docstring) is no use of the name, while an f-string's replacement field is. Source that
+    does not tokenize is read as plain text.
     """
     pattern = re.compile(rf"(?<![\w]){re.escape(name)}(?![\w])")
-    if python:
+    if suffix in PYTHON_SUFFIXES:
         try:
             return _code_lines(name, text, pattern)
         except (tokenize.TokenError, SyntaxError):

@@ -28,8 +28,6 @@ from cadenza.workspace_files import WorkspaceFileError, read_workspace_file
 MAX_FILES = 5_000
 MAX_FILE_BYTES = 1_000_000
 MAX_TOTAL_BYTES = 50_000_000
-PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
-"""Files whose comments and strings are no use of a name (``echo.leftover_lines``)."""
 SCAN_DEADLINE_S = 120.0
 """A scan that takes longer (a stuck disk) is given up: ``Uses.complete`` is False."""
 
@@ -89,7 +87,7 @@ def _scan(root: Path, name: str) -> tuple[dict[Path, list[int]], list[Path], boo
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             continue
-        if lines := leftover_lines(name, text, python=path.suffix in PYTHON_SUFFIXES):
+        if lines := leftover_lines(name, text, suffix=path.suffix):
             where[path] = lines
     return where, seen, True
 
@@ -111,7 +109,7 @@ async def find_uses(root: Path, host: ToolHost, name: str) -> Uses:
         if buffer is None:
             continue
         found.pop(path, None)
-        if lines := leftover_lines(name, buffer.text, python=path.suffix in PYTHON_SUFFIXES):
+        if lines := leftover_lines(name, buffer.text, suffix=path.suffix):
             found[path] = lines
     where = {relative_name(root, p): found[p] for p in sorted(found)}
     return Uses(where=where, files=len(seen), complete=complete)
