@@ -211,6 +211,25 @@ async def test_claiming_done_again_with_nothing_changed_runs_the_tests(tmp_path:
     assert "AssertionError: 3" in refusal
 
 
+async def test_edits_that_keep_failing_still_bring_the_failures(tmp_path: Path) -> None:
+    """An edit that never applies, then claims of done: told once that nothing changed, the
+    next claim runs the tests too, so the model reads what fails, not only that nothing changed
+    (a fresh user's "the tests fail, fix the bug" ended that way, the tests never run)."""
+    project(tmp_path)
+    stale = call("edit_file", path="calc.py", old_string="return y", new_string="return 2 * y")
+    provider = ScriptedProvider(
+        [reply(stale), reply(DONE), reply(DONE), reply(DONE), reply(RIGHT), reply(DONE)]
+    )
+    session, editor = make_session(tmp_path, provider)
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    assert [(c.status, c.refused) for c in suite_checks(editor)] == [
+        ("failed", True),
+        ("passed", False),
+    ]
+    assert any("nothing was changed" in r and "AssertionError: 3" in r for r in results(session))
+
+
 async def test_a_question_is_answered_after_the_tests_were_shown_once(tmp_path: Path) -> None:
     """With nothing changed a failing test was failing before the session: shown once, then a
     third claim (an answer to a question) stands."""

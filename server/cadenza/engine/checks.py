@@ -308,9 +308,12 @@ class DoneChecks:
 
         When the cheaper checks do not refuse it, and something was done (``_done``), or the
         model claims done again after it was told that nothing changed (a stub left untouched
-        fails its tests: the model must see that).
+        fails its tests: the model must see that, even when its edits keep failing, since the
+        failures say what to change).
         """
-        if not self.edit_tool or any(self._blocks(o) for o in outcomes):
+        if not self.edit_tool:
+            return False
+        if any(self._blocks(o) for o in outcomes if o.name != "changed"):
             return False
         if done.acted:
             return True
