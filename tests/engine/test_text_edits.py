@@ -100,6 +100,17 @@ async def test_the_blocks_are_shown_on_a_file_of_the_workspace(tmp_path: Path) -
     session, _, provider = make(tmp_path, [text("Nothing to do.")], task="fix report.py")
     await session.run()
     assert provider.requests[0].example_file == ("report.py", "python")
+    # Code before its tests: the model writes to the example's path.
+    (tmp_path / "test_report.py").write_text("from report import calc_total\n")
+    task = "the tests in test_report.py fail"
+    session, _, provider = make(tmp_path, [text("Nothing to do.")], task=task)
+    await session.run()
+    assert provider.requests[0].example_file == ("report.py", "python")
+    # Only tests in play: a test is the example.
+    (tmp_path / "test_alone.py").write_text("def test_one():\n    assert True\n")
+    session, _, provider = make(tmp_path, [text("Nothing to do.")], task="fix test_alone.py")
+    await session.run()
+    assert provider.requests[0].example_file == ("test_alone.py", "python")
 
 
 async def test_a_whole_file_block_creates_a_file(tmp_path: Path) -> None:

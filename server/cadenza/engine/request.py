@@ -20,11 +20,13 @@ shown if it was not streamed, the history, the context's token count.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from cadenza.engine.budget import files_in_play, reply_tokens
 from cadenza.engine.events import AgentMessageChunk, ContractRepaired, ModelReplied
 from cadenza.engine.reply_watch import ReplyWatch
 from cadenza.engine.runtime import Runtime
+from cadenza.engine.testsuite import is_test_file
 from cadenza.messages import AssistantReply, ToolMessage, ToolSpec, UserMessage
 from cadenza.providers.base import ModelRequest, TextSink, ToolChoice
 from cadenza.providers.text_reply import parse_text_reply
@@ -119,11 +121,14 @@ def model_request(rt: Runtime, tools: list[ToolSpec]) -> ModelRequest:
 def example_file(rt: Runtime) -> tuple[str, str] | None:
     """The file the text format's instructions show in their blocks, and its fence tag.
 
-    The first file the task is about, else the first the model was shown whole, else the
-    workspace's first file: a small model writes its blocks to the example's path, so it is
-    a real one.
+    The first file the task is about that is not a test (else the first), else the first the
+    model was shown whole, else the workspace's first file: a small model writes its blocks to
+    the example's path, so it is a real one, and the code rather than its tests (given
+    "the tests in test_stats.py fail", the 1.5B model wrote test_stats.py back unchanged,
+    claim after claim, while the bug was in stats.py).
     """
-    name = next(iter(rt.task_files), None)
+    code = (f for f in rt.task_files if not is_test_file(Path(f)))
+    name = next(code, None) or next(iter(rt.task_files), None)
     if name is None and rt.shown:
         name = relative_name(rt.root, min(rt.shown))
     if name is None:
