@@ -276,7 +276,7 @@ class DoneChecks:
             outcomes.append(changed_check(done, self.edit_tool, tried))
         if self.rt.written and (level == "all" or done.changed):
             outcomes += await self._diagnostics()
-        if self._tests_due(outcomes, done):
+        if self._tests_due(outcomes, done, level):
             outcomes += await self._tests(done)
         return outcomes
 
@@ -303,21 +303,26 @@ class DoneChecks:
         """Whether a failed check refuses the claim (one shown once does not again)."""
         return not outcome.passed and (outcome.must_pass or outcome.name not in self._shown)
 
-    def _tests_due(self, outcomes: list[CheckOutcome], done: Done) -> bool:
+    def _tests_due(self, outcomes: list[CheckOutcome], done: Done, level: Checks) -> bool:
         """Whether this claim runs the tests.
 
-        When the cheaper checks do not refuse it, and something was done (``_done``), or the
-        model claims done again after it was told that nothing changed (a stub left untouched
-        fails its tests: the model must see that, even when its edits keep failing, since the
-        failures say what to change).
+        When no check refuses it (under ``all``, ``changed`` refusing edits that changed
+        nothing aside: a change was meant, the failures say which, and candidates may follow)
+        and something was done (``_done``). With nothing done, once: then, or when the model
+        claims done again after it was told that nothing changed (a stub left untouched fails
+        its tests: the model must see that).
         """
         if not self.edit_tool:
             return False
-        if any(self._blocks(o) for o in outcomes if o.name != "changed"):
+        blocking = [o for o in outcomes if self._blocks(o)]
+        meant = level == "all" and all(o.name == "changed" and o.must_pass for o in blocking)
+        if blocking and not meant:
             return False
         if done.acted:
             return True
-        return "changed" in self._shown and "tests" not in self._shown  # nothing new to test
+        if "tests" in self._shown:
+            return False  # nothing new to test
+        return bool(blocking) or "changed" in self._shown
 
     async def _diagnostics(self) -> list[CheckOutcome]:
         """The ``diagnostics`` check, when a language server serves the changed files."""
