@@ -288,6 +288,9 @@ def test_detection_of_pytest_config_npm_and_go(tmp_path: Path) -> None:
         ("pyproject.toml", "[tool.pytest.ini_options]\naddopts = '-q'\n"),
         ("setup.cfg", "[tool:pytest]\n"),
         ("tox.ini", "[pytest]\n"),
+        ("pytest.toml", ""),  # pytest 9's own file: read even empty
+        (".pytest.toml", ""),
+        (".pytest.ini", ""),
     ]:
         folder = tmp_path / name
         folder.mkdir()

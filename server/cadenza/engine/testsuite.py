@@ -3,8 +3,9 @@
 ``[checks] test`` in ``cadenza.toml`` names it; unset, it is detected from the workspace's
 files, first match wins:
 
-- pytest: ``pytest.ini``, ``[tool.pytest...]`` in ``pyproject.toml``, ``[tool:pytest]`` in
-  ``setup.cfg``, ``[pytest]`` in ``tox.ini``, ``conftest.py``, or ``test_*.py`` /
+- pytest: ``pytest.ini``, ``pytest.toml`` (or either with a leading dot), ``[tool.pytest...]``
+  in ``pyproject.toml``, ``[tool:pytest]`` in ``setup.cfg``, ``[pytest]`` in ``tox.ini``,
+  ``conftest.py``, or ``test_*.py`` /
   ``*_test.py`` files at the root or in ``tests/`` / ``test/``. It runs with the workspace's
   own virtual environment (``.venv``, ``venv``) when it has one, else with the interpreter of
   ``pytest`` on PATH, else ``python3``, always as ``python -m pytest`` (the root on
@@ -39,10 +40,20 @@ NPM_PLACEHOLDER = "no test specified"
 """What ``npm init`` puts in the test script: not a test suite."""
 
 TEST_FOLDERS = ("tests", "test")
+PYTEST_FILES = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "conftest.py")
+"""Files that make pytest the runner by being there (pytest reads each, even empty)."""
 TEST_SETTINGS = frozenset(
-    {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "package.json"}
+    {
+        *PYTEST_FILES,
+        *("setup.cfg", "pyproject.toml", "tox.ini", "tox.toml", "noxfile.py", "pyvenv.cfg"),
+        *("package.json", ".npmrc", "go.mod", "go.work"),
+    }
 )
-"""Files that say which tests run and how (a test script, pytest's options and plugins)."""
+"""Files that say which tests run and how (a test script, pytest's options and plugins, the
+interpreter's packages, npm's script shell, Go's module versions)."""
+RUNNER_SETTINGS = ("jest", "vitest", "vite.config", "mocharc", "babel.config", "babelrc")
+"""How the JavaScript runners' settings are named, leading dot aside (``jest.config.ts``,
+``vitest.workspace.js``, ``.mocharc.yml``): vite's and babel's say how the tests are loaded."""
 TEST_SUFFIXES = ("_test.py", "_test.go")
 SCRIPT_EXTENSIONS = frozenset({"js", "jsx", "ts", "tsx", "mjs", "cjs"})
 MAX_CONFIG_BYTES = 1_000_000
@@ -115,7 +126,7 @@ def _pytest_python() -> str:
 
 def _uses_pytest(root: Path) -> bool:
     """Whether the workspace's files say it has pytest tests."""
-    if (root / "pytest.ini").is_file() or (root / "conftest.py").is_file():
+    if any((root / name).is_file() for name in PYTEST_FILES):
         return True
     tool = _toml(root, "pyproject.toml").get("tool")
     if isinstance(tool, dict) and "pytest" in tool:
@@ -131,12 +142,13 @@ def is_test_file(relative: Path) -> bool:
 
     By the conventions of the detected runners: a ``tests/``, ``test/`` or ``__tests__/``
     folder, ``test_*.py``, ``*_test.py``, ``*_test.go``, ``*.test.js`` / ``*.spec.ts`` and
-    their kin, and the files of ``TEST_SETTINGS`` (``jest.config.*``, ``vitest.config.*`` too).
+    their kin, and the files of ``TEST_SETTINGS`` and ``RUNNER_SETTINGS``.
     """
     name = relative.name
     if any(part in (*TEST_FOLDERS, "__tests__") for part in relative.parts[:-1]):
         return True
-    if name in TEST_SETTINGS or name.split(".")[0] in ("jest", "vitest"):
+    bare = name.removeprefix(".")
+    if name in TEST_SETTINGS or any(bare == s or bare.startswith(f"{s}.") for s in RUNNER_SETTINGS):
         return True
     if (name.startswith("test_") and name.endswith(".py")) or name.endswith(TEST_SUFFIXES):
         return True
