@@ -3,7 +3,8 @@ try them: candidate replies tried on copies of the workspace (a scripted model, 
 in real processes), and the text edit format (fenced blocks read from a reply).
 
 The test command is a small runner that speaks pytest's summary line (``RUNNER``): pytest's
-own start-up costs a second and more per run, and these probes run several.
+own start-up costs a second and more per run, and these probes run several. The probe of files
+that stand in for pytest runs pytest itself.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from tests.doubles import MemoryEditor, call, reply
 from tests.engine.test_candidates import (
     DONE,
     GREEDY,
+    PYTEST,
     RAISE,
     RIGHT,
     STUB,
@@ -205,6 +207,39 @@ async def test_a_protected_file_is_not_written_in_a_copy(
     assert tried(editor.events).passed == [3, None, None]
     assert not seen.exists()
     assert not (ws / "cadenza.toml").exists()
+
+
+async def test_a_reply_that_stands_in_for_pytest_is_not_judged_by_it(
+    tmp_path: Path, ws: Path
+) -> None:
+    # Real `python -m pytest` runs: with the root first on sys.path, each of these files is
+    # imported instead of pytest's own code (or loads as its plugin) and "passes" coins.py as is.
+    marker = tmp_path / "ran"
+    fake = f"open({str(marker)!r}, 'w').write('ran')\nprint('3 passed')\nraise SystemExit(0)\n"
+    plugin = "[pytest11]\nevil = evilplug\n"
+    lanes = (
+        reply(create("pytest.py", fake, "c2")),
+        reply(create("_pytest/__init__.py", fake, "c3")),
+        reply(create("argparse.py", fake, "c4")),  # the standard library's, imported by pytest
+        reply(
+            create("evilplug.py", fake, "c5"),
+            create("evil-1.0.dist-info/METADATA", "Name: evil\nVersion: 1.0\n", "c5m"),
+            create("evil-1.0.dist-info/entry_points.txt", plugin, "c5e"),
+        ),
+    )
+    provider = LanesProvider(
+        [
+            edit(RAISE, WRONG, "e1"),
+            (edit(WRONG, GREEDY, "c1"), *lanes),
+            tuple(reply(DONE) for _ in range(len(lanes) + 1)),
+        ]
+    )
+    session, editor = trial_session(ws, provider, PYTEST, candidates=len(lanes) + 1)
+    await run(session, timeout_s=240)
+    assert tried(editor.events).passed == [2] + [None] * len(lanes)
+    assert not marker.exists()
+    assert (ws / "coins.py").read_text() == STUB + GREEDY
+    assert not {"pytest.py", "_pytest", "argparse.py", "evilplug.py"} & set(os.listdir(ws))
 
 
 async def test_links_out_of_the_copy_write_nothing_outside(

@@ -115,6 +115,19 @@ async def test_passing_tests_the_session_rewrote_are_said_so(tmp_path: Path) -> 
     assert check.detail.endswith("; this session changed the tests themselves: test_calc.py")
 
 
+async def test_passing_tests_the_session_made_the_runner_say_are_said_so(
+    tmp_path: Path,
+) -> None:
+    # A root pytest.py is what `python -m pytest` imports: the run "passes" with calc.py wrong.
+    project(tmp_path)
+    fake = call("create_file", path="pytest.py", content="print('1 passed')\n")
+    provider = ScriptedProvider([reply(fake), reply(DONE)])
+    session, editor = make_session(tmp_path, provider, command=PYTEST)
+    await session.run()
+    [check] = suite_checks(editor)
+    assert check.detail.endswith("; this session changed the tests themselves: pytest.py")
+
+
 async def test_failing_tests_refuse_then_the_fix_is_accepted(tmp_path: Path) -> None:
     project(tmp_path)
     provider = ScriptedProvider([reply(WRONG), reply(DONE), reply(FIX), reply(DONE)])
@@ -307,6 +320,9 @@ def test_detection_of_pytest_config_npm_and_go(tmp_path: Path) -> None:
         ("pyproject.toml", "[tool.pytest.ini_options]\naddopts = '-q'\n"),
         ("setup.cfg", "[tool:pytest]\n"),
         ("tox.ini", "[pytest]\n"),
+        ("pytest.toml", ""),  # pytest 9's own file: read even empty
+        (".pytest.toml", ""),
+        (".pytest.ini", ""),
     ]:
         folder = tmp_path / name
         folder.mkdir()

@@ -13,8 +13,8 @@ Only regular files, folders and symbolic links (as links) are copied: a FIFO, a 
 device is left out (reading one would block, or never end). A change to a protected path
 (``tools.protected``) is refused in the copy as it would be asked in the workspace: nobody is
 there to consent, and the copy's test run would act on it. So is a change to a test, or to
-what says which tests run (``testsuite.is_test_file``): the tests judge the candidate, and a
-reply that rewrote them would judge itself.
+what says which tests run and how, the runner's own modules included (``testsuite.is_test_file``):
+the tests judge the candidate, and a reply that rewrote them would judge itself.
 
 Bounds: a workspace of more than ``MAX_FILES`` files and folders or ``MAX_BYTES`` bytes is not
 copied (``TooLarge``): candidates are then not tried.
@@ -105,7 +105,7 @@ class ScratchHost:
             if self._judges(path):
                 return EditOutcome(
                     applied=False,
-                    reason="it changes the tests that judge it; not tried on a copy",
+                    reason="it changes the tests or how they run; not tried on a copy",
                     refused_by="cadenza",
                 )
         outcome = await anyio.to_thread.run_sync(apply_on_disk, edit)
@@ -113,7 +113,7 @@ class ScratchHost:
         return outcome
 
     def _judges(self, path: Path) -> bool:
-        """Whether ``path`` (resolved, as a link to it would write it) is one of the tests."""
+        """Whether ``path`` (resolved, as a link to it would write it) is a test or runs them."""
         root = self.root.resolve()
         try:
             resolved = path.resolve(strict=False)

@@ -3,8 +3,9 @@
 ``[checks] test`` in ``cadenza.toml`` names it; unset, it is detected from the workspace's
 files, first match wins:
 
-- pytest: ``pytest.ini``, ``[tool.pytest...]`` in ``pyproject.toml``, ``[tool:pytest]`` in
-  ``setup.cfg``, ``[pytest]`` in ``tox.ini``, ``conftest.py``, or ``test_*.py`` /
+- pytest: ``pytest.ini``, ``pytest.toml`` (or either with a leading dot), ``[tool.pytest...]``
+  in ``pyproject.toml``, ``[tool:pytest]`` in ``setup.cfg``, ``[pytest]`` in ``tox.ini``,
+  ``conftest.py``, or ``test_*.py`` /
   ``*_test.py`` files at the root or in ``tests/`` / ``test/``. It runs with the workspace's
   own virtual environment (``.venv``, ``venv``) when it has one, else with the interpreter of
   ``pytest`` on PATH, else ``python3``, always as ``python -m pytest`` (the root on
@@ -14,14 +15,19 @@ files, first match wins:
 
 Detection only reads files (under the workspace path rule: no link out of the workspace, regular
 files only, bounded); nothing runs until the person allows it (the permission gate).
+
+``is_test_file`` says which files are the tests, or decide how they run: a change to one cannot
+count as a fix the tests confirm (candidates refuse it, the done check says so).
 """
 
 from __future__ import annotations
 
 import configparser
+import importlib.machinery
 import json
 import shlex
 import shutil
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,10 +45,32 @@ NPM_PLACEHOLDER = "no test specified"
 """What ``npm init`` puts in the test script: not a test suite."""
 
 TEST_FOLDERS = ("tests", "test")
+PYTEST_FILES = ("pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "conftest.py")
+"""Files that make pytest the runner by being there (pytest reads each, even empty)."""
 TEST_SETTINGS = frozenset(
-    {"conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "package.json"}
+    {
+        *PYTEST_FILES,
+        *("setup.cfg", "pyproject.toml", "tox.ini", "tox.toml", "noxfile.py", "pyvenv.cfg"),
+        *("package.json", ".npmrc", "go.mod", "go.work"),
+    }
 )
-"""Files that say which tests run and how (a test script, pytest's options and plugins)."""
+"""Files that say which tests run and how (a test script, pytest's options and plugins, the
+interpreter's packages, npm's script shell, Go's module versions)."""
+RUNNER_SETTINGS = ("jest", "vitest", "vite.config", "mocharc", "babel.config", "babelrc")
+"""How the JavaScript runners' settings are named, leading dot aside (``jest.config.ts``,
+``vitest.workspace.js``, ``.mocharc.yml``): vite's and babel's say how the tests are loaded."""
+RUNNER_MODULES = sys.stdlib_module_names | {
+    *("pytest", "_pytest", "py", "pluggy", "iniconfig", "packaging", "pygments"),
+    *("exceptiongroup", "tomli", "colorama", "sitecustomize", "usercustomize"),
+}
+"""Modules imported before a test runs: pytest's own, its requirements', Python's start-up
+hooks and the standard library (pytest imports much of it first). ``python -m pytest`` puts
+the workspace root first on ``sys.path``: a module defined there is imported instead."""
+IMPORTABLE = tuple(importlib.machinery.all_suffixes())
+"""How the files Python imports are named (``.py``, ``.pyc``, ``.abi3.so``...)."""
+PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages", "node_modules"})
+"""Folders of installed packages, the runners among them (Python's ``.pth`` start-up files
+are only read there)."""
 TEST_SUFFIXES = ("_test.py", "_test.go")
 SCRIPT_EXTENSIONS = frozenset({"js", "jsx", "ts", "tsx", "mjs", "cjs"})
 MAX_CONFIG_BYTES = 1_000_000
@@ -115,7 +143,7 @@ def _pytest_python() -> str:
 
 def _uses_pytest(root: Path) -> bool:
     """Whether the workspace's files say it has pytest tests."""
-    if (root / "pytest.ini").is_file() or (root / "conftest.py").is_file():
+    if any((root / name).is_file() for name in PYTEST_FILES):
         return True
     tool = _toml(root, "pyproject.toml").get("tool")
     if isinstance(tool, dict) and "pytest" in tool:
@@ -131,17 +159,43 @@ def is_test_file(relative: Path) -> bool:
 
     By the conventions of the detected runners: a ``tests/``, ``test/`` or ``__tests__/``
     folder, ``test_*.py``, ``*_test.py``, ``*_test.go``, ``*.test.js`` / ``*.spec.ts`` and
-    their kin, and the files of ``TEST_SETTINGS`` (``jest.config.*``, ``vitest.config.*`` too).
+    their kin, the files of ``TEST_SETTINGS`` and ``RUNNER_SETTINGS``, and what stands in for
+    the runner (``_replaces_runner``).
     """
     name = relative.name
     if any(part in (*TEST_FOLDERS, "__tests__") for part in relative.parts[:-1]):
         return True
-    if name in TEST_SETTINGS or name.split(".")[0] in ("jest", "vitest"):
+    bare = name.removeprefix(".")
+    if name in TEST_SETTINGS or any(bare == s or bare.startswith(f"{s}.") for s in RUNNER_SETTINGS):
         return True
     if (name.startswith("test_") and name.endswith(".py")) or name.endswith(TEST_SUFFIXES):
         return True
     parts = name.split(".")
-    return len(parts) >= 3 and parts[-2] in ("test", "spec") and parts[-1] in SCRIPT_EXTENSIONS
+    if len(parts) >= 3 and parts[-2] in ("test", "spec") and parts[-1] in SCRIPT_EXTENSIONS:
+        return True
+    return _replaces_runner(relative)
+
+
+def _replaces_runner(relative: Path) -> bool:
+    """Whether writing ``relative`` changes the test runner rather than the code it tests.
+
+    Anything in installed packages (``PACKAGE_FOLDERS``); at the root: a distribution's
+    metadata (``*.dist-info``, ``*.egg-info``: its entry points load pytest plugins), or the
+    file that defines a top-level module of ``RUNNER_MODULES`` (``pytest.py``,
+    ``_pytest/__init__.py``, ``argparse.py``), imported instead of the real one. A folder
+    without ``__init__`` never hides a module found later on ``sys.path``.
+    """
+    parts = relative.parts
+    if not parts:
+        return False
+    if PACKAGE_FOLDERS.intersection(parts[:-1]) or parts[0].endswith((".dist-info", ".egg-info")):
+        return True
+    module = parts[-1].partition(".")[0]
+    if len(parts) == 2 and module == "__init__":
+        module = parts[0]
+    elif len(parts) != 1:
+        return False
+    return parts[-1].endswith(IMPORTABLE) and module in RUNNER_MODULES
 
 
 def _has_test_files(folder: Path) -> bool:
