@@ -129,8 +129,13 @@ def test_provider_error_exits_non_zero_with_the_message(
 def test_unknown_provider_is_a_clear_error(ws: Path, env: dict[str, str]) -> None:
     done = run(ws, env, "--model", "nosuch/model", "do something")
     assert done.returncode == 1
-    assert done.stderr.startswith("error: the server refused the session")
-    assert "unknown provider 'nosuch'" in done.stderr
+    said = " ".join(done.stderr.split())  # as one line, however the console wrapped it
+    assert said.startswith(
+        "error: cannot start the session: unknown provider 'nosuch' in the model 'nosuch/model'."
+        " The known providers are openai, openai-envelope, ollama,"
+    ), said
+    assert "`cadenza models list` shows the local models" in said
+    assert "Invalid Params" not in said and "cadenza.startSession" not in said
     assert "Traceback" not in done.stderr
 
 
@@ -348,8 +353,7 @@ def test_unknown_or_invalid_workflow_is_a_clear_error(
 ) -> None:
     done = run(ws, env, "--model", "openai/test", "--workflow", "nope", "x")
     assert done.returncode == 1
-    assert done.stderr.startswith("error: the server refused the session")
-    assert "unknown workflow 'nope'" in done.stderr
+    assert done.stderr.startswith("error: cannot start the session: unknown workflow 'nope'")
     assert "Traceback" not in done.stderr
 
     folder = ws / ".cadenza" / "workflows"
