@@ -139,6 +139,29 @@ def test_unknown_provider_is_a_clear_error(ws: Path, env: dict[str, str]) -> Non
     assert "Traceback" not in done.stderr
 
 
+def test_a_local_model_not_pulled_is_said_before_a_session_starts(
+    ws: Path, env: dict[str, str], fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    env = {**env, "CADENZA_MODELS_DIR": str(tmp_path / "no-models")}
+    env.pop("CADENZA_LOCAL_SERVER_URL", None)
+    done = run(ws, env, "--model", "local/smollm2-135m", "do something")
+    assert done.returncode == 1
+    said = " ".join(done.stderr.split())
+    assert said == (
+        "error: the model local/smollm2-135m is not downloaded yet: run `cadenza models pull "
+        "smollm2-135m` first, or choose a model that is (`cadenza models list`)"
+    )
+    assert done.stdout == ""  # no header, no session, no "follow up: --continue"
+    assert not (tmp_path / "no-models").exists()  # nothing was downloaded
+
+    done = run(ws, env, "--model", "local/smollm2-135m", "--output", "json", "do something")
+    report = json.loads(done.stdout)
+    assert done.returncode == report["exit_status"] == 1
+    assert report["stop_reason"] == "error" and report["session_id"] is None
+    assert "`cadenza models pull smollm2-135m`" in report["error"]
+    assert fake.requests == []
+
+
 def test_missing_workspace_is_a_clear_error(tmp_path: Path, env: dict[str, str]) -> None:
     done = run(tmp_path / "nope", env, "--model", "openai/test", "x")
     assert done.returncode == 1
