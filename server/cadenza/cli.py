@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from cadenza import __version__
 from cadenza.batch.cli import add_batch_parser
@@ -242,6 +243,52 @@ def model_with_provider(model: str | None, provider: str | None) -> str | None:
     return f"{provider}/{model or 'default'}"
 
 
+def unpulled_model(args: argparse.Namespace) -> str | None:
+    """Why ``cadenza run`` cannot start: its local model is known but not pulled (None: it can).
+
+    Said before a server starts, so that no session is opened for a model that cannot answer.
+    The model is ``--model``, else the one a session in the workspace would use (``cadenza.toml``,
+    ``CADENZA_MODEL``, the default). Nothing is checked when the session's own model goes on
+    (``--continue`` without ``--model``), when a shared model server serves local models, or
+    while the folder's trust question is open (its ``cadenza.toml`` may choose another model).
+    """
+    from cadenza.providers.local import ENV_SHARED_SERVER
+    from cadenza.providers.model_catalog import ModelError
+    from cadenza.providers.model_sources import known_models
+    from cadenza.providers.models import model_path
+
+    if os.environ.get(ENV_SHARED_SERVER):
+        return None
+    model = args.model or (None if args.continue_id else _workspace_model(args))
+    provider, _, name = (model or "").partition("/")
+    try:
+        spec = known_models().get(name) if provider == "local" else None
+    except ModelError:  # a broken catalog file: the session says what is wrong
+        return None
+    if spec is None or model_path(spec) is not None:
+        return None
+    return (
+        f"the model {model} is not downloaded yet: run `cadenza models pull {name}` first, "
+        "or choose a model that is (`cadenza models list`)"
+    )
+
+
+def _workspace_model(args: argparse.Namespace) -> str | None:
+    """The model a session in ``--workspace`` would use; None while that depends on trust."""
+    from cadenza.config import ConfigError, load_config
+    from cadenza.host.trust import folder_trust
+    from cadenza.providers.registry import resolve_model_name
+
+    folder = Path(args.workspace)
+    trust = folder_trust(folder, granted=bool(args.trust_workspace))
+    if trust.undecided:
+        return None
+    try:
+        return resolve_model_name(None, load_config(folder, [], trusted=trust.trusted))
+    except ConfigError:  # the session says what is wrong
+        return None
+
+
 def _one_request(args: argparse.Namespace) -> int:
     """``cadenza undo`` and ``cadenza complete``: one request to a server they start."""
     if args.command == "undo":
@@ -268,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.environ["CADENZA_BASE_URL"] = args.base_url
         args.model = model_with_provider(args.model, args.provider)
 
-        return run_main(args)
+        return run_main(args, before_start=unpulled_model)
     if args.command == "reply":
         from cadenza.client.cli import run_main
 

@@ -129,9 +129,37 @@ def test_provider_error_exits_non_zero_with_the_message(
 def test_unknown_provider_is_a_clear_error(ws: Path, env: dict[str, str]) -> None:
     done = run(ws, env, "--model", "nosuch/model", "do something")
     assert done.returncode == 1
-    assert done.stderr.startswith("error: the server refused the session")
-    assert "unknown provider 'nosuch'" in done.stderr
+    said = " ".join(done.stderr.split())  # as one line, however the console wrapped it
+    assert said.startswith(
+        "error: cannot start the session: unknown provider 'nosuch' in the model 'nosuch/model'."
+        " The known providers are openai, openai-envelope, ollama,"
+    ), said
+    assert "`cadenza models list` shows the local models" in said
+    assert "Invalid Params" not in said and "cadenza.startSession" not in said
     assert "Traceback" not in done.stderr
+
+
+def test_a_local_model_not_pulled_is_said_before_a_session_starts(
+    ws: Path, env: dict[str, str], fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    env = {**env, "CADENZA_MODELS_DIR": str(tmp_path / "no-models")}
+    env.pop("CADENZA_LOCAL_SERVER_URL", None)
+    done = run(ws, env, "--model", "local/smollm2-135m", "do something")
+    assert done.returncode == 1
+    said = " ".join(done.stderr.split())
+    assert said == (
+        "error: the model local/smollm2-135m is not downloaded yet: run `cadenza models pull "
+        "smollm2-135m` first, or choose a model that is (`cadenza models list`)"
+    )
+    assert done.stdout == ""  # no header, no session, no "follow up: --continue"
+    assert not (tmp_path / "no-models").exists()  # nothing was downloaded
+
+    done = run(ws, env, "--model", "local/smollm2-135m", "--output", "json", "do something")
+    report = json.loads(done.stdout)
+    assert done.returncode == report["exit_status"] == 1
+    assert report["stop_reason"] == "error" and report["session_id"] is None
+    assert "`cadenza models pull smollm2-135m`" in report["error"]
+    assert fake.requests == []
 
 
 def test_missing_workspace_is_a_clear_error(tmp_path: Path, env: dict[str, str]) -> None:
@@ -348,8 +376,7 @@ def test_unknown_or_invalid_workflow_is_a_clear_error(
 ) -> None:
     done = run(ws, env, "--model", "openai/test", "--workflow", "nope", "x")
     assert done.returncode == 1
-    assert done.stderr.startswith("error: the server refused the session")
-    assert "unknown workflow 'nope'" in done.stderr
+    assert done.stderr.startswith("error: cannot start the session: unknown workflow 'nope'")
     assert "Traceback" not in done.stderr
 
     folder = ws / ".cadenza" / "workflows"

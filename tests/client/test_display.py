@@ -139,6 +139,56 @@ def test_checks_rules_and_a_refused_claim_are_shown() -> None:
     ]
 
 
+def test_check_lines_keep_whole_words_and_drop_a_dangling_lead_in() -> None:
+    """A fresh user read check lines cut mid-word and mid-parenthesis (``exit code``)."""
+    console, out = plain_console()
+    display = SessionDisplay(console)
+    command = "`python3 -m pytest -x -q tests/test_app.py tests/test_cart.py`"
+    tests = (
+        f"nothing was changed in this session and the tests fail ({command}, exit code 1). "
+        "The end of their output:\nF\n1 failed in 0.03s"
+    )
+    errors = "the language server reports errors after the changes:\n- app.py:3:5 error: bad"
+    runaway = "the tests pass (" + " ".join(["word"] * 120) + ")"
+    refusal = "not accepted yet: the task is not done, a check failed:\n- " + tests
+    with display:
+        display(Check(name="tests", status="failed", detail=tests, refused=True))
+        display(Check(name="diagnostics", status="failed", detail=errors))
+        display(Check(name="tests", status="passed", detail=runaway))
+        display(ToolCall(tool_call_id="c", title="complete", kind="other"))
+        failure = ToolOutput(content=TextBlock(text=refusal))
+        display(ToolCallUpdate(tool_call_id="c", status="failed", content=[failure]))
+    lines = out.getvalue().splitlines()
+    assert lines[0] == (
+        "✗ check: the tests · nothing was changed in this session and the tests fail "
+        f"({command}, exit code 1). (sent back to the agent)"
+    )
+    assert lines[1] == (
+        "✗ check: no errors from the language server · the language server reports errors "
+        "after the changes: app.py:3:5 error: bad"
+    )
+    shown = lines[2].removeprefix("✓ check: the tests · ")
+    assert shown.endswith(" word…") and len(shown) <= 400
+    assert lines[3] == (
+        "✗ complete · not accepted yet: the task is not done, a check failed: nothing was changed "
+        f"in this session and the tests fail ({command}, exit code 1)."
+    )
+
+
+def test_a_long_failure_is_cut_after_a_whole_word() -> None:
+    console, out = plain_console()
+    display = SessionDisplay(console)
+    why = "the command failed because " + "something went wrong " * 20
+    with display:
+        display(ToolCall(tool_call_id="1", title="running `make`", kind="execute"))
+        failure = ToolOutput(content=TextBlock(text=why))
+        display(ToolCallUpdate(tool_call_id="1", status="failed", content=[failure]))
+    shown = out.getvalue().splitlines()[0].removeprefix("✗ running `make` · ")
+    kept = shown.removesuffix("…")
+    assert shown.endswith("…") and len(shown) <= 200
+    assert why.startswith(kept) and why[len(kept)] == " "  # the cut falls between two words
+
+
 def test_summary_with_diff_and_stats() -> None:
     console, out = plain_console()
     changes = (

@@ -8,7 +8,7 @@ from rich.console import Console
 
 from cadenza.client.display import print_summary
 from cadenza.client.edits import FileChange
-from cadenza.client.safe_text import visible, visible_line, visible_markup
+from cadenza.client.safe_text import shorten, visible, visible_line, visible_markup
 from cadenza.client.summary import merge_changes
 
 
@@ -22,6 +22,19 @@ def test_control_characters_are_shown_escaped() -> None:
 
 def test_a_one_line_item_shows_its_line_breaks() -> None:
     assert visible_line("a\nb\tc\x1b") == "a\\x0ab\\x09c\\x1b"
+
+
+def test_a_long_line_is_cut_after_a_whole_word() -> None:
+    text = "the tests fail (`python3 -m pytest -q`, exit code 1)"
+    assert shorten(text, 100) == text
+    assert shorten(text, 45) == "the tests fail (`python3 -m pytest -q`, exit…"
+    assert shorten(text, 40) == "the tests fail (`python3 -m pytest -q`…"
+    assert shorten("aaa bbb ccc", 8) == "aaa bbb…"
+    assert shorten("aaa bbb ccc", 7) == "aaa…"
+    long_word = "see /" + "x" * 50
+    assert shorten(long_word, 20) == long_word[:19] + "…"  # a path is cut inside, not dropped
+    for limit in range(2, len(text)):
+        assert len(shorten(text, limit)) <= limit
 
 
 def test_markup_is_escaped_too() -> None:

@@ -20,8 +20,6 @@ START_CASES: list[tuple[list[Any], str]] = [
     ([["do it"]], "the argument must be a JSON object, not an array"),
     ([], "expected exactly one argument (an object), got 0"),
     ([{"task": "a"}, {"task": "b"}], "expected exactly one argument (an object), got 2"),
-    ([{"task": "x", "model": "bogus/x"}], "unknown provider 'bogus'"),
-    ([{"task": "x", "model": "no-slash"}], "must be written PROVIDER/MODEL"),
     ([{"task": "x", "model": "openai/test", "colour": 1}], "colour: Extra inputs"),
     (
         [{"task": "x", "model": "openai/test", "rootUri": "file:///no/such/folder"}],
@@ -29,6 +27,14 @@ START_CASES: list[tuple[list[Any], str]] = [
     ),
     ([{"task": "x", "model": "openai/test", "rootUri": "https://example.com/"}], "file: URI"),
 ]
+UNUSABLE_CASES: list[tuple[dict[str, Any], str]] = [
+    (
+        {"task": "x", "model": "bogus/x"},
+        "unknown provider 'bogus' in the model 'bogus/x'. The known providers are openai, ",
+    ),
+    ({"task": "x", "model": "no-slash"}, "model 'no-slash' must be written PROVIDER/MODEL"),
+]
+"""Well-formed arguments naming what cannot be used: the message is the person's, unprefixed."""
 
 
 async def test_malformed_arguments_are_errors_and_the_server_lives(
@@ -40,6 +46,13 @@ async def test_malformed_arguments_are_errors_and_the_server_lives(
         assert caught.value.code == INVALID_PARAMS, arguments
         assert caught.value.message.startswith("Invalid Params: cadenza.startSession: ")
         assert message in caught.value.message, (arguments, caught.value.message)
+
+    for argument, message in UNUSABLE_CASES:
+        with pytest.raises(JsonRpcException) as caught:
+            await editor.execute("cadenza.startSession", argument)
+        assert caught.value.code == INVALID_PARAMS, argument
+        assert caught.value.message.startswith(message), caught.value.message
+        assert "Invalid Params" not in caught.value.message
 
     for arguments in ([{}], [{"sessionId": 3}], ["abc"], []):
         with pytest.raises(JsonRpcException) as caught:

@@ -288,7 +288,7 @@ async def test_workflow_errors_name_file_and_field_and_the_server_lives(
         await editor.start("x", workflow="bad")
     assert caught.value.code == INVALID_PARAMS
     message = caught.value.message
-    assert message.startswith("Invalid Params: cadenza.startSession: ")
+    assert message.startswith(f"{workspace}/.cadenza/workflows/bad.toml: "), message  # no prefix
     assert ".cadenza/workflows/bad.toml: movements.0.default_next: 'nowhere'" in message
 
     with pytest.raises(JsonRpcException) as caught:

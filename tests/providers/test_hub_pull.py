@@ -55,7 +55,7 @@ def test_a_known_name_is_pulled_from_the_hub_and_verified(tmp_path: Path) -> Non
         assert done.returncode == 0, done.stderr
         path = Path(done.stdout.strip())
         assert path.read_bytes() == GGUF
-        assert "local/qwen2.5-coder-7b: verified (sha256 ok)" in done.stderr
+        assert "local/qwen2.5-coder-7b: downloaded and verified (SHA-256 ok)" in done.stderr
         # The file lives in the Hub cache (HF_HOME); the models folder holds the record.
         assert str(path).startswith(str(tmp_path / "hf"))
         record = json.loads((tmp_path / "models/qwen2.5-coder-7b.hub.json").read_text())
@@ -68,6 +68,7 @@ def test_a_known_name_is_pulled_from_the_hub_and_verified(tmp_path: Path) -> Non
         assert "yes" in row
         again = cli(tmp_path, hub, "pull", "qwen2.5-coder-7b")
         assert again.returncode == 0 and Path(again.stdout.strip()) == path
+        assert "local/qwen2.5-coder-7b: already downloaded; checksum ok" in again.stderr
         assert len([r for r in hub.requests if r[0] == "GET" and "/resolve/" in r[1]]) == 1
 
 
@@ -96,7 +97,7 @@ def test_a_cut_connection_is_resumed_from_where_it_stopped(tmp_path: Path) -> No
     assert len(ranges) == 2 and ranges[0] is None
     resumed_at = int(str(ranges[1]).removeprefix("bytes=").removesuffix("-"))
     assert 0 < resumed_at <= cut
-    assert "local/qwen2.5-coder-7b-instruct-q4_k_m: verified" in done.stderr
+    assert "local/qwen2.5-coder-7b-instruct-q4_k_m: downloaded and verified" in done.stderr
 
 
 def test_a_split_file_is_pulled_whole_and_served_from_its_first_part(tmp_path: Path) -> None:

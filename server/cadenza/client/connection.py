@@ -27,7 +27,7 @@ from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
 from cadenza import __version__
-from cadenza.client.errors import ServerStartError
+from cadenza.client.errors import ServerStartError, rpc_message
 from cadenza.client.options import ClientOptions
 from cadenza.client.wire import CadenzaClientProtocol, MessageSink, client_converter
 from cadenza.schema.methods import START_SESSION
@@ -168,7 +168,7 @@ async def initialize(
             "busy? try again when it is quieter)" + await stderr.note()
         ) from None
     except JsonRpcException as exc:
-        raise ServerStartError(f"the server refused initialize: {exc}") from None
+        raise ServerStartError(f"the server refused initialize: {rpc_message(exc)}") from None
     except RuntimeError:  # pygls fails pending requests this way when the server exits
         raise ServerStartError("the server exited during start-up" + await stderr.note()) from None
     commands = result.capabilities.execute_command_provider

@@ -28,7 +28,7 @@ from cadenza.client.events import (
     ServerMessage,
     UserAsked,
 )
-from cadenza.client.safe_text import visible, visible_line, visible_markup
+from cadenza.client.safe_text import shorten, visible, visible_line, visible_markup
 from cadenza.client.summary import diff_stat, unified_diff
 from cadenza.schema.updates import (
     AgentMessageChunk,
@@ -46,6 +46,10 @@ _STEP = re.compile(r"(?:(?P<movement>\S+) · )?(?P<step>step \d+/\d+)")
 """A step report: ``step 3/25``, or ``plan · step 3/25`` with the running movement."""
 REASON_CHARS = 120
 NOTE_CHARS = 300  # characters shown of a running call's note (whom it waits for)
+FAILURE_CHARS = 200  # characters shown of why a tool call failed
+CHECK_CHARS = 400
+"""Characters shown of what a done check found: its whole first line, in practice (the
+terminal wraps it); only a runaway line is cut, at a word."""
 SHOWN_TEXT_CHARS = 20_000
 CHECK_LABELS = {
     "rename": "no use of the old name left",
@@ -180,7 +184,7 @@ class SessionDisplay:
     def _check(self, event: Check) -> None:
         """A done check: what it found, and whether the claim of done went back to the model."""
         lines = [line.strip() for line in event.detail.strip().splitlines() if line.strip()]
-        found = visible_markup(lines[0][:REASON_CHARS]) if lines else ""
+        found = visible_markup(shorten(_one_line(lines), CHECK_CHARS)) if lines else ""
         head, mark = {"passed": ("green", self.marks.ok), "skipped": ("dim", self.marks.dot)}.get(
             event.status, ("yellow", self.marks.failed)
         )
@@ -217,7 +221,8 @@ class SessionDisplay:
         if event.status not in ("completed", "failed"):
             note = event.text().strip()  # a running call's note: whom it waits for
             if event.status is None and note:
-                self._line(f"  [yellow]{self.marks.dot} {visible_markup(note[:NOTE_CHARS])}[/]")
+                shown = visible_markup(shorten(note, NOTE_CHARS))
+                self._line(f"  [yellow]{self.marks.dot} {shown}[/]")
             return
         title = self._tools.pop(event.tool_call_id, "tool call")
         if event.status == "completed":
@@ -227,17 +232,15 @@ class SessionDisplay:
         reason = [line.strip() for line in event.text().strip().splitlines() if line.strip()]
         if refused is not None:  # the model's text says "do not retry": the person reads why
             reason = [refused]
-        if len(reason) > 1 and reason[0].endswith(":"):  # "a check failed:" says nothing alone
-            reason = [f"{reason[0]} {reason[1].lstrip('- ')}"]
-        detail = f" [dim]{self.marks.dot} {visible_markup(reason[0][:200])}[/dim]" if reason else ""
+        shown = visible_markup(shorten(_one_line(reason), FAILURE_CHARS)) if reason else ""
+        detail = f" [dim]{self.marks.dot} {shown}[/dim]" if reason else ""
         self._line(f"[red]{self.marks.failed}[/] {visible_markup(title)}{detail}")
 
     def _movement(self, event: Movement) -> None:
         if event.workflow == "default":  # one movement: its name would say nothing
             return
         reason = event.reason.strip().splitlines()[0] if event.reason.strip() else ""
-        if len(reason) > REASON_CHARS:
-            reason = reason[: REASON_CHARS - 1] + "…"
+        reason = shorten(reason, REASON_CHARS)
         detail = f" [dim]{self.marks.dot} {visible_markup(reason)}[/dim]" if reason else ""
         self._line(
             f"[bold magenta]{self.marks.movement} movement "
@@ -310,6 +313,20 @@ class SessionDisplay:
     def _refresh(self) -> None:
         if self._live is not None:
             self._live.update(self._renderable())
+
+
+def _one_line(lines: list[str]) -> str:
+    """What a check found, or why a call failed, in one line (``lines``: not blank, stripped).
+
+    A first line that is all lead-in (``a check failed:``) says nothing alone: the line it
+    leads to follows it. A lead-in to lines that are not shown (``… exit code 1). The end of
+    their output:``) is left out.
+    """
+    line, rest = lines[0], lines[1:]
+    if line.endswith(":") and rest and ". " not in line:
+        line, rest = f"{line} {rest[0].lstrip('- ')}", rest[1:]
+    said, sep, _lead_in = line.rpartition(". ")
+    return f"{said}." if line.endswith(":") and rest and sep else line
 
 
 def _loop_note(event: Compaction | Candidates) -> str:

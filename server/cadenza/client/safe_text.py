@@ -7,6 +7,8 @@ override or isolate as visible text (``\x1b``, ``\u202e``); :func:`visible_line`
 breaks and tabs too, for one-line items such as file names; :func:`visible_markup` also
 escapes rich markup, for strings that are put into a markup template. :func:`printable`
 drops those characters instead, for text printed as it is (a completion written to stdout).
+:func:`shorten` cuts a long one-line item at a word, with an ellipsis, so that what is left
+still reads.
 """
 
 from __future__ import annotations
@@ -46,3 +48,17 @@ def visible_line(text: str) -> str:
 def visible_markup(text: str) -> str:
     """:func:`visible`, then rich markup escaped: for text inserted into a markup string."""
     return escape(visible(text))
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters: cut after a whole word, ending in ``…``.
+
+    A cut inside a word (``exit co``) or just after an opening bracket reads as a bug. Only a
+    word longer than half the limit (a path, a URL) is cut inside, so that something is left.
+    """
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    space = head.rfind(" ")
+    cut = head[:space] if space >= limit // 2 else head[: limit - 1]
+    return cut.rstrip(" ,;:([{") + "…"

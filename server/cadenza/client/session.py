@@ -40,6 +40,7 @@ from cadenza.client.errors import (
     ServerExitedError,
     ServerStartError,
     SessionStartError,
+    rpc_message,
 )
 from cadenza.client.eventlog import EventLog
 from cadenza.client.events import ClientEvent, Observer, ignore_events
@@ -201,7 +202,7 @@ class HeadlessClient:
         try:
             raw = await lsp.workspace_execute_command_async(params)
         except JsonRpcException as exc:
-            raise SessionStartError(f"the server refused the session: {exc}") from None
+            raise SessionStartError(f"cannot start the session: {rpc_message(exc)}") from None
         except RuntimeError:
             raise ServerExitedError(
                 "the server exited before starting the session" + await self._stderr.note()
@@ -263,7 +264,7 @@ class HeadlessClient:
         try:
             return await lsp.workspace_execute_command_async(params)
         except JsonRpcException as exc:
-            raise SessionStartError(f"the server refused {what}: {exc}") from None
+            raise SessionStartError(f"the server refused {what}: {rpc_message(exc)}") from None
         except RuntimeError:
             raise ServerExitedError(
                 f"the server exited before taking {what}" + await self._stderr.note()
@@ -348,7 +349,7 @@ class HeadlessClient:
         try:
             raw = await lsp.workspace_execute_command_async(params)
         except JsonRpcException as exc:
-            raise ClientError(f"undo refused: {exc.message}") from None
+            raise ClientError(f"undo refused: {rpc_message(exc)}") from None
         except RuntimeError:
             raise ServerExitedError("the server exited during the undo") from None
         return UndoSessionResult.model_validate(raw if isinstance(raw, dict) else {})
@@ -375,7 +376,7 @@ class HeadlessClient:
         try:
             result = await lsp.text_document_inline_completion_async(params)
         except JsonRpcException as exc:
-            raise ClientError(f"the completion was refused: {exc.message}") from None
+            raise ClientError(f"the completion was refused: {rpc_message(exc)}") from None
         except RuntimeError:
             raise ServerExitedError("the server exited during the completion") from None
         items = result.items if isinstance(result, types.InlineCompletionList) else result or []

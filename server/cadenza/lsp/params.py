@@ -28,6 +28,22 @@ class InvalidArguments(ValueError):
     """Command arguments do not match their model; the message names the field and problem."""
 
 
+class UnusableChoice(InvalidArguments):
+    """Well-formed arguments that name what cannot be used: an unknown provider or workflow.
+
+    The message is the person's to read as it is (it says what is known and what to do), so
+    the JSON-RPC error carries it without the ``Invalid Params: COMMAND:`` prefix that helps a
+    client's author find a malformed argument.
+    """
+
+
+def invalid_params_message(command: str, exc: InvalidArguments) -> str:
+    """The message of the ``InvalidParams`` error that answers ``exc`` for ``command``."""
+    if isinstance(exc, UnusableChoice):
+        return str(exc)
+    return f"Invalid Params: {command}: {exc}"
+
+
 _JSON_TYPES: dict[type, str] = {
     list: "an array",
     str: "a string",
@@ -121,7 +137,7 @@ def command_args(
     try:
         return parse_command_args(model, arguments)
     except InvalidArguments as exc:
-        raise JsonRpcInvalidParams(message=f"Invalid Params: {command}: {exc}") from None
+        raise JsonRpcInvalidParams(message=invalid_params_message(command, exc)) from None
 
 
 def request_failed(message: str) -> JsonRpcException:
@@ -138,5 +154,5 @@ def optional_root(workspace: Workspace, command: str, root_uri: str | None) -> P
         return workspace_root(workspace, root_uri)
     except InvalidArguments as exc:
         if root_uri is not None:
-            raise JsonRpcInvalidParams(message=f"Invalid Params: {command}: {exc}") from None
+            raise JsonRpcInvalidParams(message=invalid_params_message(command, exc)) from None
         return None

@@ -26,7 +26,7 @@ from cadenza import __version__
 from cadenza.lsp import completions, permission_commands, pickers, review_commands, steer
 from cadenza.lsp.framing import BoundedStdinReader, serve_messages
 from cadenza.lsp.options import load_server_config
-from cadenza.lsp.params import InvalidArguments, parse_command_args
+from cadenza.lsp.params import InvalidArguments, invalid_params_message, parse_command_args
 from cadenza.lsp.protocol import CadenzaProtocol, command_work_done_token, current_request_id
 from cadenza.schema.commands import (
     CancelSessionArgs,
@@ -152,13 +152,14 @@ def invalid_params(command: str) -> Iterator[None]:
     """Turn ``InvalidArguments`` into a JSON-RPC ``InvalidParams`` error naming ``command``.
 
     Raises:
-        JsonRpcInvalidParams: Code -32602, message ``Invalid Params: COMMAND: PROBLEM``.
+        JsonRpcInvalidParams: Code -32602, message ``Invalid Params: COMMAND: PROBLEM``, or the
+            problem alone when it is an ``UnusableChoice`` (words for the person).
     """
     try:
         yield
     except InvalidArguments as exc:
         log.info("rejected %s: %s", command, exc)
-        raise JsonRpcInvalidParams(message=f"Invalid Params: {command}: {exc}") from None
+        raise JsonRpcInvalidParams(message=invalid_params_message(command, exc)) from None
 
 
 @contextlib.contextmanager

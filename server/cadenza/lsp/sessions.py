@@ -30,7 +30,7 @@ from cadenza.host.service import FaceParts, SessionService
 from cadenza.lsp.editor import LspEditor
 from cadenza.lsp.followups import expanded_prompt
 from cadenza.lsp.live import LspPerson
-from cadenza.lsp.params import InvalidArguments, document_path, workspace_root
+from cadenza.lsp.params import UnusableChoice, document_path, workspace_root
 from cadenza.lsp.publisher import SessionPublisher
 from cadenza.lsp.replay import replay_updates, session_info
 from cadenza.lsp.review import ReviewMode
@@ -108,9 +108,10 @@ class SessionManager:
                 it cancels the session, even after the id was answered.
 
         Raises:
-            InvalidArguments: No usable workspace folder; an unknown or invalid workflow (the
-                message names the file and the field); or the model is malformed or names an
-                unknown provider.
+            InvalidArguments: No usable workspace folder.
+            UnusableChoice: An unknown or invalid workflow (the message names the file and the
+                field); or the model is malformed, names an unknown provider, or cannot be set
+                up.
         """
         root = workspace_root(self._server.workspace, args.root_uri)
         expanded = expanded_prompt(self._server.workspace, root, args.task, args.context)
@@ -123,7 +124,7 @@ class SessionManager:
                 open_document=document_path(args.text_document),
             )
         except SetupError as exc:
-            raise InvalidArguments(str(exc)) from None
+            raise UnusableChoice(str(exc)) from None
         if request_id is not None:
             self._by_request[request_id] = plan.session_id
         person = LspPerson(self._server, work_done_token, message=args.task)
@@ -202,7 +203,7 @@ class SessionManager:
 
         Raises:
             SessionRequestFailed: Unknown session.
-            InvalidArguments: Unknown model or workflow (nothing changed).
+            UnusableChoice: Unknown model or workflow (nothing changed).
         """
         try:
             with _failed():
@@ -210,7 +211,7 @@ class SessionManager:
                     args.session_id, model=args.model, workflow=args.workflow
                 )
         except SetupError as exc:
-            raise InvalidArguments(str(exc)) from None
+            raise UnusableChoice(str(exc)) from None
         return ConfigureSessionResult(session_id=args.session_id, model=model, workflow=workflow)
 
     def current_choice(self, session_id: str) -> tuple[str, str, Path]:

@@ -24,6 +24,8 @@ from cadenza.providers.model_sources import get_spec, known_models
 from cadenza.providers.models import PullProgress, model_path, models_dir, pull_named
 
 DEFAULT_MODEL_NAME = DEFAULT_LOCAL_MODEL.removeprefix("local/")
+MEASURABLE_S = 0.5
+"""A pull's time is said from this many seconds on (a faster one did no real work)."""
 
 
 def models_main(args: argparse.Namespace) -> int:
@@ -73,6 +75,7 @@ def _pull(console: Console, name: str) -> int:
         console.print(f"[red]error:[/red] {exc}")
         return 1
     started = time.monotonic()
+    fetched = False  # whether anything was downloaded (not a file already in place)
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
@@ -82,8 +85,14 @@ def _pull(console: Console, name: str) -> int:
     )
     with Progress(*columns, console=console, transient=True) as bar:
         task = bar.add_task(f"{label}: starting", total=None)
+
+        def show(event: PullProgress) -> None:
+            nonlocal fetched
+            fetched = fetched or event.phase in ("download", "assemble")
+            _show(bar, task, label, event)
+
         try:
-            local, path = pull_named(name, progress=lambda p: _show(bar, task, label, p))
+            local, path = pull_named(name, progress=show)
         except ModelError as exc:
             bar.stop()
             console.print(f"[red]error:[/red] {exc}")
@@ -93,10 +102,26 @@ def _pull(console: Console, name: str) -> int:
             kept = "pull again to resume" if hub else "nothing was kept"
             console.print(f"[red]interrupted[/red]; {kept}")
             return 1
-    elapsed = time.monotonic() - started
-    console.print(f"local/{local}: verified (sha256 ok) in {elapsed:.1f} s")
+    console.print(f"local/{local}: {pulled_note(fetched, time.monotonic() - started)}")
     print(path)
     return 0
+
+
+def pulled_note(fetched: bool, elapsed: float) -> str:
+    """What a finished pull says about the file: downloaded now, or there already.
+
+    Args:
+        fetched: Bytes were downloaded (and hashed on the way) in this pull.
+        elapsed: Seconds the pull took; said only when measurable. A file already in place
+            whose stamp vouches for it takes no time; one without a stamp (or a Hub file
+            already in the Hub's cache) is hashed again, which takes a while.
+    """
+    took = f" in {elapsed:.1f} s" if elapsed >= MEASURABLE_S else ""
+    if fetched:
+        return f"downloaded and verified (SHA-256 ok){took}"
+    if took:
+        return f"already downloaded; checksum ok (checked{took})"
+    return "already downloaded; checksum ok"
 
 
 def _show(bar: Progress, task: TaskID, name: str, event: PullProgress) -> None:

@@ -104,8 +104,10 @@ def _http_provider(name: str, provider: str, model: str, config: CadenzaConfig) 
     kind = options.kind or (preset.kind if preset else None)
     if kind is None:
         raise ConfigError(
-            f"unknown provider {provider!r} in {name!r}; known: {', '.join(KNOWN)} "
-            f'(or set kind = "openai" or "anthropic" in [providers.{provider}])'
+            f"unknown provider {provider!r} in the model {name!r}. The known providers are "
+            f"{', '.join(KNOWN)} (`cadenza models list` shows the local models). For another "
+            f'server, give [providers.{provider}] in cadenza.toml a kind ("openai" or '
+            f'"anthropic") and a base_url'
         )
     base_url = _base_url(provider, preset, options)
     api_key = secret_from_env(options.api_key_env or (preset.api_key_env if preset else None))
