@@ -79,6 +79,7 @@ class Session:
         open_document: Path | None = None,
         intel: CodeIntel | None = None,
         command_watch: CommandWatch | None = None,
+        resources: SessionResources | None = None,
     ) -> None:
         """Create a session; ``history`` and ``last`` restore one from its transcript.
 
@@ -105,6 +106,9 @@ class Session:
                 the workspace (``engine.intel_offer``).
             command_watch: Records the files each command changes, for review and undo
                 (None: not recorded).
+            resources: What its tools hold (browser sessions, MCP connections, language
+                servers), when the caller keeps them beyond this session (``aclose`` leaves
+                them open); None: its own, closed by ``aclose``.
         """
         self.session_id = session_id
         self.task = task
@@ -141,7 +145,9 @@ class Session:
             task_files=named,
             intel=intel,
             command_watch=command_watch,
+            resources=resources if resources is not None else SessionResources(),
         )
+        self._owns_resources = resources is None
         self._running = last is None and history is None
         """A run is under way (or a new session's first run is about to start): ``steer``
         takes the person's messages into it."""
@@ -291,8 +297,9 @@ class Session:
         self.end_cancelled()
 
     async def aclose(self) -> None:
-        """Release what the session's tools hold (browser sessions)."""
-        await self.rt.resources.aclose()
+        """Release what the session's tools hold (browser sessions), unless the caller keeps it."""
+        if self._owns_resources:
+            await self.rt.resources.aclose()
 
     def _outcome(self, reason: StopReason, message: str) -> SessionOutcome:
         return SessionOutcome(stop_reason=reason, message=message, steps=self.rt.steps)
