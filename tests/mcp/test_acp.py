@@ -59,3 +59,16 @@ async def test_session_new_mcp_servers_give_the_session_tools(
     assert not any(n.startswith("mcp__") for n in offered)  # the first session's only
     pid = int(results["c2"])
     assert not gone(pid, within_s=0.2)  # alive while its session is
+
+    # The session's servers stay up between its prompts: the next turn calls the same process,
+    # and the server that did not start is not tried again.
+    fake.script(call("mcp__echo__pid", {}, "c3"), text("same"))
+    again = await asyncio.wait_for(
+        agent.conn.prompt(session_id=session.session_id, prompt=[text_block("pid again")]),
+        WAIT_S,
+    )
+    assert again.stop_reason == "end_turn"
+    later = {m["tool_call_id"]: m["content"] for m in tool_messages(fake.requests[-1])}
+    assert int(later["c3"]) == pid
+    log = (tmp_path / "agent1.log").read_text(errors="replace")
+    assert log.count("MCP server 'broken' did not start") == 1
