@@ -181,6 +181,7 @@ class AcpSession:
             RequestError: The model cannot be set up (invalid params), or the session cannot
                 go on now (request failed: e.g. another server holds it).
         """
+        self.running = None
         self.editor.step_text = ""
         self.editor.open_calls.clear()
         await self.settle_trust()
