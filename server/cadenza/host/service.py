@@ -12,8 +12,8 @@ rest is done here once, the same way for every face:
 - a session that lives as one task (``host.live``, ``host.driver.drive``) from its start or
   revival until its turn ends, holding its lock meanwhile: ``start``, ``reply`` (to one
   waiting for the person, also a stored one), ``prompt`` (its next turn: revived from its
-  transcript, then ``next_turn``: the model and workflow chosen since, the turn begun in its
-  checkpoint, the person's words noted, then resumed), ``steer``, ``cancel``; its MCP servers
+  transcript with the model and workflow chosen since, then ``next_turn``: the turn begun in
+  its checkpoint, the person's words noted, then resumed), ``steer``, ``cancel``; its MCP servers
   connect as its task begins (``launch``);
 - ``undo`` and ``restore_turn`` put a session's files back through the face's ``FilesPort``
   (``host.undo_plan``, ``host.turn_restore``);
@@ -38,7 +38,6 @@ from cadenza.config import CadenzaConfig
 from cadenza.engine.ports import Editor
 from cadenza.engine.session_list import SessionSummary, list_sessions
 from cadenza.engine.transcript import TranscriptRecord
-from cadenza.engine.workflows import Workflow
 from cadenza.host import stored
 from cadenza.host.build import (
     SessionPlan,
@@ -177,38 +176,18 @@ class SessionService(Generic[F]):
         """The session's checkpoint (``host.build.open_checkpoint``), in this service's folder."""
         return open_checkpoint(session_id, root, revived=revived, base=self.checkpoints_base)
 
-    def next_turn(
-        self,
-        live: LiveSession[F],
-        text: str,
-        *,
-        said: str | None,
-        model: str | None = None,
-        workflow: Workflow | None = None,
-        config: CadenzaConfig | None = None,
-    ) -> Step:
+    def next_turn(self, live: LiveSession[F], text: str, *, said: str | None) -> Step:
         """The next turn of a session whose turn ended (just revived): the run that resumes it.
 
-        The model and workflow chosen since apply from this turn on; the turn begins in the
-        session's checkpoint (its review lists this turn's changes only), and the prompt starts
-        with the note on the changes the person undid in the last one.
+        The model and workflow chosen since came with its revival (``prompt``); the turn
+        begins in the session's checkpoint (its review lists this turn's changes only), and the
+        prompt starts with the note on the changes the person undid in the last one.
 
         Args:
             live: The session.
             text: The prompt.
             said: The person's own words, when ``text`` is more (None: ``text`` is theirs).
-            model: ``PROVIDER/MODEL`` of this turn on (None or the same: unchanged).
-            workflow: The workflow of this turn on (None: unchanged).
-            config: The configuration its provider is made with (default: the service's).
-
-        Raises:
-            SetupError: The model cannot be set up (nothing changed but the workflow).
         """
-        if workflow is not None:
-            live.session.set_workflow(workflow)
-        if model and model != live.model:
-            live.session.set_provider(self.providers.get(model, config or self.config))
-            live.model = model
         if note := begin_turn(live.checkpoint):
             text = f"{note}\n\n{text}"
         live.said(said)
