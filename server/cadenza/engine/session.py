@@ -198,6 +198,13 @@ class Session:
         """Carry the step count of a session rebuilt from its transcript."""
         self.rt.steps = steps
 
+    def restore_tests(self, allowed: str, declined: str) -> None:
+        """Carry the person's answers about the test runs of a session rebuilt from its transcript.
+
+        They hold for the session (``engine.project_tests.answered_tests``).
+        """
+        self.rt.tests_allowed, self.rt.tests_declined = allowed, declined
+
     def context_usage(self) -> tuple[int, int]:
         """Tokens the conversation holds now and the model's context size."""
         context = self.rt.context

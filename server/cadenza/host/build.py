@@ -231,4 +231,5 @@ def build_session(
     session.resources.get(HostedCodeIntel, lambda: intel)  # its servers close with its resources
     if restored is not None:
         session.restore_steps(restored.steps)
+        session.restore_tests(restored.tests_allowed, restored.tests_declined)
     return session, gate

@@ -2,8 +2,9 @@
 
 What a resumed session needs is in the records: the conversation (``message`` records, made
 replay-safe by ``sanitize_history``), how its last run ended (the last ``session_end`` event:
-the question, or the browser session a person acts in) and the movement it was in (the last
-``movement`` event before that end).
+the question, or the browser session a person acts in), the movement it was in (the last
+``movement`` event before that end), and the person's answers that hold for the session (the
+test command allowed or not: ``engine.project_tests.answered_tests``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 from cadenza.engine.events import MovementStarted, SessionFinished, SessionResumed, StepStarted
 from cadenza.engine.history import sanitize_history
+from cadenza.engine.project_tests import answered_tests
 from cadenza.engine.transcript import (
     EventRecord,
     SessionStartRecord,
@@ -39,6 +41,8 @@ class RestoredState:
         stopped_in: The movement the session was in when its last run ended.
         steps: Model requests made so far.
         turns: The person's turns so far (messages they wrote: the task, answers).
+        tests_allowed: The test command the person allowed for the session ("" none).
+        tests_declined: Why the tests may not run in the session ("": they may).
     """
 
     start: SessionStartRecord
@@ -47,6 +51,8 @@ class RestoredState:
     stopped_in: str | None
     steps: int
     turns: int = 0
+    tests_allowed: str = ""
+    tests_declined: str = ""
 
 
 def restore_state(records: Sequence[TranscriptRecord]) -> RestoredState:
@@ -79,6 +85,14 @@ def restore_state(records: Sequence[TranscriptRecord]) -> RestoredState:
         elif isinstance(event, SessionFinished):
             last, stopped_in = event.outcome(), movement
     turns = sum(1 for message in recorded if from_person(message))
+    allowed, declined = answered_tests(r.event for r in records if isinstance(r, EventRecord))
     return RestoredState(
-        start=start, history=history, last=last, stopped_in=stopped_in, steps=steps, turns=turns
+        start=start,
+        history=history,
+        last=last,
+        stopped_in=stopped_in,
+        steps=steps,
+        turns=turns,
+        tests_allowed=allowed,
+        tests_declined=declined,
     )
