@@ -75,3 +75,7 @@ async def test_tests_run_in_the_client_terminal_and_refuse_then_accept(
     assert again.stop_reason == "end_turn"
     assert len([p for method, p in peer.terminal_calls if method == "create"]) == 3
     assert [tool_call.tool_call_id for tool_call, _ in peer.permissions] == ["check-tests"]
+    # Its test run is a call of its own: a revived turn never takes an id used before.
+    started = [u["toolCallId"] for u in peer.updates(sid) if u["sessionUpdate"] == "tool_call"]
+    assert len(started) == len(set(started)), started
+    assert started[-1] == "check-tests-3"

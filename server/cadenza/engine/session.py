@@ -205,6 +205,15 @@ class Session:
         """
         self.rt.tests_allowed, self.rt.tests_declined = allowed, declined
 
+    def restore_call_ids(self, call_ids: Iterable[str]) -> None:
+        """Carry the tool-call ids a session rebuilt from its transcript used.
+
+        Its history holds the model's calls, not the engine's own (a done check's test run:
+        ``check-tests``); a call of a later turn must not take one of those ids again, or a
+        client would show two calls as one.
+        """
+        self.rt.call_ids.note(call_ids)
+
     def context_usage(self) -> tuple[int, int]:
         """Tokens the conversation holds now and the model's context size."""
         context = self.rt.context

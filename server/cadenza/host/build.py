@@ -232,4 +232,5 @@ def build_session(
     if restored is not None:
         session.restore_steps(restored.steps)
         session.restore_tests(restored.tests_allowed, restored.tests_declined)
+        session.restore_call_ids(restored.call_ids)
     return session, gate
