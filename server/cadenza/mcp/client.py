@@ -182,8 +182,9 @@ class McpServers:
     """The session resource holding its MCP connections (``SessionResources``).
 
     A resource kept beyond one engine session (a face may keep a session's resources from one
-    turn to the next) is connected by each: a server starts once, and its tools are offered
-    to every engine session that connects it.
+    turn to the next) is connected by each: a server starts once (one whose start was
+    cancelled is started again by the next), and its tools are offered to every engine session
+    that connects it.
     """
 
     def __init__(self) -> None:
@@ -212,9 +213,15 @@ class McpServers:
         tried = {connection.server.name for connection in self.connections}
         connections = [McpConnection(s, root) for s in servers if s.name not in tried]
         self.connections.extend(connections)
-        results = await asyncio.gather(
-            *(c.start(config.startup_timeout_s) for c in connections), return_exceptions=True
-        )
+        try:
+            results = await asyncio.gather(
+                *(c.start(config.startup_timeout_s) for c in connections), return_exceptions=True
+            )
+        except BaseException:
+            # Cancelled while they started (each closed itself): not a failure of theirs, so
+            # a later connect starts them again.
+            self.connections = [c for c in self.connections if c not in connections]
+            raise
         names = set(taken) | {tool.name for tool in self.tools}
         for connection, result in zip(connections, results, strict=True):
             server = connection.server
