@@ -81,3 +81,26 @@ async def test_a_turn_holds_the_session_and_between_prompts_another_may_take_it(
     assert "x is 2" in contents
     assert contents[-1].endswith("and now?")
     SessionLock.acquire(sid, sessions).release()  # free again once the turn ended
+
+
+async def test_two_prompts_at_once_run_one_after_the_other_in_one_conversation(
+    start: Start, fake: FakeOpenAI, workspace: Path, tmp_path: Path
+) -> None:
+    fake.script(Reply(content="first answer", delay_s=1.0), text("second answer"))
+    agent = await start()
+    sid = (await agent.conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+    first = asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=[text_block("one")]))
+    second = asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=[text_block("two")]))
+    done = await asyncio.wait_for(asyncio.gather(first, second), WAIT_S)
+    assert [r.stop_reason for r in done] == ["end_turn", "end_turn"]
+    peer = agent.peer
+    first_done = peer.response_index(peer.request_id("session/prompt", 0))
+    second_done = peer.response_index(peer.request_id("session/prompt", 1))
+    assert first_done < second_done
+    # The second turn began after the first ended, and went on in its conversation.
+    assert len(fake.requests) == 2
+    contents = [m.get("content") or "" for m in fake.requests[1]["messages"]]
+    assert "one" in contents and "first answer" in contents
+    assert contents[-1].endswith("two")
+    sessions = tmp_path / "home" / "xdg_state_home" / "cadenza" / "sessions"
+    SessionLock.acquire(sid, sessions).release()  # free once both turns ended
