@@ -63,3 +63,19 @@ async def test_tests_run_in_the_client_terminal_and_refuse_then_accept(
     assert any(t.startswith("Check tests passed") for t in thoughts)
     run = [u for u in peer.updates(sid) if u.get("toolCallId") == "check-tests"]
     assert run[0]["sessionUpdate"] == "tool_call" and run[-1]["status"] == "failed"
+
+    # The answer holds for the session: the next prompt's done check runs the tests unasked.
+    fake.script(
+        call("edit_file", {"path": "calc.py", "old_string": "2 * x", "new_string": "x * 2"}, "e3"),
+        call("complete", DONE, "d3"),
+    )
+    again = await asyncio.wait_for(
+        agent.conn.prompt(session_id=sid, prompt=[text_block("write it x * 2")]), WAIT_S * 4
+    )
+    assert again.stop_reason == "end_turn"
+    assert len([p for method, p in peer.terminal_calls if method == "create"]) == 3
+    assert [tool_call.tool_call_id for tool_call, _ in peer.permissions] == ["check-tests"]
+    # Its test run is a call of its own: a revived turn never takes an id used before.
+    started = [u["toolCallId"] for u in peer.updates(sid) if u["sessionUpdate"] == "tool_call"]
+    assert len(started) == len(set(started)), started
+    assert started[-1] == "check-tests-3"

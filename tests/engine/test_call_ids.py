@@ -16,7 +16,14 @@ from cadenza.engine.journal import TranscriptRecorder
 from cadenza.engine.session import Session, SessionSettings
 from cadenza.engine.transcript import EventRecord, MessageRecord, read_transcript
 from cadenza.host.restore import restore_state
-from cadenza.messages import AssistantMessage, AssistantReply, Message, ToolCall, ToolMessage
+from cadenza.messages import (
+    AssistantMessage,
+    AssistantReply,
+    Message,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
 
 
@@ -145,3 +152,40 @@ async def test_a_session_gives_reused_ids_fresh_ones_everywhere(tmp_path: Path) 
     await restored.resume("once more")
     assert assistant_ids(restored.messages) == [*expected, "call_0-4"]
     assert tool_result_ids(restored.messages) == [*expected, "call_0-4"]
+
+
+def test_a_restored_session_never_takes_an_id_only_its_events_name(tmp_path: Path) -> None:
+    """The engine's own calls (a done check's test run) are in the events, not the history."""
+    recorder = TranscriptRecorder.start(
+        session_id="s2",
+        task="fix it",
+        root=tmp_path,
+        workflow="default",
+        model="scripted/test",
+        directory=tmp_path / "t",
+    )
+    recorder.on_message(UserMessage(tag="task", content="fix it"))
+    recorder.on_event(
+        ToolCallStarted(
+            tool_call_id="check-tests",
+            name="run_command",
+            title="Checking the tests: running `pytest`",
+            tool_kind="execute",
+            raw_input="{}",
+        )
+    )
+    recorder.close()
+    state = restore_state(read_transcript(tmp_path / "t" / "s2.jsonl"))
+    assert state.call_ids == {"check-tests"}
+    restored = Session(
+        session_id="s2",
+        task="fix it",
+        root=tmp_path,
+        provider=ScriptedProvider([]),
+        editor=MemoryEditor(),
+        history=state.history,
+        last=state.last,
+    )  # type: ignore[arg-type]
+    restored.restore_call_ids(state.call_ids)
+    again = ToolCall(id="check-tests", name="run_command", arguments="{}")
+    assert restored.rt.call_ids.claim(again).id == "check-tests-2"

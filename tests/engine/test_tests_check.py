@@ -19,7 +19,7 @@ from cadenza.engine.events import (
     WorkspaceWaited,
 )
 from cadenza.engine.permissions import PermissionAnswer
-from cadenza.engine.project_tests import TAIL_LINES, judge_output, output_tail
+from cadenza.engine.project_tests import TAIL_LINES, answered_tests, judge_output, output_tail
 from cadenza.engine.session import Session, SessionSettings
 from cadenza.engine.testsuite import SuiteCommand, suite_command
 from cadenza.engine.variants import API_LOOP, LOCAL_LOOP, LoopSettings
@@ -426,3 +426,33 @@ async def test_the_test_run_never_runs_inside_another_sessions_command(tmp_path:
     assert check.status == "skipped"
     assert check.detail == f"the tests were not run: {busy}"
     assert "1 passed" not in check.detail
+
+
+def _test_run(call_id: str, title: str, command: str) -> ToolCallStarted:
+    arguments = json.dumps({"command": command, "timeout_s": 120})
+    return ToolCallStarted(
+        tool_call_id=call_id,
+        name="run_command",
+        title=f"{title}: running `{command}`",
+        tool_kind="execute",
+        raw_input=arguments,
+    )
+
+
+def test_the_answers_about_the_test_runs_come_back_from_the_events() -> None:
+    allowed = [
+        _test_run("check-tests", "Checking the tests", "pytest -q"),
+        PermissionDecided(
+            tool_call_id="check-tests", name="run_command", verdict="allowed", option="allow_once"
+        ),
+        # The model's own command, refused: no answer about the tests.
+        _test_run("c1", "running", "pytest -q"),
+        PermissionDecided(tool_call_id="c1", name="run_command", verdict="rejected"),
+    ]
+    assert answered_tests(allowed) == ("pytest -q", "")
+    dismissed = [
+        _test_run("change-tests", "Running the tests after the change", "npm test"),
+        PermissionDecided(tool_call_id="change-tests", name="run_command", verdict="cancelled"),
+    ]
+    assert answered_tests(dismissed) == ("", "the permission request was dismissed")
+    assert answered_tests([]) == ("", "")

@@ -1,15 +1,15 @@
 """Cadenza as an ACP agent: sessions, prompt turns, cancellation, load and modes.
 
 One ``CadenzaAgent`` serves one client connection (``run_agent`` over stdio). A session is
-created by ``session/new`` (its workspace is ``cwd``); its engine ``Session`` starts with the
-first prompt (the prompt is the task) and every later prompt resumes the same conversation
-(``Session.resume``). Prompts of a session run one after the other; each runs as its own
-task, so ``session/cancel`` can stop it. Modes are the workflow catalog of the session's
-folder (``default``, ``plan-implement-review``, the workspace's own); ``session/set_mode``
-picks the workflow of the next run. ``session/load`` replays a stored transcript as
-``session/update`` notifications, then the session goes on from where it stopped (a session
-never prompted has no transcript: ``unprompted`` keeps its folder and mode for the load);
-``session/list`` lists the stored sessions.
+created by ``session/new`` (its workspace is ``cwd``); it starts with the first prompt (the
+prompt is the task) and every later prompt goes on in the same conversation, each turn
+through the session service's lifecycle (``acp.session``). Prompts of a session run one
+after the other; each runs as its own task, so ``session/cancel`` can stop it. Modes are the
+workflow catalog of the session's folder (``default``, ``plan-implement-review``, the
+workspace's own); ``session/set_mode`` picks the workflow of the next run. ``session/load``
+replays a stored transcript as ``session/update`` notifications, then its next prompt goes on
+from where it stopped (a session never prompted has no transcript: ``unprompted`` keeps its
+folder and mode for the load); ``session/list`` lists the stored sessions.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class CadenzaAgent:
         self._fs = ClientFs()
         self._sessions: dict[str, AcpSession] = {}
         self._service: SessionService[None] = SessionService()
-        """Assembles the engine sessions; the providers and choices they share."""
+        """Runs the sessions' turns; the providers and choices they share."""
 
     def on_connect(self, conn: AcpConnection) -> None:
         """Keep the connection (the SDK calls this before any request)."""
@@ -170,8 +170,7 @@ class CadenzaAgent:
             raise _error(str(exc)) from None
         stream = UpdateStream(self.conn, session_id)
         client = OrderedClient(self.conn, stream)
-        checkpoint = self._service.open_checkpoint(session_id, root, revived=revived)
-        editor = AcpEditor(client, stream, root, self._fs, catalog.workflows, checkpoint)
+        editor = AcpEditor(client, stream, root, self._fs, catalog.workflows)
         model = model or default_model(config)
         model, name = self._service.choices.get(session_id, (model, chosen.name))
         if name != chosen.name:
@@ -184,6 +183,7 @@ class CadenzaAgent:
             client=client,
             editor=editor,
             model=model,
+            started=revived,
             trust=trust if trust.undecided else None,
         )
         self._sessions[session_id] = live
@@ -224,7 +224,7 @@ class CadenzaAgent:
             live.workflow = find_workflow(workflow_catalog(live.root), mode_id)
         except SetupError as exc:
             raise _error(str(exc)) from None
-        if live.hosted is None:
+        if not live.started:
             unprompted.remember(session_id, live.root, live.workflow.name)
         return SetSessionModeResponse()
 
@@ -239,7 +239,7 @@ class CadenzaAgent:
     async def prompt(
         self, prompt: list[PromptBlock], session_id: str, **kwargs: Any
     ) -> PromptResponse:
-        """Run one turn: the first prompt starts the session, later ones resume it."""
+        """Run one turn: the first prompt starts the session, later ones go on with it."""
         live = self._live(session_id)
         words = prompt_text(prompt)
         expanded = expand(words, live.root)  # a leading /command
@@ -260,11 +260,11 @@ class CadenzaAgent:
             if ticket < live.cancelled_before:
                 return PromptResponse(stop_reason="cancelled")
             turn = live.turn(
-                text,
+                expanded,
+                words,
                 self._service,
                 url_mode=self._fs.elicitation_url,
                 workflow=workflow,
-                words=words,
             )
             task = asyncio.create_task(turn, name=f"cadenza-acp-{session_id}")
             live.run = task
@@ -275,9 +275,12 @@ class CadenzaAgent:
                 raise
             finally:
                 live.run = None
-                if live.hosted is not None:  # its transcript exists now
+                if live.started:  # its transcript exists now
                     unprompted.forget(session_id)
-            return await self._respond(live, task)
+            try:
+                return await self._respond(live, task)
+            finally:
+                live.running = None
 
     async def _respond(
         self, live: AcpSession, task: asyncio.Task[SessionOutcome]
@@ -322,8 +325,11 @@ class CadenzaAgent:
         if live is None:
             return
         live.cancelled_before = live.arrived
-        if live.run is not None and not live.run.done():
-            live.run.cancel()
+        run = live.run
+        # The session service's task of the turn (a wait it is in ends cancelled); before
+        # that task exists, the turn that is beginning.
+        if run is not None and not run.done() and not self._service.cancel(session_id):
+            run.cancel()
 
     async def load_session(
         self,
@@ -356,7 +362,7 @@ class CadenzaAgent:
                 session_id, root, workflow, revived=True, model=restored.start.model
             )
             live.take_mcp_servers(mcp_servers or [])
-            await live.make_engine(restored.start.task, self._service, restored)
+            await live.settle_trust()
         for update in replay_updates(records, root, workflow_catalog(root).workflows):
             live.editor.stream.send(update)
         await live.editor.stream.flush()
@@ -386,7 +392,7 @@ class CadenzaAgent:
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """Cadenza's extension methods (the SDK strips the ``_``): steerSession, restoreTurn."""
         if method == ACP_STEER_SESSION.removeprefix("_"):
-            return steer_session(self._sessions, params)
+            return steer_session(self._sessions, self._service, params)
         if method == ACP_RESTORE_TURN.removeprefix("_"):
             args = parse_args(params)
             live = self._sessions.get(args.session_id)

@@ -15,6 +15,10 @@ On "go on" the engine session resumes (``Session.resume("")``: the same browser 
 cookies kept) and the turn goes on streaming. Anything else (declined, dismissed, an error,
 a malformed answer) ends the prompt with ``stopReason: "cancelled"``; the session stays
 usable and the next prompt is a follow-up.
+
+``AcpPerson`` is this face's ``host.driver.PersonPort`` for one prompt turn: it asks about a
+browser wait within the turn, and about nothing else (a question ends the turn: the answer
+is the next prompt).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from acp.schema import (
 from pydantic import ValidationError
 
 from cadenza.acp.editor import AcpEditor
+from cadenza.host.live import LiveSession
 from cadenza.schema.outcome import SessionOutcome
 
 log = logging.getLogger(__name__)
@@ -107,3 +112,37 @@ async def person_is_done(
         return False
     outcome_ = response.outcome
     return isinstance(outcome_, AllowedOutcome) and outcome_.option_id == CONTINUE
+
+
+class AcpPerson:
+    """The person behind the ACP client during one prompt turn (``host.driver.PersonPort``).
+
+    Args:
+        client: The connection (elicitation, permission requests).
+        editor: The session's editor (its updates, the last tool call).
+        url_mode: The client takes URL elicitations.
+    """
+
+    def __init__(self, client: ElicitationClient, editor: AcpEditor, *, url_mode: bool) -> None:
+        self._client = client
+        self._editor = editor
+        self._url_mode = url_mode
+
+    def asks(self, outcome: SessionOutcome) -> bool:
+        """A browser wait is asked within the turn; a question ends it."""
+        return outcome.stop_reason == "waiting_human"
+
+    async def before_run(self, live: LiveSession[None]) -> None:
+        """Each run's final message is the text published since its last step started."""
+        self._editor.step_text = ""
+
+    async def prompt(self, live: LiveSession[None], outcome: SessionOutcome) -> None:
+        """Ask whether the person is done in the browser: go on, or end the turn cancelled."""
+        try:
+            done = await person_is_done(
+                self._client, self._editor, outcome, url_mode=self._url_mode
+            )
+        except Exception:  # the turn must not wait forever for an answer that cannot come
+            log.exception("session %s: asking the person failed", live.session_id)
+            done = False
+        live.give_reply("" if done else None)

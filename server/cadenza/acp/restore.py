@@ -1,11 +1,11 @@
 """``_cadenza/restoreTurn``: an ACP session as it was before one of the person's turns.
 
-The same restore as the LSP face's ``cadenza.restoreTurn`` (``host.turn_restore``): the files
-those turns changed are put back (a text through ``fs/write_text_file`` when the client has
-it, as the session's own edits go; a file to remove, recreate or rename back on disk, as undo
-does), the transcript is cut before the turn, and the turn's words come back. The session
-stays in memory between prompts, so its engine is made again from the cut transcript: the next
-prompt goes on from the conversation before the turn.
+The same restore as the LSP face's ``cadenza.restoreTurn`` (``host.service`` ``restore_turn``,
+under the session's lock): the files those turns changed are put back (a text through
+``fs/write_text_file`` when the client has it, as the session's own edits go; a file to
+remove, recreate or rename back on disk, as undo does), the transcript is cut before the
+turn, and the turn's words come back. The next prompt revives the session from the cut
+transcript, so it goes on from the conversation before the turn.
 """
 
 from __future__ import annotations
@@ -16,20 +16,17 @@ from acp import RequestError
 from pydantic import ValidationError
 
 from cadenza.acp.editor import AcpEditor
-from cadenza.acp.session import AcpSession
-from cadenza.host import stored
+from cadenza.acp.session import REQUEST_FAILED, AcpSession
 from cadenza.host.checkpoints import FileState, SessionCheckpoint, disk_state
 from cadenza.host.errors import Unavailable
 from cadenza.host.ports import FileEdit
 from cadenza.host.service import SessionService
-from cadenza.host.turn_restore import RestoreRefused, TurnCut, find_turn, restore_turn
+from cadenza.host.turn_restore import RestoreRefused
 from cadenza.host.undo_plan import UndoStep
 from cadenza.host.undo_writes import write_step
 from cadenza.schema.commands import RestoreTurnArgs, RestoreTurnResult
 from cadenza.textio import UnencodableError
 
-REQUEST_FAILED = -32803
-"""The error code of a restore that was refused (LSP's ``RequestFailed``, as on that face)."""
 INVALID_PARAMS = -32602
 
 
@@ -96,8 +93,9 @@ async def restore_acp_turn(
     """Restore the ACP session ``live`` to before the person's turn ``args.turn``.
 
     Raises:
-        RequestError: -32803 when the session is unknown here, running, has no such turn, or
-            its files could not be put back (nothing was cut then).
+        RequestError: -32803 when the session is unknown here, running (here or in another
+            server), has no such turn, or its files could not be put back (nothing was cut
+            then).
     """
     session_id = args.session_id
     if live is None:
@@ -107,44 +105,14 @@ async def restore_acp_turn(
             f"session {session_id} is running: wait for its turn to end, or cancel it, "
             "before restoring it"
         )
+    editor = live.editor
     async with live.turns:
         try:
-            cut = find_turn(session_id, stored.read_records(session_id), args.turn)
-        except (Unavailable, RestoreRefused) as exc:
+            return await service.restore_turn(
+                session_id, args.turn, lambda checkpoint: AcpFiles(editor, checkpoint)
+            )
+        except Unavailable as exc:
             raise _failed(str(exc)) from None
-        await _close_engine(live)  # its transcript must be closed to be cut
-        try:
-            return await _restore(live, cut)
-        finally:
-            await _reopen_engine(live, service)
-
-
-async def _restore(live: AcpSession, cut: TurnCut) -> RestoreTurnResult:
-    editor = live.editor
-    try:
-        done = await restore_turn(
-            cut, editor.checkpoint, lambda checkpoint: AcpFiles(editor, checkpoint)
-        )
-    except RestoreRefused as exc:
-        raise _failed(f"cannot restore turn {cut.turn}: {exc}") from None
-    return done.result()
-
-
-async def _close_engine(live: AcpSession) -> None:
-    hosted, live.hosted = live.hosted, None
-    if hosted is not None:
-        await hosted.session.aclose()
-        if hosted.recorder is not None:
-            hosted.recorder.close()
-
-
-async def _reopen_engine(live: AcpSession, service: SessionService[None]) -> None:
-    """The engine again, from the transcript as it is now (cut or not)."""
-    try:
-        restored = stored.restored(live.session_id, stored.read_records(live.session_id))
-    except Unavailable:
-        return  # nothing to go on from: the next prompt starts the session anew
-    await live.make_engine(restored.start.task, service, restored)
 
 
 def _failed(message: str) -> RequestError:

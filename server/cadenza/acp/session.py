@@ -1,10 +1,16 @@
-"""One ACP session of a connection: its workspace, mode, editor and (from the first prompt) engine.
+"""One ACP session of a connection: its workspace, mode, model, editor and prompt turns.
 
-The session service makes the engine session (``host.service``) with this face's editor port
-and client tools; this face holds it in memory between prompts. The first prompt runs it, a
-later one is the service's ``next_turn`` (the same next turn as the LSP face's
-``cadenza.promptSession``); a turn settles its browser waits within it
-(``host.driver.settle``), while a question ends the turn (the answer is the next prompt).
+A session has one lifecycle on both faces (``host.service``): each prompt turn is a task of
+the session service, which holds the session's lock until the turn ends. The first prompt
+starts the session (``SessionService.start``); a later one (also after ``session/load``) is
+revived from its transcript and goes on with ``next_turn`` (``SessionService.prompt``), as the
+LSP face's ``cadenza.promptSession`` does. Between turns the lock is free (``cadenza undo``,
+another server, a restore may take the session) and this face keeps only its own part: the
+workspace and its configuration, the editor port (the texts it knows, the cost so far), the
+mode and model chosen, the ticketing of prompts, and the resources of the session's tools (its
+MCP servers, browser sessions and language servers stay up for the connection). A browser
+wait is asked within the turn (``human.AcpPerson``); a question ends the turn, and the answer
+is the next prompt.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ from acp import RequestError
 from acp.schema import Cost, UsageUpdate
 
 from cadenza.acp.editor import AcpEditor
-from cadenza.acp.human import person_is_done
+from cadenza.acp.human import AcpPerson
 from cadenza.acp.ordered import OrderedClient
 from cadenza.acp.terminal import AcpTerminal
 from cadenza.acp.trust import ask_trust, record
@@ -28,22 +34,23 @@ from cadenza.config.mcp import McpServerConfig, from_acp
 from cadenza.config.workspace import untrusted_note
 from cadenza.host.build import SessionPlan
 from cadenza.host.catalog import default_model
+from cadenza.host.checkpoints import SessionCheckpoint
 from cadenza.host.client_tools import client_tools
-from cadenza.host.driver import Step, settle
-from cadenza.host.errors import SetupError
+from cadenza.host.commands import Expanded
+from cadenza.host.errors import SetupError, Unavailable
 from cadenza.host.live import LiveSession
-from cadenza.host.mcp import attach_mcp, merge_servers
-from cadenza.host.ports import Workflow
-from cadenza.host.restore import RestoredState
-from cadenza.host.service import FaceParts, SessionService
+from cadenza.host.mcp import merge_servers
+from cadenza.host.ports import SessionResources, Workflow
+from cadenza.host.service import FaceParts, SessionService, TurnSettings
 from cadenza.host.trust import FolderTrust
-from cadenza.host.turn_changes import begin_turn
 from cadenza.schema.outcome import SessionOutcome
 
 log = logging.getLogger(__name__)
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+REQUEST_FAILED = -32803
+"""LSP 3.17's ``RequestFailed``: the request was valid, but cannot be done now."""
 
 
 def request_error(message: str, code: int = INVALID_PARAMS) -> RequestError:
@@ -62,14 +69,15 @@ class AcpSession:
         workflow: The workflow the next run uses (the session's mode).
         client: The connection, ordered after the session's updates (``ordered``).
         editor: Its editor port (updates, edits, permissions).
-        hosted: The engine session with its transcript and model (``host.service``); None
-            until the first prompt.
+        started: Its transcript exists (the first prompt started it, or it was loaded).
+        running: The engine session of the running turn (None between turns).
         run: The running prompt's task.
         arrived: Prompts received so far (a prompt's ticket is the count before it).
         cancelled_before: Prompts with a smaller ticket are cancelled.
         mcp_servers: Its MCP servers (the user's config, then the client's ``mcpServers``),
-            connected when the engine session is made (docs/mcp.md).
+            connected by its first turn and kept for the connection (docs/mcp.md).
         model: ``PROVIDER/MODEL`` of the next turn (the ``model`` configuration option).
+        resources: What the session's tools hold, kept from one turn to the next.
     """
 
     session_id: str
@@ -78,13 +86,15 @@ class AcpSession:
     workflow: Workflow
     client: OrderedClient
     editor: AcpEditor
-    hosted: LiveSession[None] | None = None
+    started: bool = False
+    running: LiveSession[None] | None = None
     run: asyncio.Task[SessionOutcome] | None = None
     arrived: int = 0
     cancelled_before: int = 0
     turns: asyncio.Lock = field(default_factory=asyncio.Lock)
     mcp_servers: list[McpServerConfig] = field(default_factory=list)
     model: str = ""
+    resources: SessionResources = field(default_factory=SessionResources)
     trust: FolderTrust | None = None
     """The folder's trust, while its question is pending (``acp.trust``)."""
     client_servers: list[McpServerConfig] = field(default_factory=list)
@@ -132,124 +142,114 @@ class AcpSession:
         self.config = config
         self.mcp_servers = merge_servers(config.mcp.servers, self.client_servers, self.warn)
 
-    async def make_engine(
-        self,
-        task: str,
-        service: SessionService[None],
-        restored: RestoredState | None = None,
-        workflow: Workflow | None = None,
-    ) -> LiveSession[None]:
-        """The engine session (through the session service), its MCP servers attached.
-
-        Raises:
-            RequestError: Its model cannot be set up.
-        """
-        await self.settle_trust()
-        config = self.config
-        model = self.model or (restored.start.model if restored else default_model(config))
-        self.model = model
-        plan = SessionPlan(
-            session_id=self.session_id,
-            task=task,
-            root=self.root,
-            model=model,
-            workflow=workflow or self.workflow,
-            restored=restored,
+    def parts(self, plan: SessionPlan, checkpoint: SessionCheckpoint | None) -> FaceParts[None]:
+        """This face's part of the engine session of a turn: its editor, client tools, resources."""
+        self.editor.checkpoint = checkpoint
+        return FaceParts(
+            editor=self.editor,
+            face=None,
+            warn=self.warn,
+            tools=lambda tools: client_tools(
+                tools, AcpTerminal(self.client, self.editor), self.editor.refresh
+            ),
+            gated=self.editor.gated_by,
+            resources=self.resources,
         )
-        try:
-            hosted, gate = service.assemble(
-                plan,
-                FaceParts(editor=self.editor, face=None, warn=self.warn),
-                checkpoint=self.editor.checkpoint,
-                config=config,
-                tools=lambda tools: client_tools(
-                    tools, AcpTerminal(self.client, self.editor), self.editor.refresh
-                ),
-            )
-        except SetupError as exc:
-            raise request_error(str(exc)) from None
-        self.editor.gated_by(gate.needs_asking)
-        self.hosted = hosted
-        if self.mcp_servers:
-            await attach_mcp(hosted.session, config.mcp, self.mcp_servers, self.warn)
-        return hosted
 
-    async def turn(
+    def session_config(self) -> CadenzaConfig:
+        """The folder's configuration with the session's MCP servers (the client's too)."""
+        mcp = self.config.mcp.model_copy(update={"servers": self.mcp_servers})
+        return self.config.model_copy(update={"mcp": mcp})
+
+    async def launch_turn(
         self,
-        text: str,
+        expanded: Expanded,
+        words: str,
         service: SessionService[None],
         *,
         url_mode: bool,
         workflow: Workflow | None = None,
-        words: str | None = None,
-    ) -> SessionOutcome:
-        """One prompt turn: the first starts the session, later ones resume it.
+    ) -> LiveSession[None]:
+        """Begin one prompt turn as the session service's task: the engine session that runs it.
 
-        ``workflow``: this turn's workflow (a ``/workflow`` command), else the session's mode.
-        ``words``: the person's own, when ``text`` is more (an expanded ``/command``): the
-        transcript keeps them for ``_cadenza/restoreTurn``.
+        The first prompt starts the session; a later one revives it from its transcript.
+        ``expanded``: the prompt (a ``/command`` expanded); ``words``: the person's own, which
+        the transcript keeps for ``_cadenza/restoreTurn``; ``workflow``: this turn's (a
+        ``/workflow`` command), else the session's mode.
 
-        A browser wait is asked within the turn (``human``); "go on" resumes, anything else
-        ends the session's run cancelled.
+        Raises:
+            RequestError: The model cannot be set up (invalid params), or the session cannot
+                go on now (request failed: e.g. another server holds it).
         """
-        editor = self.editor
-        editor.step_text = ""
-        editor.open_calls.clear()
-        # Each prompt is a new turn: the per-hunk review lists its changes only, and the model
-        # hears what was undone (host.service.next_turn, as cadenza.promptSession's).
-        if self.hosted is None:
-            if note := begin_turn(editor.checkpoint):
-                text = f"{note}\n\n{text}"
-            hosted = await self.make_engine(text, service, workflow=workflow)
-            hosted.said(words)
-            step: Step = hosted.session.run
-        else:
-            hosted = self.hosted
-            try:  # the mode and the model chosen since the last turn
-                step = service.next_turn(
-                    hosted,
-                    text,
-                    said=words,
+        self.running = None
+        self.editor.step_text = ""
+        self.editor.open_calls.clear()
+        await self.settle_trust()
+        person = AcpPerson(self.client, self.editor, url_mode=url_mode)
+        config = self.session_config()
+        try:
+            if not self.started:
+                plan = SessionPlan(
+                    session_id=self.session_id,
+                    task=expanded.text,
+                    root=self.root,
                     model=self.model,
                     workflow=workflow or self.workflow,
-                    config=self.config,
                 )
-            except SetupError as exc:
-                raise request_error(str(exc)) from None
-        outcome = await step()
+                hosted = service.start(plan, self.parts, person, said=words, config=config)
+            else:
+                settings = TurnSettings(
+                    model=self.model, workflow=self.workflow.name, root=self.root, config=config
+                )
+                hosted = await service.prompt(
+                    self.session_id,
+                    lambda _root: expanded,
+                    said=words,
+                    make_parts=self.parts,
+                    person=person,
+                    answer_person=person,
+                    settings=settings,
+                )
+        except SetupError as exc:
+            raise request_error(str(exc)) from None
+        except Unavailable as exc:
+            raise request_error(str(exc), REQUEST_FAILED) from None
+        self.started = True
+        self.running = hosted
+        return hosted
 
-        async def ask(waiting: SessionOutcome) -> str | None:
-            done = await person_is_done(self.client, editor, waiting, url_mode=url_mode)
-            return "" if done else None
+    async def turn(
+        self,
+        expanded: Expanded,
+        words: str,
+        service: SessionService[None],
+        *,
+        url_mode: bool,
+        workflow: Workflow | None = None,
+    ) -> SessionOutcome:
+        """One prompt turn (``launch_turn``), until it ends: how it ended.
 
-        async def run(step: Step) -> SessionOutcome:
-            editor.step_text = ""
-            return await step()
-
-        return await settle(
-            hosted.session,
-            outcome,
-            waits=lambda o: o.stop_reason == "waiting_human",
-            ask=ask,
-            run=run,
+        Cancelled, the turn's task is cancelled too (awaited here, it is cancelled with this).
+        """
+        hosted = await self.launch_turn(
+            expanded, words, service, url_mode=url_mode, workflow=workflow
         )
+        assert hosted.task is not None  # launched
+        return await hosted.task
 
     def usage(self) -> UsageUpdate | None:
-        """The ``usage_update`` of the engine session's context, once it exists."""
-        if self.hosted is None:
+        """The ``usage_update`` of the turn's engine session's context, once it exists."""
+        if self.running is None:
             return None
-        used, size = self.hosted.session.context_usage()
+        used, size = self.running.session.context_usage()
         spent = self.editor.cost
         cost = Cost(amount=spent, currency=self.editor.currency) if spent is not None else None
         return UsageUpdate(session_update="usage_update", used=used, size=size, cost=cost)
 
     async def aclose(self) -> None:
-        """Close the engine's resources, the transcript and the update stream."""
-        if self.hosted is not None:
-            try:
-                await asyncio.wait_for(self.hosted.session.aclose(), 5.0)
-            except Exception:
-                log.exception("session %s: closing its resources failed", self.session_id)
-            if self.hosted.recorder is not None:
-                self.hosted.recorder.close()
+        """Close what the session's tools hold and the update stream."""
+        try:
+            await asyncio.wait_for(self.resources.aclose(), 5.0)
+        except Exception:
+            log.exception("session %s: closing its resources failed", self.session_id)
         await self.editor.stream.aclose()

@@ -28,6 +28,10 @@ class CallIds:
     def __contains__(self, call_id: str) -> bool:
         return call_id in self._used
 
+    def note(self, call_ids: Iterable[str]) -> None:
+        """Count ``call_ids`` as used (a restored session's calls its history does not hold)."""
+        self._used.update(call_ids)
+
     def fresh(self, reply: AssistantReply) -> AssistantReply:
         """``reply`` with every empty or already used call id replaced, all noted as used.
 

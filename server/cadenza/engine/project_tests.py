@@ -21,6 +21,7 @@ as an edit, it never runs inside another session's command (``CommandWatch.editi
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Literal
 
 from cadenza.engine.events import (
@@ -70,6 +71,35 @@ TITLES: dict[Purpose, tuple[str, str]] = {
     "change": ("Running the tests after the change", "Run the project's tests after each change"),
 }
 """The tool call's title and the permission prompt's, per purpose."""
+
+
+def answered_tests(events: Iterable[object]) -> tuple[str, str]:
+    """What the person answered about the test runs of a session, from its recorded events.
+
+    The answer holds for the session (its prompt says so), so a session rebuilt from its
+    transcript keeps it (``Runtime.tests_allowed``, ``Runtime.tests_declined``).
+
+    Returns:
+        The test command the person allowed ("" none), and why the tests may not run ("": they
+        may, or nobody was asked).
+    """
+    titles = tuple(f"{title}: " for title, _ask in TITLES.values())
+    commands: dict[str, str] = {}
+    allowed = declined = ""
+    for event in events:
+        if isinstance(event, ToolCallStarted) and event.title.startswith(titles):
+            try:
+                command = json.loads(event.raw_input).get("command", "")
+            except (ValueError, AttributeError):
+                continue
+            commands[event.tool_call_id] = str(command)
+        elif isinstance(event, PermissionDecided) and event.tool_call_id in commands:
+            command = commands.pop(event.tool_call_id)
+            if event.verdict == "allowed":
+                allowed = command
+            else:
+                declined = NOT_ALLOWED[event.verdict]
+    return allowed, declined
 
 
 async def run_tests(

@@ -79,6 +79,7 @@ class Session:
         open_document: Path | None = None,
         intel: CodeIntel | None = None,
         command_watch: CommandWatch | None = None,
+        resources: SessionResources | None = None,
     ) -> None:
         """Create a session; ``history`` and ``last`` restore one from its transcript.
 
@@ -105,6 +106,9 @@ class Session:
                 the workspace (``engine.intel_offer``).
             command_watch: Records the files each command changes, for review and undo
                 (None: not recorded).
+            resources: What its tools hold (browser sessions, MCP connections, language
+                servers), when the caller keeps them beyond this session (``aclose`` leaves
+                them open); None: its own, closed by ``aclose``.
         """
         self.session_id = session_id
         self.task = task
@@ -141,7 +145,9 @@ class Session:
             task_files=named,
             intel=intel,
             command_watch=command_watch,
+            resources=resources if resources is not None else SessionResources(),
         )
+        self._owns_resources = resources is None
         self._running = last is None and history is None
         """A run is under way (or a new session's first run is about to start): ``steer``
         takes the person's messages into it."""
@@ -191,6 +197,22 @@ class Session:
     def restore_steps(self, steps: int) -> None:
         """Carry the step count of a session rebuilt from its transcript."""
         self.rt.steps = steps
+
+    def restore_tests(self, allowed: str, declined: str) -> None:
+        """Carry the person's answers about the test runs of a session rebuilt from its transcript.
+
+        They hold for the session (``engine.project_tests.answered_tests``).
+        """
+        self.rt.tests_allowed, self.rt.tests_declined = allowed, declined
+
+    def restore_call_ids(self, call_ids: Iterable[str]) -> None:
+        """Carry the tool-call ids a session rebuilt from its transcript used.
+
+        Its history holds the model's calls, not the engine's own (a done check's test run:
+        ``check-tests``); a call of a later turn must not take one of those ids again, or a
+        client would show two calls as one.
+        """
+        self.rt.call_ids.note(call_ids)
 
     def context_usage(self) -> tuple[int, int]:
         """Tokens the conversation holds now and the model's context size."""
@@ -291,8 +313,9 @@ class Session:
         self.end_cancelled()
 
     async def aclose(self) -> None:
-        """Release what the session's tools hold (browser sessions)."""
-        await self.rt.resources.aclose()
+        """Release what the session's tools hold (browser sessions), unless the caller keeps it."""
+        if self._owns_resources:
+            await self.rt.resources.aclose()
 
     def _outcome(self, reason: StopReason, message: str) -> SessionOutcome:
         return SessionOutcome(stop_reason=reason, message=message, steps=self.rt.steps)

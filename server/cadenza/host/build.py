@@ -47,6 +47,7 @@ from cadenza.providers.base import Provider
 from cadenza.tools.base import ToolError
 from cadenza.tools.documents import current_document
 from cadenza.tools.registry import ToolRegistry, default_tools, intel_tools
+from cadenza.tools.resources import SessionResources
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +165,7 @@ def build_session(
     recorder: GuardedRecorder | None,
     checkpoint: SessionCheckpoint | None = None,
     reviews_each_change: bool = False,
+    resources: SessionResources | None = None,
 ) -> tuple[Session, PermissionGate]:
     """The engine session of ``plan``, and the permission gate it asks through.
 
@@ -179,6 +181,8 @@ def build_session(
             (``host.workspace_lock``; None: not recorded, nothing locked).
         reviews_each_change: The person reviews each change before it is written (the face
             says; ``SessionSettings.reviews_each_change``).
+        resources: What its tools hold, kept by the face beyond the session (its language
+            servers are taken from there when they were started before); None: its own.
     """
     settings = session_settings(config, plan.model)
     settings.trusted_folder = TrustStore().decision(plan.root) == "trusted"
@@ -196,7 +200,11 @@ def build_session(
         if checkpoint is not None:
             checkpoint.person_turn = recorder.turns
             recorder.on_turn = checkpoint.begin_person_turn
-    intel = hosted_intel(plan.root, editor)
+    intel = (
+        hosted_intel(plan.root, editor)
+        if resources is None
+        else resources.get(HostedCodeIntel, lambda: hosted_intel(plan.root, editor))
+    )
     session = Session(
         session_id=plan.session_id,
         task=plan.task,
@@ -218,8 +226,11 @@ def build_session(
         else CheckpointedCommands(
             checkpoint, lock=WorkspaceLock(plan.root, session_id=plan.session_id)
         ),
+        resources=resources,
     )
-    session.resources.get(HostedCodeIntel, lambda: intel)  # its servers end with the session
+    session.resources.get(HostedCodeIntel, lambda: intel)  # its servers close with its resources
     if restored is not None:
         session.restore_steps(restored.steps)
+        session.restore_tests(restored.tests_allowed, restored.tests_declined)
+        session.restore_call_ids(restored.call_ids)
     return session, gate

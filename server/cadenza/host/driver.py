@@ -1,14 +1,15 @@
 """Run a session, wait for the person, resume: the same loop for every face.
 
-A run that stops waiting for the person (``needs_user_input``, ``waiting_human``) does not
-end the session: the face asks the person in its own way and the session resumes in the same
-conversation with the answer (None: the person declined, the session ends cancelled).
-``settle`` is that loop; which stops wait is the face's choice (over ACP a question ends the
-prompt turn, the answer being the next prompt; a browser wait is asked within the turn).
+A run that stops waiting for the person (``needs_user_input``, ``waiting_human``) need not
+end the session's task: the face asks the person in its own way and the session resumes in
+the same conversation with the answer (None: the person declined, the session ends
+cancelled). ``settle`` is that loop; which stops are asked within the task is the face's
+choice (``PersonPort.asks``: over ACP a question ends the prompt turn, its answer being the
+next prompt, while a browser wait is asked within the turn).
 
-``drive`` is the whole life of a session that lives as one task (``LiveSession``): its first
-run (its start, its next turn, a reply, or a wait it was revived in), every wait and resume,
-until it ends for good.
+``drive`` is the life of a session as one task (``LiveSession``): its first run (its start,
+its next turn, a reply, or a wait it was revived in), every wait the face asks about and its
+resume, until its turn ends (an end the face does not ask about).
 While it waits it takes an answer from the face's prompt or from a reply command, whichever
 comes first (``LiveSession.give_reply``); the other prompt is withdrawn.
 """
@@ -64,6 +65,10 @@ async def settle(
 class PersonPort(Protocol[F]):
     """How a face shows a live session's runs and asks its person."""
 
+    def asks(self, outcome: SessionOutcome) -> bool:
+        """Whether the face asks the person about this wait within the task (else it ends)."""
+        ...
+
     async def before_run(self, live: LiveSession[F]) -> None:
         """Prepare the face for a run (e.g. open its work-done progress)."""
         ...
@@ -80,7 +85,7 @@ async def drive(
     first: Step | None = None,
     waiting: SessionOutcome | None = None,
 ) -> SessionOutcome:
-    """Run ``live`` until it ends for good.
+    """Run ``live`` until its turn ends: an end that is no wait ``port`` asks about.
 
     Args:
         live: The session.
@@ -98,7 +103,7 @@ async def drive(
         outcome = await settle(
             live.session,
             outcome,
-            waits=lambda o: o.waiting,
+            waits=lambda o: o.waiting and port.asks(o),
             ask=partial(_wait, live, port),
             run=run,
         )

@@ -1,15 +1,13 @@
 """Sessions alive in this process: each one's task, state and waits, and the table of them.
 
 A live session runs as one asyncio task (``driver.drive``) from its start (or revival) until
-it ends for good; failures of the task are logged in a done-callback, so a face answers the
-command that started it at once. While it waits for the person it keeps its state (and its
-browser sessions) until it resumes, is cancelled, or the process stops; in the last case its
-transcript still ends with the waiting ``session_end``, so it can go on after a restart. The
-process that runs a session holds its lock (``host.lock``) until it is over.
-
-The ACP face holds its sessions' ``LiveSession`` between prompt turns and runs each turn itself
-(no task of its own, no ``LiveSessions`` table): a question there ends the turn. Either way a
-session's next turn is ``host.service`` ``next_turn``.
+its turn ends, for every face; failures of the task are logged in a done-callback, so a face
+answers the command that started it at once. While it waits for the person within the task
+(``driver.PersonPort.asks``) it keeps its state (and its browser sessions) until it resumes,
+is cancelled, or the process stops; in the last case its transcript still ends with the
+waiting ``session_end``, so it can go on after a restart. The process that runs a session
+holds its lock (``host.lock``) until the task ends; between turns the session lives in its
+transcript only, and its next turn revives it (``host.service`` ``prompt``).
 """
 
 from __future__ import annotations

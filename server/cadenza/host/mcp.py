@@ -2,9 +2,11 @@
 
 The servers come from the configuration (``[mcp]``), and over ACP also from the client's
 ``mcpServers`` (a name already configured is skipped). Attaching connects them all at once
-(``mcp.client.McpServers``, a session resource closed with the session); the tools of those
-that started join the session's, gated as configured. A server that fails is a warning: the
-session goes on without its tools. The MCP SDK is imported only when a session has servers.
+(``mcp.client.McpServers``, a session resource closed with the session's resources); the
+tools of those that started join the session's, gated as configured. Resources kept from one
+turn to the next (``host.service.FaceParts.resources``) keep their servers: each starts once.
+A server that fails is a warning: the session goes on without its tools. The MCP SDK is
+imported only when a session has servers.
 """
 
 from __future__ import annotations

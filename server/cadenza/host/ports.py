@@ -68,6 +68,7 @@ from cadenza.tools.intel import (
 )
 from cadenza.tools.linediff import changed_line_spans
 from cadenza.tools.paths import relative_name
+from cadenza.tools.resources import SessionResources
 from cadenza.tools.textfile import line_end, line_start, lines_with_ends, split_ending
 
 # The ``Editor`` port a face implements, and the values that cross it.
@@ -121,14 +122,16 @@ __all__ += [
 ]
 
 # What the host hands a face: a stored session's summary and records (replayed as updates), a
-# workflow (a mode), a model pull's progress; and the workspace's remembered permission
-# answers (the gate's store, which the LSP face lists and revokes).
+# workflow (a mode), a model pull's progress; the workspace's remembered permission answers
+# (the gate's store, which the LSP face lists and revokes); and what a session's tools hold,
+# which the ACP face keeps from one turn to the next (``host.service.FaceParts.resources``).
 __all__ += [
     "DEFAULT_WORKFLOW",
     "EventRecord",
     "MessageRecord",
     "PermissionStore",
     "PullProgress",
+    "SessionResources",
     "SessionSummary",
     "TranscriptRecord",
     "Workflow",

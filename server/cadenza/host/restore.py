@@ -2,8 +2,11 @@
 
 What a resumed session needs is in the records: the conversation (``message`` records, made
 replay-safe by ``sanitize_history``), how its last run ended (the last ``session_end`` event:
-the question, or the browser session a person acts in) and the movement it was in (the last
-``movement`` event before that end).
+the question, or the browser session a person acts in), the movement it was in (the last
+``movement`` event before that end), the person's answers that hold for the session (the
+test command allowed or not: ``engine.project_tests.answered_tests``), and every tool-call id
+it used (the engine's own calls, such as a done check's test run, are in the events only), so
+a call of its next turn never takes one again.
 """
 
 from __future__ import annotations
@@ -11,8 +14,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cadenza.engine.events import MovementStarted, SessionFinished, SessionResumed, StepStarted
+from cadenza.engine.events import (
+    MovementStarted,
+    SessionFinished,
+    SessionResumed,
+    StepStarted,
+    ToolCallStarted,
+)
 from cadenza.engine.history import sanitize_history
+from cadenza.engine.project_tests import answered_tests
 from cadenza.engine.transcript import (
     EventRecord,
     SessionStartRecord,
@@ -39,6 +49,9 @@ class RestoredState:
         stopped_in: The movement the session was in when its last run ended.
         steps: Model requests made so far.
         turns: The person's turns so far (messages they wrote: the task, answers).
+        tests_allowed: The test command the person allowed for the session ("" none).
+        tests_declined: Why the tests may not run in the session ("": they may).
+        call_ids: Every tool-call id its events name (the model's calls and the engine's own).
     """
 
     start: SessionStartRecord
@@ -47,6 +60,9 @@ class RestoredState:
     stopped_in: str | None
     steps: int
     turns: int = 0
+    tests_allowed: str = ""
+    tests_declined: str = ""
+    call_ids: frozenset[str] = frozenset()
 
 
 def restore_state(records: Sequence[TranscriptRecord]) -> RestoredState:
@@ -66,6 +82,7 @@ def restore_state(records: Sequence[TranscriptRecord]) -> RestoredState:
     steps = 0
     last: SessionOutcome | None = None
     stopped_in: str | None = None
+    call_ids: set[str] = set()
     for record in records:
         if not isinstance(record, EventRecord):
             continue
@@ -78,7 +95,18 @@ def restore_state(records: Sequence[TranscriptRecord]) -> RestoredState:
             last = None  # it ran again; an end after this one says how that run ended
         elif isinstance(event, SessionFinished):
             last, stopped_in = event.outcome(), movement
+        elif isinstance(event, ToolCallStarted):
+            call_ids.add(event.tool_call_id)
     turns = sum(1 for message in recorded if from_person(message))
+    allowed, declined = answered_tests(r.event for r in records if isinstance(r, EventRecord))
     return RestoredState(
-        start=start, history=history, last=last, stopped_in=stopped_in, steps=steps, turns=turns
+        start=start,
+        history=history,
+        last=last,
+        stopped_in=stopped_in,
+        steps=steps,
+        turns=turns,
+        tests_allowed=allowed,
+        tests_declined=declined,
+        call_ids=frozenset(call_ids),
     )

@@ -2,20 +2,19 @@
 
 A face translates its protocol into calls here. For each session the service makes, the face
 brings its ``Editor`` and what shows the session to its person (``FaceParts``: the LSP face's
-update publisher); the rest is done here once, the same way for every face:
+update publisher; the ACP face's client tools and the resources it keeps between turns); the
+rest is done here once, the same way for every face:
 
 - ``plan``: a new session's model (the one named, else the configured one) and workflow, both
   checked first (the provider can be made, the workflow is in the folder's catalog);
-- ``assemble``: its transcript, its tools and its engine ``Session`` (``host.build``), with the
-  face's editor and checkpoint (``open_checkpoint``);
-- a session's next turn, the same for every face (``next_turn``: the model and workflow
-  chosen since, the turn begun in its checkpoint, the person's words noted, then resumed),
-  whether the face held it in memory since its last turn or ``prompt`` revives it from its
-  transcript;
+- its transcript, its tools and its engine ``Session`` (``host.build``), with the face's
+  parts and its checkpoint (``open_checkpoint``), made for each start or revival;
 - a session that lives as one task (``host.live``, ``host.driver.drive``) from its start or
-  revival until it ends for good: ``start``, ``reply`` (to one waiting for the person, also a
-  stored one), ``prompt`` (its next turn), ``steer``, ``cancel``; its MCP servers connect as
-  its task begins (``launch``);
+  revival until its turn ends, holding its lock meanwhile: ``start``, ``reply`` (to one
+  waiting for the person, also a stored one), ``prompt`` (its next turn: revived from its
+  transcript with the model and workflow chosen since, then ``next_turn``: the turn begun in
+  its checkpoint, the person's words noted, then resumed), ``steer``, ``cancel``; its MCP servers
+  connect as its task begins (``launch``);
 - ``undo`` and ``restore_turn`` put a session's files back through the face's ``FilesPort``
   (``host.undo_plan``, ``host.turn_restore``);
 - ``configure`` chooses the model and workflow of its next turns (``host.choices``); ``list``,
@@ -23,10 +22,6 @@ update publisher); the rest is done here once, the same way for every face:
 
 What was asked is invalid: ``SetupError`` (a face answers "invalid params"). The session
 cannot do it now (unknown, running, over, held by another server): ``Unavailable``.
-
-The ACP face holds a session in memory between prompt turns and runs each turn itself
-(``acp.session``: a question ends the turn there): it uses ``assemble`` with its own tools,
-``next_turn``, ``choose`` and ``list``, not the session's task (``launch``).
 """
 
 from __future__ import annotations
@@ -34,17 +29,15 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from cadenza.config import CadenzaConfig
-from cadenza.engine.permissions import PermissionGate
 from cadenza.engine.ports import Editor
 from cadenza.engine.session_list import SessionSummary, list_sessions
 from cadenza.engine.transcript import TranscriptRecord
-from cadenza.engine.workflows import Workflow
 from cadenza.host import stored
 from cadenza.host.build import (
     SessionPlan,
@@ -71,6 +64,7 @@ from cadenza.providers.registry import resolve_model_name
 from cadenza.schema.commands import RestoreTurnResult, UndoSessionResult
 from cadenza.schema.outcome import WAITING, SessionOutcome
 from cadenza.tools.registry import ToolRegistry, default_tools
+from cadenza.tools.resources import SessionResources
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +73,7 @@ F = TypeVar("F")
 
 @dataclass(frozen=True, kw_only=True)
 class FaceParts(Generic[F]):
-    """What a face brings to one session the service assembles.
+    """What a face brings to one session the service assembles (made anew for each revival).
 
     Attributes:
         editor: Its ``Editor`` port (documents, edits, questions, events).
@@ -87,16 +81,46 @@ class FaceParts(Generic[F]):
         warn: Tells the person of a problem that does not stop the session.
         reviews_each_change: The person reviews each change before it is written
             (``SessionSettings.reviews_each_change``; the LSP face's review mode ``confirm``).
+        tools: Replaces some of the usual tools with the face's (e.g. through its client).
+        gated: Told which tools ask the person before they run (the permission gate's
+            ``needs_asking``), e.g. to show their calls as pending.
+        resources: What the session's tools hold (MCP connections, browser sessions,
+            language servers), kept by the face from one turn to the next and closed by it;
+            None: the session's own, closed when its task ends.
     """
 
     editor: Editor
     face: F
     warn: Callable[[str], None]
     reviews_each_change: bool = False
+    tools: Callable[[ToolRegistry], ToolRegistry] | None = None
+    gated: Callable[[Callable[[str], bool]], None] | None = None
+    resources: SessionResources | None = None
 
 
 MakeParts = Callable[[SessionPlan, SessionCheckpoint | None], FaceParts[F]]
 """The face's parts of a session, made once its plan and checkpoint are known."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnSettings:
+    """What a revived session's turn runs with.
+
+    The LSP face leaves them to the service (``configure``'s choice, else the stored ones);
+    the ACP face keeps them per session for its connection and gives them each turn.
+
+    Attributes:
+        model: ``PROVIDER/MODEL``.
+        workflow: The workflow's name.
+        root: Its workspace folder (the ACP face's may be where a session whose folder is
+            gone was loaded).
+        config: Its configuration (None: the service's).
+    """
+
+    model: str
+    workflow: str
+    root: Path
+    config: CadenzaConfig | None = None
 
 
 class SessionService(Generic[F]):
@@ -152,29 +176,36 @@ class SessionService(Generic[F]):
         """The session's checkpoint (``host.build.open_checkpoint``), in this service's folder."""
         return open_checkpoint(session_id, root, revived=revived, base=self.checkpoints_base)
 
-    def assemble(
-        self,
-        plan: SessionPlan,
-        parts: FaceParts[F],
-        *,
-        checkpoint: SessionCheckpoint | None,
-        config: CadenzaConfig | None = None,
-        tools: Callable[[ToolRegistry], ToolRegistry] | None = None,
-    ) -> tuple[LiveSession[F], PermissionGate]:
-        """The engine session of ``plan`` with the face's ``parts``, and its permission gate.
+    def next_turn(self, live: LiveSession[F], text: str, *, said: str | None) -> Step:
+        """The next turn of a session whose turn ended (just revived): the run that resumes it.
+
+        The model and workflow chosen since came with its revival (``prompt``); the turn
+        begins in the session's checkpoint (its review lists this turn's changes only), and the
+        prompt starts with the note on the changes the person undid in the last one.
 
         Args:
-            plan: What the session is.
-            parts: The face's editor, its own part and its warnings.
-            checkpoint: The session's checkpoint (``open_checkpoint``; also its editor's).
-            config: Its configuration (default: the service's).
-            tools: Replaces some of the usual tools with the face's (e.g. through its client).
+            live: The session.
+            text: The prompt.
+            said: The person's own words, when ``text`` is more (None: ``text`` is theirs).
+        """
+        if note := begin_turn(live.checkpoint):
+            text = f"{note}\n\n{text}"
+        live.said(said)
+        return partial(live.session.resume, text)
+
+    def _live(
+        self, plan: SessionPlan, make_parts: MakeParts[F], config: CadenzaConfig | None
+    ) -> LiveSession[F]:
+        """The engine session of ``plan`` with the face's parts: checkpoint, tools, transcript.
 
         Raises:
             SetupError: Its model cannot be set up (nothing was opened then).
         """
         config = config or self.config
         provider = self.providers.get(plan.model, config)
+        revived = plan.restored is not None
+        checkpoint = self.open_checkpoint(plan.session_id, plan.root, revived=revived)
+        parts = make_parts(plan, checkpoint)
         recorder = open_recorder(plan, parts.warn)
         registry = default_tools(config.browser)
         session, gate = build_session(
@@ -182,12 +213,15 @@ class SessionService(Generic[F]):
             config=config,
             provider=provider,
             editor=parts.editor,
-            tools=tools(registry) if tools is not None else registry,
+            tools=parts.tools(registry) if parts.tools is not None else registry,
             recorder=recorder,
             checkpoint=checkpoint,
             reviews_each_change=parts.reviews_each_change,
+            resources=parts.resources,
         )
-        live = LiveSession(
+        if parts.gated is not None:
+            parts.gated(gate.needs_asking)
+        return LiveSession(
             session=session,
             face=parts.face,
             recorder=recorder,
@@ -196,73 +230,46 @@ class SessionService(Generic[F]):
             checkpoint=checkpoint,
             warn=parts.warn,
         )
-        return live, gate
 
-    def next_turn(
+    def launch(
         self,
         live: LiveSession[F],
-        text: str,
-        *,
-        said: str | None,
-        model: str | None = None,
-        workflow: Workflow | None = None,
+        run: Coroutine[Any, Any, SessionOutcome],
         config: CadenzaConfig | None = None,
-    ) -> Step:
-        """The next turn of a session whose turn ended, held in memory: the run that resumes it.
+    ) -> None:
+        """Run the session's drive as its task; with MCP servers, connect them first.
 
-        The model and workflow chosen since apply from this turn on; the turn begins in the
-        session's checkpoint (its review lists this turn's changes only), and the prompt starts
-        with the note on the changes the person undid in the last one.
-
-        Args:
-            live: The session (held by the face since its last turn, or just revived).
-            text: The prompt.
-            said: The person's own words, when ``text`` is more (None: ``text`` is theirs).
-            model: ``PROVIDER/MODEL`` of this turn on (None or the same: unchanged).
-            workflow: The workflow of this turn on (None: unchanged).
-            config: The configuration its provider is made with (default: the service's).
-
-        Raises:
-            SetupError: The model cannot be set up (nothing changed but the workflow).
+        ``config``: the session's configuration, its MCP servers (default: the service's).
         """
-        if workflow is not None:
-            live.session.set_workflow(workflow)
-        if model and model != live.model:
-            live.session.set_provider(self.providers.get(model, config or self.config))
-            live.model = model
-        if note := begin_turn(live.checkpoint):
-            text = f"{note}\n\n{text}"
-        live.said(said)
-        return partial(live.session.resume, text)
-
-    def _live(self, plan: SessionPlan, make_parts: MakeParts[F]) -> LiveSession[F]:
-        """A session of the task-per-session lifecycle: its checkpoint, parts and engine."""
-        revived = plan.restored is not None
-        checkpoint = self.open_checkpoint(plan.session_id, plan.root, revived=revived)
-        live, _gate = self.assemble(plan, make_parts(plan, checkpoint), checkpoint=checkpoint)
-        return live
-
-    def launch(self, live: LiveSession[F], run: Coroutine[Any, Any, SessionOutcome]) -> None:
-        """Run the session's drive as its task; with MCP servers, connect them first."""
-        mcp = self.config.mcp
+        mcp = (config or self.config).mcp
         if mcp.servers:
             run = connect_then(live.session, mcp, mcp.servers, live.warn, run)
         self.live.launch(live, run)
 
     def start(
-        self, plan: SessionPlan, make_parts: MakeParts[F], person: PersonPort[F], *, said: str
+        self,
+        plan: SessionPlan,
+        make_parts: MakeParts[F],
+        person: PersonPort[F],
+        *,
+        said: str,
+        config: CadenzaConfig | None = None,
     ) -> LiveSession[F]:
         """Make the session of ``plan`` and start running it as its task.
 
         ``said``: the person's own words of its first turn (the task may be more).
+        ``config``: the session's configuration (default: the service's).
+
+        Raises:
+            SetupError: Its model cannot be set up (nothing was opened then).
         """
-        live = self._live(plan, make_parts)
+        live = self._live(plan, make_parts, config)
         live.said(said)
         try:
             live.lock = SessionLock.acquire(plan.session_id)
         except SessionLocked:  # a fresh id: cannot be held elsewhere
             log.warning("session %s: its lock is held elsewhere", plan.session_id)
-        self.launch(live, drive(live, person))
+        self.launch(live, drive(live, person), config)
         log.info(
             "session %s started with %s, workflow %s",
             plan.session_id,
@@ -283,11 +290,16 @@ class SessionService(Generic[F]):
         said: str | None,
         make_parts: MakeParts[F],
         person: PersonPort[F],
-    ) -> None:
+        settings: TurnSettings | None = None,
+    ) -> LiveSession[F]:
         """Resume a session that waits for the person (also a stored one) with ``text``.
 
         ``said``: the person's own words, when ``text`` is more (a follow-up's context).
         ``person``: asks the person for a stored session revived to take the reply.
+        ``settings``: what a stored session revived runs with (None: the stored ones).
+
+        Returns:
+            The session that took the reply (its task runs on with it).
 
         Raises:
             Unavailable: The session is running, over, or unknown; or the answer to its
@@ -303,12 +315,14 @@ class SessionService(Generic[F]):
             if live.waiting:
                 live.said(said or text)
             if live.give_reply(text):
-                return
+                return live
             raise Unavailable(f"session {session_id} is {live.state}, not waiting for a reply")
         restored, found = stored.stored_waiting(session_id)
-        live = self._revive(session_id, restored, found, make_parts)
+        live = self._revive(session_id, restored, found, make_parts, settings)
         live.said(said or text)
-        self.launch(live, drive(live, person, first=partial(live.session.resume, text)))
+        config = settings.config if settings is not None else None
+        self.launch(live, drive(live, person, first=partial(live.session.resume, text)), config)
+        return live
 
     async def prompt(
         self,
@@ -319,13 +333,15 @@ class SessionService(Generic[F]):
         make_parts: MakeParts[F],
         person: PersonPort[F],
         answer_person: PersonPort[F],
-    ) -> None:
+        settings: TurnSettings | None = None,
+    ) -> LiveSession[F]:
         """The next turn of a session whose turn ended, in the same conversation.
 
         A session this server holds in memory that waits for the person takes the prompt as
-        its answer; one whose turn ended is revived from its transcript (also after a
-        restart), with the model and workflow of ``configure``, and goes on with
-        ``next_turn`` as its task.
+        its answer, and so does a stored one that waits where ``answer_person`` asks within a
+        turn. Any other (its turn ended, or it asked where the face ends the turn: the prompt
+        is its next turn) is revived from its transcript (also after a restart) and goes on
+        with ``next_turn`` as its task, which holds its lock until the turn ends.
 
         Args:
             session_id: The session.
@@ -335,9 +351,15 @@ class SessionService(Generic[F]):
             make_parts: The face's parts of the revived session.
             person: Asks the person during the turn.
             answer_person: Asks the person for a stored waiting session the prompt answers.
+            settings: What the turn runs with (None: the model and workflow of
+                ``configure``, else the stored ones; for an answer, the stored ones); a
+                ``/workflow`` command's workflow wins.
+
+        Returns:
+            The session that takes the prompt (its task runs the turn).
 
         Raises:
-            Unavailable: Running, unknown, or it cannot go on.
+            Unavailable: Running, unknown, held by another server, or it cannot go on.
         """
         live = await self.live.settled(session_id, RESOURCE_CLOSE_S + 1)
         if live is not None:
@@ -346,25 +368,37 @@ class SessionService(Generic[F]):
                     f"session {session_id} is running: wait for its turn to end, or cancel it"
                 )
             expanded = expand(live.root)
-            self.reply(
+            return self.reply(
                 session_id, expanded.text, said=said, make_parts=make_parts, person=answer_person
             )
-            return
         restored, summary, workflow = stored.stored_session(session_id)
-        expanded = expand(Path(summary.root))
-        if summary.state in WAITING:
-            self.reply(
-                session_id, expanded.text, said=said, make_parts=make_parts, person=answer_person
+        given = settings
+        if settings is None:
+            model, workflow = self.choices.get(session_id, (summary.model, workflow))
+            settings = TurnSettings(model=model, workflow=workflow, root=Path(summary.root))
+        expanded = expand(settings.root)
+        last = restored.last
+        if summary.state in WAITING and last is not None and answer_person.asks(last):
+            return self.reply(
+                session_id,
+                expanded.text,
+                said=said,
+                make_parts=make_parts,
+                person=answer_person,
+                settings=given,
             )
-            return
-        model, workflow = self.choices.get(session_id, (summary.model, workflow))
-        workflow = expanded.workflow or workflow  # a /workflow command: this turn's
-        live = self._revive(
-            session_id, restored, summary, make_parts, model=model, workflow=workflow
+        if expanded.workflow:  # a /workflow command: this turn's
+            settings = replace(settings, workflow=expanded.workflow)
+        live = self._revive(session_id, restored, summary, make_parts, settings)
+        turn = self.next_turn(live, expanded.text, said=said)  # revived with its settings
+        self.launch(live, drive(live, person, first=turn), settings.config)
+        log.info(
+            "session %s goes on with %s, workflow %s",
+            session_id,
+            settings.model,
+            settings.workflow,
         )
-        turn = self.next_turn(live, expanded.text, said=said)  # revived with its choices
-        self.launch(live, drive(live, person, first=turn))
-        log.info("session %s goes on with %s, workflow %s", session_id, model, workflow)
+        return live
 
     def steer(self, session_id: str, text: str) -> bool:
         """Send the person's ``text`` into the session's running turn; False: none runs."""
@@ -452,25 +486,27 @@ class SessionService(Generic[F]):
         restored: RestoredState,
         summary: SessionSummary,
         make_parts: MakeParts[F],
-        *,
-        model: str | None = None,
-        workflow: str | None = None,
+        settings: TurnSettings | None = None,
     ) -> LiveSession[F]:
-        """A live session from a stored one (its transcript appended to).
+        """A live session from a stored one (its transcript appended to), holding its lock.
 
-        ``model`` and ``workflow`` replace the stored ones (its next turn's choice).
+        ``settings``: what it runs with (None: the stored model, workflow and folder).
 
         Raises:
             Unavailable: Its folder is gone, its workflow or model cannot be used, or another
                 server holds it.
         """
-        root = Path(restored.start.root)
+        if settings is None:
+            settings = TurnSettings(
+                model=summary.model, workflow=summary.workflow, root=Path(restored.start.root)
+            )
+        root, model = settings.root, settings.model
         if not root.is_dir():
             raise Unavailable(f"session {session_id}: its folder {root} is gone")
-        model = model or summary.model
+        config = settings.config or self.config
         try:
-            found = find_workflow(workflow_catalog(root), workflow or summary.workflow)
-            self.providers.get(model, self.config)
+            found = find_workflow(workflow_catalog(root), settings.workflow)
+            self.providers.get(model, config)
         except SetupError as exc:
             raise Unavailable(f"session {session_id} cannot go on: {exc}") from None
         try:
@@ -485,7 +521,11 @@ class SessionService(Generic[F]):
             workflow=found,
             restored=restored,
         )
-        live = self._live(plan, make_parts)
+        try:
+            live = self._live(plan, make_parts, config)
+        except BaseException:
+            lock.release()
+            raise
         live.started = summary.started
         live.lock = lock
         return live

@@ -47,6 +47,10 @@ class LspPerson:
         self._token = work_done_token
         self._message = message
 
+    def asks(self, outcome: SessionOutcome) -> bool:
+        """Every wait: a question or a browser wait does not end the session's task."""
+        return outcome.waiting
+
     async def before_run(self, live: LspLive) -> None:
         """Open the run's work-done progress; cancelling it cancels the session."""
         token, self._token = self._token, None

@@ -179,10 +179,18 @@ class McpConnection:
 
 
 class McpServers:
-    """The session resource holding its MCP connections (``SessionResources``)."""
+    """The session resource holding its MCP connections (``SessionResources``).
+
+    A resource kept beyond one engine session (a face may keep a session's resources from one
+    turn to the next) is connected by each: a server starts once (one whose start was
+    cancelled is started again by the next), and its tools are offered to every engine session
+    that connects it.
+    """
 
     def __init__(self) -> None:
         self.connections: list[McpConnection] = []
+        self.tools: list[McpTool] = []
+        """The tools of the servers that started, in order."""
 
     async def connect(
         self,
@@ -193,7 +201,7 @@ class McpServers:
         taken: set[str],
         warn: Warn,
     ) -> list[McpTool]:
-        """Start ``servers`` at once; the tools of those that started.
+        """Start those of ``servers`` not started yet, at once; the tools of all that started.
 
         Args:
             servers: The servers.
@@ -202,13 +210,19 @@ class McpServers:
             taken: Tool names the session has already (an MCP tool never replaces one).
             warn: Told about each server that is left out, and each tool that is.
         """
-        connections = [McpConnection(server, root) for server in servers]
+        tried = {connection.server.name for connection in self.connections}
+        connections = [McpConnection(s, root) for s in servers if s.name not in tried]
         self.connections.extend(connections)
-        results = await asyncio.gather(
-            *(c.start(config.startup_timeout_s) for c in connections), return_exceptions=True
-        )
-        tools: list[McpTool] = []
-        names = set(taken)
+        try:
+            results = await asyncio.gather(
+                *(c.start(config.startup_timeout_s) for c in connections), return_exceptions=True
+            )
+        except BaseException:
+            # Cancelled while they started (each closed itself): not a failure of theirs, so
+            # a later connect starts them again.
+            self.connections = [c for c in self.connections if c not in connections]
+            raise
+        names = set(taken) | {tool.name for tool in self.tools}
         for connection, result in zip(connections, results, strict=True):
             server = connection.server
             if isinstance(result, BaseException):
@@ -228,13 +242,14 @@ class McpServers:
                     )
                     continue
                 names.add(name)
-                tools.append(
+                self.tools.append(
                     McpTool.build(connection, remote, name=name, timeout_s=timeout_s, gated=gated)
                 )
             log.info("MCP server %s: %d tool(s)", server.name, len(result))
-        return tools
+        return [tool for tool in self.tools if tool.name not in taken]
 
     async def aclose(self) -> None:
         """Close every connection (at the same time)."""
         connections, self.connections = self.connections, []
+        self.tools = []
         await asyncio.gather(*(c.aclose() for c in connections), return_exceptions=True)
