@@ -9,6 +9,7 @@ that stand in for pytest runs pytest itself.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import stat
@@ -240,6 +241,50 @@ async def test_a_reply_that_stands_in_for_pytest_is_not_judged_by_it(
     assert not marker.exists()
     assert (ws / "coins.py").read_text() == STUB + GREEDY
     assert not {"pytest.py", "_pytest", "argparse.py", "evilplug.py"} & set(os.listdir(ws))
+
+
+async def test_a_new_module_named_like_an_installed_one_is_not_judged(
+    tmp_path: Path, ws: Path
+) -> None:
+    # pytest loads its installed plugins at start, and they import their requirements: with
+    # the root first on sys.path, a new root module named like any of them runs in the runner.
+    marker = tmp_path / "ran"
+    fake = f"open({str(marker)!r}, 'w').write('ran')\nprint('3 passed')\nraise SystemExit(0)\n"
+    shadows = [
+        name
+        for name in ("_hypothesis_pytestplugin", "xdist", "pytest_asyncio", "typing_extensions")
+        if importlib.util.find_spec(name) is not None
+    ]
+    assert len(shadows) >= 2, shadows  # this suite runs with pytest-xdist and pytest-asyncio
+    lanes = tuple(
+        reply(create(f"{name}/__init__.py" if i % 2 else f"{name}.py", fake, f"c{i + 2}"))
+        for i, name in enumerate(shadows)
+    )
+    provider = LanesProvider(
+        [
+            edit(RAISE, WRONG, "e1"),
+            (edit(WRONG, GREEDY, "c1"), *lanes),
+            tuple(reply(DONE) for _ in range(len(lanes) + 1)),
+        ]
+    )
+    session, editor = trial_session(ws, provider, PYTEST, candidates=len(lanes) + 1)
+    await run(session, timeout_s=240)
+    assert tried(editor.events).passed == [2] + [None] * len(lanes)
+    assert not marker.exists()
+    assert not set(shadows) & {p.split(".")[0] for p in os.listdir(ws)}
+
+
+def test_a_module_the_workspace_had_may_still_change(tmp_path: Path) -> None:
+    """Only a new module is refused: a project's own module keeps its name, installed or not
+    (an editable install lists it too)."""
+    from cadenza.engine.scratch import ScratchHost
+
+    (tmp_path / "typing_extensions.py").write_text("x = 1\n")
+    host = ScratchHost(tmp_path)
+    assert not host._judges(tmp_path / "typing_extensions.py")
+    assert not host._judges(tmp_path / "brand_new_helper.py")
+    assert host._judges(tmp_path / "pytest_asyncio" / "__init__.py")
+    assert not host._judges(tmp_path / "pkg" / "xdist.py")  # not at the root
 
 
 async def test_links_out_of_the_copy_write_nothing_outside(

@@ -13,7 +13,8 @@ Only regular files, folders and symbolic links (as links) are copied: a FIFO, a 
 device is left out (reading one would block, or never end). A change to a protected path
 (``tools.protected``) is refused in the copy as it would be asked in the workspace: nobody is
 there to consent, and the copy's test run would act on it. So is a change to a test, or to
-what says which tests run and how, the runner's own modules included (``testsuite.is_test_file``):
+what says which tests run and how, the runner's own modules included (``testsuite.is_test_file``),
+or a new root module named like an installed one (``testsuite.installed_modules``):
 the tests judge the candidate, and a reply that rewrote them would judge itself.
 
 Bounds: a workspace of more than ``MAX_FILES`` files and folders or ``MAX_BYTES`` bytes is not
@@ -35,7 +36,7 @@ from cadenza.engine.project_tests import judge_output
 from cadenza.engine.protected import touched_paths
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.test_report import read_report
-from cadenza.engine.testsuite import SuiteCommand, is_test_file
+from cadenza.engine.testsuite import SuiteCommand, installed_modules, is_test_file, root_module
 from cadenza.messages import ToolCall
 from cadenza.tools.base import ToolContext, ToolResult
 from cadenza.tools.change import FileChangeTool
@@ -87,6 +88,7 @@ class ScratchHost:
         self.root = root
         self.applied = 0
         """Edits written to the copy (a file written back with its own text makes none)."""
+        self._installed: frozenset[str] | None = None
 
     def open_document(self, path: Path) -> DocumentSnapshot | None:
         """No editor buffer: tools read the copy's disk."""
@@ -113,13 +115,27 @@ class ScratchHost:
         return outcome
 
     def _judges(self, path: Path) -> bool:
-        """Whether ``path`` (resolved, as a link to it would write it) is a test or runs them."""
+        """Whether ``path`` (resolved, as a link to it would write it) is a test or runs them.
+
+        A new module at the root named like an installed one counts too: the test run would
+        import it instead (a pytest plugin, a plugin's requirement).
+        """
         root = self.root.resolve()
         try:
             resolved = path.resolve(strict=False)
         except (RuntimeError, OSError):  # a link loop: nothing can be written there anyway
             return False
-        return resolved.is_relative_to(root) and is_test_file(resolved.relative_to(root))
+        if not resolved.is_relative_to(root):
+            return False
+        relative = resolved.relative_to(root)
+        if is_test_file(relative):
+            return True
+        module = root_module(relative)
+        if module is None or resolved.exists():
+            return False
+        if self._installed is None:
+            self._installed = installed_modules(self.root)
+        return module in self._installed
 
     async def ask_user(self, question: str) -> str | None:
         """Nobody to ask in a trial."""

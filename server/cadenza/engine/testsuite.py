@@ -25,6 +25,7 @@ from __future__ import annotations
 import configparser
 import importlib.machinery
 import json
+import os
 import shlex
 import shutil
 import sys
@@ -190,12 +191,54 @@ def _replaces_runner(relative: Path) -> bool:
         return False
     if PACKAGE_FOLDERS.intersection(parts[:-1]) or parts[0].endswith((".dist-info", ".egg-info")):
         return True
+    return root_module(relative) in RUNNER_MODULES
+
+
+def root_module(relative: Path) -> str | None:
+    """The top-level module a workspace-relative path defines at the root, if any.
+
+    ``NAME.py`` (or another suffix Python imports) and ``NAME/__init__.py`` define ``NAME``;
+    a folder without ``__init__`` never hides a module found later on ``sys.path``.
+    """
+    parts = relative.parts
+    if not parts or not parts[-1].endswith(IMPORTABLE):
+        return None
     module = parts[-1].partition(".")[0]
     if len(parts) == 2 and module == "__init__":
-        module = parts[0]
-    elif len(parts) != 1:
-        return False
-    return parts[-1].endswith(IMPORTABLE) and module in RUNNER_MODULES
+        return parts[0]
+    return module if len(parts) == 1 else None
+
+
+def installed_modules(root: Path) -> frozenset[str]:
+    """Top-level modules installed for the Pythons a test command may run, the root's aside.
+
+    This process's import path, the workspace's virtual environments (``.venv``, ``venv``),
+    the system Python's package folders and the user's, listed, not imported: a new module
+    at the root named like one of them is imported instead of it when the root comes first on
+    the path (``python -m pytest``), pytest's plugins and their requirements included.
+    """
+    top = root.resolve()
+    folders = [Path(p) for p in sys.path if p]
+    for venv in (".venv", "venv"):
+        folders += (root / venv).glob("lib/python3*/site-packages")
+    folders += [
+        Path("/usr/lib/python3/dist-packages"),
+        *Path("/usr/local/lib").glob("python3*/*-packages"),
+        *Path(os.path.expanduser("~")).glob(".local/lib/python3*/site-packages"),
+    ]
+    names: set[str] = set()
+    for folder in folders:
+        try:
+            if folder.resolve() == top or not folder.is_dir():
+                continue
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            module = root_module(Path(entry.name)) if not entry.is_dir() else entry.name
+            if module and module.isidentifier():
+                names.add(module)
+    return frozenset(names)
 
 
 def _has_test_files(folder: Path) -> bool:
