@@ -20,7 +20,9 @@ written as in code or config (``api_key = "…"``, ``"password": "…"``, ``pass
 Redaction comes before any cut: a text cut first may end inside a key, which then no longer
 matches and leaks all but its tail. ``redact_then_cut`` does both in that order; a text that
 arrives already cut (the head and tail kept of a command's output) goes through
-``redact_piece``, which also masks a key's head at a cut end and its tail at a cut start.
+``redact_piece``, which also masks a key's head at a cut end and its tail at a cut start. A
+registered key's head that another program cut and marked with an ellipsis (pytest's summary:
+``'sk-proj-AB12CD34...``) is masked by ``redact`` itself.
 """
 
 from __future__ import annotations
@@ -73,6 +75,12 @@ _CUT_ASSIGNMENT = re.compile(r"(?<![\w$])([A-Z][A-Z0-9_]*)=([\"']?)[^\s\"'`;&|]+
 """An assignment's value running into a cut, its closing quote cut off too."""
 FRAGMENT_CHARS = 3
 """A key's head or tail at a cut of at least this many characters is masked (``redact_piece``)."""
+ELLIPSES = ("...", "…")
+"""What a program that shortens a text (pytest's summary, a log formatter) puts after the cut."""
+ELLIPSIS_HEAD_CHARS = 16
+"""A key's head before an ellipsis is masked from this many characters on (from half of a
+shorter key, and never under 8): a vendor's public prefix and its documented placeholder
+(``sk-ant-api03-...``, ``github_pat_11...``, ``sk-proj-...``) stay readable."""
 
 
 def register_secret(value: str | None) -> None:
@@ -131,15 +139,41 @@ def _registered() -> list[str]:
 
 def redact(text: str) -> str:
     """``text`` with every registered secret, and credentials by shape, as ``[redacted]``."""
-    for secret in _registered():
+    secrets = _registered()
+    for secret in secrets:
         if secret in text:
             text = text.replace(secret, REDACTED)
+    if "..." in text or "…" in text:
+        text = _redact_heads_before_ellipses(text, secrets)
     if "://" in text:
         text = _URL_PASSWORD.sub(rf"\1:{REDACTED}@", text)
         text = _URL_TOKEN.sub(rf"\1{REDACTED}@", text)
     if "=" in text:
         text = _ASSIGNMENT.sub(_assigned, text)
     return redact_shapes(text)
+
+
+def _redact_heads_before_ellipses(text: str, secrets: list[str]) -> str:
+    """``text`` with a registered key's head that a third party cut (``sk-proj-AB12...``) masked.
+
+    A test runner's summary or a logger shortens a line after the key began; the head that
+    is left no longer matches the key. It counts as the key when an ellipsis follows it and
+    it is long enough to be no chance match (``ELLIPSIS_HEAD_CHARS``). Each key costs one
+    ``str.find`` of its shortest such head over the text.
+    """
+    for secret in secrets:
+        least = max(8, min(ELLIPSIS_HEAD_CHARS, (len(secret) + 1) // 2))
+        head = secret[:least]
+        at = text.find(head) if least < len(secret) else -1
+        while at >= 0:
+            end = at + least
+            while end < len(text) and end - at < len(secret) and text[end] == secret[end - at]:
+                end += 1
+            if text.startswith(ELLIPSES, end):
+                text = text[:at] + REDACTED + text[end:]
+                end = at + len(REDACTED)
+            at = text.find(head, end)
+    return text
 
 
 def _assigned(match: re.Match[str]) -> str:

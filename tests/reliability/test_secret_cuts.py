@@ -28,6 +28,7 @@ from cadenza.providers.retry import RetryPolicy
 from cadenza.secrets import (
     REDACTED,
     RedactingFilter,
+    redact,
     redact_log_handlers,
     redact_piece,
     redact_then_cut,
@@ -79,6 +80,25 @@ def test_redact_piece_masks_a_key_cut_at_either_end() -> None:
     assert redact_piece(head, cut_after=True) == "output line\n" + REDACTED
     assert redact_piece(tail, cut_before=True) == REDACTED + "\nlast line\n"
     assert redact_piece("plain text", cut_before=True, cut_after=True) == "plain text"
+
+
+def test_a_key_cut_by_another_program_before_an_ellipsis() -> None:
+    # pytest's short test summary, or a logger, shortens a line inside the key and marks the
+    # cut; the head left no longer matches the key, and went out as it was.
+    key = fresh_key()
+    summary = f"FAILED test_x.py::test_key - AssertionError: assert '{key[:16]}..."
+    assert redact(summary) == f"FAILED test_x.py::test_key - AssertionError: assert '{REDACTED}..."
+    assert redact(f"key={key[:40]}\u2026 (cut)") == f"key={REDACTED}\u2026 (cut)"
+    assert redact(f"{key[:20]}... and {key[:30]}...") == f"{REDACTED}... and {REDACTED}..."
+    # Shorter heads are no more than the key's public prefix: placeholders stay readable.
+    for text in (f"{key[:15]}...", "sk-test-CUT-...", f"{key[:20]} ...", f"{key[:20]}x..."):
+        assert redact(text) == text
+
+
+def test_a_short_key_s_head_before_an_ellipsis() -> None:
+    register_secret("hunter2hunter2")
+    assert redact("password hunter2h...") == f"password {REDACTED}..."
+    assert redact("hunter2...") == "hunter2..."  # under 8 characters: too common to hide
 
 
 def test_known_keys_include_the_environments_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -183,6 +203,15 @@ async def test_run_command_output_cut_across_a_key(tmp_path: Path) -> None:
     assert "bytes omitted" in content
     assert f"h{REDACTED}\n[..." in content and f"...]\n{REDACTED}t" in content
     assert not leaks(key, content)
+
+
+async def test_run_command_output_a_test_runner_cut_inside_a_key(tmp_path: Path) -> None:
+    key = "db-pass-CUT-" + os.urandom(24).hex()  # no vendor's shape: only its registration hides it
+    register_secret(key)
+    script = f"print('E   AssertionError: assert ' + repr({key!r})[:24] + '...')\n"
+    (tmp_path / "summary.py").write_text(script)
+    content = await _result(tmp_path, "run_command", command=f"{sys.executable} summary.py")
+    assert f"assert '{REDACTED}..." in content and not leaks(key, content), content
 
 
 # --- what a face or the headless client shows -------------------------------------------------
