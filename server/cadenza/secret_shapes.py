@@ -28,16 +28,19 @@ REDACTED = "[redacted]"
 MIN_SECRET_LENGTH = 6
 """Shorter values are not treated as secrets: replacing them would mangle ordinary text."""
 
+_AWS_START = r"(?<![A-Z0-9])(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)"
+"""An AWS key id's first four characters, after anything but a capital or a digit: an id glued
+to a name (``prefix_AKIA…``, ``awsAKIA…``) is still one, a longer run of capitals is none."""
 _TOKEN_PREFIXES = (
-    r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)(?=[0-9A-Z]{4})"
-    r"|(?:ghp|gho|ghu|ghs|ghr)_|github_pat_|glpat-|xox[abposr]-|sk-ant-|sk-|[rs]k_(?:live|test)_"
-    r"|AIza(?=[\w-]{4})|npm_(?=[A-Za-z0-9]{4})|hf_(?=[A-Za-z0-9]{4})|eyJ(?=[\w-]{4})"
+    r"\b(?:(?:ghp|gho|ghu|ghs|ghr)_|github_pat_|glpat-|xox[abposr]-|sk-ant-|sk-|[rs]k_(?:live|test)_"
+    r"|AIza(?=[\w-]{4})|npm_(?=[A-Za-z0-9]{4})|hf_(?=[A-Za-z0-9]{4})|eyJ(?=[\w-]{4}))"
+    rf"|{_AWS_START}(?=[0-9A-Z]{{4}})"
 )
 """How each token below begins: a text cut right after one of these ends inside a token."""
 _TOKENS = re.compile(
-    r"\b(?:"
-    r"(?:A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA)[0-9A-Z]{16}\b"  # AWS access key id
-    r"|(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{36,}"  # GitHub classic / OAuth / app tokens
+    rf"{_AWS_START}[0-9A-Z]{{16}}(?![0-9A-Z])"  # AWS access key id
+    r"|\b(?:"
+    r"(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9_]{36,}"  # GitHub classic / OAuth / app tokens
     r"|github_pat_[A-Za-z0-9_]{22,}"  # GitHub fine-grained token
     r"|glpat-[\w-]{20,}"  # GitLab personal access token
     r"|xox[abposr]-[0-9A-Za-z-]{10,}"  # Slack
@@ -55,7 +58,7 @@ _TOKEN_HEADS = (
     *("github_pat_", "glpat-", "xox", "sk-", "k_live_", "k_test_", "AIza", "npm_", "hf_", "eyJ"),
 )
 """What each token of ``_TOKENS`` holds (case kept): only lines with one are searched."""
-_CUT_TOKEN = re.compile(rf"\b(?:{_TOKEN_PREFIXES})[\w.-]*\Z")
+_CUT_TOKEN = re.compile(rf"(?:{_TOKEN_PREFIXES})[\w.-]*\Z")
 """A token's head at the end of a piece whose rest was cut off."""
 
 _KEY_LINE_BREAK = r"(?:\r?\n|\\(?:r\\)?n)"

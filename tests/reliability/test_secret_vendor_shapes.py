@@ -319,3 +319,32 @@ def test_short_password_names_and_named_keys(text: str, secret: str) -> None:
 )
 def test_words_that_end_in_pass_stay(text: str) -> None:
     assert redact(text) == text
+
+
+AWS_ID = TOKENS["aws access key id"]
+
+
+@pytest.mark.parametrize(
+    "around", ["prefix_{}", "aws{}", "{}_suffix", "AWS_KEY_ID_{}", "x{}y", "id=aws_{}"]
+)
+def test_an_aws_key_id_glued_to_a_name_is_redacted(around: str) -> None:
+    shown = redact(around.format(AWS_ID))
+    assert not _leaks(AWS_ID, shown) and REDACTED in shown, shown
+    head = around.split("{}")[0] + AWS_ID[:10]  # a piece cut inside the id
+    assert AWS_ID[4:10] not in redact_piece(head, cut_after=True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Asia, ASIA_PACIFIC_REGION, fantasia, caucasian, EURASIA",
+        "KUALA_LUMPUR_ASIA_PACIFIC_REGIONS and euroASIA_2024_REGION_LIST",
+        "X" + AWS_ID,  # inside a longer run of capitals or digits: no key id
+        "7" + AWS_ID,
+        AWS_ID + "Q",
+        "THAKIAMYSTERYNOVELSERIESANDMORE",
+    ],
+)
+def test_words_holding_akia_or_asia_stay(text: str) -> None:
+    assert redact(text) == text
+    assert redact_piece("ASIA_PACIFIC", cut_after=True) == "ASIA_PACIFIC"
