@@ -141,6 +141,19 @@ async def test_bad_request_gets_error_response(
     assert await server.shutdown_and_exit() == 0
 
 
+async def test_command_arguments_that_are_no_array_are_named(server: RawServer) -> None:
+    # pygls's converter took the string's characters as the arguments: "... got 8".
+    await server.initialize()
+    params = {"command": "cadenza.startSession", "arguments": "notalist"}
+    response = await server.request(9, EXECUTE, params)
+    assert response["error"] == {
+        "code": -32602,
+        "message": "Invalid Params: cadenza.startSession: "
+        "arguments must be an array (of one object), got a string",
+    }
+    assert await server.shutdown_and_exit() == 0
+
+
 @pytest.mark.parametrize("body", [b"{not json", b"", b"\xff\xfe", b'{"jsonrpc": "2.0", "id": 1'])
 async def test_invalid_json_gets_parse_error(server: RawServer, body: bytes) -> None:
     await server.send(frame(body))

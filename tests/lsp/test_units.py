@@ -35,7 +35,7 @@ from cadenza.lsp.edits import (
     text_edits,
 )
 from cadenza.lsp.options import load_server_config
-from cadenza.lsp.params import InvalidArguments, parse_command_args
+from cadenza.lsp.params import InvalidArguments, arguments_error, parse_command_args
 from cadenza.lsp.updates import log_line, progress_end, progress_report, session_update
 from cadenza.messages import UserMessage
 from cadenza.schema.commands import StartSessionArgs
@@ -314,6 +314,24 @@ def test_start_session_text_document_argument() -> None:
     assert args.text_document is not None and args.text_document.uri == "file:///w/a.py"
     with pytest.raises(InvalidArguments):
         parse_command_args(StartSessionArgs, [{"task": "t", "textDocument": {"uri": 3}}])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "kind"), [("notalist", "a string"), ({"task": "t"}, "an object"), (5, "a number")]
+)
+def test_command_arguments_that_are_no_array_say_what_they_are(
+    arguments: object, kind: str
+) -> None:
+    # The converter made a string's characters the arguments: "... got 8" for "notalist".
+    error = arguments_error({"command": "cadenza.startSession", "arguments": arguments})
+    assert error is not None and error.code == -32602
+    assert error.message == (
+        "Invalid Params: cadenza.startSession: "
+        f"arguments must be an array (of one object), got {kind}"
+    )
+    for fine in ({"command": "x"}, {"command": "x", "arguments": None}, {"arguments": "s"}, []):
+        assert arguments_error(fine) is None
+    assert arguments_error({"command": "x", "arguments": [{"task": "t"}]}) is None
 
 
 def test_start_session_workflow_argument() -> None:

@@ -45,6 +45,7 @@ def invalid_params_message(command: str, exc: InvalidArguments) -> str:
 
 
 _JSON_TYPES: dict[type, str] = {
+    dict: "an object",
     list: "an array",
     str: "a string",
     int: "a number",
@@ -60,6 +61,23 @@ def _describe(exc: ValidationError) -> str:
         loc = ".".join(str(p) for p in err["loc"]) or "argument"
         parts.append(f"{loc}: {err['msg']}")
     return "; ".join(parts)
+
+
+def arguments_error(params: Any) -> JsonRpcInvalidParams | None:
+    """The error that answers ``workspace/executeCommand`` params whose ``arguments`` is no array.
+
+    The protocol's converter takes any sequence for ``LSPAny[]``: a string would reach the
+    command as its characters (``"abc"``, three arguments), an object as its keys. Check the
+    raw params before they are converted.
+    """
+    if not isinstance(params, dict) or not isinstance(command := params.get("command"), str):
+        return None
+    arguments = params.get("arguments")
+    if arguments is None or isinstance(arguments, list):
+        return None
+    kind = _JSON_TYPES.get(type(arguments), "that")
+    problem = InvalidArguments(f"arguments must be an array (of one object), got {kind}")
+    return JsonRpcInvalidParams(message=invalid_params_message(command, problem))
 
 
 def parse_command_args(model: type[M], args: Sequence[Any]) -> M:

@@ -13,10 +13,11 @@
 - ``handle_body``: malformed messages get a JSON-RPC 2.0 error response (§5.1) instead of
   pygls's ``window/showMessage``: -32700 for a body that is not JSON, -32600 for an invalid
   request object (a notification method sent with an id included), -32602 for params that
-  do not fit the method; notifications and responses are only logged. The response carries
-  the request's id, or null when none is usable. A client's response that does not fit the
-  server's request (``applyEdit`` answered ``{}``) fails that request (pygls dropped it, and
-  the session waiting for it hung).
+  do not fit the method (``executeCommand`` arguments that are no array included: pygls's
+  converter took a string's characters as the arguments); notifications and responses are
+  only logged. The response carries the request's id, or null when none is usable. A
+  client's response that does not fit the server's request (``applyEdit`` answered ``{}``)
+  fails that request (pygls dropped it, and the session waiting for it hung).
 - ``handle_message``: before ``initialize`` pygls runs handlers that need the workspace (an
   internal error); Cadenza answers requests with -32002 and drops notifications (LSP 3.17
   §initialize), ``exit`` excepted. After ``shutdown`` pygls drops every request unanswered
@@ -51,6 +52,7 @@ from pygls.exceptions import (
 )
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
+from cadenza.lsp.params import arguments_error
 from cadenza.schema.methods import RAW_RESULT_REQUESTS
 
 log = logging.getLogger(__name__)
@@ -116,6 +118,22 @@ def _envelope_error(raw: Any) -> tuple[JsonRpcException, bool] | None:
         return JsonRpcInvalidRequest('Invalid Request: "id" must be an integer or string'), True
     if "method" not in raw and not is_response:
         return JsonRpcInvalidRequest('Invalid Request: no "method"'), has_id
+    return None
+
+
+def _refused(raw: dict[str, Any], message_type: type[Any] | None) -> JsonRpcException | None:
+    """The error that answers a well-enveloped request pygls would mishandle, or None.
+
+    A notification method sent with an id: pygls would drop the id and handle a notification
+    (the sender waits forever). ``executeCommand`` arguments that are no array: pygls's
+    converter would make a string's characters, or an object's keys, the arguments.
+    """
+    if message_type is not None and "id" not in attrs.fields_dict(message_type):
+        return JsonRpcInvalidRequest(
+            f"Invalid Request: {raw['method']} is a notification; it takes no id"
+        )
+    if raw.get("method") == types.WORKSPACE_EXECUTE_COMMAND:
+        return arguments_error(raw.get("params"))
     return None
 
 
@@ -209,13 +227,10 @@ class CadenzaProtocol(LanguageServerProtocol):
             return
         is_request = "method" in raw and "id" in raw
         message_type = self.get_message_type(raw["method"]) if "method" in raw else None
-        if is_request and message_type is not None and "id" not in attrs.fields_dict(message_type):
-            # pygls would drop the id and handle a notification: the sender waits forever.
-            error = JsonRpcInvalidRequest(
-                f"Invalid Request: {raw['method']} is a notification; it takes no id"
-            )
-            log.warning("%s", error.message)
-            self.send_error(_usable_id(raw), error)
+        refused = _refused(raw, message_type) if is_request else None
+        if refused is not None:
+            log.warning("%s", refused.message)
+            self.send_error(_usable_id(raw), refused)
             return
         if "method" in raw and message_type is None:
             # pygls's generic request type requires params; let the dispatch answer -32601.
