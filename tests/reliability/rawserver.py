@@ -208,8 +208,9 @@ class RawServer:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def stop(self, timeout: float = 10.0) -> int | None:
-        """Close stdin and wait for the process (killed after ``timeout``)."""
+    def stop(self, timeout: float = 30.0) -> int | None:
+        """Close stdin and wait for the process (killed after ``timeout``: on a loaded 2-core
+        machine a clean exit took over 10 s)."""
         self.close_stdin()
         try:
             code = self.proc.wait(timeout)
