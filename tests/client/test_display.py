@@ -114,6 +114,23 @@ def test_a_refused_call_shows_why_in_the_persons_words() -> None:
         "? permission to call run_command (running `rm -rf x`) → declined (--yes)",
         "✗ running `rm -rf x` · not run: no one allowed it",
     ]
+    # Declined unasked, with the rule that would let it run.
+    console, out = plain_console()
+    with SessionDisplay(console, declined_note="--yes") as display:
+        display(
+            PermissionAnswered(
+                tool="run_command",
+                tool_call_id="t9",
+                title="running `pytest`",
+                answer=None,
+                kind=None,
+                allow_rule="run_command:pytest *",
+            )
+        )
+    assert out.getvalue().splitlines() == [
+        "? permission to call run_command (running `pytest`) → declined (--yes; --allow "
+        "'run_command:pytest *' lets it run)"
+    ]
 
 
 def test_checks_rules_and_a_refused_claim_are_shown() -> None:

@@ -381,3 +381,19 @@ def test_json_output_of_a_server_that_cannot_start(project: Path, env: dict[str,
     assert done.returncode == report["exit_status"] == 1
     assert report["stop_reason"] == "error"
     assert report["error"] or report["message"]
+
+
+def test_a_declined_call_names_the_allow_rule_that_would_run_it() -> None:
+    """A run that declines unasked says which ``--allow`` rule lets the call run: a fresh user
+    saw the tests skipped and exit 0, with no word on how to let them run."""
+    assert ask("run_command").allow_rule() == "run_command"  # no pattern offered: the tool
+    pattern = PermissionOption(
+        option_id="allow_pattern",
+        name="Always allow `pytest …` in this workspace",
+        kind="allow_always",
+    )
+    params = request(raw={"command": "python -m pytest -q"}).model_copy(
+        update={"options": [pattern, *OPTIONS]}
+    )
+    assert PermissionAsk(tool="run_command", params=params).allow_rule() == "run_command:pytest *"
+    assert PermissionAsk(tool=None, params=params).allow_rule() == ""

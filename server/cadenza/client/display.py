@@ -285,6 +285,8 @@ class SessionDisplay:
             self._line(f"{question} [{colour}]→ {visible_markup(answer)}[/]")
             return
         note = self.declined_note or "no answer"
+        if self.declined_note and event.allow_rule:  # declined unasked: say how to allow it
+            note = f"{note}; --allow '{event.allow_rule}' lets it run"
         self._line(f"{question} [yellow]→ declined ({visible_markup(note)})[/]")
 
     # -- output ------------------------------------------------------------------------------

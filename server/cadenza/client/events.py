@@ -84,6 +84,7 @@ class PermissionAnswered:
         kind: The selected option's kind, e.g. ``allow_once`` (None: cancelled).
         rule: The person's rule that answered, as written (``run_command:rm *``,
             ``--allow-all``); "" when the person (or no one) answered.
+        allow_rule: The ``--allow`` rule that would let such a call run ("" when none would).
     """
 
     tool: str | None
@@ -92,6 +93,7 @@ class PermissionAnswered:
     answer: str | None
     kind: str | None
     rule: str = ""
+    allow_rule: str = ""
 
     @property
     def refusal(self) -> str:

@@ -153,6 +153,7 @@ class ServerRequests:
                 answer=option.name if option is not None else None,
                 kind=option.kind if option is not None else None,
                 rule=ask.ruled_by(self.prompter.permissions) if option is not None else "",
+                allow_rule=ask.allow_rule(),
             )
         )
         if option is None:

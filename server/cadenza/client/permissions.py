@@ -228,6 +228,20 @@ class PermissionAsk:
             return ""
         return policy.rule_for(self.tool, arguments)
 
+    def allow_rule(self) -> str:
+        """The ``--allow`` rule that would let this call run ("" for a protected request).
+
+        The server's "Always allow `pytest …` in this workspace" option names the rule's
+        words; without one, the tool's name (every call of it).
+        """
+        if self.protected or self.tool is None:
+            return ""
+        for option in self.params.options:
+            words = option.name.split("`")
+            if option.kind == "allow_always" and len(words) == 3 and words[1].strip():
+                return f"{self.tool}:{words[1].replace('…', '*')}"
+        return self.tool
+
     def question(self) -> str:
         r"""The prompt's text: the tool, the call's title and its whole arguments.
 
