@@ -25,7 +25,13 @@ from cadenza.engine.session import Session, SessionSettings
 from cadenza.engine.testsuite import PYTEST_ARGS, SuiteRun
 from cadenza.engine.variants import LOCAL_LOOP
 from cadenza.lsp.updates import session_update
-from cadenza.messages import AssistantMessage, AssistantReply, SystemMessage, UserMessage
+from cadenza.messages import (
+    AssistantMessage,
+    AssistantReply,
+    SystemMessage,
+    ToolMessage,
+    UserMessage,
+)
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
 from cadenza.providers.llama_command import LlamaServerError, find_binary, server_command
 from cadenza.providers.local import LocalProvider
@@ -307,6 +313,29 @@ async def test_a_change_the_syntax_guard_refused_asks_for_candidates(tmp_path: P
     assert (tried.kept, tried.passed) == (3, [None, 2, 3])
     assert (tmp_path / "coins.py").read_text() == STUB + RIGHT
     assert kept_edits(session) == ["e1", "c3"]
+
+
+async def test_a_file_written_back_unchanged_asks_for_candidates(tmp_path: Path) -> None:
+    """Code as text: the model writes the shown file back as it is (no test has run yet, and
+    it would do it again); the next step asks for candidates, which find the change."""
+    project(tmp_path)
+
+    def whole(body: str) -> AssistantReply:
+        return reply(content=f"coins.py\n```python\n{STUB}{body}```\n")
+
+    provider = LanesProvider(
+        [whole(RAISE), (whole(RAISE), whole(GREEDY), whole(RIGHT)), reply(content="Done.")]
+    )
+    text = {"edit": "text", "ending": "empty"}
+    session, editor = make_session(tmp_path, provider, gated_tools=frozenset(), loop=text)
+    with anyio.fail_after(240):
+        outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    first = next(m for m in session.messages if isinstance(m, ToolMessage))
+    assert first.content == "coins.py already has exactly this text; it is unchanged"
+    tried = next(e for e in editor.events if isinstance(e, CandidatesTried))
+    assert (tried.kept, tried.passed) == (3, [0, 2, 3])
+    assert (tmp_path / "coins.py").read_text() == STUB + RIGHT
 
 
 async def test_ties_keep_the_shortest_and_a_reply_without_edits_counts_the_last_run(

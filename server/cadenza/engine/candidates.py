@@ -69,6 +69,7 @@ from cadenza.messages import (
 )
 from cadenza.providers.base import ModelRequest, ProviderError
 from cadenza.tools.base import ToolContext
+from cadenza.tools.edit import UNCHANGED
 
 log = logging.getLogger(__name__)
 
@@ -236,7 +237,10 @@ class Candidates:
 def refused_change(rt: Runtime) -> bool:
     """Whether the turn's last reply changed files and each of those changes failed.
 
-    A change the person declined does not count: their answer is not the model's mistake.
+    A file written back with its own text counts as failed: the 1.5B model, shown a failing
+    test's files, wrote them back unchanged step after step, and the candidates written
+    afresh are what finds a change then. A change the person declined does not count: their
+    answer is not the model's mistake.
     """
     results: dict[str, ToolMessage] = {}
     for message in reversed(rt.messages):
@@ -245,12 +249,17 @@ def refused_change(rt: Runtime) -> bool:
         elif isinstance(message, AssistantMessage):
             changes = file_changes(rt, message.tool_calls)
             return bool(changes) and all(
-                c.id in results and results[c.id].is_error and c.id not in rt.declined
+                c.id in results and _changed_nothing(results[c.id]) and c.id not in rt.declined
                 for c in changes
             )
         elif isinstance(message, UserMessage) and message.tag == "task":  # no reply yet
             return False
     return False
+
+
+def _changed_nothing(result: ToolMessage) -> bool:
+    """Whether a file change's result says it failed or left the file as it was."""
+    return result.is_error or result.content.endswith(UNCHANGED)
 
 
 def lane_request(rt: Runtime, request: ModelRequest, lane: int) -> ModelRequest:

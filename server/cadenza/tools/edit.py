@@ -36,6 +36,9 @@ from cadenza.tools.near_miss import near_miss
 from cadenza.tools.read import READ_LINES, render_read
 from cadenza.tools.textfile import LINE_BREAK, carry_line_endings, dominant_line_ending
 
+UNCHANGED = "already has exactly this text; it is unchanged"
+"""A whole-file write's result when the file already had its text: nothing was changed."""
+
 SNIPPET_CHARS = 60
 
 
@@ -215,7 +218,7 @@ class WriteFile(FileChangeTool[WriteFileArgs]):
         if content == doc.text:
             # A file written back as it is (a test file beside the one that changed): no
             # change to review or undo.
-            return ToolResult(content=f"{name} already has exactly this text; it is unchanged")
+            return ToolResult(content=f"{name} {UNCHANGED}")
         edit = await deliver_text(
             ctx,
             path,
