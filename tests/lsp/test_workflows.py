@@ -7,6 +7,7 @@ movements.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from cadenza.engine.history import check_strict_wire
+from cadenza.tools import freshness
 from tests.lsp.conftest import Connect
 from tests.lsp.harness import Harness
 from tests.support.fake_openai import (
@@ -336,6 +338,9 @@ async def test_cache_lookups_and_checkpoints_go_to_the_session_log(
     editor: Harness, fake: FakeOpenAI, workspace: Path
 ) -> None:
     (workspace / "a.py").write_text(SOURCE)
+    # Not just written: a file read within 2 s of its change (ctime too) is stamped with its
+    # hash, and the second read, later than that on a loaded machine, would miss (safely).
+    time.sleep(freshness.RACY_NS / 1e9 + 0.1)
     fake.script(
         call("read_file", {"path": "a.py"}, "c1"),
         call("write_file", {"path": "b.py", "content": "x = 1\n"}, "c2"),
