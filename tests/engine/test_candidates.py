@@ -32,6 +32,7 @@ from cadenza.messages import (
     ToolMessage,
     UserMessage,
 )
+from cadenza.permission_rules import RuleSet
 from cadenza.providers.base import ModelRequest, ProviderError, TextSink
 from cadenza.providers.llama_command import LlamaServerError, find_binary, server_command
 from cadenza.providers.local import LocalProvider
@@ -327,7 +328,9 @@ async def test_a_file_written_back_unchanged_asks_for_candidates(tmp_path: Path)
         [whole(RAISE), (whole(RAISE), whole(GREEDY), whole(RIGHT)), reply(content="Done.")]
     )
     text = {"edit": "text", "ending": "empty"}
-    session, editor = make_session(tmp_path, provider, gated_tools=frozenset(), loop=text)
+    session, editor = make_session(tmp_path, provider, loop=text)
+    # run_command stays gated; the person's rule lets the tests run (--allow 'run_command:…').
+    session.rt.permissions.rules = RuleSet.parse(allow=[f"run_command:{sys.executable} *"])
     with anyio.fail_after(240):
         outcome = await session.run()
     assert outcome.stop_reason == "end_turn"

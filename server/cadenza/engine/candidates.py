@@ -35,6 +35,7 @@ run is bounded by the test timeout and the time left.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import shutil
 import tempfile
@@ -64,6 +65,7 @@ from cadenza.messages import (
     AssistantMessage,
     AssistantReply,
     Message,
+    ToolCall,
     ToolMessage,
     UserMessage,
 )
@@ -109,7 +111,9 @@ class Candidates:
         suite = suite_command(rt.root, rt.settings.test_command)
         if suite is None:
             return False
-        if rt.tests_allowed != suite.command and rt.permissions.needs_asking("run_command"):
+        if rt.tests_allowed != suite.command and not rt.permissions.runs_unasked(
+            ToolCall(id="candidate-tests", name="run_command", arguments=_command(suite))
+        ):  # neither allowed for the session nor by the person's rules (--allow)
             return False
         return not rt.settings.reviews_each_change and rt.clock.left_s >= 2 * MIN_LEFT_S
 
@@ -255,6 +259,11 @@ def refused_change(rt: Runtime) -> bool:
         elif isinstance(message, UserMessage) and message.tag == "task":  # no reply yet
             return False
     return False
+
+
+def _command(suite: SuiteCommand) -> str:
+    """A ``run_command`` call's arguments running ``suite``."""
+    return json.dumps({"command": suite.command})
 
 
 def _changed_nothing(result: ToolMessage) -> bool:
