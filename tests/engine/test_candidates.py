@@ -341,6 +341,39 @@ async def test_a_file_written_back_unchanged_asks_for_candidates(tmp_path: Path)
     assert (tmp_path / "coins.py").read_text() == STUB + RIGHT
 
 
+async def test_fresh_candidates_read_the_failures_of_the_files_they_are_shown(
+    tmp_path: Path,
+) -> None:
+    """A bug to fix: "fix the failing test" says nothing of what fails. The tests failed on
+    the files as the turn began, so half of the fresh lanes read those failures after the task
+    (the assertion a fix needs); the other half write from the task alone."""
+    (tmp_path / "coins.py").write_text(STUB + GREEDY)
+    (tmp_path / "test_coins.py").write_text(TESTS)
+    provider = LanesProvider(
+        [
+            reply(DONE),  # claimed at once: refused, nothing changed
+            reply(DONE),  # again: the done check's run fails 1 of 3
+            (reply(DONE), edit(GREEDY, WRONG, "c1"), edit(GREEDY, RIGHT, "c2")),
+            reply(DONE),
+        ]
+    )
+    session, _ = make_session(tmp_path, provider, loop={"test_feedback": False})
+    session.rt.permissions.rules = RuleSet.parse(allow=[f"run_command:{sys.executable} *"])
+    with anyio.fail_after(240):
+        outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    assert (tmp_path / "coins.py").read_text() == STUB + RIGHT
+    lanes = sorted((r for r in provider.requests if r.seed is not None), key=lambda r: r.lane)
+    assert [r.lane for r in lanes] == [0, 1, 2]
+    last = [m for m in lanes[1].messages if isinstance(m, UserMessage)][-1]
+    assert last.tag == "check"
+    assert last.content.startswith("The tests were run on these files and fail:")
+    assert "FAILED test_coins.py::test_three_coins" in last.content
+    assert "assert 2 == 3" in last.content or "assert 1 == 3" in last.content
+    assert [m.tag for m in lanes[2].messages if isinstance(m, UserMessage)][-1] != "check"
+    assert not any(isinstance(m, AssistantMessage) for m in lanes[2].messages)
+
+
 async def test_ties_keep_the_shortest_and_a_reply_without_edits_counts_the_last_run(
     tmp_path: Path,
 ) -> None:

@@ -58,8 +58,8 @@ from cadenza.engine.scratch import (
     run_suite,
     scratch_context,
 )
-from cadenza.engine.test_feedback import MIN_LEFT_S, last_run_still_holds
-from cadenza.engine.test_report import read_report
+from cadenza.engine.test_feedback import MIN_LEFT_S, last_run_still_holds, tested_state
+from cadenza.engine.test_report import digest, read_report
 from cadenza.engine.testsuite import SuiteCommand, suite_command
 from cadenza.messages import (
     AssistantMessage,
@@ -98,6 +98,10 @@ class Candidates:
         self.rt = rt
         self.ctx = ctx
         self.offered = offered
+        self._start = tested_state(rt)
+        """The changed files as the movement began: the files its fresh lanes are shown."""
+        self._first_failures: str | None = None
+        """The failures of a run on those files, once one failed: what fresh lanes read."""
 
     def ready(self) -> bool:
         """Whether this step asks for candidates (see the module docstring)."""
@@ -106,6 +110,9 @@ class Candidates:
             return False
         last = last_run_still_holds(rt)
         failed = last is not None and last.status == "failed"
+        if failed and self._first_failures is None and rt.tests_ran_on == self._start:
+            assert last is not None
+            self._first_failures = digest(last.output)
         if not failed and not (refused_change(rt) and (last is None or last.status != "passed")):
             return False
         suite = suite_command(rt.root, rt.settings.test_command)
@@ -155,7 +162,8 @@ class Candidates:
 
         async def ask(lane: int) -> None:
             try:
-                replies[lane] = await complete_reply(rt, lane_request(rt, request, lane), None)
+                asked = lane_request(rt, request, lane, self._first_failures)
+                replies[lane] = await complete_reply(rt, asked, None)
             except ProviderError as exc:
                 log.warning("candidate %d of %d: %s", lane + 1, count, exc)
                 errors.append(exc)
@@ -271,19 +279,27 @@ def _changed_nothing(result: ToolMessage) -> bool:
     return result.is_error or result.content.endswith(UNCHANGED)
 
 
-def lane_request(rt: Runtime, request: ModelRequest, lane: int) -> ModelRequest:
+def lane_request(
+    rt: Runtime, request: ModelRequest, lane: int, failures: str | None = None
+) -> ModelRequest:
     """Candidate ``lane``'s request: its own seed, lane and watch; sampled unless it is lane 0.
 
     Lane 0 is the step's own request. The other lanes start afresh from the turn's beginning
     (``fresh_messages``): a small model shown its failed attempt and the failures writes the
     same code again, sampled or not, while the task alone sampled gives other attempts for the
-    tests to judge. Only lane 0's watch reports progress (one progress line for the step).
+    tests to judge. ``failures``: those of a run on the files as the fresh lanes are shown
+    them, when one failed; the odd lanes read them after the task, the even ones do not. "Fix
+    the failing test" says nothing of what fails: the assertion does, and a fix needs it; an
+    implementation written from the task alone is the other kind of attempt. Only lane 0's
+    watch reports progress (one progress line for the step).
     """
     temperature = request.temperature
     messages = request.messages
     if lane:
         temperature = max(temperature or 0.0, CANDIDATE_TEMPERATURE)
         messages = fresh_messages(messages)
+        if failures is not None and lane % 2:
+            messages = [*messages, UserMessage(tag="check", content=failures_note(failures))]
     watch = request.watch
     stop = watch.stop_repeats if isinstance(watch, ReplyWatch) else False
     return dataclasses.replace(
@@ -294,6 +310,11 @@ def lane_request(rt: Runtime, request: ModelRequest, lane: int) -> ModelRequest:
         lane=lane,
         watch=ReplyWatch(rt, stop_repeats=stop, report=lane == 0),
     )
+
+
+def failures_note(failures: str) -> str:
+    """What a fresh lane reads after the task: the tests' failures on the files it was shown."""
+    return f"The tests were run on these files and fail:\n{failures}\nFix what makes them fail."
 
 
 def fresh_messages(messages: list[Message]) -> list[Message]:
