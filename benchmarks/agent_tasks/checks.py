@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -201,8 +202,8 @@ def js_identifiers(source: str) -> set[str]:
     return set(re.findall(r"[A-Za-z_$][A-Za-z0-9_$]*", code))
 
 
-def run_pytest(workspace: Path, target: str, *, expect: int) -> None:
-    """Run pytest on ``target`` in the workspace; CheckFailed unless ``expect`` tests pass.
+def run_pytest(workspace: Path, *targets: str, expect: int) -> None:
+    """Run pytest on ``targets`` in the workspace; CheckFailed unless ``expect`` tests pass.
 
     The count guards against tests that were deleted or skipped to make the run green.
     """
@@ -210,7 +211,7 @@ def run_pytest(workspace: Path, target: str, *, expect: int) -> None:
     # bounded generously since pytest starts slowly on a loaded machine.
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
     done = _run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=line", target],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=line", *targets],
         workspace,
         timeout=PYTEST_TIMEOUT_S,
         env=env,
@@ -221,6 +222,46 @@ def run_pytest(workspace: Path, target: str, *, expect: int) -> None:
     passed = re.search(r"(\d+) passed", summary)
     if passed is None or int(passed.group(1)) != expect or re.search(r"skipped|error", summary):
         raise CheckFailed(f"pytest: expected {expect} passing tests, got: {summary}")
+
+
+# What a project's own test run is made of: laid back from the starting files before the run.
+_TEST_CONFIG = {"conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini"}
+_NOT_COPIED = shutil.ignore_patterns(
+    ".git", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache"
+)
+
+
+def _is_test_file(path: Path) -> bool:
+    name = path.name
+    is_module = name.startswith("test_") or name.endswith("_test.py")
+    return (is_module and path.suffix == ".py") or name in _TEST_CONFIG
+
+
+def run_original_tests(workspace: Path, task_folder: Path, *, expect: int) -> None:
+    """Run the task's starting tests on the workspace's code; CheckFailed unless ``expect`` pass.
+
+    The workspace is copied to a temporary folder, the starting test files (test modules,
+    ``conftest.py`` and pytest's configuration files) are laid over the copy, and pytest runs
+    those test modules alone. Test files and configuration the task lacked are left out: a
+    run made green by editing or deleting tests, or by a new ``conftest.py`` or option, fails,
+    and a test the agent added does not change the count.
+    """
+    start = task_folder / "workspace"
+    originals = sorted(p.relative_to(start) for p in start.rglob("*") if _is_test_file(p))
+    modules = [rel.as_posix() for rel in originals if rel.name not in _TEST_CONFIG]
+    if not modules:
+        raise CheckFailed(f"the task {task_folder.name} has no test modules")
+    with tempfile.TemporaryDirectory(prefix="agent-task-tests-") as tmp:
+        copy = Path(tmp) / "workspace"
+        shutil.copytree(workspace, copy, ignore=_NOT_COPIED, symlinks=True)
+        for added in [p for p in copy.rglob("*") if p.name in _TEST_CONFIG]:
+            if added.relative_to(copy) not in originals:  # hooks or options the task lacked
+                added.unlink()
+        for rel in originals:
+            (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+            (copy / rel).unlink(missing_ok=True)  # never write through a link
+            shutil.copyfile(start / rel, copy / rel)
+        run_pytest(copy, *modules, expect=expect)
 
 
 def run_node_tests(workspace: Path, target: str) -> None:
