@@ -1,0 +1,1 @@
+"""Monthly expense reports from the bank's CSV export."""
