@@ -21,6 +21,7 @@ SETS = {
     "edits": TASKS_DIR,
     "checked": Path(__file__).resolve().parent / "tasks_checked",
     "implement": Path(__file__).resolve().parent / "tasks_implement",
+    "bugfix": Path(__file__).resolve().parent / "tasks_bugfix",
 }
 """The task sets: ``edits``, the first 22 single-change tasks (``tNN``); ``checked``, the kinds
 those lack (``cNN``): renames across 3+ files, changes that break callers, implementing a
@@ -29,7 +30,10 @@ rule files (``rules``: only an AGENTS.md, CLAUDE.md or the like says what is rig
 of ``checked`` names its kind in a ``kind`` file. ``implement`` (``iNN``): functions (and a
 class's methods) to write from their docstrings, with unit tests in the workspace and hidden
 cases in the checker; one stub in a longer file (``i08``), so a whole-file rewrite is not
-the cheap way."""
+the cheap way. ``bugfix`` (``bNN``): "my tests fail, fix the bug" in a small project of 1-3
+modules with its own tests, one real bug each (two wrong lines in one task, the bug one import
+away from the failing test in some); the checker runs the starting tests on the result and
+hidden cases."""
 
 Checker = Callable[[Path], Verdict]
 
