@@ -11,6 +11,7 @@ from benchmarks.agent_tasks.tasks import Task, load_tasks
 TASKS = load_tasks()
 CHECKED = load_tasks(task_set="checked")
 IMPLEMENT = load_tasks(task_set="implement")
+BUGFIX = load_tasks(task_set="bugfix")
 
 
 def test_the_set_is_big_enough_and_mixed() -> None:
@@ -46,7 +47,7 @@ def test_the_implement_set_has_tests_in_each_workspace() -> None:
     assert all(any(p.name.startswith("test_") for p in t.workspace.iterdir()) for t in IMPLEMENT)
 
 
-ALL = TASKS + CHECKED + IMPLEMENT
+ALL = TASKS + CHECKED + IMPLEMENT + BUGFIX
 
 
 @pytest.mark.parametrize("task", ALL, ids=[t.id for t in ALL])
