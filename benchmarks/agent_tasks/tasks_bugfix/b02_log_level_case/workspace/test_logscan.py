@@ -24,7 +24,7 @@ def test_parse_line_reads_every_field():
 
 
 def test_lines_that_are_not_entries_are_skipped():
-    assert parse_line("  File \"billing.py\", line 12, in charge") is None
+    assert parse_line('  File "billing.py", line 12, in charge') is None
     assert len(parse_log(LOG)) == 4
 
 

@@ -24,3 +24,16 @@ def layered(*layers: Mapping[str, Any]) -> dict[str, Any]:
             else:
                 result[key] = value
     return result
+
+
+def flatten(settings: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``settings`` with tables spelled out as dotted keys (``{"server.port": 8000}``), for
+    ``app --show-config`` and for comparing two configurations line by line."""
+    flat: dict[str, Any] = {}
+    for key, value in settings.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten(value, prefix=f"{name}."))
+        else:
+            flat[name] = value
+    return flat

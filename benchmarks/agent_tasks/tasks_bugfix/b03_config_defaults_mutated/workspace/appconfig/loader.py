@@ -6,7 +6,7 @@ import tomllib
 from collections.abc import Mapping
 from typing import Any
 
-from appconfig.merge import layered
+from appconfig.merge import flatten, layered
 
 DEFAULTS: dict[str, Any] = {
     "log_level": "info",
@@ -52,3 +52,8 @@ def load(text: str = "", environ: Mapping[str, str] | None = None) -> dict[str, 
     if not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive whole number, got {workers!r}")
     return layered(DEFAULTS, from_file, from_env(environ or {}))
+
+
+def describe(settings: Mapping[str, Any]) -> str:
+    """The settings as ``app --show-config`` prints them: ``key = value`` lines, sorted."""
+    return "\n".join(f"{key} = {value!r}" for key, value in sorted(flatten(settings).items()))

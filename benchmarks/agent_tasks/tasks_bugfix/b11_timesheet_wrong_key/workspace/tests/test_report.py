@@ -7,14 +7,39 @@ from timesheet import hours_by_client, hours_by_project, invoice_lines, load
 
 EXPORT = json.dumps(
     [
-        {"date": "2024-04-02", "user": "mia", "client": "Harbour Books",
-         "project": "Website relaunch", "task": "design", "minutes": 90},
-        {"date": "2024-04-02", "user": "raj", "client": "Harbour Books",
-         "project": "Website relaunch", "task": "meeting", "minutes": 30, "billable": False},
-        {"date": "2024-04-03", "user": "mia", "client": "Harbour Books",
-         "project": "Newsletter", "task": "design", "minutes": 45},
-        {"date": "2024-04-04", "user": "raj", "client": "Kiln & Co",
-         "project": "Shop migration", "task": "support", "minutes": 120},
+        {
+            "date": "2024-04-02",
+            "user": "mia",
+            "client": "Harbour Books",
+            "project": "Website relaunch",
+            "task": "design",
+            "minutes": 90,
+        },
+        {
+            "date": "2024-04-02",
+            "user": "raj",
+            "client": "Harbour Books",
+            "project": "Website relaunch",
+            "task": "meeting",
+            "minutes": 30,
+            "billable": False,
+        },
+        {
+            "date": "2024-04-03",
+            "user": "mia",
+            "client": "Harbour Books",
+            "project": "Newsletter",
+            "task": "design",
+            "minutes": 45,
+        },
+        {
+            "date": "2024-04-04",
+            "user": "raj",
+            "client": "Kiln & Co",
+            "project": "Shop migration",
+            "task": "support",
+            "minutes": 120,
+        },
     ]
 )
 
