@@ -80,13 +80,18 @@ class AssistantMessage(BaseModel):
 
 
 class ToolMessage(BaseModel):
-    """The result of one tool call; exactly one answers each ``ToolCall.id``."""
+    """The result of one tool call; exactly one answers each ``ToolCall.id``.
+
+    ``unchanged`` (a whole-file write that found the file already holding its text) is kept
+    for the engine and the transcript; providers send only the content and the error flag.
+    """
 
     role: Literal["tool"] = "tool"
     tool_call_id: str
     name: str
     content: str
     is_error: bool = False
+    unchanged: bool = False
 
 
 Message = Annotated[

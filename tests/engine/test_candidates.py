@@ -9,6 +9,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
@@ -18,12 +19,21 @@ from cadenza.acp.updates import UpdateMapper
 from cadenza.config import CadenzaConfig, LoopConfig
 from cadenza.engine import test_feedback
 from cadenza.engine.budget import RunClock
-from cadenza.engine.candidates import SEEDS_PER_STEP, Candidates, choose, fresh_messages
+from cadenza.engine.candidates import (
+    SEEDS_PER_STEP,
+    Candidates,
+    choose,
+    fresh_messages,
+    refused_change,
+)
 from cadenza.engine.events import Activity, CandidatesTried, ModelReplied
+from cadenza.engine.journal import TranscriptRecorder
 from cadenza.engine.scratch import Trial
 from cadenza.engine.session import Session, SessionSettings
 from cadenza.engine.testsuite import PYTEST_ARGS, SuiteRun
+from cadenza.engine.transcript import read_transcript
 from cadenza.engine.variants import LOCAL_LOOP
+from cadenza.host.restore import restore_state
 from cadenza.lsp.updates import session_update
 from cadenza.messages import (
     AssistantMessage,
@@ -336,6 +346,7 @@ async def test_a_file_written_back_unchanged_asks_for_candidates(tmp_path: Path)
     assert outcome.stop_reason == "end_turn"
     first = next(m for m in session.messages if isinstance(m, ToolMessage))
     assert first.content == "coins.py already has exactly this text; it is unchanged"
+    assert first.unchanged
     tried = next(e for e in editor.events if isinstance(e, CandidatesTried))
     assert (tried.kept, tried.passed) == (3, [0, 2, 3])
     assert (tmp_path / "coins.py").read_text() == STUB + RIGHT
@@ -372,6 +383,45 @@ async def test_fresh_candidates_read_the_failures_of_the_files_they_are_shown(
     assert "assert 2 == 3" in last.content or "assert 1 == 3" in last.content
     assert [m.tag for m in lanes[2].messages if isinstance(m, UserMessage)][-1] != "check"
     assert not any(isinstance(m, AssistantMessage) for m in lanes[2].messages)
+
+
+async def test_a_file_written_back_unchanged_is_still_no_change_once_restored(
+    tmp_path: Path,
+) -> None:
+    """The transcript keeps that a write changed nothing: restored after a restart, the session
+    counts the reply as a change that failed (candidates next), as the live session did."""
+    project(tmp_path)
+    recorder = TranscriptRecorder.start(
+        session_id="s1",
+        task=TASK,
+        root=tmp_path,
+        workflow="default",
+        model="scripted/lanes",
+        directory=tmp_path / "t",
+    )
+    settings = SessionSettings(
+        loop=TOOL_LOOP.replace(candidates=3, edit="write_file", checks="off"),
+        max_steps=1,
+        test_command=PYTEST,
+    )
+    back = reply(call("write_file", "w1", path="coins.py", content=STUB + RAISE))
+    options: dict[str, Any] = {"session_id": "s1", "task": TASK, "root": tmp_path}
+    options["settings"] = settings
+    live = Session(
+        provider=LanesProvider([back]), editor=MemoryEditor(), recorder=recorder, **options
+    )
+    with anyio.fail_after(60):
+        await live.run()
+    recorder.close()
+    assert refused_change(live.rt)
+
+    state = restore_state(read_transcript(tmp_path / "t" / "s1.jsonl"))
+    [result] = [m for m in state.history if isinstance(m, ToolMessage)]
+    assert result.unchanged and not result.is_error
+    restored = Session(
+        provider=LanesProvider([]), editor=MemoryEditor(), history=state.history, **options
+    )
+    assert refused_change(restored.rt)
 
 
 async def test_ties_keep_the_shortest_and_a_reply_without_edits_counts_the_last_run(

@@ -65,4 +65,8 @@ async def test_writing_a_file_back_as_it_is_changes_nothing(tmp_path: Path) -> N
         content="def test():\n    pass\n",
     )
     assert not result.is_error and result.edits == () and editor.edits == []
-    assert "unchanged" in result.content
+    assert result.unchanged and "unchanged" in result.content
+    other = await call(
+        ToolContext(root=tmp_path, host=editor), "write_file", path="t.py", content=""
+    )
+    assert not other.unchanged and len(other.edits) == 1

@@ -36,6 +36,16 @@ def test_order_follows_the_calls_not_the_results() -> None:
     assert all(isinstance(m, ToolMessage) and not m.is_error for m in messages)
 
 
+def test_a_write_that_changed_nothing_is_carried_to_its_message() -> None:
+    results = {
+        "a": ToolResult(content="x.py text"),
+        "b": ToolResult(content="no matches"),
+        "c": ToolResult(content="z.py already has exactly this text", unchanged=True),
+    }
+    messages = record_batch(CALLS, results)
+    assert [m.unchanged for m in messages] == [False, False, True]
+
+
 def test_pairs_in_any_order_are_accepted_and_errors_carried() -> None:
     pairs = [
         ("b", ToolResult(content="bad regex", is_error=True)),

@@ -71,7 +71,6 @@ from cadenza.messages import (
 )
 from cadenza.providers.base import ModelRequest, ProviderError
 from cadenza.tools.base import ToolContext
-from cadenza.tools.edit import UNCHANGED
 
 log = logging.getLogger(__name__)
 
@@ -276,7 +275,7 @@ def _command(suite: SuiteCommand) -> str:
 
 def _changed_nothing(result: ToolMessage) -> bool:
     """Whether a file change's result says it failed or left the file as it was."""
-    return result.is_error or result.content.endswith(UNCHANGED)
+    return result.is_error or result.unchanged
 
 
 def lane_request(

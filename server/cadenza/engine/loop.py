@@ -273,7 +273,10 @@ class MovementRunner:
                         self._edits_only = False
                     decided = self._after_workspace(result)
                 bounded = bound_result(result.content, self.rt.context.limits.result_chars)
-                recorder.add(call.id, ToolResult(content=bounded, is_error=result.is_error))
+                kept = ToolResult(
+                    content=bounded, is_error=result.is_error, unchanged=result.unchanged
+                )
+                recorder.add(call.id, kept)
         finally:
             for message in recorder.messages(not_run_reason=CANCELLED):
                 self.rt.append(message)

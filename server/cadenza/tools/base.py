@@ -80,6 +80,8 @@ class ToolResult:
             the model to make that change anyway.
         stamp: For a read-only workspace tool, what it read as it was (``Tool.stamp``): the
             read cache answers from this result only while the stamp is fresh.
+        unchanged: A whole-file write found the file already holding that text: nothing was
+            written (no error, no edit). Candidates count such a reply as a failed change.
     """
 
     content: str
@@ -89,6 +91,7 @@ class ToolResult:
     settled: bool = False
     declined: bool = False
     stamp: ReadStamp | None = field(default=None, compare=False, repr=False)
+    unchanged: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

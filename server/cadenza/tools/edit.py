@@ -37,7 +37,7 @@ from cadenza.tools.read import READ_LINES, render_read
 from cadenza.tools.textfile import LINE_BREAK, carry_line_endings, dominant_line_ending
 
 UNCHANGED = "already has exactly this text; it is unchanged"
-"""A whole-file write's result when the file already had its text: nothing was changed."""
+"""The result text of a whole-file write that changed nothing (``ToolResult.unchanged``)."""
 
 SNIPPET_CHARS = 60
 
@@ -218,7 +218,7 @@ class WriteFile(FileChangeTool[WriteFileArgs]):
         if content == doc.text:
             # A file written back as it is (a test file beside the one that changed): no
             # change to review or undo.
-            return ToolResult(content=f"{name} {UNCHANGED}")
+            return ToolResult(content=f"{name} {UNCHANGED}", unchanged=True)
         edit = await deliver_text(
             ctx,
             path,

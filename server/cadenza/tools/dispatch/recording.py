@@ -21,7 +21,11 @@ DEFAULT_NOT_RUN_REASON = "the batch ended before this call ran"
 def tool_message(call: ToolCall, result: ToolResult) -> ToolMessage:
     """The ``tool`` message that answers ``call`` with ``result``."""
     return ToolMessage(
-        tool_call_id=call.id, name=call.name, content=result.content, is_error=result.is_error
+        tool_call_id=call.id,
+        name=call.name,
+        content=result.content,
+        is_error=result.is_error,
+        unchanged=result.unchanged,
     )
 
 
