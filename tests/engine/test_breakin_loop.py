@@ -21,10 +21,13 @@ from pathlib import Path
 import anyio
 import pytest
 
+from cadenza.engine import scratch
 from cadenza.engine.events import CandidatesTried, ToolCallFinished
 from cadenza.engine.permissions import PermissionAnswer
 from cadenza.engine.scratch import copy_workspace
 from cadenza.engine.session import Session
+from cadenza.engine.testsuite import installed_modules
+from cadenza.messages import AssistantReply
 from cadenza.permission_rules import RuleSet
 from cadenza.providers.text_reply import read_text
 from cadenza.secrets import shown_redacted
@@ -272,6 +275,42 @@ async def test_a_new_module_named_like_an_installed_one_is_not_judged(
     assert tried(editor.events).passed == [2] + [None] * len(lanes)
     assert not marker.exists()
     assert not set(shadows) & {p.split(".")[0] for p in os.listdir(ws)}
+
+
+async def test_installed_modules_are_listed_once_per_round_of_copies(
+    ws: Path, runner: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each candidate adds a new root module, which is checked against the installed ones:
+    # the workspace's virtual environment (linked into each copy) among them.
+    (ws / ".venv" / "lib" / "python3.99" / "site-packages" / "venv_only").mkdir(parents=True)
+    listed: list[tuple[Path, frozenset[str]]] = []
+
+    def listing(root: Path) -> frozenset[str]:
+        listed.append((root, installed_modules(root)))
+        return listed[-1][1]
+
+    monkeypatch.setattr(scratch, "installed_modules", listing)
+
+    def lane(old: str, new: str, n: int) -> AssistantReply:
+        return reply(
+            create(f"helper_{n}.py", "x = 1\n", f"c{n}"),
+            call("edit_file", f"c{n}e", path="coins.py", old_string=old, new_string=new),
+        )
+
+    provider = LanesProvider(
+        [
+            edit(RAISE, WRONG, "e1"),
+            tuple(lane(WRONG, GREEDY, n) for n in (1, 2, 3)),  # 2 of 3 pass: another round
+            tuple(lane(GREEDY, RIGHT, n) for n in (4, 5, 6)),
+            reply(DONE),
+        ]
+    )
+    session, editor = trial_session(ws, provider, runner, candidates=3)
+    await run(session)
+    rounds = [e for e in editor.events if isinstance(e, CandidatesTried)]
+    assert [r.passed for r in rounds] == [[2, 2, 2], [3, 3, 3]]
+    assert [root for root, _ in listed] == [session.rt.root] * 2  # per round, not per copy
+    assert all({"venv_only", "pytest"} <= names for _, names in listed)
 
 
 def test_a_module_the_workspace_had_may_still_change(tmp_path: Path) -> None:

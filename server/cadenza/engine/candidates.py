@@ -49,6 +49,7 @@ from cadenza.engine.request import complete_reply, is_cut
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.scratch import (
     COUNTED,
+    InstalledModules,
     ScratchHost,
     TooLarge,
     Trial,
@@ -185,10 +186,11 @@ class Candidates:
             passed=counts.get("passed", 0),
             total=sum(n for what, n in counts.items() if what in COUNTED) or None,
         )
+        installed = InstalledModules(rt.root)  # listed once for the round's copies
         trials: list[Trial] = []
         for number, reply in enumerate(replies, start=1):
             try:
-                trials.append(await self._try(reply, suite, before, number))
+                trials.append(await self._try(reply, suite, before, number, installed))
             except (TooLarge, OSError) as exc:
                 log.warning("candidates not tried: the workspace cannot be copied: %s", exc)
                 why = "the workspace could not be copied"
@@ -196,7 +198,12 @@ class Candidates:
         return trials
 
     async def _try(
-        self, reply: AssistantReply | None, suite: SuiteCommand, before: Trial, number: int
+        self,
+        reply: AssistantReply | None,
+        suite: SuiteCommand,
+        before: Trial,
+        number: int,
+        installed: InstalledModules,
     ) -> Trial:
         rt = self.rt
         if reply is None:
@@ -218,7 +225,7 @@ class Candidates:
         folder = Path(tempfile.mkdtemp(prefix="cadenza-candidate-"))
         try:
             await anyio.to_thread.run_sync(copy_workspace, rt.root, folder)
-            ctx = scratch_context(self.ctx, rt, folder)
+            ctx = scratch_context(self.ctx, rt, folder, installed)
             failed = await make_changes(rt, ctx, changes)
             if failed:
                 return Trial(passed=None, why=failed)

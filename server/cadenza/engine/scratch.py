@@ -14,8 +14,9 @@ device is left out (reading one would block, or never end). A change to a protec
 (``tools.protected``) is refused in the copy as it would be asked in the workspace: nobody is
 there to consent, and the copy's test run would act on it. So is a change to a test, or to
 what says which tests run and how, the runner's own modules included (``testsuite.is_test_file``),
-or a new root module named like an installed one (``testsuite.installed_modules``):
-the tests judge the candidate, and a reply that rewrote them would judge itself.
+or a new root module named like an installed one (``testsuite.installed_modules``, listed
+once for a round of copies: ``InstalledModules``): the tests judge the candidate, and a reply
+that rewrote them would judge itself.
 
 Bounds: a workspace of more than ``MAX_FILES`` files and folders or ``MAX_BYTES`` bytes is not
 copied (``TooLarge``): candidates are then not tried.
@@ -77,18 +78,43 @@ class Trial:
     changes: bool = True
 
 
+class InstalledModules:
+    """A workspace's installed top-level modules, listed on first need, then kept.
+
+    ``testsuite.installed_modules`` lists them when a copy first needs them. One serves the
+    copies of one round of candidates: they link the same virtual environments, and the round
+    runs only the tests in them. The next round makes its own (a command the model ran in
+    between may have installed a package).
+
+    Args:
+        root: The workspace (its ``.venv`` and ``venv`` are the copies' own, linked).
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._names: frozenset[str] | None = None
+
+    def names(self) -> frozenset[str]:
+        """The modules' names, listed on the first call."""
+        if self._names is None:
+            self._names = installed_modules(self.root)
+        return self._names
+
+
 class ScratchHost:
     """The ``ToolHost`` of a scratch copy: documents are its files, edits go to its disk.
 
     Args:
         root: The copy (a change to one of its protected paths is refused).
+        installed: The modules installed for its test command, shared by the copies of a
+            round; None: listed for this copy alone.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, installed: InstalledModules | None = None) -> None:
         self.root = root
         self.applied = 0
         """Edits written to the copy (a file written back with its own text makes none)."""
-        self._installed: frozenset[str] | None = None
+        self._installed = installed if installed is not None else InstalledModules(root)
 
     def open_document(self, path: Path) -> DocumentSnapshot | None:
         """No editor buffer: tools read the copy's disk."""
@@ -133,9 +159,7 @@ class ScratchHost:
         module = root_module(relative)
         if module is None or resolved.exists():
             return False
-        if self._installed is None:
-            self._installed = installed_modules(self.root)
-        return module in self._installed
+        return module in self._installed.names()
 
     async def ask_user(self, question: str) -> str | None:
         """Nobody to ask in a trial."""
@@ -200,13 +224,18 @@ def _bound(files: int, size: int) -> None:
         raise TooLarge(f"more than {MAX_FILES} files or {MAX_BYTES // 1_000_000} MB")
 
 
-def scratch_context(ctx: ToolContext, rt: Runtime, copy: Path) -> ToolContext:
-    """The tools' context in ``copy``: the session's own settings, the copy's files."""
+def scratch_context(
+    ctx: ToolContext, rt: Runtime, copy: Path, installed: InstalledModules
+) -> ToolContext:
+    """The tools' context in ``copy``: the session's own settings, the copy's files.
+
+    ``installed`` is the round's listing of installed modules (``InstalledModules``).
+    """
     shown = {copy / p.relative_to(rt.root) for p in rt.shown if p.is_relative_to(rt.root)}
     return replace(
         ctx,
         root=copy,
-        host=ScratchHost(copy),
+        host=ScratchHost(copy, installed),
         shown=shown if ctx.shown is not None else None,
         syntax_warned=set(),
         intel=None,
