@@ -124,6 +124,30 @@ def tried(events: list[object]) -> CandidatesTried:
     return next(e for e in events if isinstance(e, CandidatesTried))
 
 
+def stand_in(marker: Path) -> str:
+    """A module that leaves ``marker`` behind and says all 3 tests passed, as if it ran them."""
+    return f"open({str(marker)!r}, 'w').write('ran')\nprint('3 passed')\nraise SystemExit(0)\n"
+
+
+async def judge_lanes(
+    ws: Path, lanes: tuple[AssistantReply, ...], command: str, timeout_s: float = 120
+) -> None:
+    """Try ``lanes`` beside a fair candidate (``GREEDY``) in one step's round, with
+    ``command`` as the test command; only the fair one is judged (2 of the 3 tests pass),
+    none of ``lanes`` is, and the fair one is kept."""
+    provider = LanesProvider(
+        [
+            edit(RAISE, WRONG, "e1"),
+            (edit(WRONG, GREEDY, "c0"), *lanes),
+            tuple(reply(DONE) for _ in range(len(lanes) + 1)),
+        ]
+    )
+    session, editor = trial_session(ws, provider, command, candidates=len(lanes) + 1)
+    await run(session, timeout_s)
+    assert tried(editor.events).passed == [2] + [None] * len(lanes)
+    assert (ws / "coins.py").read_text() == STUB + GREEDY
+
+
 async def test_a_change_the_person_is_asked_about_never_runs_in_a_copy(
     tmp_path: Path, ws: Path, runner: str
 ) -> None:
@@ -219,7 +243,7 @@ async def test_a_reply_that_stands_in_for_pytest_is_not_judged_by_it(
     # Real `python -m pytest` runs: with the root first on sys.path, each of these files is
     # imported instead of pytest's own code (or loads as its plugin) and "passes" coins.py as is.
     marker = tmp_path / "ran"
-    fake = f"open({str(marker)!r}, 'w').write('ran')\nprint('3 passed')\nraise SystemExit(0)\n"
+    fake = stand_in(marker)
     plugin = "[pytest11]\nevil = evilplug\n"
     lanes = (
         reply(create("pytest.py", fake, "c2")),
@@ -231,18 +255,8 @@ async def test_a_reply_that_stands_in_for_pytest_is_not_judged_by_it(
             create("evil-1.0.dist-info/entry_points.txt", plugin, "c5e"),
         ),
     )
-    provider = LanesProvider(
-        [
-            edit(RAISE, WRONG, "e1"),
-            (edit(WRONG, GREEDY, "c1"), *lanes),
-            tuple(reply(DONE) for _ in range(len(lanes) + 1)),
-        ]
-    )
-    session, editor = trial_session(ws, provider, PYTEST, candidates=len(lanes) + 1)
-    await run(session, timeout_s=240)
-    assert tried(editor.events).passed == [2] + [None] * len(lanes)
+    await judge_lanes(ws, lanes, PYTEST, timeout_s=240)
     assert not marker.exists()
-    assert (ws / "coins.py").read_text() == STUB + GREEDY
     assert not {"pytest.py", "_pytest", "argparse.py", "evilplug.py"} & set(os.listdir(ws))
 
 
@@ -252,7 +266,7 @@ async def test_a_new_module_named_like_an_installed_one_is_not_judged(
     # pytest loads its installed plugins at start, and they import their requirements: with
     # the root first on sys.path, a new root module named like any of them runs in the runner.
     marker = tmp_path / "ran"
-    fake = f"open({str(marker)!r}, 'w').write('ran')\nprint('3 passed')\nraise SystemExit(0)\n"
+    fake = stand_in(marker)
     shadows = [
         name
         for name in ("_hypothesis_pytestplugin", "xdist", "pytest_asyncio", "typing_extensions")
@@ -263,16 +277,7 @@ async def test_a_new_module_named_like_an_installed_one_is_not_judged(
         reply(create(f"{name}/__init__.py" if i % 2 else f"{name}.py", fake, f"c{i + 2}"))
         for i, name in enumerate(shadows)
     )
-    provider = LanesProvider(
-        [
-            edit(RAISE, WRONG, "e1"),
-            (edit(WRONG, GREEDY, "c1"), *lanes),
-            tuple(reply(DONE) for _ in range(len(lanes) + 1)),
-        ]
-    )
-    session, editor = trial_session(ws, provider, PYTEST, candidates=len(lanes) + 1)
-    await run(session, timeout_s=240)
-    assert tried(editor.events).passed == [2] + [None] * len(lanes)
+    await judge_lanes(ws, lanes, PYTEST, timeout_s=240)
     assert not marker.exists()
     assert not set(shadows) & {p.split(".")[0] for p in os.listdir(ws)}
 
@@ -347,17 +352,8 @@ async def test_links_out_of_the_copy_write_nothing_outside(
         "../escaped.py",
     ]
     lanes = tuple(reply(create(p, "x = 1\n", f"c{i}")) for i, p in enumerate(escapes, start=1))
-    provider = LanesProvider(
-        [
-            edit(RAISE, WRONG, "e1"),
-            (edit(WRONG, GREEDY, "c0"), *lanes),
-            tuple(reply(DONE) for _ in range(len(lanes) + 1)),
-        ]
-    )
     before = {p for p in tmp_path.rglob("*") if "loop" not in p.parts}
-    session, editor = trial_session(ws, provider, runner, candidates=len(lanes) + 1)
-    await run(session)
-    assert tried(editor.events).passed == [2] + [None] * len(lanes)
+    await judge_lanes(ws, lanes, runner)
     after = {p for p in tmp_path.rglob("*") if "loop" not in p.parts}
     new = {p.relative_to(tmp_path).as_posix() for p in after - before}
     assert not new
