@@ -106,7 +106,7 @@ def test_run_edits_the_file_and_prints_a_summary(
     assert sum(line.startswith("✓ ") for line in lines) == 6, done.stdout  # 3 calls, 3 checks
     assert "✓ check: something changed · changed: app.py" in lines
     assert "Renamed total to grand_total in app.py." in lines
-    assert any(line.startswith("session end_turn · steps 4 · wall time ") for line in lines)
+    assert any(line.startswith("finished · 4 steps in the session · ") for line in lines)
     assert "files changed (1):" in lines
     assert "  M app.py  +2 -2" in lines
     assert "-def total(items):" in lines and "+def grand_total(items):" in lines
@@ -121,7 +121,7 @@ def test_provider_error_exits_non_zero_with_the_message(
     done = run(ws, env, "--model", "openai/test", "do something")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "error: " in done.stdout and "HTTP 500" in done.stdout
-    assert any(line.startswith("session error · ") for line in done.stdout.splitlines())
+    assert any(line.startswith("stopped by an error · ") for line in done.stdout.splitlines())
     assert "no files changed" in done.stdout
     assert (ws / "app.py").read_bytes() == APP
 
@@ -173,7 +173,7 @@ def test_step_bound_exits_3(ws: Path, env: dict[str, str], fake: FakeOpenAI) -> 
     fake.script(*[call("read_file", {"path": "app.py"}, f"c{i}") for i in range(5)])
     done = run(ws, env, "--model", "openai/test", "--max-steps", "2", "loop")
     assert done.returncode == 3, done.stdout + done.stderr
-    assert any(line.startswith("session max_steps · steps 2") for line in done.stdout.splitlines())
+    assert any(line.startswith("not finished: it reached its step or time limit · 2 steps ") for line in done.stdout.splitlines())
 
 
 def test_time_budget_stops_a_model_that_hangs_and_exits_3(
@@ -231,7 +231,7 @@ def test_ctrl_c_cancels_the_session_and_exits_130(
     output = "".join(seen) + out
     assert process.returncode == 130, output + err
     assert "interrupted: cancelling the session" in output
-    assert any(line.startswith("session cancelled") for line in output.splitlines()), output
+    assert any(line.startswith("cancelled · ") for line in output.splitlines()), output
     assert time.monotonic() - started < 25
     assert (ws / "app.py").read_bytes() == APP
     assert "Traceback" not in err and "InvalidStateError" not in err, err
@@ -285,7 +285,7 @@ def test_workflow_movements_and_events_file(
         "▶ movement implement · rename total in app.py",
         "▶ movement review · both uses renamed",
     ]
-    assert any(line.startswith("session end_turn · steps 6 · ") for line in lines)
+    assert any(line.startswith("finished · 6 steps in the session · ") for line in lines)
     for request in fake.requests:
         check_strict_wire(request["messages"])
 
@@ -326,7 +326,7 @@ def test_edits_that_never_applied_end_failed_in_plain_words(
     found = "nothing was changed: the edit the agent tried did not apply"
     assert f"message: Not done: {found}" in lines, done.stdout
     assert f"✗ check: something changed · {found} (sent back to the agent)" in lines
-    assert any(line.startswith("session failed · steps 4") for line in lines)
+    assert any(line.startswith("not done · 4 steps ") for line in lines)
     assert "Make the change" not in done.stdout and "your" not in done.stdout
     told = [m["content"] for m in fake.requests[2]["messages"] if m["role"] == "user"]
     assert "Make the change with edit_file" in told[-1]  # what the model read
@@ -338,7 +338,7 @@ def test_failed_and_aborted_exit_1(ws: Path, env: dict[str, str], fake: FakeOpen
     assert done.returncode == 1, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert "message: app.py has no function to rename" in lines
-    assert any(line.startswith("session failed · steps 1") for line in lines)
+    assert any(line.startswith("not done · 1 step ") for line in lines)
 
     folder = ws / ".cadenza" / "workflows"
     folder.mkdir(parents=True)
@@ -348,7 +348,7 @@ def test_failed_and_aborted_exit_1(ws: Path, env: dict[str, str], fake: FakeOpen
     fake.script(text("I stop here."))
     done = run(ws, env, "--model", "openai/test", "--workflow", "strict", "rename foo")
     assert done.returncode == 1, done.stdout + done.stderr
-    assert any(line.startswith("session aborted · steps 1") for line in done.stdout.splitlines())
+    assert any(line.startswith("stopped: the agent could not go on · 1 step ") for line in done.stdout.splitlines())
 
 
 def test_needs_user_input_exits_3_with_what_is_missing(
@@ -368,7 +368,7 @@ def test_needs_user_input_exits_3_with_what_is_missing(
     lines = done.stdout.splitlines()
     assert "needs: the new name of total" in lines
     assert "why no default: sum_of and grand_total are equally plausible" in lines
-    assert any(line.startswith("session needs_user_input · steps 1") for line in lines)
+    assert any(line.startswith("waiting for your answer · 1 step ") for line in lines)
 
 
 def test_unknown_or_invalid_workflow_is_a_clear_error(

@@ -222,7 +222,8 @@ def test_summary_with_diff_and_stats() -> None:
         show_message=False,
     )
     text = out.getvalue()
-    assert "session end_turn · steps 3 · wall time 1.2 s" in text
+    assert "finished · 3 steps in the session · 1.2 s" in text
+    assert "end_turn" not in text
     assert "files changed (2):" in text
     assert "  M app.py  +1 -1" in text
     assert "  A new.py  +2 -0" in text
@@ -318,7 +319,7 @@ def test_summary_of_needs_user_input() -> None:
     assert "message: I need a name." in lines
     assert "needs: the new name" in lines
     assert "why no default: two names fit" in lines
-    assert any(line.startswith("session needs_user_input · steps 2") for line in lines)
+    assert any(line.startswith("waiting for your answer · 2 steps ") for line in lines)
 
 
 def test_merge_changes_folds_per_path() -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from cadenza.client.display import ENDINGS
 from tests.e2e.support import (
     FINISHED_REASONS,
     MODEL,
@@ -53,7 +54,7 @@ EXIT_STATUS = {
     "aborted": 1,
 }
 SUMMARY = re.compile(
-    r"^session (?P<reason>\S+) [·-] steps (?P<steps>\d+) [·-] wall time (?P<wall>[\d.]+) s$",
+    r"^(?P<said>[^\n]+?) [·-] (?P<steps>\d+) steps? in the session [·-] (?P<wall>[\d.]+) s$",
     re.MULTILINE,
 )
 CHANGED_HEADER = re.compile(r"^files changed \((?P<count>\d+)\):$", re.MULTILINE)
@@ -110,11 +111,13 @@ def test_cadenza_run_on_example_workspace(sandbox: Sandbox, tmp_path: Path) -> N
     report = f"exit {status} after {wall:.1f} s\n--- stdout\n{out}\n--- stderr\n{err[-4000:]}"
     print(report)  # shown by pytest with the failure, or with -s
 
-    # The summary says why the session stopped, and the exit status is the documented one.
+    # The summary says in words why the session stopped (the stop reason is on the wire),
+    # and the exit status is the documented one.
     summaries = SUMMARY.findall(out)
     assert len(summaries) == 1, f"expected one summary line\n{report}"
-    reason, steps_text, _ = summaries[0]
+    said, steps_text, _ = summaries[0]
     steps = int(steps_text)
+    reason = next(r for r, words in ENDINGS.items() if words == said)
     assert reason in FINISHED_REASONS, f"the session did not finish cleanly: {reason}\n{report}"
     assert status == EXIT_STATUS[reason], f"stop reason {reason} → exit {status}\n{report}"
     assert 1 <= steps <= MAX_STEPS, report

@@ -359,13 +359,13 @@ def print_summary(
     missing_info: str | None = None,
     why_no_default: str | None = None,
 ) -> None:
-    """Print the end of a run: stop reason, steps, wall time, and each changed file's diff.
+    """Print the end of a run: how it ended, steps, wall time, and each changed file's diff.
 
     Args:
         console: Where to print.
         stop_reason: The session's stop reason (or ``interrupted``).
         message: The final answer or the error.
-        steps: Model requests made, if known.
+        steps: Model requests made in the whole session (earlier turns too), if known.
         wall_time: Seconds the whole run took.
         changes: Files changed, one per path.
         show_message: Print ``message`` (False when its text was already streamed).
@@ -384,9 +384,11 @@ def print_summary(
         console.print(
             f"[{colour}]why no default:[/] {visible_markup(why_no_default)}", soft_wrap=True
         )
-    step_part = f"steps {steps} {marks.dot} " if steps is not None else ""
+    said = ENDINGS.get(stop_reason, f"ended ({stop_reason})")
+    plural = "" if steps == 1 else "s"
+    step_part = f"{steps} step{plural} in the session {marks.dot} " if steps is not None else ""
     console.print(
-        f"[bold]session {stop_reason}[/] {marks.dot} {step_part}wall time {wall_time:.1f} s",
+        f"[bold]{visible_markup(said)}[/] {marks.dot} {step_part}{wall_time:.1f} s",
         style=colour,
         highlight=False,
     )
@@ -422,6 +424,19 @@ def print_diffs(
             console.print(Text(visible(line), style=style), soft_wrap=True)
 
 
+ENDINGS = {
+    "end_turn": "finished",
+    "needs_user_input": "waiting for your answer",
+    "waiting_human": "waiting for you to act in the browser",
+    "failed": "not done",
+    "aborted": "stopped: the agent could not go on",
+    "cancelled": "cancelled",
+    "interrupted": "interrupted",
+    "max_steps": "not finished: it reached its step or time limit",
+    "error": "stopped by an error",
+}
+"""How a run ended, as the summary line says it (the stop reason stays in ``--output json``,
+``--events`` and the exit status, for scripts)."""
 _COLOURS = {"end_turn": "green", "error": "red", "failed": "red", "aborted": "red"}
 """Summary colour per stop reason; the others (waiting, bounded, cancelled) are yellow."""
 
