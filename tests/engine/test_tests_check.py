@@ -361,6 +361,35 @@ def test_judging_the_output() -> None:
     assert judge_output(npm, killed, 9).status == "failed"
 
 
+def test_a_run_that_exits_0_without_reporting_tests_does_not_pass() -> None:
+    pytest_suite = SuiteCommand(command="pytest", source="pytest", no_tests_exit=5)
+    npm = SuiteCommand(command="npm test", source="package.json")
+    go = SuiteCommand(command="go test ./...", source="go.mod")
+    silent = judge_output(npm, ToolResult(content="exit code 0\n\n  \n"), 9)
+    assert silent.status == "skipped"
+    assert silent.detail == (
+        "the test command `npm test` ran (exit code 0) but printed nothing: it reported no tests"
+    )
+    skipped_all = judge_output(pytest_suite, ToolResult(content="exit code 0\nsss\n3 skipped"), 9)
+    assert skipped_all.status == "skipped"
+    assert "reported no test that ran (3 skipped)" in skipped_all.detail
+    uncounted = judge_output(pytest_suite, ToolResult(content="exit code 0\nall good"), 9)
+    assert (uncounted.status, uncounted.detail) == (
+        "skipped",
+        "the test command `pytest` ran (exit code 0) but reported no tests (all good)",
+    )
+    no_files = "exit code 0\n?   \tex/a\t[no test files]\n?   \tex/b\t[no test files]"
+    assert judge_output(go, ToolResult(content=no_files), 9).status == "skipped"
+    ran = judge_output(go, ToolResult(content=no_files + "\nok  \tex/c\t0.1s"), 9)
+    assert ran.status == "passed"
+    assert ran.detail == "the test command passed (`go test ./...` exited 0: ok  \tex/c\t0.1s)"
+    counted = judge_output(pytest_suite, ToolResult(content="exit code 0\n..\n2 passed in 0.1s"), 9)
+    assert (counted.status, counted.detail) == (
+        "passed",
+        "the tests pass (`pytest`: 2 passed in 0.1s)",
+    )
+
+
 def test_the_tail_is_bounded() -> None:
     output = "\n".join(f"line {n} " + "x" * (400 if n == 199 else 0) for n in range(200))
     tail = output_tail(output).splitlines()

@@ -12,7 +12,8 @@ all end with the failures' summary). The same run serves the tests after a chang
 allowing it once allows the later runs, the done check's too.
 
 A command that cannot start (exit 126/127), a runner that is not installed, or a run that
-found no test skips the check: that is the workspace's state, not the model's work. So does a
+found no test (pytest's exit status 5; a run that exited 0 and printed nothing, or counts that
+name no test that ran) skips the check: that is the workspace's state, not the model's work. So does a
 changed file the editor holds unsaved (an editor applies ``workspace/applyEdit`` to its
 buffers; the tests read the disk, and would judge the old code). The run may write files, so,
 as an edit, it never runs inside another session's command (``CommandWatch.editing``).
@@ -32,6 +33,7 @@ from cadenza.engine.events import (
 )
 from cadenza.engine.permissions import PermissionRequest, Verdict
 from cadenza.engine.runtime import Runtime
+from cadenza.engine.test_report import read_report
 from cadenza.engine.testsuite import SuiteCommand, SuiteRun, suite_command
 from cadenza.messages import ToolCall
 from cadenza.textio import decode_bytes
@@ -236,12 +238,21 @@ def judge_output(suite: SuiteCommand, result: ToolResult, timeout_s: float) -> S
         )
     if suite.no_tests_exit is not None and status == f"exit code {suite.no_tests_exit}":
         return SuiteRun(status="skipped", detail=f"{shown} found no test to run")
-    if not result.is_error:
+    if not result.is_error and (silent := _no_tests_reported(suite, output)):
         return SuiteRun(
-            status="passed",
-            detail=f"the tests pass ({shown}: {last_line(tail)})",
+            status="skipped",
+            detail=f"the test command {shown} ran ({status}) but {silent}",
             output=output,
         )
+    if not result.is_error:
+        # Counts read (pytest's, or a runner's that names them the same way) say the tests
+        # pass; another runner's output only says how the command exited.
+        said = (
+            f"the tests pass ({shown}: {last_line(tail)})"
+            if read_report(output).counts
+            else f"the test command passed ({shown} exited 0: {last_line(tail)})"
+        )
+        return SuiteRun(status="passed", detail=said, output=output)
     if status.startswith("timed out"):
         return SuiteRun(
             status="failed",
@@ -257,6 +268,33 @@ def judge_output(suite: SuiteCommand, result: ToolResult, timeout_s: float) -> S
         detail=f"the tests fail ({shown}, {status}). The end of their output:\n{tail}",
         output=output,
     )
+
+
+def _no_tests_reported(suite: SuiteCommand, output: str) -> str:
+    """Why a run that exited 0 does not show tests passing, or "" when it does.
+
+    A run that printed nothing, or whose counts (pytest's last line) name no test that ran
+    (``3 skipped``), reported no test; so did a detected pytest run whose output has no counts
+    at all (a plugin or an option swallowed them), and a ``go test`` run of packages without
+    test files. Another runner's output is not read: its exit status stands.
+    """
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    if not lines:
+        return "printed nothing: it reported no tests"
+    counts = read_report(output).counts
+    if counts and not any(counts.get(what) for what in RAN):
+        return f"reported no test that ran ({read_report(output).summary})"
+    if suite.source == "pytest" and not counts:
+        return f"reported no tests ({last_line(output)})"
+    if suite.source == "go.mod" and all(line.endswith(GO_NO_TESTS) for line in lines):
+        return "reported no tests: no package has test files"
+    return ""
+
+
+RAN = ("passed", "failed", "error", "errors", "xfailed", "xpassed")
+"""pytest's counts of tests that ran (skipped and deselected ones did not)."""
+GO_NO_TESTS = "[no test files]"
+"""The end of ``go test``'s line for a package without tests."""
 
 
 def output_tail(output: str) -> str:
