@@ -173,7 +173,10 @@ def test_step_bound_exits_3(ws: Path, env: dict[str, str], fake: FakeOpenAI) -> 
     fake.script(*[call("read_file", {"path": "app.py"}, f"c{i}") for i in range(5)])
     done = run(ws, env, "--model", "openai/test", "--max-steps", "2", "loop")
     assert done.returncode == 3, done.stdout + done.stderr
-    assert any(line.startswith("not finished: it reached its step or time limit · 2 steps ") for line in done.stdout.splitlines())
+    assert any(
+        line.startswith("not finished: it reached its step or time limit · 2 steps ")
+        for line in done.stdout.splitlines()
+    )
 
 
 def test_time_budget_stops_a_model_that_hangs_and_exits_3(
@@ -348,7 +351,10 @@ def test_failed_and_aborted_exit_1(ws: Path, env: dict[str, str], fake: FakeOpen
     fake.script(text("I stop here."))
     done = run(ws, env, "--model", "openai/test", "--workflow", "strict", "rename foo")
     assert done.returncode == 1, done.stdout + done.stderr
-    assert any(line.startswith("stopped: the agent could not go on · 1 step ") for line in done.stdout.splitlines())
+    assert any(
+        line.startswith("stopped: the agent could not go on · 1 step ")
+        for line in done.stdout.splitlines()
+    )
 
 
 def test_needs_user_input_exits_3_with_what_is_missing(

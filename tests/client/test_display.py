@@ -270,10 +270,18 @@ def test_the_candidate_kept_is_shown_with_why() -> None:
         assert isinstance(params.update, Candidates)
         display(params.update)
         display(Candidates(step=5, tried=2, kept=1, passed=[None, None]))
+        why = ["", "", "it was cut off"]
+        display(Candidates(step=6, tried=3, kept=1, passed=[2, 2, None], why=why))
+        why = ["it was cut off", "its change did not apply"]
+        display(Candidates(step=7, tried=2, kept=1, passed=[None, None], why=why))
     assert out.getvalue().splitlines() == [
         "· Tried 3 replies against the tests on copies of the workspace; kept reply 2: 4 of 5 "
-        "tests pass with it (each reply: 1, 4, -).",
+        "tests pass with it (each reply: 1, 4, not judged).",
         "· Tried 2 replies against the tests; none could be judged, kept reply 1.",
+        "· Tried 3 replies against the tests on copies of the workspace; kept reply 1: 2 "
+        "tests pass with it (each reply: 2, 2, not judged (it was cut off)).",
+        "· Tried 2 replies against the tests; none could be judged (it was cut off; its change "
+        "did not apply), kept reply 1.",
     ]
 
 

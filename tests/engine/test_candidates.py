@@ -189,6 +189,7 @@ async def test_the_candidate_that_passes_most_is_kept_and_only_it_is_written(
     [tried] = [e for e in editor.events if isinstance(e, CandidatesTried)]
     # The greedy one passes 2, the right one 3; the broken one is refused by the syntax guard.
     assert (tried.tried, tried.kept, tried.passed, tried.of) == (3, 2, [2, 3, None], 3)
+    assert tried.why == ["", "", "its change did not apply"]
     assert (tmp_path / "coins.py").read_text() == STUB + RIGHT
     # Only the kept reply reached the history and the editor: two edits in all.
     assert kept_edits(session) == ["e1", "c2"]
@@ -216,7 +217,7 @@ async def test_the_candidate_that_passes_most_is_kept_and_only_it_is_written(
     assert scratch_folders() == before
     assert CandidatesUpdate(**tried.model_dump(exclude={"kind"})).line() == (
         "Tried 3 replies against the tests on copies of the workspace; kept reply 2: "
-        "3 of 3 tests pass with it (each reply: 2, 3, -)."
+        "3 of 3 tests pass with it (each reply: 2, 3, not judged (its change did not apply))."
     )
 
 
@@ -451,7 +452,8 @@ async def test_ties_keep_the_shortest_and_a_reply_without_edits_counts_the_last_
 
 
 def test_the_person_reads_which_reply_was_kept_over_lsp_and_acp(tmp_path: Path) -> None:
-    event = CandidatesTried(step=6, tried=3, kept=2, passed=[1, 4, 2], of=5)
+    why = ["", "", "it was cut off"]
+    event = CandidatesTried(step=6, tried=3, kept=2, passed=[1, 4, None], why=why, of=5)
     update = session_update(event, tmp_path)
     assert update is not None
     assert update.wire() == {
@@ -459,14 +461,15 @@ def test_the_person_reads_which_reply_was_kept_over_lsp_and_acp(tmp_path: Path) 
         "step": 6,
         "tried": 3,
         "kept": 2,
-        "passed": [1, 4, 2],
+        "passed": [1, 4, None],
+        "why": why,
         "of": 5,
     }
     thought = UpdateMapper(tmp_path).update(event)
     assert thought is not None
     assert thought.model_dump(by_alias=True)["content"]["text"] == (
         "Tried 3 replies against the tests on copies of the workspace; kept reply 2: "
-        "4 of 5 tests pass with it (each reply: 1, 4, 2)."
+        "4 of 5 tests pass with it (each reply: 1, 4, not judged (it was cut off))."
     )
 
 

@@ -374,7 +374,12 @@ def replay_updates(
 def candidates_line(event: CandidatesTried) -> str:
     """A step's candidates as a line of the agent's thoughts (the ``candidates`` wording)."""
     update = Candidates(
-        step=event.step, tried=event.tried, kept=event.kept, passed=event.passed, of=event.of
+        step=event.step,
+        tried=event.tried,
+        kept=event.kept,
+        passed=event.passed,
+        why=event.why,
+        of=event.of,
     )
     return update.line()
 

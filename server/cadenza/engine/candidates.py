@@ -132,7 +132,7 @@ class Candidates:
         """
         replies = await self._ask(request)
         suite = suite_command(self.rt.root, self.rt.settings.test_command)
-        trials = [Trial(passed=None, why="not tried") for _ in replies]
+        trials = [Trial(passed=None, why="no test command") for _ in replies]
         if suite is not None:
             trials = await self._try_all(replies, suite)
         kept = choose(replies, trials)
@@ -146,6 +146,7 @@ class Candidates:
                 tried=len(replies),
                 kept=kept + 1,
                 passed=[t.passed for t in trials],
+                why=[t.why if t.passed is None else "" for t in trials],
                 of=max(totals) if totals else None,
             )
         )
@@ -209,15 +210,15 @@ class Candidates:
         if reply is None:
             return Trial(passed=None, why="its request failed")
         if is_cut(reply):
-            return Trial(passed=None, why="it was cut")
+            return Trial(passed=None, why="it was cut off")
         changes = file_changes(rt, reply.tool_calls)
         if not changes:
             return dataclasses.replace(before, changes=False)
         if any(c.name not in self.offered for c in changes):
-            return Trial(passed=None, why="a change through a tool not offered")
+            return Trial(passed=None, why="it used a tool not offered")
         if not all(rt.permissions.runs_unasked(c) for c in changes):
             # Its test run would run a change the person has not allowed.
-            return Trial(passed=None, why="a change that needs the person's leave")
+            return Trial(passed=None, why="its change needs your permission")
         left = rt.clock.left_s
         if left < MIN_LEFT_S:
             return Trial(passed=None, why="no time was left")
@@ -228,12 +229,14 @@ class Candidates:
             ctx = scratch_context(self.ctx, rt, folder, installed)
             failed = await make_changes(rt, ctx, changes)
             if failed:
-                return Trial(passed=None, why=failed)
+                log.info("candidate %d: its change failed: %s", number, failed)
+                return Trial(passed=None, why="its change did not apply")
             if isinstance(ctx.host, ScratchHost) and not ctx.host.applied:
                 return dataclasses.replace(before, changes=False)  # files written back as they were
             bound = min(rt.settings.test_timeout_s, rt.clock.left_s)
             passed, total = await run_suite(ctx, rt, suite, bound)
-            return Trial(passed=passed, total=total)
+            why = "" if passed is not None else "the test run could not judge it"
+            return Trial(passed=passed, total=total, why=why)
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(shutil.rmtree, folder, True)

@@ -176,7 +176,9 @@ class CandidatesTried(BaseModel):
     that passed most tests in its scratch copy; ties: the shortest); ``passed``: per reply, the
     tests that passed, or None when it could not be judged (an edit of it failed, it was cut,
     its request failed, no time was left); a reply that changes no file counts the last run's
-    passes. ``of``: the tests counted in the runs, or None when unknown.
+    passes. ``why``: per reply, why it was not judged, in the person's words ("" when it was;
+    empty in transcripts older than it). ``of``: the tests counted in the runs, or None when
+    unknown.
     """
 
     kind: Literal["candidates"] = "candidates"
@@ -184,6 +186,7 @@ class CandidatesTried(BaseModel):
     tried: int
     kept: int
     passed: list[int | None]
+    why: list[str] = Field(default_factory=list)
     of: int | None = None
 
 

@@ -68,7 +68,7 @@ class Trial:
     Attributes:
         passed: Tests that passed there; None when it could not be judged.
         total: Tests counted in its run (passed, failed, errors), or None when unknown.
-        why: Why it could not be judged ("" when it was).
+        why: Why it could not be judged, in the person's words ("" when it was).
         changes: Whether the reply changes files; one that does not counts the last run.
     """
 

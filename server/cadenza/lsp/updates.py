@@ -76,6 +76,7 @@ def session_update(event: SessionEvent, root: Path) -> wire.SessionUpdate | None
                 tried=event.tried,
                 kept=event.kept,
                 passed=event.passed,
+                why=event.why,
                 of=event.of,
             )
         case CheckRan():

@@ -193,8 +193,9 @@ class Candidates(WireModel):
 
     ``tried``: how many; ``kept``: the 1-based number of the one kept (it passed most tests
     in its copy of the workspace; ties: the shortest); ``passed``: each one's passing tests,
-    null when it could not be judged (its edit failed, it was cut); ``of``: the tests counted,
-    null when unknown.
+    null when it could not be judged (its edit failed, it was cut); ``why``: each one's reason
+    it was not judged, in the person's words ("" when it was; absent from older servers);
+    ``of``: the tests counted, null when unknown.
     """
 
     session_update: Literal["candidates"] = "candidates"
@@ -202,22 +203,32 @@ class Candidates(WireModel):
     tried: int = 0
     kept: int = 0
     passed: list[int | None] = Field(default_factory=list)
+    why: list[str] = Field(default_factory=list)
     of: int | None = None
 
     def line(self) -> str:
         """What the person reads: how many were tried, which was kept, and why."""
         kept = self.passed[self.kept - 1] if 0 < self.kept <= len(self.passed) else None
         if kept is None:
+            reasons = list(dict.fromkeys(w for w in self.why if w))
+            why = f" ({'; '.join(reasons)})" if reasons else ""
             return (
-                f"Tried {self.tried} replies against the tests; none could be judged, "
+                f"Tried {self.tried} replies against the tests; none could be judged{why}, "
                 f"kept reply {self.kept}."
             )
         of = f" of {self.of}" if self.of is not None else ""
-        each = ", ".join("-" if n is None else str(n) for n in self.passed)
+        each = ", ".join(
+            str(n) if n is not None else self._not_judged(i) for i, n in enumerate(self.passed)
+        )
         return (
             f"Tried {self.tried} replies against the tests on copies of the workspace; kept "
             f"reply {self.kept}: {kept}{of} tests pass with it (each reply: {each})."
         )
+
+    def _not_judged(self, index: int) -> str:
+        """Reply ``index`` (0-based) was not judged: so, and why when the server said."""
+        why = self.why[index] if index < len(self.why) else ""
+        return f"not judged ({why})" if why else "not judged"
 
 
 class Check(WireModel):
