@@ -169,6 +169,26 @@ def test_missing_workspace_is_a_clear_error(tmp_path: Path, env: dict[str, str])
     assert "permissions:" not in done.stdout + done.stderr  # the error comes first, alone
 
 
+def test_a_write_back_and_a_repeat_are_shown_as_what_they_were(
+    ws: Path, env: dict[str, str], fake: FakeOpenAI
+) -> None:
+    same = {"path": "app.py", "content": APP.decode().replace("\r\n", "\n")}
+    fake.script(call("write_file", same, "w1"), call("write_file", same, "w2"))
+    done = run(ws, env, "--model", "openai/test", "--max-steps", "2", "tidy app.py")
+    assert done.returncode == 3, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    # Not "✓ writing app.py": the file is as it was.
+    assert "· app.py unchanged: written back with the text it already had" in lines
+    assert "✓ writing app.py" not in lines
+    # The repeat's note tells the model what to do; the person reads what happened.
+    assert (
+        "✗ writing app.py · not run again: the same call as at step 1, nothing changed since"
+        in lines
+    )
+    assert "Do not call it again" not in done.stdout
+    assert (ws / "app.py").read_bytes() == APP
+
+
 def test_step_bound_exits_3(ws: Path, env: dict[str, str], fake: FakeOpenAI) -> None:
     fake.script(*[call("read_file", {"path": "app.py"}, f"c{i}") for i in range(5)])
     done = run(ws, env, "--model", "openai/test", "--max-steps", "2", "loop")

@@ -80,6 +80,28 @@ def test_plain_output_lines() -> None:
     assert display.streamed_text
 
 
+def test_a_result_for_the_model_is_shown_as_its_summary() -> None:
+    console, out = plain_console()
+    model_text = "You already called write_file with exactly these arguments. Do not call it again."
+    with SessionDisplay(console) as display:
+        display(ToolCall(tool_call_id="1", title="writing t.py", kind="edit"))
+        unchanged = ToolOutput(content=TextBlock(text="t.py already has exactly this text"))
+        summary = "t.py unchanged: written back with the text it already had"
+        display(
+            ToolCallUpdate(
+                tool_call_id="1", status="completed", content=[unchanged], summary=summary
+            )
+        )
+        display(ToolCall(tool_call_id="2", title="writing t.py", kind="edit"))
+        note = ToolOutput(content=TextBlock(text=model_text))
+        summary = "not run again: the same call as at step 1, nothing changed since"
+        display(ToolCallUpdate(tool_call_id="2", status="failed", content=[note], summary=summary))
+    assert out.getvalue().splitlines() == [
+        "· t.py unchanged: written back with the text it already had",
+        "✗ writing t.py · not run again: the same call as at step 1, nothing changed since",
+    ]
+
+
 def test_a_refused_call_shows_why_in_the_persons_words() -> None:
     console, out = plain_console()
     display = SessionDisplay(console, declined_note="--yes")

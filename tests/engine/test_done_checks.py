@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from cadenza.engine.checks import MAX_REFUSALS
-from cadenza.engine.events import CheckRan
+from cadenza.engine.events import CheckRan, ToolCallFinished
 from cadenza.engine.leftovers import MAX_FILE_BYTES, find_uses
+from cadenza.engine.loop import CHECKS_SUMMARY
 from cadenza.engine.session import Session, SessionSettings
 from cadenza.engine.variants import API_LOOP, LOCAL_LOOP, LoopSettings
 from cadenza.messages import ToolMessage, UserMessage
@@ -91,6 +92,9 @@ async def test_done_with_leftovers_is_refused_then_fails(tmp_path: Path) -> None
         assert refused.startswith("not accepted yet: the task is not done, a check failed:")
         assert "report.py lines 1, 5" in refused and "call complete" in refused
     assert results[-1].startswith("complete(done) not accepted; the task ends as failed.")
+    # The person reads what happened to each claim, not the model's instructions.
+    said = [e.summary for e in editor.events if isinstance(e, ToolCallFinished)][1:]
+    assert said == [CHECKS_SUMMARY] * MAX_REFUSALS + ["not accepted: the task ends as not done"]
     ran = checks(editor)
     assert [(c.name, c.status, c.refused) for c in ran if c.name == "rename"] == [
         ("rename", "failed", True),

@@ -32,6 +32,7 @@ async def test_an_unseen_file_is_shown_not_overwritten(tmp_path: Path) -> None:
     refused = await call(ctx, "write_file", path="a.py", content="x = 2\n")
     assert refused.is_error and editor.edits == []
     assert "nothing was written" in refused.content
+    assert refused.summary == "not written: the agent had not read a.py yet (it is shown it now)"
     assert refused.content.endswith("a.py\n```python\nx = 1\n```")
     assert ctx.shown == {(tmp_path / "a.py").resolve()}  # shown now: the next write goes
     written = await call(ctx, "write_file", path="a.py", content="x = 2\n")
@@ -66,6 +67,7 @@ async def test_writing_a_file_back_as_it_is_changes_nothing(tmp_path: Path) -> N
     )
     assert not result.is_error and result.edits == () and editor.edits == []
     assert result.unchanged and "unchanged" in result.content
+    assert result.summary == "t.py unchanged: written back with the text it already had"
     other = await call(
         ToolContext(root=tmp_path, host=editor), "write_file", path="t.py", content=""
     )

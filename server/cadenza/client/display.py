@@ -225,11 +225,19 @@ class SessionDisplay:
                 self._line(f"  [yellow]{self.marks.dot} {shown}[/]")
             return
         title = self._tools.pop(event.tool_call_id, "tool call")
+        summary = (event.summary or "").strip()
+        if event.status == "completed" and summary:  # it changed nothing, say a write back
+            self._line(
+                f"[dim]{self.marks.dot} {visible_markup(shorten(summary, FAILURE_CHARS))}[/]"
+            )
+            return
         if event.status == "completed":
             self._line(f"[green]{self.marks.ok}[/] {visible_markup(title)}")
             return
         refused = self._refused.pop(event.tool_call_id, None)
         reason = [line.strip() for line in event.text().strip().splitlines() if line.strip()]
+        if summary:  # the result tells the model what to do next: the person reads what it was
+            reason = [summary]
         if refused is not None:  # the model's text says "do not retry": the person reads why
             reason = [refused]
         shown = visible_markup(shorten(_one_line(reason), FAILURE_CHARS)) if reason else ""

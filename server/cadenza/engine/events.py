@@ -121,6 +121,9 @@ class ToolCallFinished(BaseModel):
     content: str
     observation: Observation | None = None
     """Set when the engine answered the call instead of running it."""
+    summary: str = ""
+    """What the person reads of the result when ``content`` speaks to the model
+    (``ToolResult.summary``); "": the content says it."""
 
 
 class WorkspaceWaited(BaseModel):

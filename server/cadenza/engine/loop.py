@@ -65,6 +65,11 @@ STEERED = (
     "read it, then go on, or call complete again"
 )
 
+STEERED_SUMMARY = "not accepted yet: your message came first"
+GATED_SUMMARY = "not accepted yet: the change before it failed"
+CHECKS_SUMMARY = "not accepted yet: a done check failed"
+"""What the person reads of a refused ``complete`` (the model reads what to do next)."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class RunTools:
@@ -311,21 +316,26 @@ class MovementRunner:
         )
         decision = decide(call, self.rt.workflow)
         gated = self._gate(call) if decision.result is not None else None
+        summary = ""  # the person's words when the model's say what to do next
         if gated is not None:
             decision = ControlDecision(content=gated, result=None)
+            summary = STEERED_SUMMARY if gated == STEERED else GATED_SUMMARY
         elif decision.result is not None:
             checked = await self._check_done(decision.result)
             if isinstance(checked, str):
                 decision = ControlDecision(content=checked, result=None)
+                summary = CHECKS_SUMMARY
             elif isinstance(checked, Ended) and checked is not decision.result:
                 said = checked.outcome.message
                 content = f"complete(done) not accepted; the task ends as failed. {said}"
                 decision = ControlDecision(content=content, result=checked)
+                summary = "not accepted: the task ends as not done"
         self.rt.publish(
             ToolCallFinished(
                 tool_call_id=call.id,
                 content=decision.content,
                 status="failed" if decision.is_error else "completed",
+                summary=summary,
             )
         )
         return ToolResult(content=decision.content, is_error=decision.is_error), decision.result

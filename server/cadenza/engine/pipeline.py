@@ -170,6 +170,7 @@ class CallPipeline:
                 content=result.content,
                 status="failed" if result.is_error or observation else "completed",
                 observation=observation,
+                summary=result.summary,
             )
         )
 
@@ -183,7 +184,13 @@ class CallPipeline:
         """
         if cut:
             text = REPEATING_ARGUMENTS if cut == "repetition" else CUT_ARGUMENTS
-            return ToolResult(content=text, is_error=True), "cut"
+            said = (
+                "kept repeating itself"
+                if cut == "repetition"
+                else "was cut off at its length limit"
+            )
+            summary = f"not run: the reply {said} before this call was whole"
+            return ToolResult(content=text, is_error=True, summary=summary), "cut"
         if call.error is not None:
             self._count_repeat(call, ())  # the same broken block again counts towards the limit
             return ToolResult(content=call.error, is_error=True), "invalid"
@@ -197,7 +204,8 @@ class CallPipeline:
                 f"{call.name} is not available in movement {self.movement.name!r}; "
                 f"available: {available}"
             )
-            return ToolResult(is_error=True, content=content), "not_allowed"
+            summary = f"not run: {call.name} is not offered in movement {self.movement.name}"
+            return ToolResult(is_error=True, content=content, summary=summary), "not_allowed"
         if self.loop.repeats == "run":
             return None
         repeat = self._count_repeat(call, self._fingerprint(prepared))
@@ -205,7 +213,10 @@ class CallPipeline:
             return None
         edit_tool = next((t for t in EDIT_TOOLS.get(self.loop.edit, ()) if t in self.allowed), "")
         note = repeat_note(repeat, ending=self.loop.ending, edit_tool=edit_tool or "an edit tool")
-        return ToolResult(content=note, is_error=True), "repeat"
+        summary = (
+            f"not run again: the same call as at step {repeat.first_step}, nothing changed since"
+        )
+        return ToolResult(content=note, is_error=True, summary=summary), "repeat"
 
     def _count_repeat(self, call: ToolCall, state: tuple[object, ...]) -> Repeat | None:
         """Record ``call`` with the stuck detector; past ``stuck_limit`` repeats, stop."""

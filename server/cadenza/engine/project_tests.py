@@ -13,9 +13,9 @@ allowing it once allows the later runs, the done check's too.
 
 A command that cannot start (exit 126/127), a runner that is not installed, or a run that
 found no test (pytest's exit status 5; a run that exited 0 and printed nothing, or counts that
-name no test that ran) skips the check: that is the workspace's state, not the model's work. So does a
-changed file the editor holds unsaved (an editor applies ``workspace/applyEdit`` to its
-buffers; the tests read the disk, and would judge the old code). The run may write files, so,
+name no test that ran) skips the check: that is the workspace's state, not the model's work.
+So does a changed file the editor holds unsaved (an editor applies ``workspace/applyEdit`` to
+its buffers; the tests read the disk, and would judge the old code). The run may write files, so,
 as an edit, it never runs inside another session's command (``CommandWatch.editing``).
 """
 

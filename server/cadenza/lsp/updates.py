@@ -124,6 +124,7 @@ def _call_update(
                 status=event.status,
                 content=[wire.ToolOutput(content=wire.TextBlock(text=event.content))],
                 observation=event.observation,
+                summary=event.summary or None,
             )
         case FileEdited():
             return wire.ToolCallUpdate(tool_call_id=event.tool_call_id, content=_diffs(event, root))

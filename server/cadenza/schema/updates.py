@@ -134,7 +134,9 @@ class ToolCallUpdate(SparseWireModel):
 
     ``status`` is omitted on the wire when None (a diff published while the call still runs).
     ``observation`` is set when the engine answered the call itself instead of running it
-    (``repeat``, ``cut``, ``invalid``, ``not_allowed``), omitted otherwise.
+    (``repeat``, ``cut``, ``invalid``, ``not_allowed``), omitted otherwise. ``summary``: the
+    result in a few plain words for the person, when ``content`` is written for the model
+    (what it should do next) or the call changed nothing; omitted otherwise.
     """
 
     session_update: Literal["tool_call_update"] = "tool_call_update"
@@ -142,6 +144,7 @@ class ToolCallUpdate(SparseWireModel):
     status: Annotated[ToolStatus, OPEN] | None = None
     content: list[ToolCallContent] = Field(default_factory=list)
     observation: str | None = None
+    summary: str | None = None
 
     def text(self) -> str:
         """The text of the ``content`` blocks, joined by newlines."""

@@ -30,13 +30,17 @@ class ToolError(Exception):
 
     ``settled``: nothing is left to do for the call although it failed (e.g. the edit is
     already made); the done gate does not count it as a failure. ``declined``: the person did
-    not allow it (``ToolResult.declined``).
+    not allow it (``ToolResult.declined``). ``summary``: what the person reads instead of the
+    message, when the message speaks to the model (``ToolResult.summary``).
     """
 
-    def __init__(self, message: str, *, settled: bool = False, declined: bool = False) -> None:
+    def __init__(
+        self, message: str, *, settled: bool = False, declined: bool = False, summary: str = ""
+    ) -> None:
         super().__init__(message)
         self.settled = settled
         self.declined = declined
+        self.summary = summary
 
 
 class ToolArgs(BaseModel):
@@ -82,6 +86,9 @@ class ToolResult:
             read cache answers from this result only while the stamp is fresh.
         unchanged: A whole-file write found the file already holding that text: nothing was
             written (no error, no edit). Candidates count such a reply as a failed change.
+        summary: What the person reads of the result, in a few plain words, when ``content``
+            speaks to the model (what to do next) or the call changed nothing although it
+            looks like a change; "": ``content`` (its first line) says it.
     """
 
     content: str
@@ -92,6 +99,7 @@ class ToolResult:
     declined: bool = False
     stamp: ReadStamp | None = field(default=None, compare=False, repr=False)
     unchanged: bool = False
+    summary: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -213,12 +213,19 @@ class WriteFile(FileChangeTool[WriteFileArgs]):
             return result
         doc = await read_document(ctx.host, path, name)
         if ctx.shown is not None and path not in ctx.shown:
-            raise ToolError(_unseen(ctx, path, name, doc.text))
+            raise ToolError(
+                _unseen(ctx, path, name, doc.text),
+                summary=f"not written: the agent had not read {name} yet (it is shown it now)",
+            )
         content = carry_line_endings(doc.text, args.content, dominant_line_ending(doc.text))
         if content == doc.text:
             # A file written back as it is (a test file beside the one that changed): no
             # change to review or undo.
-            return ToolResult(content=f"{name} {UNCHANGED}", unchanged=True)
+            return ToolResult(
+                content=f"{name} {UNCHANGED}",
+                unchanged=True,
+                summary=f"{name} unchanged: written back with the text it already had",
+            )
         edit = await deliver_text(
             ctx,
             path,

@@ -128,7 +128,11 @@ async def _run(prepared: PreparedCall, ctx: ToolContext) -> ToolResult:
             return await tool.invoke(prepared.args, ctx)
     except ToolError as exc:
         return ToolResult(
-            content=str(exc), is_error=True, settled=exc.settled, declined=exc.declined
+            content=str(exc),
+            is_error=True,
+            settled=exc.settled,
+            declined=exc.declined,
+            summary=exc.summary,
         )
     except FileReadError as exc:  # a bounded read refused the file, or a read's deadline
         return ToolResult(content=str(exc), is_error=True)
