@@ -74,10 +74,32 @@ def test_plain_output_lines() -> None:
         "  ✗ edit refused: x is outside the workspace",
         "? Which name? → declined (--yes)",
         "server warning: careful",
+        "· the agent wrote:",
         "All done.",
         "Bye",
     ]
     assert display.streamed_text
+
+
+def test_the_agents_text_is_headed_as_text_not_shown_as_a_call() -> None:
+    console, out = plain_console()
+    with SessionDisplay(console) as display:
+        display(AgentMessageChunk(content=TextBlock(text="a.py\n```python\nx = 2\n```\n")))
+        display(ToolCall(tool_call_id="1", title="writing a.py", kind="edit"))
+        display(ToolCallUpdate(tool_call_id="1", status="completed"))
+        display(AgentMessageChunk(content=TextBlock(text='complete(done, "fixed")')))
+        display(Check(name="changed", status="passed", detail="changed: a.py"))
+    assert out.getvalue().splitlines() == [
+        "· the agent wrote:",
+        "a.py",
+        "```python",
+        "x = 2",
+        "```",
+        "✓ writing a.py",
+        "· the agent wrote:",
+        'complete(done, "fixed")',
+        "✓ check: something changed · changed: a.py",
+    ]
 
 
 def test_a_result_for_the_model_is_shown_as_its_summary() -> None:

@@ -51,6 +51,8 @@ CHECK_CHARS = 400
 """Characters shown of what a done check found: its whole first line, in practice (the
 terminal wraps it); only a runaway line is cut, at a word."""
 SHOWN_TEXT_CHARS = 20_000
+AGENT_TEXT = "the agent wrote:"
+"""The line above each run of the agent's text (what follows is its words, not an action)."""
 CHECK_LABELS = {
     "rename": "no use of the old name left",
     "changed": "something changed",
@@ -103,6 +105,7 @@ class SessionDisplay:
         self._activity = "starting the server"
         self._tools: dict[str, str] = {}
         self._refused: dict[str, str] = {}  # call id → why the person's side refused it
+        self._in_text = False  # the last line printed is the agent's text
         self.streamed_text = False
         self.shown_text = ""
         """The agent's text shown in this turn (its end, ``SHOWN_TEXT_CHARS`` at most)."""
@@ -201,15 +204,26 @@ class SessionDisplay:
         self._pending_text += text
         *complete, self._pending_text = self._pending_text.split("\n")
         for line in complete:
-            self._print(Text(visible(line)))
+            self._text_line(line)
         self._refresh()
 
     def flush_text(self) -> None:
         """Print the agent's text that has no line end yet."""
         if self._pending_text:
             text, self._pending_text = self._pending_text, ""
-            self._print(Text(visible(text)))
+            self._text_line(text)
             self._refresh()
+
+    def _text_line(self, line: str) -> None:
+        """One line of the agent's text; its first line after other output is headed as such.
+
+        What the model writes is text, never an action: a small model that writes a call as
+        text (``complete(done, ...)``) must not read like the tool lines around it.
+        """
+        if not self._in_text:
+            self._print(Text.from_markup(f"[dim]{self.marks.dot} {AGENT_TEXT}[/dim]"))
+            self._in_text = True
+        self._print(Text(visible(line)))
 
     def _tool_call(self, event: ToolCall) -> None:
         self.flush_text()
@@ -305,6 +319,7 @@ class SessionDisplay:
 
     def _line(self, markup: str) -> None:
         self.flush_text()
+        self._in_text = False
         self._print(Text.from_markup(markup))
 
     def _print(self, renderable: RenderableType) -> None:
