@@ -479,6 +479,30 @@ def test_a_waiting_session_is_answered_with_cadenza_reply(
     assert last_user["content"].endswith(": total_of")
 
 
+def test_a_file_shown_in_an_earlier_turn_is_still_seen_after_continue(
+    ws: Path, env: dict[str, str], fake: FakeOpenAI
+) -> None:
+    """The text edit format writes a whole file only once the model saw it: a file the first
+    turn showed, unchanged since, is seen in the turn that --continue revives."""
+    config = Path(env["XDG_CONFIG_HOME"]) / "cadenza" / "cadenza.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[loop]\nedit = "text"\nending = "empty"\n', encoding="utf-8")
+    read = '```tool\n{"name": "read_file", "arguments": {"path": "app.py"}}\n```\n'
+    fake.script(text(read), text("It sums the items."))
+    first = run(ws, env, "--model", "openai/test", "what does total do?")
+    assert first.returncode == 0, first.stdout + first.stderr
+    [hint] = [line for line in first.stdout.splitlines() if "--continue" in line]
+    session_id = hint.split("--continue ")[1].split()[0]
+    (ws / "README.txt").write_text("Changed by the person.\n", encoding="utf-8")
+
+    new = "def total(items):\n    return sum(items, 0)\n\nprint(total([1, 2]))\n"
+    fake.script(text(f"app.py\n```python\n{new}```\n"), text("Done."))
+    again = run(ws, env, "--continue", session_id, "--model", "openai/test", "add a start")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "had not shown its text" not in json.dumps(fake.requests[-1]["messages"])
+    assert (ws / "app.py").read_bytes() == new.replace("\n", "\r\n").encode()
+
+
 def test_continue_sends_the_next_turn_of_a_stored_session(
     ws: Path, env: dict[str, str], fake: FakeOpenAI
 ) -> None:

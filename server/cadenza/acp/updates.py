@@ -75,6 +75,7 @@ from cadenza.host.ports import (
     ContractRepaired,
     EventRecord,
     FileEdited,
+    FilesSeen,
     MessageRecord,
     ModelReplied,
     MovementStarted,
@@ -172,6 +173,7 @@ class UpdateMapper:
                 | ToolCacheLookup()
                 | ContextCompacted()
                 | CheckpointWritten()
+                | FilesSeen()
                 | SessionResumed()
             ):
                 return None

@@ -286,6 +286,18 @@ def file_edited(tool_call_id: str, path: str, old_text: str | None, new_text: st
     return FileEdited(tool_call_id=tool_call_id, path=path, old_text="", new_text="", hunks=hunks)
 
 
+class FilesSeen(BaseModel):
+    """The files whose whole text the model knows as a run ends (``Runtime.shown``).
+
+    ``files``: workspace-relative name → SHA-256 of the file's text then (hex). A later turn
+    rebuilt from the transcript counts a file as seen only while its text is still that one
+    (``Session.restore_seen``): the person may have changed it in between.
+    """
+
+    kind: Literal["files_seen"] = "files_seen"
+    files: dict[str, str]
+
+
 class PermissionDecided(BaseModel):
     """A gated tool call was allowed or not.
 
@@ -348,6 +360,7 @@ SessionEvent = Annotated[
     | ToolCacheLookup
     | ContextCompacted
     | CheckpointWritten
+    | FilesSeen
     | PermissionDecided
     | PlanUpdated
     | SessionResumed

@@ -8,7 +8,7 @@ checkpoint (what was done, what is next) is written into the conversation and th
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from cadenza.engine.budget import RunClock, duration
 from cadenza.engine.context import ContextLimits, ContextManager
 from cadenza.engine.events import (
     CheckpointWritten,
+    FilesSeen,
     MovementStarted,
     RulesLoaded,
     SessionFinished,
@@ -35,6 +36,7 @@ from cadenza.engine.prompt import default_template, opening_messages
 from cadenza.engine.results import Ended, MovementResult, NextMovement
 from cadenza.engine.rules import ProjectRules, project_rules
 from cadenza.engine.runtime import Recorder, Runtime, SessionSettings
+from cadenza.engine.seen import seen_files, still_seen
 from cadenza.engine.workflows import Movement, Workflow, default_workflow
 from cadenza.messages import Message, UserMessage
 from cadenza.providers.base import Provider, ProviderError
@@ -151,6 +153,8 @@ class Session:
         self._running = last is None and history is None
         """A run is under way (or a new session's first run is about to start): ``steer``
         takes the person's messages into it."""
+        self._seen: dict[str, str] = {}
+        """The files the model knew whole when the last run ended (``FilesSeen``)."""
         self._rules: RulesLoaded | None = None
         """Published when the first run starts: which rule files the prompt holds."""
         if history is None:
@@ -214,6 +218,17 @@ class Session:
         """
         self.rt.call_ids.note(call_ids)
 
+    def restore_seen(self, files: Mapping[str, str]) -> None:
+        """Count as seen the files an earlier turn showed whole whose text is still the same.
+
+        ``files``: the last run's ``FilesSeen`` (name → digest of the text it knew). A file
+        changed since (the person edited it) is not known any more: a whole-file write of it
+        shows it first, as for a file never shown.
+        """
+        self._seen = dict(files)
+        self.rt.shown.clear()
+        self.rt.shown.update(still_seen(self.rt.root, self.rt.editor, files))
+
     def context_usage(self) -> tuple[int, int]:
         """Tokens the conversation holds now and the model's context size."""
         context = self.rt.context
@@ -264,8 +279,15 @@ class Session:
             outcome = self._outcome("error", f"internal error: {type(exc).__name__}: {exc}")
         self._stop_steering()
         self.last = outcome
+        self._publish_seen()
         self.rt.publish(SessionFinished.of(outcome))
         return outcome
+
+    def _publish_seen(self) -> None:
+        """Record the files the model knows whole as the run ends (the next turn's start)."""
+        self._seen = seen_files(self.rt.root, self.rt.editor, self.rt.shown)
+        if self._seen:
+            self.rt.publish(FilesSeen(files=self._seen))
 
     def steer(self, text: str) -> bool:
         """Send ``text`` into the running turn: a user message at its next step boundary.
@@ -301,6 +323,7 @@ class Session:
         # longer "stuck", and cached reads may be stale.
         self.rt.stuck.workspace_changed()
         self.rt.cache = ReadCache()
+        self.restore_seen(self._seen)  # a file the person changed is not known any more
         return await self.run()
 
     def end_cancelled(self) -> None:

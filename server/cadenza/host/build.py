@@ -233,4 +233,5 @@ def build_session(
         session.restore_steps(restored.steps)
         session.restore_tests(restored.tests_allowed, restored.tests_declined)
         session.restore_call_ids(restored.call_ids)
+        session.restore_seen(restored.seen)
     return session, gate

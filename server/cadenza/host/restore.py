@@ -3,7 +3,8 @@
 What a resumed session needs is in the records: the conversation (``message`` records, made
 replay-safe by ``sanitize_history``), how its last run ended (the last ``session_end`` event:
 the question, or the browser session a person acts in), the movement it was in (the last
-``movement`` event before that end), the person's answers that hold for the session (the
+``movement`` event before that end), the files the model knew whole then (``files_seen``),
+the person's answers that hold for the session (the
 test command allowed or not: ``engine.project_tests.answered_tests``), and every tool-call id
 it used (the engine's own calls, such as a done check's test run, are in the events only), so
 a call of its next turn never takes one again.
@@ -11,10 +12,11 @@ a call of its next turn never takes one again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from cadenza.engine.events import (
+    FilesSeen,
     MovementStarted,
     SessionFinished,
     SessionResumed,
@@ -52,6 +54,8 @@ class RestoredState:
         tests_allowed: The test command the person allowed for the session ("" none).
         tests_declined: Why the tests may not run in the session ("": they may).
         call_ids: Every tool-call id its events name (the model's calls and the engine's own).
+        seen: The files the model knew whole when its last run ended, with the digest of
+            their text then (``FilesSeen``; empty when none, or in older transcripts).
     """
 
     start: SessionStartRecord
@@ -63,6 +67,7 @@ class RestoredState:
     tests_allowed: str = ""
     tests_declined: str = ""
     call_ids: frozenset[str] = frozenset()
+    seen: Mapping[str, str] = field(default_factory=dict)
 
 
 def restore_state(records: Sequence[TranscriptRecord]) -> RestoredState:
@@ -97,8 +102,10 @@ def restore_state(records: Sequence[TranscriptRecord]) -> RestoredState:
             last, stopped_in = event.outcome(), movement
         elif isinstance(event, ToolCallStarted):
             call_ids.add(event.tool_call_id)
+    events = [r.event for r in records if isinstance(r, EventRecord)]
+    seen = next((e.files for e in reversed(events) if isinstance(e, FilesSeen)), {})
     turns = sum(1 for message in recorded if from_person(message))
-    allowed, declined = answered_tests(r.event for r in records if isinstance(r, EventRecord))
+    allowed, declined = answered_tests(events)
     return RestoredState(
         start=start,
         history=history,
@@ -109,4 +116,5 @@ def restore_state(records: Sequence[TranscriptRecord]) -> RestoredState:
         tests_allowed=allowed,
         tests_declined=declined,
         call_ids=frozenset(call_ids),
+        seen=seen,
     )

@@ -24,6 +24,7 @@ from cadenza.host.ports import (
     ContextCompacted,
     ContractRepaired,
     FileEdited,
+    FilesSeen,
     ModelReplied,
     MovementStarted,
     PermissionDecided,
@@ -94,6 +95,7 @@ def session_update(event: SessionEvent, root: Path) -> wire.SessionUpdate | None
             | Activity()
             | ToolCacheLookup()
             | CheckpointWritten()
+            | FilesSeen()
             | PermissionDecided()
         ):
             return None
