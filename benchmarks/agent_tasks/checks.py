@@ -20,6 +20,8 @@ from pathlib import Path
 
 RUN_TIMEOUT_S = 20.0
 PYTEST_TIMEOUT_S = 120.0
+PYTEST_ENV = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+"""No third-party plugins (this environment's are for Cadenza's own suite): a plain run."""
 
 
 @dataclass(frozen=True)
@@ -207,9 +209,8 @@ def run_pytest(workspace: Path, *targets: str, expect: int) -> None:
 
     The count guards against tests that were deleted or skipped to make the run green.
     """
-    # No third-party plugins (this environment's are for Cadenza's own suite): a plain run,
-    # bounded generously since pytest starts slowly on a loaded machine.
-    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    # Bounded generously since pytest starts slowly on a loaded machine.
+    env = {**os.environ, **PYTEST_ENV}
     done = _run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--tb=line", *targets],
         workspace,

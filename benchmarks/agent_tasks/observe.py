@@ -214,3 +214,19 @@ def read_usage(log_path: Path) -> Usage | None:
         prompt_eval_ms=round(prompt_ms, 1),
         eval_ms=round(eval_ms, 1),
     )
+
+
+class LogSlice:
+    """The part of llama-server's log written during one system's run: its token counts."""
+
+    def __init__(self, log: Path) -> None:
+        self.log = log
+        self.start = log.stat().st_size if log.is_file() else 0
+
+    def save(self, dest: Path) -> dict[str, Any] | None:
+        """Write the slice to ``dest``; the usage it records (None: no request finished)."""
+        with self.log.open("rb") as fh:
+            fh.seek(self.start)
+            dest.write_bytes(fh.read())
+        usage = read_usage(dest)
+        return None if usage is None else vars(usage)

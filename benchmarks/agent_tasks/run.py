@@ -501,7 +501,7 @@ def build_report(
     *,
     model: str,
     variant: Variant,
-    max_steps: int,
+    max_steps: int | None,
     timeout: float,
     date: str,
     machine: dict[str, Any],
@@ -631,7 +631,8 @@ def _repairs(row: dict[str, Any]) -> str:
 def table(report: dict[str, Any]) -> Table:
     """The results as a rich table, one row per task and a summary row."""
     out = Table(
-        title=f"{report['model']} · {report['variant']} · max {report['max_steps']} steps",
+        title=f"{report['model']} · {report['variant']}"
+        + (f" · max {report['max_steps']} steps" if report["max_steps"] is not None else ""),
         caption=f"commit {str(report['commit'])[:12]} · {report['date']} · "
         f"{report['machine']['nproc']} cores, {report['machine']['cpu']}",
     )

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from benchmarks.agent_tasks.checks import Verdict
 from benchmarks.agent_tasks.tasks import Task
-
 from benchmarks.humaneval.problems import Problem, write_task
 
 PYTEST_TIMEOUT_S = 60.0

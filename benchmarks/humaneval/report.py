@@ -10,9 +10,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.agent_tasks.run import Variant, _git
 from rich.console import Console
 from rich.table import Table
+
+from benchmarks.agent_tasks.run import Variant, _git
 
 BUSY_PROCESSES = 8
 """Processes listed (by CPU share) in each snapshot of what else ran."""

@@ -1,7 +1,8 @@
 """HumanEval as implement-from-a-description tasks: Cadenza and aider, interleaved, one server.
 
     python -m benchmarks.humaneval.run [--limit N] [--tasks he000,he032]
-        [--systems cadenza,aider,model] [--variant default] [--model qwen2.5-coder-1.5b] [--timeout S] [--aider-venv DIR]
+        [--systems cadenza,aider,model] [--variant default] [--model qwen2.5-coder-1.5b]
+        [--timeout S] [--aider-venv DIR]
     python -m benchmarks.humaneval.run --show benchmarks/results/humaneval-DATE.json
 
 One llama-server is started the way Cadenza's local provider starts its own (the same GGUF,
@@ -30,18 +31,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.agent_tasks.observe import read_usage
-from benchmarks.agent_tasks.run import VARIANTS, Variant, machine_info, run_one
 from rich.console import Console
 
+from benchmarks.agent_tasks.observe import LogSlice
+from benchmarks.agent_tasks.run import VARIANTS, Variant, machine_info, run_one
+from benchmarks.aider_peer.harness import DEFAULT_VENV, AiderSetup, installed_version, make_setup
 from benchmarks.humaneval import report as reports
-from benchmarks.humaneval.aider_run import (
-    DEFAULT_VENV,
-    AiderSetup,
-    installed_version,
-    run_aider,
-    write_settings,
-)
+from benchmarks.humaneval.aider_run import run_aider
 from benchmarks.humaneval.judge import HumanEvalTask, build_tasks
 from benchmarks.humaneval.model_alone import run_model_alone
 from benchmarks.humaneval.problems import load_problems, select
@@ -56,22 +52,6 @@ DEFAULT_MODEL = "qwen2.5-coder-1.5b"
 DEFAULT_TIMEOUT_S = 600.0
 """Per system and task (the issue's measurement stopped exercises at 10 minutes too)."""
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
-
-
-class LogSlice:
-    """The part of llama-server's log written during one system's run: its token counts."""
-
-    def __init__(self, log: Path) -> None:
-        self.log = log
-        self.start = log.stat().st_size if log.is_file() else 0
-
-    def save(self, dest: Path) -> dict[str, Any] | None:
-        """Write the slice to ``dest``; the usage it records (None: no request finished)."""
-        with self.log.open("rb") as fh:
-            fh.seek(self.start)
-            dest.write_bytes(fh.read())
-        usage = read_usage(dest)
-        return None if usage is None else vars(usage)
 
 
 async def run_cadenza(
@@ -164,10 +144,14 @@ async def run_all(
     ctx_size = CadenzaConfig.model_fields["context_size"].default
     log = scratch / "llama-server.log"
     server = await LlamaServer.start(path, ctx_size=ctx_size, log_path=log, agent_slots=agent_slots)
-    settings, metadata = write_settings(
-        scratch, model_name=model, ctx_size=ctx_size, max_tokens=DEFAULT_MAX_TOKENS
+    setup = make_setup(
+        aider_venv,
+        base_url=server.base_url,
+        model_name=model,
+        folder=scratch,
+        ctx_size=ctx_size,
+        max_tokens=DEFAULT_MAX_TOKENS,
     )
-    setup = AiderSetup(aider_venv, server.base_url, f"openai/{model}", settings, metadata)
     os.environ[ENV_SHARED_SERVER] = server.base_url  # run_one passes os.environ to the server
     report = reports.new_report(
         model=model,

@@ -18,7 +18,6 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
-from benchmarks.humaneval.aider_run import AiderSetup, aider_args, aider_env, write_settings
 from benchmarks.humaneval.judge import HumanEvalTask, build_tasks, judge_workspace
 from benchmarks.humaneval.problems import DEV_SIZE, dev_indices, load_problems, select
 
@@ -140,23 +139,3 @@ def test_the_judge_runs_the_original_tests_on_the_agents_module(
     shutil.rmtree(solved)
     solved.mkdir()
     assert "missing" in judge_workspace(task.folder, solved).reason
-
-
-def test_aider_is_kept_off_the_network_and_out_of_the_persons_home(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    settings, metadata = write_settings(tmp_path, model_name="m", ctx_size=8192, max_tokens=1024)
-    [entry] = json.loads(settings.read_text())
-    assert entry["name"] == "openai/m" and entry["edit_format"] == "whole"
-    assert entry["extra_params"] == {"max_tokens": 1024}
-    assert json.loads(metadata.read_text())["openai/m"]["max_input_tokens"] == 8192
-    setup = AiderSetup(tmp_path, "http://127.0.0.1:1", "openai/m", settings, metadata)
-    args = aider_args(setup, tmp_path, 600)
-    for flag in ("--no-check-update", "--analytics-disable", "--no-show-model-warnings"):
-        assert flag in args
-    assert args[args.index("--openai-api-base") + 1] == "http://127.0.0.1:1/v1"
-    assert args[args.index("--edit-format") + 1] == "whole"
-    monkeypatch.setenv("AIDER_MODEL", "elsewhere")
-    env = aider_env(tmp_path / "home")
-    assert env["HOME"] == str(tmp_path / "home") and "AIDER_MODEL" not in env
-    assert env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
