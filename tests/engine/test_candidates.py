@@ -357,8 +357,8 @@ async def test_fresh_candidates_read_the_failures_of_the_files_they_are_shown(
     tmp_path: Path,
 ) -> None:
     """A bug to fix: "fix the failing test" says nothing of what fails. The tests failed on
-    the files as the turn began, so half of the fresh lanes read those failures after the task
-    (the assertion a fix needs); the other half write from the task alone."""
+    the files as the turn began, so the fresh lanes read those failures after the task (the
+    assertion a fix needs)."""
     (tmp_path / "coins.py").write_text(STUB + GREEDY)
     (tmp_path / "test_coins.py").write_text(TESTS)
     provider = LanesProvider(
@@ -377,13 +377,92 @@ async def test_fresh_candidates_read_the_failures_of_the_files_they_are_shown(
     assert (tmp_path / "coins.py").read_text() == STUB + RIGHT
     lanes = sorted((r for r in provider.requests if r.seed is not None), key=lambda r: r.lane)
     assert [r.lane for r in lanes] == [0, 1, 2]
-    last = [m for m in lanes[1].messages if isinstance(m, UserMessage)][-1]
-    assert last.tag == "check"
-    assert last.content.startswith("The tests were run on these files and fail:")
-    assert "FAILED test_coins.py::test_three_coins" in last.content
-    assert "assert 2 == 3" in last.content or "assert 1 == 3" in last.content
-    assert [m.tag for m in lanes[2].messages if isinstance(m, UserMessage)][-1] != "check"
-    assert not any(isinstance(m, AssistantMessage) for m in lanes[2].messages)
+    for fresh in lanes[1:]:
+        last = [m for m in fresh.messages if isinstance(m, UserMessage)][-1]
+        assert last.tag == "check"
+        assert last.content.startswith("The tests were run on these files and fail:")
+        assert "FAILED test_coins.py::test_three_coins" in last.content
+        assert "assert 2 == 3" in last.content
+        assert not any(isinstance(m, AssistantMessage) for m in fresh.messages)
+
+
+BUGGY = """\
+def mean(values):
+    \"\"\"The mean of values (0.0 for none).\"\"\"
+    if not values:
+        return 0.0
+    return total(values) / (len(values) + 1)
+
+
+def total(values):
+    return sum(values)
+
+
+class Stats:
+    def spread(self, values):
+        return max(values) - min(values)
+"""
+STATS_TESTS = """\
+from stats import Stats, mean
+
+
+def test_mean():
+    assert mean([1, 2, 3]) == 2.0
+
+
+def test_empty():
+    assert mean([]) == 0.0
+
+
+def test_spread():
+    assert Stats().spread([1, 5]) == 4
+"""
+
+
+async def test_a_fix_asks_one_lane_for_the_failing_function_alone(tmp_path: Path) -> None:
+    """Code as text, a bug to fix: one fresh lane is shown only the function the failing
+    assertion calls (and what it calls), with the failure; its reply, the corrected function
+    alone, becomes an edit of that function: the rest of the file stays as it was."""
+    (tmp_path / "stats.py").write_text(BUGGY)
+    (tmp_path / "test_stats.py").write_text(STATS_TESTS)
+    fixed = (
+        "def mean(values):\n    if not values:\n        return 0.0\n"
+        "    return total(values) / len(values)\n"
+    )
+    unchanged = reply(content=f"stats.py\n```python\n{BUGGY}```\n")
+    provider = LanesProvider(
+        [
+            reply(content="Done."),  # refused: nothing changed
+            reply(content="Done."),  # again: the done check's run fails test_mean
+            (unchanged, reply(content=f"stats.py\n```python\n{fixed}```\n"), unchanged),
+            reply(content="Done."),
+        ]
+    )
+    session, editor = make_session(
+        tmp_path, provider, loop={"edit": "text", "ending": "empty", "test_feedback": False}
+    )
+    session.rt.permissions.rules = RuleSet.parse(allow=[f"run_command:{sys.executable} *"])
+    session.rt.task_files = ["test_stats.py"]
+    with anyio.fail_after(240):
+        outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    assert (tmp_path / "stats.py").read_text() == BUGGY.replace(
+        '    """The mean of values (0.0 for none)."""\n', ""
+    ).replace("(len(values) + 1)", "len(values)")
+    tried = next(e for e in editor.events if isinstance(e, CandidatesTried))
+    assert (tried.kept, tried.passed[1]) == (2, 3)
+    focused = next(r for r in provider.requests if r.lane == 1)
+    asked = focused.messages[-1]
+    assert isinstance(asked, UserMessage)
+    assert asked.content.startswith("The tests run these functions:")
+    assert "def mean(values):" in asked.content and "def total(values):" in asked.content
+    assert "spread" not in asked.content  # not run by the failing test
+    assert "assert 1.5 == 2.0" in asked.content
+    assert not any(isinstance(m, UserMessage) and m.tag == "files" for m in focused.messages)
+    # The kept reply entered the history as the search/replace edit it stands for.
+    kept = [m for m in session.messages if isinstance(m, AssistantMessage) and m.tool_calls]
+    assert "<<<<<<< SEARCH" in kept[-1].content
+    assert [c.name for c in kept[-1].tool_calls] == ["edit_file"]
 
 
 async def test_a_file_written_back_unchanged_is_still_no_change_once_restored(

@@ -11,7 +11,10 @@ request, and N - 1 more that start afresh from the turn's beginning (the task an
 without the attempts and failures since), sampled at ``CANDIDATE_TEMPERATURE``, each with its
 own seed (``ModelRequest.seed``) and lane (``ModelRequest.lane``: the embedded server gives each
 its own slot, so they are written side by side). Each reply's file changes are made in a scratch
-copy of the workspace and the tests run there (``engine.scratch``), one copy at a time. The
+copy of the workspace and the tests run there (``engine.scratch``), one copy at a time. When
+the tests failed on the files as the movement began (a fix, not new code), the fresh lanes
+read those failures after the task, and under the text edit format the first of them is shown
+the failing functions alone instead of the files (``engine.focus``). The
 reply whose run passes most tests is kept (ties: the shortest reply, then the earliest), and
 only it goes on, as the step's reply: into the history and through the normal path (the batch,
 the edit path with its versions, review, checkpoints and undo, the tests after the change, whose
@@ -44,6 +47,7 @@ from pathlib import Path
 import anyio
 
 from cadenza.engine.events import Activity, CandidatesTried
+from cadenza.engine.focus import Function, failing_functions, focus_message, focused_reply
 from cadenza.engine.reply_watch import ReplyWatch
 from cadenza.engine.request import complete_reply, is_cut
 from cadenza.engine.runtime import Runtime
@@ -160,11 +164,16 @@ class Candidates:
         count = rt.settings.loop.candidates
         replies: list[AssistantReply | None] = [None] * count
         errors: list[ProviderError] = []
+        focus = await self._focus()
 
         async def ask(lane: int) -> None:
             try:
-                asked = lane_request(rt, request, lane, self._first_failures)
-                replies[lane] = await complete_reply(rt, asked, None)
+                note = focus_message(*focus) if focus and lane == 1 else None
+                asked = lane_request(rt, request, lane, self._first_failures, note)
+                reply = await complete_reply(rt, asked, None)
+                if note is not None and focus is not None:
+                    reply = focused_reply(reply, focus[0], id_prefix=f"text_{rt.steps}")
+                replies[lane] = reply
             except ProviderError as exc:
                 log.warning("candidate %d of %d: %s", lane + 1, count, exc)
                 errors.append(exc)
@@ -175,6 +184,23 @@ class Candidates:
         if all(r is None for r in replies):
             raise errors[0]
         return replies
+
+    async def _focus(self) -> tuple[list[Function], str] | None:
+        """The functions a focused lane is shown and the failures, when the task is a fix.
+
+        A fix: the tests failed on the files as the movement began. The failures shown are
+        the last run's when it still holds, else that first run's.
+        """
+        if self._first_failures is None or self.rt.settings.loop.edit != "text":
+            return None
+        last = last_run_still_holds(self.rt)
+        holds = last is not None and last.status == "failed"
+        failures = digest(last.output) if holds and last is not None else self._first_failures
+        rt = self.rt
+        functions = await anyio.to_thread.run_sync(
+            failing_functions, rt.root, rt.task_files, failures
+        )
+        return (functions, failures) if functions else None
 
     async def _try_all(
         self, replies: list[AssistantReply | None], suite: SuiteCommand
@@ -289,7 +315,11 @@ def _changed_nothing(result: ToolMessage) -> bool:
 
 
 def lane_request(
-    rt: Runtime, request: ModelRequest, lane: int, failures: str | None = None
+    rt: Runtime,
+    request: ModelRequest,
+    lane: int,
+    failures: str | None = None,
+    focus: str | None = None,
 ) -> ModelRequest:
     """Candidate ``lane``'s request: its own seed, lane and watch; sampled unless it is lane 0.
 
@@ -297,17 +327,22 @@ def lane_request(
     (``fresh_messages``): a small model shown its failed attempt and the failures writes the
     same code again, sampled or not, while the task alone sampled gives other attempts for the
     tests to judge. ``failures``: those of a run on the files as the fresh lanes are shown
-    them, when one failed; the odd lanes read them after the task, the even ones do not. "Fix
-    the failing test" says nothing of what fails: the assertion does, and a fix needs it; an
-    implementation written from the task alone is the other kind of attempt. Only lane 0's
-    watch reports progress (one progress line for the step).
+    them, when one failed (the task is a fix): the lanes read them after the task, since "fix
+    the failing test" says nothing of what fails and the assertion does. ``focus``: that lane
+    is shown the failing functions alone instead of the files (``engine.focus``). Only lane
+    0's watch reports progress (one progress line for the step).
     """
     temperature = request.temperature
     messages = request.messages
     if lane:
         temperature = max(temperature or 0.0, CANDIDATE_TEMPERATURE)
         messages = fresh_messages(messages)
-        if failures is not None and lane % 2:
+        if focus is not None:
+            messages = [
+                m for m in messages if not (isinstance(m, UserMessage) and m.tag == "files")
+            ]
+            messages = [*messages, UserMessage(tag="check", content=focus)]
+        elif failures is not None:
             messages = [*messages, UserMessage(tag="check", content=failures_note(failures))]
     watch = request.watch
     stop = watch.stop_repeats if isinstance(watch, ReplyWatch) else False

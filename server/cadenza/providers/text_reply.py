@@ -145,6 +145,23 @@ def read_text(text: str, *, cut: bool = False, id_prefix: str = "text") -> Readi
     return reader
 
 
+def code_blocks(text: str) -> list[str]:
+    """The bodies of ``text``'s closed fenced blocks, in order, whatever precedes them."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    nesting = [NESTING_SCANS * len(lines)]
+    blocks: list[str] = []
+    i = 0
+    while i < len(lines):
+        if not _FENCE.match(lines[i]):
+            i += 1
+            continue
+        fence = _read_fence(lines, i, nesting)
+        if fence.closed:
+            blocks.append("\n".join(fence.body) + "\n")
+        i = fence.end
+    return blocks
+
+
 def _section_end(lines: list[str], start: int) -> int:
     """The line after the unfenced search/replace sections that begin at ``start``."""
     i = start

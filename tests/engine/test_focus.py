@@ -1,0 +1,84 @@
+"""The focused lane's pieces: which functions a failure shows, and a reply read as edits."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from cadenza.engine.focus import failing_functions, focus_message, focused_reply
+from cadenza.messages import AssistantReply
+
+SOURCE = """\
+import helpers
+
+
+class Cart:
+    def total(self, items):
+        return sum(helpers.price(i) for i in items) - 1
+
+    def empty(self):
+        return []
+
+
+def token():
+    return "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+"""
+HELPERS = "def price(item):\n    return item['price']\n"
+FAILURE = """FAILED tests/test_cart.py::test_total
+  tests/test_cart.py:5: assert Cart().total([{"price": 2}]) == 2
+  AssertionError: assert 1 == 2
+  +  where 1 = total([{'price': 2}])"""
+
+
+def workspace(root: Path) -> None:
+    (root / "cart.py").write_text(SOURCE)
+    (root / "helpers.py").write_text(HELPERS)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_cart.py").write_text(
+        "from cart import Cart\n\n\n"
+        "def test_total():\n    assert Cart().total([{'price': 2}]) == 2\n"
+    )
+
+
+def test_the_failing_method_and_what_it_calls_not_tests_or_secrets(tmp_path: Path) -> None:
+    workspace(tmp_path)
+    functions = failing_functions(tmp_path, ["tests/test_cart.py", "cart.py"], FAILURE)
+    assert [(f.path, f.name) for f in functions] == [("cart.py", "total"), ("helpers.py", "price")]
+    assert functions[0].indent == "    "
+    message = focus_message(functions, FAILURE)
+    assert "def total(self, items):\n        return" not in message  # shown dedented
+    assert "def total(self, items):\n    return sum" in message
+    assert "test_total" not in [f.name for f in functions]
+    secret = FAILURE.replace("total([", "token([")
+    assert failing_functions(tmp_path, ["cart.py"], secret) == []  # its text holds a key
+
+
+def test_a_fifo_or_a_path_out_of_the_workspace_is_not_opened(tmp_path: Path) -> None:
+    workspace(tmp_path)
+    os.mkfifo(tmp_path / "pipe.py")
+    outside = tmp_path.parent / "outside_focus.py"
+    outside.write_text("def total(x):\n    return 0\n")
+    failure = FAILURE + "\n  ../outside_focus.py:1: in total\n  pipe.py:1: in total"
+    functions = failing_functions(tmp_path, ["pipe.py", "../outside_focus.py"], failure)
+    assert [f.path for f in functions][:1] == ["cart.py"]
+
+
+def test_a_reply_becomes_edits_of_the_functions_it_rewrites(tmp_path: Path) -> None:
+    workspace(tmp_path)
+    functions = failing_functions(tmp_path, ["cart.py"], FAILURE)
+    fixed = "def total(self, items):\n    return sum(helpers.price(i) for i in items)\n"
+    reply = AssistantReply(content=f"The bug is the - 1.\n\ncart.py\n```python\n{fixed}```\n")
+    edited = focused_reply(reply, functions, id_prefix="t")
+    [call] = edited.tool_calls
+    arguments = json.loads(call.arguments)
+    assert call.name == "edit_file" and arguments["path"] == "cart.py"
+    text = SOURCE.replace(arguments["old_string"], arguments["new_string"])
+    assert "        return sum(helpers.price(i) for i in items)\n\n    def empty" in text
+    # Nothing focused in it, the same text again, or cut: no edit.
+    other = AssistantReply(content="```python\ndef unrelated():\n    pass\n```\n")
+    assert focused_reply(other, functions, id_prefix="t").tool_calls == []
+    same = AssistantReply(content=f"```python\n{functions[0].source}```\n")
+    assert focused_reply(same, functions, id_prefix="t").tool_calls == []
+    cut = reply.model_copy(update={"finish_reason": "length"})
+    assert focused_reply(cut, functions, id_prefix="t") is cut
