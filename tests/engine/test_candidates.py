@@ -465,6 +465,40 @@ async def test_a_fix_asks_one_lane_for_the_failing_function_alone(tmp_path: Path
     assert [c.name for c in kept[-1].tool_calls] == ["edit_file"]
 
 
+async def test_a_focused_reply_that_rewrites_no_function_is_set_aside(tmp_path: Path) -> None:
+    """Its reply holds no function it was shown: not a claim of done to keep, not judged."""
+    (tmp_path / "stats.py").write_text(BUGGY)
+    (tmp_path / "test_stats.py").write_text(STATS_TESTS)
+    whole_fix = BUGGY.replace("(len(values) + 1)", "len(values)")
+    unchanged = reply(content=f"stats.py\n```python\n{BUGGY}```\n")
+    read = '```tool\n{"name": "read_file", "arguments": {"path": "stats.py"}}\n```\n'
+    provider = LanesProvider(
+        [
+            reply(content=read),  # the whole-file candidate may then write it
+            reply(content="Done."),
+            reply(content="Done."),
+            (
+                unchanged,
+                reply(content="The code looks right to me."),
+                reply(content=f"stats.py\n```python\n{whole_fix}```\n"),
+            ),
+            reply(content="Done."),
+        ]
+    )
+    session, editor = make_session(
+        tmp_path, provider, loop={"edit": "text", "ending": "empty", "test_feedback": False}
+    )
+    session.rt.permissions.rules = RuleSet.parse(allow=[f"run_command:{sys.executable} *"])
+    session.rt.task_files = ["test_stats.py"]
+    with anyio.fail_after(240):
+        outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    tried = next(e for e in editor.events if isinstance(e, CandidatesTried))
+    assert tried.passed[1] is None
+    assert tried.why[1] == "it rewrote none of the functions it was shown"
+    assert (tmp_path / "stats.py").read_text() == whole_fix
+
+
 async def test_a_file_written_back_unchanged_is_still_no_change_once_restored(
     tmp_path: Path,
 ) -> None:

@@ -106,6 +106,8 @@ class Candidates:
         """The changed files as the movement began: the files its fresh lanes are shown."""
         self._first_failures: str | None = None
         """The failures of a run on those files, once one failed: what fresh lanes read."""
+        self._unusable: dict[int, str] = {}
+        """This round's lanes whose reply was set aside unjudged, and why."""
 
     def ready(self) -> bool:
         """Whether this step asks for candidates (see the module docstring)."""
@@ -139,6 +141,8 @@ class Candidates:
         trials = [Trial(passed=None, why="no test command") for _ in replies]
         if suite is not None:
             trials = await self._try_all(replies, suite)
+        for lane, why in self._unusable.items():
+            trials[lane] = Trial(passed=None, why=why)
         kept = choose(replies, trials)
         for number, trial in enumerate(trials, start=1):
             if trial.why:
@@ -164,6 +168,7 @@ class Candidates:
         count = rt.settings.loop.candidates
         replies: list[AssistantReply | None] = [None] * count
         errors: list[ProviderError] = []
+        self._unusable = {}
         focus = await self._focus()
 
         async def ask(lane: int) -> None:
@@ -173,6 +178,9 @@ class Candidates:
                 reply = await complete_reply(rt, asked, None)
                 if note is not None and focus is not None:
                     reply = focused_reply(reply, focus[0], id_prefix=f"text_{rt.steps}")
+                    if not reply.tool_calls and not is_cut(reply):  # nothing to judge or keep
+                        self._unusable[lane] = "it rewrote none of the functions it was shown"
+                        return
                 replies[lane] = reply
             except ProviderError as exc:
                 log.warning("candidate %d of %d: %s", lane + 1, count, exc)
@@ -181,7 +189,7 @@ class Candidates:
         async with anyio.create_task_group() as group:
             for lane in range(count):
                 group.start_soon(ask, lane)
-        if all(r is None for r in replies):
+        if all(r is None for r in replies) and errors:
             raise errors[0]
         return replies
 
