@@ -250,6 +250,8 @@ export interface CandidatesUpdate {
   kept: number;
   /** Each reply's passing tests; null: it could not be judged. */
   passed: (number | null)[];
+  /** Why each reply not judged was not ("" for one judged). */
+  why?: string[];
   of?: number | null;
 }
 

@@ -201,17 +201,28 @@ export function undoSummary(result: unknown): string {
 
 /**
  * A `candidates` update in words: several replies were tried against the tests on copies of the
- * workspace, and which one was kept, with each one's passing tests (`-`: it could not be judged).
+ * workspace, and which one was kept, with each one's passing tests, or why it was not judged
+ * (`why`, the server's words for each reply).
  */
-export function candidatesLine(update: { tried?: unknown; kept?: unknown; passed?: unknown; of?: unknown }): string {
+export function candidatesLine(update: {
+  tried?: unknown;
+  kept?: unknown;
+  passed?: unknown;
+  of?: unknown;
+  why?: unknown;
+}): string {
   const tried = typeof update.tried === "number" ? update.tried : 0;
   const kept = typeof update.kept === "number" ? update.kept : 0;
   const passed = Array.isArray(update.passed) ? update.passed.map((n) => (typeof n === "number" ? n : null)) : [];
+  const why = Array.isArray(update.why) ? update.why.map((w) => (typeof w === "string" ? w : "")) : [];
+  const notJudged = (i: number): string => (why[i] ? `not judged (${why[i]})` : "not judged");
   const best = passed[kept - 1];
   if (best === undefined || best === null) {
-    return `Tried ${tried} replies against the tests; none could be judged, kept reply ${kept}.`;
+    const reasons = [...new Set(why.filter((w) => w))];
+    const because = reasons.length ? ` (${reasons.join("; ")})` : "";
+    return `Tried ${tried} replies against the tests; none could be judged${because}, kept reply ${kept}.`;
   }
   const of = typeof update.of === "number" ? ` of ${update.of}` : "";
-  const each = passed.map((n) => (n === null ? "-" : String(n))).join(", ");
+  const each = passed.map((n, i) => (n === null ? notJudged(i) : String(n))).join(", ");
   return `Tried ${tried} replies against the tests on copies of the workspace; kept reply ${kept}: ${best}${of} tests pass with it (each reply: ${each}).`;
 }

@@ -217,14 +217,22 @@ describe("SessionStore.apply", () => {
 
   it("says which candidate reply was kept and why", () => {
     const s = store();
-    s.apply("s", { sessionUpdate: "candidates", step: 4, tried: 3, kept: 2, passed: [1, 4, null], of: 5 });
+    s.apply("s", {
+      sessionUpdate: "candidates",
+      step: 4,
+      tried: 3,
+      kept: 2,
+      passed: [1, 4, null],
+      why: ["", "", "it was cut off"],
+      of: 5,
+    });
     s.apply("s", { sessionUpdate: "candidates", step: 5, tried: 2, kept: 1, passed: [null, null], of: null });
     expect(s.get("s")!.entries).toEqual([
       {
         kind: "note",
         level: "info",
         text:
-          "Tried 3 replies against the tests on copies of the workspace; kept reply 2: 4 of 5 tests pass with it (each reply: 1, 4, -).",
+          "Tried 3 replies against the tests on copies of the workspace; kept reply 2: 4 of 5 tests pass with it (each reply: 1, 4, not judged (it was cut off)).",
       },
       { kind: "note", level: "info", text: "Tried 2 replies against the tests; none could be judged, kept reply 1." },
     ]);

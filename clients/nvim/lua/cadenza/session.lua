@@ -227,18 +227,32 @@ local function text_of(update)
   end
 end
 
---- A `candidates` update in words: the replies tried against the tests, the one kept and why.
----@param update {tried: integer?, kept: integer?, passed: table?, of: integer?}
+--- A `candidates` update in words: the replies tried against the tests, the one kept and why;
+--- a reply not judged says why when the server said (`why`).
+---@param update {tried: integer?, kept: integer?, passed: table?, of: integer?, why: table?}
 ---@return string
 local function candidates_line(update)
   local tried, kept = tonumber(update.tried) or 0, tonumber(update.kept) or 0
+  local why = type(update.why) == "table" and update.why or {}
+  local function not_judged(i)
+    local reason = why[i]
+    return (type(reason) == "string" and reason ~= "") and ("not judged (" .. reason .. ")") or "not judged"
+  end
   local each = {}
   for i, n in ipairs(type(update.passed) == "table" and update.passed or {}) do
-    each[i] = type(n) == "number" and tostring(n) or "-"
+    each[i] = type(n) == "number" and tostring(n) or not_judged(i)
   end
   local best = type(update.passed) == "table" and update.passed[kept] or nil
   if type(best) ~= "number" then
-    return ("Tried %d replies against the tests; none could be judged, kept reply %d."):format(tried, kept)
+    local reasons, seen = {}, {}
+    for _, reason in ipairs(why) do
+      if type(reason) == "string" and reason ~= "" and not seen[reason] then
+        seen[reason] = true
+        reasons[#reasons + 1] = reason
+      end
+    end
+    local because = #reasons > 0 and (" (" .. table.concat(reasons, "; ") .. ")") or ""
+    return ("Tried %d replies against the tests; none could be judged%s, kept reply %d."):format(tried, because, kept)
   end
   local of = type(update.of) == "number" and (" of " .. update.of) or ""
   return ("Tried %d replies against the tests on copies of the workspace; kept reply %d: %d%s tests pass with it (each reply: %s)."):format(
