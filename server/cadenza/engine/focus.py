@@ -35,6 +35,7 @@ from cadenza.messages import AssistantReply
 from cadenza.providers.text_reply import code_blocks, parse_text_reply
 from cadenza.secrets import redact
 from cadenza.tools.base import ToolError
+from cadenza.tools.fs import read_decoded
 from cadenza.tools.paths import resolve_in_workspace
 
 MAX_FUNCTIONS = 4
@@ -99,11 +100,11 @@ def _definitions(root: Path, files: list[str]) -> dict[str, Function]:
     for name in files:
         try:
             path = resolve_in_workspace(root, name)
-            if not path.is_file() or path.stat().st_size > MAX_SCANNED_BYTES:
-                continue  # a FIFO would block
-            text = path.read_text(encoding="utf-8")
+            if path.stat().st_size > MAX_SCANNED_BYTES:
+                continue
+            text = read_decoded(path).text  # a FIFO or a device: an error, never a wait
             tree = ast.parse(text)
-        except (ToolError, OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        except (ToolError, OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         lines = text.splitlines(keepends=True)
         for node in _functions(tree):
@@ -170,7 +171,7 @@ def focused_reply(
     for block in code_blocks(reply.content):
         try:
             tree = ast.parse(textwrap.dedent(block))
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         lines = textwrap.dedent(block).splitlines(keepends=True)
         for node in _functions(tree):
