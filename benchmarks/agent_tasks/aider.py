@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -297,6 +298,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    # A stopped run (kill, a CI's timeout) stops its llama-server too, as Ctrl-C does.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     console = Console(width=None if sys.stdout.isatty() else 160)
     if installed_version(args.aider_venv) is None:
         console.print(
