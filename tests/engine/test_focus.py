@@ -50,7 +50,7 @@ def test_the_failing_method_and_what_it_calls_not_tests_or_secrets(tmp_path: Pat
     assert "def total(self, items):\n        return" not in message  # shown dedented
     assert "def total(self, items):\n    return sum" in message
     assert "test_total" not in [f.name for f in functions]
-    secret = FAILURE.replace("total([", "token([")
+    secret = "  cart.py:12: in token\n  AssertionError: assert token() == ''"
     assert failing_functions(tmp_path, ["cart.py"], secret) == []  # its text holds a key
 
 
@@ -82,3 +82,30 @@ def test_a_reply_becomes_edits_of_the_functions_it_rewrites(tmp_path: Path) -> N
     assert focused_reply(same, functions, id_prefix="t").tool_calls == []
     cut = reply.model_copy(update={"finish_reason": "length"})
     assert focused_reply(cut, functions, id_prefix="t") is cut
+
+
+def test_the_failing_tests_body_names_the_code_two_imports_away(tmp_path: Path) -> None:
+    """The assertion calls nothing; the test's body calls ``load``, which a package's
+    ``__init__`` imports from a module that calls a helper in a third module."""
+    package = tmp_path / "appconfig"
+    package.mkdir()
+    (package / "__init__.py").write_text("from appconfig.loader import load\n")
+    (package / "loader.py").write_text(
+        "from appconfig.merge import merged\n\n\ndef load(text=''):\n    return merged(text)\n"
+    )
+    (package / "merge.py").write_text("def merged(text):\n    return {'host': text or 'x'}\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_loader.py").write_text(
+        "from appconfig import load\n\n\ndef test_host():\n"
+        "    settings = load()\n    assert settings['host'] == 'y'\n"
+    )
+    failure = (
+        "FAILED tests/test_loader.py::test_host\n"
+        "  tests/test_loader.py:6: assert settings['host'] == 'y'\n"
+        "  AssertionError: assert 'x' == 'y'"
+    )
+    functions = failing_functions(tmp_path, ["tests/test_loader.py"], failure)
+    assert [(f.path, f.name) for f in functions] == [
+        ("appconfig/loader.py", "load"),
+        ("appconfig/merge.py", "merged"),
+    ]

@@ -8,11 +8,12 @@ shown the whole files (the same failure, temperature 0.7). One candidate lane as
 (``engine.candidates``); the tests judge its reply as any other's.
 
 Which functions: those the failure's lines name (called in the assertion or its ``where``
-lines, or a traceback entry's ``in name``), defined in the task's files, the files the
-failure names and the workspace modules they import, then the workspace functions those call
-(a bug one call away), bounded by ``MAX_FUNCTIONS`` and ``MAX_FOCUS_CHARS``. Test files are
-never the focus. Every file is opened through the workspace path check, as the tools open
-them, and a function whose text holds a secret is not shown.
+lines, or a traceback entry's ``in name``) and those the failing tests' bodies call, defined
+in the task's files, the files the failure names and the workspace modules they import (three
+imports deep), then the workspace functions those call (a bug one call away), bounded by
+``MAX_FUNCTIONS`` and ``MAX_FOCUS_CHARS``. Test files are never the focus. Every file is
+opened through the workspace path check, as the tools open them, and a function whose text
+holds a secret is not shown.
 
 The reply: the functions of its fenced blocks whose names are focused become search/replace
 sections of the text edit format over their current text (re-indented to a method's place),
@@ -45,6 +46,10 @@ MAX_FOCUS_CHARS = 4_000
 _CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _TRACEBACK_IN = re.compile(r":\d+: in ([A-Za-z_]\w*)\s*$")
 _FILE_LINE = re.compile(r"([\w./-]+\.py):\d+")
+_FAILED = re.compile(r"^FAILED ([\w./-]+\.py)::(\S+)", re.MULTILINE)
+IMPORT_HOPS = 3
+"""Imports followed from the task's files: a test imports a package whose ``__init__``
+imports the module that calls a helper in another."""
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -68,14 +73,15 @@ def failing_functions(root: Path, task_files: list[str], failures: str) -> list[
     named: list[str] = []
     for line in failures.splitlines():
         found = _TRACEBACK_IN.search(line)
-        for name in ([found[1]] if found else []) + _CALLED.findall(line):
-            if name not in named:
-                named.append(name)
+        named += [n for n in ([found[1]] if found else []) + _CALLED.findall(line)]
     files = [f for f in task_files if f.endswith(".py")]
     files += [f for f in _FILE_LINE.findall(failures) if f not in files]
     known = set(workspace_files(root, limit=MAX_SCANNED_FILES)[0])
     files = [f for f in files if f in known]
-    files += imported_files(root, files, known)
+    named += _failing_tests_calls(root, failures, known)
+    named = list(dict.fromkeys(named))
+    for _ in range(IMPORT_HOPS):  # a package's __init__ imports the module that imports the bug
+        files += imported_files(root, files, known)
     defined = _definitions(root, [f for f in files if not is_test_file(Path(f))])
     chosen: list[Function] = []
     used = 0
@@ -94,24 +100,51 @@ def failing_functions(root: Path, task_files: list[str], failures: str) -> list[
     return chosen
 
 
+def _failing_tests_calls(root: Path, failures: str, known: set[str]) -> list[str]:
+    """The names the failing tests' own bodies call (``FAILED path::test``), in order.
+
+    The assertion line may call nothing (``assert settings["host"] == ...``): the test's
+    body says which code it ran.
+    """
+    wanted: dict[str, set[str]] = {}
+    for path, test in _FAILED.findall(failures):
+        if path in known:
+            wanted.setdefault(path, set()).add(test.split("::")[-1].split("[")[0])
+    calls: list[str] = []
+    for path, tests in wanted.items():
+        for node in _parsed_functions(root, path):
+            if node.name in tests:
+                calls += _called_names(node)
+    return calls
+
+
 def _definitions(root: Path, files: list[str]) -> dict[str, Function]:
     """The functions and methods of ``files`` by name (the first of a name wins)."""
     found: dict[str, Function] = {}
     for name in files:
-        try:
-            path = resolve_in_workspace(root, name)
-            if path.stat().st_size > MAX_SCANNED_BYTES:
-                continue
-            text = read_decoded(path).text  # a FIFO or a device: an error, never a wait
-            tree = ast.parse(text)
-        except (ToolError, OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        lines = text.splitlines(keepends=True)
-        for node in _functions(tree):
+        lines, nodes = _read_functions(root, name)
+        for node in nodes:
             function = _function(name, node, lines)
             if function is not None:
                 found.setdefault(node.name, function)
     return found
+
+
+def _parsed_functions(root: Path, name: str) -> list[FunctionNode]:
+    return _read_functions(root, name)[1]
+
+
+def _read_functions(root: Path, name: str) -> tuple[list[str], list[FunctionNode]]:
+    """A workspace file's lines and its functions and methods; none when it cannot be read."""
+    try:
+        path = resolve_in_workspace(root, name)
+        if path.stat().st_size > MAX_SCANNED_BYTES:
+            return [], []
+        text = read_decoded(path).text  # a FIFO or a device: an error, never a wait
+        tree = ast.parse(text)
+    except (ToolError, OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return [], []
+    return text.splitlines(keepends=True), _functions(tree)
 
 
 def _functions(tree: ast.Module) -> list[FunctionNode]:
@@ -132,6 +165,11 @@ def _function(path: str, node: FunctionNode, lines: list[str]) -> Function | Non
     if redact(source) != source:
         return None  # a secret never leaves the process, and an edit needs the real text
     indent = source[: len(source) - len(source.lstrip(" \t"))]
+    return Function(path, node.name, source, indent, tuple(_called_names(node)))
+
+
+def _called_names(node: FunctionNode) -> list[str]:
+    """The names a function calls (``f(...)``, ``x.f(...)``), in order, itself left out."""
     calls: list[str] = []
     for inner in ast.walk(node):
         if isinstance(inner, ast.Call):
@@ -139,7 +177,7 @@ def _function(path: str, node: FunctionNode, lines: list[str]) -> Function | Non
             called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
             if called and called != node.name and called not in calls:
                 calls.append(called)
-    return Function(path, node.name, source, indent, tuple(calls))
+    return calls
 
 
 def focus_message(functions: list[Function], failures: str) -> str:
