@@ -134,6 +134,17 @@ def _tail(text: str, lines: int = 2) -> str:
     return " | ".join(line.strip() for line in text.strip().splitlines()[-lines:])
 
 
+def _pytest_failures(text: str) -> str:
+    """The first failing test's summary line and the run's count line.
+
+    Found by their prefixes, not their place: where ``CI`` is set pytest prints the short
+    summary untruncated, so a failure's message can run over several lines.
+    """
+    rows = text.strip().splitlines()
+    failed = [row.strip() for row in rows if row.startswith(("FAILED ", "ERROR "))]
+    return " | ".join(failed[:1] + [row.strip() for row in rows[-1:]])
+
+
 def _node_error(text: str) -> str:
     """The error line of a Node.js failure and the two lines after it (its details)."""
     rows = [line.strip() for line in text.splitlines() if line.strip()]
@@ -219,7 +230,8 @@ def run_pytest(workspace: Path, *targets: str, expect: int) -> None:
     )
     summary = _tail(done.stdout, 1)
     if done.returncode != 0:
-        raise CheckFailed(f"pytest: {_tail(done.stdout, 2) or 'exit ' + str(done.returncode)}")
+        failures = _pytest_failures(done.stdout) or f"exit {done.returncode}"
+        raise CheckFailed(f"pytest: {failures}")
     passed = re.search(r"(\d+) passed", summary)
     if passed is None or int(passed.group(1)) != expect or re.search(r"skipped|error", summary):
         raise CheckFailed(f"pytest: expected {expect} passing tests, got: {summary}")
