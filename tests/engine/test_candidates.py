@@ -308,7 +308,8 @@ async def test_a_candidate_that_rewrites_the_tests_is_not_judged_by_them(tmp_pat
 
 
 async def test_a_change_the_syntax_guard_refused_asks_for_candidates(tmp_path: Path) -> None:
-    # No test has run yet: the first file did not parse, and the model would send it again.
+    # No test has run yet (none runs after a change, so none ran at the start either): the
+    # first file did not parse, and the model would send it again.
     project(tmp_path)
     provider = LanesProvider(
         [
@@ -317,7 +318,9 @@ async def test_a_change_the_syntax_guard_refused_asks_for_candidates(tmp_path: P
             reply(DONE),
         ]
     )
-    session, editor = make_session(tmp_path, provider, gated_tools=frozenset())  # --allow
+    session, editor = make_session(
+        tmp_path, provider, gated_tools=frozenset(), loop={"test_feedback": False}
+    )  # --allow
     with anyio.fail_after(240):
         outcome = await session.run()
     assert outcome.stop_reason == "end_turn"
@@ -328,8 +331,9 @@ async def test_a_change_the_syntax_guard_refused_asks_for_candidates(tmp_path: P
 
 
 async def test_a_file_written_back_unchanged_asks_for_candidates(tmp_path: Path) -> None:
-    """Code as text: the model writes the shown file back as it is (no test has run yet, and
-    it would do it again); the next step asks for candidates, which find the change."""
+    """Code as text: the model writes the shown file back as it is (no test has run yet: none
+    runs after a change, nor at the start, and it would do it again); the next step asks for
+    candidates, which find the change."""
     project(tmp_path)
 
     def whole(body: str) -> AssistantReply:
@@ -338,7 +342,7 @@ async def test_a_file_written_back_unchanged_asks_for_candidates(tmp_path: Path)
     provider = LanesProvider(
         [whole(RAISE), (whole(RAISE), whole(GREEDY), whole(RIGHT)), reply(content="Done.")]
     )
-    text = {"edit": "text", "ending": "empty"}
+    text = {"edit": "text", "ending": "empty", "test_feedback": False}
     session, editor = make_session(tmp_path, provider, loop=text)
     # run_command stays gated; the person's rule lets the tests run (--allow 'run_command:…').
     session.rt.permissions.rules = RuleSet.parse(allow=[f"run_command:{sys.executable} *"])
@@ -351,6 +355,31 @@ async def test_a_file_written_back_unchanged_asks_for_candidates(tmp_path: Path)
     tried = next(e for e in editor.events if isinstance(e, CandidatesTried))
     assert (tried.kept, tried.passed) == (3, [0, 2, 3])
     assert (tmp_path / "coins.py").read_text() == STUB + RIGHT
+
+
+async def test_tests_failing_as_the_turn_begins_ask_for_candidates_at_the_first_step(
+    tmp_path: Path,
+) -> None:
+    """The person's rule lets the tests run: they run before the first request, fail, and the
+    first step already tries candidates (the fresh lanes reading those failures)."""
+    (tmp_path / "coins.py").write_text(STUB + GREEDY)
+    (tmp_path / "test_coins.py").write_text(TESTS)
+    provider = LanesProvider(
+        [(edit(GREEDY, WRONG, "c0"), edit(GREEDY, GREEDY + "\n", "c1"), edit(GREEDY, RIGHT, "c2"))]
+    )
+    session, editor = make_session(tmp_path, provider)
+    session.rt.permissions.rules = RuleSet.parse(allow=[f"run_command:{sys.executable} *"])
+    with anyio.fail_after(240):
+        outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"  # the kept change passed: that was the claim
+    assert (tmp_path / "coins.py").read_text() == STUB + RIGHT
+    tried = next(e for e in editor.events if isinstance(e, CandidatesTried))
+    assert tried.kept == 3 and tried.passed[2] == 3
+    assert sorted(r.lane for r in provider.requests) == [0, 1, 2]
+    fresh = [r for r in provider.requests if r.lane > 0]
+    for request in fresh:
+        last = [m for m in request.messages if isinstance(m, UserMessage)][-1]
+        assert "FAILED test_coins.py::test_three_coins" in last.content
 
 
 async def test_fresh_candidates_read_the_failures_of_the_files_they_are_shown(

@@ -22,6 +22,7 @@ from cadenza.engine.test_report import MAX_CHARS, digest, read_report
 from cadenza.engine.testsuite import PYTEST_ARGS, SuiteRun
 from cadenza.engine.variants import LOCAL_LOOP
 from cadenza.messages import ToolMessage, UserMessage
+from cadenza.permission_rules import RuleSet
 from tests.doubles import MemoryEditor, ScriptedProvider, call, reply
 
 TOOL_LOOP = LOCAL_LOOP.replace(edit="old_string", ending="complete", candidates=0)
@@ -171,6 +172,58 @@ async def test_no_run_without_a_change_or_without_permission(tmp_path: Path) -> 
     [asked] = editor.asked  # the done check did not ask again
     assert "after each change" in asked.title
     assert outcome.stop_reason == "end_turn"  # nothing judged the claim: it stands, as before
+
+
+async def test_allowed_tests_run_before_the_first_reply_and_it_reads_the_failures(
+    tmp_path: Path,
+) -> None:
+    project(tmp_path)
+    (tmp_path / "coins.py").write_text(STUB + WRONG)  # a bug to fix, not a stub
+    provider = ScriptedProvider([reply(edit(WRONG, RIGHT, "e1"))])  # type: ignore[arg-type]
+    session, editor = make_session(tmp_path, provider)
+    session.rt.permissions.rules = RuleSet.parse(allow=[f"run_command:{sys.executable} *"])
+    with anyio.fail_after(120):
+        outcome = await session.run()
+    assert outcome.stop_reason == "end_turn" and editor.asked == []  # the rule let them run
+    # The first request already held the failures, right after the task.
+    first = provider.requests[0].messages
+    [note] = [m for m in first if isinstance(m, UserMessage) and m.tag == "check"]
+    assert note.content.startswith(
+        "Before any change, the project's tests ran on the files as they are: "
+        "2 failed, 1 passed. The failures:\nFAILED test_coins.py::test_one_coin"
+    )
+    titles = [
+        e.title.split(":")[0]
+        for e in editor.events
+        if isinstance(e, ToolCallStarted) and "tests" in e.title
+    ]
+    assert titles == ["Running the tests before any change", "Running the tests after the change"]
+
+
+async def test_no_run_at_the_start_unless_the_tests_may_run_unasked(tmp_path: Path) -> None:
+    project(tmp_path)
+    provider = ScriptedProvider([reply(edit("    raise NotImplementedError\n", RIGHT, "e1"))])  # type: ignore[arg-type]
+    session, editor = make_session(tmp_path, provider)
+    with anyio.fail_after(120):
+        await session.run()
+    # Asked only after the change: nothing runs, and nobody is asked, before the model spoke.
+    [asked] = editor.asked
+    assert "after each change" in asked.title
+    first = provider.requests[0].messages
+    assert all(m.tag != "check" for m in first if isinstance(m, UserMessage))
+
+
+async def test_passing_tests_at_the_start_say_nothing(tmp_path: Path) -> None:
+    project(tmp_path)
+    (tmp_path / "coins.py").write_text(STUB + RIGHT)
+    provider = ScriptedProvider([reply(DONE)])
+    session, _ = make_session(tmp_path, provider)
+    session.rt.permissions.rules = RuleSet.parse(allow=[f"run_command:{sys.executable} *"])
+    with anyio.fail_after(120):
+        await session.run()
+    first = provider.requests[0].messages
+    assert all(m.tag != "check" for m in first if isinstance(m, UserMessage))
+    assert session.rt.tests_last is not None and session.rt.tests_last.status == "passed"
 
 
 async def test_the_same_files_are_not_tested_twice_nor_past_the_budget(tmp_path: Path) -> None:

@@ -38,7 +38,6 @@ run is bounded by the test timeout and the time left.
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import shutil
 import tempfile
@@ -63,14 +62,18 @@ from cadenza.engine.scratch import (
     run_suite,
     scratch_context,
 )
-from cadenza.engine.test_feedback import MIN_LEFT_S, last_run_still_holds, tested_state
+from cadenza.engine.test_feedback import (
+    MIN_LEFT_S,
+    last_run_still_holds,
+    runs_unasked,
+    tested_state,
+)
 from cadenza.engine.test_report import digest, read_report
 from cadenza.engine.testsuite import SuiteCommand, suite_command
 from cadenza.messages import (
     AssistantMessage,
     AssistantReply,
     Message,
-    ToolCall,
     ToolMessage,
     UserMessage,
 )
@@ -124,9 +127,7 @@ class Candidates:
         suite = suite_command(rt.root, rt.settings.test_command)
         if suite is None:
             return False
-        if rt.tests_allowed != suite.command and not rt.permissions.runs_unasked(
-            ToolCall(id="candidate-tests", name="run_command", arguments=_command(suite))
-        ):  # neither allowed for the session nor by the person's rules (--allow)
+        if not runs_unasked(rt, suite):  # neither allowed for the session nor by the rules
             return False
         return not rt.settings.reviews_each_change and rt.clock.left_s >= 2 * MIN_LEFT_S
 
@@ -310,11 +311,6 @@ def refused_change(rt: Runtime) -> bool:
         elif isinstance(message, UserMessage) and message.tag == "task":  # no reply yet
             return False
     return False
-
-
-def _command(suite: SuiteCommand) -> str:
-    """A ``run_command`` call's arguments running ``suite``."""
-    return json.dumps({"command": suite.command})
 
 
 def _changed_nothing(result: ToolMessage) -> bool:

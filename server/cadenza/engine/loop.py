@@ -48,7 +48,7 @@ from cadenza.engine.plan import UPDATE_PLAN, decide_plan, plan_spec
 from cadenza.engine.request import ask_model
 from cadenza.engine.results import Ended, MovementResult, ended, follow_default, overflow_exit
 from cadenza.engine.runtime import Runtime
-from cadenza.engine.test_feedback import feedback_after_change
+from cadenza.engine.test_feedback import feedback_after_change, feedback_at_start
 from cadenza.engine.variants import ALL_EDIT_TOOLS, finish_hint
 from cadenza.engine.workflows import Movement
 from cadenza.messages import AssistantReply, FinishReason, ToolCall, UserMessage
@@ -146,6 +146,10 @@ class MovementRunner:
     async def run(self) -> MovementResult | BudgetSpent:
         """Step until the movement ends, its step bound, or the session's budget."""
         limit = self.movement.max_steps
+        if self.loop.test_feedback and self.rt.steps == self.rt.run_start:
+            note = await feedback_at_start(self.rt, self.pipeline.ctx)
+            if note is not None:
+                self.rt.append(UserMessage(tag="check", content=note))
         while True:
             if self.rt.steps - self.rt.run_start >= self.rt.settings.max_steps:
                 return BudgetSpent()

@@ -62,8 +62,9 @@ NOT_ALLOWED: dict[Verdict, str] = {
 }
 
 
-Purpose = Literal["done", "change"]
-"""Why the tests run: a claim of done (the done check), or a change (``test_feedback``)."""
+Purpose = Literal["done", "change", "start"]
+"""Why the tests run: a claim of done (the done check), a change, or a run's start
+(``test_feedback``)."""
 
 TITLES: dict[Purpose, tuple[str, str]] = {
     "done": (
@@ -71,6 +72,7 @@ TITLES: dict[Purpose, tuple[str, str]] = {
         "Run the project's tests before accepting done, and again when needed in this session",
     ),
     "change": ("Running the tests after the change", "Run the project's tests after each change"),
+    "start": ("Running the tests before any change", "Run the project's tests"),
 }
 """The tool call's title and the permission prompt's, per purpose."""
 
@@ -135,7 +137,7 @@ async def run_tests(
         )
     bound = rt.settings.test_timeout_s if timeout_s is None else timeout_s
     arguments = json.dumps({"command": suite.command, "timeout_s": bound})
-    call_id = "check-tests" if purpose == "done" else "change-tests"
+    call_id = {"done": "check-tests", "change": "change-tests", "start": "start-tests"}[purpose]
     call = rt.call_ids.claim(ToolCall(id=call_id, name="run_command", arguments=arguments))
     prepared = prepare(call, rt.tools)
     if isinstance(prepared, ToolResult):  # the session has no run_command tool

@@ -18,11 +18,14 @@ run twice on the same files.
 
 from __future__ import annotations
 
+import json
+
 from cadenza.engine.project_tests import run_tests
 from cadenza.engine.runtime import Runtime
 from cadenza.engine.test_report import digest, read_report
-from cadenza.engine.testsuite import SuiteRun
+from cadenza.engine.testsuite import SuiteCommand, SuiteRun, suite_command
 from cadenza.engine.variants import finish_hint
+from cadenza.messages import ToolCall
 from cadenza.tools.base import ToolContext
 from cadenza.tools.paths import relative_name
 
@@ -58,6 +61,54 @@ async def feedback_after_change(rt: Runtime, ctx: ToolContext) -> str | None:
     report = read_report(ran.output)
     rt.tests_verdict = report.summary or ran.status
     return feedback(ran, finish_hint(rt.settings.loop.ending))
+
+
+def runs_unasked(rt: Runtime, suite: SuiteCommand) -> bool:
+    """Whether the tests may run without asking: allowed for the session, or by the rules."""
+    if rt.tests_declined:
+        return False
+    arguments = json.dumps({"command": suite.command})
+    call = ToolCall(id="tests-unasked", name="run_command", arguments=arguments)
+    return rt.tests_allowed == suite.command or rt.permissions.runs_unasked(call)
+
+
+async def feedback_at_start(rt: Runtime, ctx: ToolContext) -> str | None:
+    """Run the tests once as a run begins, when they may run unasked; what the model reads.
+
+    A fix asked for in words ("the total is wrong") is a fix the failing tests can show: the
+    first reply then reads the failure, not only the files, and the candidates can start at
+    the first step (their trials need a failing run on the files). Never a prompt before the
+    model has said anything: a command the person has not allowed is not run here. Nothing is
+    said when the tests pass or could not run.
+
+    Raises:
+        Only cancellation.
+    """
+    state = tested_state(rt)
+    suite = suite_command(rt.root, rt.settings.test_command)
+    if state == rt.tests_ran_on or suite is None or not runs_unasked(rt, suite):
+        return None
+    left = rt.clock.left_s
+    if left < MIN_LEFT_S:
+        return None
+    ran = await run_tests(rt, ctx, purpose="start", timeout_s=min(rt.settings.test_timeout_s, left))
+    if ran is None or ran.status == "skipped":
+        return None
+    rt.tests_ran_on, rt.tests_last = state, ran
+    report = read_report(ran.output)
+    rt.tests_verdict = report.summary or ran.status
+    if ran.status == "passed":
+        return None
+    if ran.timed_out:
+        return (
+            "Before any change, the project's tests ran and did not finish in time; they were "
+            f"stopped. The end of their output:\n{digest(ran.output)}"
+        )
+    counts = f": {report.summary}" if report.summary else " and fail"
+    return (
+        f"Before any change, the project's tests ran on the files as they are{counts}. "
+        f"The failures:\n{digest(ran.output)}"
+    )
 
 
 def last_run_still_holds(rt: Runtime) -> SuiteRun | None:
