@@ -363,6 +363,7 @@ async def run_one(
         start_timeout=180.0,
         shutdown_timeout=30.0,
         review="auto",
+        allow=("run_command",) if allow_commands else (),  # as cadenza run --allow passes it
     )
     events: list[ClientEvent] = []
     started = time.monotonic()

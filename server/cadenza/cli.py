@@ -67,6 +67,16 @@ def build_parser() -> argparse.ArgumentParser:
         "the model and programs to run; nothing is recorded (cadenza run --trust-workspace)",
     )
 
+    for rule_flag, effect in (("--allow", "run without asking"), ("--deny", "are refused unasked")):
+        serve.add_argument(
+            rule_flag,
+            action="append",
+            default=[],
+            metavar="RULE",
+            help=f"calls that {effect} for the server's life, as cadenza.toml's [permissions] "
+            f"{rule_flag[2:]} (repeatable; cadenza run {rule_flag} passes its own)",
+        )
+
     run = sub.add_parser(
         "run",
         help="run one agent task headlessly on a workspace",

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +45,18 @@ async def connect(fake: FakeOpenAI, workspace: Path, tmp_path: Path) -> AsyncIte
         caps: types.ClientCapabilities | None = None,
         init_options: Any = None,
         user_config: dict[str, Any] | None = None,
+        serve_args: Sequence[str] = (),
     ) -> Harness:
-        """``user_config``: the person's own ``cadenza.toml`` (providers, MCP servers...)."""
+        """``user_config``: the person's own ``cadenza.toml`` (providers, MCP servers...);
+        ``serve_args``: more of ``cadenza serve``'s options."""
         if user_config is not None:
             write_user_config(env, user_config)
         harness, _ = await start_harness(
-            root=workspace, env=env, caps=caps or capabilities(), init_options=init_options
+            root=workspace,
+            env=env,
+            caps=caps or capabilities(),
+            init_options=init_options,
+            serve_args=serve_args,
         )
         started.append(harness)
         return harness

@@ -18,7 +18,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -586,10 +586,12 @@ async def start_harness(
     caps: types.ClientCapabilities,
     init_options: Any = None,
     launcher: list[str] | None = None,
+    serve_args: Sequence[str] = (),
 ) -> tuple[Harness, types.InitializeResult]:
     """Start ``cadenza serve`` and initialize a client.
 
-    ``launcher``: what runs ``cadenza`` instead of ``python -m cadenza`` (e.g. under a tracer).
+    ``launcher``: what runs ``cadenza`` instead of ``python -m cadenza`` (e.g. under a tracer);
+    ``serve_args``: more of ``cadenza serve``'s options.
     """
     config = ClientServerConfig(
         server_command=[
@@ -597,6 +599,7 @@ async def start_harness(
             "serve",
             "--log-level",
             "WARNING",
+            *serve_args,
         ],
         client_factory=make_client,
         server_env=env,

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -248,6 +250,42 @@ async def test_user_rules_allow_and_deny_without_asking_deny_wins(
     results = [m["content"] for m in tool_messages(fake.requests[3])]
     assert results[0].startswith("exit code 0")
     assert "rejected" in results[1] and "not run" in results[1]
+
+
+async def test_the_serve_command_line_adds_the_persons_rules(
+    connect: Connect, fake: FakeOpenAI, workspace: Path
+) -> None:
+    # What cadenza run --allow/--deny passes on: the person's own command line.
+    rules = ["--allow", "run_command:touch *", "--deny", "run_command:rm *"]
+    editor = await connect(caps=capabilities(request_permission=True), serve_args=rules)
+    editor.permission_option = "reject_once"
+    (workspace / "keep.txt").write_text("x")
+    fake.script(
+        call("run_command", TOUCH, "c1"),
+        call("run_command", {"command": "rm keep.txt"}, "c2"),
+        text("done"),
+    )
+    await editor.run("work")
+    assert editor.permission_requests == []  # neither was asked
+    assert (workspace / "marker.txt").exists() and (workspace / "keep.txt").exists()
+    listed = await editor.execute("cadenza.listPermissions", {})
+    assert [(r["rule"], r["decision"]) for r in listed["rules"]] == [
+        ("run_command:rm *", "deny"),
+        ("run_command:touch *", "allow"),
+    ]
+
+
+def test_a_rule_the_serve_command_cannot_read_is_an_error() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "cadenza", "serve", "--allow", "run_command:rm -rf; *"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("cadenza serve: error: 'run_command:rm -rf; *': a pattern")
 
 
 async def test_neither_the_workspace_nor_initialization_options_set_rules(

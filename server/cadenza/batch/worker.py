@@ -129,6 +129,7 @@ def _session_output(
     env = _server_env(settings, scratch)
     shared = shared_server_env(spec.model or settings.model, settings.model_servers)
     env.update(shared)
+    policy = PermissionPolicy.build(allow=(*settings.allow, *spec.allow))
     options = ClientOptions(
         workspace=checkout.path,
         model=spec.model or settings.model,
@@ -137,8 +138,8 @@ def _session_output(
         env=env,
         events_path=scratch / "events.jsonl",
         review="auto",
+        allow=tuple(sorted(policy.allow)),
     )
-    policy = PermissionPolicy.build(allow=(*settings.allow, *spec.allow))
     prompts: list[PermissionPrompt] = []
     base = base.model_copy(
         update={"base_commit": checkout.base, "model_server": shared.get(ENV_SHARED_SERVER)}

@@ -128,6 +128,8 @@ def run_main(
         events_path=Path(args.events) if args.events else None,
         review=getattr(args, "review", None),
         trust_workspace=bool(getattr(args, "trust_workspace", False)),
+        allow=tuple(sorted(policy.allow)),
+        deny=tuple(sorted(policy.deny)),
     )
     reply_to = getattr(args, "session_id", None)
     run = _Run(

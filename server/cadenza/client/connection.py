@@ -133,6 +133,8 @@ async def spawn(lsp: ServerLanguageClient, options: ClientOptions, stderr: Stder
     command = list(options.server_command)
     if options.trust_workspace:
         command += [TRUST_FLAG, str(options.workspace.resolve())]
+    for flag, rules in (("--allow", options.allow), ("--deny", options.deny)):
+        command += [part for rule in rules for part in (flag, rule)]
     env = dict(options.env) if options.env is not None else None
     try:
         # A session of its own: Ctrl-C in the terminal reaches this client only, which then

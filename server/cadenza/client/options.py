@@ -46,6 +46,10 @@ class ClientOptions:
         trust_workspace: The person trusts the workspace folder for this run
             (``--trust-workspace``): its ``cadenza.toml`` may choose the model, the provider
             and programs to run. Nothing is recorded.
+        allow: The person's rules whose calls run without asking (``--allow``), passed to the
+            server (``cadenza serve --allow``): its own checks (the tests it runs unasked, the
+            candidates it tries) then know them too, not only this client's prompter.
+        deny: The person's rules whose calls are refused unasked (``--deny``), passed likewise.
     """
 
     workspace: Path
@@ -62,6 +66,8 @@ class ClientOptions:
     review: Literal["auto", "confirm"] | None = None
     open_document: Path | None = None
     trust_workspace: bool = False
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
 
 
 def usage_problem(args: argparse.Namespace) -> str | None:

@@ -157,6 +157,10 @@ class PermissionConfig(BaseModel):
         """The allow and deny rules, read."""
         return RuleSet.parse(allow=self.allow, deny=self.deny)
 
+    def with_rules(self, allow: list[str], deny: list[str]) -> PermissionConfig:
+        """A copy with more of the person's rules (``cadenza serve --allow``, ``--deny``)."""
+        return self.model_copy(update={"allow": self.allow + allow, "deny": self.deny + deny})
+
 
 class LoopConfig(BaseModel):
     """``[loop]``: the loop variant (``cadenza.engine.variants``).

@@ -53,6 +53,18 @@ def parse_address(address: str, flag: str = "--tcp") -> tuple[str, int]:
     return host, int(port)
 
 
+def _rule_problem(rules: tuple[list[str], list[str]]) -> str | None:
+    """Why a rule of ``--allow``/``--deny`` cannot be read, or None."""
+    from cadenza.permission_rules import RuleError, parse_rule
+
+    for text in (*rules[0], *rules[1]):
+        try:
+            parse_rule(text)
+        except RuleError as exc:
+            return str(exc)
+    return None
+
+
 def _serve_network(server: CadenzaServer, args: argparse.Namespace) -> bool:
     """``--tcp`` or ``--ws`` (``lsp.tcp``, ``lsp.ws``); False when the options refuse it."""
     from cadenza.lsp.guard import ServeRefused
@@ -117,6 +129,10 @@ def serve_main(args: argparse.Namespace) -> int:
     # SIGTERM ends the server like a closed stream: sessions are cancelled (their commands'
     # process groups killed) and atexit handlers run, instead of leaving children behind.
     signal.signal(signal.SIGTERM, _terminate)
+    rules = (list(getattr(args, "allow", None) or []), list(getattr(args, "deny", None) or []))
+    if (problem := _rule_problem(rules)) is not None:
+        print(f"cadenza serve: error: {problem}", file=sys.stderr)
+        return 2
     stdio = not args.tcp and not getattr(args, "ws", None)
     try:
         early = answer_early() if stdio else EarlyStart(pending=b"", answered=None)
@@ -125,6 +141,7 @@ def serve_main(args: argparse.Namespace) -> int:
     from cadenza.lsp.server import create_server
 
     server = create_server()
+    server.person_rules = rules
     if getattr(args, "trust_workspace", None):
         server.trusted_folder = Path(args.trust_workspace).resolve()
     if args.tcp or getattr(args, "ws", None):

@@ -76,6 +76,9 @@ class CadenzaServer(LanguageServer):
         self._config: CadenzaConfig | None = None
         self.trust_question: TrustQuestion | None = None
         """The folder's workspace trust question, asked before the first session."""
+        self.person_rules: tuple[list[str], list[str]] = ([], [])
+        """The allow and deny rules of ``cadenza serve --allow/--deny``: the person's own
+        command line, added to their ``cadenza.toml``'s, never from ``initializationOptions``."""
         self.trusted_folder: Path | None = None
         """The folder ``cadenza serve --trust-workspace FOLDER`` trusts for this server's life
         (resolved): the person's own command line, never ``initializationOptions``."""
@@ -101,6 +104,9 @@ class CadenzaServer(LanguageServer):
 
     def configure(self, config: CadenzaConfig) -> None:
         """Use ``config`` (from ``initialize``) for the sessions started from now on."""
+        if any(self.person_rules):
+            permissions = config.permissions.with_rules(*self.person_rules)
+            config = config.model_copy(update={"permissions": permissions})
         self._config = config
         if self._sessions is not None:
             self._sessions.config = config
