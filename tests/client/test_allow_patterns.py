@@ -144,10 +144,9 @@ def test_allow_pattern_runs_pytest_and_declines_everything_else(
         "allow_all": False,
     }
     answers = [(p["tool"], p["kind"]) for p in report["permission_prompts"]]
-    # c2 to c4 declined; the done check's run (``PYTHON -m pytest``, a Python on the PATH or
-    # the workspace's own) fits the pattern and is allowed.
-    allowed = ("run_command", "allow_once")
-    assert answers == [allowed] + [("run_command", None)] * 3 + [allowed]
+    # The server has the rule: c1 and the tests' own runs (``PYTHON -m pytest``, a Python on
+    # the PATH or the workspace's own, fits the pattern) asked nobody; c2 to c4 were declined.
+    assert answers == [("run_command", None)] * 3
     results = tool_messages(fake)
     assert results["c1"].startswith("exit code 0") and "1 passed" in results["c1"]
     for call_id in ("c2", "c3", "c4"):
@@ -168,11 +167,10 @@ def test_deny_pattern_wins_over_allow_end_to_end(
     )
     assert done.returncode == 0, done.stderr
     results = tool_messages(fake)
-    assert "rejected this run_command call" in results["c1"]
+    assert "permission rules refuse this run_command call" in results["c1"]
     assert "Do not retry it" in results["c1"]  # the model keeps its instruction
     assert results["c2"].startswith("exit code 0")
     assert (project / "calc.py").exists() and (project / "made.txt").exists()
     # The person reads which of their rules refused it, not the model's instruction.
     assert "Do not retry" not in done.stdout + done.stderr
-    assert "Reject (your rule `run_command:rm *`)" in done.stdout
     assert "refused by your rule `run_command:rm *`" in done.stdout

@@ -323,11 +323,9 @@ def test_allow_run_command_runs_the_tests_and_json_reports_it(
     assert report["exit_status"] == 0
     assert report["session_id"]
     assert report["permissions"] == {"allow": ["run_command"], "deny": [], "allow_all": False}
-    # The model's run of the tests, then the done check's (a command ran after the change).
-    assert (
-        report["permission_prompts"]
-        == [{"tool": "run_command", "answer": "Allow once", "kind": "allow_once"}] * 2
-    )
+    # The server was started with the rule: the tests' runs (before the change, the model's,
+    # the done check's) asked nobody.
+    assert report["permission_prompts"] == []
     assert report["usage"]["requests"] == 3
     assert report["usage"]["total_tokens"] == 45
     assert report["wall_time_s"] > 0
@@ -337,9 +335,9 @@ def test_allow_run_command_runs_the_tests_and_json_reports_it(
     ran = tool_message(fake, "c2")
     assert "exit code 0" in ran and "test_add" in ran and "OK" in ran
     assert "permissions: allow run_command" in done.stderr  # the header
-    # The typed request, not the text of a message request, carried the question.
+    # The server had the rule: no question was sent, typed or as a message request.
     methods = [json.loads(line).get("method") for line in events.read_text().splitlines()]
-    assert REQUEST_PERMISSION in methods
+    assert REQUEST_PERMISSION not in methods
     assert "window/showMessageRequest" not in methods
 
 
@@ -363,9 +361,11 @@ def test_deny_rejects_without_asking_and_the_header_says_so(
     done = cadenza_run(project, env, "--deny", "run_command", "fix add")
     assert done.returncode == 0, done.stderr
     assert "permissions: deny run_command" in done.stdout.splitlines()[0]
-    assert "permission to call run_command" in done.stdout
-    assert "→ Reject" in done.stdout
-    assert "rejected this run_command call" in tool_message(fake, "c2")
+    # The server was started with the rule: it refused the call, unasked, and says so.
+    assert "permission to call run_command" not in done.stdout
+    assert "test_calc` · refused by your rule `run_command`" in done.stdout
+    assert "the tests were not run: your permission rules refuse running them" in done.stdout
+    assert "permission rules refuse this run_command call" in tool_message(fake, "c2")
 
 
 def test_contradictory_flags_exit_2_before_starting(project: Path, env: dict[str, str]) -> None:

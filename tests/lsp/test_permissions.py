@@ -107,7 +107,7 @@ async def test_reject_always_is_remembered(connect: Connect, fake: FakeOpenAI) -
     await editor.run("try twice")
     assert len(editor.permission_requests) == 1
     *_, second = tool_messages(fake.requests[2])
-    assert "rejected" in second["content"]
+    assert "permission rules refuse" in second["content"]
 
 
 async def test_show_message_request_fallback(
@@ -249,7 +249,7 @@ async def test_user_rules_allow_and_deny_without_asking_deny_wins(
     assert [r["toolCall"]["rawInput"]["command"] for r in editor.permission_requests] == ["ls"]
     results = [m["content"] for m in tool_messages(fake.requests[3])]
     assert results[0].startswith("exit code 0")
-    assert "rejected" in results[1] and "not run" in results[1]
+    assert "permission rules refuse" in results[1] and "not run" in results[1]
 
 
 async def test_the_serve_command_line_adds_the_persons_rules(

@@ -272,8 +272,18 @@ class PermissionStore:
         os.replace(tmp, self.path)
 
 
-def refusal(verdict: Verdict, name: str, timeout_s: float) -> ToolResult:
-    """The error result the model reads for a call that was not allowed (``declined``)."""
+def refusal(verdict: Verdict, name: str, timeout_s: float, rule: str = "") -> ToolResult:
+    """The error result the model reads for a call that was not allowed (``declined``).
+
+    ``rule``: the person's rule that refused it, unasked (``PermissionGate.refusing_rule``).
+    """
+    if verdict == "rejected" and rule:
+        text = (
+            f"the person's permission rules refuse this {name} call; it was not run. Do not "
+            "retry it: do the task another way, or finish and say what you could not do."
+        )
+        summary = f"refused by your rule `{rule}`"
+        return ToolResult(content=text, is_error=True, declined=True, summary=summary)
     text = {
         "rejected": f"the person rejected this {name} call; it was not run. Do not retry it: "
         "do the task another way, or finish and say what you could not do.",
@@ -330,6 +340,12 @@ class PermissionGate:
     def denies(self, call: ToolCall) -> bool:
         """Whether a deny rule (or a remembered "never") refuses ``call``."""
         return self._ruled(call.name, _as_object(call.arguments)) == "rejected"
+
+    def refusing_rule(self, call: ToolCall) -> str:
+        """The deny rule (or remembered "never") that refuses ``call``, as written; "" none."""
+        rules = self.rules if self.store is None else self.rules | self.store.rules()
+        found = rules.deciding(call.name, _as_object(call.arguments))
+        return found[1].text if found is not None and found[0] == "deny" else ""
 
     def _ruled(self, name: str, arguments: Mapping[str, object]) -> Verdict | None:
         """The verdict the rules give a call of ``name`` (deny wins), or None: ask.

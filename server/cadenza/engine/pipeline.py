@@ -244,7 +244,8 @@ class CallPipeline:
         )
         if verdict == "allowed":
             return None
-        return refusal(verdict, call.name, gate.timeout_s)
+        rule = gate.refusing_rule(call) if option == "remembered" else ""
+        return refusal(verdict, call.name, gate.timeout_s, rule)
 
     def _fingerprint(self, prepared: PreparedCall) -> tuple[object, ...]:
         """What the call reads, as it is now (its stamp); calls that read nothing: ``()``.

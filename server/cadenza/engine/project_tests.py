@@ -190,6 +190,8 @@ async def _ask(rt: Runtime, prepared: PreparedCall, title: str) -> str:
             tool_call_id=prepared.call.id, name=prepared.call.name, verdict=verdict, option=option
         )
     )
+    if verdict == "rejected" and option == "remembered":
+        return "your permission rules refuse running them"
     return NOT_ALLOWED[verdict]
 
 
