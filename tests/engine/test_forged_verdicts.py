@@ -1,10 +1,12 @@
-"""The code under test cannot forge the tests' verdict: real pytest runs (the command Cadenza
-detects) on temporary workspaces whose own modules lie about the run."""
+"""The code under test cannot forge the tests' verdict, and tests that gave no result never
+pass for tests that pass: real pytest runs (the command Cadenza detects) on temporary
+workspaces whose own modules lie about the run."""
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -85,6 +87,17 @@ def results(session: Session) -> list[str]:
     return [m.content for m in session.messages if isinstance(m, ToolMessage)]
 
 
+def fake_bin(folder: Path, python: str) -> Path:
+    """A ``pytest`` on PATH whose interpreter is the shell script ``python``."""
+    folder.mkdir()
+    interpreter = folder / "python3"
+    interpreter.write_text(f"#!/bin/sh\n{python}")
+    (folder / "pytest").write_text(f"#!{interpreter}\n")
+    for path in (interpreter, folder / "pytest"):
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return folder
+
+
 async def test_an_atexit_hook_that_prints_a_pass_does_not_pass(tmp_path: Path) -> None:
     project(tmp_path, FORGE_AT_EXIT)
     provider = ScriptedProvider([reply(WRONG)] + [reply(DONE)] * (MAX_REFUSALS + 1))
@@ -130,6 +143,59 @@ async def test_a_run_ended_before_pytest_wrote_its_report_fails(
     assert "Read the failures and fix what makes them fail" in refusal
 
 
+async def test_a_run_that_found_no_test_never_passes_for_tested(tmp_path: Path) -> None:
+    """pytest's own "no tests collected" (exit 5, with its report): the model is told once
+    that the tests gave no result; the claim it makes again stands, and says so."""
+    (tmp_path / "calc.py").write_text("def double(x):\n    return x\n")
+    (tmp_path / "conftest.py").write_text("")
+    provider = ScriptedProvider([reply(RIGHT), reply(DONE), reply(DONE)])
+    session, editor = make_session(tmp_path, provider)
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    first, second = suite_checks(editor)
+    assert (first.status, first.refused) == ("skipped", True)
+    assert (second.status, second.refused) == ("skipped", False)
+    assert first.detail.endswith("found no test to run")
+    refusal = results(session)[1]
+    assert "found no test to run" in refusal
+    assert "So nothing shows that the task is done" in refusal
+    assert outcome.message.startswith("double fixed\n\nNot confirmed by the tests: `")
+    assert outcome.message.endswith("found no test to run.")
+    assert results(session)[-1].startswith("complete(done) accepted. Not confirmed by the tests")
+    assert [a.tool_call_id for a in editor.asked] == ["check-tests"]  # allowed once
+
+
+@pytest.mark.parametrize(
+    ("python", "said"),
+    [
+        ('echo "$0: command not found" >&2\nexit 127\n', "command not found"),
+        ('echo "$0: No module named pytest" >&2\nexit 1\n', "No module named pytest"),
+    ],
+    ids=["exit 127", "pytest missing"],
+)
+async def test_a_test_command_that_could_not_run_never_passes_for_tested(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, python: str, said: str
+) -> None:
+    folder = fake_bin(tmp_path / "bin", python)
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    project(workspace)
+    provider = ScriptedProvider([reply(RIGHT), reply(DONE), reply(DONE)])
+    session, editor = make_session(workspace, provider)
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    assert [(c.status, c.refused) for c in suite_checks(editor)] == [
+        ("skipped", True),
+        ("skipped", False),
+    ]
+    refusal = results(session)[1]
+    assert "could not run" in refusal and said in refusal
+    assert "So nothing shows that the task is done" in refusal
+    assert "Not confirmed by the tests: the test command `" in outcome.message
+    assert said in outcome.message
+
+
 def checks_read(session: Session) -> list[str]:
     """What the model read from the checks (the tests after a change, refusals aside)."""
     return [m.content for m in session.messages if isinstance(m, UserMessage) and m.tag == "check"]
@@ -148,6 +214,25 @@ async def test_after_a_change_a_forged_pass_is_read_as_the_report_says(tmp_path:
     )
     assert "tests pass" not in note
     assert session.rt.tests_verdict == "1 failed"
+
+
+async def test_after_a_change_no_test_found_is_no_result_said_once(tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text("def double(x):\n    return x\n")
+    (tmp_path / "conftest.py").write_text("")
+    again = call("edit_file", path="calc.py", old_string="2 * x", new_string="x * 2")
+    provider = ScriptedProvider([reply(RIGHT), reply(again), reply(DONE), reply(DONE)])
+    session, editor = make_session(tmp_path, provider, loop=TOOL_LOOP)
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    [note] = checks_read(session)  # after the first change; the second's is the same reason
+    assert note.startswith("The tests gave no result after your change: `")
+    assert "found no test to run" in note and "tests pass" not in note
+    # The claims take that run (nothing changed since): told once, then it stands, said so.
+    assert [(c.status, c.refused) for c in suite_checks(editor)] == [
+        ("skipped", True),
+        ("skipped", False),
+    ]
+    assert "Not confirmed by the tests" in outcome.message
 
 
 def test_a_person_s_own_test_command_is_run_as_written(tmp_path: Path) -> None:

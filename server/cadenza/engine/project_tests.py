@@ -14,10 +14,11 @@ change (``engine.test_feedback``, call ``change-tests``): its prompt asks for th
 session, so allowing it once allows the later runs, the done check's too.
 
 A run that gives no verdict (the command could not start, the runner is missing, no test was
-found) skips the check: that is the workspace's state, not the model's work. A changed file
-the editor holds unsaved skips the check too (an editor applies ``workspace/applyEdit`` to its
-buffers; the tests read the disk, and would judge the old code). The run may write files, so,
-as an edit, it never runs inside another session's command (``CommandWatch.editing``).
+found) skips the check with ``cannot_run``: the done check tells the model and the person that
+nothing confirmed the work (``engine.checks``). A changed file the editor holds unsaved skips
+the check too (an editor applies ``workspace/applyEdit`` to its buffers; the tests read the
+disk, and would judge the old code). The run may write files, so, as an edit, it never runs
+inside another session's command (``CommandWatch.editing``).
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 The model reads the last ``TAIL_LINES`` lines of a failing run (pytest, npm and go all end
 with the failures' summary). A command that cannot start (exit 126/127), a runner that is not
 installed, or a run that found no test (pytest's exit status 5; a run that exited 0 and printed
-nothing, or counts that name no test that ran) gives no verdict: ``skipped``.
+nothing, or counts that name no test that ran) gives no verdict: ``skipped`` with
+``cannot_run``, which the done check never takes for passing tests (the work may be the cause).
 
 When Cadenza built the pytest command, the run comes with pytest's own report
 (``engine.junit``), and a run "passes" only when that report agrees: some test ran, none
@@ -53,14 +54,18 @@ def judge_output(
         return SuiteRun(
             status="skipped",
             detail=f"the test command {shown} could not run: {last_line(tail)}",
+            cannot_run=True,
         )
     if suite.no_tests_exit is not None and status == f"exit code {suite.no_tests_exit}":
-        return SuiteRun(status="skipped", detail=f"{shown} found no test to run", junit=junit)
+        return SuiteRun(
+            status="skipped", detail=f"{shown} found no test to run", cannot_run=True, junit=junit
+        )
     if not result.is_error and (silent := _no_tests_reported(suite, output, junit)):
         return SuiteRun(
             status="skipped",
             detail=f"the test command {shown} ran ({status}) but {silent}",
             output=output,
+            cannot_run=True,
             junit=junit,
         )
     if not result.is_error:

@@ -8,12 +8,15 @@ the step's tool results, the failing tests' names and assertions first and short
 that reads "all 12 tests pass" can claim done, and one that reads ``assert 88 == 3`` under the
 test's own line has something to fix.
 
+A run that gives no result (the command could not run, its runner is missing, no test was
+found or reported) is said as such, never as a pass: the change may be the cause. It is said
+once while the reason stays the same.
+
 Not run: when the files are as they were at the last run (an edit undone, a failed edit),
 when the person did not allow the command (not asked again), when the workspace has no test
-command, when its runner or tests are missing, and when the run's time budget has less than
-``MIN_LEFT_S`` left. A run is bounded by the test timeout and by the time left. The done check
-at a claim takes the last run when nothing changed since (``last_run_still_holds``): no test
-run twice on the same files.
+command, and when the run's time budget has less than ``MIN_LEFT_S`` left. A run is bounded
+by the test timeout and by the time left. The done check at a claim takes the last run when
+nothing changed since (``last_run_still_holds``): no test run twice on the same files.
 """
 
 from __future__ import annotations
@@ -55,9 +58,15 @@ async def feedback_after_change(rt: Runtime, ctx: ToolContext) -> str | None:
     ran = await run_tests(
         rt, ctx, purpose="change", timeout_s=min(rt.settings.test_timeout_s, left)
     )
-    if ran is None or ran.status == "skipped":
+    if ran is None or (ran.status == "skipped" and not ran.cannot_run):
         return None
+    told = rt.tests_last
     rt.tests_ran_on, rt.tests_last = state, ran
+    if ran.cannot_run:
+        rt.tests_verdict = "no result"
+        # Said once, not after each change while the reason stays the same.
+        repeated = told is not None and told.cannot_run and told.detail == ran.detail
+        return None if repeated else no_result(ran)
     rt.tests_verdict = summary(ran.counts) or ran.status
     return feedback(ran, finish_hint(rt.settings.loop.ending))
 
@@ -111,6 +120,14 @@ async def feedback_at_start(rt: Runtime, ctx: ToolContext) -> str | None:
     return (
         f"Before any change, the project's tests ran on the files as they are{counts}. "
         f"The failures:\n{digest(ran.output)}"
+    )
+
+
+def no_result(ran: SuiteRun) -> str:
+    """What the model reads when the tests gave no result after a change: never a pass."""
+    return (
+        f"The tests gave no result after your change: {ran.detail}. So nothing shows that the "
+        "change works; if your change caused this, fix it."
     )
 
 

@@ -311,6 +311,9 @@ class SuiteRun:
             what the model should do).
         output: What the command printed (as ``run_command`` bounds it); "" when not run.
         timed_out: The run was stopped at its time bound.
+        cannot_run: ``skipped`` because the command ran but could not run the tests (not
+            found, the runner missing, no test found or reported): nothing confirms the work,
+            which may be the cause.
         junit: pytest's report of the run, when it was asked for and read (``engine.junit``).
         doubt: ``failed`` because the output cannot be taken at its word: pytest's report is
             missing or says otherwise ("" when not).
@@ -320,6 +323,7 @@ class SuiteRun:
     detail: str
     output: str = ""
     timed_out: bool = False
+    cannot_run: bool = False
     junit: Junit | None = None
     doubt: str = ""
 
