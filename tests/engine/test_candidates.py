@@ -4,6 +4,7 @@ temporary workspace; then two requests served at once by a real llama-server (Sm
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import tempfile
 import time
@@ -240,6 +241,38 @@ async def test_a_candidate_that_breaks_syntax_loses_even_unguarded(tmp_path: Pat
     assert (tried.kept, tried.passed) == (2, [0, 2])
     assert "(target // 2" not in (tmp_path / "coins.py").read_text()
     assert all("(target // 2" not in e.new_text for e in editor.edits)
+
+
+FORGED = (  # passes test_nothing only, and prints a pass of its own at exit
+    WRONG + "\n\nimport atexit, os, sys\n\n\ndef _forge():\n"
+    "    sys.stdout.write('5 passed in 0.01s\\n')\n    sys.stdout.flush()\n    os._exit(0)\n\n\n"
+    "atexit.register(_forge)\n"
+)
+
+
+async def test_a_candidate_that_forges_a_pass_is_judged_by_pytest_s_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The detected pytest command: each copy's run is judged by pytest's report, not by the
+    counts the candidate's own code printed."""
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    project(tmp_path)
+    provider = LanesProvider(
+        [
+            edit(RAISE, WRONG, "e1"),
+            (edit(WRONG, FORGED, "c1"), edit(WRONG, GREEDY, "c2")),
+            (reply(DONE), reply(DONE)),
+        ]
+    )
+    session, editor = make_session(
+        tmp_path, provider, candidates=2, test_command=None, loop={"checks": "off"}
+    )
+    with anyio.fail_after(240):
+        await session.run()
+    tried = next(e for e in editor.events if isinstance(e, CandidatesTried))
+    assert (tried.kept, tried.passed, tried.of) == (2, [1, 2], 3)
+    assert (tmp_path / "coins.py").read_text() == STUB + GREEDY
 
 
 async def test_tests_that_failed_a_claim_of_done_ask_for_candidates(tmp_path: Path) -> None:

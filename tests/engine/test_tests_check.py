@@ -19,8 +19,9 @@ from cadenza.engine.events import (
     WorkspaceWaited,
 )
 from cadenza.engine.permissions import PermissionAnswer
-from cadenza.engine.project_tests import TAIL_LINES, answered_tests, judge_output, output_tail
+from cadenza.engine.project_tests import answered_tests
 from cadenza.engine.session import Session, SessionSettings
+from cadenza.engine.suite_verdict import TAIL_LINES, judge_output, output_tail
 from cadenza.engine.testsuite import SuiteCommand, suite_command
 from cadenza.engine.variants import API_LOOP, LOCAL_LOOP, LoopSettings
 from cadenza.host.settings import session_settings

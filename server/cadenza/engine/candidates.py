@@ -68,7 +68,7 @@ from cadenza.engine.test_feedback import (
     runs_unasked,
     tested_state,
 )
-from cadenza.engine.test_report import digest, read_report
+from cadenza.engine.test_report import digest
 from cadenza.engine.testsuite import SuiteCommand, suite_command
 from cadenza.messages import (
     AssistantMessage,
@@ -217,7 +217,7 @@ class Candidates:
         """Each reply's trial, one copy at a time (a copy that cannot be made: none tried)."""
         rt = self.rt
         last = last_run_still_holds(rt)
-        counts = read_report(last.output).counts if last is not None else {}
+        counts = last.counts if last is not None else {}
         before = Trial(
             passed=counts.get("passed", 0),
             total=sum(n for what, n in counts.items() if what in COUNTED) or None,

@@ -25,7 +25,10 @@ The checks (``LoopSettings.checks``):
   stands, ``engine.test_feedback``, when nothing changed since) if the session changed a file
   or ran a command, and must pass; or, shown once, if the model claims done again after ``changed``
   told it nothing changed (a task left undone fails its tests; a question's second claim runs
-  them once). Not allowed, or nothing to run them with: ``skipped``, and said so.
+  them once). Not allowed, or nothing to run them with: ``skipped``, and said so. Tests that
+  gave no result (the command could not run, no test was found) are never a pass: the model
+  is told once (its work may be the cause), and the end message of a claim accepted without
+  them says so.
 
 ``rename`` runs at the ``rename`` level and above; the others at ``all`` and ``acted``.
 
@@ -68,6 +71,11 @@ MAX_REFUSALS = 2
 
 FIX_TESTS = "Read the failures and fix what makes them fail"
 """What the model is told to do about failing tests (its ``nudge``)."""
+NO_RESULT = (
+    "So nothing shows that the task is done. If your change caused this, fix it; otherwise "
+    "claim done again and say that the tests gave no result"
+)
+"""What the model is told when the tests gave no result (``SuiteRun.cannot_run``)."""
 FIX_ERRORS = (
     "Fix those your change caused (for example a caller that no longer matches a changed function)"
 )
@@ -87,7 +95,8 @@ class CheckOutcome:
         nudge: What the model reads when the check refuses its claim: what was found and what
             to do about it ("": ``detail`` says it all).
         must_pass: False for a check whose failure only has to be shown once.
-        skipped: The check could not be made (``passed`` is then True: nothing to refuse).
+        skipped: The check could not be made (``passed`` is then True: nothing to refuse;
+            but tests that gave no result are shown once, as their run may be the work's).
     """
 
     name: CheckName
@@ -105,7 +114,9 @@ class CheckOutcome:
 
 @dataclass(frozen=True, kw_only=True)
 class Accept:
-    """The claim stands."""
+    """The claim stands; ``unchecked``: that the tests did not confirm it, for the end message."""
+
+    unchecked: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -261,7 +272,8 @@ class DoneChecks:
                 )
             )
         if not failing:
-            return Accept()
+            skipped = [o.detail.rstrip(".") for o in outcomes if o.name == "tests" and o.skipped]
+            return Accept(unchecked="".join(f"Not confirmed by the tests: {d}." for d in skipped))
         if refuse:
             self.refusals += 1
             self._shown |= {o.name for o in failing}
@@ -361,14 +373,15 @@ class DoneChecks:
             detail = f"nothing was changed in this session and {detail}"
         if changed := changed_tests(self.rt):  # passing tests the session rewrote prove less
             detail += f"; this session changed the tests themselves: {', '.join(changed)}"
+        nudge = f"{detail}\n{FIX_TESTS}" if failed and not ran.timed_out else ""
         return [
             CheckOutcome(
                 name="tests",
-                passed=not failed,
+                passed=not (failed or ran.cannot_run),  # no result is never a pass: told once
                 skipped=ran.status == "skipped",
-                must_pass=acted,  # with nothing changed the failure was there before: shown once
+                must_pass=acted and failed,  # with nothing changed it failed before: shown once
                 detail=detail,
-                nudge=f"{detail}\n{FIX_TESTS}" if failed and not ran.timed_out else "",
+                nudge=f"{detail}\n{NO_RESULT}" if ran.cannot_run else nudge,
             )
         ]
 

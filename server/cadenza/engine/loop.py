@@ -69,6 +69,8 @@ STEERED_SUMMARY = "not accepted yet: your message came first"
 GATED_SUMMARY = "not accepted yet: the change before it failed"
 CHECKS_SUMMARY = "not accepted yet: a done check failed"
 """What the person reads of a refused ``complete`` (the model reads what to do next)."""
+NOTE = "\n\n"
+"""Between a claim's summary and what the checks say did not confirm it (the end message)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -332,8 +334,10 @@ class MovementRunner:
             elif isinstance(checked, Ended) and checked is not decision.result:
                 said = checked.outcome.message
                 content = f"complete(done) not accepted; the task ends as failed. {said}"
-                decision = ControlDecision(content=content, result=checked)
                 summary = "not accepted: the task ends as not done"
+                if checked.outcome.stop_reason != "failed":  # accepted, the tests unconfirmed
+                    content, summary = f"{decision.content}. {said.rpartition(NOTE)[2]}", ""
+                decision = ControlDecision(content=content, result=checked)
         self.rt.publish(
             ToolCallFinished(
                 tool_call_id=call.id,
@@ -371,6 +375,9 @@ class MovementRunner:
             return text
         if isinstance(verdict, Fail):
             return ended("failed", verdict.summary)
+        if verdict.unchecked:  # the person's end message never lets that pass for tested
+            message = f"{result.outcome.message}{NOTE}{verdict.unchecked}".strip()
+            return Ended(outcome=result.outcome.model_copy(update={"message": message}))
         return result
 
     def _gate(self, call: ToolCall) -> str | None:

@@ -6,17 +6,19 @@ permission gate: the person is asked as for any command (a remembered "always" a
 ``run_command`` holds), and sees the run as a tool call of its own (``check-tests``) with its
 output. A call not allowed (rejected, dismissed, unanswered) skips the check, says so, and
 is not asked again in the session. The run is bounded by ``SessionSettings.test_timeout_s``
-and the tool's output bound; the model reads the last ``TAIL_LINES`` lines (pytest, npm and go
-all end with the failures' summary). The same run serves the tests after a change
-(``engine.test_feedback``, call ``change-tests``): its prompt asks for the whole session, so
-allowing it once allows the later runs, the done check's too.
+and the tool's output bound. When Cadenza built the pytest command itself, the command asks
+pytest for its report in a temporary folder outside the workspace (``engine.junit``: the tool
+call shows it; the person and their rules are asked about the command without it), and the
+verdict (``engine.suite_verdict``) takes that report. The same run serves the tests after a
+change (``engine.test_feedback``, call ``change-tests``): its prompt asks for the whole
+session, so allowing it once allows the later runs, the done check's too.
 
-A command that cannot start (exit 126/127), a runner that is not installed, or a run that
-found no test (pytest's exit status 5; a run that exited 0 and printed nothing, or counts that
-name no test that ran) skips the check: that is the workspace's state, not the model's work.
-So does a changed file the editor holds unsaved (an editor applies ``workspace/applyEdit`` to
-its buffers; the tests read the disk, and would judge the old code). The run may write files, so,
-as an edit, it never runs inside another session's command (``CommandWatch.editing``).
+A run that gives no verdict (the command could not start, the runner is missing, no test was
+found) skips the check with ``cannot_run``: the done check tells the model and the person that
+nothing confirmed the work (``engine.checks``). A changed file the editor holds unsaved skips
+the check too (an editor applies ``workspace/applyEdit`` to its buffers; the tests read the
+disk, and would judge the old code). The run may write files, so, as an edit, it never runs
+inside another session's command (``CommandWatch.editing``).
 """
 
 from __future__ import annotations
@@ -25,15 +27,18 @@ import json
 from collections.abc import Iterable
 from typing import Literal
 
+import anyio
+
 from cadenza.engine.events import (
     PermissionDecided,
     ToolCallFinished,
     ToolCallStarted,
     WorkspaceWaited,
 )
+from cadenza.engine.junit import ReportFile, base_command, report_file
 from cadenza.engine.permissions import PermissionRequest, Verdict
 from cadenza.engine.runtime import Runtime
-from cadenza.engine.test_report import read_report
+from cadenza.engine.suite_verdict import judge_output
 from cadenza.engine.testsuite import SuiteCommand, SuiteRun, suite_command
 from cadenza.messages import ToolCall
 from cadenza.textio import decode_bytes
@@ -44,15 +49,6 @@ from cadenza.workspace_files import WorkspaceFileError, read_workspace_file
 
 MAX_WRITTEN_BYTES = 50_000_000
 """A changed file larger than this on disk counts as not the session's text."""
-
-TAIL_LINES = 40
-"""Lines of the test output the model reads (the end of it)."""
-
-LINE_CHARS = 240
-"""Longest line the model reads; longer ones are cut."""
-
-CANNOT_RUN = frozenset({"exit code 126", "exit code 127"})
-"""Status lines of a shell that could not find or start the command."""
 
 NOT_ALLOWED: dict[Verdict, str] = {
     "rejected": "the person did not allow running them",
@@ -96,7 +92,7 @@ def answered_tests(events: Iterable[object]) -> tuple[str, str]:
                 command = json.loads(event.raw_input).get("command", "")
             except (ValueError, AttributeError):
                 continue
-            commands[event.tool_call_id] = str(command)
+            commands[event.tool_call_id] = base_command(str(command))
         elif isinstance(event, PermissionDecided) and event.tool_call_id in commands:
             command = commands.pop(event.tool_call_id)
             if event.verdict == "allowed":
@@ -136,7 +132,22 @@ async def run_tests(
             ),
         )
     bound = rt.settings.test_timeout_s if timeout_s is None else timeout_s
-    arguments = json.dumps({"command": suite.command, "timeout_s": bound})
+    with report_file(suite.junit) as report:
+        return await _run(rt, ctx, suite, purpose, bound, report)
+
+
+async def _run(
+    rt: Runtime,
+    ctx: ToolContext,
+    suite: SuiteCommand,
+    purpose: Purpose,
+    bound: float,
+    report: ReportFile | None,
+) -> SuiteRun:
+    """Ask (unless allowed), run ``suite`` as a tool call of its own, and judge the run."""
+    command = suite.command if report is None else report.command(suite.command)
+    arguments = json.dumps({"command": command, "timeout_s": bound})
+    asked = json.dumps({"command": suite.command, "timeout_s": bound})  # the report aside
     call_id = {"done": "check-tests", "change": "change-tests", "start": "start-tests"}[purpose]
     call = rt.call_ids.claim(ToolCall(id=call_id, name="run_command", arguments=arguments))
     prepared = prepare(call, rt.tools)
@@ -153,7 +164,7 @@ async def run_tests(
         )
     )
     allowed = rt.tests_allowed == suite.command and not rt.permissions.denies(call)
-    denied = "" if allowed else await _ask(rt, prepared, ask_title)
+    denied = "" if allowed else await _ask(rt, prepared, ask_title, asked)
     if denied:
         rt.tests_declined = denied
         _finished(rt, call.id, f"not run: {denied}", failed=True)
@@ -169,11 +180,16 @@ async def run_tests(
         return SuiteRun(status="skipped", detail=f"the tests were not run: {result}")
     rt.cache.invalidate_all()  # tests may write files
     _finished(rt, call.id, result.content, failed=result.is_error)
-    return judge_output(suite, result, bound)
+    read = None if report is None else await anyio.to_thread.run_sync(report.read)
+    return judge_output(suite, result, bound, read)
 
 
-async def _ask(rt: Runtime, prepared: PreparedCall, title: str) -> str:
-    """The permission gate, as for the model's own commands: "" when allowed, else why not."""
+async def _ask(rt: Runtime, prepared: PreparedCall, title: str, asked: str) -> str:
+    """The permission gate, as for the model's own commands: "" when allowed, else why not.
+
+    ``asked``: the arguments the person and their rules judge (the test command without the
+    report option Cadenza adds).
+    """
     gate = rt.permissions
     if not gate.needs_asking(prepared.call.name):
         return ""
@@ -182,7 +198,7 @@ async def _ask(rt: Runtime, prepared: PreparedCall, title: str) -> str:
         name=prepared.call.name,
         title=f"{title}: {prepared.title}",
         kind=prepared.tool.kind,
-        raw_input=prepared.call.arguments,
+        raw_input=asked,
     )
     verdict, option = await gate.check(request)
     rt.publish(
@@ -229,85 +245,3 @@ async def _run_apart(rt: Runtime, prepared: PreparedCall, ctx: ToolContext) -> T
 def _finished(rt: Runtime, call_id: str, content: str, *, failed: bool) -> None:
     status: Literal["completed", "failed"] = "failed" if failed else "completed"
     rt.publish(ToolCallFinished(tool_call_id=call_id, content=content, status=status))
-
-
-def judge_output(suite: SuiteCommand, result: ToolResult, timeout_s: float) -> SuiteRun:
-    """The verdict on one run of ``suite`` from ``run_command``'s result (status line first)."""
-    status, _, output = result.content.partition("\n")
-    shown = f"`{suite.command}`"
-    tail = output_tail(output)
-    if status in CANNOT_RUN or (suite.missing is not None and suite.missing in output):
-        return SuiteRun(
-            status="skipped", detail=f"the test command {shown} could not run: {last_line(tail)}"
-        )
-    if suite.no_tests_exit is not None and status == f"exit code {suite.no_tests_exit}":
-        return SuiteRun(status="skipped", detail=f"{shown} found no test to run")
-    if not result.is_error and (silent := _no_tests_reported(suite, output)):
-        return SuiteRun(
-            status="skipped",
-            detail=f"the test command {shown} ran ({status}) but {silent}",
-            output=output,
-        )
-    if not result.is_error:
-        # Counts read (pytest's, or a runner's that names them the same way) say the tests
-        # pass; another runner's output only says how the command exited.
-        said = (
-            f"the tests pass ({shown}: {last_line(tail)})"
-            if read_report(output).counts
-            else f"the test command passed ({shown} exited 0: {last_line(tail)})"
-        )
-        return SuiteRun(status="passed", detail=said, output=output)
-    if status.startswith("timed out"):
-        return SuiteRun(
-            status="failed",
-            detail=(
-                f"the tests did not finish within {timeout_s:g} s ({shown}) and were stopped; "
-                f"something may loop forever or wait. The end of their output:\n{tail}"
-            ),
-            output=output,
-            timed_out=True,
-        )
-    return SuiteRun(
-        status="failed",
-        detail=f"the tests fail ({shown}, {status}). The end of their output:\n{tail}",
-        output=output,
-    )
-
-
-def _no_tests_reported(suite: SuiteCommand, output: str) -> str:
-    """Why a run that exited 0 does not show tests passing, or "" when it does.
-
-    A run that printed nothing, or whose counts (pytest's last line) name no test that ran
-    (``3 skipped``), reported no test; so did a detected pytest run whose output has no counts
-    at all (a plugin or an option swallowed them), and a ``go test`` run of packages without
-    test files. Another runner's output is not read: its exit status stands.
-    """
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    if not lines:
-        return "printed nothing: it reported no tests"
-    counts = read_report(output).counts
-    if counts and not any(counts.get(what) for what in RAN):
-        return f"reported no test that ran ({read_report(output).summary})"
-    if suite.source == "pytest" and not counts:
-        return f"reported no tests ({last_line(output)})"
-    if suite.source == "go.mod" and all(line.endswith(GO_NO_TESTS) for line in lines):
-        return "reported no tests: no package has test files"
-    return ""
-
-
-RAN = ("passed", "failed", "error", "errors", "xfailed", "xpassed")
-"""pytest's counts of tests that ran (skipped and deselected ones did not)."""
-GO_NO_TESTS = "[no test files]"
-"""The end of ``go test``'s line for a package without tests."""
-
-
-def output_tail(output: str) -> str:
-    """The last ``TAIL_LINES`` non-blank-ended lines of ``output``, each cut to ``LINE_CHARS``."""
-    lines = output.rstrip().splitlines()[-TAIL_LINES:]
-    return "\n".join(line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + "…" for line in lines)
-
-
-def last_line(text: str) -> str:
-    """The last non-blank line of ``text`` (a runner's summary), or "no output"."""
-    rows = [row.strip() for row in text.splitlines() if row.strip()]
-    return rows[-1] if rows else "no output"

@@ -33,10 +33,10 @@ from pathlib import Path
 
 import anyio
 
-from cadenza.engine.project_tests import judge_output
+from cadenza.engine.junit import report_file
 from cadenza.engine.protected import touched_paths
 from cadenza.engine.runtime import Runtime
-from cadenza.engine.test_report import read_report
+from cadenza.engine.suite_verdict import judge_output
 from cadenza.engine.testsuite import SuiteCommand, installed_modules, is_test_file, root_module
 from cadenza.messages import ToolCall
 from cadenza.tools.base import ToolContext, ToolResult
@@ -272,18 +272,23 @@ async def run_suite(
     """Run ``suite`` in the copy ``ctx`` works in: (tests passed, tests counted).
 
     A run that could not start, or whose counts are unknown, passed nothing that is known:
-    ``(0, None)`` for a failed run (a file that does not even import fails here), ``(None,
-    None)`` when the command could not judge (a runner missing).
+    ``(0, None)`` for a failed run (a file that does not even import fails here; so does a
+    run whose output pytest's report contradicts), ``(None, None)`` when the command could not
+    judge (a runner missing). The counts are pytest's report's when it was asked for.
     """
-    arguments = json.dumps({"command": suite.command, "timeout_s": timeout_s})
-    call = ToolCall(id="candidate-tests", name="run_command", arguments=arguments)
-    prepared = prepare(call, rt.tools)
-    if isinstance(prepared, ToolResult):
-        return None, None
-    ran = judge_output(suite, await run(prepared, ctx), timeout_s)
+    with report_file(suite.junit) as report:
+        command = suite.command if report is None else report.command(suite.command)
+        arguments = json.dumps({"command": command, "timeout_s": timeout_s})
+        call = ToolCall(id="candidate-tests", name="run_command", arguments=arguments)
+        prepared = prepare(call, rt.tools)
+        if isinstance(prepared, ToolResult):
+            return None, None
+        result = await run(prepared, ctx)
+        read = None if report is None else await anyio.to_thread.run_sync(report.read)
+    ran = judge_output(suite, result, timeout_s, read)
     if ran.status == "skipped":
         return None, None
-    counts = read_report(ran.output).counts
+    counts = ran.counts
     counted = sum(n for what, n in counts.items() if what in COUNTED) or None
     return counts.get("passed", 0), counted
 

@@ -8,12 +8,15 @@ the step's tool results, the failing tests' names and assertions first and short
 that reads "all 12 tests pass" can claim done, and one that reads ``assert 88 == 3`` under the
 test's own line has something to fix.
 
+A run that gives no result (the command could not run, its runner is missing, no test was
+found or reported) is said as such, never as a pass: the change may be the cause. It is said
+once while the reason stays the same.
+
 Not run: when the files are as they were at the last run (an edit undone, a failed edit),
 when the person did not allow the command (not asked again), when the workspace has no test
-command, when its runner or tests are missing, and when the run's time budget has less than
-``MIN_LEFT_S`` left. A run is bounded by the test timeout and by the time left. The done check
-at a claim takes the last run when nothing changed since (``last_run_still_holds``): no test
-run twice on the same files.
+command, and when the run's time budget has less than ``MIN_LEFT_S`` left. A run is bounded
+by the test timeout and by the time left. The done check at a claim takes the last run when
+nothing changed since (``last_run_still_holds``): no test run twice on the same files.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import json
 
 from cadenza.engine.project_tests import run_tests
 from cadenza.engine.runtime import Runtime
-from cadenza.engine.test_report import digest, read_report
+from cadenza.engine.test_report import digest
 from cadenza.engine.testsuite import SuiteCommand, SuiteRun, suite_command
 from cadenza.engine.variants import finish_hint
 from cadenza.messages import ToolCall
@@ -55,11 +58,16 @@ async def feedback_after_change(rt: Runtime, ctx: ToolContext) -> str | None:
     ran = await run_tests(
         rt, ctx, purpose="change", timeout_s=min(rt.settings.test_timeout_s, left)
     )
-    if ran is None or ran.status == "skipped":
+    if ran is None or (ran.status == "skipped" and not ran.cannot_run):
         return None
+    told = rt.tests_last
     rt.tests_ran_on, rt.tests_last = state, ran
-    report = read_report(ran.output)
-    rt.tests_verdict = report.summary or ran.status
+    if ran.cannot_run:
+        rt.tests_verdict = "no result"
+        # Said once, not after each change while the reason stays the same.
+        repeated = told is not None and told.cannot_run and told.detail == ran.detail
+        return None if repeated else no_result(ran)
+    rt.tests_verdict = summary(ran.counts) or ran.status
     return feedback(ran, finish_hint(rt.settings.loop.ending))
 
 
@@ -95,8 +103,7 @@ async def feedback_at_start(rt: Runtime, ctx: ToolContext) -> str | None:
     if ran is None or ran.status == "skipped":
         return None
     rt.tests_ran_on, rt.tests_last = state, ran
-    report = read_report(ran.output)
-    rt.tests_verdict = report.summary or ran.status
+    rt.tests_verdict = summary(ran.counts) or ran.status
     if ran.status == "passed":
         return None
     if ran.timed_out:
@@ -104,11 +111,29 @@ async def feedback_at_start(rt: Runtime, ctx: ToolContext) -> str | None:
             "Before any change, the project's tests ran and did not finish in time; they were "
             f"stopped. The end of their output:\n{digest(ran.output)}"
         )
-    counts = f": {report.summary}" if report.summary else " and fail"
+    if ran.doubt:
+        return (
+            f"Before any change, the project's tests ran, but {ran.doubt}. The end of their "
+            f"output:\n{digest(ran.output)}"
+        )
+    counts = f": {summary(ran.counts)}" if ran.counts else " and fail"
     return (
         f"Before any change, the project's tests ran on the files as they are{counts}. "
         f"The failures:\n{digest(ran.output)}"
     )
+
+
+def no_result(ran: SuiteRun) -> str:
+    """What the model reads when the tests gave no result after a change: never a pass."""
+    return (
+        f"The tests gave no result after your change: {ran.detail}. So nothing shows that the "
+        "change works; if your change caused this, fix it."
+    )
+
+
+def summary(counts: dict[str, int]) -> str:
+    """``2 failed, 5 passed`` ("" when no count is known)."""
+    return ", ".join(f"{n} {what}" for what, n in counts.items())
 
 
 def last_run_still_holds(rt: Runtime) -> SuiteRun | None:
@@ -129,12 +154,11 @@ def feedback(ran: SuiteRun, finish: str) -> str:
         ran: The run (passed or failed).
         finish: How the model claims done (``variants.finish_hint``).
     """
-    report = read_report(ran.output)
-    counts = report.summary
+    counts = ran.counts
     if ran.status == "passed":
-        passed = report.counts.get("passed")
+        passed = counts.get("passed")
         verdict = f"all {passed} tests pass" if passed else "the tests pass"
-        others = {k: n for k, n in report.counts.items() if k != "passed"}
+        others = {k: n for k, n in counts.items() if k != "passed"}
         extra = ", ".join(f"{n} {what}" for what, n in others.items())
         verdict += f" ({extra})" if extra else ""
         return f"The tests ran after your change: {verdict}. If the task is done, {finish}."
@@ -144,8 +168,13 @@ def feedback(ran: SuiteRun, finish: str) -> str:
             "(something may loop forever or wait for input). The end of their output:\n"
             f"{digest(ran.output)}"
         )
+    if ran.doubt:
+        return (
+            f"The tests ran after your change, but {ran.doubt}. The end of their output:\n"
+            f"{digest(ran.output)}\nRemove what ends the test run or prints a result of its own."
+        )
     head = (
-        f"The tests ran after your change: {counts}."
+        f"The tests ran after your change: {summary(counts)}."
         if counts
         else ("The tests ran after your change and fail.")
     )

@@ -34,6 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from cadenza.engine.junit import Junit
+from cadenza.engine.test_report import read_report
 from cadenza.workspace_files import WorkspaceFileError, read_workspace_text
 
 PYTEST_ARGS = "-q --tb=short -p no:cacheprovider"
@@ -88,12 +90,16 @@ class SuiteCommand:
         no_tests_exit: The exit status meaning "no test was found" (the check is skipped), or
             None.
         missing: Output that says the runner itself is not installed (the check is skipped).
+        junit: Cadenza built the command (pytest): each run asks pytest for its report too,
+            and the verdict takes it (``engine.junit``). A person's own command is judged by
+            its exit status and output alone.
     """
 
     command: str
     source: str
     no_tests_exit: int | None = None
     missing: str | None = None
+    junit: bool = False
 
 
 def suite_command(root: Path, configured: str | None) -> SuiteCommand | None:
@@ -118,6 +124,7 @@ def _pytest(root: Path) -> SuiteCommand | None:
         source="pytest",
         no_tests_exit=PYTEST_NO_TESTS,
         missing="No module named pytest",
+        junit=True,
     )
 
 
@@ -304,9 +311,29 @@ class SuiteRun:
             what the model should do).
         output: What the command printed (as ``run_command`` bounds it); "" when not run.
         timed_out: The run was stopped at its time bound.
+        cannot_run: ``skipped`` because the command ran but could not run the tests (not
+            found, the runner missing, no test found or reported): nothing confirms the work,
+            which may be the cause.
+        junit: pytest's report of the run, when it was asked for and read (``engine.junit``).
+        doubt: ``failed`` because the output cannot be taken at its word: pytest's report is
+            missing or says otherwise ("" when not).
     """
 
     status: Literal["passed", "failed", "skipped"]
     detail: str
     output: str = ""
     timed_out: bool = False
+    cannot_run: bool = False
+    junit: Junit | None = None
+    doubt: str = ""
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """The run's counts (``{"failed": 1, "passed": 2}``).
+
+        pytest's report's when it was read, else those the output prints; none when they are
+        unknown, or the output is doubted.
+        """
+        if self.junit is not None:
+            return self.junit.counts
+        return {} if self.doubt else read_report(self.output).counts
