@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from cadenza.engine.overview import workspace_files
 from cadenza.messages import UserMessage
 from cadenza.secrets import redact
-from cadenza.tools.base import ToolError
+from cadenza.tools.base import ToolError, text_digest
 from cadenza.tools.documents import current_document
 from cadenza.tools.host import ToolHost
 from cadenza.tools.paths import relative_name, resolve_in_workspace
@@ -225,7 +225,7 @@ def priming_message(
     *,
     numbered: bool = False,
     fenced: bool = False,
-    shown: set[Path] | None = None,
+    shown: dict[Path, str] | None = None,
 ) -> UserMessage | None:
     """The user message (tag ``files``) with the files to prime, or None when there are none.
 
@@ -235,7 +235,8 @@ def priming_message(
         host: The editor (unsaved buffers are what the model sees).
         numbered: Number the lines (the line-range edit style).
         fenced: Each file in a fenced block after its path (the text edit format).
-        shown: Gets the files whose whole text the message shows (``ToolContext.shown``).
+        shown: Gets the files whose whole text the message shows, with the digest of that
+            text (``ToolContext.shown``).
     """
     blocks: list[str] = []
     used = 0
@@ -255,7 +256,7 @@ def priming_message(
         blocks.append(block)
         used += len(block)
         if whole and shown is not None:
-            shown.add(path)
+            shown[path] = text_digest(text)
     if not blocks:
         return None
     return UserMessage(tag="files", content="\n\n".join([INTRO, *blocks]))
