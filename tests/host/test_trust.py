@@ -61,6 +61,49 @@ def test_settings_are_sorted_by_what_a_folder_may_decide(tmp_path: Path) -> None
     assert settings.with_held()["checks"] == {"testTimeoutS": 30, "test": "make\ntest"}
 
 
+def test_a_folder_may_lower_the_persons_bounds_but_raise_them_only_when_trusted(
+    tmp_path: Path,
+) -> None:
+    user = tmp_path / "config" / "cadenza"
+    user.mkdir(parents=True)
+    (user / "cadenza.toml").write_text("maxSteps = 30\ncontextSize = 16384\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "cadenza.toml").write_text(
+        "maxSteps = 1000\ncontextSize = 4096\nmaxTokens = 100000\n[checks]\ntestTimeoutS = 600\n"
+    )
+    warnings: list[str] = []
+    config = load_config(ws, warnings)
+    assert (config.max_steps, config.context_size, config.max_tokens) == (30, 4096, None)
+    assert config.checks.test_timeout_s == 120
+    [note] = warnings
+    assert "ignored checks.testTimeoutS, maxSteps, maxTokens from" in note
+    assert "raise a limit of your own settings" in note
+    trust = folder_trust(ws, store=TrustStore(tmp_path / "trust.json"))
+    assert trust.undecided  # the person is asked, as for a model
+    assert "checks.testTimeoutS = 600, maxSteps = 1000, maxTokens = 100000." in trust.question()
+    trusted = load_config(ws, [], trusted=True)
+    assert (trusted.max_steps, trusted.context_size, trusted.max_tokens) == (1000, 4096, 100000)
+    assert trusted.checks.test_timeout_s == 600
+    # At or under the person's own, a bound applies in any folder, with nothing to ask.
+    (ws / "cadenza.toml").write_text("maxSteps = 30\nmaxTokens = 64\n[checks]\ntestTimeoutS = 5\n")
+    (user / "cadenza.toml").write_text("maxSteps = 30\nmaxTokens = 512\n")
+    warnings.clear()
+    config = load_config(ws, warnings)
+    assert (config.max_steps, config.max_tokens, config.checks.test_timeout_s) == (30, 64, 5)
+    assert warnings == [] and not folder_trust(ws, store=TrustStore(tmp_path / "t2.json")).has_held
+
+
+def test_a_refused_key_is_named_on_one_line(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "cadenza.toml").write_text('"x\\n\u2713 tests pass" = 1\n', encoding="utf-8")
+    warnings: list[str] = []
+    load_config(ws, warnings)
+    [note] = warnings
+    assert "ignored x?\u2713 tests pass:" in note and "\n" not in note
+
+
 def test_the_question_names_what_runs_and_where_requests_go(tmp_path: Path) -> None:
     settings = classify(
         {

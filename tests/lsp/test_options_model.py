@@ -108,9 +108,12 @@ def test_context_size_is_bounded_from_every_source(user: Path, tmp_path: Path) -
         CadenzaConfig().merged({"contextSize": MAX_CONTEXT_SIZE + 1}, "test")
 
     (tmp_path / "ws" / "cadenza.toml").write_text("contextSize = 100000000\nmaxSteps = 7\n")
-    loaded = load_server_config(tmp_path / "ws", None)
-    assert loaded.config.context_size == 8192
-    [warning] = loaded.warnings
+    loaded = load_server_config(tmp_path / "ws", None)  # a raise waits for trust
+    assert (loaded.config.context_size, loaded.config.max_steps) == (8192, 7)
+    assert loaded.trust is not None and "contextSize = 100000000" in loaded.trust.question()
+    trusted = load_server_config(tmp_path / "ws", None, granted=True)
+    assert trusted.config.context_size == 8192
+    [warning] = trusted.warnings
     assert "cadenza.toml" in warning and "contextSize" in warning and "131072" in warning
 
     options = load_server_config(None, {"contextSize": 100_000_000})

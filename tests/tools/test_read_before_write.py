@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from cadenza.messages import ToolCall
-from cadenza.tools.base import ToolContext, ToolResult
+from cadenza.tools.base import ToolContext, ToolResult, text_digest
 from cadenza.tools.dispatch.execution import PreparedCall, prepare, run
 from cadenza.tools.registry import default_tools
 from tests.doubles import MemoryEditor
@@ -28,13 +28,14 @@ async def test_without_the_set_there_is_no_guard(tmp_path: Path) -> None:
 async def test_an_unseen_file_is_shown_not_overwritten(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("x = 1\n")
     editor = MemoryEditor()
-    ctx = ToolContext(root=tmp_path, host=editor, shown=set(), fenced=True)
+    ctx = ToolContext(root=tmp_path, host=editor, shown={}, fenced=True)
     refused = await call(ctx, "write_file", path="a.py", content="x = 2\n")
     assert refused.is_error and editor.edits == []
     assert "nothing was written" in refused.content
     assert refused.summary == "not written: the agent had not read a.py yet (it is shown it now)"
     assert refused.content.endswith("a.py\n```python\nx = 1\n```")
-    assert ctx.shown == {(tmp_path / "a.py").resolve()}  # shown now: the next write goes
+    shown_now = {(tmp_path / "a.py").resolve(): text_digest("x = 1\n")}
+    assert ctx.shown == shown_now  # the next write goes
     written = await call(ctx, "write_file", path="a.py", content="x = 2\n")
     assert not written.is_error and (tmp_path / "a.py").read_text() == "x = 2\n"
 
@@ -42,18 +43,19 @@ async def test_an_unseen_file_is_shown_not_overwritten(tmp_path: Path) -> None:
 async def test_a_whole_read_counts_a_partial_one_does_not(tmp_path: Path) -> None:
     (tmp_path / "long.py").write_text("".join(f"v{i} = {i}\n" for i in range(10)))
     (tmp_path / "short.py").write_text("y = 1\n")
-    ctx = ToolContext(root=tmp_path, host=MemoryEditor(), shown=set())
+    ctx = ToolContext(root=tmp_path, host=MemoryEditor(), shown={})
     await call(ctx, "read_file", path="long.py", limit=5)
     await call(ctx, "read_file", path="short.py")
-    assert ctx.shown == {(tmp_path / "short.py").resolve()}
+    assert ctx.shown == {(tmp_path / "short.py").resolve(): text_digest("y = 1\n")}
 
 
 async def test_new_files_and_files_written_whole_need_no_read(tmp_path: Path) -> None:
-    ctx = ToolContext(root=tmp_path, host=MemoryEditor(), shown=set())
+    ctx = ToolContext(root=tmp_path, host=MemoryEditor(), shown={})
     created = await call(ctx, "write_file", path="new.py", content="z = 1\n")
     assert not created.is_error
     again = await call(ctx, "write_file", path="new.py", content="z = 2\n")
     assert not again.is_error and (tmp_path / "new.py").read_text() == "z = 2\n"
+    assert ctx.shown == {(tmp_path / "new.py").resolve(): text_digest("z = 2\n")}  # as written
 
 
 async def test_writing_a_file_back_as_it_is_changes_nothing(tmp_path: Path) -> None:

@@ -56,7 +56,7 @@ from cadenza.client.outcome import RunResult
 from cadenza.client.permissions import PermissionPolicy, PolicyError
 from cadenza.client.prompts import DecliningPrompter, Prompter, TerminalPrompter
 from cadenza.client.report import PermissionPrompt, permission_prompt, run_report
-from cadenza.client.safe_text import visible_markup
+from cadenza.client.safe_text import visible_line, visible_markup
 from cadenza.client.session import HeadlessClient
 
 EXIT_OK = 0
@@ -414,4 +414,4 @@ class _Run:
         elif not self.interactive:
             hints.append(f'follow up: cadenza run --continue {sid} "YOUR NEXT PROMPT"')
         for hint in hints:  # one line each, so a command can be copied whole
-            self.console.print(hint, soft_wrap=True, markup=False)
+            self.console.print(visible_line(hint), soft_wrap=True, markup=False)

@@ -28,7 +28,7 @@ from cadenza.client.events import (
     ServerMessage,
     UserAsked,
 )
-from cadenza.client.safe_text import shorten, visible, visible_line, visible_markup
+from cadenza.client.safe_text import line_markup, shorten, visible, visible_line, visible_markup
 from cadenza.client.summary import diff_stat, unified_diff
 from cadenza.schema.updates import (
     AgentMessageChunk,
@@ -161,33 +161,31 @@ class SessionDisplay:
     def _note(self, event: ClientEvent) -> None:
         if isinstance(event, EditWritten):
             for change in event.changes:
-                self._line(
-                    f"  [dim]{self.marks.edit} {visible_markup(_change_label(change))}[/dim]"
-                )
+                self._line(f"  [dim]{self.marks.edit} {line_markup(_change_label(change))}[/dim]")
         elif isinstance(event, EditRejected):
             self._line(
-                f"  [yellow]{self.marks.failed} edit refused: {visible_markup(event.reason)}[/]"
+                f"  [yellow]{self.marks.failed} edit refused: {line_markup(event.reason)}[/]"
             )
         elif isinstance(event, UserAsked):
             self._asked(event)
         elif isinstance(event, PermissionAnswered):
             self._permission(event)
         elif isinstance(event, Compaction | Candidates):
-            self._line(f"[dim]{self.marks.dot} {visible_markup(_loop_note(event))}[/dim]")
+            self._line(f"[dim]{self.marks.dot} {line_markup(_loop_note(event))}[/dim]")
         elif isinstance(event, Check):
             self._check(event)
         elif isinstance(event, Rules) and event.files:
             cut = f" (cut to fit: {', '.join(event.truncated)})" if event.truncated else ""
-            names = visible_markup(", ".join(event.files) + cut)
+            names = line_markup(", ".join(event.files) + cut)
             self._line(f"[dim]{self.marks.dot} project rules read: {names}[/dim]")
         elif isinstance(event, ServerMessage) and (event.shown or event.level == "error"):
             colour = {"error": "red", "warning": "yellow"}.get(event.level, "cyan")
-            self._line(f"[{colour}]server {event.level}:[/] {visible_markup(event.message)}")
+            self._line(f"[{colour}]server {event.level}:[/] {line_markup(event.message)}")
 
     def _check(self, event: Check) -> None:
         """A done check: what it found, and whether the claim of done went back to the model."""
         lines = [line.strip() for line in event.detail.strip().splitlines() if line.strip()]
-        found = visible_markup(shorten(_one_line(lines), CHECK_CHARS)) if lines else ""
+        found = line_markup(shorten(_one_line(lines), CHECK_CHARS)) if lines else ""
         head, mark = {"passed": ("green", self.marks.ok), "skipped": ("dim", self.marks.dot)}.get(
             event.status, ("yellow", self.marks.failed)
         )
@@ -235,18 +233,16 @@ class SessionDisplay:
         if event.status not in ("completed", "failed"):
             note = event.text().strip()  # a running call's note: whom it waits for
             if event.status is None and note:
-                shown = visible_markup(shorten(note, NOTE_CHARS))
+                shown = line_markup(shorten(note, NOTE_CHARS))
                 self._line(f"  [yellow]{self.marks.dot} {shown}[/]")
             return
         title = self._tools.pop(event.tool_call_id, "tool call")
         summary = (event.summary or "").strip()
         if event.status == "completed" and summary:  # it changed nothing, say a write back
-            self._line(
-                f"[dim]{self.marks.dot} {visible_markup(shorten(summary, FAILURE_CHARS))}[/]"
-            )
+            self._line(f"[dim]{self.marks.dot} {line_markup(shorten(summary, FAILURE_CHARS))}[/]")
             return
         if event.status == "completed":
-            self._line(f"[green]{self.marks.ok}[/] {visible_markup(title)}")
+            self._line(f"[green]{self.marks.ok}[/] {line_markup(title)}")
             return
         refused = self._refused.pop(event.tool_call_id, None)
         reason = [line.strip() for line in event.text().strip().splitlines() if line.strip()]
@@ -254,26 +250,25 @@ class SessionDisplay:
             reason = [summary]
         if refused is not None:  # the model's text says "do not retry": the person reads why
             reason = [refused]
-        shown = visible_markup(shorten(_one_line(reason), FAILURE_CHARS)) if reason else ""
+        shown = line_markup(shorten(_one_line(reason), FAILURE_CHARS)) if reason else ""
         detail = f" [dim]{self.marks.dot} {shown}[/dim]" if reason else ""
-        self._line(f"[red]{self.marks.failed}[/] {visible_markup(title)}{detail}")
+        self._line(f"[red]{self.marks.failed}[/] {line_markup(title)}{detail}")
 
     def _movement(self, event: Movement) -> None:
         if event.workflow == "default":  # one movement: its name would say nothing
             return
         reason = event.reason.strip().splitlines()[0] if event.reason.strip() else ""
         reason = shorten(reason, REASON_CHARS)
-        detail = f" [dim]{self.marks.dot} {visible_markup(reason)}[/dim]" if reason else ""
+        detail = f" [dim]{self.marks.dot} {line_markup(reason)}[/dim]" if reason else ""
         self._line(
-            f"[bold magenta]{self.marks.movement} movement "
-            f"{visible_markup(event.movement)}[/]{detail}"
+            f"[bold magenta]{self.marks.movement} movement {line_markup(event.movement)}[/]{detail}"
         )
 
     def _progress(self, event: Progress) -> None:
         message = event.message or event.title or ""
         if event.kind == "begin":
             self._activity = "thinking"
-            self._line(f"[bold]{self.marks.dot} {visible_markup(event.title or 'session')}[/bold]")
+            self._line(f"[bold]{self.marks.dot} {line_markup(event.title or 'session')}[/bold]")
         elif event.kind == "report" and message:
             step = _STEP.fullmatch(message)
             if step is None:
@@ -288,7 +283,7 @@ class SessionDisplay:
         if event.answer is not None:
             self._line(
                 f"[cyan]?[/] {visible_markup(event.question)} "
-                f"[dim]→ {visible_markup(event.answer)}[/dim]"
+                f"[dim]→ {line_markup(event.answer)}[/dim]"
             )
             return
         note = self.declined_note or "no answer"
@@ -298,18 +293,18 @@ class SessionDisplay:
         call = event.tool or "a tool"
         if event.title and event.title != event.tool:
             call = f"{call} ({event.title})"
-        question = f"[cyan]?[/] permission to call {visible_markup(call)}"
+        question = f"[cyan]?[/] permission to call {line_markup(call)}"
         if event.refusal:  # the call's failure shows this, not the model's instruction
             self._refused[event.tool_call_id] = event.refusal
         if event.answer is not None:
             colour = "yellow" if event.refusal else "dim"
             answer = f"{event.answer} (your rule `{event.rule}`)" if event.rule else event.answer
-            self._line(f"{question} [{colour}]→ {visible_markup(answer)}[/]")
+            self._line(f"{question} [{colour}]→ {line_markup(answer)}[/]")
             return
         note = self.declined_note or "no answer"
         if self.declined_note and event.allow_rule:  # declined unasked: say how to allow it
             note = f"{note}; --allow '{event.allow_rule}' lets it run"
-        self._line(f"{question} [yellow]→ declined ({visible_markup(note)})[/]")
+        self._line(f"{question} [yellow]→ declined ({line_markup(note)})[/]")
 
     # -- output ------------------------------------------------------------------------------
 
@@ -330,7 +325,7 @@ class SessionDisplay:
         return f" {self.marks.dot} ".join(parts)
 
     def _renderable(self) -> RenderableType:
-        self._spinner.update(text=Text(visible(self._status()), style="cyan"))
+        self._spinner.update(text=Text(visible_line(self._status()), style="cyan"))
         if self._pending_text:
             return Group(Text(visible(self._pending_text)), self._spinner)
         return self._spinner
@@ -422,7 +417,7 @@ def print_summary(
     for change in changes:
         stat = diff_stat(change)
         console.print(
-            f"  {KIND_MARKS[change.kind]} {visible_markup(_change_label(change))}  "
+            f"  {KIND_MARKS[change.kind]} {line_markup(_change_label(change))}  "
             f"[green]+{stat.added}[/] [red]-{stat.removed}[/]",
             soft_wrap=True,
             highlight=False,

@@ -27,7 +27,7 @@ from rich.prompt import Prompt
 from cadenza.client.display import print_diffs
 from cadenza.client.edits import EditReview
 from cadenza.client.permissions import PermissionAsk, PermissionPolicy
-from cadenza.client.safe_text import visible_markup
+from cadenza.client.safe_text import line_markup, visible_markup
 from cadenza.schema.requests import AskUserParams, PermissionOption
 
 T = TypeVar("T")
@@ -165,7 +165,7 @@ class TerminalPrompter:
             return decided
         options = ask.params.options
         names = [option.name for option in options]
-        answer = await self._prompt(visible_markup(ask.question()), names or None)
+        answer = await self._prompt(line_markup(ask.question()), names or None)
         return next((option for option in options if option.name == answer), None)
 
     async def confirm_edit(self, review: EditReview) -> bool:
@@ -176,7 +176,7 @@ class TerminalPrompter:
 
         def show_and_read() -> str | None:
             title = review.description or review.label
-            self.console.print(f"[bold cyan]?[/] [bold]{visible_markup(title)}[/]", soft_wrap=True)
+            self.console.print(f"[bold cyan]?[/] [bold]{line_markup(title)}[/]", soft_wrap=True)
             print_diffs(self.console, review.changes, max_lines=REVIEW_DIFF_LINES)
             try:
                 answer = Prompt.ask(
@@ -197,7 +197,7 @@ class TerminalPrompter:
     async def _prompt(self, question: str, choices: list[str] | None) -> str | None:
         def read() -> str | None:
             if choices:
-                listed = ", ".join(f"{i}. {c}" for i, c in enumerate(choices, 1))
+                listed = ", ".join(f"{i}. {line_markup(c)}" for i, c in enumerate(choices, 1))
                 question_text = f"[bold cyan]?[/] {question}\n  {listed} (number or name)"
             else:
                 question_text = f"[bold cyan]?[/] {question}"

@@ -5,7 +5,8 @@ so that a diff or a message shows something other than what was written. :func:`
 shows every control character (C0 except ``\n`` and ``\t``, DEL, C1) and every bidi
 override or isolate as visible text (``\x1b``, ``\u202e``); :func:`visible_line` shows line
 breaks and tabs too, for one-line items such as file names; :func:`visible_markup` also
-escapes rich markup, for strings that are put into a markup template. :func:`printable`
+escapes rich markup, for strings that are put into a markup template, and
+:func:`line_markup` does both for a one-line item put into one. :func:`printable`
 drops those characters instead, for text printed as it is (a completion written to stdout).
 :func:`shorten` cuts a long one-line item at a word, with an ellipsis, so that what is left
 still reads.
@@ -48,6 +49,11 @@ def visible_line(text: str) -> str:
 def visible_markup(text: str) -> str:
     """:func:`visible`, then rich markup escaped: for text inserted into a markup string."""
     return escape(visible(text))
+
+
+def line_markup(text: str) -> str:
+    """:func:`visible_line`, then rich markup escaped: a path, name or title in a markup line."""
+    return escape(visible_line(text))
 
 
 def shorten(text: str, limit: int) -> str:

@@ -10,7 +10,7 @@ from rich.console import Console
 
 from cadenza.client.errors import ClientError
 from cadenza.client.options import ClientOptions
-from cadenza.client.safe_text import visible_markup
+from cadenza.client.safe_text import line_markup, visible_markup
 from cadenza.client.session import HeadlessClient
 from cadenza.schema.commands import UndoSessionResult
 
@@ -41,13 +41,16 @@ def undo_main(args: argparse.Namespace) -> int:
     except ClientError as exc:
         errors.print(f"[red]error:[/] {visible_markup(str(exc))}", soft_wrap=True)
         return EXIT_ERROR
+    print_undone(console, result)
+    return EXIT_OK
+
+
+def print_undone(console: Console, result: UndoSessionResult) -> None:
+    """One line per file put back or left alone (a name's line break is shown, not made)."""
     for file in result.files:
         moved = f" (from {file.old_path})" if file.old_path else ""
-        console.print(
-            f"{file.action} {visible_markup(file.path)}{visible_markup(moved)}", soft_wrap=True
-        )
+        console.print(f"{file.action} {line_markup(file.path)}{line_markup(moved)}", soft_wrap=True)
     for path in result.unchanged:
-        console.print(f"unchanged {visible_markup(path)} (already as before)", soft_wrap=True)
+        console.print(f"unchanged {line_markup(path)} (already as before)", soft_wrap=True)
     if not result.files and not result.unchanged:
         console.print("the session changed no file")
-    return EXIT_OK

@@ -32,6 +32,7 @@ from pydantic.alias_generators import to_camel
 from cadenza.config.browser import BrowserSettings
 from cadenza.config.mcp import McpConfig
 from cadenza.config.workspace import (
+    WorkspaceSettings,
     read_workspace_settings,
     refused_note,
     untrusted_note,
@@ -386,6 +387,46 @@ def _user_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: {exc}") from None
 
 
+def _own_config() -> CadenzaConfig:
+    """The person's own settings: the defaults and their ``cadenza.toml``.
+
+    Raises:
+        ConfigError: Their file is not valid TOML or has an invalid field.
+    """
+    user_path = user_config_dir() / "cadenza.toml"
+    return CadenzaConfig().merged(_user_file(user_path), str(user_path))
+
+
+def workspace_settings(
+    workspace: Path, own: CadenzaConfig | None = None
+) -> WorkspaceSettings | None:
+    """The workspace's ``cadenza.toml``, classified, a raise of the person's bounds held.
+
+    Args:
+        workspace: The workspace folder.
+        own: The person's own settings (default: their ``cadenza.toml``, or the defaults
+            when it cannot be used).
+
+    Raises:
+        ValueError: As ``config.workspace.read_workspace_settings``.
+    """
+    settings = read_workspace_settings(workspace)
+    if settings is None:
+        return None
+    if own is None:
+        try:
+            own = _own_config()
+        except ConfigError:
+            own = CadenzaConfig()
+    limits = {
+        "maxSteps": own.max_steps,
+        "maxTokens": own.max_tokens,
+        "contextSize": own.context_size,
+        "checks.testTimeoutS": own.checks.test_timeout_s,
+    }
+    return settings.within(limits)
+
+
 def load_config(
     workspace: Path | None,
     warnings: list[str] | None = None,
@@ -396,10 +437,10 @@ def load_config(
     """Load ``cadenza.toml`` from the user config dir, then the workspace, then the environment.
 
     The workspace's file counts only as far as ``config.workspace`` allows: its safe settings
-    always, its held ones (model, providers, MCP servers, the test command...) only when
-    ``trusted``, the others never. A workspace file that cannot be used (a link out of the
-    folder, not TOML, an invalid value) is skipped with a warning: it never costs the person
-    their own settings.
+    always, its held ones (model, providers, MCP servers, the test command, a bound above the
+    person's own...) only when ``trusted``, the others never. A workspace file that cannot be
+    used (a link out of the folder, not TOML, an invalid value) is skipped with a warning: it
+    never costs the person their own settings.
 
     Args:
         workspace: The workspace folder, or None.
@@ -411,13 +452,12 @@ def load_config(
     Raises:
         ConfigError: The user's file is not valid TOML or has an invalid field.
     """
-    user_path = user_config_dir() / "cadenza.toml"
-    config = CadenzaConfig().merged(_user_file(user_path), str(user_path))
+    config = _own_config()
     notes: list[str] = []
     settings = None
     if workspace is not None:
         try:
-            settings = read_workspace_settings(workspace)
+            settings = workspace_settings(workspace, config)
         except ValueError as exc:
             notes.append(f"Cadenza ignored {exc}")
     if settings is not None:

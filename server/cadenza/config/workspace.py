@@ -4,13 +4,14 @@ A cloned repository is not trusted: its files are input, not the person's word. 
 ``cadenza.toml`` is read (under the workspace path rule: no link out of the folder, a regular
 file only, bounded) and each setting falls in one of three classes:
 
-- **safe**, always applied: ``maxSteps``, ``maxTokens``, ``temperature``, ``contextSize``,
-  ``[checks] testTimeoutS``, and ``review = "confirm"`` (a folder may ask for more review,
-  never for less);
+- **safe**, always applied: ``temperature``, ``review = "confirm"`` (a folder may ask for
+  more review, never for less), and the bounds ``maxSteps``, ``maxTokens``, ``contextSize``
+  and ``[checks] testTimeoutS`` at or below the person's own (``WorkspaceSettings.within``);
 - **held**, applied only in a folder the person trusted (``host.trust``): the settings that
   choose the model or provider, where requests and keys go, or a program Cadenza runs:
   ``model``, ``models``, ``providers`` (base URL, API key variable, CLI executable),
   ``mcp`` (servers are processes), ``browser`` (the browser binary) and ``[checks] test``;
+  and a bound above the person's own (more steps, a larger context: time, money, memory);
 - **refused**, never taken from a workspace, trusted or not: ``permissions`` (a folder must
   not switch off the person's prompts), ``loop`` (priming would send the focused file to a
   hosted model unasked), ``review = "auto"`` and anything else.
@@ -20,7 +21,8 @@ from __future__ import annotations
 
 import shlex
 import tomllib
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,20 @@ SAFE_KEYS = frozenset(
         "context_size",
     }
 )
-"""Top-level settings a workspace may always set: bounds of the person's own session."""
+"""Top-level settings a workspace may set: bounds of the person's own session (``BOUNDS``)."""
+
+BOUNDS = {
+    "maxSteps": "maxSteps",
+    "max_steps": "maxSteps",
+    "maxTokens": "maxTokens",
+    "max_tokens": "maxTokens",
+    "contextSize": "contextSize",
+    "context_size": "contextSize",
+}
+"""Safe settings that bound a session, by the name of the person's own limit: a workspace may
+lower each, and raise it only in a trusted folder."""
+CHECK_BOUNDS = {"testTimeoutS": "checks.testTimeoutS", "test_timeout_s": "checks.testTimeoutS"}
+"""The same for ``[checks]`` keys."""
 
 ARG_CHARS = 200
 """A command's argument longer than this is cut in the trust question (marked ``…``)."""
@@ -71,6 +86,29 @@ class WorkspaceSettings:
     held: dict[str, Any] = field(default_factory=dict)
     refused: tuple[str, ...] = ()
 
+    def within(self, limits: Mapping[str, float | None]) -> WorkspaceSettings:
+        """A copy in which each bound set above the person's own limit is held, not safe.
+
+        Args:
+            limits: The person's own limits by their ``BOUNDS`` name; None (no number set)
+                counts any value as a raise.
+        """
+        safe, held = dict(self.safe), dict(self.held)
+        for key, name in BOUNDS.items():
+            if key in safe and _raises(safe[key], limits.get(name)):
+                held[key] = safe.pop(key)
+        checks = dict(safe.pop("checks", {}))
+        raised = {
+            key: checks.pop(key)
+            for key, name in CHECK_BOUNDS.items()
+            if key in checks and _raises(checks[key], limits.get(name))
+        }
+        if checks:
+            safe["checks"] = checks
+        if raised:
+            held["checks"] = {**held.get("checks", {}), **raised}
+        return replace(self, safe=safe, held=held)
+
     def held_names(self) -> list[str]:
         """The held settings' names, ``[checks] test`` as ``checks.test``."""
         names = [key for key in self.held if key != "checks"]
@@ -91,6 +129,8 @@ class WorkspaceSettings:
             value = self.held[section][key] if key else self.held[section]
             if isinstance(value, str):
                 parts.append(f"{name} = {_shown(value)}")
+            elif isinstance(value, int | float):  # a raised bound
+                parts.append(f"{name} = {value}")
             elif section == "providers" and isinstance(value, dict):
                 parts += [_provider(n, v) for n, v in value.items()]
             elif section == "mcp" and isinstance(value, dict):
@@ -110,6 +150,16 @@ class WorkspaceSettings:
         if checks:
             merged["checks"] = checks
         return merged
+
+
+def _raises(value: Any, limit: float | None) -> bool:
+    """Whether a bound set to ``value`` goes above ``limit``.
+
+    A value that is no number is not judged here: the settings' validation refuses it.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return limit is None or value > limit
 
 
 def _shown(value: str, limit: int = 80) -> str:
@@ -145,7 +195,7 @@ def _list(value: Any) -> list[Any]:
 
 def _names(table: Any) -> list[str]:
     """The keys of a table (headers, environment), never their values (they may be secrets)."""
-    return [_printable(str(k))[:80] for k in table] if isinstance(table, dict) else []
+    return [_printable(str(k))[:80] for k in table] if isinstance(table, dict | tuple) else []
 
 
 def _provider(name: str, options: Any) -> str:
@@ -250,16 +300,18 @@ def untrusted_note(settings: WorkspaceSettings) -> str:
     folder = settings.path.parent
     return (
         f"Cadenza ignored {', '.join(settings.held_names())} from {settings.path}: they choose "
-        "the model or a program Cadenza runs, and this folder is not trusted. To use them, "
+        "the model or a program Cadenza runs, or raise a limit of your own settings, and this "
+        "folder is not trusted. To use them, "
         f"trust it when Cadenza asks, run `cadenza trust {folder}`, or pass "
         "--trust-workspace to cadenza run"
     )
 
 
 def refused_note(settings: WorkspaceSettings) -> str:
-    """One line: which settings a workspace may never set."""
+    """One line: which settings a workspace may never set (their names printable)."""
+    refused = ", ".join(_names(settings.refused))
     return (
-        f"{settings.path}: ignored {', '.join(settings.refused)}: a workspace's cadenza.toml "
+        f"{settings.path}: ignored {refused}: a workspace's cadenza.toml "
         "may not set them (permissions, loop, review = auto and unknown keys come from your "
         "own config or the editor's settings only)"
     )

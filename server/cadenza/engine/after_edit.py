@@ -14,12 +14,18 @@ from cadenza.engine.echo import edit_echo, leftover_lines, leftover_note
 from cadenza.engine.leftovers import find_uses, task_rename
 from cadenza.engine.runtime import Runtime
 from cadenza.messages import UserMessage
+from cadenza.tools.base import text_digest
 from cadenza.tools.host import FileEdit
 
 
 def record_edit(rt: Runtime, edit: FileEdit, name: str) -> tuple[str, str] | None:
     """Note ``edit`` (of the file ``name``) in the session; the rename it made, if any."""
     rt.changed.append(name)
+    known = rt.shown.get(edit.path)
+    if edit.kind == "change" and edit.old_text is not None and known == text_digest(edit.old_text):
+        # Its own change of a text it knew: it knows the result. A change of a text it did
+        # not know (the person's change since) leaves the digest of what it was shown.
+        rt.shown[edit.path] = text_digest(edit.new_text)
     if edit.kind == "delete":
         rt.written.pop(edit.path, None)
     elif edit.kind == "rename" and edit.new_path is not None:

@@ -20,11 +20,12 @@ from pathlib import Path, PurePosixPath
 from cadenza.engine.overview import workspace_files
 from cadenza.messages import UserMessage
 from cadenza.secrets import redact
-from cadenza.tools.base import ToolError
+from cadenza.tools.base import ToolError, text_digest
 from cadenza.tools.documents import current_document
 from cadenza.tools.host import ToolHost
 from cadenza.tools.paths import relative_name, resolve_in_workspace
 from cadenza.tools.read import READ_LINES, render_read
+from cadenza.workspace_files import WorkspaceFileError, read_workspace_file
 
 MAX_PRIMED_FILES = 4
 MAX_SCANNED_FILES = 20_000
@@ -101,12 +102,8 @@ def files_using(root: Path, names: list[str], files: list[str]) -> list[str]:
     found: list[str] = []
     read = 0
     for name in files[:MAX_SYMBOL_SCAN_FILES]:
-        path = root / name
-        try:
-            if not path.is_file() or path.stat().st_size > MAX_SCANNED_BYTES:
-                continue
-            data = path.read_bytes()
-        except OSError:
+        data = _scanned(root, name)
+        if data is None:
             continue
         read += len(data)
         if pattern.search(data):
@@ -131,13 +128,10 @@ def imported_files(root: Path, names: list[str], known: set[str]) -> list[str]:
     """
     found: list[str] = []
     for name in names:
-        path = root / name
-        try:
-            if not path.is_file() or path.stat().st_size > MAX_SCANNED_BYTES:
-                continue
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        data = _scanned(root, name)
+        if data is None:
             continue
+        text = data.decode("utf-8", errors="replace")
         folder = PurePosixPath(name).parent
         if name.endswith(".py"):
             candidates = _python_imports(text, folder)
@@ -153,11 +147,25 @@ def imported_files(root: Path, names: list[str], known: set[str]) -> list[str]:
     return found
 
 
+def _scanned(root: Path, name: str) -> bytes | None:
+    """A workspace file's bytes for a scan, read under the workspace path rule.
+
+    None when it is absent, larger than ``MAX_SCANNED_BYTES``, not a regular file, unreadable,
+    or reached through a link that leads out of the workspace.
+    """
+    try:
+        return read_workspace_file(root, name, max_bytes=MAX_SCANNED_BYTES)
+    except WorkspaceFileError:
+        return None
+
+
 def _python_imports(text: str, folder: PurePosixPath) -> list[str]:
     """Where the modules ``text`` imports could be, relative to the root (most likely first)."""
     try:
         tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+    # A deeply nested expression overflows the parser (MemoryError) or the building of its
+    # tree (RecursionError): the file is skipped like one that does not parse.
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     modules: list[tuple[int, str]] = []
     for node in ast.walk(tree):
@@ -217,7 +225,7 @@ def priming_message(
     *,
     numbered: bool = False,
     fenced: bool = False,
-    shown: set[Path] | None = None,
+    shown: dict[Path, str] | None = None,
 ) -> UserMessage | None:
     """The user message (tag ``files``) with the files to prime, or None when there are none.
 
@@ -227,7 +235,8 @@ def priming_message(
         host: The editor (unsaved buffers are what the model sees).
         numbered: Number the lines (the line-range edit style).
         fenced: Each file in a fenced block after its path (the text edit format).
-        shown: Gets the files whose whole text the message shows (``ToolContext.shown``).
+        shown: Gets the files whose whole text the message shows, with the digest of that
+            text (``ToolContext.shown``).
     """
     blocks: list[str] = []
     used = 0
@@ -247,7 +256,7 @@ def priming_message(
         blocks.append(block)
         used += len(block)
         if whole and shown is not None:
-            shown.add(path)
+            shown[path] = text_digest(text)
     if not blocks:
         return None
     return UserMessage(tag="files", content="\n\n".join([INTRO, *blocks]))

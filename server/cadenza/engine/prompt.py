@@ -88,7 +88,7 @@ def opening_messages(
     host: ToolHost,
     named: list[str],
     rules: str = "",
-    shown: set[Path] | None = None,
+    shown: dict[Path, str] | None = None,
 ) -> list[Message]:
     """A new session's first messages (a restored one has its history instead).
 

@@ -125,9 +125,9 @@ class Runtime:
     renames: dict[str, str] = field(default_factory=dict)
     """Old name → new name of each rename the task is about (``leftovers.task_rename``): the
     done check looks for the old names across the workspace."""
-    shown: set[Path] = field(default_factory=set)
-    """Files whose whole text the model was shown (``ToolContext.shown``; the text edit format
-    lets a file block replace only those)."""
+    shown: dict[Path, str] = field(default_factory=dict)
+    """Files whose whole text the model was shown, each with the digest of that text
+    (``ToolContext.shown``; the text edit format lets a file block replace only those)."""
     written: dict[Path, str] = field(default_factory=dict)
     """Each file the session changed (absolute path) → its text after the session's last
     edit: the test check compares it with the disk, where the tests read."""

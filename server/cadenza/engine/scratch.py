@@ -231,7 +231,11 @@ def scratch_context(
 
     ``installed`` is the round's listing of installed modules (``InstalledModules``).
     """
-    shown = {copy / p.relative_to(rt.root) for p in rt.shown if p.is_relative_to(rt.root)}
+    shown = {
+        copy / p.relative_to(rt.root): known
+        for p, known in rt.shown.items()
+        if p.is_relative_to(rt.root)
+    }
     return replace(
         ctx,
         root=copy,

@@ -285,7 +285,7 @@ class Session:
 
     def _publish_seen(self) -> None:
         """Record the files the model knows whole as the run ends (the next turn's start)."""
-        self._seen = seen_files(self.rt.root, self.rt.editor, self.rt.shown)
+        self._seen = seen_files(self.rt.root, self.rt.shown)
         if self._seen:
             self.rt.publish(FilesSeen(files=self._seen))
 

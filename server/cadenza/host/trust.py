@@ -1,11 +1,12 @@
 """Workspace trust: the person's one recorded decision per folder, as VS Code's Workspace Trust.
 
 A workspace's ``cadenza.toml`` may choose the model or provider, where requests and keys go,
-or a program Cadenza runs (its *held* settings, ``config.workspace``) only in a folder the
-person trusted. The decision is theirs, asked once through the editor when a folder's config
-has such settings (``lsp.trust``, ``acp.trust``), set on the command line (``cadenza trust
-FOLDER``), or given for one headless run (``cadenza run --trust-workspace``, sent as
-``initializationOptions.trustWorkspace``; nothing is recorded then).
+or a program Cadenza runs, or raise a limit of the person's own settings (its *held* settings,
+``config.workspace``) only in a folder the person trusted. The decision is theirs, asked once
+through the editor when a folder's config has such settings (``lsp.trust``, ``acp.trust``),
+set on the command line (``cadenza trust FOLDER``), or given for one headless run (``cadenza
+run --trust-workspace``, sent as ``initializationOptions.trustWorkspace``; nothing is recorded
+then).
 
 Decisions live outside every workspace, in ``<user state dir>/trust.json``:
 ``{"folders": {"/abs/resolved/folder": "trusted" | "untrusted"}}``, written atomically. A
@@ -23,8 +24,8 @@ from typing import Literal
 import platformdirs
 from pydantic import BaseModel, ValidationError
 
-from cadenza.config import APP_NAME
-from cadenza.config.workspace import WorkspaceSettings, read_workspace_settings
+from cadenza.config import APP_NAME, workspace_settings
+from cadenza.config.workspace import WorkspaceSettings
 from cadenza.secrets import redact
 from cadenza.textio import write_atomic
 
@@ -127,7 +128,8 @@ class FolderTrust:
         assert self.settings is not None
         return redact(  # a URL's password or a token in an argument is not shown
             f"{self.settings.path} sets {self.settings.describe_held()}. These settings choose "
-            "the model, where requests go, or programs Cadenza runs on this computer. Trust "
+            "the model, where requests go, or programs Cadenza runs on this computer, or raise "
+            "the limits your own settings set. Trust "
             f"this folder to use them? (Trust only a project you know; you can change it with "
             f"`cadenza trust`.)"
         )
@@ -138,7 +140,7 @@ def folder_trust(
 ) -> FolderTrust:
     """Where ``folder`` stands (its config read again, the decision looked up)."""
     try:
-        settings = read_workspace_settings(folder)
+        settings = workspace_settings(folder)
     except ValueError:  # unusable: load_config says why; nothing of it applies
         settings = None
     decision = (store or TrustStore()).decision(folder)

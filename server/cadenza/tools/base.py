@@ -6,6 +6,7 @@ model can read (as pydantic-ai's ``ModelRetry`` and openai-agents' tool error fu
 
 from __future__ import annotations
 
+import hashlib
 import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
@@ -116,9 +117,10 @@ class ToolContext:
         fenced: ``read_file`` shows the text in a fenced block after a line with its path, as
             the text edit format writes a file back (``read.render_lines``).
         shown: The files whose whole text the session has shown the model (a whole read, the
-            task's files in the first message, a file it wrote whole). When set,
-            ``write_file`` replaces an existing file only if it is in here: a model that
-            never saw a file rewrites it from a guess (read before overwrite).
+            task's files in the first message, a file it wrote whole), each with the
+            ``text_digest`` of the text it was shown then (``saw``). When set, ``write_file``
+            replaces an existing file only if it is in here: a model that never saw a file
+            rewrites it from a guess (read before overwrite).
         syntax_guard: Edits that break a file's syntax are refused (``tools.syntax``) once:
             ``syntax_warned`` remembers the refused changes, made again they are written.
         trusted_folder: The person trusts the workspace folder: a command may run the
@@ -136,12 +138,22 @@ class ToolContext:
     resources: SessionResources = field(default_factory=SessionResources)
     line_numbers: bool = False
     fenced: bool = False
-    shown: set[Path] | None = None
+    shown: dict[Path, str] | None = None
     syntax_guard: bool = False
     syntax_warned: set[tuple[str, int, int]] = field(default_factory=set)
     intel: CodeIntel | None = None
     trusted_folder: bool = False
     confirm: Callable[[str, str], Awaitable[str | None]] | None = None
+
+    def saw(self, path: Path, text: str) -> None:
+        """Note that the model now knows ``text`` as the whole of ``path`` (``shown``)."""
+        if self.shown is not None:
+            self.shown[path] = text_digest(text)
+
+
+def text_digest(text: str) -> str:
+    """SHA-256 of ``text`` (UTF-8), hex: which text of a file the model was shown."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 A = TypeVar("A", bound=ToolArgs)

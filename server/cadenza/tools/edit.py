@@ -209,7 +209,8 @@ class WriteFile(FileChangeTool[WriteFileArgs]):
             raise ToolError(f"{name} is a folder")
         if not exists(ctx.host, path):
             result = await _create(ctx, path, name, args.content, self.name)
-            _saw(ctx, path)
+            [created] = result.edits
+            ctx.saw(path, created.new_text)  # the model wrote it whole, so it knows its text
             return result
         doc = await read_document(ctx.host, path, name)
         if ctx.shown is not None and path not in ctx.shown:
@@ -235,7 +236,7 @@ class WriteFile(FileChangeTool[WriteFileArgs]):
             label=f"write_file {name}",
             description=f"Cadenza write_file: replace the whole content of {name}",
         )
-        _saw(ctx, path)
+        ctx.saw(path, edit.new_text)
         return ToolResult(content=f"overwrote {name} ({len(content)} characters)", edits=(edit,))
 
 
@@ -247,19 +248,13 @@ def _unseen(ctx: ToolContext, path: Path, name: str, text: str) -> str:
     """
     seen = redact(text)  # a result is redacted anyway: a file with a secret is never whole
     shown, whole = render_read(name, seen, 1, READ_LINES, numbered=False, fenced=ctx.fenced)
-    if whole and seen == text and ctx.shown is not None:
-        ctx.shown.add(path)
+    if whole and seen == text:
+        ctx.saw(path, text)
     return (
         f"{name} exists, and this conversation had not shown its text: write_file replaces "
         "the whole file, so nothing was written. Its text is below; write the file again "
         f"from it, or change only the lines you mean with edit_file.\n\n{shown}"
     )
-
-
-def _saw(ctx: ToolContext, path: Path) -> None:
-    """The model wrote ``path`` whole, so it knows its text (``ToolContext.shown``)."""
-    if ctx.shown is not None:
-        ctx.shown.add(path)
 
 
 class CreateFileArgs(ToolArgs):

@@ -101,20 +101,22 @@ class ReadFile(Tool[ReadFileArgs]):
         path = resolve_in_workspace(ctx.root, args.path)
         name = relative_name(ctx.root, path)
 
-        def render(text: str) -> tuple[str, bool]:
+        def render(text: str) -> tuple[str, str | None]:
+            """The result, and the text it shows when that is the whole file."""
             seen = redact(text)
             content, whole = render_read(
                 name, seen, args.offset, args.limit, numbered=ctx.line_numbers, fenced=ctx.fenced
             )
-            return content, whole and seen == text  # a redacted secret is not the file's text
+            # A redacted secret is not the file's text.
+            return content, text if whole and seen == text else None
 
         snapshot = ctx.host.open_document(path)
         if snapshot is not None:
             content, whole = render(snapshot.text)
         else:
             content, whole = await in_worker(lambda: render(read_decoded(path, name).text))
-        if whole and ctx.shown is not None:
-            ctx.shown.add(path)
+        if whole is not None:
+            ctx.saw(path, whole)
         return ToolResult(content=content, stamp=stamp)
 
 
