@@ -151,7 +151,8 @@ async def _complete(rt: Runtime, request: ModelRequest, sink: TextSink | None) -
     reply = await rt.provider.complete(request, on_text=sink)
     if request.reply_format != "text":
         return reply
-    return parse_text_reply(reply, id_prefix=f"text_{rt.steps}")
+    shown = [m.content for m in request.messages]  # the fences files were shown in
+    return parse_text_reply(reply, id_prefix=f"text_{rt.steps}", shown=shown)
 
 
 def completion_bound(rt: Runtime) -> int | None:
