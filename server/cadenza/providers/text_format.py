@@ -209,6 +209,22 @@ def render_call(call: ToolCall) -> str:
     return f"```tool\n{body}\n```"
 
 
+QUOTING_TOOLS = frozenset({"read_file", *FILE_TOOLS})
+"""The tools whose results show a file between fences longer than its own fence lines."""
+
+
+def shown_texts(messages: list[Message]) -> list[str]:
+    """The texts the model read, as ``text_reply.read_text`` weighs them (its ``shown``).
+
+    A file quoted between fences longer than its own lines counts by those fences; another
+    tool's result (a command's output, a web page) shows text as it is, so its own lines of
+    backticks count: the fence that would quote it stands beside it.
+    """
+    texts = [m.content for m in messages]
+    quoted = (m for m in messages if isinstance(m, ToolMessage) and m.name not in QUOTING_TOOLS)
+    return texts + [fence_for(m.content) for m in quoted]
+
+
 def _assistant_text(message: AssistantMessage) -> str:
     """The assistant's text; calls it did not write in it (another format's) appended."""
     if not message.tool_calls or read_text(message.content).calls:
