@@ -140,6 +140,10 @@ def test_unfenced_markers_and_a_path_inside_the_fence() -> None:
     }
     inside = f"{FENCE}python\nb.py\n{sr('y', 'z')}\n{FENCE}"
     assert calls(inside)[0][1]["path"] == "b.py"
+    both = f"b.py\n{FENCE}python\nb.py\n\n{sr('y', 'z')}\n{FENCE}"  # written twice
+    assert calls(both) == [
+        ("edit_file", {"path": "b.py", "old_string": "y\n", "new_string": "z\n"}, None)
+    ]
 
 
 def test_a_section_without_its_path_uses_the_previous_one_or_is_an_error() -> None:

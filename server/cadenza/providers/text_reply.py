@@ -286,12 +286,10 @@ def _read_fence(lines: list[str], start: int, nesting: list[int]) -> _Fence:
 def _opens_sections(lines: list[str], start: int) -> bool:
     """Whether the block opening at ``start`` begins with a SEARCH line (after its path)."""
     i = start + 1
-    while i < len(lines) and not lines[i].strip():
-        i += 1
     if i < len(lines) and path_line(lines[i]):
         i += 1
-        while i < len(lines) and not lines[i].strip():
-            i += 1
+    while i < len(lines) and not lines[i].strip():
+        i += 1
     return i < len(lines) and bool(_SEARCH.match(lines[i]))
 
 
@@ -342,8 +340,8 @@ def _take_fence(reader: Reading, lines: list[str], fence: _Fence, *, cut: bool) 
     language, info_path = _info(fence.info)
     path = info_path or path_before(lines, fence.line)
     body = fence.body
-    if path is None and body and path_line(body[0]) and _holds_sections(body[1:]):
-        path, body = path_line(body[0]), body[1:]  # the path written inside the fence
+    if body and path_line(body[0]) and _holds_sections(body[1:]):
+        path, body = path or path_line(body[0]), body[1:]  # the path written inside the fence
     if _holds_sections(body):
         # The markers bound each section: a fence left open after a whole one loses nothing.
         _take_sections(reader, path or reader.last_path, body, cut=cut and not fence.closed)
