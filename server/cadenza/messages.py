@@ -6,6 +6,7 @@ Names follow OpenAI Chat Completions (``tool_calls``, ``tool_call_id``, ``finish
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -154,3 +155,24 @@ class AssistantReply(BaseModel):
     def to_message(self) -> AssistantMessage:
         """The reply as it is appended to the conversation."""
         return AssistantMessage(content=self.content, tool_calls=list(self.tool_calls))
+
+
+_FENCE_RUN = re.compile(r"(?:^|(?<=\r))[ \t]*(`{3,})", re.MULTILINE)
+
+
+def longest_fence(text: str) -> int:
+    r"""The longest run of three or more backticks that starts a line of ``text`` (0: none).
+
+    A line starts after ``\n`` or ``\r``, as the text format's reader splits a reply.
+    """
+    return max((len(run) for run in _FENCE_RUN.findall(text)), default=0)
+
+
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any that starts a line of ``text`` (at least three).
+
+    Text quoted between such fences cannot close them (CommonMark), so a file holding fenced
+    blocks of its own reads as one block, and a model that writes it back between the same
+    fences sends it whole.
+    """
+    return "`" * max(3, longest_fence(text) + 1)

@@ -12,36 +12,48 @@ lines, or a traceback entry's ``in name``) and those the failing tests' bodies c
 in the task's files, the files the failure names and the workspace modules they import (three
 imports deep), then the workspace functions those call (a bug one call away), bounded by
 ``MAX_FUNCTIONS`` and ``MAX_FOCUS_CHARS``. Test files are never the focus. Every file is
-opened through the workspace path check, as the tools open them, and a function whose text
+opened through the workspace path check, as the tools open them, read and parsed once, and
+all of them together within ``MAX_READ_FILES`` and ``MAX_READ_BYTES``; a function whose text
 holds a secret is not shown.
 
-The reply: the functions of its fenced blocks whose names are focused become search/replace
-sections of the text edit format over their current text (re-indented to a method's place),
-so the kept reply enters the history as an edit the format itself has, and its calls are that
-format's calls. A reply with none of them changes nothing.
+The reply: each function of its fenced blocks whose name is focused becomes an ``edit_file``
+call from that function's current text to the new one (re-indented to a method's place), the
+call a search/replace section of the text edit format stands for, and the kept reply enters
+the history written as that section. The calls are built from the texts themselves, never
+written as markup and read back, so a function holding marker or fence lines edits only
+itself. A reply with none of them changes nothing.
 """
 
 from __future__ import annotations
 
 import ast
+import json
 import re
 import textwrap
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
 
 from cadenza.engine.overview import workspace_files
-from cadenza.engine.prime import MAX_SCANNED_BYTES, MAX_SCANNED_FILES, imported_files
+from cadenza.engine.prime import MAX_SCANNED_FILES, import_places
 from cadenza.engine.testsuite import is_test_file
-from cadenza.messages import AssistantReply
-from cadenza.providers.text_reply import code_blocks, parse_text_reply
+from cadenza.fileread import read_regular
+from cadenza.messages import AssistantReply, ToolCall, fence_for
+from cadenza.providers.text_format import render_call
+from cadenza.providers.text_reply import SEARCH_REPLACE, code_blocks
 from cadenza.secrets import redact
+from cadenza.textio import decode_bytes
 from cadenza.tools.base import ToolError
-from cadenza.tools.fs import read_decoded
 from cadenza.tools.paths import resolve_in_workspace
+from cadenza.tools.textfile import lines_with_ends
 
 MAX_FUNCTIONS = 4
 MAX_FOCUS_CHARS = 4_000
 """Characters of function text shown, all functions together."""
+MAX_READ_FILES = 40
+"""Files opened to find the functions, all of them together."""
+MAX_READ_BYTES = 400_000
+"""Bytes read to find the functions, all files together (a file that would pass it is not
+read): parsing ten 2 MB modules a test imports takes a minute and 700 MB."""
 
 _CALLED = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _TRACEBACK_IN = re.compile(r":\d+: in ([A-Za-z_]\w*)\s*$")
@@ -68,6 +80,46 @@ class Function:
     """The names it calls (the next hop)."""
 
 
+@dataclass
+class _Files:
+    """The workspace files one search reads: each once, all within the bounds."""
+
+    root: Path
+    opened: int = 0
+    read: int = 0
+    parsed: dict[str, tuple[list[str], ast.Module | None]] = field(default_factory=dict)
+
+    def parse(self, name: str) -> tuple[list[str], ast.Module | None]:
+        """A file's lines (as Python counts them) and tree; no tree when it is not read."""
+        if name not in self.parsed:
+            self.parsed[name] = self._parse(name)
+        return self.parsed[name]
+
+    def _parse(self, name: str) -> tuple[list[str], ast.Module | None]:
+        if self.opened >= MAX_READ_FILES:
+            return [], None
+        self.opened += 1
+        try:
+            path = resolve_in_workspace(self.root, name)
+            data = read_regular(path, limit=MAX_READ_BYTES - self.read)  # a FIFO: an error
+            self.read += len(data)
+            text = decode_bytes(data).text
+            return lines_with_ends(text), ast.parse(text)
+        except (ToolError, OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return [], None
+
+    def functions(self, name: str) -> list[FunctionNode]:
+        return _functions(self.parse(name)[1])
+
+    def imports(self, names: list[str]) -> list[str]:
+        """Where the modules ``names`` import could be, in order."""
+        places: list[str] = []
+        for name in names:
+            tree = self.parse(name)[1]
+            places += import_places(tree, PurePosixPath(name).parent) if tree else []
+        return places
+
+
 def failing_functions(root: Path, task_files: list[str], failures: str) -> list[Function]:
     """The functions to show with ``failures`` (see the module docstring); [] when none."""
     named: list[str] = []
@@ -78,11 +130,14 @@ def failing_functions(root: Path, task_files: list[str], failures: str) -> list[
     files += [f for f in _FILE_LINE.findall(failures) if f not in files]
     known = set(workspace_files(root, limit=MAX_SCANNED_FILES)[0])
     files = [f for f in files if f in known]
-    named += _failing_tests_calls(root, failures, known)
+    read = _Files(root)
+    named += _failing_tests_calls(read, failures, known)
     named = list(dict.fromkeys(named))
+    added = list(files)
     for _ in range(IMPORT_HOPS):  # a package's __init__ imports the module that imports the bug
-        files += imported_files(root, files, known)
-    defined = _definitions(root, [f for f in files if not is_test_file(Path(f))])
+        added = [f for f in dict.fromkeys(read.imports(added)) if f in known and f not in files]
+        files += added
+    defined = _definitions(read, [f for f in files if not is_test_file(Path(f))])
     chosen: list[Function] = []
     used = 0
     queue = list(named)
@@ -100,7 +155,7 @@ def failing_functions(root: Path, task_files: list[str], failures: str) -> list[
     return chosen
 
 
-def _failing_tests_calls(root: Path, failures: str, known: set[str]) -> list[str]:
+def _failing_tests_calls(read: _Files, failures: str, known: set[str]) -> list[str]:
     """The names the failing tests' own bodies call (``FAILED path::test``), in order.
 
     The assertion line may call nothing (``assert settings["host"] == ...``): the test's
@@ -112,45 +167,28 @@ def _failing_tests_calls(root: Path, failures: str, known: set[str]) -> list[str
             wanted.setdefault(path, set()).add(test.split("::")[-1].split("[")[0])
     calls: list[str] = []
     for path, tests in wanted.items():
-        for node in _parsed_functions(root, path):
+        for node in read.functions(path):
             if node.name in tests:
                 calls += _called_names(node)
     return calls
 
 
-def _definitions(root: Path, files: list[str]) -> dict[str, Function]:
+def _definitions(read: _Files, files: list[str]) -> dict[str, Function]:
     """The functions and methods of ``files`` by name (the first of a name wins)."""
     found: dict[str, Function] = {}
     for name in files:
-        lines, nodes = _read_functions(root, name)
-        for node in nodes:
+        lines, tree = read.parse(name)
+        for node in _functions(tree):
             function = _function(name, node, lines)
             if function is not None:
                 found.setdefault(node.name, function)
     return found
 
 
-def _parsed_functions(root: Path, name: str) -> list[FunctionNode]:
-    return _read_functions(root, name)[1]
-
-
-def _read_functions(root: Path, name: str) -> tuple[list[str], list[FunctionNode]]:
-    """A workspace file's lines and its functions and methods; none when it cannot be read."""
-    try:
-        path = resolve_in_workspace(root, name)
-        if path.stat().st_size > MAX_SCANNED_BYTES:
-            return [], []
-        text = read_decoded(path).text  # a FIFO or a device: an error, never a wait
-        tree = ast.parse(text)
-    except (ToolError, OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return [], []
-    return text.splitlines(keepends=True), _functions(tree)
-
-
-def _functions(tree: ast.Module) -> list[FunctionNode]:
+def _functions(tree: ast.Module | None) -> list[FunctionNode]:
     """The module's functions and its classes' methods."""
     nodes: list[FunctionNode] = []
-    for node in tree.body:
+    for node in tree.body if tree else []:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             nodes.append(node)
         elif isinstance(node, ast.ClassDef):
@@ -159,6 +197,7 @@ def _functions(tree: ast.Module) -> list[FunctionNode]:
 
 
 def _function(path: str, node: FunctionNode, lines: list[str]) -> Function | None:
+    """``node``'s function from its file's ``lines`` (split where Python ends a line)."""
     first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
     assert node.end_lineno is not None
     source = "".join(lines[first - 1 : node.end_lineno])
@@ -182,8 +221,9 @@ def _called_names(node: FunctionNode) -> list[str]:
 
 def focus_message(functions: list[Function], failures: str) -> str:
     """What the focused lane reads after the task: the functions, the failure, the ask."""
+    texts = [(f.path, textwrap.dedent(f.source).rstrip()) for f in functions]
     shown = "\n\n".join(
-        f"{f.path}\n```python\n{textwrap.dedent(f.source).rstrip()}\n```" for f in functions
+        f"{path}\n{fence_for(text)}python\n{text}\n{fence_for(text)}" for path, text in texts
     )
     one = len(functions) == 1
     return (
@@ -196,7 +236,7 @@ def focus_message(functions: list[Function], failures: str) -> str:
 def focused_reply(
     reply: AssistantReply, functions: list[Function], id_prefix: str
 ) -> AssistantReply:
-    """``reply`` as search/replace edits of the focused functions its blocks rewrite.
+    """``reply`` as ``edit_file`` calls of the focused functions its blocks rewrite.
 
     A cut reply is returned as it is (it is not judged); one that rewrites none of them
     becomes a reply without calls.
@@ -204,14 +244,15 @@ def focused_reply(
     if reply.finish_reason == "length":
         return reply
     by_name = {f.name: f for f in functions}
-    sections: list[str] = []
+    calls: list[ToolCall] = []
     done: set[str] = set()
     for block in code_blocks(reply.content):
+        text = textwrap.dedent(block)
         try:
-            tree = ast.parse(textwrap.dedent(block))
+            tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        lines = textwrap.dedent(block).splitlines(keepends=True)
+        lines = lines_with_ends(text)
         for node in _functions(tree):
             target = by_name.get(node.name)
             if target is None or node.name in done:
@@ -219,13 +260,25 @@ def focused_reply(
             written = _function(target.path, node, lines)
             if written is None:
                 continue
-            new = textwrap.indent(textwrap.dedent(written.source), target.indent)
-            if new.rstrip() == target.source.rstrip():
+            new = textwrap.indent(textwrap.dedent(written.source), target.indent).rstrip()
+            if new == target.source.rstrip():
                 continue
             done.add(node.name)
-            sections.append(
-                f"{target.path}\n```python\n<<<<<<< SEARCH\n{target.source.rstrip()}\n"
-                f"=======\n{new.rstrip()}\n>>>>>>> REPLACE\n```"
+            ending = "\n" if target.source.endswith(("\n", "\r")) else ""  # "": the file's end
+            arguments = {
+                "path": target.path,
+                "old_string": target.source,
+                "new_string": new + ending,
+            }
+            calls.append(
+                ToolCall(
+                    id=f"{id_prefix}_{len(calls)}",
+                    name=SEARCH_REPLACE,
+                    arguments=json.dumps(arguments, ensure_ascii=False),
+                )
             )
-    plain = reply.model_copy(update={"content": "\n\n".join(sections), "tool_calls": []})
-    return parse_text_reply(plain, id_prefix=id_prefix)
+    content = "\n\n".join(render_call(c) for c in calls)  # as the history shows the edit
+    finish = "tool_calls" if calls else reply.finish_reason
+    return reply.model_copy(
+        update={"content": content, "tool_calls": calls, "finish_reason": finish}
+    )

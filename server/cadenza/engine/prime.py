@@ -167,6 +167,11 @@ def _python_imports(text: str, folder: PurePosixPath) -> list[str]:
     # tree (RecursionError): the file is skipped like one that does not parse.
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
+    return import_places(tree, folder)
+
+
+def import_places(tree: ast.Module, folder: PurePosixPath) -> list[str]:
+    """Where the modules a file in ``folder`` imports could be (``_python_imports``)."""
     modules: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

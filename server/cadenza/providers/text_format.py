@@ -28,6 +28,7 @@ from cadenza.messages import (
     ToolMessage,
     ToolSpec,
     UserMessage,
+    fence_for,
 )
 from cadenza.providers.text_reply import SEARCH_REPLACE, WHOLE_FILE, read_text
 from cadenza.types import Ending
@@ -194,14 +195,34 @@ def render_call(call: ToolCall) -> str:
     if not isinstance(args, dict):
         args = {}
     path = args.get("path", "")
+    text = None
     if call.name in ("write_file", "create_file") and "content" in args:
-        return f"{path}\n```\n{args['content'].rstrip(chr(10))}\n```"
-    if call.name == "edit_file" and "old_string" in args:
-        old, new = args["old_string"].rstrip("\n"), str(args.get("new_string", "")).rstrip("\n")
-        sections = f"<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE"
-        return f"{path}\n```\n{sections}\n```"
+        text = str(args["content"]).rstrip("\n")
+    elif call.name == "edit_file" and "old_string" in args:
+        old = str(args["old_string"]).rstrip("\n")
+        new = str(args.get("new_string", "")).rstrip("\n")
+        text = f"<<<<<<< SEARCH\n{old}\n=======\n{new}\n>>>>>>> REPLACE"
+    if text is not None:
+        fence = fence_for(text)  # the text's own fence lines stay inside the block
+        return f"{path}\n{fence}\n{text}\n{fence}"
     body = json.dumps({"name": call.name, "arguments": args}, ensure_ascii=False)
     return f"```tool\n{body}\n```"
+
+
+QUOTING_TOOLS = frozenset({"read_file", *FILE_TOOLS})
+"""The tools whose results show a file between fences longer than its own fence lines."""
+
+
+def shown_texts(messages: list[Message]) -> list[str]:
+    """The texts the model read, as ``text_reply.read_text`` weighs them (its ``shown``).
+
+    A file quoted between fences longer than its own lines counts by those fences; another
+    tool's result (a command's output, a web page) shows text as it is, so its own lines of
+    backticks count: the fence that would quote it stands beside it.
+    """
+    texts = [m.content for m in messages]
+    quoted = (m for m in messages if isinstance(m, ToolMessage) and m.name not in QUOTING_TOOLS)
+    return texts + [fence_for(m.content) for m in quoted]
 
 
 def _assistant_text(message: AssistantMessage) -> str:

@@ -7,10 +7,11 @@ correctness). In this format a reply is Markdown, and only these structures in i
 - **whole file**: a line holding only the file's path (``util.py``, ``**util.py**``,
   ```` `util.py` ````, ``### util.py``, ``File: util.py``), then a fenced block with the file's
   complete new text → ``write_file(path, content)`` (it creates a file that does not exist);
-- **search/replace**: the path line, then a fenced block of one or more
+- **search/replace**: the path line, then a fenced block that begins with one or more
   ``<<<<<<< SEARCH`` / ``=======`` / ``>>>>>>> REPLACE`` sections → one
   ``edit_file(path, old_string, new_string)`` per section (the markers are found without the
-  fence too, as Aider does); a section without its path uses the reply's previous path;
+  fence too, as Aider does); a section without its path uses the reply's previous path. A
+  whole file whose text holds such lines further down is a file;
 - **a tool call**: a fenced block tagged ``tool`` (or ``json`` without a path line) holding a
   JSON object ``{"name": ..., "arguments": {...}}`` → that call. JSON stays for the other
   tools because their arguments are short values, never code (a path, a pattern, a command),
@@ -19,6 +20,14 @@ correctness). In this format a reply is Markdown, and only these structures in i
 
 A fence with no path line before it is not an edit (an example, a command for the person),
 as Aider treats it. A reply without any of these has no calls: its turn ends.
+
+A block closes at a line of its fence character at least as long as its opening fence
+(CommonMark). Files are shown to the model between fences longer than any line of backticks
+they hold (``messages.fence_for``), so a file written back between the fences it was shown in
+reads whole, whatever it holds. Written back between shorter fences, a fence line of the
+file's own would close its block early and turn the rest of the file into blocks; so a block
+closed by a fence line as short as one a shown file holds, with calls after it, uses none of
+them (``read_text``).
 
 The calls go through the same path as the tools' own calls (versions, review, checkpoints,
 ``workspace/applyEdit``, undo). What cannot become a call is still a call, carrying its error
@@ -38,10 +47,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from cadenza.messages import AssistantReply, ToolCall
+from cadenza.messages import AssistantReply, ToolCall, longest_fence
 
 WHOLE_FILE = "write_file"
 SEARCH_REPLACE = "edit_file"
@@ -74,6 +83,8 @@ class _Fence:
     """A fenced block: where it opened, its info string, its lines, whether it closed."""
 
     line: int
+    fence: str
+    """The opening fence (its character and length)."""
     info: str
     body: list[str]
     closed: bool
@@ -102,7 +113,9 @@ class Reading:
         )
 
 
-def parse_text_reply(reply: AssistantReply, *, id_prefix: str) -> AssistantReply:
+def parse_text_reply(
+    reply: AssistantReply, *, id_prefix: str, shown: Sequence[str] = ()
+) -> AssistantReply:
     """``reply`` with the calls its text holds (see the module docstring).
 
     The text stays as the model wrote it (the history keeps it so). A reply cut by the token
@@ -113,27 +126,45 @@ def parse_text_reply(reply: AssistantReply, *, id_prefix: str) -> AssistantReply
         reply: A plain-text reply (one that carries calls already is returned as it is: the
             provider did not speak the text format).
         id_prefix: Calls are numbered ``{id_prefix}_{i}``.
+        shown: The texts of the conversation the model read (``read_text``).
     """
     if reply.tool_calls:
         return reply
     cut = reply.finish_reason == "length"
-    reader = read_text(reply.content, cut=cut, id_prefix=id_prefix)
+    reader = read_text(reply.content, cut=cut, id_prefix=id_prefix, shown=shown)
     finish = reply.finish_reason
     if reader.calls:
         finish = "length" if reader.cut else "tool_calls"
     return reply.model_copy(update={"tool_calls": reader.calls, "finish_reason": finish})
 
 
-def read_text(text: str, *, cut: bool = False, id_prefix: str = "text") -> Reading:
-    """Every call in ``text``, in order (``cut``: the text was cut by the token limit)."""
+def read_text(
+    text: str, *, cut: bool = False, id_prefix: str = "text", shown: Sequence[str] = ()
+) -> Reading:
+    """Every call in ``text``, in order (``cut``: the text was cut by the token limit).
+
+    ``shown``: the texts the model read before writing ``text``. A file is shown between
+    fences longer than its own fence lines (``messages.fence_for``), so the longest fence in
+    them tells how long a fence line a file the model may copy holds. A block closed by a
+    fence line no longer than that may have been closed by a line of the copied text, and
+    what follows be the rest of that text: when calls follow it, or a later line could have
+    closed its own call's block, that call and all after it become one error asking for a
+    longer fence.
+    """
     reader = Reading(id_prefix=id_prefix)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     nesting = [NESTING_SCANS * len(lines)]
+    held = max((longest_fence(t) for t in shown), default=0) - 1
+    early: tuple[int, int, _Fence] | None = None  # the first block that may have closed early
     i = 0
     while i < len(lines):
         if _FENCE.match(lines[i]):
             fence = _read_fence(lines, i, nesting)
+            first = len(reader.calls)
             _take_fence(reader, lines, fence, cut=cut)
+            short = fence.fence[0] == "`" and len(fence.fence) <= held
+            if early is None and fence.closed and short and not _calls_read(reader, first, fence):
+                early = (first, len(reader.calls), fence)
             i = fence.end
         elif _SEARCH.match(lines[i]):
             end = _section_end(lines, i)
@@ -142,7 +173,41 @@ def read_text(text: str, *, cut: bool = False, id_prefix: str = "text") -> Readi
             i = end
         else:
             i += 1
+    if early is not None:
+        first, end, fence = early
+        later = end > first and any(_closes(x, fence.fence) for x in lines[fence.end :])
+        if len(reader.calls) > end or later:  # calls after it, or its own cut short
+            _drop_after(reader, first, end, fence, longer="`" * (held + 1))
     return reader
+
+
+def _calls_read(reader: Reading, first: int, fence: _Fence) -> bool:
+    """Whether ``fence`` was a tool block read as calls, none broken.
+
+    JSON holds no fence line, so a file's line cannot have closed it: one that did left its
+    JSON broken, an error.
+    """
+    calls = reader.calls[first:]
+    tool = _info(fence.info)[0] in (*TOOL_TAGS, "json")
+    return tool and bool(calls) and all(c.error is None for c in calls)
+
+
+def _drop_after(reader: Reading, first: int, end: int, fence: _Fence, *, longer: str) -> None:
+    """The calls from the block ``fence`` on (its own: ``first``..``end``) as one error."""
+    own = [json.loads(c.arguments) for c in reader.calls[first:end]]
+    path = next((a["path"] for a in own if isinstance(a.get("path"), str)), None)
+    name = reader.calls[first].name if first < end else TOOL_BLOCK
+    del reader.calls[first:]
+    reader.cut = False  # what was cut lies after the block: not used either
+    what = f"the block for {path}" if path else "a block"
+    reader.add(
+        name,
+        _path_args(path),
+        f"{what} ended at a {fence.fence} line, and files shown to you hold such lines in "
+        "their text, so it may have ended inside a file: nothing was used from this block on, "
+        f"nor any block after it. Send it again between {longer} lines, as files are shown "
+        "to you, then the blocks after it",
+    )
 
 
 def code_blocks(text: str) -> list[str]:
@@ -163,7 +228,11 @@ def code_blocks(text: str) -> list[str]:
 
 
 def _section_end(lines: list[str], start: int) -> int:
-    """The line after the unfenced search/replace sections that begin at ``start``."""
+    """The line after the unfenced search/replace sections that begin at ``start``.
+
+    A fence line inside a section is its text (lines copied from a Markdown file), so a
+    section left open runs to the next SEARCH line or the end.
+    """
     i = start
     while i < len(lines):
         if _REPLACE.match(lines[i]):
@@ -173,8 +242,8 @@ def _section_end(lines: list[str], start: int) -> int:
             if i < len(lines) and _SEARCH.match(lines[i]):
                 continue
             return i
-        if i > start and (_SEARCH.match(lines[i]) or _FENCE.match(lines[i])):
-            return i  # a section left open: the next one, or a block, starts here
+        if i > start and _SEARCH.match(lines[i]):
+            return i  # a section left open: the next one starts here
         i += 1
     return i
 
@@ -182,8 +251,10 @@ def _section_end(lines: list[str], start: int) -> int:
 def _read_fence(lines: list[str], start: int, nesting: list[int]) -> _Fence:
     """The fenced block opening at ``start`` (the opener matched ``_FENCE``).
 
-    It closes at a line of only the same fence character, at least as long as the opener.
-    Fences opened inside it (a line of the fence character with an info string, as a
+    It closes at a line of only the same fence character, at least as long as the opener:
+    shorter fence lines are its text (CommonMark). In a block of SEARCH/REPLACE sections, a
+    fence line inside a section is its text too (lines copied from a Markdown file). Otherwise
+    fences as long opened inside it (a line of the fence character with an info string, as a
     Markdown file's own code blocks) are matched first, so a whole ``README.md`` with code
     blocks in it reads as one block; if that leaves the block open, the plain CommonMark
     reading (the first closing line closes it) is used. ``nesting`` holds the lines the
@@ -193,7 +264,9 @@ def _read_fence(lines: list[str], start: int, nesting: list[int]) -> _Fence:
     assert opener is not None
     indent, fence, info = opener["indent"], opener["fence"], opener["info"].strip()
     nested = None
-    if nesting[0] > 0:
+    if _opens_sections(lines, start):
+        nested = _sections_close(lines, start, fence)
+    elif nesting[0] > 0:
         nested = _close(lines, start, fence, nesting=True)
         nesting[0] -= (len(lines) if nested is None else nested) - start
     end = nested if nested is not None else _close(lines, start, fence, nesting=False)
@@ -202,10 +275,45 @@ def _read_fence(lines: list[str], start: int, nesting: list[int]) -> _Fence:
         body = [line[len(indent) :] if line.startswith(indent) else line for line in body]
     return _Fence(
         line=start,
+        fence=fence,
         info=info,
         body=body,
         closed=end is not None,
         end=end + 1 if end is not None else len(lines),
+    )
+
+
+def _opens_sections(lines: list[str], start: int) -> bool:
+    """Whether the block opening at ``start`` begins with a SEARCH line (after its path)."""
+    i = start + 1
+    if i < len(lines) and path_line(lines[i]):
+        i += 1
+    while i < len(lines) and not lines[i].strip():
+        i += 1
+    return i < len(lines) and bool(_SEARCH.match(lines[i]))
+
+
+def _sections_close(lines: list[str], start: int, fence: str) -> int | None:
+    """The line closing a block of sections: a closing fence outside every section."""
+    inside = False
+    for i in range(start + 1, len(lines)):
+        if _SEARCH.match(lines[i]):
+            inside = True
+        elif _REPLACE.match(lines[i]):
+            inside = False
+        elif not inside and _closes(lines[i], fence):
+            return i
+    return None
+
+
+def _closes(line: str, fence: str) -> bool:
+    """Whether ``line`` closes a block opened with ``fence``."""
+    match = _FENCE.match(line)
+    return (
+        match is not None
+        and match["fence"][0] == fence[0]
+        and len(match["fence"]) >= len(fence)
+        and not match["info"].strip()
     )
 
 
@@ -214,8 +322,8 @@ def _close(lines: list[str], start: int, fence: str, *, nesting: bool) -> int | 
     char, inner = fence[0], []
     for i in range(start + 1, len(lines)):
         match = _FENCE.match(lines[i])
-        if match is None or match["fence"][0] != char:
-            continue
+        if match is None or match["fence"][0] != char or len(match["fence"]) < len(fence):
+            continue  # text: a shorter fence line neither opens nor closes inside this block
         length, info = len(match["fence"]), match["info"].strip()
         if info:
             if nesting:
@@ -232,9 +340,9 @@ def _take_fence(reader: Reading, lines: list[str], fence: _Fence, *, cut: bool) 
     language, info_path = _info(fence.info)
     path = info_path or path_before(lines, fence.line)
     body = fence.body
-    if path is None and body and path_line(body[0]) and any(_SEARCH.match(x) for x in body):
-        path, body = path_line(body[0]), body[1:]  # the path written inside the fence
-    if any(_SEARCH.match(line) for line in body):
+    if body and path_line(body[0]) and _holds_sections(body[1:]):
+        path, body = path or path_line(body[0]), body[1:]  # the path written inside the fence
+    if _holds_sections(body):
         # The markers bound each section: a fence left open after a whole one loses nothing.
         _take_sections(reader, path or reader.last_path, body, cut=cut and not fence.closed)
         return
@@ -261,6 +369,19 @@ def _take_fence(reader: Reading, lines: list[str], fence: _Fence, *, cut: bool) 
     else:
         content = "\n".join(body).rstrip("\n") + "\n"
         reader.add(WHOLE_FILE, {"path": path, "content": content})
+
+
+def _holds_sections(body: list[str]) -> bool:
+    """Whether a block is SEARCH/REPLACE sections: its first line that is not blank is a marker.
+
+    A whole file whose text holds marker lines further down (a file about this format) is a
+    file: its lines are never read as sections of an edit.
+    """
+    first = next((line for line in body if line.strip()), "")
+    if _SEARCH.match(first):
+        return True
+    marker = _DIVIDER.match(first) or _REPLACE.match(first)
+    return bool(marker) and any(_SEARCH.match(line) for line in body)
 
 
 def unclosed(path: str | None) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
-import re
 from collections.abc import Hashable, Iterator
 from pathlib import Path
 from typing import ClassVar
@@ -27,6 +26,7 @@ from cadenza.fileread import (
     regular_stat,
     walk,
 )
+from cadenza.messages import fence_for
 from cadenza.secrets import redact, redact_then_cut
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from cadenza.tools.freshness import ReadStamp, file_state, tree_state
@@ -238,12 +238,6 @@ def language_of(name: str) -> str:
     """The fence tag for a file named ``name`` (its extension; "" for none)."""
     suffix = name.rsplit("/", 1)[-1].rpartition(".")[2] if "." in name else ""
     return LANGUAGES.get(suffix.lower(), suffix.lower())
-
-
-def fence_for(text: str) -> str:
-    """A backtick fence longer than any that starts a line of ``text`` (at least three)."""
-    runs = re.findall(r"^[ \t]*(`{3,})", text, flags=re.MULTILINE)
-    return "`" * max([3, *(len(run) + 1 for run in runs)])
 
 
 class ListFilesArgs(ToolArgs):
