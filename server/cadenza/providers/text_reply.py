@@ -81,6 +81,19 @@ class _Fence:
     """The index of the line after the block."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class Block:
+    """Where a block that became calls lies in its text, and its calls.
+
+    Lines ``start`` (its path line, when one precedes it) to ``end`` (exclusive), as
+    ``read_text`` splits the text into lines.
+    """
+
+    start: int
+    end: int
+    calls: list[ToolCall]
+
+
 @dataclass
 class Reading:
     """The calls of a text, in reply order, and whether a block was cut by the token limit."""
@@ -89,6 +102,7 @@ class Reading:
     cut: bool = False
     last_path: str | None = None
     id_prefix: str = "text"
+    blocks: list[Block] = field(default_factory=list)
 
     def add(self, name: str, arguments: dict[str, object], error: str | None = None) -> None:
         """Add a call of ``name``; ``error``: the block could not be read as it (never run)."""
@@ -125,12 +139,16 @@ def parse_text_reply(reply: AssistantReply, *, id_prefix: str) -> AssistantReply
 
 
 def read_text(text: str, *, cut: bool = False, id_prefix: str = "text") -> Reading:
-    """Every call in ``text``, in order (``cut``: the text was cut by the token limit)."""
+    """Every call in ``text``, in order, and where its blocks lie.
+
+    ``cut``: the text was cut by the token limit.
+    """
     reader = Reading(id_prefix=id_prefix)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     nesting = [NESTING_SCANS * len(lines)]
     i = 0
     while i < len(lines):
+        start, taken = i, len(reader.calls)
         if _FENCE.match(lines[i]):
             fence = _read_fence(lines, i, nesting)
             _take_fence(reader, lines, fence, cut=cut)
@@ -142,6 +160,11 @@ def read_text(text: str, *, cut: bool = False, id_prefix: str = "text") -> Readi
             i = end
         else:
             i += 1
+            continue
+        if len(reader.calls) > taken:
+            named = _path_index(lines, start)
+            first = start if named is None else named
+            reader.blocks.append(Block(start=first, end=i, calls=reader.calls[taken:]))
     return reader
 
 
@@ -405,12 +428,18 @@ def _info(info: str) -> tuple[str, str | None]:
 
 def path_before(lines: list[str], index: int) -> str | None:
     """The path named by the line before ``index`` (blank lines between are skipped)."""
+    named = _path_index(lines, index)
+    return None if named is None else path_line(lines[named])
+
+
+def _path_index(lines: list[str], index: int) -> int | None:
+    """The index of the line before ``index`` when it names a path (``path_before``)."""
     i = index - 1
     while i >= 0 and not lines[i].strip():
         i -= 1
-    if i < 0 or index - i > 3:
+    if i < 0 or index - i > 3 or path_line(lines[i]) is None:
         return None
-    return path_line(lines[i])
+    return i
 
 
 def path_line(line: str) -> str | None:
