@@ -2,6 +2,20 @@
 # The main job: set up, pull the embedded default model, and let Cadenza do the example task
 # (rename a function everywhere) on a fresh copy of examples/inventory.
 set -euo pipefail
+case "${1:-}" in
+  -h | --help)
+    cat <<'USAGE'
+usage: bash scripts/demo.sh
+
+Sets up .venv (scripts/setup.sh), pulls the default local model, copies examples/inventory to
+a temporary folder and asks Cadenza to rename calc_total to compute_total there. Ends with
+"demo: the task is done" when the rename is complete (exit 0), else exits 1.
+Environment: CADENZA_DEMO_MODEL (default qwen2.5-coder-1.5b), CADENZA_DEMO_WORKSPACE (where
+the copy goes), CADENZA_DEMO_TASK (the task).
+USAGE
+    exit 0
+    ;;
+esac
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh

@@ -2,6 +2,18 @@
 # Build the VS Code extension from clients/vscode and install it into VS Code (or code-server,
 # VSCodium: CODE=code-server / CODE=codium), after setting up the server in ./.venv.
 set -euo pipefail
+case "${1:-}" in
+  -h | --help)
+    cat <<'USAGE'
+usage: bash scripts/install-vscode.sh
+
+Sets up .venv (scripts/setup.sh), builds the VS Code extension in clients/vscode and installs
+it, then prints the user setting that points the extension at the server.
+Environment: CODE (the editor's command: code, code-server or codium; default code).
+USAGE
+    exit 0
+    ;;
+esac
 cd "$(dirname "$0")/.."
 
 CODE=${CODE:-code}

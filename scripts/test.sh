@@ -3,6 +3,22 @@
 # llama-server and the small SmolLM2 model, and real headless Chromium for the browse tests),
 # on every core.
 set -euo pipefail
+for arg in "$@"; do
+  if [ "$arg" = "-h" ] || [ "$arg" = "--help" ]; then
+    cat <<'USAGE'
+usage: bash scripts/test.sh [PYTEST ARGUMENTS]
+
+Sets up .venv (scripts/setup.sh), installs chromium when it is missing, pulls the small
+smollm2-135m model, then runs the tests, one worker per core. Arguments go to pytest:
+  bash scripts/test.sh -n 0            one test at a time
+  bash scripts/test.sh -m "not e2e"    without the real-model tests
+  bash scripts/test.sh tests/lsp -x    a part, stopping at the first failure
+CADENZA_TEST_WORKERS sets the number of workers (default: one per core).
+For pytest's own options: .venv/bin/python -m pytest --help
+USAGE
+    exit 0
+  fi
+done
 cd "$(dirname "$0")/.."
 
 bash scripts/setup.sh

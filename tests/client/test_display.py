@@ -276,6 +276,26 @@ def test_summary_with_diff_and_stats() -> None:
     assert "done" not in text.replace("wall", "")
 
 
+def test_summary_footer_keeps_a_number_with_its_unit_in_a_narrow_terminal() -> None:
+    def footer(width: int) -> list[str]:
+        out = io.StringIO()
+        console = Console(file=out, force_terminal=False, width=width, highlight=False)
+        print_summary(
+            console,
+            stop_reason="end_turn",
+            message="",
+            steps=2,
+            wall_time=601.1,
+            changes=(),
+            show_message=False,
+        )
+        return out.getvalue().splitlines()
+
+    narrow = footer(42)  # rich alone broke it as "... · 601.1" and "s"
+    assert "finished · 2 steps in the session" in narrow and "601.1 s" in narrow
+    assert "finished · 2 steps in the session · 601.1 s" in footer(80)
+
+
 def test_summary_error_message_shown() -> None:
     console, out = plain_console()
     print_summary(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cadenza.engine.checks import MAX_REFUSALS
+from cadenza.engine.checks import MAX_REFUSALS, Done, changed_check
 from cadenza.engine.events import CheckRan, ToolCallFinished
 from cadenza.engine.leftovers import MAX_FILE_BYTES, find_uses
 from cadenza.engine.loop import CHECKS_SUMMARY
@@ -170,6 +170,41 @@ async def test_nothing_changed_after_failed_edits_must_pass(tmp_path: Path) -> N
         ("changed", "failed", False),
     ]
     assert (tmp_path / "a.py").read_text() == "x = 1\n"
+
+
+async def test_a_file_written_back_as_it_was_is_said_so_not_a_failed_edit(
+    tmp_path: Path,
+) -> None:
+    """The write applied and changed nothing: the person reads that, not "did not apply"."""
+    (tmp_path / "a.py").write_text("x = 1\n")
+    read = call("read_file", path="a.py")
+    same = call("write_file", path="a.py", content="x = 1\n")
+    loop = LOCAL_LOOP.replace(edit="write_file", ending="complete")
+    provider = ScriptedProvider([reply(read), reply(same), *[reply(DONE)] * 3])
+    session, editor = make_session(tmp_path, provider, loop, task="Set x to 2 in a.py.")
+    outcome = await session.run()
+    assert outcome.stop_reason == "failed", outcome
+    found = "nothing was changed: a.py was written back with the text it already had"
+    assert outcome.message == f"Not done: {found}"
+    assert [(c.status, c.detail) for c in checks(editor)] == [("failed", found)] * 3
+    told = [m.content for m in session.messages if isinstance(m, UserMessage)]
+    told += tool_results(session)
+    assert not any("failed" in t and "edit call" in t for t in told)
+    assert (tmp_path / "a.py").read_text() == "x = 1\n"
+
+
+def test_the_changed_check_names_files_written_back_beside_edits_that_failed() -> None:
+    done = Done(changed=[], ran=False)
+    mixed = changed_check(done, "edit_file", ["write_file", "edit_file"], ["a.py"])
+    assert mixed.detail == (
+        "nothing was changed: a.py was written back with the text it already had, and the "
+        "other edit the agent tried did not apply"
+    )
+    both = changed_check(done, "write_file", ["write_file"] * 3, ["a.py", "b.py", "a.py"])
+    assert both.detail == (
+        "nothing was changed: a.py, b.py were written back with the text they already had"
+    )
+    assert not both.passed and both.must_pass
 
 
 async def test_no_change_check_without_an_edit_tool_or_when_off(tmp_path: Path) -> None:

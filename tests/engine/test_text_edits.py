@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+
+import anyio
 
 from cadenza.engine.events import ContractRepaired, FileEdited, ToolCallFinished, ToolCallStarted
 from cadenza.engine.session import Session, SessionSettings
+from cadenza.engine.testsuite import PYTEST_ARGS
 from cadenza.engine.variants import LOCAL_LOOP, LoopSettings
 from cadenza.messages import AssistantReply, FinishReason
 from cadenza.providers.base import ModelRequest
@@ -315,3 +319,49 @@ async def test_a_primed_file_counts_as_shown(tmp_path: Path) -> None:
     )
     await session.run()
     assert (tmp_path / "cfg.py").read_text() == "DEBUG = False\n"
+
+
+async def test_the_person_reads_the_answer_without_blocks_or_result_heads(tmp_path: Path) -> None:
+    """The final answer a small model wrote after its history's heads is shown without them."""
+    (tmp_path / "util.py").write_text("def scale(x):\n    return x\n")
+    session, _, _ = make(
+        tmp_path,
+        [
+            text(sr("util.py", "    return x", "    return 2 * x")),
+            text("[block for util.py: result]\nscale now returns twice its argument."),
+        ],
+        task="in util.py make scale return twice its argument",
+    )
+    outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    assert outcome.message == "scale now returns twice its argument."
+    # The history keeps what the model wrote: it reads its own replies.
+    assert session.messages[-1].content.startswith("[block for util.py: result]")
+
+
+async def test_a_change_the_tests_accept_ends_with_the_words_not_the_block(
+    tmp_path: Path,
+) -> None:
+    """The reply of edits after which the tests pass is the answer: its block is summarised."""
+    (tmp_path / "util.py").write_text("def scale(x):\n    return x\n")
+    (tmp_path / "test_util.py").write_text(
+        "from util import scale\n\n\ndef test_scale():\n    assert scale(2) == 4\n"
+    )
+    change = "I double it.\n\n" + sr("util.py", "    return x", "    return 2 * x")
+    provider = ScriptedProvider([text(change)])
+    session = Session(
+        session_id="s1",
+        task="the test in test_util.py fails: fix util.py",
+        root=tmp_path,
+        provider=provider,
+        editor=MemoryEditor(),
+        settings=SessionSettings(
+            loop=TEXT.replace(candidates=0),
+            max_steps=4,
+            test_command=f"{sys.executable} -m pytest {PYTEST_ARGS}",
+        ),
+    )  # type: ignore[arg-type]
+    with anyio.fail_after(120):
+        outcome = await session.run()
+    assert outcome.stop_reason == "end_turn", outcome
+    assert outcome.message == "I double it.\n\n(edited util.py)\n\nThe tests pass: 1 passed."

@@ -365,6 +365,22 @@ def _change_label(change: FileChange) -> str:
     return visible_line(change.path)
 
 
+def _packed(console: Console, parts: list[str], sep: str) -> list[str]:
+    """``parts`` (markup) joined by ``sep`` into lines that fit the console.
+
+    A narrow terminal breaks the line between parts only: a number keeps its unit (rich would
+    break at any space, leaving "s" alone under "601.1").
+    """
+    lines: list[str] = []
+    for part in parts:
+        joined = f"{lines[-1]}{sep}{part}" if lines else part
+        if lines and Text.from_markup(joined).cell_len <= console.width:
+            lines[-1] = joined
+        else:
+            lines.append(part)
+    return lines
+
+
 def print_summary(
     console: Console,
     *,
@@ -404,12 +420,11 @@ def print_summary(
         )
     said = ENDINGS.get(stop_reason, f"ended ({stop_reason})")
     plural = "" if steps == 1 else "s"
-    step_part = f"{steps} step{plural} in the session {marks.dot} " if steps is not None else ""
-    console.print(
-        f"[bold]{visible_markup(said)}[/] {marks.dot} {step_part}{wall_time:.1f} s",
-        style=colour,
-        highlight=False,
-    )
+    parts = [f"[bold]{visible_markup(said)}[/]", f"{wall_time:.1f} s"]
+    if steps is not None:
+        parts.insert(1, f"{steps} step{plural} in the session")
+    for line in _packed(console, parts, f" {marks.dot} "):
+        console.print(line, style=colour, highlight=False)
     if not changes:
         console.print("no files changed")
         return

@@ -14,9 +14,10 @@ The checks (``LoopSettings.checks``):
 - ``changed``: something changed in the session (``Runtime.changed``). Only in a movement that
   offers an edit tool. When the movement made edit calls and every one failed, it must pass:
   the model meant to change something and did not (c14 of the ``checked`` set ended done that
-  way). Otherwise shown once: a question needs no change, and whether the task asked for one
-  is the model's call once it was told (a test of the task's wording would be a guess); a
-  second claim is accepted.
+  way). A whole-file write of the text the file already had applied and changed nothing: the
+  detail says the file was written back unchanged, not that an edit failed. Otherwise shown
+  once: a question needs no change, and whether the task asked for one is the model's call
+  once it was told (a test of the task's wording would be a guess); a second claim is accepted.
 - ``diagnostics``: the errors language servers report after the session's edits
   (``engine.diagnostics_check``), in the changed files and the files that use them. Shown
   once, like ``changed``: a language server also reports what the environment makes.
@@ -51,6 +52,7 @@ and a ``failed`` end carry it. The model reads its ``nudge``: the same, and what
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -63,8 +65,9 @@ from cadenza.engine.runtime import Runtime
 from cadenza.engine.test_feedback import last_run_still_holds, tested_state
 from cadenza.engine.testsuite import is_test_file
 from cadenza.engine.variants import ALL_EDIT_TOOLS, Checks
-from cadenza.messages import AssistantMessage, ToolCall
+from cadenza.messages import AssistantMessage, ToolCall, ToolMessage
 from cadenza.tools.base import ToolContext
+from cadenza.tools.edit import UNCHANGED
 
 MAX_REFUSALS = 2
 """Claims refused per movement run before failing checks end it as ``failed``."""
@@ -180,12 +183,15 @@ class Done:
         return bool(self.changed) or self.ran
 
 
-def changed_check(done: Done, edit_tool: str, tried: list[str]) -> CheckOutcome:
+def changed_check(
+    done: Done, edit_tool: str, tried: list[str], kept: Sequence[str] = ()
+) -> CheckOutcome:
     """The ``changed`` check: did any edit succeed?
 
     ``tried``: the names of the edit calls the movement made. When it made some and none
     succeeded the task asked for a change (the model thought so) and is not done: must pass.
-    Otherwise it may be a question: shown once.
+    Otherwise it may be a question: shown once. ``kept``: the file of each of those calls that
+    wrote a file back with the text it already had (it applied, and changed nothing).
     """
     if done.changed:
         files = ", ".join(dict.fromkeys(done.changed))
@@ -194,20 +200,20 @@ def changed_check(done: Done, edit_tool: str, tried: list[str]) -> CheckOutcome:
         detail = "no edit, but a command ran that may have changed files"
         return CheckOutcome(name="changed", passed=True, detail=detail)
     if tried:
-        none = (
-            "the edit the agent tried did not apply"
-            if len(tried) == 1
-            else f"none of the {len(tried)} edits the agent tried applied"
+        why = _why_unchanged(len(tried), kept)
+        nudge = (
+            f"{why}, so the task is not done. Make the change with {edit_tool}: the text you "
+            "write must differ from what the file holds"
+            if kept
+            else f"each of your {len(tried)} edit call(s) failed, so the task is not done. Make "
+            f"the change with {edit_tool}, copying old_string exactly from the file as the "
+            "conversation shows it"
         )
         return CheckOutcome(
             name="changed",
             passed=False,
-            detail=f"nothing was changed: {none}",
-            nudge=(
-                f"nothing was changed: each of your {len(tried)} edit call(s) failed, so the "
-                f"task is not done. Make the change with {edit_tool}, copying old_string "
-                "exactly from the file as the conversation shows it"
-            ),
+            detail=f"nothing was changed: {why}",
+            nudge=f"nothing was changed: {nudge}",
         )
     return CheckOutcome(
         name="changed",
@@ -220,6 +226,26 @@ def changed_check(done: Done, edit_tool: str, tried: list[str]) -> CheckOutcome:
             "again with the answer as the summary"
         ),
     )
+
+
+def _why_unchanged(tried: int, kept: Sequence[str]) -> str:
+    """Why ``tried`` edit calls changed nothing, ``kept`` of them writes of a file's own text."""
+    failed = tried - len(kept)
+    if failed == tried:
+        return (
+            "the edit the agent tried did not apply"
+            if tried == 1
+            else f"none of the {tried} edits the agent tried applied"
+        )
+    files = list(dict.fromkeys(kept))
+    written = (
+        f"{', '.join(files)} {'was' if len(files) == 1 else 'were'} written back with the text "
+        f"{'it' if len(files) == 1 else 'they'} already had"
+    )
+    if not failed:
+        return written
+    others = "the other edit" if failed == 1 else f"the other {failed} edits"
+    return f"{written}, and {others} the agent tried did not apply"
 
 
 class DoneChecks:
@@ -285,7 +311,7 @@ class DoneChecks:
         """``changed``, ``diagnostics`` and ``tests``, as far as ``level`` runs them."""
         outcomes: list[CheckOutcome] = []
         if self.edit_tool and (level == "all" or tried):
-            outcomes.append(changed_check(done, self.edit_tool, tried))
+            outcomes.append(changed_check(done, self.edit_tool, tried, self._kept()))
         if self.rt.written and (level == "all" or done.changed):
             outcomes += await self._diagnostics()
         if self._tests_due(outcomes, done, level):
@@ -309,6 +335,14 @@ class DoneChecks:
             if isinstance(message, AssistantMessage)
             for call in message.tool_calls
             if call.name in EDIT_CALLS
+        ]
+
+    def _kept(self) -> list[str]:
+        """The file of each whole-file write this movement run made that changed nothing."""
+        return [
+            message.content.partition(f" {UNCHANGED}")[0]
+            for message in self.rt.messages[self._start :]
+            if isinstance(message, ToolMessage) and message.unchanged
         ]
 
     def _blocks(self, outcome: CheckOutcome) -> bool:

@@ -40,6 +40,7 @@ from cadenza.engine.seen import seen_files, still_seen
 from cadenza.engine.workflows import Movement, Workflow, default_workflow
 from cadenza.messages import Message, UserMessage
 from cadenza.providers.base import Provider, ProviderError
+from cadenza.providers.text_person import person_text
 from cadenza.schema.outcome import SessionOutcome
 from cadenza.secrets import redact_then_cut
 from cadenza.tools.base import Tool
@@ -396,8 +397,12 @@ class Session:
         return "; ".join(reached) + "; not finished"
 
     def _final(self, result: Ended, movement: Movement) -> SessionOutcome:
+        """The session's outcome: under the text format, its message without the blocks."""
         self.stopped_in = movement.name
-        return result.outcome.model_copy(update={"steps": self.rt.steps})
+        update: dict[str, object] = {"steps": self.rt.steps}
+        if self.settings.loop.edit == "text":  # the person reads the words, not the edits
+            update["message"] = person_text(result.outcome.message)
+        return result.outcome.model_copy(update=update)
 
     def _checkpoint(self, runner: MovementRunner, result: MovementResult | BudgetSpent) -> None:
         """Write the movement's memory checkpoint: what was done, how it ended, what is next."""

@@ -233,6 +233,10 @@ def _assistant_text(message: AssistantMessage) -> str:
     return f"{message.content}\n\n{rendered}" if message.content else rendered
 
 
+RESULT_HEAD = re.compile(r"^\[(?:block for .+: |[\w.-]+ )(?:result|error)\]$")
+"""A line that heads a result as the model reads it (``_result_head``)."""
+
+
 def _result_head(call: ToolCall | None, message: ToolMessage) -> str:
     status = "error" if message.is_error else "result"
     if call is not None and call.name in (SEARCH_REPLACE, WHOLE_FILE, "create_file"):

@@ -92,6 +92,19 @@ class _Fence:
     """The index of the line after the block."""
 
 
+@dataclass(frozen=True, kw_only=True)
+class Block:
+    """Where a block that became calls lies in its text, and its calls.
+
+    Lines ``start`` (its path line, when one precedes it) to ``end`` (exclusive), as
+    ``read_text`` splits the text into lines.
+    """
+
+    start: int
+    end: int
+    calls: list[ToolCall]
+
+
 @dataclass
 class Reading:
     """The calls of a text, in reply order, and whether a block was cut by the token limit."""
@@ -100,6 +113,7 @@ class Reading:
     cut: bool = False
     last_path: str | None = None
     id_prefix: str = "text"
+    blocks: list[Block] = field(default_factory=list)
 
     def add(self, name: str, arguments: dict[str, object], error: str | None = None) -> None:
         """Add a call of ``name``; ``error``: the block could not be read as it (never run)."""
@@ -141,7 +155,8 @@ def parse_text_reply(
 def read_text(
     text: str, *, cut: bool = False, id_prefix: str = "text", shown: Sequence[str] = ()
 ) -> Reading:
-    """Every call in ``text``, in order (``cut``: the text was cut by the token limit).
+    """Every call in ``text``, in order, and where its blocks lie (``cut``: the text was cut
+    by the token limit).
 
     ``shown``: the texts the model read before writing ``text``. A file is shown between
     fences longer than its own fence lines (``messages.fence_for``), so the longest fence in
@@ -158,6 +173,7 @@ def read_text(
     early: tuple[int, int, _Fence] | None = None  # the first block that may have closed early
     i = 0
     while i < len(lines):
+        start, taken = i, len(reader.calls)
         if _FENCE.match(lines[i]):
             fence = _read_fence(lines, i, nesting)
             first = len(reader.calls)
@@ -173,6 +189,11 @@ def read_text(
             i = end
         else:
             i += 1
+            continue
+        if len(reader.calls) > taken:
+            named = _path_index(lines, start)
+            head = start if named is None else named
+            reader.blocks.append(Block(start=head, end=i, calls=reader.calls[taken:]))
     if early is not None:
         first, end, fence = early
         later = end > first and any(_closes(x, fence.fence) for x in lines[fence.end :])
@@ -197,7 +218,9 @@ def _drop_after(reader: Reading, first: int, end: int, fence: _Fence, *, longer:
     own = [json.loads(c.arguments) for c in reader.calls[first:end]]
     path = next((a["path"] for a in own if isinstance(a.get("path"), str)), None)
     name = reader.calls[first].name if first < end else TOOL_BLOCK
+    dropped = reader.calls[first:]
     del reader.calls[first:]
+    reader.blocks = [b for b in reader.blocks if not any(c in dropped for c in b.calls)]
     reader.cut = False  # what was cut lies after the block: not used either
     what = f"the block for {path}" if path else "a block"
     reader.add(
@@ -526,12 +549,18 @@ def _info(info: str) -> tuple[str, str | None]:
 
 def path_before(lines: list[str], index: int) -> str | None:
     """The path named by the line before ``index`` (blank lines between are skipped)."""
+    named = _path_index(lines, index)
+    return None if named is None else path_line(lines[named])
+
+
+def _path_index(lines: list[str], index: int) -> int | None:
+    """The index of the line before ``index`` when it names a path (``path_before``)."""
     i = index - 1
     while i >= 0 and not lines[i].strip():
         i -= 1
-    if i < 0 or index - i > 3:
+    if i < 0 or index - i > 3 or path_line(lines[i]) is None:
         return None
-    return path_line(lines[i])
+    return i
 
 
 def path_line(line: str) -> str | None:
