@@ -51,30 +51,28 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from cadenza.messages import AssistantReply, ToolCall, longest_fence
+from cadenza.providers.text_paths import (
+    looks_like_path,
+    path_before,
+    path_index,
+    path_line,
+)
 
 WHOLE_FILE = "write_file"
 SEARCH_REPLACE = "edit_file"
 TOOL_BLOCK = "tool"
 """The name of a broken tool block's call when the block names no tool."""
 
-MAX_PATH_CHARS = 250
 NESTING_SCANS = 8
 """A reply's nested fence readings scan at most this many times its lines in all: an opener
 whose nested reading runs to the end, repeated, made the reading quadratic (1,200 such
 blocks: 1.5 s)."""
-MAX_LINE_CHARS = 2 * MAX_PATH_CHARS
-"""The longest line read as a path line (the path and its decoration). The note pattern
-backtracks on a long run of spaces: 16,000 of them held it for 10 s."""
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}(?=[^`]*$)|~{3,})(?P<info>.*)$")
 """A fence line; a backtick fence's info string holds no backtick (CommonMark), so a line of
 inline code such as ```` ```x``` ```` opens nothing."""
 _SEARCH = re.compile(r"^\s*<{5,9}\s*SEARCH\b.*$", re.IGNORECASE)
 _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
 _REPLACE = re.compile(r"^\s*>{5,9}\s*REPLACE\b.*$", re.IGNORECASE)
-_LABEL = re.compile(r"^(?:file(?:name)?|path)\s*:\s*", re.IGNORECASE)
-_BULLET = re.compile(r"^(?:[-+*]|\d{1,2}[.)])\s+")
-_PATH = re.compile(r"^[\w.~@+\-/\\]+$")
-_NOTE = re.compile(r"(?<=\S)\s+\([^()]*\)\s*:?\s*$")
 TOOL_TAGS = frozenset({"tool", "tool_call", "tool_code"})
 
 
@@ -155,8 +153,9 @@ def parse_text_reply(
 def read_text(
     text: str, *, cut: bool = False, id_prefix: str = "text", shown: Sequence[str] = ()
 ) -> Reading:
-    """Every call in ``text``, in order, and where its blocks lie (``cut``: the text was cut
-    by the token limit).
+    """Every call in ``text``, in order, and where its blocks lie.
+
+    ``cut``: the text was cut by the token limit.
 
     ``shown``: the texts the model read before writing ``text``. A file is shown between
     fences longer than its own fence lines (``messages.fence_for``), so the longest fence in
@@ -191,7 +190,7 @@ def read_text(
             i += 1
             continue
         if len(reader.calls) > taken:
-            named = _path_index(lines, start)
+            named = path_index(lines, start)
             head = start if named is None else named
             reader.blocks.append(Block(start=head, end=i, calls=reader.calls[taken:]))
     if early is not None:
@@ -543,60 +542,5 @@ def _info(info: str) -> tuple[str, str | None]:
     if not words:
         return "", None
     language = words[0].lower()
-    named = [w for w in words if ("." in w or "/" in w) and _looks_like_path(w)]
+    named = [w for w in words if ("." in w or "/" in w) and looks_like_path(w)]
     return language, (named[-1].strip("'\"") if named else None)
-
-
-def path_before(lines: list[str], index: int) -> str | None:
-    """The path named by the line before ``index`` (blank lines between are skipped)."""
-    named = _path_index(lines, index)
-    return None if named is None else path_line(lines[named])
-
-
-def _path_index(lines: list[str], index: int) -> int | None:
-    """The index of the line before ``index`` when it names a path (``path_before``)."""
-    i = index - 1
-    while i >= 0 and not lines[i].strip():
-        i -= 1
-    if i < 0 or index - i > 3 or path_line(lines[i]) is None:
-        return None
-    return i
-
-
-def path_line(line: str) -> str | None:
-    """The path a line names when it holds only a path (and Markdown decoration), else None.
-
-    Decoration: a heading's ``#``, a list bullet, bold or italic marks, backticks, quotes, a
-    ``File:`` label, a trailing colon, and a note in parentheses after the path
-    (``text.py (lines 1-7 of 7)``, as a read shows a part of a file). A bare word needs a
-    ``.`` or ``/`` to count as a path (a prose line ending in a colon does not); a path with
-    spaces, backticks around it.
-    """
-    if len(line) > MAX_LINE_CHARS:  # before the patterns: a long line is never a path's
-        return None
-    text = line.strip().lstrip("#").strip()
-    text = _BULLET.sub("", text)
-    text = _NOTE.sub("", text)
-    text = text.strip("* ").rstrip(":").strip("* ")
-    text = _LABEL.sub("", text).strip("* ")
-    quoted = len(text) > 2 and text[0] == text[-1] and text[0] in "`'\""
-    if quoted:
-        text = text[1:-1].strip()
-    text = text.rstrip(":").strip()
-    if not text or len(text) > MAX_PATH_CHARS or "://" in text:
-        return None
-    if quoted and "`" not in text and "\n" not in text and text.strip("./"):
-        return text.removeprefix("./")
-    if not _looks_like_path(text):
-        return None
-    return text.removeprefix("./")
-
-
-def _looks_like_path(word: str) -> bool:
-    """A word without spaces, with a ``.`` or ``/`` and a letter or digit, not an ellipsis."""
-    if not _PATH.match(word) or not ("." in word or "/" in word):
-        return False
-    stem = word.strip("./\\")
-    if not stem or not any(c.isalnum() for c in stem) or word.endswith("."):
-        return False
-    return "/" in word or not word.rsplit(".", 1)[-1].isdigit()  # not a version: 3.11
