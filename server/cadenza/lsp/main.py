@@ -55,6 +55,8 @@ def parse_address(address: str, flag: str = "--tcp") -> tuple[str, int]:
 
 def _rule_problem(rules: tuple[list[str], list[str]]) -> str | None:
     """Why a rule of ``--allow``/``--deny`` cannot be read, or None."""
+    if not any(rules):
+        return None  # nothing to import on the way to ``initialize``
     from cadenza.permission_rules import RuleError, parse_rule
 
     for text in (*rules[0], *rules[1]):
