@@ -79,6 +79,76 @@ def test_the_report_counts_as_pytest_does(tmp_path: Path) -> None:
     assert counted.summary == "2 failed, 2 passed, 1 skipped, 1 error"
 
 
+SKIPS_WHEN_WRONG = """\
+import pytest
+
+
+def double(x):
+    if x != 2:
+        pytest.skip("not today")  # the code under test hides its wrong answers
+    return 2 * x
+"""
+SKIPPING_TESTS = """\
+import pytest
+
+from calc import double
+from helpers import needs_net
+
+
+def test_two():
+    assert double(2) == 4
+
+
+def test_three():
+    assert double(3) == 6
+
+
+@pytest.mark.skip(reason="later")
+def test_marked():
+    pass
+
+
+def test_online():
+    needs_net()
+"""
+
+
+def test_a_skip_raised_by_the_code_under_test_does_not_pass(tmp_path: Path) -> None:
+    (tmp_path / "calc.py").write_text(SKIPS_WHEN_WRONG)
+    tests = tmp_path / "tests"
+    tests.mkdir()
+    (tests / "test_calc.py").write_text(SKIPPING_TESTS)
+    (tests / "helpers.py").write_text(
+        "import pytest\n\n\ndef needs_net():\n    pytest.skip('offline')\n"
+    )
+    report = tmp_path / "report.xml"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        check=False,
+    )
+    counted = read_junit(report)
+    assert isinstance(counted, Junit) and counted.passed == 1 and counted.skipped == 3
+    assert counted.skipped_in_code.endswith("calc.py:6")  # not the marker, not the helper
+    status, detail = judged("exit code 0\n1 passed, 3 skipped in 0.1s", counted, error=False)
+    assert status == "failed"
+    assert "a test was skipped from " in detail and "code that is not a test" in detail
+    # Skips from the tests themselves (a marker, a helper in the tests folder) are theirs.
+    (tmp_path / "calc.py").write_text("def double(x):\n    return 2 * x\n")
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        check=False,
+    )
+    counted = read_junit(report)
+    assert isinstance(counted, Junit) and counted.passed == 2 and not counted.skipped_in_code
+    assert judged("exit code 0\n2 passed, 2 skipped in 0.1s", counted, error=False)[0] == "passed"
+
+
 def test_a_report_is_read_as_hostile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "report.xml"
     assert read_junit(path) == NO_REPORT

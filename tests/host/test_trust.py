@@ -94,6 +94,30 @@ def test_a_folder_may_lower_the_persons_bounds_but_raise_them_only_when_trusted(
     assert warnings == [] and not folder_trust(ws, store=TrustStore(tmp_path / "t2.json")).has_held
 
 
+def test_a_bound_written_as_a_string_is_judged_as_the_number_it_reads_as(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "cadenza.toml").write_text(
+        'maxSteps = "1000"\ncontextSize = " 131072 "\nmaxTokens = "999999"\n'
+        '[checks]\ntestTimeoutS = "600"\n'
+    )
+    warnings: list[str] = []
+    config = load_config(ws, warnings)
+    assert config.max_steps <= 25 and config.max_tokens is None
+    assert config.context_size <= 8192 and config.checks.test_timeout_s <= 120
+    [note] = warnings
+    assert "raise a limit of your own settings" in note
+
+
+def test_a_provider_name_in_the_question_is_printable(tmp_path: Path) -> None:
+    settings = classify(
+        {"providers": {"evil\x1b[2K\r\u202esafe to trust.\n\n": {"baseUrl": "http://x"}}},
+        tmp_path / "cadenza.toml",
+    )
+    described = settings.describe_held()
+    assert "\n" not in described and "\x1b" not in described and "\u202e" not in described
+
+
 def test_a_refused_key_is_named_on_one_line(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()

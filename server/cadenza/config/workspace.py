@@ -155,11 +155,17 @@ class WorkspaceSettings:
 def _raises(value: Any, limit: float | None) -> bool:
     """Whether a bound set to ``value`` goes above ``limit``.
 
-    A value that is no number is not judged here: the settings' validation refuses it.
+    A string is read as the settings' validation reads it (``"1000"`` is 1000); a value that
+    reads as no number is not judged here: the validation refuses it.
     """
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return False
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
-    return limit is None or value > limit
+    return limit is None or not value <= limit  # NaN: not below, so a raise
 
 
 def _shown(value: str, limit: int = 80) -> str:
@@ -200,6 +206,7 @@ def _names(table: Any) -> list[str]:
 
 def _provider(name: str, options: Any) -> str:
     """``providers.NAME`` with where it sends requests, what it runs and what it adds."""
+    name = _printable(name[:80])
     if not isinstance(options, dict):
         return f"providers.{name}"
     named = []

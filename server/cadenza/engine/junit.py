@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePath
 from xml.parsers import expat
 
 MAX_REPORT_BYTES = 50_000_000
@@ -59,12 +59,17 @@ class Junit:
         failed: Test cases with a failure.
         errors: Test cases with an error (setup, teardown, collection).
         skipped: Test cases skipped (xfailed ones included).
+        skipped_in_code: Where a skip was raised from a file that is not a test file (the
+            skip's ``path:line``), the first one; "" none. A test belongs to the tests: code
+            under test that skips the test calling it (``pytest.skip`` when its answer is
+            wrong) would make a failing run pass.
     """
 
     passed: int = 0
     failed: int = 0
     errors: int = 0
     skipped: int = 0
+    skipped_in_code: str = ""
 
     @property
     def ran(self) -> int:
@@ -151,6 +156,8 @@ class _Tally:
         self.outcome = ""
         self.suites = 0
         self.tally = {"passed": 0, "failure": 0, "error": 0, "skipped": 0}
+        self.skip_text: list[str] | None = None  # the open skipped element's text
+        self.skipped_in_code = ""
 
     def start(self, name: str, _attributes: dict[str, str]) -> None:
         self.depth += 1
@@ -165,8 +172,19 @@ class _Tally:
             and self.outcome in ("", "skipped")  # a failure or an error outweighs a skip
         ):
             self.outcome = name
+            if name == "skipped":
+                self.skip_text = []
 
-    def end(self, _name: str) -> None:
+    def text(self, data: str) -> None:
+        if self.skip_text is not None and sum(map(len, self.skip_text)) < MAX_SKIP_CHARS:
+            self.skip_text.append(data)
+
+    def end(self, name: str) -> None:
+        if name == "skipped" and self.skip_text is not None:
+            where = skip_place("".join(self.skip_text)[:MAX_SKIP_CHARS])
+            if where and not self.skipped_in_code and not is_test_path(where):
+                self.skipped_in_code = where
+            self.skip_text = None
         if self.depth == self.case_depth:
             self.tally[self.outcome or "passed"] += 1
             self.case_depth = 0
@@ -175,8 +193,39 @@ class _Tally:
     def counted(self) -> Junit:
         t = self.tally
         return Junit(
-            passed=t["passed"], failed=t["failure"], errors=t["error"], skipped=t["skipped"]
+            passed=t["passed"],
+            failed=t["failure"],
+            errors=t["error"],
+            skipped=t["skipped"],
+            skipped_in_code=self.skipped_in_code,
         )
+
+
+MAX_SKIP_CHARS = 2_000
+_SKIP_PLACE = re.compile(r"^\s*(?P<where>(?P<path>[^\n]+?\.py):\d+):")
+
+
+def skip_place(text: str) -> str:
+    """The ``path:line`` a skip's text starts with (pytest writes it there), or ""."""
+    found = _SKIP_PLACE.match(text)
+    return found["where"] if found else ""
+
+
+TEST_FOLDERS = frozenset({"tests", "test", "testing"})
+INSTALLED = frozenset({"site-packages", "dist-packages"})
+
+
+def is_test_path(where: str) -> bool:
+    """Whether ``path:line`` lies with the tests, not the code.
+
+    A test module, a ``conftest.py``, a file in a tests folder (a helper of theirs), or an
+    installed package (a plugin).
+    """
+    path = PurePath(where.rsplit(":", 1)[0])
+    if TEST_FOLDERS & set(path.parts[:-1]) or INSTALLED & set(path.parts):
+        return True
+    name = path.name
+    return name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py")
 
 
 def _refuse(*_args: object) -> None:
@@ -198,6 +247,7 @@ def read_junit(path: Path) -> Junit | str:
     parser.EntityDeclHandler = _refuse
     parser.StartElementHandler = tally.start
     parser.EndElementHandler = tally.end
+    parser.CharacterDataHandler = tally.text
     with os.fdopen(fd, "rb") as file:
         info = os.fstat(file.fileno())
         if not stat.S_ISREG(info.st_mode):

@@ -114,6 +114,11 @@ def _doubt(suite: SuiteCommand, status: str, output: str, report: Junit | str) -
         if not (ok or none_found):
             return ""
         return f"{report}: {EARLY_END}" if report == NO_REPORT else report
+    if report.skipped_in_code:
+        return (
+            f"a test was skipped from {report.skipped_in_code}, code that is not a test: "
+            "a skip belongs in the tests, so the run does not pass"
+        )
     said = read_report(output).counts
     contradicted = (
         status in CANNOT_RUN

@@ -74,6 +74,8 @@ _SEARCH = re.compile(r"^\s*<{5,9}\s*SEARCH\b.*$", re.IGNORECASE)
 _DIVIDER = re.compile(r"^\s*={5,9}\s*$")
 _REPLACE = re.compile(r"^\s*>{5,9}\s*REPLACE\b.*$", re.IGNORECASE)
 TOOL_TAGS = frozenset({"tool", "tool_call", "tool_code"})
+_TILDE_RUN = re.compile(r"^[ \t]*(~{3,})", re.MULTILINE)
+_MARKER = re.compile(r"^\s*>{5,9}\s*REPLACE\b", re.MULTILINE | re.IGNORECASE)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -163,28 +165,34 @@ def read_text(
     fence line no longer than that may have been closed by a line of the copied text, and
     what follows be the rest of that text: when calls follow it, or a later line could have
     closed its own call's block, that call and all after it become one error asking for a
-    longer fence.
+    longer fence. Likewise ``~~~`` fences (files are not shown between them, so any such line
+    in them counts), and SEARCH/REPLACE sections outside a fence once a shown text held their
+    marker lines: a section ends at its ``>>>>>>> REPLACE`` line, which may be the file's.
     """
     reader = Reading(id_prefix=id_prefix)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     nesting = [NESTING_SCANS * len(lines)]
     held = max((longest_fence(t) for t in shown), default=0) - 1
-    early: tuple[int, int, _Fence] | None = None  # the first block that may have closed early
+    tildes = max((len(run) for t in shown for run in _TILDE_RUN.findall(t)), default=0)
+    markers = any(_MARKER.search(t) for t in shown)
+    early: tuple[int, int, str, _Fence | None] | None = None  # the first that may end early
     i = 0
     while i < len(lines):
         start, taken = i, len(reader.calls)
         if _FENCE.match(lines[i]):
             fence = _read_fence(lines, i, nesting)
-            first = len(reader.calls)
             _take_fence(reader, lines, fence, cut=cut)
-            short = fence.fence[0] == "`" and len(fence.fence) <= held
-            if early is None and fence.closed and short and not _calls_read(reader, first, fence):
-                early = (first, len(reader.calls), fence)
+            limit = held if fence.fence[0] == "`" else tildes
+            short = len(fence.fence) <= limit
+            if early is None and fence.closed and short and not _calls_read(reader, taken, fence):
+                early = (taken, len(reader.calls), fence.fence, fence)
             i = fence.end
         elif _SEARCH.match(lines[i]):
             end = _section_end(lines, i)
             path = path_before(lines, i) or reader.last_path
             _take_sections(reader, path, lines[i:end], cut=cut and end == len(lines))
+            if early is None and markers:
+                early = (taken, len(reader.calls), ">>>>>>> REPLACE", None)
             i = end
         else:
             i += 1
@@ -194,10 +202,11 @@ def read_text(
             head = start if named is None else named
             reader.blocks.append(Block(start=head, end=i, calls=reader.calls[taken:]))
     if early is not None:
-        first, end, fence = early
-        later = end > first and any(_closes(x, fence.fence) for x in lines[fence.end :])
+        first, end, closing, fence = early
+        later = fence is not None and end > first
+        later = later and any(_closes(x, fence.fence) for x in lines[fence.end :])
         if len(reader.calls) > end or later:  # calls after it, or its own cut short
-            _drop_after(reader, first, end, fence, longer="`" * (held + 1))
+            _drop_after(reader, first, end, closing, longer="`" * max(3, held + 1))
     return reader
 
 
@@ -212,8 +221,11 @@ def _calls_read(reader: Reading, first: int, fence: _Fence) -> bool:
     return tool and bool(calls) and all(c.error is None for c in calls)
 
 
-def _drop_after(reader: Reading, first: int, end: int, fence: _Fence, *, longer: str) -> None:
-    """The calls from the block ``fence`` on (its own: ``first``..``end``) as one error."""
+def _drop_after(reader: Reading, first: int, end: int, closing: str, *, longer: str) -> None:
+    """The calls from a block that ended at a ``closing`` line on as one error.
+
+    Its own calls: ``first``..``end``.
+    """
     own = [json.loads(c.arguments) for c in reader.calls[first:end]]
     path = next((a["path"] for a in own if isinstance(a.get("path"), str)), None)
     name = reader.calls[first].name if first < end else TOOL_BLOCK
@@ -225,10 +237,10 @@ def _drop_after(reader: Reading, first: int, end: int, fence: _Fence, *, longer:
     reader.add(
         name,
         _path_args(path),
-        f"{what} ended at a {fence.fence} line, and files shown to you hold such lines in "
+        f"{what} ended at a {closing} line, and files shown to you hold such lines in "
         "their text, so it may have ended inside a file: nothing was used from this block on, "
-        f"nor any block after it. Send it again between {longer} lines, as files are shown "
-        "to you, then the blocks after it",
+        f"nor any block after it. Send {'the whole file' if closing[0] == '>' else 'it'} again "
+        f"between {longer} lines, as files are shown to you, then the blocks after it",
     )
 
 
