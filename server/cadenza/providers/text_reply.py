@@ -202,9 +202,10 @@ def read_text(
             head = start if named is None else named
             reader.blocks.append(Block(start=head, end=i, calls=reader.calls[taken:]))
     if early is not None:
-        first, end, closing, fence = early
-        later = fence is not None and end > first
-        later = later and any(_closes(x, fence.fence) for x in lines[fence.end :])
+        first, end, closing, block = early
+        later = block is not None and end > first
+        if block is not None and later:
+            later = any(_closes(x, block.fence) for x in lines[block.end :])
         if len(reader.calls) > end or later:  # calls after it, or its own cut short
             _drop_after(reader, first, end, closing, longer="`" * max(3, held + 1))
     return reader
