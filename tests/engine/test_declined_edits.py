@@ -116,7 +116,9 @@ async def test_the_small_models_claim_after_a_declined_edit_stands(tmp_path: Pat
     project(tmp_path)
     editor = MemoryEditor(refuse="the person declined the change", refused_by="person")
     provider = ScriptedProvider([reply(RIGHT), reply(DONE)])
-    session = session_for(tmp_path, provider, editor, loop=TOOL_LOOP)
+    # One reply a step: the tests, run unasked before the first change, fail, and candidates
+    # would be asked for at once; they are not what this is about.
+    session = session_for(tmp_path, provider, editor, loop=TOOL_LOOP.replace(candidates=0))
     outcome = await session.run()
     assert (outcome.stop_reason, outcome.message) == ("end_turn", ANSWER)
     assert len(provider.requests) == 2 and checks(editor) == []
