@@ -39,6 +39,29 @@ def plain_console() -> tuple[Console, io.StringIO]:
     return Console(file=out, force_terminal=False, width=60, highlight=False), out
 
 
+def test_off_a_terminal_a_step_and_then_its_progress_now_and_then() -> None:
+    """A time budget rides on every report; a CI log still gets the step's line, then a line
+    of its progress at most every ``QUIET_REPORT_S``, not one every few seconds."""
+    console, out = plain_console()
+    display = SessionDisplay(console)
+    now = [100.0]
+    display.clock = lambda: now[0]
+    budget = " · 2 s of 10 min"
+    with display:
+        display(Progress(kind="report", message="step 1/25" + budget))
+        for second, tokens in ((3, 0), (10, 12), (31, 140), (40, 180), (62, 260)):
+            now[0] = 100.0 + second
+            doing = f"writing a reply, {tokens} tokens" if tokens else "reading the conversation"
+            display(Progress(kind="report", message=f"step 1/25 · {doing} · {second} s of 10 min"))
+        display(Progress(kind="report", message="plan · step 2/25" + budget))
+    assert out.getvalue().splitlines() == [
+        "· step 1/25",
+        "  · writing a reply, 140 tokens · 31 s of 10 min",
+        "  · writing a reply, 260 tokens · 62 s of 10 min",
+        "· step 2/25",
+    ]
+
+
 def test_plain_output_lines() -> None:
     console, out = plain_console()
     display = SessionDisplay(console, declined_note="--yes")

@@ -136,6 +136,30 @@ async def test_the_watch_reports_what_the_model_writes(tmp_path: Path) -> None:
     assert (activity.doing, activity.tokens, activity.budget_s) == ("writing an edit", 2, 600)
 
 
+class SlowReader(ScriptedProvider):
+    """Answers after a silence (a model server reading a long request), then ends the turn."""
+
+    async def complete(
+        self, request: ModelRequest, on_text: TextSink | None = None
+    ) -> AssistantReply:
+        self.requests.append(request)
+        await anyio.sleep(0.6)
+        return reply(content="nothing to do")
+
+
+async def test_progress_is_reported_while_the_request_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("cadenza.engine.reply_watch.REPORT_EVERY_S", 0.1)
+    session, editor = make_session(tmp_path, SlowReader([]), budget_s=60)
+    with anyio.fail_after(20):
+        await session.run()
+    reports = events(editor, Activity)
+    assert len(reports) >= 3  # the clock moves before the first token
+    assert {(a.doing, a.tokens) for a in reports} == {("reading the conversation", 0)}
+    assert reports[-1].elapsed_s > reports[0].elapsed_s
+
+
 # --- the run's wall time --------------------------------------------------------------
 
 

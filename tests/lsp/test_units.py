@@ -268,6 +268,10 @@ def test_step_reports_name_the_movement() -> None:
     assert progress_report(timed, "implement") == "implement · step 4/25 · 2 min 10 s of 10 min"
     writing = Activity(step=4, max_steps=25, doing="writing an edit", tokens=180, elapsed_s=75)
     assert progress_report(writing) == "step 4/25 · writing an edit, 180 tokens"
+    one = writing.model_copy(update={"tokens": 1})
+    assert progress_report(one) == "step 4/25 · writing an edit, 1 token"
+    reading = writing.model_copy(update={"doing": "reading the conversation", "tokens": 0})
+    assert progress_report(reading) == "step 4/25 · reading the conversation"
     assert session_update(writing, Path("/w")) is None  # a progress line, not an update
     asked = progress_end(SessionFinished(stop_reason="needs_user_input", message="Which name?"))
     assert asked == "needs_user_input: Which name?"

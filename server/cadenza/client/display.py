@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -42,8 +43,12 @@ from cadenza.schema.updates import (
     ToolCallUpdate,
 )
 
-_STEP = re.compile(r"(?:(?P<movement>\S+) · )?(?P<step>step \d+/\d+)")
-"""A step report: ``step 3/25``, or ``plan · step 3/25`` with the running movement."""
+_STEP = re.compile(r"(?:(?P<movement>\S+) · )?(?P<step>step \d+/\d+)(?: · (?P<rest>.+))?")
+"""A step report: ``step 3/25``, or ``plan · step 3/25`` with the running movement, and what
+follows (``writing a reply, 180 tokens · 1 min 56 s of 10 min``)."""
+QUIET_REPORT_S = 30.0
+"""Off a terminal, seconds between two lines of a step's progress (a CI log shows the run is
+alive, and how far it got, without a line every few seconds)."""
 REASON_CHARS = 120
 NOTE_CHARS = 300  # characters shown of a running call's note (whom it waits for)
 FAILURE_CHARS = 200  # characters shown of why a tool call failed
@@ -101,8 +106,10 @@ class SessionDisplay:
         self._live: Live | None = None
         self._spinner = Spinner("dots", text="starting the server")
         self._pending_text = ""
-        self._step = ""
         self._activity = "starting the server"
+        self._step_line = ""  # off a terminal: the step whose line was printed
+        self._reported_at = 0.0  # off a terminal: when a progress line was printed
+        self.clock = time.monotonic
         self._tools: dict[str, str] = {}
         self._refused: dict[str, str] = {}  # call id → why the person's side refused it
         self._in_text = False  # the last line printed is the agent's text
@@ -270,14 +277,20 @@ class SessionDisplay:
             self._activity = "thinking"
             self._line(f"[bold]{self.marks.dot} {line_markup(event.title or 'session')}[/bold]")
         elif event.kind == "report" and message:
-            step = _STEP.fullmatch(message)
-            if step is None:
-                self._activity = message
-            else:
-                self._step, self._activity = message, "thinking"
-                if not self.live_enabled:  # the movement has its own line already
-                    self._line(f"[dim]{self.marks.dot} {visible_markup(step['step'])}[/dim]")
+            self._activity = message
+            if (step := _STEP.fullmatch(message)) is not None and not self.live_enabled:
+                self._quiet_report(step["step"], step["rest"] or "")
         self._refresh()
+
+    def _quiet_report(self, step: str, rest: str) -> None:
+        """Off a terminal: a line when a step starts, then its progress now and then."""
+        now = self.clock()
+        if step != self._step_line:  # the movement has its own line already
+            self._step_line, self._reported_at = step, now
+            self._line(f"[dim]{self.marks.dot} {line_markup(step)}[/dim]")
+        elif rest and now - self._reported_at >= QUIET_REPORT_S:
+            self._reported_at = now
+            self._line(f"[dim]  {self.marks.dot} {line_markup(rest)}[/dim]")
 
     def _asked(self, event: UserAsked) -> None:
         if event.answer is not None:
@@ -320,12 +333,10 @@ class SessionDisplay:
     def _print(self, renderable: RenderableType) -> None:
         self.console.print(renderable, soft_wrap=True)
 
-    def _status(self) -> str:
-        parts = [p for p in (self._step, self._activity) if p]
-        return f" {self.marks.dot} ".join(parts)
-
     def _renderable(self) -> RenderableType:
-        self._spinner.update(text=Text(visible_line(self._status()), style="cyan"))
+        # One line, cut at the terminal's width: a wrapped status leaves stray lines behind.
+        status = Text(visible_line(self._activity), style="cyan", no_wrap=True, overflow="ellipsis")
+        self._spinner.update(text=status)
         if self._pending_text:
             return Group(Text(visible(self._pending_text)), self._spinner)
         return self._spinner

@@ -19,6 +19,8 @@ import re
 import time
 from collections.abc import Callable
 
+import anyio
+
 from cadenza.engine.events import Activity
 from cadenza.engine.runtime import Runtime
 
@@ -38,6 +40,9 @@ TAIL_CHARS = MAX_PERIOD * MIN_REPEATS + MIN_SPAN
 """The end of the reply a look for a repeated tail needs (characters)."""
 HEAD_CHARS = 2000
 """The start of the reply where the first call's name is looked for (characters)."""
+
+READING = "reading the conversation"
+"""What the person reads before the reply's first token."""
 
 _CALL_NAME = re.compile(r'"name"\s*:\s*"([A-Za-z_][\w.-]*)"')
 
@@ -119,6 +124,17 @@ class ReplyWatch:
         self.repeated = repeated_tail(self._tail)
         return self.repeated is not None
 
+    async def keep_reporting(self) -> None:
+        """Report while no delta comes, until cancelled.
+
+        The model server reads the request first (on a CPU, a minute or more): the person's
+        clock must not stand still meanwhile.
+        """
+        while True:
+            await anyio.sleep(REPORT_EVERY_S)
+            if self.report and self.now() - self._reported >= REPORT_EVERY_S:
+                self._report()
+
     def _report(self) -> None:
         self._reported = self.now()
         if self._doing == "writing a reply" and (name := _CALL_NAME.search(self._head)):
@@ -128,7 +144,7 @@ class ReplyWatch:
             Activity(
                 step=rt.steps - rt.run_start,
                 max_steps=rt.settings.max_steps,
-                doing=self._doing,
+                doing=self._doing if self.deltas else READING,
                 tokens=self.deltas,
                 elapsed_s=round(rt.clock.elapsed_s, 1),
                 budget_s=rt.clock.budget_s,

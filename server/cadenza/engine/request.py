@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import anyio
+
 from cadenza.engine.budget import files_in_play, reply_tokens
 from cadenza.engine.events import AgentMessageChunk, ContractRepaired, ModelReplied
 from cadenza.engine.reply_watch import ReplyWatch
@@ -149,11 +151,31 @@ async def complete_reply(
 
 async def _complete(rt: Runtime, request: ModelRequest, sink: TextSink | None) -> AssistantReply:
     """One model call; a text-format reply with the calls its text holds."""
-    reply = await rt.provider.complete(request, on_text=sink)
+    reply = await _reported(rt, request, sink)
     if request.reply_format != "text":
         return reply
     shown = shown_texts(request.messages)  # the fence lines a copied text may hold
     return parse_text_reply(reply, id_prefix=f"text_{rt.steps}", shown=shown)
+
+
+async def _reported(rt: Runtime, request: ModelRequest, sink: TextSink | None) -> AssistantReply:
+    """``provider.complete``, its watch reporting progress meanwhile (``keep_reporting``)."""
+    watch = request.watch
+    if not isinstance(watch, ReplyWatch):
+        return await rt.provider.complete(request, on_text=sink)
+    replies: list[AssistantReply] = []
+    failed: list[Exception] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch.keep_reporting)
+        try:
+            replies.append(await rt.provider.complete(request, on_text=sink))
+        except Exception as exc:  # raised as it is, not inside the group's exception group
+            failed.append(exc)
+        finally:
+            group.cancel_scope.cancel()
+    if failed:
+        raise failed[0]
+    return replies[0]
 
 
 def completion_bound(rt: Runtime) -> int | None:

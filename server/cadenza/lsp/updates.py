@@ -225,7 +225,8 @@ def progress_report(event: SessionEvent, movement: str | None = None) -> str | N
         parts = [movement] if movement else []
         parts.append(f"step {run_step}/{event.max_steps}")  # this turn's budget
         if isinstance(event, Activity):
-            parts.append(f"{event.doing}, {event.tokens} tokens")
+            tokens = f"{event.tokens} token{'' if event.tokens == 1 else 's'}"
+            parts.append(f"{event.doing}, {tokens}" if event.tokens else event.doing)
         if event.budget_s is not None:
             parts.append(f"{duration(event.elapsed_s)} of {duration(event.budget_s)}")
         return " · ".join(parts)
