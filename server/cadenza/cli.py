@@ -138,7 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=_time_budget,
         metavar="SECONDS",
         help="wall time the session may take, e.g. 600, 90s or 10m (0: none; default: 10m for "
-        "local models, none for the others); then it stops with max_steps",
+        "local models, none for the others); then it stops and says what it reached (exit "
+        "status 3, as at the step limit)",
     )
     run.add_argument(
         "--review",

@@ -20,6 +20,7 @@ from cadenza.engine.budget import (
     reply_tokens,
 )
 from cadenza.engine.events import Activity, ContractRepaired, ModelReplied, ToolCallFinished
+from cadenza.engine.loop import BudgetSpent
 from cadenza.engine.pipeline import REPEATING_ARGUMENTS
 from cadenza.engine.reply_watch import MIN_SPAN, REPORT_EVERY_S, ReplyWatch, repeated_tail
 from cadenza.engine.request import REPAIR_REPEATING
@@ -176,6 +177,11 @@ async def test_a_reply_that_never_ends_is_stopped_at_the_time_budget(tmp_path: P
         "stopped at the time budget (1 s) after 1 step; nothing changed; not finished"
     )
     assert counting.deltas[0] > 10  # it was streaming when it was stopped
+    # Tests that ran before any change are said to be so, not "after the last change".
+    session.rt.tests_verdict = "3 failed, 2 passed"
+    assert session._spent(BudgetSpent(spent="time")).endswith(
+        "nothing changed; the tests before any change: 3 failed, 2 passed; not finished"
+    )
     # The stopped reply never entered the history, and nothing waits for a tool result.
     assert not any(isinstance(m, AssistantMessage) for m in session.messages)
     assert not editor.edits

@@ -393,7 +393,8 @@ class Session:
         changed = ", ".join(dict.fromkeys(self.rt.changed))
         reached.append(f"changed {changed}" if changed else "nothing changed")
         if self.rt.tests_verdict:
-            reached.append(f"the tests after the last change: {self.rt.tests_verdict}")
+            when = "after the last change" if changed else "before any change"
+            reached.append(f"the tests {when}: {self.rt.tests_verdict}")
         return "; ".join(reached) + "; not finished"
 
     def _final(self, result: Ended, movement: Movement) -> SessionOutcome:
