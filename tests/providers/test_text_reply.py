@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from cadenza.messages import AssistantReply, FinishReason, ToolCall, fence_for
-from cadenza.providers.text_format import render_call
-from cadenza.providers.text_reply import parse_text_reply, path_line
+from cadenza.providers.text_format import BLOCKS, render_call
+from cadenza.providers.text_reply import PLACEHOLDERS, parse_text_reply, path_line
 from cadenza.tools.read import render_lines
 
 FENCE = "```"
@@ -400,3 +401,19 @@ def test_tool_blocks_read_as_calls_are_not_held_back_by_fenced_files() -> None:
     broken = f"{FENCE}tool\n{{\n{FENCE}\n{FENCE}tool\n{RUN}\n{FENCE}\n"  # a file's line closed it
     [(name, _, error)] = calls(broken, shown=shown)
     assert name == "tool" and error is not None and "a block ended" in error
+
+
+def test_a_block_of_the_instructions_stand_ins_or_a_section_without_search_writes_nothing() -> None:
+    # The 1.5B model wrote a file as "=======\n(what they become)\n>>>>>>> REPLACE".
+    for body in ("=======\n(what they become)\n>>>>>>> REPLACE\n", "x = 1\n(what they become)\n"):
+        [(name, args, error)] = calls(f"logscan.py\n```python\n{body}```\n")
+        assert (name, args) == ("write_file", {"path": "logscan.py"}) and error is not None
+        assert "nothing was written" in error
+    # Every stand-in the instructions show is one the reader refuses.
+    shown = set(re.findall(r"^\(.*\)$", BLOCKS, re.MULTILINE))
+    assert shown and shown <= PLACEHOLDERS
+    # A file that starts like a reStructuredText title is a file.
+    title = "=======\nTitle\n=======\n"
+    assert calls(f"doc.rst\n```rst\n{title}```\n") == [
+        ("write_file", {"path": "doc.rst", "content": title}, None)
+    ]

@@ -401,9 +401,39 @@ def _take_fence(reader: Reading, lines: list[str], fence: _Fence, *, cut: bool) 
             f"the block for {path} holds nothing, so nothing was written: a whole-file block "
             "holds the complete new text of the file",
         )
+    elif problem := _not_a_file(body):
+        reader.add(WHOLE_FILE, {"path": path}, f"the block for {path} {problem}")
     else:
         content = "\n".join(body).rstrip("\n") + "\n"
         reader.add(WHOLE_FILE, {"path": path, "content": content})
+
+
+PLACEHOLDERS = frozenset(
+    {
+        "(the complete new text of the file)",
+        "(lines copied exactly from the file)",
+        "(what they become)",
+    }
+)
+"""The instructions' stand-ins for text (``text_format.BLOCKS``): a small model copies them."""
+
+
+def _not_a_file(body: list[str]) -> str:
+    """Why a whole-file block's text is not a file's, or "" (it is written)."""
+    copied = next((line.strip() for line in body if line.strip() in PLACEHOLDERS), None)
+    if copied is not None:
+        return (
+            f"holds the instructions' stand-in {copied}, not the file's text: nothing was "
+            "written. Write the real text"
+        )
+    first = next((line for line in body if line.strip()), "")
+    if (_DIVIDER.match(first) or _REPLACE.match(first)) and any(map(_REPLACE.match, body)):
+        return (
+            "is a SEARCH/REPLACE section without its <<<<<<< SEARCH line: nothing was written. "
+            "A section is <<<<<<< SEARCH, the lines to find, =======, what they become, "
+            ">>>>>>> REPLACE"
+        )
+    return ""
 
 
 def _holds_sections(body: list[str]) -> bool:
