@@ -390,26 +390,38 @@ async def test_a_file_written_back_unchanged_asks_for_candidates(tmp_path: Path)
     assert (tmp_path / "coins.py").read_text() == STUB + RIGHT
 
 
-async def test_tests_failing_as_the_turn_begins_ask_for_candidates_at_the_first_step(
+async def test_tests_failing_as_the_turn_begins_give_candidates_from_the_second_step(
     tmp_path: Path,
 ) -> None:
-    """The person's rule lets the tests run: they run before the first request, fail, and the
-    first step already tries candidates (the fresh lanes reading those failures)."""
+    """The person's rule lets the tests run: they run before the first request and fail; the
+    first reply, the model's own, reads the failures; when it fails too, the second step tries
+    candidates (the fresh lanes reading the failures of the files as the turn began)."""
     (tmp_path / "coins.py").write_text(STUB + GREEDY)
     (tmp_path / "test_coins.py").write_text(TESTS)
     provider = LanesProvider(
-        [(edit(GREEDY, WRONG, "c0"), edit(GREEDY, GREEDY + "\n", "c1"), edit(GREEDY, RIGHT, "c2"))]
+        [
+            edit(GREEDY, WRONG, "e1"),
+            (
+                edit(WRONG, GREEDY, "c0"),
+                edit(WRONG, WRONG + "\n", "c1"),
+                edit(WRONG, RIGHT, "c2"),
+            ),
+        ]
     )
     session, editor = make_session(tmp_path, provider)
     session.rt.permissions.rules = RuleSet.parse(allow=[f"run_command:{sys.executable} *"])
     with anyio.fail_after(240):
         outcome = await session.run()
+    first = provider.requests[0]
+    assert first.seed is None  # one request, not candidates
+    [note] = [m for m in first.messages if isinstance(m, UserMessage) and m.tag == "check"]
+    assert "FAILED test_coins.py::test_three_coins" in note.content
     assert outcome.stop_reason == "end_turn"  # the kept change passed: that was the claim
     assert (tmp_path / "coins.py").read_text() == STUB + RIGHT
     tried = next(e for e in editor.events if isinstance(e, CandidatesTried))
     assert tried.kept == 3 and tried.passed[2] == 3
-    assert sorted(r.lane for r in provider.requests) == [0, 1, 2]
     fresh = [r for r in provider.requests if r.lane > 0]
+    assert len(fresh) == 2
     for request in fresh:
         last = [m for m in request.messages if isinstance(m, UserMessage)][-1]
         assert "FAILED test_coins.py::test_three_coins" in last.content
