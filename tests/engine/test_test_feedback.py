@@ -213,6 +213,18 @@ async def test_no_run_at_the_start_unless_the_tests_may_run_unasked(tmp_path: Pa
     assert all(m.tag != "check" for m in first if isinstance(m, UserMessage))
 
 
+async def test_code_not_written_yet_says_nothing_at_the_start(tmp_path: Path) -> None:
+    project(tmp_path)  # a stub raising NotImplementedError: its failures say nothing new
+    provider = ScriptedProvider([reply(edit("    raise NotImplementedError\n", RIGHT, "e1"))])  # type: ignore[arg-type]
+    session, _ = make_session(tmp_path, provider)
+    session.rt.permissions.rules = RuleSet.parse(allow=[f"run_command:{sys.executable} *"])
+    with anyio.fail_after(120):
+        outcome = await session.run()
+    first = provider.requests[0].messages
+    assert all(m.tag != "check" for m in first if isinstance(m, UserMessage))
+    assert outcome.stop_reason == "end_turn"
+
+
 async def test_passing_tests_at_the_start_say_nothing(tmp_path: Path) -> None:
     project(tmp_path)
     (tmp_path / "coins.py").write_text(STUB + RIGHT)
