@@ -682,6 +682,9 @@ async def test_no_candidates_without_failed_tests_permission_or_time(tmp_path: P
     rt.tests_last = SuiteRun(status="failed", detail="", output="1 failed")
     assert not candidates.ready()  # the person has not allowed the test command
     rt.tests_allowed = PYTEST
+    rt.steps = rt.run_start + 1
+    assert not candidates.ready()  # the first step: the model's own reply
+    rt.steps = rt.run_start + 2
     assert candidates.ready()
     now = [0.0]
     rt.clock = RunClock(budget_s=25.0, now=lambda: now[0])
