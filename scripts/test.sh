@@ -29,4 +29,4 @@ bash scripts/chromium.sh
 # order by --no-loadscope-reorder) and keeps each of them to one core. Arguments go to pytest
 # after these: `bash scripts/test.sh -n 0` runs serially, `bash scripts/test.sh tests/lsp -x`
 # a part.
-.venv/bin/python -m pytest -n "${CADENZA_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder "$@"
+.venv/bin/python -m pytest -n "${CADENZA_TEST_WORKERS:-auto}" --dist loadfile --no-loadscope-reorder --durations=15 "$@"

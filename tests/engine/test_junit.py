@@ -113,6 +113,19 @@ def test_online():
 """
 
 
+def _pytest_report(folder: Path) -> Junit | str:
+    """pytest run for real in ``folder``, its junit report as read."""
+    report = folder / "report.xml"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}"],
+        cwd=folder,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": str(folder)},
+        capture_output=True,
+        check=False,
+    )
+    return read_junit(report)
+
+
 def test_a_skip_raised_by_the_code_under_test_does_not_pass(tmp_path: Path) -> None:
     (tmp_path / "calc.py").write_text(SKIPS_WHEN_WRONG)
     tests = tmp_path / "tests"
@@ -121,15 +134,7 @@ def test_a_skip_raised_by_the_code_under_test_does_not_pass(tmp_path: Path) -> N
     (tests / "helpers.py").write_text(
         "import pytest\n\n\ndef needs_net():\n    pytest.skip('offline')\n"
     )
-    report = tmp_path / "report.xml"
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}"],
-        cwd=tmp_path,
-        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": str(tmp_path)},
-        capture_output=True,
-        check=False,
-    )
-    counted = read_junit(report)
+    counted = _pytest_report(tmp_path)
     assert isinstance(counted, Junit) and counted.passed == 1 and counted.skipped == 3
     assert counted.skipped_in_code.endswith("calc.py:6")  # not the marker, not the helper
     status, detail = judged("exit code 0\n1 passed, 3 skipped in 0.1s", counted, error=False)
@@ -137,14 +142,7 @@ def test_a_skip_raised_by_the_code_under_test_does_not_pass(tmp_path: Path) -> N
     assert "a test was skipped from " in detail and "code that is not a test" in detail
     # Skips from the tests themselves (a marker, a helper in the tests folder) are theirs.
     (tmp_path / "calc.py").write_text("def double(x):\n    return 2 * x\n")
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}"],
-        cwd=tmp_path,
-        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONPATH": str(tmp_path)},
-        capture_output=True,
-        check=False,
-    )
-    counted = read_junit(report)
+    counted = _pytest_report(tmp_path)
     assert isinstance(counted, Junit) and counted.passed == 2 and not counted.skipped_in_code
     assert judged("exit code 0\n2 passed, 2 skipped in 0.1s", counted, error=False)[0] == "passed"
 
