@@ -80,6 +80,11 @@ DISMISSED = PermissionAnswer(outcome="cancelled")
         ".git-credentials",
         ".hgrc",
         "sub/.envrc",
+        # A virtual environment runs its files later: `activate`, its programs, `.pth` files.
+        ".venv/bin/activate",
+        ".venv/pyvenv.cfg",
+        "venv/lib/python3.11/site-packages/zz.pth",
+        "src/evil.pth",
     ],
 )
 def test_protected_names(tmp_path: Path, name: str) -> None:
@@ -105,6 +110,8 @@ def test_protected_names(tmp_path: Path, name: str) -> None:
         "docs/run.xml",
         "notes/.vimrc.md",
         "devcontainer.md",
+        "docs/venv.md",
+        "src/depth.py",
     ],
 )
 def test_ordinary_names(tmp_path: Path, name: str) -> None:

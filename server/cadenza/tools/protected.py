@@ -63,6 +63,8 @@ PROTECTED_FOLDERS: dict[str, str] = {
     ".aws": "AWS credentials and the programs that provide them",
     ".kube": "Kubernetes credentials and the programs that provide them",
     ".docker": "Docker credentials and helpers",
+    ".venv": "a Python virtual environment (its programs, activate scripts and .pth files)",
+    "venv": "a Python virtual environment (its programs, activate scripts and .pth files)",
 }
 """Folders protected with everything in them, and what they configure."""
 
@@ -127,6 +129,7 @@ PROTECTED_SUFFIXES: dict[str, str] = {
     ".code-workspace": "a VS Code workspace's settings and tasks",
     ".sublime-project": "a Sublime Text project's settings and build systems",
     ".run.xml": "JetBrains IDE run configurations",
+    ".pth": "a Python path file (its import lines run at every start of Python)",
 }
 """Files protected by how their name ends."""
 
