@@ -27,13 +27,22 @@ from cadenza.engine.candidates import (
     fresh_messages,
     refused_change,
 )
-from cadenza.engine.events import Activity, CandidatesTried, ModelReplied
+from cadenza.engine.events import (
+    Activity,
+    CandidatesTried,
+    FileEdited,
+    ModelReplied,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from cadenza.engine.journal import TranscriptRecorder
 from cadenza.engine.scratch import Trial
 from cadenza.engine.session import Session, SessionSettings
 from cadenza.engine.testsuite import PYTEST_ARGS, SuiteRun
 from cadenza.engine.transcript import read_transcript
 from cadenza.engine.variants import LOCAL_LOOP
+from cadenza.host.checkpoints import SessionCheckpoint
+from cadenza.host.command_changes import CheckpointedCommands
 from cadenza.host.restore import restore_state
 from cadenza.lsp.updates import session_update
 from cadenza.messages import (
@@ -220,6 +229,49 @@ async def test_the_candidate_that_passes_most_is_kept_and_only_it_is_written(
         "Tried 3 replies against the tests on copies of the workspace; kept reply 2: "
         "3 of 3 tests pass with it (each reply: 2, 3, not judged (its change did not apply))."
     )
+
+
+async def test_what_a_candidate_s_test_run_writes_outside_its_copy_is_recorded(
+    tmp_path: Path,
+) -> None:
+    # A copy is not a sandbox: a reply's code, run by the tests, can write in the workspace
+    # itself (here by its absolute path). That reply is not kept, yet its write is shown and
+    # recorded with the session's changes, so undoing the session removes it.
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    project(workspace)
+    outside = workspace / "escaped.txt"
+    escape = f"    open({str(outside)!r}, 'w').write('from a copy')\n"
+    provider = LanesProvider(
+        [
+            edit(RAISE, WRONG, "e1"),
+            (edit(WRONG, escape + GREEDY, "c1"), edit(WRONG, RIGHT, "c2")),
+            reply(DONE),
+        ]
+    )
+    session, editor = make_session(workspace, provider, candidates=2)
+    checkpoint = SessionCheckpoint.for_session("s1", workspace.resolve(), base=tmp_path / "cp")
+    session.rt.command_watch = CheckpointedCommands(checkpoint)
+    with anyio.fail_after(240):
+        outcome = await session.run()
+    assert outcome.stop_reason == "end_turn"
+    assert (workspace / "coins.py").read_text() == STUB + RIGHT  # the second reply was kept
+    assert outside.read_text() == "from a copy"
+    [started] = [
+        e
+        for e in editor.events
+        if isinstance(e, ToolCallStarted) and e.tool_call_id == "candidate-trials"
+    ]
+    assert "changed files of the workspace itself" in started.title
+    written = [e for e in editor.events if isinstance(e, FileEdited)]
+    assert [e.path for e in written if e.tool_call_id == "candidate-trials"] == ["escaped.txt"]
+    [finished] = [
+        e
+        for e in editor.events
+        if isinstance(e, ToolCallFinished) and e.tool_call_id == "candidate-trials"
+    ]
+    assert finished.status == "failed" and "escaped.txt" in finished.content
+    assert checkpoint.entry(outside) is not None  # undo puts the workspace back
 
 
 async def test_a_candidate_that_breaks_syntax_loses_even_unguarded(tmp_path: Path) -> None:

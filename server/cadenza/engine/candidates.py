@@ -45,8 +45,15 @@ from pathlib import Path
 
 import anyio
 
-from cadenza.engine.events import Activity, CandidatesTried
+from cadenza.engine.events import (
+    Activity,
+    CandidatesTried,
+    ToolCallFinished,
+    ToolCallStarted,
+    file_edited,
+)
 from cadenza.engine.focus import Function, failing_functions, focus_message, focused_reply
+from cadenza.engine.ports import CommandChange
 from cadenza.engine.reply_watch import ReplyWatch
 from cadenza.engine.request import complete_reply, is_cut
 from cadenza.engine.runtime import Runtime
@@ -74,6 +81,7 @@ from cadenza.messages import (
     AssistantMessage,
     AssistantReply,
     Message,
+    ToolCall,
     ToolMessage,
     UserMessage,
 )
@@ -85,6 +93,9 @@ log = logging.getLogger(__name__)
 CANDIDATE_TEMPERATURE = 0.7
 """The other candidates' temperature (at least): a greedy model gives one reply whatever the
 seed."""
+
+TRIALS = "test runs of the candidate replies"
+"""What the trials are called where the person reads of them."""
 
 SEEDS_PER_STEP = 64
 """Seeds are ``step * SEEDS_PER_STEP + lane + 1``: a fresh lane's request is the same at every
@@ -228,15 +239,65 @@ class Candidates:
             total=sum(n for what, n in counts.items() if what in COUNTED) or None,
         )
         installed = InstalledModules(rt.root)  # listed once for the round's copies
+        watch = rt.command_watch
+        # A reply's code runs as the person under their consent to run the tests, and a copy
+        # is not a sandbox: what its run changes in the workspace is recorded as a command's.
+        if watch is not None and await watch.before(TRIALS, lambda _holder: None) is not None:
+            return [Trial(passed=None, why="the workspace was busy") for _ in replies]
         trials: list[Trial] = []
-        for number, reply in enumerate(replies, start=1):
-            try:
-                trials.append(await self._try(reply, suite, before, number, installed))
-            except (TooLarge, OSError) as exc:
-                log.warning("candidates not tried: the workspace cannot be copied: %s", exc)
-                why = "the workspace could not be copied"
-                return [Trial(passed=None, why=why) for _ in replies]
-        return trials
+        try:
+            for number, reply in enumerate(replies, start=1):
+                try:
+                    trials.append(await self._try(reply, suite, before, number, installed))
+                except (TooLarge, OSError) as exc:
+                    log.warning("candidates not tried: the workspace cannot be copied: %s", exc)
+                    why = "the workspace could not be copied"
+                    return [Trial(passed=None, why=why) for _ in replies]
+            return trials
+        finally:
+            if watch is not None:
+                with anyio.CancelScope(shield=True):
+                    outside = await watch.after()
+                if outside:
+                    self._changed_outside(outside)
+
+    def _changed_outside(self, changes: list[CommandChange]) -> None:
+        """Show the files the trials changed in the workspace, outside their copies.
+
+        They are recorded like a command's changes (review, undo); the person reads them as a
+        failed call of their own.
+        """
+        rt = self.rt
+        call = rt.call_ids.claim(ToolCall(id="candidate-trials", name="run_command", arguments=""))
+        rt.publish(
+            ToolCallStarted(
+                tool_call_id=call.id,
+                name=call.name,
+                title=f"The {TRIALS} changed files of the workspace itself",
+                tool_kind="execute",
+                raw_input="",
+            )
+        )
+        for change in changes:
+            path = rt.root / change.path
+            if change.deleted:
+                rt.written.pop(path, None)
+            elif path in rt.written:  # the test check compares it with the disk
+                rt.written[path] = change.new_text
+            rt.publish(file_edited(call.id, change.path, change.old_text, change.new_text))
+        rt.cache.invalidate_all()
+        names = ", ".join(c.path for c in changes)
+        log.warning("the %s changed files outside their copies: %s", TRIALS, names)
+        rt.publish(
+            ToolCallFinished(
+                tool_call_id=call.id,
+                status="failed",
+                content=(
+                    f"The {TRIALS} changed files outside their copies: {names}. The changes are "
+                    "recorded with the session's own, so undoing the session puts them back."
+                ),
+            )
+        )
 
     async def _try(
         self,
