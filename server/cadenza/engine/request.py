@@ -31,7 +31,7 @@ from cadenza.engine.runtime import Runtime
 from cadenza.engine.testsuite import is_test_file
 from cadenza.messages import AssistantReply, ToolMessage, ToolSpec, UserMessage
 from cadenza.providers.base import ModelRequest, TextSink, ToolChoice
-from cadenza.providers.text_format import shown_texts
+from cadenza.providers.text_format import quoted_texts, shown_texts
 from cadenza.providers.text_reply import parse_text_reply
 from cadenza.tools.paths import relative_name
 from cadenza.tools.read import language_of, walk_files
@@ -155,7 +155,8 @@ async def _complete(rt: Runtime, request: ModelRequest, sink: TextSink | None) -
     if request.reply_format != "text":
         return reply
     shown = shown_texts(request.messages)  # the fence lines a copied text may hold
-    return parse_text_reply(reply, id_prefix=f"text_{rt.steps}", shown=shown)
+    quoted = quoted_texts(request.messages)  # a tool block copied from one is no call
+    return parse_text_reply(reply, id_prefix=f"text_{rt.steps}", shown=shown, quoted=quoted)
 
 
 async def _reported(rt: Runtime, request: ModelRequest, sink: TextSink | None) -> AssistantReply:

@@ -225,6 +225,22 @@ def shown_texts(messages: list[Message]) -> list[str]:
     return texts + [fence_for(m.content) for m in quoted]
 
 
+QUOTING_TAGS = frozenset({"files", "check", "workspace"})
+"""The person's side of the conversation that holds the workspace's text, not their words."""
+
+
+def quoted_texts(messages: list[Message]) -> list[str]:
+    """The workspace's texts the model read (``text_reply.read_text``'s ``quoted``).
+
+    Tool results, and the files, overview and test output sent with the task.
+    """
+    return [
+        m.content
+        for m in messages
+        if isinstance(m, ToolMessage) or (isinstance(m, UserMessage) and m.tag in QUOTING_TAGS)
+    ]
+
+
 def _assistant_text(message: AssistantMessage) -> str:
     """The assistant's text; calls it did not write in it (another format's) appended."""
     if not message.tool_calls or read_text(message.content).calls:

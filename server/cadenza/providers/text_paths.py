@@ -71,3 +71,13 @@ def looks_like_path(word: str) -> bool:
     if not stem or not any(c.isalnum() for c in stem) or word.endswith("."):
         return False
     return "/" in word or not word.rsplit(".", 1)[-1].isdigit()  # not a version: 3.11
+
+
+def fence_info(info: str) -> tuple[str, str | None]:
+    """A fence's language and the path its info string names (``python:src/a.py``), if any."""
+    words = [w for w in re.split(r"[\s:]+", info) if w]
+    if not words:
+        return "", None
+    language = words[0].lower()
+    named = [w for w in words if ("." in w or "/" in w) and looks_like_path(w)]
+    return language, (named[-1].strip("'\"") if named else None)

@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 
 from cadenza.messages import AssistantReply, ToolCall, longest_fence
 from cadenza.providers.text_paths import (
-    looks_like_path,
+    fence_info,
     path_before,
     path_index,
     path_line,
@@ -114,6 +114,7 @@ class Reading:
     last_path: str | None = None
     id_prefix: str = "text"
     blocks: list[Block] = field(default_factory=list)
+    quoted: Sequence[str] = ()
 
     def add(self, name: str, arguments: dict[str, object], error: str | None = None) -> None:
         """Add a call of ``name``; ``error``: the block could not be read as it (never run)."""
@@ -128,7 +129,7 @@ class Reading:
 
 
 def parse_text_reply(
-    reply: AssistantReply, *, id_prefix: str, shown: Sequence[str] = ()
+    reply: AssistantReply, *, id_prefix: str, shown: Sequence[str] = (), quoted: Sequence[str] = ()
 ) -> AssistantReply:
     """``reply`` with the calls its text holds (see the module docstring).
 
@@ -141,11 +142,12 @@ def parse_text_reply(
             provider did not speak the text format).
         id_prefix: Calls are numbered ``{id_prefix}_{i}``.
         shown: The texts of the conversation the model read (``read_text``).
+        quoted: The files and tool results among them (``read_text``).
     """
     if reply.tool_calls:
         return reply
     cut = reply.finish_reason == "length"
-    reader = read_text(reply.content, cut=cut, id_prefix=id_prefix, shown=shown)
+    reader = read_text(reply.content, cut=cut, id_prefix=id_prefix, shown=shown, quoted=quoted)
     finish = reply.finish_reason
     if reader.calls:
         finish = "length" if reader.cut else "tool_calls"
@@ -153,7 +155,12 @@ def parse_text_reply(
 
 
 def read_text(
-    text: str, *, cut: bool = False, id_prefix: str = "text", shown: Sequence[str] = ()
+    text: str,
+    *,
+    cut: bool = False,
+    id_prefix: str = "text",
+    shown: Sequence[str] = (),
+    quoted: Sequence[str] = (),
 ) -> Reading:
     """Every call in ``text``, in order, and where its blocks lie.
 
@@ -168,8 +175,11 @@ def read_text(
     longer fence. Likewise ``~~~`` fences (files are not shown between them, so any such line
     in them counts), and SEARCH/REPLACE sections outside a fence once a shown text held their
     marker lines: a section ends at its ``>>>>>>> REPLACE`` line, which may be the file's.
+
+    ``quoted``: the files and tool results the model read. A tool block that is word for word
+    one of theirs is taken as a quotation of that text (a README's example), never run.
     """
-    reader = Reading(id_prefix=id_prefix)
+    reader = Reading(id_prefix=id_prefix, quoted=quoted)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     nesting = [NESTING_SCANS * len(lines)]
     held = max((longest_fence(t) for t in shown), default=0) - 1
@@ -218,7 +228,7 @@ def _calls_read(reader: Reading, first: int, fence: _Fence) -> bool:
     JSON broken, an error.
     """
     calls = reader.calls[first:]
-    tool = _info(fence.info)[0] in (*TOOL_TAGS, "json")
+    tool = fence_info(fence.info)[0] in (*TOOL_TAGS, "json")
     return tool and bool(calls) and all(c.error is None for c in calls)
 
 
@@ -372,7 +382,7 @@ def _close(lines: list[str], start: int, fence: str, *, nesting: bool) -> int | 
 
 def _take_fence(reader: Reading, lines: list[str], fence: _Fence, *, cut: bool) -> None:
     """The calls of one fenced block (none for a fence that is not an edit or a call)."""
-    language, info_path = _info(fence.info)
+    language, info_path = fence_info(fence.info)
     path = info_path or path_before(lines, fence.line)
     body = fence.body
     if body and path_line(body[0]) and _holds_sections(body[1:]):
@@ -531,6 +541,9 @@ def _find(
 
 def _take_tool(reader: Reading, text: str) -> None:
     """The calls of a closed tool block: one JSON object per call."""
+    if len(text.strip()) >= QUOTED_CHARS and any(text.strip() in q for q in reader.quoted):
+        reader.add(TOOL_BLOCK, {}, _tool_error(QUOTED))
+        return
     decoder = json.JSONDecoder()
     position, found = 0, False
     while True:
@@ -551,6 +564,11 @@ def _take_tool(reader: Reading, text: str) -> None:
         found = True
     if not found:
         reader.add(TOOL_BLOCK, {}, _tool_error("it is empty"))
+
+
+QUOTED_CHARS = 20
+"""A tool block this long that a file or tool result holds word for word is a quotation."""
+QUOTED = "it is word for word a block of a file or tool result you read: a quotation, not a call"
 
 
 def _call_of(value: object) -> tuple[str, dict[str, object]] | str:
@@ -577,13 +595,3 @@ def _is_call(body: list[str]) -> bool:
     except ValueError:
         return False
     return isinstance(value, dict) and isinstance(value.get("name"), str) and "arguments" in value
-
-
-def _info(info: str) -> tuple[str, str | None]:
-    """A fence's language and the path its info string names (``python:src/a.py``), if any."""
-    words = [w for w in re.split(r"[\s:]+", info) if w]
-    if not words:
-        return "", None
-    language = words[0].lower()
-    named = [w for w in words if ("." in w or "/" in w) and looks_like_path(w)]
-    return language, (named[-1].strip("'\"") if named else None)
