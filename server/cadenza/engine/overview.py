@@ -37,4 +37,6 @@ def workspace_overview(root: Path, limit: int = MAX_OVERVIEW_FILES) -> str:
     names, more = workspace_files(root, limit)
     if not names:
         return "(empty)"
-    return "\n".join(names) + (f"\n… and {more} more files" if more else "")
+    # A name holding a line break or a terminal escape would forge lines of the listing.
+    shown = [n if n.isprintable() else n.encode("unicode_escape").decode("ascii") for n in names]
+    return "\n".join(shown) + (f"\n… and {more} more files" if more else "")
