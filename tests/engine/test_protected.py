@@ -85,10 +85,19 @@ DISMISSED = PermissionAnswer(outcome="cancelled")
         ".venv/pyvenv.cfg",
         "venv/lib/python3.11/site-packages/zz.pth",
         "src/evil.pth",
+        ".tox/py311/bin/activate",
     ],
 )
 def test_protected_names(tmp_path: Path, name: str) -> None:
     assert protected_reason(tmp_path, tmp_path / name) is not None, name
+
+
+def test_a_virtual_environment_under_any_name_is_protected(tmp_path: Path) -> None:
+    (tmp_path / "env" / "bin").mkdir(parents=True)
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    assert protected_reason(tmp_path, tmp_path / "env" / "bin" / "activate") is not None
+    assert protected_reason(tmp_path, tmp_path / "env" / "lib" / "sitecustomize.py") is not None
+    assert protected_reason(tmp_path, tmp_path / "envs.py") is None
 
 
 @pytest.mark.parametrize(

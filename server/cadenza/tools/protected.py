@@ -65,6 +65,8 @@ PROTECTED_FOLDERS: dict[str, str] = {
     ".docker": "Docker credentials and helpers",
     ".venv": "a Python virtual environment (its programs, activate scripts and .pth files)",
     "venv": "a Python virtual environment (its programs, activate scripts and .pth files)",
+    ".tox": "tox's virtual environments (their programs and activate scripts)",
+    ".nox": "nox's virtual environments (their programs and activate scripts)",
 }
 """Folders protected with everything in them, and what they configure."""
 
@@ -224,4 +226,21 @@ def protected_reason(root: Path, path: Path) -> str | None:
         return None
     if any(resolved.is_relative_to(folder) for folder in _cadenza_folders()):
         return "Cadenza's own settings and the person's decisions"
-    return _of_parts(resolved.relative_to(real_root).parts) or _linked_here(real_root, resolved)
+    return (
+        _of_parts(resolved.relative_to(real_root).parts)
+        or _linked_here(real_root, resolved)
+        or _in_environment(real_root, resolved)
+    )
+
+
+def _in_environment(real_root: Path, resolved: Path) -> str | None:
+    """A Python virtual environment under any name: a folder on the way holds ``pyvenv.cfg``."""
+    folder = resolved.parent
+    while folder != real_root and folder.is_relative_to(real_root):
+        try:
+            if (folder / "pyvenv.cfg").is_file():
+                return PROTECTED_FOLDERS[".venv"]
+        except OSError:
+            return None
+        folder = folder.parent
+    return None
