@@ -425,6 +425,11 @@ def test_a_tool_block_quoted_word_for_word_from_a_file_it_read_is_not_run() -> N
     answer = AssistantReply(content=f"The README says:\n\n{readme}", finish_reason="stop")
     [call] = parse_text_reply(answer, id_prefix="t", shown=[readme], quoted=[readme]).tool_calls
     assert call.error is not None and "quotation" in call.error
+    # A call of the model's own added after the quoted one in the same block changes nothing.
+    extra = '{"name": "read_file", "arguments": {"path": "a.py"}}'
+    added = AssistantReply(content=f"```tool\n{block}\n{extra}\n```\n", finish_reason="stop")
+    [call] = parse_text_reply(added, id_prefix="t", quoted=[readme]).tool_calls
+    assert call.error is not None and "quotation" in call.error
     # The same call written by the model, not found in what it read, runs.
     own = AssistantReply(content=f"```tool\n{block}\n```\n", finish_reason="stop")
     [call] = parse_text_reply(own, id_prefix="t", quoted=["# Tools\n"]).tool_calls

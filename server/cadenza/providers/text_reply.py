@@ -541,9 +541,6 @@ def _find(
 
 def _take_tool(reader: Reading, text: str) -> None:
     """The calls of a closed tool block: one JSON object per call."""
-    if len(text.strip()) >= QUOTED_CHARS and any(text.strip() in q for q in reader.quoted):
-        reader.add(TOOL_BLOCK, {}, _tool_error(QUOTED))
-        return
     decoder = json.JSONDecoder()
     position, found = 0, False
     while True:
@@ -552,11 +549,16 @@ def _take_tool(reader: Reading, text: str) -> None:
         if position >= len(text):
             break
         try:
+            start = position
             value, position = decoder.raw_decode(text, position)
         except ValueError as exc:
             reader.add(TOOL_BLOCK, {}, _tool_error(f"it is not valid JSON ({exc})"))
             return
         call = _call_of(value)
+        if position - start >= QUOTED_CHARS and any(
+            text[start:position] in q for q in reader.quoted
+        ):
+            call = QUOTED  # each call of the block, as a call may be added to a quoted one
         if isinstance(call, str):
             reader.add(TOOL_BLOCK, {}, _tool_error(call))
             return
@@ -567,7 +569,7 @@ def _take_tool(reader: Reading, text: str) -> None:
 
 
 QUOTED_CHARS = 20
-"""A tool block this long that a file or tool result holds word for word is a quotation."""
+"""A call this long that a file or tool result holds word for word is a quotation."""
 QUOTED = "it is word for word a block of a file or tool result you read: a quotation, not a call"
 
 
