@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cadenza.fileread import walk
+from cadenza.tools.paths import listed_name
 from cadenza.tools.read import SKIP_DIRS
 
 MAX_OVERVIEW_FILES = 40
@@ -37,6 +38,4 @@ def workspace_overview(root: Path, limit: int = MAX_OVERVIEW_FILES) -> str:
     names, more = workspace_files(root, limit)
     if not names:
         return "(empty)"
-    # A name holding a line break or a terminal escape would forge lines of the listing.
-    shown = [n if n.isprintable() else n.encode("unicode_escape").decode("ascii") for n in names]
-    return "\n".join(shown) + (f"\n… and {more} more files" if more else "")
+    return "\n".join(map(listed_name, names)) + (f"\n… and {more} more files" if more else "")

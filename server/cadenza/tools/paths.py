@@ -95,6 +95,14 @@ def resolve_for_change(root: Path, user_path: str, *, link_itself: bool = False)
     return resolved
 
 
+def listed_name(name: str) -> str:
+    """A file name as a listing shows it, on one line.
+
+    A line break or a terminal escape in it is escaped: it cannot forge the listing's others.
+    """
+    return name if name.isprintable() else name.encode("unicode_escape").decode("ascii")
+
+
 def relative_name(root: Path, path: Path) -> str:
     """``path`` relative to the root, with forward slashes, for messages to the model."""
     try:

@@ -31,7 +31,7 @@ from cadenza.secrets import redact, redact_then_cut
 from cadenza.tools.base import Tool, ToolArgs, ToolContext, ToolError, ToolKind, ToolResult
 from cadenza.tools.freshness import ReadStamp, file_state, tree_state
 from cadenza.tools.fs import read_decoded
-from cadenza.tools.paths import relative_name, resolve_in_workspace
+from cadenza.tools.paths import listed_name, relative_name, resolve_in_workspace
 from cadenza.tools.pattern import LinePattern
 from cadenza.tools.textfile import LINE_BREAK
 
@@ -316,7 +316,7 @@ def _listing(root: Path, folder: Path, glob: str | None) -> str:
         if glob and not _glob_matches(glob, path.name, rel):
             continue
         if len(names) < MAX_LIST_ENTRIES:
-            names.append(rel)
+            names.append(listed_name(rel))
         else:
             more += 1
     if not names:
@@ -398,7 +398,7 @@ def _search(root: Path, files: list[Path], buffers: dict[Path, str], pattern: st
     partly: list[str] = []
     shown = total = 0
     for path in files:
-        name = relative_name(root, path)
+        name = listed_name(relative_name(root, path))
         text, whole = (buffers[path], True) if path in buffers else _disk_text(path)
         if not whole:
             partly.append(name)
