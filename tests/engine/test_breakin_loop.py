@@ -300,7 +300,13 @@ async def test_installed_modules_are_listed_once_per_round_of_copies(
     def lane(old: str, new: str, n: int) -> AssistantReply:
         return reply(
             create(f"helper_{n}.py", "x = 1\n", f"c{n}"),
-            call("edit_file", f"c{n}e", path="coins.py", old_string=old, new_string=new),
+            call(
+                "edit_file",
+                f"c{n}e",
+                path="coins.py",
+                old_string=old,
+                new_string=f"{new}  # with helper_{n}",
+            ),
         )
 
     provider = LanesProvider(
@@ -317,6 +323,41 @@ async def test_installed_modules_are_listed_once_per_round_of_copies(
     assert [r.passed for r in rounds] == [[2, 2, 2], [3, 3, 3]]
     assert [root for root, _ in listed] == [session.rt.root] * 2  # per round, not per copy
     assert all({"venv_only", "pytest"} <= names for _, names in listed)
+
+
+async def test_a_new_module_no_other_file_names_is_not_judged(tmp_path: Path, ws: Path) -> None:
+    # pytest and its plugins look for modules they lack (a plugin's optional `trio`): with the
+    # root first on sys.path, a new root module of that name runs in the runner, though it is
+    # installed nowhere. No file of the project names it: the reply is not judged.
+    marker = tmp_path / "ran"
+    lanes = (
+        reply(create("trio.py", stand_in(marker), "c2")),
+        reply(create("trio/__init__.py", "from trio import core\n", "c3")),
+    )
+    await judge_lanes(ws, lanes, PYTEST, timeout_s=240)
+    assert not marker.exists()
+    assert "trio.py" not in os.listdir(ws)
+
+
+async def test_a_new_module_the_code_names_is_judged(ws: Path, runner: str) -> None:
+    helper = "def greedy(target):\n    return target // 5\n"
+    named = "    from coin_helper import greedy  # noqa: F401\n" + GREEDY
+    provider = LanesProvider(
+        [
+            edit(RAISE, WRONG, "e1"),
+            (
+                edit(WRONG, GREEDY, "c1"),
+                reply(
+                    create("coin_helper.py", helper, "c2"),
+                    call("edit_file", "c2e", path="coins.py", old_string=WRONG, new_string=named),
+                ),
+            ),
+            (reply(DONE), reply(DONE)),
+        ]
+    )
+    session, editor = trial_session(ws, provider, runner)
+    await run(session)
+    assert tried(editor.events).passed == [2, 2]
 
 
 def test_a_module_the_workspace_had_may_still_change(tmp_path: Path) -> None:

@@ -328,12 +328,9 @@ class Candidates:
         try:
             await anyio.to_thread.run_sync(copy_workspace, rt.root, folder)
             ctx = scratch_context(self.ctx, rt, folder, installed)
-            failed = await make_changes(rt, ctx, changes)
-            if failed:
-                log.info("candidate %d: its change failed: %s", number, failed)
-                return Trial(passed=None, why="its change did not apply")
-            if isinstance(ctx.host, ScratchHost) and not ctx.host.applied:
-                return dataclasses.replace(before, changes=False)  # files written back as they were
+            unjudged = await self._make(ctx, changes, before, number)
+            if unjudged is not None:
+                return unjudged
             bound = min(rt.settings.test_timeout_s, rt.clock.left_s)
             passed, total = await run_suite(ctx, rt, suite, bound)
             why = "" if passed is not None else "the test run could not judge it"
@@ -341,6 +338,24 @@ class Candidates:
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(shutil.rmtree, folder, True)
+
+    async def _make(
+        self, ctx: ToolContext, changes: list[ToolCall], before: Trial, number: int
+    ) -> Trial | None:
+        """Make a reply's ``changes`` in the copy ``ctx`` works in: its trial when it ends there."""
+        failed = await make_changes(self.rt, ctx, changes)
+        if failed:
+            log.info("candidate %d: its change failed: %s", number, failed)
+            return Trial(passed=None, why="its change did not apply")
+        if not isinstance(ctx.host, ScratchHost):
+            return None
+        if not ctx.host.applied:  # files written back as they were
+            return dataclasses.replace(before, changes=False)
+        unnamed = await anyio.to_thread.run_sync(ctx.host.unnamed_modules)
+        if unnamed:
+            log.info("candidate %d: no file names its new %s", number, unnamed)
+            return Trial(passed=None, why="it adds a module no other file uses")
+        return None
 
     def _progress(self, doing: str) -> None:
         rt = self.rt

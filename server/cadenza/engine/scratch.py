@@ -16,7 +16,9 @@ there to consent, and the copy's test run would act on it. So is a change to a t
 what says which tests run and how, the runner's own modules included (``testsuite.is_test_file``),
 or a new root module named like an installed one (``testsuite.installed_modules``, listed
 once for a round of copies: ``InstalledModules``): the tests judge the candidate, and a reply
-that rewrote them would judge itself.
+that rewrote them would judge itself. A reply that adds a root module no other file of the
+copy names is not judged either (``ScratchHost.unnamed_modules``): nothing of the project
+would import it, but pytest or a plugin that looks for a module it lacks (``trio``) would.
 
 Bounds: a workspace of more than ``MAX_FILES`` files and folders or ``MAX_BYTES`` bytes is not
 copied (``TooLarge``): candidates are then not tried.
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 from dataclasses import dataclass, replace
@@ -53,6 +56,8 @@ MAX_FILES = 5_000
 """Files and folders a workspace may hold to be copied."""
 MAX_BYTES = 100_000_000
 """Bytes a workspace's copied files may hold in all."""
+MAX_NAMING_BYTES = 1_000_000
+"""Files larger than this are not read for the name of a module a reply added."""
 LINKED_DIRS = frozenset({".venv", "venv", "node_modules"})
 """Dependency folders linked into the copy (the test command runs from them), not copied."""
 
@@ -114,6 +119,8 @@ class ScratchHost:
         self.root = root
         self.applied = 0
         """Edits written to the copy (a file written back with its own text makes none)."""
+        self.new_modules: dict[str, Path] = {}
+        """Root modules the edits added, by name: the file or package folder (resolved)."""
         self._installed = installed if installed is not None else InstalledModules(root)
 
     def open_document(self, path: Path) -> DocumentSnapshot | None:
@@ -136,9 +143,57 @@ class ScratchHost:
                     reason="it changes the tests or how they run; not tried on a copy",
                     refused_by="cadenza",
                 )
+        added = {}
+        for path in touched_paths(edit):
+            module = self._new_module(path)
+            if module is not None:  # a package's own files are its folder's
+                where = path.resolve()
+                added[module] = where.parent if where.name == "__init__.py" else where
         outcome = await anyio.to_thread.run_sync(apply_on_disk, edit)
         self.applied += outcome.applied
+        if outcome.applied:
+            self.new_modules.update(added)
         return outcome
+
+    def unnamed_modules(self) -> list[str]:
+        """The added root modules no other file of the copy names (as a whole word).
+
+        Blocks on the disk: run it in a worker thread. Only files up to ``MAX_NAMING_BYTES``
+        are read; the dependency folders linked into the copy are not.
+        """
+        left = dict(self.new_modules)
+        folders = [self.root]
+        while folders and left:
+            with os.scandir(folders.pop()) as listing:
+                entries = [e for e in listing if not e.is_symlink()]
+            for entry in entries:
+                if entry.is_dir():
+                    if entry.name not in SKIP_DIRS:
+                        folders.append(Path(entry.path))
+                    continue
+                path = Path(entry.path).resolve()
+                try:
+                    if not entry.is_file() or entry.stat().st_size > MAX_NAMING_BYTES:
+                        continue
+                    text = path.read_bytes().decode("utf-8", "replace")
+                except OSError:
+                    continue
+                for module, defined in list(left.items()):
+                    named = re.search(rf"\b{re.escape(module)}\b", text)
+                    if named and not path.is_relative_to(defined):
+                        del left[module]
+        return sorted(left)
+
+    def _new_module(self, path: Path) -> str | None:
+        """The root module writing ``path`` would add to the copy, if any."""
+        root = self.root.resolve()
+        try:
+            resolved = path.resolve(strict=False)
+        except (RuntimeError, OSError):
+            return None
+        if not resolved.is_relative_to(root) or resolved.exists():
+            return None
+        return root_module(resolved.relative_to(root))
 
     def _judges(self, path: Path) -> bool:
         """Whether ``path`` (resolved, as a link to it would write it) is a test or runs them.
@@ -151,15 +206,9 @@ class ScratchHost:
             resolved = path.resolve(strict=False)
         except (RuntimeError, OSError):  # a link loop: nothing can be written there anyway
             return False
-        if not resolved.is_relative_to(root):
-            return False
-        relative = resolved.relative_to(root)
-        if is_test_file(relative):
+        if resolved.is_relative_to(root) and is_test_file(resolved.relative_to(root)):
             return True
-        module = root_module(relative)
-        if module is None or resolved.exists():
-            return False
-        return module in self._installed.names()
+        return self._new_module(path) in self._installed.names()
 
     async def ask_user(self, question: str) -> str | None:
         """Nobody to ask in a trial."""
