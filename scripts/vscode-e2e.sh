@@ -65,15 +65,25 @@ code_server_dir=${CADENZA_CODE_SERVER_DIR:-$repo/.cache/code-server/$code_server
 
 # --- end to end ------------------------------------------------------------------------------
 say "end to end in code-server $code_server_version"
+# The two files with a real model run alone first (llama-server's threads spin on every core:
+# a browser beside them slows both). The scripted-model files then run two at a time, the
+# longest first: each has its own code-server, browser, ports and folders, and most of their
+# time is waiting on the page. CADENZA_VSCODE_JOBS=1 runs them one at a time.
 status=0
 (
   cd tests/vscode
-  CADENZA_PYTHON="$python" \
+  export CADENZA_PYTHON="$python" \
     CODE_SERVER="$code_server_dir/node_modules/.bin/code-server" \
     CADENZA_VSIX="$repo/clients/vscode/dist/cadenza.vsix" \
-    CADENZA_VSCODE_LOCAL_MODEL="$local_model" \
-    timeout --kill-after=10 1800 node --test --test-concurrency=1 e2e.test.mjs conversation.test.mjs restore.test.mjs panel.test.mjs intel.test.mjs pull-model.test.mjs models.test.mjs local-model.test.mjs \
-      workspace-settings.test.mjs queue.test.mjs permissions.test.mjs completions.test.mjs
+    CADENZA_VSCODE_LOCAL_MODEL="$local_model"
+  node_status=0
+  timeout --kill-after=10 900 node --test --test-concurrency=1 \
+    local-model.test.mjs completions.test.mjs || node_status=$?
+  timeout --kill-after=10 1500 node --test --test-concurrency="${CADENZA_VSCODE_JOBS:-2}" \
+    e2e.test.mjs intel.test.mjs panel.test.mjs workspace-settings.test.mjs queue.test.mjs \
+    conversation.test.mjs permissions.test.mjs restore.test.mjs models.test.mjs \
+    pull-model.test.mjs || node_status=$?
+  exit "$node_status"
 ) || status=$?
 say "done (exit status $status); screenshots in test-artifacts/vscode/"
 exit $status

@@ -50,7 +50,6 @@ from cadenza.engine.events import (
     CandidatesTried,
     ToolCallFinished,
     ToolCallStarted,
-    file_edited,
 )
 from cadenza.engine.focus import Function, failing_functions, focus_message, focused_reply
 from cadenza.engine.ports import CommandChange
@@ -278,13 +277,7 @@ class Candidates:
                 raw_input="",
             )
         )
-        for change in changes:
-            path = rt.root / change.path
-            if change.deleted:
-                rt.written.pop(path, None)
-            elif path in rt.written:  # the test check compares it with the disk
-                rt.written[path] = change.new_text
-            rt.publish(file_edited(call.id, change.path, change.old_text, change.new_text))
+        rt.command_changed(call.id, changes)
         rt.cache.invalidate_all()
         names = ", ".join(c.path for c in changes)
         log.warning("the %s changed files outside their copies: %s", TRIALS, names)

@@ -330,13 +330,7 @@ class CallPipeline:
         finally:
             with anyio.CancelScope(shield=True):
                 changed = await watch.after()
-            for change in changed:
-                path = self.rt.root / change.path
-                if change.deleted:
-                    self.rt.written.pop(path, None)
-                elif path in self.rt.written:  # the test check compares it with the disk
-                    self.rt.written[path] = change.new_text
-                self.rt.publish(file_edited(call.id, change.path, change.old_text, change.new_text))
+            self.rt.command_changed(call.id, changed)
 
     async def _invalidate(
         self, call: ToolCall, prepared: PreparedCall, result: ToolResult

@@ -13,9 +13,9 @@ from typing import Protocol
 from cadenza.engine.budget import RunClock
 from cadenza.engine.call_ids import CallIds
 from cadenza.engine.context import ContextManager
-from cadenza.engine.events import SessionEvent
+from cadenza.engine.events import SessionEvent, file_edited
 from cadenza.engine.permissions import DEFAULT_GATED, DEFAULT_TIMEOUT_S, PermissionGate
-from cadenza.engine.ports import CommandWatch, Editor
+from cadenza.engine.ports import CommandChange, CommandWatch, Editor
 from cadenza.engine.stuck import StuckDetector
 from cadenza.engine.testsuite import SuiteRun
 from cadenza.engine.variants import API_LOOP, LoopSettings
@@ -180,3 +180,13 @@ class Runtime:
         if self.recorder is not None:
             self.recorder.on_event(event)
         self.editor.publish(event)
+
+    def command_changed(self, call_id: str, changes: list[CommandChange]) -> None:
+        """Record and publish the files a command changed on disk, as edits of ``call_id``."""
+        for change in changes:
+            path = self.root / change.path
+            if change.deleted:
+                self.written.pop(path, None)
+            elif path in self.written:  # the test check compares it with the disk
+                self.written[path] = change.new_text
+            self.publish(file_edited(call_id, change.path, change.old_text, change.new_text))
