@@ -98,7 +98,9 @@ async def test_passing_tests_accept_the_claim(tmp_path: Path) -> None:
     started = [e for e in editor.events if isinstance(e, ToolCallStarted)]
     assert started[-1].tool_call_id == asked.tool_call_id == "check-tests"
     finished = [e for e in editor.events if isinstance(e, ToolCallFinished)]
-    assert any(f.tool_call_id == "check-tests" and "1 passed" in f.content for f in finished)
+    # The person reads the counts first, then what the command said.
+    [shown] = [f.content for f in finished if f.tool_call_id == "check-tests"]
+    assert shown.startswith("1 passed\nexit code 0\n")
     assert not (tmp_path / ".pytest_cache").exists()
 
 

@@ -179,9 +179,13 @@ async def _run(
         _finished(rt, call.id, result, failed=True)
         return SuiteRun(status="skipped", detail=f"the tests were not run: {result}")
     rt.cache.invalidate_all()  # tests may write files
-    _finished(rt, call.id, result.content, failed=result.is_error)
     read = None if report is None else await anyio.to_thread.run_sync(report.read)
-    return judge_output(suite, result, bound, read)
+    ran = judge_output(suite, result, bound, read)
+    counted = ", ".join(f"{n} {what}" for what, n in ran.counts.items())
+    # The person reads the counts first ("2 failed, 4 passed"), then what the command said.
+    shown = f"{counted}\n{result.content}" if counted else result.content
+    _finished(rt, call.id, shown, failed=result.is_error)
+    return ran
 
 
 async def _ask(rt: Runtime, prepared: PreparedCall, title: str, asked: str) -> str:
