@@ -28,10 +28,12 @@ registered key's head that another program cut and marked with an ellipsis (pyte
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 import re
 import threading
+from typing import Any
 
 from cadenza.secret_shapes import MIN_SECRET_LENGTH as MIN_SECRET_LENGTH
 from cadenza.secret_shapes import REDACTED as REDACTED
@@ -151,6 +153,38 @@ def redact(text: str) -> str:
     if "=" in text:
         text = _ASSIGNMENT.sub(_assigned, text)
     return redact_shapes(text)
+
+
+def redact_json(value: Any) -> Any:
+    """Parsed JSON ``value`` with ``redact`` applied to each string in it (not to the keys)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact_json(item) for item in value]
+    if isinstance(value, dict):
+        return {key: redact_json(item) for key, item in value.items()}
+    return value
+
+
+def redact_jsonl(text: str) -> str:
+    """A JSON Lines text with ``redact_json`` applied to each line; other lines ``redact`` whole.
+
+    ``redact`` over a line's JSON text would take an escaped quote for a quote: a quoted
+    assignment inside a string (``PGPASSWORD="…"``) would lose the backslash before its
+    quote, keep its value, and the line would no longer be JSON. A line without a secret is
+    kept byte for byte.
+    """
+    lines = text.split("\n")  # not splitlines: a JSON string may hold U+2028 unescaped
+    for n, line in enumerate(lines):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            lines[n] = redact(line)
+            continue
+        cleaned = redact_json(value)
+        if cleaned != value:
+            lines[n] = json.dumps(cleaned, ensure_ascii=False)
+    return "\n".join(lines)
 
 
 def _redact_heads_before_ellipses(text: str, secrets: list[str]) -> str:

@@ -81,13 +81,16 @@ def prepare(repo: str, ref: str | None, dest: Path) -> Checkout:
         return _copy(local, dest)
     if not local.is_dir() and "://" not in repo and not _looks_like_scp(repo):
         raise CheckoutError(f"{repo} is neither a folder nor a git URL")
-    git(dest.parent, "clone", "--quiet", "--no-checkout", str(repo), str(dest))
+    # --end-of-options before every value from the task file: git must never read a repo
+    # or a ref as an option (``--upload-pack=CMD`` runs CMD). Not ``--``: for checkout, what
+    # follows ``--`` is a path.
+    git(dest.parent, "clone", "--quiet", "--no-checkout", "--end-of-options", repo, str(dest))
     if ref:
         try:
-            git(dest, "checkout", "--quiet", "--detach", ref)
+            git(dest, "checkout", "--quiet", "--detach", "--end-of-options", ref)
         except CheckoutError:
             # A ref the clone did not bring (a pull request head, a bare commit): fetch it.
-            git(dest, "fetch", "--quiet", "origin", ref)
+            git(dest, "fetch", "--quiet", "--end-of-options", "origin", ref)
             git(dest, "checkout", "--quiet", "--detach", "FETCH_HEAD")
     else:
         git(dest, "checkout", "--quiet")
@@ -118,4 +121,12 @@ def patch(checkout: Checkout) -> str:
         CheckoutError: git failed.
     """
     git(checkout.path, "add", "--all")
-    return git(checkout.path, "diff", "--cached", "--binary", "--no-color", checkout.base)
+    return git(
+        checkout.path,
+        "diff",
+        "--cached",
+        "--binary",
+        "--no-color",
+        "--end-of-options",
+        checkout.base,
+    )

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from cadenza.batch.results import TaskResult
-from cadenza.client.safe_text import visible
+from cadenza.client.safe_text import visible, visible_markup
 
 RUNNING_ROWS = 12
 """Tasks in flight listed in the live panel (the rest are counted)."""
@@ -64,7 +64,10 @@ class BatchDisplay:
         """A task's worker died; it goes back to the queue."""
         self.running.pop(task_id, None)
         self.retries += 1
-        self.note(f"[yellow]worker died[/] running {task_id}: {reason}; retrying")
+        self.note(
+            f"[yellow]worker died[/] running {visible_markup(task_id)}: "
+            f"{visible_markup(reason)}; retrying"
+        )
 
     def finished(self, result: TaskResult) -> None:
         """A task's result was written."""
@@ -73,8 +76,8 @@ class BatchDisplay:
         colour = _COLOURS.get(result.status, "yellow")
         reason = result.stop_reason or result.error or ""
         self.note(
-            f"[{colour}]{result.status}[/] {visible(result.id)} "
-            f"[dim]{visible(reason)[:120]} · {result.wall_time_s:.1f} s[/dim]"
+            f"[{colour}]{result.status}[/] {visible_markup(result.id)} "
+            f"[dim]{visible_markup(reason[:120])} · {result.wall_time_s:.1f} s[/dim]"
         )
 
     def note(self, markup: str) -> None:
@@ -106,7 +109,9 @@ class BatchDisplay:
         now = time.monotonic()
         for task_id, (attempt, since) in list(self.running.items())[:RUNNING_ROWS]:
             again = f"attempt {attempt}" if attempt > 1 else ""
-            table.add_row("[cyan]running[/]", visible(task_id), f"{now - since:.0f} s", again)
+            table.add_row(
+                "[cyan]running[/]", visible_markup(task_id), f"{now - since:.0f} s", again
+            )
         hidden = len(self.running) - RUNNING_ROWS
         rows: list[RenderableType] = [head, table]
         if hidden > 0:
@@ -122,9 +127,9 @@ def summary_table(console: Console, results: Iterable[TaskResult], wall: float) 
     for r in results:
         colour = _COLOURS.get(r.status, "yellow")
         table.add_row(
-            visible(r.id),
+            visible_markup(r.id),
             f"[{colour}]{r.status}[/]",
-            visible(r.stop_reason or (r.error or "")[:60]),
+            visible_markup(r.stop_reason or (r.error or "")[:60]),
             "" if r.steps is None else str(r.steps),
             str(len(r.files)),
             f"{r.wall_time_s:.1f} s",

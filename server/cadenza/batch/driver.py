@@ -22,9 +22,17 @@ from pydantic import BaseModel
 from cadenza.batch import raylib
 from cadenza.batch.display import BatchDisplay
 from cadenza.batch.model_servers import DEFAULT_SLOTS, SlotTable
-from cadenza.batch.results import SUMMARY, TaskOutput, TaskResult, write_atomic, write_task
+from cadenza.batch.results import (
+    SUMMARY,
+    TaskOutput,
+    TaskResult,
+    redacted_result,
+    write_atomic,
+    write_task,
+)
 from cadenza.batch.tasks import BadLine, TaskSpec
 from cadenza.batch.worker import WorkerSettings
+from cadenza.secrets import redact
 
 POLL_S = 0.5
 """How often the driver looks for finished tasks (and notices Ctrl-C), seconds."""
@@ -147,7 +155,7 @@ class BatchRun:
             output = raylib.get(ref)
         except raylib.WorkerDied as exc:
             if flight.attempt <= self.plan.retry_crashed:
-                self.display.retried(flight.spec.id, str(exc))
+                self.display.retried(flight.spec.id, redact(str(exc)))
                 queue.appendleft(_Flight(spec=flight.spec, attempt=flight.attempt + 1))
                 return
             output = _lost(flight, "crashed", f"the worker died: {exc}")
@@ -156,8 +164,9 @@ class BatchRun:
         except Exception as exc:  # a bug in the worker: a result, the batch goes on
             output = _lost(flight, "failed", f"the worker failed: {type(exc).__name__}: {exc}")
         write_task(self.plan.out, output)
-        self.results.append(output.result)
-        self.display.finished(output.result)
+        result = redacted_result(output.result)  # for the summary and the printed table
+        self.results.append(result)
+        self.display.finished(result)
 
     def _cancel_inflight(self) -> None:
         """Cancel the tasks in flight; kill the workers of those that do not stop in time."""

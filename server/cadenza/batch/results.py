@@ -4,7 +4,8 @@
 The folder is assembled under a hidden temporary name in ``DIR`` and renamed into place in one
 step, so an interrupted batch leaves either a whole result or none: ``--resume`` can trust any
 ``result.json`` it finds. ``DIR/batch.json`` marks the folder as a batch's (the task file's
-path and hash), so ``--resume`` refuses the folder of another batch.
+path and hash), so ``--resume`` refuses the folder of another batch. Secrets are masked in
+everything written but the patch: a repo URL's password, a key in the transcript.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from cadenza.client.report import FileReport, PermissionPrompt, UsageReport
+from cadenza.secrets import redact, redact_jsonl, register_known_keys
 
 Status = Literal["done", "incomplete", "failed", "crashed", "cancelled"]
 """``done``: the task is done (exit 0); ``incomplete``: max steps or waiting for a person
@@ -80,6 +82,31 @@ class TaskOutput:
     patch: str = ""
     events: str = ""
     transcript: str = ""
+
+
+_FREE_TEXTS = ("repo", "ref", "task", "error", "message")
+"""Fields of a result that may carry a credential: a repo URL's password, git quoting it."""
+
+
+def redacted_result(result: TaskResult) -> TaskResult:
+    """``result`` with secrets in its free texts masked (``secrets.redact``)."""
+    register_known_keys()
+    texts = {name: getattr(result, name) for name in _FREE_TEXTS}
+    return result.model_copy(update={k: redact(v) for k, v in texts.items() if v})
+
+
+def redacted_output(output: TaskOutput) -> TaskOutput:
+    """``output`` as it may leave the worker or be written: its result and JSONL redacted.
+
+    The patch stays exact: it must apply (a key in a changed file is the repository's).
+    """
+    register_known_keys()
+    return TaskOutput(
+        result=redacted_result(output.result),
+        patch=output.patch,
+        events=redact_jsonl(output.events),
+        transcript=redact_jsonl(output.transcript),
+    )
 
 
 class OutDirError(Exception):
@@ -143,8 +170,11 @@ def write_atomic(path: Path, text: str) -> None:
 def write_task(out: Path, output: TaskOutput) -> Path:
     """Write one task's folder whole: assembled aside, then renamed to ``DIR/<id>``.
 
+    Everything but the patch is redacted first (:func:`redacted_output`).
+
     An older folder of the same id (a rerun without ``--resume``) is replaced.
     """
+    output = redacted_output(output)
     final = out / output.result.id
     staging = Path(tempfile.mkdtemp(dir=out, prefix=f".{output.result.id}."))
     try:

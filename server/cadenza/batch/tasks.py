@@ -46,6 +46,14 @@ class TaskSpec(BaseModel):
             )
         return value
 
+    @field_validator("repo", "ref")
+    @classmethod
+    def _not_an_option(cls, value: str | None) -> str | None:
+        # git would read a value starting with "-" as an option (--upload-pack=CMD runs CMD).
+        if value and value.startswith("-"):
+            raise ValueError("must not start with '-'")
+        return value
+
     @field_validator("allow")
     @classmethod
     def _known_tools(cls, value: tuple[str, ...]) -> tuple[str, ...]:

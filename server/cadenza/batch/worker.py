@@ -28,7 +28,7 @@ import cadenza
 from cadenza.batch.checkout import Checkout, CheckoutError, patch, prepare
 from cadenza.batch.model_servers import ENV_SHARED_SERVER, shared_server_env
 from cadenza.batch.rate_limit import ENV_BASE_URL, Limited, limited_proxy
-from cadenza.batch.results import TaskOutput, TaskResult, WorkerInfo
+from cadenza.batch.results import TaskOutput, TaskResult, WorkerInfo, redacted_output
 from cadenza.batch.tasks import TaskSpec
 from cadenza.client.cli import exit_status
 from cadenza.client.errors import ClientError
@@ -92,8 +92,9 @@ def run_one(spec: TaskSpec, settings: WorkerSettings, attempt: int = 1) -> TaskO
             checkout = prepare(spec.repo, spec.ref, scratch / "repo")
         except CheckoutError as exc:
             result = base.model_copy(update={"status": "failed", "error": str(exc)})
-            return TaskOutput(result=_timed(result, started))
-        return _session_output(spec, settings, checkout, scratch, base, started)
+            return redacted_output(TaskOutput(result=_timed(result, started)))
+        # Redacted here with this node's keys, and again by the driver with its own.
+        return redacted_output(_session_output(spec, settings, checkout, scratch, base, started))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

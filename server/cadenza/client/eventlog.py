@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any, TextIO
 
-from cadenza.secrets import redact, register_known_keys
+from cadenza.secrets import redact_json, register_known_keys
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class EventLog:
         if "id" in message:
             record["id"] = message["id"]
         try:
-            self._file.write(redact(json.dumps(record, ensure_ascii=False)) + "\n")
+            self._file.write(json.dumps(redact_json(record), ensure_ascii=False) + "\n")
             self._file.flush()
         except (OSError, TypeError, ValueError) as exc:
             log.warning("stopped writing %s: %s", self.path, exc)
