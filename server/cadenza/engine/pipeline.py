@@ -8,9 +8,11 @@ In order, each step from ``tools.dispatch`` or the engine:
    token limit, a block of a text reply that could not be read as a call, an invalid call, a
    tool the movement does not offer, an identical repeat (the stuck detector; past
    ``stuck_limit`` repeats the movement stops with a question);
-3. permission (``engine.permissions``): a gated tool asks the person first; and while it
-   runs, any change to a protected path asks again, every time (``engine.protected``); a
-   call the person did not allow is ``declined`` (``Runtime.declined``);
+3. permission (``engine.permissions``): a call its tool refuses up front (``precheck``: a
+   folder outside the workspace) gets that error and is never put to the person; a gated
+   tool asks the person first; and while it runs, any change to a protected path asks
+   again, every time (``engine.protected``); a call the person did not allow is
+   ``declined`` (``Runtime.declined``);
 4. cache routing (``dispatch.cache``): a read-only call answered from the cache while the
    file it read is unchanged, else executed;
 5. execution (``dispatch.execution.run``): timeouts and failures become error results; the
@@ -58,7 +60,7 @@ from cadenza.engine.workflows import Movement
 from cadenza.messages import FinishReason, ToolCall
 from cadenza.secrets import redact
 from cadenza.tools.base import ToolContext, ToolKind, ToolResult
-from cadenza.tools.dispatch.execution import PreparedCall, prepare, run, stamped
+from cadenza.tools.dispatch.execution import PreparedCall, precheck, prepare, run, stamped
 from cadenza.tools.paths import relative_name
 
 WATCHED_KINDS: frozenset[ToolKind] = frozenset({"execute", "edit", "delete", "move"})
@@ -127,7 +129,7 @@ class CallPipeline:
             return answer
         assert isinstance(prepared, PreparedCall)
         asked = self.rt.permissions.needs_asking(call.name)
-        result = await self._ask_permission(call, prepared)
+        result = await precheck(prepared, self.ctx) or await self._ask_permission(call, prepared)
         if result is None:
             if asked:  # the files may have changed while the person decided
                 prepared = await stamped(prepared, self.ctx)

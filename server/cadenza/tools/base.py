@@ -223,6 +223,17 @@ class Tool(ABC, Generic[A]):
         """
         return None
 
+    def precheck(self, args: A, ctx: ToolContext) -> None:
+        """Refuse arguments that cannot pass the tool's own checks, before anyone is asked.
+
+        The call pipeline runs it (in a worker thread) before the permission gate: a call that
+        can never run (a folder outside the workspace) is not put to the person. ``invoke``
+        checks again: the disk may change while the person decides. The default checks nothing.
+
+        Raises:
+            ToolError: What ``invoke`` would refuse with.
+        """
+
     @abstractmethod
     async def invoke(self, args: A, ctx: ToolContext) -> ToolResult:
         """Run the tool.

@@ -360,6 +360,10 @@ class DeleteFile(FileChangeTool[DeleteFileArgs]):
         return f"deleting {args.path}"
 
     @override
+    def precheck(self, args: DeleteFileArgs, ctx: ToolContext) -> None:
+        existing_file(ctx, *target(ctx, args.path, link_itself=True))
+
+    @override
     async def invoke(self, args: DeleteFileArgs, ctx: ToolContext) -> ToolResult:
         path, name = target(ctx, args.path, link_itself=True)
         doc = existing_file(ctx, path, name)

@@ -282,6 +282,10 @@ class RunCommand(Tool[RunCommandArgs]):
         return cwd
 
     @override
+    def precheck(self, args: RunCommandArgs, ctx: ToolContext) -> None:
+        self.checked_cwd(args, ctx)
+
+    @override
     async def invoke(self, args: RunCommandArgs, ctx: ToolContext) -> ToolResult:
         """Run the command; see the class docstring for the result.
 

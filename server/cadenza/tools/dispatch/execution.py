@@ -102,6 +102,21 @@ def prepare(call: ToolCall, registry: ToolRegistry) -> PreparedCall | ToolResult
     return PreparedCall(call=call, tool=tool, args=args)
 
 
+async def precheck(prepared: PreparedCall, ctx: ToolContext) -> ToolResult | None:
+    """The error result of a call its tool refuses before it runs (``Tool.precheck``), or None.
+
+    Taken before the permission gate, so a call that can never run is not put to the person.
+    """
+    tool = prepared.tool
+    if type(tool).precheck is Tool.precheck:  # checks nothing: no worker thread for it
+        return None
+    try:
+        await in_worker(tool.precheck, prepared.args, ctx)
+    except (ToolError, FileReadError) as exc:
+        return ToolResult(content=str(exc), is_error=True)
+    return None
+
+
 async def run(prepared: PreparedCall, ctx: ToolContext) -> ToolResult:
     """Run a prepared call within its tool's timeout (seconds); API keys in its content redacted.
 
