@@ -165,6 +165,15 @@ def is_regular(path: Path, *, follow_symlinks: bool = True) -> bool:
         return False
 
 
+def regular_or_absent(path: Path) -> bool:
+    """Whether ``path`` is a regular file or nothing at all (never raises).
+
+    What an editor is asked to read (an absent file may be its unsaved buffer): a FIFO or a
+    device would hang an editor that simply opens it.
+    """
+    return is_regular(path) or not os.path.lexists(path)
+
+
 def read_regular(
     path: Path,
     *,

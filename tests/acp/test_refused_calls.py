@@ -2,18 +2,23 @@
 
 - A command whose ``cwd`` is outside the workspace can never run: the person is not asked
   to allow it (the refusal would come only after their "allow").
+- ``read_file`` of a FIFO is never sent to the client as ``fs/read_text_file``: an editor
+  that simply opens the path would hang on it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import text_block
+from acp import RequestError, text_block
+from acp.schema import ReadTextFileResponse
 
-from tests.acp.conftest import WAIT_S, Start
+from tests.acp.conftest import WAIT_S, Peer, Start
 from tests.support.fake_openai import FakeOpenAI, call, text
 
 
@@ -74,3 +79,40 @@ async def test_a_delete_that_cannot_be_made_is_not_put_to_the_person(
     assert results["c1"] == "file not found: missing.py"
     assert results["c2"] == "folder is a folder; only files can be deleted or renamed"
     assert (workspace / "folder").is_dir()
+
+
+@dataclass
+class CarefulEditor(Peer):
+    """An editor that reads only regular files (a FIFO would hang the test's own loop)."""
+
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> ReadTextFileResponse:
+        if os.path.exists(path) and not os.path.isfile(path):
+            self.reads.append(path)
+            raise RequestError.invalid_params({"path": path, "reason": "not a regular file"})
+        return await super().read_text_file(session_id, path, line, limit, **kwargs)
+
+
+async def test_read_file_of_a_fifo_is_not_sent_to_the_editor(
+    start: Start, fake: FakeOpenAI, workspace: Path
+) -> None:
+    os.mkfifo(workspace / "pipe")
+    (workspace / "a.txt").write_text("on disk\n", encoding="utf-8")
+    fake.script(
+        call("read_file", {"path": "pipe"}, "c1"),
+        call("read_file", {"path": "a.txt"}, "c2"),
+        text("done"),
+    )
+    peer = CarefulEditor(buffers={str(workspace / "a.txt"): "in the buffer\n"})
+    agent = await start(peer=peer)
+    await _turn(agent, workspace)
+    assert peer.reads == [str(workspace / "a.txt")]  # the regular file still goes to the editor
+    results = _tool_results(fake)
+    assert results["c1"] == "pipe is not a regular file (it is a FIFO); it was not read"
+    assert "in the buffer" in results["c2"]

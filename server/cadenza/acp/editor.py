@@ -50,7 +50,7 @@ from cadenza.acp.errors import describe_error
 from cadenza.acp.permissions import ask_permission
 from cadenza.acp.stream import UpdateStream
 from cadenza.acp.updates import UpdateMapper
-from cadenza.fileread import in_worker, read_regular
+from cadenza.fileread import FileReadError, in_worker, read_regular, regular_or_absent
 from cadenza.host.checkpoints import SessionCheckpoint, disk_state
 from cadenza.host.edits import deliver_checkpointed
 from cadenza.host.ports import (
@@ -282,7 +282,8 @@ class AcpEditor:
 
         A text other than the file's on disk is remembered (``open_document`` serves it: an
         unsaved buffer); the disk's text forgets what was remembered. Nothing is learnt when
-        the client has no ``fs.readTextFile`` or cannot read the file.
+        the client has no ``fs.readTextFile``, cannot read the file, or the path on disk is
+        neither a regular file nor absent (a FIFO is not even asked about).
         """
         if not self.fs.read_text_file:
             return
@@ -304,6 +305,11 @@ class AcpEditor:
     async def _client_text(self, path: Path) -> str | None:
         """The client's current text of ``path`` (``fs/read_text_file``); None: not known."""
         if not self.fs.read_text_file:
+            return None
+        try:  # the disk first: the client is never asked for a FIFO or a device
+            if not await in_worker(regular_or_absent, path):
+                return None
+        except FileReadError:
             return None
         try:
             async with asyncio.timeout(self.fs_timeout_s):
