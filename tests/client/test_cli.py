@@ -438,10 +438,14 @@ def test_escape_sequences_from_the_model_are_shown_escaped(
 def test_a_file_name_cannot_start_a_line_of_its_own(
     ws: Path, env: dict[str, str], fake: FakeOpenAI
 ) -> None:
-    """A name with a line break is shown escaped: it cannot forge a summary or diff line."""
-    forged = "ok.txt\nfiles changed (0):\n+++ b/nothing"
-    fake.script(call("create_file", {"path": forged, "content": "z\n"}, "c1"), text("done"))
-    done = run(ws, env, "--model", "openai/test", "--yes", "write it")
+    """A name with a line break is shown escaped: it cannot forge a summary or diff line.
+
+    The write tools do not create such names; a command still can.
+    """
+    folder = "$'ok.txt\\nfiles changed (0):\\n+++ b'"
+    command = f"mkdir -p {folder} && printf 'z\\n' > {folder}/nothing"
+    fake.script(call("run_command", {"command": command}, "c1"), text("done"))
+    done = run(ws, env, "--model", "openai/test", "--allow", "run_command", "write it")
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert not any(line.startswith(("files changed (0)", "+++ b/nothing")) for line in lines)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -141,3 +142,36 @@ async def test_version_control_folders_are_never_changed(
     assert is_error and "version-control folder" in content
     assert (root / ".git" / "config").read_text() == "a\n"
     assert not (root / ".git" / "hooks" / "post-checkout").exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("write_file", {"path": "new\x1b]0;PWNED\x07\n.py", "content": "x"}),
+        ("create_file", {"path": "dir\x9b/a.py", "content": "x"}),  # a C1 folder name
+        ("create_file", {"path": "del\x7f.py", "content": "x"}),
+        ("rename_file", {"path": "inside.txt", "new_path": "moved\r.txt"}),
+    ],
+)
+async def test_names_with_control_characters_are_not_created(
+    layout: tuple[Path, Path], name: str, arguments: dict[str, str]
+) -> None:
+    root, _ = layout
+    before = sorted(os.listdir(root))
+    is_error, content = await run_tool(root, name, json.dumps(arguments))
+    assert is_error, content
+    assert "file names with control characters are not created" in content
+    assert sorted(os.listdir(root)) == before
+
+
+async def test_an_existing_file_with_a_control_character_is_read_and_edited(
+    layout: tuple[Path, Path],
+) -> None:
+    root, _ = layout
+    (root / "odd\x1b.txt").write_text("one\n")
+    is_error, content = await run_tool(root, "read_file", json.dumps({"path": "odd\x1b.txt"}))
+    assert not is_error and "one" in content
+    edit = {"path": "odd\x1b.txt", "old_string": "one", "new_string": "two"}
+    is_error, content = await run_tool(root, "edit_file", json.dumps(edit))
+    assert not is_error, content
+    assert (root / "odd\x1b.txt").read_text() == "two\n"

@@ -7,6 +7,8 @@ symlink inside the workspace that points outside it is refused, and so is a link
 
 from __future__ import annotations
 
+import os
+import unicodedata
 from pathlib import Path
 
 from cadenza.tools.base import ToolError
@@ -78,13 +80,18 @@ def resolve_for_change(root: Path, user_path: str, *, link_itself: bool = False)
         The absolute resolved path, inside the workspace.
 
     Raises:
-        ToolError: Outside the workspace, inside a version-control folder, or (with
-            ``link_itself``) a symbolic link.
+        ToolError: Outside the workspace, inside a version-control folder, a new name with a
+            control character, or (with ``link_itself``) a symbolic link.
     """
     resolved = resolve_in_workspace(root, user_path)
     parts = resolved.relative_to(root.resolve()).parts
     if PROTECTED_PARTS.intersection(normalized(part) for part in parts):  # .GIT is .git too
         raise ToolError(f"{user_path!r} is inside a version-control folder; tools do not change it")
+    if _creates_control_name(root.resolve(), resolved):
+        raise ToolError(
+            f"{user_path!r}: file names with control characters are not created; "
+            "choose a name without them"
+        )
     if link_itself:
         given = Path(user_path) if Path(user_path).is_absolute() else root / user_path
         if given.is_symlink():
@@ -93,6 +100,21 @@ def resolve_for_change(root: Path, user_path: str, *, link_itself: bool = False)
                 f"to, {relative_name(root, resolved)}, to change that file)"
             )
     return resolved
+
+
+def _creates_control_name(root: Path, resolved: Path) -> bool:
+    """Whether writing ``resolved`` would create a name with a control character.
+
+    Control characters: C0, DEL and C1 (``unicodedata`` category Cc). Such a name (an
+    escape sequence, a line break) forges what terminals and listings show. Only the names
+    not on disk yet count: an existing file with one is read and edited.
+    """
+    path = resolved
+    while path != root and not os.path.lexists(path):
+        if any(unicodedata.category(char) == "Cc" for char in path.name):
+            return True
+        path = path.parent
+    return False
 
 
 def listed_name(name: str) -> str:
