@@ -365,3 +365,42 @@ def test_snippet_edit_refused(ws: Path) -> None:
         edits=[snippet],
     )
     assert "snippet" in refused(WorkspaceEditApplier(ws).apply(doc_changes(op)))
+
+
+@pytest.mark.parametrize("where", ["inside", "outside"])
+def test_a_file_swapped_for_a_link_during_the_review_is_not_written(
+    ws: Path, tmp_path: Path, where: str
+) -> None:
+    f = ws / "a.txt"
+    f.write_text("abc", encoding="utf-8")
+    applier = WorkspaceEditApplier(ws)
+    prepared = applier.prepare(doc_changes(text_edit(f, (rng(0, 0, 0, 1), "X"))))
+    assert not isinstance(prepared, EditRefused)
+    # While the person reads the diff, a link with the same text takes the file's place.
+    target = (ws / "b.txt") if where == "inside" else (tmp_path / "b.txt")
+    target.write_text("abc", encoding="utf-8")
+    f.unlink()
+    f.symlink_to(target)
+    reason = refused(applier.commit(prepared))
+    shown = "to b.txt" if where == "inside" else "outside the workspace"
+    assert reason == (
+        f"a.txt now leads {shown}: a symbolic link was put in its place while the edit "
+        "waited; nothing was written"
+    )
+    assert f.is_symlink() and target.read_text(encoding="utf-8") == "abc"
+
+
+def test_a_folder_swapped_for_a_link_during_the_review_is_not_written(
+    ws: Path, tmp_path: Path
+) -> None:
+    (ws / "sub").mkdir()
+    new = ws / "sub" / "new.txt"
+    applier = WorkspaceEditApplier(ws)
+    prepared = applier.prepare(doc_changes(types.CreateFile(uri=uri(new))))
+    assert not isinstance(prepared, EditRefused)
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (ws / "sub").rmdir()
+    (ws / "sub").symlink_to(outside)
+    assert "sub/new.txt now leads outside the workspace" in refused(applier.commit(prepared))
+    assert list(outside.iterdir()) == []

@@ -153,10 +153,12 @@ class WorkspaceEditApplier:
         """Write a prepared edit, if no file it reads changed on disk since it was prepared.
 
         Returns:
-            :class:`EditApplied`, or :class:`EditRefused` (a file changed meanwhile, or a write
-            failed and what was written was rolled back).
+            :class:`EditApplied`, or :class:`EditRefused` (a file changed meanwhile or a
+            symbolic link took its place, or a write failed and what was written was rolled
+            back).
         """
         try:
+            _same_paths_since_prepared(prepared.plan)
             _unchanged_since_prepared(prepared.plan)
             _commit(prepared.plan)
         except EditRefusedError as exc:
@@ -212,6 +214,31 @@ def _review(edit: types.WorkspaceEdit, changes: tuple[FileChange, ...]) -> EditR
                 label=annotation.label, description=annotation.description, changes=changes
             )
     return None
+
+
+def _same_paths_since_prepared(plan: EditPlan) -> None:
+    """Raise when a path of the plan now resolves elsewhere (changed during a review).
+
+    A symbolic link put there, or on its way, while the person read the edit: writing would
+    replace the link with a file, or write where it points, perhaps outside the workspace.
+    """
+    for path in plan.original:
+        try:
+            now: Path | None = path.resolve()
+        except (RuntimeError, OSError):  # a symbolic link loop (RuntimeError before 3.13)
+            now = None
+        if now == path:
+            continue
+        if now is None:
+            where = "into a symbolic link loop"
+        elif now.is_relative_to(plan.root):
+            where = f"to {plan.name(now)}"
+        else:
+            where = "outside the workspace"
+        raise EditRefusedError(
+            f"{plan.name(path)} now leads {where}: a symbolic link was put in its place "
+            "while the edit waited; nothing was written"
+        )
 
 
 def _unchanged_since_prepared(plan: EditPlan) -> None:
