@@ -131,6 +131,19 @@ def test_a_workspace_workflow_cannot_replace_a_built_in_one(ws: Path, outside: P
     assert "outside the workspace" in errors and "not a regular file" in errors
 
 
+def test_two_workspace_workflows_of_one_name_keep_the_first(ws: Path) -> None:
+    folder = ws / ".cadenza" / "workflows"
+    folder.mkdir(parents=True)
+    for name in ("a", "b"):
+        (folder / f"{name}.toml").write_text(
+            f'name = "mine"\n[[movements]]\nname = "work"\ninstructions = "From {name}."\n'
+        )
+    catalog = bounded(lambda: load_catalog(ws))
+    assert catalog.get("mine").movements[0].instructions == "From a."
+    [error] = catalog.errors.values()
+    assert "b.toml" in error and "a.toml already defines a workflow called 'mine'" in error
+
+
 def test_rules_and_test_config_follow_the_rule(ws: Path, outside: Path) -> None:
     (ws / "AGENTS.md").symlink_to(outside)
     (ws / "CLAUDE.md").write_text("Use tabs.\n", encoding="utf-8")

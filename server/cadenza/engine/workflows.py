@@ -233,8 +233,9 @@ def _add(catalog: WorkflowCatalog, sources: list[Source], *, replace: bool) -> N
             catalog.errors[source] = str(exc)
             continue
         if not replace and workflow.name in catalog.workflows:
+            taken = catalog.sources[workflow.name]
             catalog.errors[source] = (
-                f"{source}: a built-in or user workflow is called {workflow.name!r}; a "
+                f"{source}: {taken} already defines a workflow called {workflow.name!r}; a "
                 "workspace file cannot replace it (rename this workflow)"
             )
             continue
