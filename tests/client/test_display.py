@@ -62,6 +62,27 @@ def test_off_a_terminal_a_step_and_then_its_progress_now_and_then() -> None:
     ]
 
 
+def test_off_a_terminal_progress_never_cuts_a_line_of_the_agent_s_text() -> None:
+    console, out = plain_console()
+    display = SessionDisplay(console)
+    now = [100.0]
+    display.clock = lambda: now[0]
+    with display:
+        display(Progress(kind="report", message="step 1/25"))
+        display(AgentMessageChunk(content=TextBlock(text='"""A')))
+        now[0] = 140.0
+        display(Progress(kind="report", message="step 1/25 · writing a reply, 8 tokens"))
+        display(AgentMessageChunk(content=TextBlock(text=' tiny inventory."""\n')))
+        now[0] = 180.0
+        display(Progress(kind="report", message="step 1/25 · writing a reply, 20 tokens"))
+    assert out.getvalue().splitlines() == [
+        "· step 1/25",
+        "· the agent wrote:",
+        '"""A tiny inventory."""',
+        "  · writing a reply, 20 tokens",
+    ]
+
+
 def test_plain_output_lines() -> None:
     console, out = plain_console()
     display = SessionDisplay(console, declined_note="--yes")

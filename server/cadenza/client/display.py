@@ -288,7 +288,8 @@ class SessionDisplay:
         if step != self._step_line:  # the movement has its own line already
             self._step_line, self._reported_at = step, now
             self._line(f"[dim]{self.marks.dot} {line_markup(step)}[/dim]")
-        elif rest and now - self._reported_at >= QUIET_REPORT_S:
+        elif rest and now - self._reported_at >= QUIET_REPORT_S and not self._pending_text:
+            # Not in the middle of a line of the agent's text: it would be cut in two.
             self._reported_at = now
             self._line(f"[dim]  {self.marks.dot} {line_markup(rest)}[/dim]")
 
