@@ -32,7 +32,14 @@ TASK=${CADENZA_DEMO_TASK:-"Rename the function calc_total to compute_total every
 
 echo
 echo "== result =="
-git --no-pager diff --no-index --stat examples/inventory "$WORKSPACE" || true
+# The files the run changed, named as in the workspace.
+(cd "$WORKSPACE" && find . -type f ! -path '*/__pycache__/*' | sort) | while read -r f; do
+  if [ ! -f "examples/inventory/$f" ]; then
+    echo "added: ${f#./}"
+  elif ! cmp -s "examples/inventory/$f" "$WORKSPACE/$f"; then
+    echo "changed: ${f#./}"
+  fi
+done
 if grep -q "def compute_total" "$WORKSPACE/inventory.py" \
    && grep -q "import Item, compute_total" "$WORKSPACE/report.py" \
    && ! grep -rq "calc_total" "$WORKSPACE"; then
