@@ -387,7 +387,7 @@ def test_the_candidate_kept_is_shown_with_why() -> None:
         "tests pass with it (each reply: 1, 4, not judged).",
         "· Tried 2 replies against the tests; none could be judged, kept reply 1.",
         "· Tried 3 replies against the tests on copies of the workspace; kept reply 1: 2 "
-        "tests pass with it (each reply: 2, 2, not judged (it was cut off)).",
+        "tests pass with it (each reply: 2; 2; not judged: it was cut off).",
         "· Tried 2 replies against the tests; none could be judged (it was cut off; its change "
         "did not apply), kept reply 1.",
     ]

@@ -227,7 +227,7 @@ async def test_the_candidate_that_passes_most_is_kept_and_only_it_is_written(
     assert scratch_folders() == before
     assert CandidatesUpdate(**tried.model_dump(exclude={"kind"})).line() == (
         "Tried 3 replies against the tests on copies of the workspace; kept reply 2: "
-        "3 of 3 tests pass with it (each reply: 2, 3, not judged (its change did not apply))."
+        "3 of 3 tests pass with it (each reply: 2; 3; not judged: its change did not apply)."
     )
 
 
@@ -708,7 +708,7 @@ def test_the_person_reads_which_reply_was_kept_over_lsp_and_acp(tmp_path: Path) 
     assert thought is not None
     assert thought.model_dump(by_alias=True)["content"]["text"] == (
         "Tried 3 replies against the tests on copies of the workspace; kept reply 2: "
-        "4 of 5 tests pass with it (each reply: 1, 4, not judged (it was cut off))."
+        "4 of 5 tests pass with it (each reply: 1; 4; not judged: it was cut off)."
     )
 
 

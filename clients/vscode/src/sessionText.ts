@@ -215,7 +215,7 @@ export function candidatesLine(update: {
   const kept = typeof update.kept === "number" ? update.kept : 0;
   const passed = Array.isArray(update.passed) ? update.passed.map((n) => (typeof n === "number" ? n : null)) : [];
   const why = Array.isArray(update.why) ? update.why.map((w) => (typeof w === "string" ? w : "")) : [];
-  const notJudged = (i: number): string => (why[i] ? `not judged (${why[i]})` : "not judged");
+  const notJudged = (i: number): string => (why[i] ? `not judged: ${why[i]}` : "not judged");
   const best = passed[kept - 1];
   if (best === undefined || best === null) {
     const reasons = [...new Set(why.filter((w) => w))];
@@ -223,6 +223,8 @@ export function candidatesLine(update: {
     return `Tried ${tried} replies against the tests; none could be judged${because}, kept reply ${kept}.`;
   }
   const of = typeof update.of === "number" ? ` of ${update.of}` : "";
-  const each = passed.map((n, i) => (n === null ? notJudged(i) : String(n))).join(", ");
+  const entries = passed.map((n, i) => (n === null ? notJudged(i) : String(n)));
+  // A reason holds commas of its own: then the replies are parted by semicolons.
+  const each = entries.join(entries.some((e) => e.includes(":")) ? "; " : ", ");
   return `Tried ${tried} replies against the tests on copies of the workspace; kept reply ${kept}: ${best}${of} tests pass with it (each reply: ${each}).`;
 }

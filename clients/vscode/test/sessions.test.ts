@@ -232,7 +232,7 @@ describe("SessionStore.apply", () => {
         kind: "note",
         level: "info",
         text:
-          "Tried 3 replies against the tests on copies of the workspace; kept reply 2: 4 of 5 tests pass with it (each reply: 1, 4, not judged (it was cut off)).",
+          "Tried 3 replies against the tests on copies of the workspace; kept reply 2: 4 of 5 tests pass with it (each reply: 1; 4; not judged: it was cut off).",
       },
       { kind: "note", level: "info", text: "Tried 2 replies against the tests; none could be judged, kept reply 1." },
     ]);

@@ -220,18 +220,18 @@ class Candidates(WireModel):
                 f"kept reply {self.kept}."
             )
         of = f" of {self.of}" if self.of is not None else ""
-        each = ", ".join(
-            str(n) if n is not None else self._not_judged(i) for i, n in enumerate(self.passed)
-        )
+        each = [str(n) if n is not None else self._not_judged(i) for i, n in enumerate(self.passed)]
+        # A reason holds commas of its own: then the replies are parted by semicolons.
+        sep = "; " if any(":" in e for e in each) else ", "
         return (
             f"Tried {self.tried} replies against the tests on copies of the workspace; kept "
-            f"reply {self.kept}: {kept}{of} tests pass with it (each reply: {each})."
+            f"reply {self.kept}: {kept}{of} tests pass with it (each reply: {sep.join(each)})."
         )
 
     def _not_judged(self, index: int) -> str:
         """Reply ``index`` (0-based) was not judged: so, and why when the server said."""
         why = self.why[index] if index < len(self.why) else ""
-        return f"not judged ({why})" if why else "not judged"
+        return f"not judged: {why}" if why else "not judged"
 
 
 class Check(WireModel):

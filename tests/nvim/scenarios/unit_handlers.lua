@@ -221,7 +221,7 @@ local function session_states()
   for _, needle in ipairs({
     "⏸ needs_user_input after 1 step · context 3 tokens\n  missing: the new name\n  why no default: two fit\n  waiting for your answer: :CadenzaReply {answer}, :CadenzaCancel stops",
     -- The final message was streamed: written once.
-    "  ↻ resumed with your answer: compute_total\n  Tried 3 replies against the tests on copies of the workspace; kept reply 2: 4 of 5 tests pass with it (each reply: 1, 4, not judged (it was cut off)).\nRenamed.\n■ end_turn after 2 steps\n",
+    "  ↻ resumed with your answer: compute_total\n  Tried 3 replies against the tests on copies of the workspace; kept reply 2: 4 of 5 tests pass with it (each reply: 1; 4; not judged: it was cut off).\nRenamed.\n■ end_turn after 2 steps\n",
     "  ↻ resumed: done in the browser",
     "> Say hello\n> please\n⏸ needs_user_input after 1 step\n  Whom?",
     "  ↻ resumed with your answer: Ada\n⏸ needs_user_input after 1 step\n  Whom?",

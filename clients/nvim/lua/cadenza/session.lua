@@ -236,7 +236,7 @@ local function candidates_line(update)
   local why = type(update.why) == "table" and update.why or {}
   local function not_judged(i)
     local reason = why[i]
-    return (type(reason) == "string" and reason ~= "") and ("not judged (" .. reason .. ")") or "not judged"
+    return (type(reason) == "string" and reason ~= "") and ("not judged: " .. reason) or "not judged"
   end
   local each = {}
   for i, n in ipairs(type(update.passed) == "table" and update.passed or {}) do
@@ -255,12 +255,19 @@ local function candidates_line(update)
     return ("Tried %d replies against the tests; none could be judged%s, kept reply %d."):format(tried, because, kept)
   end
   local of = type(update.of) == "number" and (" of " .. update.of) or ""
+  -- A reason holds commas of its own: then the replies are parted by semicolons.
+  local sep = ", "
+  for _, e in ipairs(each) do
+    if e:find(":", 1, true) then
+      sep = "; "
+    end
+  end
   return ("Tried %d replies against the tests on copies of the workspace; kept reply %d: %d%s tests pass with it (each reply: %s)."):format(
     tried,
     kept,
     best,
     of,
-    table.concat(each, ", ")
+    table.concat(each, sep)
   )
 end
 
