@@ -151,6 +151,8 @@ async def test_version_control_folders_are_never_changed(
         ("create_file", {"path": "dir\x9b/a.py", "content": "x"}),  # a C1 folder name
         ("create_file", {"path": "del\x7f.py", "content": "x"}),
         ("rename_file", {"path": "inside.txt", "new_path": "moved\r.txt"}),
+        ("write_file", {"path": "bidi\u202etxt.py", "content": "x"}),  # shown as "bidiyp.txt"
+        ("create_file", {"path": "iso\u2066.py", "content": "x"}),
     ],
 )
 async def test_names_with_control_characters_are_not_created(

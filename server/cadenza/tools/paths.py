@@ -102,16 +102,23 @@ def resolve_for_change(root: Path, user_path: str, *, link_itself: bool = False)
     return resolved
 
 
+BIDI_CONTROLS = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+"""Unicode's marks that change the order text is shown in (a name can read backwards)."""
+
+
 def _creates_control_name(root: Path, resolved: Path) -> bool:
     """Whether writing ``resolved`` would create a name with a control character.
 
-    Control characters: C0, DEL and C1 (``unicodedata`` category Cc). Such a name (an
-    escape sequence, a line break) forges what terminals and listings show. Only the names
-    not on disk yet count: an existing file with one is read and edited.
+    Control characters: C0, DEL and C1 (``unicodedata`` category Cc), and the marks that
+    reorder text (``BIDI_CONTROLS``). Such a name (an escape sequence, a line break, a name
+    shown backwards) forges what terminals and listings show. Only the names not on disk yet
+    count: an existing file with one is read and edited.
     """
     path = resolved
     while path != root and not os.path.lexists(path):
-        if any(unicodedata.category(char) == "Cc" for char in path.name):
+        if any(unicodedata.category(c) == "Cc" or c in BIDI_CONTROLS for c in path.name):
             return True
         path = path.parent
     return False
