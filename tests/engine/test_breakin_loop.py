@@ -305,7 +305,7 @@ async def test_installed_modules_are_listed_once_per_round_of_copies(
                 f"c{n}e",
                 path="coins.py",
                 old_string=old,
-                new_string=f"{new}  # with helper_{n}",
+                new_string=f"    import helper_{n}  # noqa: F401\n{new}",
             ),
         )
 
@@ -328,11 +328,15 @@ async def test_installed_modules_are_listed_once_per_round_of_copies(
 async def test_a_new_module_no_other_file_names_is_not_judged(tmp_path: Path, ws: Path) -> None:
     # pytest and its plugins look for modules they lack (a plugin's optional `trio`): with the
     # root first on sys.path, a new root module of that name runs in the runner, though it is
-    # installed nowhere. No file of the project names it: the reply is not judged.
+    # installed nowhere. No Python file of the project uses it: the reply is not judged,
+    # whatever its prose says.
     marker = tmp_path / "ran"
+    readme = "Works under trio and asyncio: https://pypi.org/project/trio\n"
     lanes = (
         reply(create("trio.py", stand_in(marker), "c2")),
         reply(create("trio/__init__.py", "from trio import core\n", "c3")),
+        reply(create("trio.py", stand_in(marker), "c4"), create("README.md", readme, "c4r")),
+        reply(create("org.py", stand_in(marker), "c5"), create("README.md", readme, "c5r")),
     )
     await judge_lanes(ws, lanes, PYTEST, timeout_s=240)
     assert not marker.exists()
@@ -358,6 +362,21 @@ async def test_a_new_module_the_code_names_is_judged(ws: Path, runner: str) -> N
     session, editor = trial_session(ws, provider, runner)
     await run(session)
     assert tried(editor.events).passed == [2, 2]
+
+
+def test_what_counts_as_a_use_of_a_new_module(tmp_path: Path) -> None:
+    from cadenza.engine.scratch import _used_names
+
+    code = tmp_path / "test_x.py"
+    code.write_text(
+        "import json, pkg.sub\nfrom helper import f\nfrom . import local\n"
+        "importlib.import_module('plugin.lowlevel')\n"
+        "subprocess.run([sys.executable, 'tools/hello.py'])\n"
+        "NOTE = 'works under trio and asyncio, see https://pypi.org'\n"
+    )
+    assert _used_names(code) == {"json", "pkg", "helper", "plugin", "hello"}
+    (tmp_path / "broken.py").write_text("def (:\n")
+    assert _used_names(tmp_path / "broken.py") == frozenset()
 
 
 def test_a_module_the_workspace_had_may_still_change(tmp_path: Path) -> None:

@@ -16,9 +16,10 @@ there to consent, and the copy's test run would act on it. So is a change to a t
 what says which tests run and how, the runner's own modules included (``testsuite.is_test_file``),
 or a new root module named like an installed one (``testsuite.installed_modules``, listed
 once for a round of copies: ``InstalledModules``): the tests judge the candidate, and a reply
-that rewrote them would judge itself. A reply that adds a root module no other file of the
-copy names is not judged either (``ScratchHost.unnamed_modules``): nothing of the project
-would import it, but pytest or a plugin that looks for a module it lacks (``trio``) would.
+that rewrote them would judge itself. A reply that adds a root module no other Python file of
+the copy imports or names is not judged either (``ScratchHost.unnamed_modules``): nothing of
+the project would import it, but pytest or a plugin that looks for a module it lacks
+(``trio``) would.
 
 Bounds: a workspace of more than ``MAX_FILES`` files and folders or ``MAX_BYTES`` bytes is not
 copied (``TooLarge``): candidates are then not tried.
@@ -26,6 +27,7 @@ copied (``TooLarge``): candidates are then not tried.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -57,7 +59,7 @@ MAX_FILES = 5_000
 MAX_BYTES = 100_000_000
 """Bytes a workspace's copied files may hold in all."""
 MAX_NAMING_BYTES = 1_000_000
-"""Files larger than this are not read for the name of a module a reply added."""
+"""Python files larger than this are not read for a use of a module a reply added."""
 LINKED_DIRS = frozenset({".venv", "venv", "node_modules"})
 """Dependency folders linked into the copy (the test command runs from them), not copied."""
 
@@ -156,10 +158,13 @@ class ScratchHost:
         return outcome
 
     def unnamed_modules(self) -> list[str]:
-        """The added root modules no other file of the copy names (as a whole word).
+        """The added root modules no other Python file of the copy uses.
 
-        Blocks on the disk: run it in a worker thread. Only files up to ``MAX_NAMING_BYTES``
-        are read; the dependency folders linked into the copy are not.
+        A use is an import of the module (``import NAME``, ``from NAME import ...``) or a
+        string that names it (``"NAME"``, ``"NAME.py"``: ``importlib``, a script the tests
+        run); a word in prose (a README's "works under trio") is none. Blocks on the disk:
+        run it in a worker thread. Files over ``MAX_NAMING_BYTES`` or that do not parse are
+        not read; neither are the dependency folders linked into the copy.
         """
         left = dict(self.new_modules)
         folders = [self.root]
@@ -171,16 +176,11 @@ class ScratchHost:
                     if entry.name not in SKIP_DIRS:
                         folders.append(Path(entry.path))
                     continue
-                path = Path(entry.path).resolve()
-                try:
-                    if not entry.is_file() or entry.stat().st_size > MAX_NAMING_BYTES:
-                        continue
-                    text = path.read_bytes().decode("utf-8", "replace")
-                except OSError:
+                if not entry.name.endswith((".py", ".pyi")):
                     continue
+                path = Path(entry.path).resolve()
                 for module, defined in list(left.items()):
-                    named = re.search(rf"\b{re.escape(module)}\b", text)
-                    if named and not path.is_relative_to(defined):
+                    if not path.is_relative_to(defined) and module in _used_names(path):
                         del left[module]
         return sorted(left)
 
@@ -348,3 +348,30 @@ async def run_suite(
 
 COUNTED = frozenset({"passed", "failed", "error", "errors"})
 """pytest's counts that are tests run (not skipped or deselected ones)."""
+
+
+def _used_names(path: Path) -> frozenset[str]:
+    """The top-level modules ``path`` imports, and the module names its strings hold."""
+    try:
+        if path.stat().st_size > MAX_NAMING_BYTES:
+            return frozenset()
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return frozenset()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.partition(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.partition(".")[0])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if (whole := _DOTTED.fullmatch(node.value)) is not None:
+                names.add(whole[1])
+            names.update(_SCRIPT.findall(node.value))
+    return frozenset(names)
+
+
+_DOTTED = re.compile(r"([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*")
+"""A string that is a module's dotted name (``importlib.import_module("trio.lowlevel")``)."""
+_SCRIPT = re.compile(r"(?:^|[\s/'\"=])([A-Za-z_]\w*)\.py\b")
+"""A Python file named in a string (``"python hello.py"``, ``"tools/x.py"``)."""
