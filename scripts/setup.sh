@@ -42,9 +42,9 @@ export CMAKE_ARGS=${CMAKE_ARGS:-"-DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLA
 echo "setup: installing cadenza[$extras] (the first install builds llama.cpp: ~5-15 min)" >&2
 start=$(date +%s)
 pip_status=0
-# --no-compile: Python compiles the modules it imports when it first imports them; compiling all
-# of every package's (Ray's thousands) up front took 10 s more with pip's cache warm.
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-compile -e ".[$extras]" \
+# Compiled up front (pip's default): with PYTHONDONTWRITEBYTECODE set, as container images often
+# set it, nothing is compiled later, and every start would compile what it imports again.
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[$extras]" \
   >.venv/setup-pip.log 2>&1 || pip_status=$?
 grep -v "^WARNING: Location" .venv/setup-pip.log >&2 || true
 # Fail loudly if the install did not happen, or a tool's lazily imported library cannot load.
