@@ -131,6 +131,7 @@ class ScratchHost:
 
     async def apply_edit(self, edit: FileEdit) -> EditOutcome:
         """Write ``edit`` in the copy, as the server writes for an editor that cannot."""
+        added = {}
         for path in touched_paths(edit):
             reason = protected_reason(self.root, path)
             if reason is not None:
@@ -145,8 +146,6 @@ class ScratchHost:
                     reason="it changes the tests or how they run; not tried on a copy",
                     refused_by="cadenza",
                 )
-        added = {}
-        for path in touched_paths(edit):
             module = self._new_module(path)
             if module is not None:  # a package's own files are its folder's
                 where = path.resolve()
@@ -179,8 +178,9 @@ class ScratchHost:
                 if not entry.name.endswith((".py", ".pyi")):
                     continue
                 path = Path(entry.path).resolve()
+                used = _used_names(path)
                 for module, defined in list(left.items()):
-                    if not path.is_relative_to(defined) and module in _used_names(path):
+                    if module in used and not path.is_relative_to(defined):
                         del left[module]
         return sorted(left)
 
