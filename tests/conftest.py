@@ -6,8 +6,11 @@ unit of work).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import sys
+import tempfile
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,14 +41,44 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: (item.path not in slow, -count[item.path]))
 
 
-def _core_of_this_worker() -> set[int] | None:
-    """One core for this worker's real-model tests, or None when the run is serial."""
+CORE_LOCKS = Path(tempfile.gettempdir()) / f"cadenza-test-cores-{os.getuid()}"
+"""A lock file per core, held by the worker whose real-model test runs on it."""
+
+
+@contextlib.contextmanager
+def _a_core_of_its_own() -> Iterator[set[int] | None]:
+    """A core no other worker's real-model test holds, or None when the run is serial.
+
+    scripts/test.sh starts a worker more than there are cores: two real-model tests would
+    share a core, so a third waits until one is free. A core is held by a file lock, which
+    the workers see without talking to one another and which ends with its process.
+    """
     if WORKER is None or WORKERS < 2 or not hasattr(os, "sched_getaffinity"):
-        return None
+        yield None
+        return
     cores = sorted(os.sched_getaffinity(0))
     if len(cores) < 2:
-        return None
-    return {cores[int(WORKER.removeprefix("gw")) % len(cores)]}
+        yield None
+        return
+    CORE_LOCKS.mkdir(exist_ok=True)
+    first = int(WORKER.removeprefix("gw")) % len(cores)
+    with contextlib.ExitStack() as files:
+        locks = [
+            (core, files.enter_context(open(CORE_LOCKS / f"core-{core}", "a")))
+            for core in cores[first:] + cores[:first]
+        ]
+        while True:
+            for core, lock in locks:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue
+                try:
+                    yield {core}
+                finally:
+                    fcntl.flock(lock, fcntl.LOCK_UN)
+                return
+            time.sleep(0.2)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -57,17 +90,21 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     same cores it slowed from ~50 to ~6 tokens/s (measured at a load of 5 on 2 cores). Pinned
     to one core it runs one thread, which never waits for a descheduled sibling. The
     processes the test starts inherit the affinity; the worker gets its cores back after.
+    Two real-model tests never share a core (:func:`_a_core_of_its_own`).
     """
-    core = _core_of_this_worker() if item.get_closest_marker("e2e") else None
-    if core is None:
+    if not item.get_closest_marker("e2e"):
         yield
         return
-    previous = os.sched_getaffinity(0)
-    _pin_threads(core)
-    try:
-        yield
-    finally:
-        _pin_threads(previous)
+    with _a_core_of_its_own() as core:
+        if core is None:
+            yield
+            return
+        previous = os.sched_getaffinity(0)
+        _pin_threads(core)
+        try:
+            yield
+        finally:
+            _pin_threads(previous)
 
 
 def _pin_threads(cores: set[int]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -86,10 +87,44 @@ DISMISSED = PermissionAnswer(outcome="cancelled")
         "venv/lib/python3.11/site-packages/zz.pth",
         "src/evil.pth",
         ".tox/py311/bin/activate",
+        # Other names the same programs read, other CI services, tools and agents.
+        "lefthook-local.yml",
+        ".lefthook.yaml",
+        "lefthook.toml",
+        ".woodpecker/ci.yaml",
+        ".woodpecker.yaml",
+        ".drone.yaml",
+        "azure-pipelines.yaml",
+        ".dir-locals-2.el",
+        "_vimrc",
+        ".gvimrc",
+        "mise.toml",
+        ".mise/tasks/build",
+        ".jj/repo/config.toml",
+        ".cargo/config.toml",
+        "gradle/wrapper/gradle-wrapper.properties",
+        ".mvn/wrapper/maven-wrapper.properties",
+        "uv.toml",
+        "pip.conf",
+        "bunfig.toml",
+        ".kiro/settings/mcp.json",
+        ".qwen/settings.json",
+        ".trae/mcp.json",
     ],
 )
 def test_protected_names(tmp_path: Path, name: str) -> None:
     assert protected_reason(tmp_path, tmp_path / name) is not None, name
+
+
+def test_the_folder_core_hooks_path_names_is_protected(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    hook = tmp_path / "tools" / "git-hooks" / "pre-commit"
+    assert protected_reason(tmp_path, hook) is None
+    subprocess.run(
+        ["git", "-C", str(tmp_path), "config", "core.hooksPath", "tools/git-hooks"], check=True
+    )
+    assert protected_reason(tmp_path, hook) is not None
+    assert protected_reason(tmp_path, tmp_path / "tools" / "build.py") is None
 
 
 def test_a_virtual_environment_under_any_name_is_protected(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ never name a program to run or change a permission.
 from __future__ import annotations
 
 import os
+import subprocess
 import unicodedata
 from pathlib import Path
 
@@ -56,6 +57,14 @@ PROTECTED_FOLDERS: dict[str, str] = {
     ".circleci": "CircleCI pipelines",
     ".buildkite": "Buildkite pipelines",
     ".forgejo": "Forgejo Actions workflows",
+    ".woodpecker": "Woodpecker CI pipelines",
+    ".jj": "Jujutsu's repository data and config",
+    ".mise": "mise's tasks, hooks and environment",
+    ".cargo": "Cargo's settings (runners, registries) and a home folder's Cargo programs",
+    ".mvn": "Maven's per-project extensions, options and wrapper",
+    ".kiro": "Kiro's settings and MCP servers",
+    ".qwen": "Qwen Code's settings",
+    ".trae": "Trae's configuration and MCP servers",
     ".config": "the settings of every program of a home folder (Cadenza's own included)",
     ".local": "a home folder's programs on PATH and Cadenza's own decisions",
     ".ssh": "SSH keys and who may log in",
@@ -77,6 +86,7 @@ PROTECTED_SUBFOLDERS: dict[tuple[str, str], str] = {
     (".gitlab", "ci"): "GitLab CI pipelines (included files)",
     (".yarn", "releases"): "the Yarn program a project runs",
     (".yarn", "plugins"): "Yarn plugins (code Yarn runs)",
+    ("gradle", "wrapper"): "the Gradle program the wrapper downloads and runs",
 }
 """Folders protected where their parent has the first name."""
 
@@ -86,13 +96,14 @@ PROTECTED_FILES: dict[str, str] = {
     ".gitattributes": "git's filters and diff drivers",
     ".gitmodules": "git submodules",
     ".pre-commit-config.yaml": "pre-commit's git hooks",
-    "lefthook.yml": "lefthook's git hooks",
-    ".lefthook.yml": "lefthook's git hooks",
     ".gitlab-ci.yml": "GitLab CI pipelines",
     ".travis.yml": "Travis CI pipelines",
     ".drone.yml": "Drone CI pipelines",
+    ".drone.yaml": "Drone CI pipelines",
     ".woodpecker.yml": "Woodpecker CI pipelines",
+    ".woodpecker.yaml": "Woodpecker CI pipelines",
     "azure-pipelines.yml": "Azure Pipelines",
+    "azure-pipelines.yaml": "Azure Pipelines",
     "bitbucket-pipelines.yml": "Bitbucket Pipelines",
     "jenkinsfile": "Jenkins pipelines",
     ".mcp.json": "the MCP servers agents start",
@@ -122,6 +133,24 @@ PROTECTED_FILES: dict[str, str] = {
     ".vimrc": "Vim's settings (read in the folder with 'exrc')",
     ".lazy.lua": "lazy.nvim's per-folder plugin settings",
     ".dir-locals.el": "Emacs's per-folder variables",
+    ".dir-locals-2.el": "Emacs's per-folder variables",
+    ".gvimrc": "Vim's settings (read in the folder with 'exrc')",
+    "_vimrc": "Vim's settings (read in the folder with 'exrc')",
+    "_gvimrc": "Vim's settings (read in the folder with 'exrc')",
+    "mise.toml": "mise's tasks, hooks and environment",
+    ".mise.toml": "mise's tasks, hooks and environment",
+    "mise.local.toml": "mise's tasks, hooks and environment",
+    ".mise.local.toml": "mise's tasks, hooks and environment",
+    "bunfig.toml": "Bun's settings (scripts it preloads, the registry)",
+    ".bunfig.toml": "Bun's settings (scripts it preloads, the registry)",
+    "uv.toml": "uv's settings (the package index)",
+    "pip.conf": "pip's settings (the package index)",
+    "pip.ini": "pip's settings (the package index)",
+    **{
+        f"{name}.{ending}": "lefthook's git hooks"
+        for name in ("lefthook", ".lefthook", "lefthook-local", ".lefthook-local")
+        for ending in ("yml", "yaml", "toml", "json", "jsonc")
+    },
 }
 """Files protected wherever they are, by name (compared as :func:`normalized`). The home
 folder's own (shell start-up files, ``.gitconfig``, ``.ssh/``, ``.config/``) matter when the
@@ -226,11 +255,47 @@ def protected_reason(root: Path, path: Path) -> str | None:
         return None
     if any(resolved.is_relative_to(folder) for folder in _cadenza_folders()):
         return "Cadenza's own settings and the person's decisions"
+    hooks = _hooks_folder(real_root)
+    if hooks is not None and resolved.is_relative_to(hooks):
+        return "git hooks (the folder core.hooksPath names)"
     return (
         _of_parts(resolved.relative_to(real_root).parts)
         or _linked_here(real_root, resolved)
         or _in_environment(real_root, resolved)
     )
+
+
+_hooks_folders: dict[Path, tuple[int, Path | None]] = {}
+"""The hooks folder per workspace, with the modification time of ``.git`` it was read at."""
+
+
+def _hooks_folder(real_root: Path) -> Path | None:
+    """The folder git runs hooks from when the repository's ``core.hooksPath`` names one.
+
+    Read with ``git config --get``, which runs nothing, once per change of ``.git``.
+    """
+    try:
+        stamp = (real_root / ".git").stat().st_mtime_ns
+    except OSError:
+        return None
+    known = _hooks_folders.get(real_root)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    try:
+        done = subprocess.run(
+            ["git", "--no-pager", "config", "--get", "core.hooksPath"],
+            cwd=real_root,
+            capture_output=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    value = done.stdout.decode("utf-8", "replace").strip()
+    folder = (real_root / os.path.expanduser(value)).resolve() if value else None
+    _hooks_folders[real_root] = (stamp, folder)
+    return folder
 
 
 def _in_environment(real_root: Path, resolved: Path) -> str | None:
