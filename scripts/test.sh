@@ -32,4 +32,6 @@ bash scripts/chromium.sh
 # order by --no-loadscope-reorder) and keeps each of them to one core. Arguments go to pytest
 # after these: `bash scripts/test.sh -n 0` runs serially, `bash scripts/test.sh tests/lsp -x`
 # a part.
-.venv/bin/python -m pytest -n "${CADENZA_TEST_WORKERS:-$(( $(nproc) + 1 ))}" --dist loadfile --no-loadscope-reorder --durations=15 "$@"
+# The cores this process may use (nproc would follow OMP_NUM_THREADS).
+cores=$(.venv/bin/python -c "import os; print(len(os.sched_getaffinity(0)))")
+.venv/bin/python -m pytest -n "${CADENZA_TEST_WORKERS:-$((cores + 1))}" --dist loadfile --no-loadscope-reorder --durations=15 "$@"
