@@ -156,6 +156,21 @@ def _config_entries(cwd: Path, env: Mapping[str, str]) -> list[tuple[str, str, s
     raise GitConfigError(lines[-1] if lines else "git config failed")
 
 
+def configured_value(cwd: Path, key: str) -> str | None:
+    """The value git's configuration gives ``key`` in ``cwd`` (the last one set), or None.
+
+    Read with ``git config --list``, which runs nothing; ``key`` as it lists keys (section and
+    name in lower case: ``core.hookspath``).
+
+    Raises:
+        GitConfigError: git cannot read the configuration.
+        OSError: git is not installed, or ``cwd`` does not exist.
+        subprocess.TimeoutExpired: git took longer than its 10 s.
+    """
+    values = [value for _, name, value in _config_entries(cwd, os.environ) if name == key]
+    return values[-1] if values else None
+
+
 def git_environment(
     cwd: Path, base: Mapping[str, str] | None = None, config: Sequence[tuple[str, str]] = ()
 ) -> dict[str, str]:

@@ -30,6 +30,7 @@ from pathlib import Path
 import platformdirs
 
 from cadenza.config import APP_NAME
+from cadenza.gitcmd import GitConfigError, configured_value
 
 PROTECTED_FOLDERS: dict[str, str] = {
     ".cadenza": "Cadenza's workflows and commands",
@@ -272,7 +273,7 @@ _hooks_folders: dict[Path, tuple[int, Path | None]] = {}
 def _hooks_folder(real_root: Path) -> Path | None:
     """The folder git runs hooks from when the repository's ``core.hooksPath`` names one.
 
-    Read with ``git config --get``, which runs nothing, once per change of ``.git``.
+    Read from git's configuration, which runs nothing, once per change of ``.git``.
     """
     try:
         stamp = (real_root / ".git").stat().st_mtime_ns
@@ -282,17 +283,9 @@ def _hooks_folder(real_root: Path) -> Path | None:
     if known is not None and known[0] == stamp:
         return known[1]
     try:
-        done = subprocess.run(
-            ["git", "--no-pager", "config", "--get", "core.hooksPath"],
-            cwd=real_root,
-            capture_output=True,
-            timeout=10,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        value = configured_value(real_root, "core.hookspath")
+    except (GitConfigError, OSError, subprocess.SubprocessError):
         return None
-    value = done.stdout.decode("utf-8", "replace").strip()
     folder = (real_root / os.path.expanduser(value)).resolve() if value else None
     _hooks_folders[real_root] = (stamp, folder)
     return folder
