@@ -30,7 +30,7 @@ from pathlib import Path
 import platformdirs
 
 from cadenza.config import APP_NAME
-from cadenza.gitcmd import GitConfigError, configured_value
+from cadenza.gitcmd import configured_value
 
 PROTECTED_FOLDERS: dict[str, str] = {
     ".cadenza": "Cadenza's workflows and commands",
@@ -284,7 +284,7 @@ def _hooks_folder(real_root: Path) -> Path | None:
         return known[1]
     try:
         value = configured_value(real_root, "core.hookspath")
-    except (GitConfigError, OSError, subprocess.SubprocessError):
+    except (OSError, subprocess.SubprocessError):  # GitConfigError is an OSError
         return None
     folder = (real_root / os.path.expanduser(value)).resolve() if value else None
     _hooks_folders[real_root] = (stamp, folder)
